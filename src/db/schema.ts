@@ -1,0 +1,267 @@
+import { index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+
+// Timestamps are unix milliseconds; columns ending in `_enc` hold values sealed by
+// crypto/secret-box.ts and are never returned by the API.
+
+const createdAt = () => integer("created_at").notNull();
+const updatedAt = () => integer("updated_at").notNull();
+
+export const githubEndpoints = sqliteTable("github_endpoints", {
+  name: text("name").primaryKey(),
+  description: text("description").notNull().default(""),
+  baseUrl: text("base_url").notNull(),
+  apiBaseUrl: text("api_base_url").notNull(),
+  uploadBaseUrl: text("upload_base_url").notNull().default(""),
+  caCertBundle: text("ca_cert_bundle"),
+  createdAt: createdAt(),
+  updatedAt: updatedAt(),
+});
+
+export const githubCredentials = sqliteTable(
+  "github_credentials",
+  {
+    id: text("id").primaryKey(),
+    name: text("name").notNull().unique(),
+    description: text("description").notNull().default(""),
+    endpointName: text("endpoint_name")
+      .notNull()
+      .references(() => githubEndpoints.name),
+    authType: text("auth_type", { enum: ["pat", "app"] }).notNull(),
+    appId: integer("app_id"),
+    installationId: integer("installation_id"),
+    /** The PAT, or the App's private key (PEM). */
+    secretEnc: text("secret_enc").notNull(),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+  },
+  (t) => [index("github_credentials_endpoint_idx").on(t.endpointName)],
+);
+
+export const entityKinds = ["repository", "organization", "enterprise"] as const;
+export type EntityKind = (typeof entityKinds)[number];
+
+export const entities = sqliteTable(
+  "entities",
+  {
+    id: text("id").primaryKey(),
+    kind: text("kind", { enum: entityKinds }).notNull(),
+    /** Repository owner, organization name or enterprise slug. */
+    owner: text("owner").notNull(),
+    /** Repository name; empty for organizations and enterprises. */
+    name: text("name").notNull().default(""),
+    /**
+     * Lower-cased `kind:owner[/name]`: how webhooks find their entity
+     * (GitHub names are case-insensitive).
+     */
+    lookupKey: text("lookup_key").notNull(),
+    endpointName: text("endpoint_name")
+      .notNull()
+      .references(() => githubEndpoints.name),
+    credentialsId: text("credentials_id")
+      .notNull()
+      .references(() => githubCredentials.id),
+    webhookSecretEnc: text("webhook_secret_enc").notNull(),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+  },
+  (t) => [
+    uniqueIndex("entities_endpoint_lookup_idx").on(t.endpointName, t.lookupKey),
+    index("entities_lookup_idx").on(t.lookupKey),
+    index("entities_credentials_idx").on(t.credentialsId),
+  ],
+);
+
+export const providers = sqliteTable("providers", {
+  id: text("id").primaryKey(),
+  name: text("name").notNull().unique(),
+  description: text("description").notNull().default(""),
+  url: text("url").notNull(),
+  secretEnc: text("secret_enc").notNull(),
+  createdAt: createdAt(),
+  updatedAt: updatedAt(),
+});
+
+export const osTypes = ["linux", "windows"] as const;
+export const osArches = ["amd64", "arm64", "i386", "arm"] as const;
+
+export const scaleSets = sqliteTable(
+  "scale_sets",
+  {
+    id: text("id").primaryKey(),
+    name: text("name").notNull(),
+    entityId: text("entity_id")
+      .notNull()
+      .references(() => entities.id),
+    providerId: text("provider_id")
+      .notNull()
+      .references(() => providers.id),
+    /** JSON array of normalized labels (see scaleset/labels.ts). */
+    labels: text("labels", { mode: "json" }).$type<string[]>().notNull(),
+    minIdleRunners: integer("min_idle_runners").notNull().default(0),
+    maxRunners: integer("max_runners").notNull(),
+    image: text("image").notNull(),
+    flavor: text("flavor").notNull(),
+    osType: text("os_type", { enum: osTypes }).notNull().default("linux"),
+    osArch: text("os_arch", { enum: osArches }).notNull().default("amd64"),
+    /** Minutes an instance may take to become an idle runner. */
+    bootstrapTimeout: integer("bootstrap_timeout").notNull().default(20),
+    runnerPrefix: text("runner_prefix").notNull().default("edgerunner"),
+    runnerGroup: text("runner_group").notNull().default(""),
+    extraSpecs: text("extra_specs", { mode: "json" }).$type<Record<string, unknown>>().notNull(),
+    enabled: integer("enabled", { mode: "boolean" }).notNull().default(true),
+    priority: integer("priority").notNull().default(0),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+  },
+  (t) => [
+    uniqueIndex("scale_sets_entity_name_idx").on(t.entityId, t.name),
+    index("scale_sets_provider_idx").on(t.providerId),
+  ],
+);
+
+export const instanceStatuses = [
+  "pending_create",
+  "creating",
+  "running",
+  "stopped",
+  "error",
+  "pending_delete",
+  "pending_force_delete",
+  "deleting",
+  "deleted",
+  "unknown",
+] as const;
+export type InstanceStatus = (typeof instanceStatuses)[number];
+
+export const runnerStatuses = [
+  "pending",
+  "installing",
+  "idle",
+  "active",
+  "failed",
+  "terminated",
+  "offline",
+  "online",
+  "unknown",
+] as const;
+export type RunnerStatus = (typeof runnerStatuses)[number];
+
+export interface InstanceAddress {
+  address: string;
+  type: "public" | "private";
+}
+
+export const instances = sqliteTable(
+  "instances",
+  {
+    id: text("id").primaryKey(),
+    name: text("name").notNull().unique(),
+    // Live instances block deleting their scale set (checked by the API); the history of
+    // deleted ones goes with it.
+    scaleSetId: text("scale_set_id")
+      .notNull()
+      .references(() => scaleSets.id, { onDelete: "cascade" }),
+    /** The cloud's id for the machine, once the shim has reported one. */
+    providerId: text("provider_id"),
+    status: text("status", { enum: instanceStatuses }).notNull(),
+    runnerStatus: text("runner_status", { enum: runnerStatuses }).notNull(),
+    agentId: integer("agent_id"),
+    addresses: text("addresses", { mode: "json" }).$type<InstanceAddress[]>().notNull(),
+    osType: text("os_type"),
+    osName: text("os_name"),
+    osVersion: text("os_version"),
+    osArch: text("os_arch"),
+    createAttempt: integer("create_attempt").notNull().default(1),
+    statusMessage: text("status_message"),
+    providerFault: text("provider_fault"),
+    /** The GitHub job this runner is serving. */
+    jobId: integer("job_id"),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+    statusChangedAt: integer("status_changed_at").notNull(),
+  },
+  (t) => [
+    index("instances_scale_set_status_idx").on(t.scaleSetId, t.status),
+    index("instances_status_idx").on(t.status),
+    index("instances_job_idx").on(t.jobId),
+  ],
+);
+
+/** Append-only: every change of an instance's status or runner status, with why. */
+export const instanceTransitions = sqliteTable(
+  "instance_transitions",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    instanceId: text("instance_id")
+      .notNull()
+      .references(() => instances.id, { onDelete: "cascade" }),
+    at: integer("at").notNull(),
+    field: text("field", { enum: ["status", "runner_status"] }).notNull(),
+    fromValue: text("from_value"),
+    toValue: text("to_value").notNull(),
+    reason: text("reason").notNull(),
+  },
+  (t) => [index("instance_transitions_instance_idx").on(t.instanceId, t.id)],
+);
+
+export const jobStatuses = ["queued", "waiting", "in_progress", "completed"] as const;
+export type JobStatus = (typeof jobStatuses)[number];
+
+export const jobs = sqliteTable(
+  "jobs",
+  {
+    /** GitHub's workflow job id. */
+    id: integer("id").primaryKey(),
+    runId: integer("run_id").notNull(),
+    runAttempt: integer("run_attempt").notNull().default(1),
+    name: text("name").notNull().default(""),
+    workflowName: text("workflow_name"),
+    repository: text("repository").notNull(),
+    owner: text("owner").notNull(),
+    labels: text("labels", { mode: "json" }).$type<string[]>().notNull(),
+    status: text("status", { enum: jobStatuses }).notNull(),
+    conclusion: text("conclusion"),
+    runnerName: text("runner_name"),
+    runnerId: integer("runner_id"),
+    /** The entity whose webhook reported the job. */
+    entityId: text("entity_id").references(() => entities.id, { onDelete: "set null" }),
+    /** Null while unmatched: no enabled scale set has all of the job's labels. */
+    scaleSetId: text("scale_set_id").references(() => scaleSets.id, { onDelete: "set null" }),
+    queuedAt: integer("queued_at"),
+    startedAt: integer("started_at"),
+    completedAt: integer("completed_at"),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+  },
+  (t) => [
+    index("jobs_scale_set_status_idx").on(t.scaleSetId, t.status),
+    index("jobs_status_idx").on(t.status, t.id),
+    index("jobs_runner_name_idx").on(t.runnerName),
+  ],
+);
+
+export const webhookDeliveries = sqliteTable(
+  "webhook_deliveries",
+  {
+    deliveryId: text("delivery_id").primaryKey(),
+    event: text("event").notNull(),
+    action: text("action"),
+    receivedAt: integer("received_at").notNull(),
+    outcome: text("outcome").notNull(),
+    jobId: integer("job_id"),
+  },
+  (t) => [index("webhook_deliveries_received_idx").on(t.receivedAt)],
+);
+
+export const schema = {
+  githubEndpoints,
+  githubCredentials,
+  entities,
+  providers,
+  scaleSets,
+  instances,
+  instanceTransitions,
+  jobs,
+  webhookDeliveries,
+};
+

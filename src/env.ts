@@ -1,0 +1,17 @@
+import type { ScaleSet } from "./scaleset/scaleset-object";
+
+/** Bindings, vars and secrets the Worker runs with (see wrangler.toml and .dev.vars.example). */
+export interface Env {
+  DB: D1Database;
+  SCALE_SET: DurableObjectNamespace<ScaleSet>;
+  /** Bearer token for the admin API. Secret. */
+  ADMIN_TOKEN: string;
+  /** base64 of 32 random bytes: the AES-256-GCM key new secrets are sealed with. Secret. */
+  ENCRYPTION_KEY: string;
+  /** Comma-separated older keys, still accepted for opening secrets during a rotation. Secret. */
+  ENCRYPTION_KEYS_PREVIOUS?: string;
+  /** Public base URL of this coordinator, e.g. https://edgerunner.example.workers.dev */
+  PUBLIC_URL: string;
+}
+
+export type AppEnv = { Bindings: Env };

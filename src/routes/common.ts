@@ -1,0 +1,56 @@
+import { z } from "@hono/zod-openapi";
+import { ErrorSchema } from "../http/errors";
+
+export const iso = (ms: number | null | undefined): string | null => (ms == null ? null : new Date(ms).toISOString());
+
+export const Timestamp = z.iso.datetime().openapi({ example: "2026-11-22T10:00:00.000Z" });
+
+/** Responses every admin route can give besides its own. */
+export const errorResponses = {
+  400: { description: "Invalid request", content: { "application/json": { schema: ErrorSchema } } },
+  401: { description: "Missing or wrong admin token", content: { "application/json": { schema: ErrorSchema } } },
+} as const;
+
+export const notFoundResponse = {
+  404: { description: "Not found", content: { "application/json": { schema: ErrorSchema } } },
+} as const;
+
+export const conflictResponse = {
+  409: { description: "Name taken, or still in use", content: { "application/json": { schema: ErrorSchema } } },
+} as const;
+
+export const jsonBody = <T extends z.ZodType>(schema: T) => ({
+  required: true,
+  content: { "application/json": { schema } },
+});
+
+export const jsonResponse = <T extends z.ZodType>(schema: T, description: string) => ({
+  description,
+  content: { "application/json": { schema } },
+});
+
+export const noContent = { 204: { description: "Deleted" } } as const;
+
+export const IdParam = z.object({
+  id: z.uuid().openapi({ param: { name: "id", in: "path" }, example: "0f0c2a4e-8a4b-4f6e-9d55-2b8c1b1f5b1e" }),
+});
+
+/** Names of things Edgerunner owns (endpoints, credentials, providers, scale sets). */
+export const ResourceName = z
+  .string()
+  .min(1)
+  .max(64)
+  .regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/, "letters, digits, '.', '_' and '-', starting with a letter or digit");
+
+export const NameParam = z.object({
+  name: ResourceName.openapi({ param: { name: "name", in: "path" } }),
+});
+
+export const HttpUrl = z
+  .url({ protocol: /^https?$/ })
+  .max(2048)
+  .transform((u) => u.replace(/\/+$/, ""));
+
+export const Description = z.string().max(1024);
+
+export const now = () => Date.now();

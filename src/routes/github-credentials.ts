@@ -1,0 +1,239 @@
+import { createRoute, z } from "@hono/zod-openapi";
+import { eq } from "drizzle-orm";
+import { createDb } from "../db/client";
+import { entities, githubCredentials, githubEndpoints } from "../db/schema";
+import { keyringFor } from "../crypto/keyring";
+import { seal } from "../crypto/secret-box";
+import { secretContext } from "../crypto/secret-contexts";
+import { ApiError, conflict, notFound } from "../http/errors";
+import { createRouter } from "../http/router";
+import {
+  conflictResponse,
+  Description,
+  errorResponses,
+  IdParam,
+  iso,
+  jsonBody,
+  jsonResponse,
+  noContent,
+  notFoundResponse,
+  now,
+  ResourceName,
+  Timestamp,
+} from "./common";
+import { DEFAULT_ENDPOINT } from "./github-endpoints";
+
+const PrivateKeyPem = z
+  .string()
+  .max(16 * 1024)
+  .refine(
+    (v) => /-----BEGIN (RSA )?PRIVATE KEY-----[\s\S]+-----END (RSA )?PRIVATE KEY-----/.test(v),
+    "must be a PEM private key (PKCS#1 'RSA PRIVATE KEY' as GitHub issues it, or PKCS#8)",
+  );
+
+const PatBlock = z.strictObject({ oauth2_token: z.string().min(1).max(1024) });
+const AppBlock = z.strictObject({
+  app_id: z.int().positive(),
+  installation_id: z.int().positive(),
+  private_key: PrivateKeyPem,
+});
+
+const common = {
+  name: ResourceName,
+  description: Description.default(""),
+  endpoint: ResourceName.default(DEFAULT_ENDPOINT),
+};
+
+const CreateCredentials = z
+  .discriminatedUnion("auth_type", [
+    z.strictObject({ ...common, auth_type: z.literal("pat"), pat: PatBlock }),
+    z.strictObject({ ...common, auth_type: z.literal("app"), app: AppBlock }),
+  ])
+  .openapi("CreateGithubCredentials");
+
+const UpdateCredentials = z
+  .strictObject({
+    name: ResourceName.optional(),
+    description: Description.optional(),
+    pat: PatBlock.optional(),
+    app: AppBlock.partial().optional(),
+  })
+  .openapi("UpdateGithubCredentials");
+
+const CredentialsSchema = z
+  .object({
+    id: z.uuid(),
+    name: z.string(),
+    description: z.string(),
+    endpoint: z.string(),
+    auth_type: z.enum(["pat", "app"]),
+    app_id: z.int().nullable(),
+    installation_id: z.int().nullable(),
+    has_secret: z.boolean().openapi({ description: "The token or private key is stored (never returned)" }),
+    created_at: Timestamp,
+    updated_at: Timestamp,
+  })
+  .openapi("GithubCredentials");
+
+type CredentialsRow = typeof githubCredentials.$inferSelect;
+
+const view = (r: CredentialsRow): z.infer<typeof CredentialsSchema> => ({
+  id: r.id,
+  name: r.name,
+  description: r.description,
+  endpoint: r.endpointName,
+  auth_type: r.authType,
+  app_id: r.appId,
+  installation_id: r.installationId,
+  has_secret: r.secretEnc.length > 0,
+  created_at: iso(r.createdAt)!,
+  updated_at: iso(r.updatedAt)!,
+});
+
+const tags = ["GitHub credentials"];
+
+export const githubCredentialRoutes = createRouter()
+  .openapi(
+    createRoute({
+      method: "get",
+      path: "/github/credentials",
+      tags,
+      summary: "List GitHub credentials",
+      responses: { 200: jsonResponse(z.array(CredentialsSchema), "Credentials"), ...errorResponses },
+    }),
+    async (c) => {
+      const rows = await createDb(c.env).select().from(githubCredentials).orderBy(githubCredentials.name);
+      return c.json(rows.map(view), 200);
+    },
+  )
+  .openapi(
+    createRoute({
+      method: "post",
+      path: "/github/credentials",
+      tags,
+      summary: "Add a PAT or GitHub App credential",
+      request: { body: jsonBody(CreateCredentials) },
+      responses: {
+        201: jsonResponse(CredentialsSchema, "Created"),
+        ...errorResponses,
+        ...conflictResponse,
+      },
+    }),
+    async (c) => {
+      const body = c.req.valid("json");
+      const db = createDb(c.env);
+      const [endpoint, taken] = await db.batch([
+        db.select({ name: githubEndpoints.name }).from(githubEndpoints).where(eq(githubEndpoints.name, body.endpoint)),
+        db.select({ id: githubCredentials.id }).from(githubCredentials).where(eq(githubCredentials.name, body.name)),
+      ]);
+      if (!endpoint.length) {
+        throw new ApiError(400, "invalid request body", [{ path: "endpoint", message: `unknown endpoint '${body.endpoint}'` }]);
+      }
+      if (taken.length) throw conflict("credentials with this name exist", { name: body.name });
+      const id = crypto.randomUUID();
+      const secret = body.auth_type === "pat" ? body.pat.oauth2_token : body.app.private_key;
+      const t = now();
+      const [row] = await db
+        .insert(githubCredentials)
+        .values({
+          id,
+          name: body.name,
+          description: body.description,
+          endpointName: body.endpoint,
+          authType: body.auth_type,
+          appId: body.auth_type === "app" ? body.app.app_id : null,
+          installationId: body.auth_type === "app" ? body.app.installation_id : null,
+          secretEnc: await seal(await keyringFor(c.env), secret, secretContext.credential(id)),
+          createdAt: t,
+          updatedAt: t,
+        })
+        .returning();
+      return c.json(view(row!), 201);
+    },
+  )
+  .openapi(
+    createRoute({
+      method: "get",
+      path: "/github/credentials/{id}",
+      tags,
+      summary: "Show GitHub credentials",
+      request: { params: IdParam },
+      responses: { 200: jsonResponse(CredentialsSchema, "Credentials"), ...errorResponses, ...notFoundResponse },
+    }),
+    async (c) => {
+      const { id } = c.req.valid("param");
+      const [row] = await createDb(c.env).select().from(githubCredentials).where(eq(githubCredentials.id, id));
+      if (!row) throw notFound("credentials", id);
+      return c.json(view(row), 200);
+    },
+  )
+  .openapi(
+    createRoute({
+      method: "put",
+      path: "/github/credentials/{id}",
+      tags,
+      summary: "Update GitHub credentials (rename, new token, new key)",
+      request: { params: IdParam, body: jsonBody(UpdateCredentials) },
+      responses: {
+        200: jsonResponse(CredentialsSchema, "Updated"),
+        ...errorResponses,
+        ...notFoundResponse,
+        ...conflictResponse,
+      },
+    }),
+    async (c) => {
+      const { id } = c.req.valid("param");
+      const body = c.req.valid("json");
+      const db = createDb(c.env);
+      const [row] = await db.select().from(githubCredentials).where(eq(githubCredentials.id, id));
+      if (!row) throw notFound("credentials", id);
+      if (body.pat && row.authType !== "pat") {
+        throw new ApiError(400, "invalid request body", [{ path: "pat", message: "these are GitHub App credentials" }]);
+      }
+      if (body.app && row.authType !== "app") {
+        throw new ApiError(400, "invalid request body", [{ path: "app", message: "these are PAT credentials" }]);
+      }
+      if (body.name && body.name !== row.name) {
+        const taken = await db.select({ id: githubCredentials.id }).from(githubCredentials).where(eq(githubCredentials.name, body.name));
+        if (taken.length) throw conflict("credentials with this name exist", { name: body.name });
+      }
+      const newSecret = body.pat?.oauth2_token ?? body.app?.private_key;
+      const [updated] = await db
+        .update(githubCredentials)
+        .set({
+          ...(body.name !== undefined && { name: body.name }),
+          ...(body.description !== undefined && { description: body.description }),
+          ...(body.app?.app_id !== undefined && { appId: body.app.app_id }),
+          ...(body.app?.installation_id !== undefined && { installationId: body.app.installation_id }),
+          ...(newSecret !== undefined && {
+            secretEnc: await seal(await keyringFor(c.env), newSecret, secretContext.credential(id)),
+          }),
+          updatedAt: now(),
+        })
+        .where(eq(githubCredentials.id, id))
+        .returning();
+      return c.json(view(updated!), 200);
+    },
+  )
+  .openapi(
+    createRoute({
+      method: "delete",
+      path: "/github/credentials/{id}",
+      tags,
+      summary: "Delete GitHub credentials no entity uses",
+      request: { params: IdParam },
+      responses: { ...noContent, ...errorResponses, ...notFoundResponse, ...conflictResponse },
+    }),
+    async (c) => {
+      const { id } = c.req.valid("param");
+      const db = createDb(c.env);
+      const [row, users] = await db.batch([
+        db.select({ id: githubCredentials.id }).from(githubCredentials).where(eq(githubCredentials.id, id)),
+        db.select({ id: entities.id, kind: entities.kind }).from(entities).where(eq(entities.credentialsId, id)).limit(20),
+      ]);
+      if (!row.length) throw notFound("credentials", id);
+      if (users.length) throw conflict("credentials are in use", { entities: users });
+      await db.delete(githubCredentials).where(eq(githubCredentials.id, id));
+      return c.body(null, 204);
+    },
+  );

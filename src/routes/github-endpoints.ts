@@ -1,0 +1,193 @@
+import { createRoute, z } from "@hono/zod-openapi";
+import { eq } from "drizzle-orm";
+import { createDb } from "../db/client";
+import { entities, githubCredentials, githubEndpoints } from "../db/schema";
+import { ApiError, conflict, notFound } from "../http/errors";
+import { createRouter } from "../http/router";
+import {
+  conflictResponse,
+  Description,
+  errorResponses,
+  HttpUrl,
+  iso,
+  jsonBody,
+  jsonResponse,
+  NameParam,
+  noContent,
+  notFoundResponse,
+  now,
+  ResourceName,
+  Timestamp,
+} from "./common";
+
+export const DEFAULT_ENDPOINT = "github.com";
+
+const PemBundle = z
+  .string()
+  .max(256 * 1024)
+  .refine((v) => v.includes("-----BEGIN CERTIFICATE-----"), "must be PEM certificates");
+
+const EndpointSchema = z
+  .object({
+    name: z.string(),
+    description: z.string(),
+    base_url: z.string(),
+    api_base_url: z.string(),
+    upload_base_url: z.string(),
+    ca_cert_bundle: z.string().nullable(),
+    created_at: Timestamp,
+    updated_at: Timestamp,
+  })
+  .openapi("GithubEndpoint");
+
+const CreateEndpoint = z
+  .strictObject({
+    name: ResourceName,
+    description: Description.default(""),
+    base_url: HttpUrl.openapi({ example: "https://ghes.example.com" }),
+    api_base_url: HttpUrl.openapi({ example: "https://ghes.example.com/api/v3" }),
+    upload_base_url: HttpUrl.optional(),
+    ca_cert_bundle: PemBundle.optional(),
+  })
+  .openapi("CreateGithubEndpoint");
+
+const UpdateEndpoint = z
+  .strictObject({
+    description: Description.optional(),
+    base_url: HttpUrl.optional(),
+    api_base_url: HttpUrl.optional(),
+    upload_base_url: HttpUrl.optional(),
+    ca_cert_bundle: PemBundle.nullable().optional(),
+  })
+  .openapi("UpdateGithubEndpoint");
+
+type EndpointRow = typeof githubEndpoints.$inferSelect;
+
+const view = (r: EndpointRow): z.infer<typeof EndpointSchema> => ({
+  name: r.name,
+  description: r.description,
+  base_url: r.baseUrl,
+  api_base_url: r.apiBaseUrl,
+  upload_base_url: r.uploadBaseUrl,
+  ca_cert_bundle: r.caCertBundle,
+  created_at: iso(r.createdAt)!,
+  updated_at: iso(r.updatedAt)!,
+});
+
+const tags = ["GitHub endpoints"];
+
+export const githubEndpointRoutes = createRouter()
+  .openapi(
+    createRoute({
+      method: "get",
+      path: "/github/endpoints",
+      tags,
+      summary: "List GitHub endpoints",
+      responses: { 200: jsonResponse(z.array(EndpointSchema), "Endpoints"), ...errorResponses },
+    }),
+    async (c) => {
+      const rows = await createDb(c.env).select().from(githubEndpoints).orderBy(githubEndpoints.name);
+      return c.json(rows.map(view), 200);
+    },
+  )
+  .openapi(
+    createRoute({
+      method: "post",
+      path: "/github/endpoints",
+      tags,
+      summary: "Add a GitHub Enterprise Server endpoint",
+      request: { body: jsonBody(CreateEndpoint) },
+      responses: { 201: jsonResponse(EndpointSchema, "Created"), ...errorResponses, ...conflictResponse },
+    }),
+    async (c) => {
+      const body = c.req.valid("json");
+      const db = createDb(c.env);
+      const existing = await db.select({ name: githubEndpoints.name }).from(githubEndpoints).where(eq(githubEndpoints.name, body.name));
+      if (existing.length) throw conflict("an endpoint with this name exists", { name: body.name });
+      const t = now();
+      const [row] = await db
+        .insert(githubEndpoints)
+        .values({
+          name: body.name,
+          description: body.description,
+          baseUrl: body.base_url,
+          apiBaseUrl: body.api_base_url,
+          uploadBaseUrl: body.upload_base_url ?? "",
+          caCertBundle: body.ca_cert_bundle ?? null,
+          createdAt: t,
+          updatedAt: t,
+        })
+        .returning();
+      return c.json(view(row!), 201);
+    },
+  )
+  .openapi(
+    createRoute({
+      method: "get",
+      path: "/github/endpoints/{name}",
+      tags,
+      summary: "Show a GitHub endpoint",
+      request: { params: NameParam },
+      responses: { 200: jsonResponse(EndpointSchema, "Endpoint"), ...errorResponses, ...notFoundResponse },
+    }),
+    async (c) => {
+      const { name } = c.req.valid("param");
+      const [row] = await createDb(c.env).select().from(githubEndpoints).where(eq(githubEndpoints.name, name));
+      if (!row) throw notFound("endpoint", name);
+      return c.json(view(row), 200);
+    },
+  )
+  .openapi(
+    createRoute({
+      method: "put",
+      path: "/github/endpoints/{name}",
+      tags,
+      summary: "Update a GitHub endpoint",
+      request: { params: NameParam, body: jsonBody(UpdateEndpoint) },
+      responses: { 200: jsonResponse(EndpointSchema, "Updated"), ...errorResponses, ...notFoundResponse },
+    }),
+    async (c) => {
+      const { name } = c.req.valid("param");
+      const body = c.req.valid("json");
+      const [row] = await createDb(c.env)
+        .update(githubEndpoints)
+        .set({
+          ...(body.description !== undefined && { description: body.description }),
+          ...(body.base_url !== undefined && { baseUrl: body.base_url }),
+          ...(body.api_base_url !== undefined && { apiBaseUrl: body.api_base_url }),
+          ...(body.upload_base_url !== undefined && { uploadBaseUrl: body.upload_base_url }),
+          ...(body.ca_cert_bundle !== undefined && { caCertBundle: body.ca_cert_bundle }),
+          updatedAt: now(),
+        })
+        .where(eq(githubEndpoints.name, name))
+        .returning();
+      if (!row) throw notFound("endpoint", name);
+      return c.json(view(row), 200);
+    },
+  )
+  .openapi(
+    createRoute({
+      method: "delete",
+      path: "/github/endpoints/{name}",
+      tags,
+      summary: "Delete a GitHub endpoint no credentials use",
+      request: { params: NameParam },
+      responses: { ...noContent, ...errorResponses, ...notFoundResponse, ...conflictResponse },
+    }),
+    async (c) => {
+      const { name } = c.req.valid("param");
+      if (name === DEFAULT_ENDPOINT) throw new ApiError(409, "the github.com endpoint cannot be deleted");
+      const db = createDb(c.env);
+      const [endpoint, creds, ents] = await db.batch([
+        db.select({ name: githubEndpoints.name }).from(githubEndpoints).where(eq(githubEndpoints.name, name)),
+        db.select({ name: githubCredentials.name }).from(githubCredentials).where(eq(githubCredentials.endpointName, name)).limit(20),
+        db.select({ id: entities.id }).from(entities).where(eq(entities.endpointName, name)).limit(1),
+      ]);
+      if (!endpoint.length) throw notFound("endpoint", name);
+      if (creds.length || ents.length) {
+        throw conflict("endpoint is in use", { credentials: creds.map((r) => r.name) });
+      }
+      await db.delete(githubEndpoints).where(eq(githubEndpoints.name, name));
+      return c.body(null, 204);
+    },
+  );

@@ -1,0 +1,137 @@
+import { createRoute, z } from "@hono/zod-openapi";
+import { and, desc, eq, type SQL } from "drizzle-orm";
+import { createDb } from "../db/client";
+import { instances, instanceStatuses, instanceTransitions, runnerStatuses } from "../db/schema";
+import { notFound } from "../http/errors";
+import { createRouter } from "../http/router";
+import { errorResponses, iso, jsonResponse, notFoundResponse, Timestamp } from "./common";
+
+export const InstanceSchema = z
+  .object({
+    id: z.uuid(),
+    name: z.string(),
+    scale_set_id: z.uuid(),
+    provider_id: z.string().nullable().openapi({ description: "The cloud's id for the machine" }),
+    status: z.enum(instanceStatuses),
+    runner_status: z.enum(runnerStatuses),
+    agent_id: z.int().nullable(),
+    addresses: z.array(z.object({ address: z.string(), type: z.enum(["public", "private"]) })),
+    os_type: z.string().nullable(),
+    os_name: z.string().nullable(),
+    os_version: z.string().nullable(),
+    os_arch: z.string().nullable(),
+    create_attempt: z.int(),
+    status_message: z.string().nullable(),
+    provider_fault: z.string().nullable(),
+    job_id: z.int().nullable(),
+    created_at: Timestamp,
+    updated_at: Timestamp,
+    status_changed_at: Timestamp,
+  })
+  .openapi("Instance");
+
+const TransitionSchema = z
+  .object({
+    at: Timestamp,
+    field: z.enum(["status", "runner_status"]),
+    from: z.string().nullable(),
+    to: z.string(),
+    reason: z.string(),
+  })
+  .openapi("InstanceTransition");
+
+const InstanceDetailSchema = InstanceSchema.extend({
+  transitions: z.array(TransitionSchema).openapi({ description: "Newest first, at most 100" }),
+}).openapi("InstanceDetail");
+
+type InstanceRow = typeof instances.$inferSelect;
+
+export const instanceView = (r: InstanceRow): z.infer<typeof InstanceSchema> => ({
+  id: r.id,
+  name: r.name,
+  scale_set_id: r.scaleSetId,
+  provider_id: r.providerId,
+  status: r.status,
+  runner_status: r.runnerStatus,
+  agent_id: r.agentId,
+  addresses: r.addresses,
+  os_type: r.osType,
+  os_name: r.osName,
+  os_version: r.osVersion,
+  os_arch: r.osArch,
+  create_attempt: r.createAttempt,
+  status_message: r.statusMessage,
+  provider_fault: r.providerFault,
+  job_id: r.jobId,
+  created_at: iso(r.createdAt)!,
+  updated_at: iso(r.updatedAt)!,
+  status_changed_at: iso(r.statusChangedAt)!,
+});
+
+const ListQuery = z.object({
+  status: z.enum(instanceStatuses).optional(),
+  scaleset_id: z.uuid().optional(),
+});
+
+const tags = ["Instances"];
+
+export const instanceRoutes = createRouter()
+  .openapi(
+    createRoute({
+      method: "get",
+      path: "/instances",
+      tags,
+      summary: "List instances",
+      request: { query: ListQuery },
+      responses: { 200: jsonResponse(z.array(InstanceSchema), "Instances"), ...errorResponses },
+    }),
+    async (c) => {
+      const q = c.req.valid("query");
+      const filters: SQL[] = [];
+      if (q.status) filters.push(eq(instances.status, q.status));
+      if (q.scaleset_id) filters.push(eq(instances.scaleSetId, q.scaleset_id));
+      const rows = await createDb(c.env)
+        .select()
+        .from(instances)
+        .where(and(...filters))
+        .orderBy(instances.createdAt);
+      return c.json(rows.map(instanceView), 200);
+    },
+  )
+  .openapi(
+    createRoute({
+      method: "get",
+      path: "/instances/{name}",
+      tags,
+      summary: "Show an instance and its recent status transitions",
+      request: {
+        params: z.object({ name: z.string().min(1).max(128).openapi({ param: { name: "name", in: "path" } }) }),
+      },
+      responses: { 200: jsonResponse(InstanceDetailSchema, "Instance"), ...errorResponses, ...notFoundResponse },
+    }),
+    async (c) => {
+      const { name } = c.req.valid("param");
+      const db = createDb(c.env);
+      const [row] = await db.select().from(instances).where(eq(instances.name, name));
+      if (!row) throw notFound("instance", name);
+      const transitions = await db
+        .select()
+        .from(instanceTransitions)
+        .where(eq(instanceTransitions.instanceId, row.id))
+        .orderBy(desc(instanceTransitions.id))
+        .limit(100);
+      return c.json(
+        {
+          ...instanceView(row),
+          transitions: transitions.map((t) => ({
+            at: iso(t.at)!,
+            field: t.field,
+            from: t.fromValue,
+            to: t.toValue,
+            reason: t.reason,
+          })),
+        },
+        200,
+      );
+    },
+  );

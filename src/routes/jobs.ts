@@ -1,0 +1,102 @@
+import { createRoute, z } from "@hono/zod-openapi";
+import { and, desc, eq, isNull, lt, type SQL } from "drizzle-orm";
+import { createDb } from "../db/client";
+import { jobs, jobStatuses } from "../db/schema";
+import { createRouter } from "../http/router";
+import { errorResponses, iso, jsonResponse, Timestamp } from "./common";
+
+const JobSchema = z
+  .object({
+    id: z.int().openapi({ description: "GitHub's workflow job id" }),
+    run_id: z.int(),
+    run_attempt: z.int(),
+    name: z.string(),
+    workflow_name: z.string().nullable(),
+    repository: z.string(),
+    owner: z.string(),
+    labels: z.array(z.string()),
+    status: z.enum(jobStatuses),
+    conclusion: z.string().nullable(),
+    runner_name: z.string().nullable(),
+    scale_set_id: z.uuid().nullable().openapi({ description: "Null when no scale set matches the job's labels" }),
+    matched: z.boolean(),
+    queued_at: Timestamp.nullable(),
+    started_at: Timestamp.nullable(),
+    completed_at: Timestamp.nullable(),
+    created_at: Timestamp,
+    updated_at: Timestamp,
+  })
+  .openapi("Job");
+
+const JobPageSchema = z
+  .object({
+    jobs: z.array(JobSchema),
+    next_cursor: z.string().nullable().openapi({ description: "Pass as `cursor` for the next page; null on the last" }),
+  })
+  .openapi("JobPage");
+
+const ListQuery = z.object({
+  status: z.enum(jobStatuses).optional(),
+  scaleset_id: z.uuid().optional(),
+  unmatched: z
+    .enum(["true", "false"])
+    .transform((v) => v === "true")
+    .optional()
+    .openapi({ description: "Only jobs no scale set matches" }),
+  limit: z.coerce.number().int().min(1).max(500).default(50),
+  cursor: z
+    .string()
+    .regex(/^\d{1,16}$/, "not a cursor from this API")
+    .optional(),
+});
+
+type JobRow = typeof jobs.$inferSelect;
+
+const view = (r: JobRow): z.infer<typeof JobSchema> => ({
+  id: r.id,
+  run_id: r.runId,
+  run_attempt: r.runAttempt,
+  name: r.name,
+  workflow_name: r.workflowName,
+  repository: r.repository,
+  owner: r.owner,
+  labels: r.labels,
+  status: r.status,
+  conclusion: r.conclusion,
+  runner_name: r.runnerName,
+  scale_set_id: r.scaleSetId,
+  matched: r.scaleSetId !== null,
+  queued_at: iso(r.queuedAt),
+  started_at: iso(r.startedAt),
+  completed_at: iso(r.completedAt),
+  created_at: iso(r.createdAt)!,
+  updated_at: iso(r.updatedAt)!,
+});
+
+export const jobRoutes = createRouter().openapi(
+  createRoute({
+    method: "get",
+    path: "/jobs",
+    tags: ["Jobs"],
+    summary: "List workflow jobs, newest first",
+    request: { query: ListQuery },
+    responses: { 200: jsonResponse(JobPageSchema, "A page of jobs"), ...errorResponses },
+  }),
+  async (c) => {
+    const q = c.req.valid("query");
+    const filters: SQL[] = [];
+    if (q.status) filters.push(eq(jobs.status, q.status));
+    if (q.scaleset_id) filters.push(eq(jobs.scaleSetId, q.scaleset_id));
+    if (q.unmatched) filters.push(isNull(jobs.scaleSetId));
+    if (q.cursor) filters.push(lt(jobs.id, Number(q.cursor)));
+    const rows = await createDb(c.env)
+      .select()
+      .from(jobs)
+      .where(and(...filters))
+      .orderBy(desc(jobs.id))
+      .limit(q.limit + 1);
+    const page = rows.slice(0, q.limit);
+    const next = rows.length > q.limit ? String(page[page.length - 1]!.id) : null;
+    return c.json({ jobs: page.map(view), next_cursor: next }, 200);
+  },
+);

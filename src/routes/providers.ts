@@ -1,0 +1,184 @@
+import { createRoute, z } from "@hono/zod-openapi";
+import { eq } from "drizzle-orm";
+import { createDb } from "../db/client";
+import { providers, scaleSets } from "../db/schema";
+import { keyringFor } from "../crypto/keyring";
+import { seal } from "../crypto/secret-box";
+import { secretContext } from "../crypto/secret-contexts";
+import { conflict, notFound } from "../http/errors";
+import { createRouter } from "../http/router";
+import {
+  conflictResponse,
+  Description,
+  errorResponses,
+  HttpUrl,
+  iso,
+  jsonBody,
+  jsonResponse,
+  NameParam,
+  noContent,
+  notFoundResponse,
+  now,
+  ResourceName,
+  Timestamp,
+} from "./common";
+
+const ProviderSecret = z
+  .string()
+  .min(16, "use at least 16 characters: this key signs every request to and from the shim")
+  .max(512);
+
+const CreateProvider = z
+  .strictObject({
+    name: ResourceName,
+    url: HttpUrl.openapi({ description: "Base URL of the provider shim", example: "https://shim.example.com" }),
+    secret: ProviderSecret.openapi({ description: "Shared HMAC key for requests both ways" }),
+    description: Description.default(""),
+  })
+  .openapi("CreateProvider");
+
+const UpdateProvider = z
+  .strictObject({ url: HttpUrl.optional(), secret: ProviderSecret.optional(), description: Description.optional() })
+  .openapi("UpdateProvider");
+
+const ProviderSchema = z
+  .object({
+    id: z.uuid(),
+    name: z.string(),
+    url: z.string(),
+    description: z.string(),
+    has_secret: z.boolean(),
+    created_at: Timestamp,
+    updated_at: Timestamp,
+  })
+  .openapi("Provider");
+
+type ProviderRow = typeof providers.$inferSelect;
+
+const view = (r: ProviderRow): z.infer<typeof ProviderSchema> => ({
+  id: r.id,
+  name: r.name,
+  url: r.url,
+  description: r.description,
+  has_secret: r.secretEnc.length > 0,
+  created_at: iso(r.createdAt)!,
+  updated_at: iso(r.updatedAt)!,
+});
+
+const tags = ["Providers"];
+
+export const providerRoutes = createRouter()
+  .openapi(
+    createRoute({
+      method: "get",
+      path: "/providers",
+      tags,
+      summary: "List provider shims",
+      responses: { 200: jsonResponse(z.array(ProviderSchema), "Providers"), ...errorResponses },
+    }),
+    async (c) => {
+      const rows = await createDb(c.env).select().from(providers).orderBy(providers.name);
+      return c.json(rows.map(view), 200);
+    },
+  )
+  .openapi(
+    createRoute({
+      method: "post",
+      path: "/providers",
+      tags,
+      summary: "Register a provider shim",
+      request: { body: jsonBody(CreateProvider) },
+      responses: { 201: jsonResponse(ProviderSchema, "Created"), ...errorResponses, ...conflictResponse },
+    }),
+    async (c) => {
+      const body = c.req.valid("json");
+      const db = createDb(c.env);
+      const taken = await db.select({ id: providers.id }).from(providers).where(eq(providers.name, body.name));
+      if (taken.length) throw conflict("a provider with this name exists", { name: body.name });
+      const id = crypto.randomUUID();
+      const t = now();
+      const [row] = await db
+        .insert(providers)
+        .values({
+          id,
+          name: body.name,
+          url: body.url,
+          description: body.description,
+          secretEnc: await seal(await keyringFor(c.env), body.secret, secretContext.provider(id)),
+          createdAt: t,
+          updatedAt: t,
+        })
+        .returning();
+      return c.json(view(row!), 201);
+    },
+  )
+  .openapi(
+    createRoute({
+      method: "get",
+      path: "/providers/{name}",
+      tags,
+      summary: "Show a provider shim",
+      request: { params: NameParam },
+      responses: { 200: jsonResponse(ProviderSchema, "Provider"), ...errorResponses, ...notFoundResponse },
+    }),
+    async (c) => {
+      const { name } = c.req.valid("param");
+      const [row] = await createDb(c.env).select().from(providers).where(eq(providers.name, name));
+      if (!row) throw notFound("provider", name);
+      return c.json(view(row), 200);
+    },
+  )
+  .openapi(
+    createRoute({
+      method: "put",
+      path: "/providers/{name}",
+      tags,
+      summary: "Update a provider shim's URL, secret or description",
+      request: { params: NameParam, body: jsonBody(UpdateProvider) },
+      responses: { 200: jsonResponse(ProviderSchema, "Updated"), ...errorResponses, ...notFoundResponse },
+    }),
+    async (c) => {
+      const { name } = c.req.valid("param");
+      const body = c.req.valid("json");
+      const db = createDb(c.env);
+      const [row] = await db.select().from(providers).where(eq(providers.name, name));
+      if (!row) throw notFound("provider", name);
+      const [updated] = await db
+        .update(providers)
+        .set({
+          ...(body.url !== undefined && { url: body.url }),
+          ...(body.description !== undefined && { description: body.description }),
+          ...(body.secret !== undefined && {
+            secretEnc: await seal(await keyringFor(c.env), body.secret, secretContext.provider(row.id)),
+          }),
+          updatedAt: now(),
+        })
+        .where(eq(providers.id, row.id))
+        .returning();
+      return c.json(view(updated!), 200);
+    },
+  )
+  .openapi(
+    createRoute({
+      method: "delete",
+      path: "/providers/{name}",
+      tags,
+      summary: "Delete a provider no scale set uses",
+      request: { params: NameParam },
+      responses: { ...noContent, ...errorResponses, ...notFoundResponse, ...conflictResponse },
+    }),
+    async (c) => {
+      const { name } = c.req.valid("param");
+      const db = createDb(c.env);
+      const [row] = await db.select({ id: providers.id }).from(providers).where(eq(providers.name, name));
+      if (!row) throw notFound("provider", name);
+      const users = await db
+        .select({ id: scaleSets.id, name: scaleSets.name })
+        .from(scaleSets)
+        .where(eq(scaleSets.providerId, row.id))
+        .limit(20);
+      if (users.length) throw conflict("provider is used by scale sets", { scale_sets: users });
+      await db.delete(providers).where(eq(providers.id, row.id));
+      return c.body(null, 204);
+    },
+  );

@@ -1,0 +1,372 @@
+import { createRoute, z } from "@hono/zod-openapi";
+import { and, eq, ne } from "drizzle-orm";
+import { createDb, type Db } from "../db/client";
+import { entities, instances, osArches, osTypes, providers, scaleSets } from "../db/schema";
+import { normalizeLabels } from "../scaleset/labels";
+import { ApiError, conflict, notFound } from "../http/errors";
+import { createRouter } from "../http/router";
+import {
+  conflictResponse,
+  errorResponses,
+  IdParam,
+  iso,
+  jsonBody,
+  jsonResponse,
+  noContent,
+  notFoundResponse,
+  now,
+  ResourceName,
+  Timestamp,
+} from "./common";
+import { entityFullName, entityKindByPath, requireEntity } from "./entities";
+import { InstanceSchema, instanceView } from "./instances";
+
+const Label = z.string().trim().min(1).max(256);
+const Labels = z
+  .array(Label)
+  .min(1)
+  .max(100)
+  .transform(normalizeLabels)
+  .openapi({ description: "Runner labels; stored lower-cased, de-duplicated and sorted", example: ["self-hosted", "linux", "x64"] });
+const ExtraSpecs = z
+  .record(z.string(), z.unknown())
+  .refine((v) => JSON.stringify(v).length <= 16 * 1024, "must serialize to at most 16 KiB")
+  .openapi({ description: "Provider-specific JSON object, passed to the shim as-is" });
+
+const fields = {
+  provider_name: ResourceName,
+  labels: Labels,
+  min_idle_runners: z.int().min(0).max(10_000),
+  max_runners: z.int().min(1).max(10_000),
+  image: z.string().min(1).max(512),
+  flavor: z.string().min(1).max(512),
+  os_type: z.enum(osTypes),
+  os_arch: z.enum(osArches),
+  bootstrap_timeout: z.int().min(1).max(24 * 60).openapi({ description: "Minutes a new runner may take to become idle" }),
+  runner_prefix: z
+    .string()
+    .regex(/^[A-Za-z0-9][A-Za-z0-9-]{0,31}$/, "1-32 letters, digits and '-', starting with a letter or digit"),
+  runner_group: z.string().max(256),
+  extra_specs: ExtraSpecs,
+  enabled: z.boolean(),
+  priority: z.int().min(0).max(1000).openapi({ description: "Higher wins when several scale sets match a job" }),
+};
+
+const idleWithinMax = (v: { min_idle_runners?: number | undefined; max_runners?: number | undefined }) =>
+  v.min_idle_runners === undefined || v.max_runners === undefined || v.min_idle_runners <= v.max_runners;
+const idleWithinMaxIssue = { message: "min_idle_runners cannot exceed max_runners", path: ["min_idle_runners"] };
+
+const CreateScaleSet = z
+  .strictObject({
+    name: ResourceName,
+    provider_name: fields.provider_name,
+    labels: fields.labels,
+    min_idle_runners: fields.min_idle_runners.default(0),
+    max_runners: fields.max_runners,
+    image: fields.image,
+    flavor: fields.flavor,
+    os_type: fields.os_type.default("linux"),
+    os_arch: fields.os_arch.default("amd64"),
+    bootstrap_timeout: fields.bootstrap_timeout.default(20),
+    runner_prefix: fields.runner_prefix.default("edgerunner"),
+    runner_group: fields.runner_group.default(""),
+    extra_specs: fields.extra_specs.default({}),
+    enabled: fields.enabled.default(true),
+    priority: fields.priority.default(0),
+  })
+  .refine(idleWithinMax, idleWithinMaxIssue)
+  .openapi("CreateScaleSet");
+
+const UpdateScaleSet = z
+  .strictObject({
+    name: ResourceName.optional(),
+    ...Object.fromEntries(Object.entries(fields).map(([k, v]) => [k, v.optional()])),
+  } as { name: z.ZodOptional<typeof ResourceName> } & { [K in keyof typeof fields]: z.ZodOptional<(typeof fields)[K]> })
+  .refine(idleWithinMax, idleWithinMaxIssue)
+  .openapi("UpdateScaleSet");
+
+const ScaleSetSchema = z
+  .object({
+    id: z.uuid(),
+    name: z.string(),
+    entity: z.object({ kind: z.enum(["repository", "organization", "enterprise"]), id: z.uuid(), name: z.string() }),
+    endpoint: z.string(),
+    provider_name: z.string(),
+    labels: z.array(z.string()),
+    min_idle_runners: z.int(),
+    max_runners: z.int(),
+    image: z.string(),
+    flavor: z.string(),
+    os_type: z.enum(osTypes),
+    os_arch: z.enum(osArches),
+    bootstrap_timeout: z.int(),
+    runner_prefix: z.string(),
+    runner_group: z.string(),
+    extra_specs: z.record(z.string(), z.unknown()),
+    enabled: z.boolean(),
+    priority: z.int(),
+    created_at: Timestamp,
+    updated_at: Timestamp,
+  })
+  .openapi("ScaleSet");
+
+type ScaleSetJoined = {
+  scaleSet: typeof scaleSets.$inferSelect;
+  entity: typeof entities.$inferSelect;
+  providerName: string;
+};
+
+const view = ({ scaleSet: s, entity: e, providerName }: ScaleSetJoined): z.infer<typeof ScaleSetSchema> => ({
+  id: s.id,
+  name: s.name,
+  entity: { kind: e.kind, id: e.id, name: entityFullName(e) },
+  endpoint: e.endpointName,
+  provider_name: providerName,
+  labels: s.labels,
+  min_idle_runners: s.minIdleRunners,
+  max_runners: s.maxRunners,
+  image: s.image,
+  flavor: s.flavor,
+  os_type: s.osType,
+  os_arch: s.osArch,
+  bootstrap_timeout: s.bootstrapTimeout,
+  runner_prefix: s.runnerPrefix,
+  runner_group: s.runnerGroup,
+  extra_specs: s.extraSpecs,
+  enabled: s.enabled,
+  priority: s.priority,
+  created_at: iso(s.createdAt)!,
+  updated_at: iso(s.updatedAt)!,
+});
+
+const selectJoined = (db: Db) =>
+  db
+    .select({ scaleSet: scaleSets, entity: entities, providerName: providers.name })
+    .from(scaleSets)
+    .innerJoin(entities, eq(entities.id, scaleSets.entityId))
+    .innerJoin(providers, eq(providers.id, scaleSets.providerId));
+
+async function loadJoined(db: Db, id: string): Promise<ScaleSetJoined> {
+  const [row] = await selectJoined(db).where(eq(scaleSets.id, id));
+  if (!row) throw notFound("scale set", id);
+  return row;
+}
+
+async function providerIdByName(db: Db, name: string): Promise<string> {
+  const [row] = await db.select({ id: providers.id }).from(providers).where(eq(providers.name, name));
+  if (!row) throw new ApiError(400, "invalid request body", [{ path: "provider_name", message: `unknown provider '${name}'` }]);
+  return row.id;
+}
+
+async function assertNameFree(db: Db, entityId: string, name: string) {
+  const taken = await db
+    .select({ id: scaleSets.id })
+    .from(scaleSets)
+    .where(and(eq(scaleSets.entityId, entityId), eq(scaleSets.name, name)));
+  if (taken.length) throw conflict("this entity already has a scale set with this name", { name });
+}
+
+const liveInstances = (db: Db, scaleSetId: string) =>
+  db
+    .select({ name: instances.name, status: instances.status })
+    .from(instances)
+    .where(and(eq(instances.scaleSetId, scaleSetId), ne(instances.status, "deleted")))
+    .limit(20);
+
+const tags = ["Scale sets"];
+
+function registerEntityScaleSets(router: ReturnType<typeof createRouter>, path: string) {
+  const kind = entityKindByPath[path]!;
+  return router
+    .openapi(
+      createRoute({
+        method: "get",
+        path: `/${path}/{id}/scalesets`,
+        tags,
+        summary: `List a ${kind}'s scale sets`,
+        request: { params: IdParam },
+        responses: { 200: jsonResponse(z.array(ScaleSetSchema), "Scale sets"), ...errorResponses, ...notFoundResponse },
+      }),
+      async (c) => {
+        const { id } = c.req.valid("param");
+        const db = createDb(c.env);
+        await requireEntity(db, kind, id);
+        const rows = await selectJoined(db).where(eq(scaleSets.entityId, id)).orderBy(scaleSets.name);
+        return c.json(rows.map(view), 200);
+      },
+    )
+    .openapi(
+      createRoute({
+        method: "post",
+        path: `/${path}/{id}/scalesets`,
+        tags,
+        summary: `Create a scale set for a ${kind}`,
+        request: { params: IdParam, body: jsonBody(CreateScaleSet) },
+        responses: {
+          201: jsonResponse(ScaleSetSchema, "Created"),
+          ...errorResponses,
+          ...notFoundResponse,
+          ...conflictResponse,
+        },
+      }),
+      async (c) => {
+        const { id: entityId } = c.req.valid("param");
+        const body = c.req.valid("json");
+        const db = createDb(c.env);
+        await requireEntity(db, kind, entityId);
+        const providerId = await providerIdByName(db, body.provider_name);
+        await assertNameFree(db, entityId, body.name);
+        const id = crypto.randomUUID();
+        const t = now();
+        await db.insert(scaleSets).values({
+          id,
+          name: body.name,
+          entityId,
+          providerId,
+          labels: body.labels,
+          minIdleRunners: body.min_idle_runners,
+          maxRunners: body.max_runners,
+          image: body.image,
+          flavor: body.flavor,
+          osType: body.os_type,
+          osArch: body.os_arch,
+          bootstrapTimeout: body.bootstrap_timeout,
+          runnerPrefix: body.runner_prefix,
+          runnerGroup: body.runner_group,
+          extraSpecs: body.extra_specs,
+          enabled: body.enabled,
+          priority: body.priority,
+          createdAt: t,
+          updatedAt: t,
+        });
+        return c.json(view(await loadJoined(db, id)), 201);
+      },
+    );
+}
+
+export const scaleSetRoutes = Object.keys(entityKindByPath)
+  .reduce(registerEntityScaleSets, createRouter())
+  .openapi(
+    createRoute({
+      method: "get",
+      path: "/scalesets",
+      tags,
+      summary: "List all scale sets",
+      responses: { 200: jsonResponse(z.array(ScaleSetSchema), "Scale sets"), ...errorResponses },
+    }),
+    async (c) => {
+      const rows = await selectJoined(createDb(c.env)).orderBy(entities.lookupKey, scaleSets.name);
+      return c.json(rows.map(view), 200);
+    },
+  )
+  .openapi(
+    createRoute({
+      method: "get",
+      path: "/scalesets/{id}",
+      tags,
+      summary: "Show a scale set",
+      request: { params: IdParam },
+      responses: { 200: jsonResponse(ScaleSetSchema, "Scale set"), ...errorResponses, ...notFoundResponse },
+    }),
+    async (c) => c.json(view(await loadJoined(createDb(c.env), c.req.valid("param").id)), 200),
+  )
+  .openapi(
+    createRoute({
+      method: "put",
+      path: "/scalesets/{id}",
+      tags,
+      summary: "Update a scale set",
+      request: { params: IdParam, body: jsonBody(UpdateScaleSet) },
+      responses: {
+        200: jsonResponse(ScaleSetSchema, "Updated"),
+        ...errorResponses,
+        ...notFoundResponse,
+        ...conflictResponse,
+      },
+    }),
+    async (c) => {
+      const { id } = c.req.valid("param");
+      const body = c.req.valid("json");
+      const db = createDb(c.env);
+      const current = await loadJoined(db, id);
+      const s = current.scaleSet;
+      const minIdle = body.min_idle_runners ?? s.minIdleRunners;
+      const max = body.max_runners ?? s.maxRunners;
+      if (minIdle > max) {
+        throw new ApiError(400, "invalid request body", [
+          { path: "min_idle_runners", message: `min_idle_runners (${minIdle}) cannot exceed max_runners (${max})` },
+        ]);
+      }
+      let providerId = s.providerId;
+      if (body.provider_name !== undefined && body.provider_name !== current.providerName) {
+        providerId = await providerIdByName(db, body.provider_name);
+        const live = await liveInstances(db, id);
+        if (live.length) throw conflict("cannot change the provider while instances are live", { instances: live });
+      }
+      if (body.name !== undefined && body.name !== s.name) await assertNameFree(db, s.entityId, body.name);
+      await db
+        .update(scaleSets)
+        .set({
+          ...(body.name !== undefined && { name: body.name }),
+          providerId,
+          ...(body.labels !== undefined && { labels: body.labels }),
+          minIdleRunners: minIdle,
+          maxRunners: max,
+          ...(body.image !== undefined && { image: body.image }),
+          ...(body.flavor !== undefined && { flavor: body.flavor }),
+          ...(body.os_type !== undefined && { osType: body.os_type }),
+          ...(body.os_arch !== undefined && { osArch: body.os_arch }),
+          ...(body.bootstrap_timeout !== undefined && { bootstrapTimeout: body.bootstrap_timeout }),
+          ...(body.runner_prefix !== undefined && { runnerPrefix: body.runner_prefix }),
+          ...(body.runner_group !== undefined && { runnerGroup: body.runner_group }),
+          ...(body.extra_specs !== undefined && { extraSpecs: body.extra_specs }),
+          ...(body.enabled !== undefined && { enabled: body.enabled }),
+          ...(body.priority !== undefined && { priority: body.priority }),
+          updatedAt: now(),
+        })
+        .where(eq(scaleSets.id, id));
+      return c.json(view(await loadJoined(db, id)), 200);
+    },
+  )
+  .openapi(
+    createRoute({
+      method: "delete",
+      path: "/scalesets/{id}",
+      tags,
+      summary: "Delete a scale set that has no live instances",
+      request: { params: IdParam },
+      responses: { ...noContent, ...errorResponses, ...notFoundResponse, ...conflictResponse },
+    }),
+    async (c) => {
+      const { id } = c.req.valid("param");
+      const db = createDb(c.env);
+      const [found, live] = await db.batch([
+        db.select({ id: scaleSets.id }).from(scaleSets).where(eq(scaleSets.id, id)),
+        liveInstances(db, id),
+      ]);
+      if (!found.length) throw notFound("scale set", id);
+      if (live.length) throw conflict("scale set still has live instances", { instances: live });
+      await db.delete(scaleSets).where(eq(scaleSets.id, id));
+      return c.body(null, 204);
+    },
+  )
+  .openapi(
+    createRoute({
+      method: "get",
+      path: "/scalesets/{id}/instances",
+      tags,
+      summary: "List a scale set's instances",
+      request: { params: IdParam },
+      responses: { 200: jsonResponse(z.array(InstanceSchema), "Instances"), ...errorResponses, ...notFoundResponse },
+    }),
+    async (c) => {
+      const { id } = c.req.valid("param");
+      const db = createDb(c.env);
+      const [found, rows] = await db.batch([
+        db.select({ id: scaleSets.id }).from(scaleSets).where(eq(scaleSets.id, id)),
+        db.select().from(instances).where(eq(instances.scaleSetId, id)).orderBy(instances.createdAt),
+      ]);
+      if (!found.length) throw notFound("scale set", id);
+      return c.json(rows.map(instanceView), 200);
+    },
+  );
