@@ -9,6 +9,7 @@ import { instanceRoutes } from "./routes/instances";
 import { jobRoutes } from "./routes/jobs";
 import { providerRoutes } from "./routes/providers";
 import { scaleSetRoutes } from "./routes/scalesets";
+import { secretRoutes } from "./routes/secrets";
 
 export const API_PREFIX = "/api/v1";
 
@@ -33,6 +34,7 @@ export function createApp() {
     scaleSetRoutes,
     instanceRoutes,
     jobRoutes,
+    secretRoutes,
   ];
   for (const routes of admin) app.route(API_PREFIX, routes);
 

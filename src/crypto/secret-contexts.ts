@@ -7,3 +7,10 @@ export const secretContext = {
   webhookSecret: (entityId: string) => `entities.webhook_secret_enc:${entityId}`,
   provider: (id: string) => `providers.secret_enc:${id}`,
 };
+
+/** Every D1 column holding sealed values, for key rotation. Add new sealed columns here. */
+export const sealedColumns = [
+  { table: "github_credentials", key: "id", column: "secret_enc", context: secretContext.credential },
+  { table: "entities", key: "id", column: "webhook_secret_enc", context: secretContext.webhookSecret },
+  { table: "providers", key: "id", column: "secret_enc", context: secretContext.provider },
+] as const;

@@ -3,6 +3,10 @@ import type { Env as WorkerEnv } from "../../src/env";
 
 declare global {
   namespace Cloudflare {
+    interface GlobalProps {
+      mainModule: typeof import("../../src/index");
+      durableNamespaces: "ScaleSet";
+    }
     interface Env extends WorkerEnv {
       TEST_MIGRATIONS: D1Migration[];
     }
