@@ -22,6 +22,7 @@ export default defineConfig(async () => {
                   ENCRYPTION_KEY: "q83vEjRWeJq83vEjRWeJq83vEjRWeJq83vEjRWeJq80=",
                   ENCRYPTION_KEYS_PREVIOUS: "",
                   PUBLIC_URL: "https://edgerunner.test",
+                  INSTANCE_TOKEN_SECRET: "test-instance-token-secret",
                 },
               },
             }),

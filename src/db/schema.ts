@@ -165,7 +165,12 @@ export const instances = sqliteTable(
     providerId: text("provider_id"),
     status: text("status", { enum: instanceStatuses }).notNull(),
     runnerStatus: text("runner_status", { enum: runnerStatuses }).notNull(),
+    /** When the runner status last changed: how long an idle runner has idled. */
+    runnerStatusChangedAt: integer("runner_status_changed_at"),
+    /** GitHub's runner id (GARM calls it agent id). */
     agentId: integer("agent_id"),
+    /** The runner's just-in-time configuration from GitHub, sealed. */
+    jitConfigEnc: text("jit_config_enc"),
     addresses: text("addresses", { mode: "json" }).$type<InstanceAddress[]>().notNull(),
     osType: text("os_type"),
     osName: text("os_name"),

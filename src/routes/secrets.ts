@@ -32,7 +32,7 @@ export const secretRoutes = createRouter().openapi(
   async (c) => {
     const keyring = await keyringFor(c.env);
     const reads = await c.env.DB.batch(
-      sealedColumns.map((s) => c.env.DB.prepare(`SELECT ${s.key} AS id, ${s.column} AS sealed FROM ${s.table}`)),
+      sealedColumns.map((s) => c.env.DB.prepare(`SELECT ${s.key} AS id, ${s.column} AS sealed FROM ${s.table} WHERE ${s.column} IS NOT NULL`)),
     );
     const updates: D1PreparedStatement[] = [];
     const unreadable: { table: string; id: string }[] = [];

@@ -58,8 +58,8 @@ describe("plan: how many to create", () => {
     ["busy runners count toward max", { maxRunners: 3 }, [inst({ runnerStatus: "active" }), inst({ runnerStatus: "active" })], 1, 5],
     ["instances being deleted count toward max", { maxRunners: 2 }, [inst({ status: "deleting", inFlight: true }), inst({ status: "pending_delete", retryAt: NOW + 1000 })], 0, 3],
     ["disabled creates nothing", { enabled: false, minIdleRunners: 2 }, [], 0, 5],
-  ] as const)("%s", (_, cfg, instances, expected, queued = 0) => {
-    const p = plan(snap({ config: config(cfg), instances: [...instances], queuedJobs: queued }));
+  ] as [string, Partial<PlanConfig>, PlanInstance[], number, number?][])("%s", (_, cfg, instances, expected, queued = 0) => {
+    const p = plan(snap({ config: config(cfg), instances, queuedJobs: queued }));
     expect(creates(p.actions)).toBe(expected);
   });
 
