@@ -22,6 +22,8 @@ export interface LastReconcile {
   summary: PlanSummary | null;
   actions: Record<string, number>;
   error: string | null;
+  /** D1 round trips the pass took: constant whatever the number of instances. */
+  d1RoundTrips: number;
 }
 
 export class ObjectState {

@@ -40,7 +40,9 @@ describe("scale sets", () => {
       priority: 0,
     });
     const { id } = res.body;
-    expect((await api.get(`/api/v1/scalesets/${id}`)).body).toEqual(res.body);
+    const shown = (await api.get(`/api/v1/scalesets/${id}`)).body;
+    expect(shown).toMatchObject(res.body);
+    expect(shown.status).toMatchObject({ scale_set_id: id, create_backoff: { failures: 0, hard_limited_at: null } });
     expect((await api.get(base)).body).toEqual([res.body]);
     expect((await api.get("/api/v1/scalesets")).body.map((s: any) => s.id)).toContain(id);
     expect((await api.get(`/api/v1/scalesets/${id}/instances`)).body).toEqual([]);
