@@ -16,6 +16,7 @@ export interface Env {
   INSTANCE_TOKEN_SECRET: string;
   // Optional timing knobs, in seconds (see src/scaleset/settings.ts for defaults).
   RECONCILE_INTERVAL_SECONDS?: string;
+  NUDGE_DELAY_SECONDS?: string;
   SCALE_DOWN_IDLE_SECONDS?: string;
   OPERATION_POLL_SECONDS?: string;
   STUCK_GRACE_SECONDS?: string;

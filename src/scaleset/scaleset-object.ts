@@ -123,7 +123,7 @@ export class ScaleSet extends DurableObject<Env> {
   /** Something changed (a job arrived, the scale set was edited): reconcile as soon as possible. */
   async nudge(scaleSetId: string): Promise<void> {
     this.state.bind(scaleSetId);
-    this.state.setTimer("nudge", Date.now());
+    this.state.setTimer("nudge", Date.now() + this.settings.nudgeDelayMs);
     await this.arm();
   }
 

@@ -4,6 +4,8 @@ import type { CreateBackoffPolicy } from "./backoff";
 /** Timing knobs for every scale set, from optional Worker vars (seconds), with defaults. */
 export interface ScaleSetSettings {
   tickMs: number;
+  /** How soon after a nudge the object reconciles (0 in production; tests drive alarms themselves). */
+  nudgeDelayMs: number;
   scaleDownIdleMs: number;
   operationPollMs: number;
   stuckGraceMs: number;
@@ -22,6 +24,7 @@ export function scaleSetSettings(env: Partial<Env>): ScaleSetSettings {
   const limit = Number(env.CREATE_FAILURE_LIMIT);
   return {
     tickMs: seconds(env.RECONCILE_INTERVAL_SECONDS, 30),
+    nudgeDelayMs: seconds(env.NUDGE_DELAY_SECONDS, 0),
     scaleDownIdleMs: seconds(env.SCALE_DOWN_IDLE_SECONDS, 300),
     operationPollMs: seconds(env.OPERATION_POLL_SECONDS, 120),
     stuckGraceMs: seconds(env.STUCK_GRACE_SECONDS, 120),
