@@ -133,6 +133,8 @@ export interface InstanceFields {
   runnerStatus?: RunnerStatus;
   agentId?: number;
   jitConfigEnc?: string;
+  /** Record the runner status report even when the status stays the same (bootstrap progress). */
+  recordRunnerReport?: boolean;
 }
 
 export interface StatusChange {
@@ -202,7 +204,8 @@ export function statusChangeStatements(db: D1Database, changes: StatusChange[]):
          UNION ALL
          SELECT c.id, c.at, 'runner_status', i.runner_status, json_extract(c.f, '$.runnerStatus'), c.reason
            FROM changes c JOIN instances i ON i.id = c.id AND i.status = c.from_status
-          WHERE json_extract(c.f, '$.runnerStatus') IS NOT NULL AND json_extract(c.f, '$.runnerStatus') != i.runner_status`,
+          WHERE json_extract(c.f, '$.runnerStatus') IS NOT NULL
+            AND (json_extract(c.f, '$.runnerStatus') != i.runner_status OR json_extract(c.f, '$.recordRunnerReport') = 1)`,
       )
       .bind(json),
     db

@@ -12,10 +12,10 @@ import {
   type ScaleSetRecord,
   type StatusChange,
 } from "../db/scaleset-store";
-import type { InstanceStatus } from "../db/schema";
+import type { InstanceStatus, RunnerStatus } from "../db/schema";
 import { deleteRetryDelay, NO_CREATE_BACKOFF, recordCreateFailure, recordCreateSuccess } from "./backoff";
 import { buildBootstrapInstance } from "./bootstrap";
-import { canTransition } from "./instance-states";
+import { canRunnerTransition, canTransition } from "./instance-states";
 import { mintInstanceToken } from "./instance-token";
 import { ObjectState, type LastReconcile } from "./object-state";
 import type { MachineInfo, MachinePort, PortError, RunnerPort } from "./ports";
@@ -203,6 +203,45 @@ export class ScaleSet extends DurableObject<Env> {
     log({ event: "provider_callback", scale_set: scaleSetId, instance: cb.instance_name, operation: ops.opKind, ok: !cb.error });
     await this.nudge(scaleSetId);
     return { accepted: true };
+  }
+
+  /**
+   * A runner reports on its bootstrap (through the callback routes). `idle` makes it count as
+   * available at once; `failed` sends the instance to deletion.
+   */
+  async runnerReport(
+    scaleSetId: string,
+    name: string,
+    createAttempt: number,
+    report: { status: RunnerStatus; message: string; agentId: number | null },
+  ): Promise<{ ok: true } | { error: "gone" } | { error: "forbidden"; from: RunnerStatus; to: RunnerStatus }> {
+    this.state.bind(scaleSetId);
+    const row = await this.env.DB.prepare("SELECT id, status, runner_status, create_attempt FROM instances WHERE name = ? AND scale_set_id = ?")
+      .bind(name, scaleSetId)
+      .first<{ id: string; status: InstanceStatus; runner_status: RunnerStatus; create_attempt: number }>();
+    if (!row || row.create_attempt !== createAttempt || (row.status !== "creating" && row.status !== "running")) return { error: "gone" };
+    if (!canRunnerTransition(row.runner_status, report.status)) return { error: "forbidden", from: row.runner_status, to: report.status };
+    const failed = report.status === "failed";
+    const message = report.message.slice(0, 2000);
+    const applied = await applyStatusChanges(this.env.DB, [
+      {
+        id: row.id,
+        from: row.status,
+        to: failed ? "pending_delete" : row.status,
+        reason: failed ? `runner failed: ${message}` : message || `runner ${report.status}`,
+        at: Date.now(),
+        set: {
+          runnerStatus: report.status,
+          statusMessage: message,
+          recordRunnerReport: true,
+          ...(report.agentId !== null && { agentId: report.agentId }),
+        },
+      },
+    ]);
+    if (!applied.size) return { error: "gone" };
+    log({ event: "runner_status", scale_set: scaleSetId, instance: name, from: row.runner_status, to: report.status, message });
+    if (failed || report.status === "idle") await this.nudge(scaleSetId);
+    return { ok: true };
   }
 
   // ---- alarm ------------------------------------------------------------------------------
