@@ -92,8 +92,8 @@ type AuthMode = { kind: "token" } | { kind: "app-jwt" };
  */
 export class GithubClient {
   readonly credentialId: string;
-  private readonly db: Db;
-  private readonly clock: Clock;
+  readonly db: Db;
+  readonly clock: Clock;
   private readonly fetchFn: typeof fetch;
   private readonly maxWaitMs: number;
   private readonly maxAttempts: number;

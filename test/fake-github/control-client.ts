@@ -10,7 +10,11 @@ async function expectOk(res: Response, what: string): Promise<Response> {
 }
 
 export class FakeWorld {
-  constructor(readonly info: WorldInfo) {}
+  readonly info: WorldInfo;
+
+  constructor(info: WorldInfo) {
+    this.info = info;
+  }
 
   get url() {
     return this.info.url;

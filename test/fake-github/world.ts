@@ -107,7 +107,11 @@ export class World {
   requests: RecordedRequest[] = [];
   private nextId = 1000;
 
-  constructor(readonly id: string) {}
+  readonly id: string;
+
+  constructor(id: string) {
+    this.id = id;
+  }
 
   now(): number {
     return Date.now() + this.clockOffsetMs;
