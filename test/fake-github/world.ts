@@ -464,8 +464,9 @@ const downloads = () =>
     };
   });
 
+/** The runner APIs answer 422 with plain-string errors (GitHub's validation-error-simple). */
 function validationFailed(field: string, message: string): FakeResponse {
-  return error(422, "Validation Failed", { errors: [{ resource: "Runner", field, code: "invalid", message }] });
+  return error(422, "Validation Failed", { errors: [`${field}: ${message}`] });
 }
 
 const routes: Route[] = [
