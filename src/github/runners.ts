@@ -102,6 +102,9 @@ export async function createRegistrationToken(gh: GithubClient, scope: GithubSco
   return { token: res.data.token, expiresAt: res.data.expires_at };
 }
 
+// Within one client (one unit of work) a resolved group costs no D1 read at all.
+const resolvedGroups = new WeakMap<GithubClient, Map<string, number>>();
+
 /**
  * The id of the runner group called `name` ("" or "default" = the default group). Repositories
  * have only the default group. Org and enterprise groups are cached for an hour.
@@ -113,6 +116,17 @@ export async function resolveRunnerGroupId(gh: GithubClient, scope: GithubScope,
     if (isDefault) return DEFAULT_RUNNER_GROUP_ID;
     throw new GithubError(`runner group '${name}': repositories only have the default runner group`);
   }
+  const memoKey = `${scopeKey(scope)}|${wanted}`;
+  const memo = resolvedGroups.get(gh) ?? new Map<string, number>();
+  resolvedGroups.set(gh, memo);
+  const known = memo.get(memoKey);
+  if (known !== undefined) return known;
+  const id = await lookupRunnerGroupId(gh, scope, name, wanted, isDefault);
+  memo.set(memoKey, id);
+  return id;
+}
+
+async function lookupRunnerGroupId(gh: GithubClient, scope: GithubScope, name: string, wanted: string, isDefault: boolean): Promise<number> {
   const { endpointName } = await gh.context();
   const now = gh.clock.now();
   const key = `runner-groups:${scopeKey(scope)}`;

@@ -116,3 +116,11 @@ it("has no webhook route for enterprises", async () => {
   const res = await api.post(`/api/v1/enterprises/${crypto.randomUUID()}/webhook`);
   expect(res.status).toBe(404);
 });
+
+it("documents the webhook routes and credential health in the OpenAPI document", async () => {
+  const doc = (await api.get("/api/v1/openapi.json", { token: null })).body;
+  for (const kind of ["repositories", "organizations"]) {
+    expect(Object.keys(doc.paths[`/api/v1/${kind}/{id}/webhook`]).sort()).toEqual(["delete", "get", "post"]);
+  }
+  expect(Object.keys(doc.components.schemas.GithubCredentials.properties)).toEqual(expect.arrayContaining(["health", "rate_limit"]));
+});
