@@ -268,10 +268,11 @@ export class GithubClient {
     }
   }
 
-  private async saveState(patch: StatePatch) {
+  /** Returns false when the credential changed meanwhile (the write is then dropped). */
+  private async saveState(patch: StatePatch): Promise<boolean> {
     const ctx = await this.context();
     const now = this.clock.now();
-    await writeCredentialState(this.options.env.DB, ctx.credential, patch, now);
+    const written = await writeCredentialState(this.options.env.DB, ctx.credential, patch, now);
     ctx.state = {
       credentialId: this.credentialId,
       health: "ok",
@@ -291,12 +292,20 @@ export class GithubClient {
       ...patch,
       updatedAt: now,
     };
+    return written;
   }
 
   private async markFailing(reason: string) {
-    logEvent({ event: "github_credentials_failing", credential: this.credentialId, reason });
     this.token = null;
-    await this.saveState({ health: "failing", failureReason: reason.slice(0, 500), failedAt: this.clock.now(), tokenEnc: null, tokenExpiresAt: null });
+    const recorded = await this.saveState({
+      health: "failing",
+      failureReason: reason.slice(0, 500),
+      failedAt: this.clock.now(),
+      tokenEnc: null,
+      tokenExpiresAt: null,
+    });
+    // Not recorded: the credential was replaced while this call used the old one.
+    logEvent({ event: "github_credentials_failing", credential: this.credentialId, reason, recorded });
   }
 
   private async openSecret(): Promise<string> {

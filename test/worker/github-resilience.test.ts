@@ -174,6 +174,36 @@ describe("refused credentials", () => {
   });
 });
 
+describe("credential changes", () => {
+  const stateOf = (id: string) =>
+    env.DB.prepare("SELECT token_enc, health FROM github_credential_state WHERE credential_id = ?").bind(id).first<{ token_enc: string | null; health: string }>();
+
+  it("a new App key drops the cached installation token; a description change keeps it", async () => {
+    const { appKeyPkcs8 } = await import("./github-helpers");
+    const world = await newWorld();
+    const credentialId = await createAppCredential(await createEndpoint(world));
+    const clock = new TestClock();
+    await listRunners(client(credentialId, clock), repo);
+    expect((await stateOf(credentialId))?.token_enc).toMatch(/^er1\./);
+
+    await api.put(`/api/v1/github/credentials/${credentialId}`, { description: "renamed" });
+    expect((await stateOf(credentialId))?.token_enc).toMatch(/^er1\./);
+
+    await api.put(`/api/v1/github/credentials/${credentialId}`, { app: { private_key: appKeyPkcs8 } });
+    expect(await stateOf(credentialId)).toBeNull();
+    await listRunners(client(credentialId, clock), repo);
+    expect((await world.requests()).filter((r) => r.path.endsWith("/access_tokens"))).toHaveLength(2);
+  });
+
+  it("deleting credentials deletes their state", async () => {
+    const { credentialId, clock } = await patSetup("ghp_revoked");
+    await listRunners(client(credentialId, clock), repo).catch(() => undefined);
+    expect((await stateOf(credentialId))?.health).toBe("failing");
+    expect((await api.delete(`/api/v1/github/credentials/${credentialId}`)).status).toBe(204);
+    expect(await stateOf(credentialId)).toBeNull();
+  });
+});
+
 describe("logging", () => {
   it("logs one JSON object per GitHub call, without tokens", async () => {
     const world = await newWorld();
