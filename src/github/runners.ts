@@ -84,6 +84,12 @@ export async function findRunnerByName(gh: GithubClient, scope: GithubScope, nam
   return runners.find((r) => r.name.toLowerCase() === name.toLowerCase()) ?? null;
 }
 
+/** One runner by id (is it online, busy?). Null when GitHub does not know it. */
+export async function getRunner(gh: GithubClient, scope: GithubScope, runnerId: number): Promise<GithubRunner | null> {
+  const res = await gh.request<GithubRunner>("get_runner", "GET", `${scopePath(scope)}/actions/runners/${runnerId}`, { allow: [404] });
+  return res.status === 404 ? null : res.data;
+}
+
 export async function deleteRunner(gh: GithubClient, scope: GithubScope, runnerId: number): Promise<DeleteRunnerResult> {
   const res = await gh.request<{ message?: string } | null>("delete_runner", "DELETE", `${scopePath(scope)}/actions/runners/${runnerId}`, {
     allow: [404, 422],

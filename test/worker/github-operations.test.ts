@@ -8,6 +8,7 @@ import {
   findRunnerByName,
   generateJitConfig,
   getJob,
+  getRunner,
   isDuplicateRunnerName,
   listRunnerDownloads,
   listRunners,
@@ -86,11 +87,13 @@ describe.each(endpoints)("runner operations on $label", ({ ghes }) => {
     it("deletes a runner: 204 deleted, 404 already gone, 422 busy (retry later)", async () => {
       const { world, gh } = await setup();
       await world.seed({ runners: [{ scope: key, name: "idle", id: 11 }, { scope: key, name: "busy", id: 12, busy: true }] });
+      expect(await getRunner(gh, scope, 12)).toMatchObject({ id: 12, name: "busy", busy: true, status: "online" });
       expect(await deleteRunner(gh, scope, 11)).toEqual({ outcome: "deleted" });
       expect(await deleteRunner(gh, scope, 11)).toEqual({ outcome: "already_gone" });
       const busy = await deleteRunner(gh, scope, 12);
       expect(busy.outcome).toBe("busy");
       expect((await world.state()).runners.map((r) => r.id)).toEqual([12]);
+      expect(await getRunner(gh, scope, 11)).toBeNull();
       // One request per call: a busy runner is an answer, not something to retry in place.
       expect((await world.requests()).filter((r) => r.method === "DELETE")).toHaveLength(3);
     });

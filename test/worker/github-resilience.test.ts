@@ -96,6 +96,15 @@ describe("server errors", () => {
     expect(clock.sleeps[1]!).toBeGreaterThan(clock.sleeps[0]!);
   });
 
+  it("times out a slow answer and retries it", async () => {
+    const { world, credentialId, clock } = await patSetup();
+    await world.fault({ kind: "latency", latency_ms: 1_500, path: "/actions/runners" });
+    expect(await listRunners(client(credentialId, clock, { timeoutMs: 300 }), repo)).toEqual([]);
+    expect(clock.sleeps).toHaveLength(1);
+    // The fake records the slow request when it finally answers; the client had given up on it.
+    await vi.waitFor(async () => expect(await restCalls(world)).toHaveLength(2), { timeout: 5_000, interval: 100 });
+  });
+
   it("gives up after a bounded number of attempts", async () => {
     const { world, credentialId, clock } = await patSetup();
     await world.fault({ kind: "server_error", status: 500, times: -1 });
