@@ -342,9 +342,13 @@ export class GithubClient {
     const ctx = await this.context();
     const state = ctx.state;
     if (state?.tokenEnc && fresh(state.tokenExpiresAt)) {
-      const value = await open(await keyringFor(this.options.env), state.tokenEnc, secretContext.installationToken(this.credentialId));
-      this.token = { value, expiresAt: state.tokenExpiresAt! };
-      return value;
+      try {
+        const value = await open(await keyringFor(this.options.env), state.tokenEnc, secretContext.installationToken(this.credentialId));
+        this.token = { value, expiresAt: state.tokenExpiresAt! };
+        return value;
+      } catch {
+        // Sealed under a key that is gone (rotation): a token is cheap to replace.
+      }
     }
     // Concurrent calls on this object share one mint.
     if (!this.minting) {
