@@ -1,8 +1,10 @@
 import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-plugin";
 import { defineConfig } from "vitest/config";
 
-// Two projects: pure domain code runs in plain Node; everything that touches the platform
-// runs inside real workerd with real D1 and Durable Objects.
+// Projects: pure domain code runs in plain Node; everything that touches the platform runs
+// inside real workerd with real D1 and Durable Objects, talking to the fake GitHub (started in
+// Node by the worker project's globalSetup, reached at inject("fakeGithubUrl")); the contract
+// project checks the fake's answers against GitHub's published OpenAPI description.
 export default defineConfig(async () => {
   const migrations = await readD1Migrations("./migrations");
   return {
@@ -10,6 +12,9 @@ export default defineConfig(async () => {
       projects: [
         {
           test: { name: "unit", include: ["test/unit/**/*.test.ts"], environment: "node" },
+        },
+        {
+          test: { name: "contract", include: ["test/contract/**/*.test.ts"], environment: "node", testTimeout: 60_000 },
         },
         {
           plugins: [
@@ -35,6 +40,7 @@ export default defineConfig(async () => {
             name: "worker",
             include: ["test/worker/**/*.test.ts"],
             setupFiles: ["./test/worker/apply-migrations.ts"],
+            globalSetup: ["./test/fake-github/global-setup.ts"],
           },
         },
       ],

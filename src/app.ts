@@ -3,6 +3,7 @@ import type { AppEnv } from "./env";
 import { adminAuth } from "./http/admin-auth";
 import { renderError } from "./http/errors";
 import { entityRoutes } from "./routes/entities";
+import { entityWebhookRoutes } from "./routes/entity-webhooks";
 import { githubCredentialRoutes } from "./routes/github-credentials";
 import { githubEndpointRoutes } from "./routes/github-endpoints";
 import { instanceRoutes } from "./routes/instances";
@@ -30,6 +31,7 @@ export function createApp() {
     githubEndpointRoutes,
     githubCredentialRoutes,
     entityRoutes,
+    entityWebhookRoutes,
     providerRoutes,
     scaleSetRoutes,
     instanceRoutes,

@@ -1,4 +1,4 @@
-// Vite's `?raw` imports (test fixtures such as PEM files).
+// Vite's `?raw` imports: a file's text (test fixtures such as PEM keys).
 declare module "*?raw" {
   const text: string;
   export default text;

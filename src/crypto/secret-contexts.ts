@@ -7,6 +7,7 @@ export const secretContext = {
   webhookSecret: (entityId: string) => `entities.webhook_secret_enc:${entityId}`,
   provider: (id: string) => `providers.secret_enc:${id}`,
   jitConfig: (instanceId: string) => `instances.jit_config_enc:${instanceId}`,
+  installationToken: (credentialId: string) => `github_credential_state.token_enc:${credentialId}`,
 };
 
 /** Every D1 column holding sealed values, for key rotation. Add new sealed columns here. */
@@ -15,4 +16,5 @@ export const sealedColumns = [
   { table: "entities", key: "id", column: "webhook_secret_enc", context: secretContext.webhookSecret },
   { table: "providers", key: "id", column: "secret_enc", context: secretContext.provider },
   { table: "instances", key: "id", column: "jit_config_enc", context: secretContext.jitConfig },
+  { table: "github_credential_state", key: "credential_id", column: "token_enc", context: secretContext.installationToken },
 ] as const;

@@ -10,5 +10,10 @@ declare global {
     interface Env extends WorkerEnv {
       TEST_MIGRATIONS: D1Migration[];
     }
+    // Types `exports.default` (the Worker's own fetch handler) in tests.
+    interface GlobalProps {
+      mainModule: typeof import("../../src/index");
+      durableNamespaces: "ScaleSet";
+    }
   }
 }

@@ -29,6 +29,8 @@ describe("GitHub credentials", () => {
       app_id: null,
       installation_id: null,
       has_secret: true,
+      health: { status: "ok", reason: null, since: null },
+      rate_limit: null,
       created_at: expect.any(String),
       updated_at: expect.any(String),
     });

@@ -50,6 +50,8 @@ export const api = {
 const TABLES = [
   "github_endpoints",
   "github_credentials",
+  "github_credential_state",
+  "github_cache",
   "entities",
   "providers",
   "scale_sets",
