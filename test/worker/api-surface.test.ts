@@ -15,7 +15,7 @@ async function openapi() {
 async function operations() {
   const doc = (await openapi()) as any;
   const resolve = (schema: any): any => (schema?.$ref ? doc.components.schemas[schema.$ref.split("/").pop()] : schema);
-  return Object.entries(doc.paths).flatMap(([path, ops]) =>
+  return Object.entries(doc.paths as Record<string, Record<string, any>>).flatMap(([path, ops]) =>
     Object.entries(ops).map(([method, op]) => ({
       method: method.toUpperCase(),
       template: path,
