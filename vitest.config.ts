@@ -30,6 +30,8 @@ export default defineConfig(async () => {
             name: "worker",
             include: ["test/worker/**/*.test.ts"],
             setupFiles: ["./test/worker/apply-migrations.ts"],
+            // The fake provider shim runs in Node; tests find it with inject("fakeShimUrl").
+            globalSetup: ["./test/fake-shim/global-setup.ts"],
           },
         },
       ],
