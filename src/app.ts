@@ -7,6 +7,7 @@ import { githubCredentialRoutes } from "./routes/github-credentials";
 import { githubEndpointRoutes } from "./routes/github-endpoints";
 import { instanceRoutes } from "./routes/instances";
 import { jobRoutes } from "./routes/jobs";
+import { PROVIDER_CALLBACK_PATH, providerCallbackRoutes } from "./routes/provider-callbacks";
 import { providerRoutes } from "./routes/providers";
 import { scaleSetRoutes } from "./routes/scalesets";
 import { secretRoutes } from "./routes/secrets";
@@ -14,7 +15,7 @@ import { secretRoutes } from "./routes/secrets";
 export const API_PREFIX = "/api/v1";
 
 /** Paths under the API prefix that do not take the admin token (they have their own auth, or none). */
-const PUBLIC_API_PATHS = [/^\/api\/v1\/openapi\.json$/];
+const PUBLIC_API_PATHS = [/^\/api\/v1\/openapi\.json$/, PROVIDER_CALLBACK_PATH];
 
 export function createApp() {
   const app = new OpenAPIHono<AppEnv>({ strict: false });
@@ -37,11 +38,21 @@ export function createApp() {
     secretRoutes,
   ];
   for (const routes of admin) app.route(API_PREFIX, routes);
+  // Signed by the provider shim, not the admin token (exempted in PUBLIC_API_PATHS).
+  app.route(API_PREFIX, providerCallbackRoutes);
 
   app.openAPIRegistry.registerComponent("securitySchemes", "adminToken", {
     type: "http",
     scheme: "bearer",
     description: "The ADMIN_TOKEN secret",
+  });
+  app.openAPIRegistry.registerComponent("securitySchemes", "providerSignature", {
+    type: "apiKey",
+    in: "header",
+    name: "X-Edgerunner-Signature",
+    description:
+      "HMAC-SHA256 with the provider's secret over timestamp, method, path and body, with X-Edgerunner-Timestamp " +
+      "(docs/provider-shim-protocol.md)",
   });
   app.doc31(`${API_PREFIX}/openapi.json`, (c) => ({
     openapi: "3.1.0",

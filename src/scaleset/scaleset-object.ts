@@ -1,5 +1,6 @@
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../env";
+import type { ShimCallback } from "../providers/shim-protocol";
 
 /**
  * One object per scale set: the single writer of its instances' lifecycle. Reconciliation
@@ -11,5 +12,12 @@ export class ScaleSet extends DurableObject<Env> {
     if (known && known !== scaleSetId) throw new Error(`object belongs to scale set ${known}`);
     if (!known) await this.ctx.storage.put("scale_set_id", scaleSetId);
     return scaleSetId;
+  }
+
+  // PLACEHOLDER (issue 5, shim side): only records the callback so the route can be tested.
+  // The lead's reconciliation replaces this with matching the operation and applying the result.
+  async providerCallback(cb: ShimCallback): Promise<{ accepted: boolean }> {
+    await this.ctx.storage.put("last_callback", cb);
+    return { accepted: true };
   }
 }

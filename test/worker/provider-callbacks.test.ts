@@ -1,0 +1,177 @@
+import { runInDurableObject } from "cloudflare:test";
+import { env, exports } from "cloudflare:workers";
+import { describe, expect, inject, it, vi } from "vitest";
+import { createShimClient } from "../../src/providers/shim-client";
+import { BootstrapInstance, type ShimCallback } from "../../src/providers/shim-protocol";
+import { signRequest } from "../../src/providers/shim-signing";
+import { createTenant } from "../fake-shim/control";
+import { garmBootstrap } from "../fixtures/bootstrap-instance";
+import { api, call, expectRejectedWithoutWrites, insertInstance, seed, unique } from "./helpers";
+
+const SECRET = "callback-test-secret-0001";
+
+async function setup(secret = SECRET) {
+  const repo = await seed.repository();
+  const provider = await seed.provider({ secret });
+  const scaleSet = await seed.scaleSet(`repositories/${repo.id}`, { provider_name: provider.name });
+  const instance = await insertInstance(scaleSet.id, { status: "creating", runner_status: "pending" });
+  return { provider, scaleSet, instance };
+}
+
+const callbackFor = (instanceName: string, over: Partial<ShimCallback> = {}): ShimCallback => ({
+  operation_id: `op-${unique("x")}`,
+  instance_name: instanceName,
+  result: { provider_id: "i-0abc", name: instanceName, status: "running", os_type: "linux", addresses: [{ address: "10.0.0.9", type: "private" }] },
+  error: null,
+  ...over,
+});
+
+interface SendOptions {
+  secret?: string;
+  nowMs?: number;
+  /** Sign this body, send `raw` (or the signed body). */
+  raw?: string;
+  signedPath?: string;
+  headers?: Record<string, string>;
+  unsigned?: boolean;
+}
+
+async function sendCallback(providerName: string, body: unknown, o: SendOptions = {}) {
+  const path = `/api/v1/providers/${providerName}/callbacks`;
+  const signed = typeof body === "string" ? body : JSON.stringify(body);
+  const sig = o.unsigned ? {} : await signRequest(o.secret ?? SECRET, { method: "POST", pathWithQuery: o.signedPath ?? path, body: signed }, o.nowMs);
+  return call("POST", path, undefined, { token: null, raw: o.raw ?? signed, headers: { ...sig, ...o.headers } });
+}
+
+const lastCallback = (scaleSetId: string) =>
+  runInDurableObject(env.SCALE_SET.get(env.SCALE_SET.idFromName(scaleSetId)), (_obj, state) => state.storage.get("last_callback"));
+
+describe("provider callbacks", () => {
+  it("hands a correctly signed callback to the scale set that owns the instance, without the admin token", async () => {
+    const { provider, scaleSet, instance } = await setup();
+    const cb = callbackFor(instance.name);
+    const res = await sendCallback(provider.name, cb);
+    expect(res.status, res.text).toBe(200);
+    expect(res.body).toEqual({ accepted: true });
+    expect(await lastCallback(scaleSet.id)).toEqual(cb);
+  });
+
+  it.each([
+    ["an error", { result: null, error: { message: "quota exceeded in fra1", retryable: true } }],
+    ["a finished delete (neither result nor error)", { result: null, error: null }],
+    ["a result GARM's rule rejects (the object records it as a provider fault)", { result: { name: "x", status: "booting" } }],
+  ])("accepts a callback carrying %s", async (_, over) => {
+    const { provider, scaleSet, instance } = await setup();
+    const cb = callbackFor(instance.name, over as Partial<ShimCallback>);
+    expect((await sendCallback(provider.name, cb)).status).toBe(200);
+    expect(await lastCallback(scaleSet.id)).toEqual(cb);
+  });
+
+  it("accepts the callback the fake shim signs with its own HMAC implementation after a 202 create", async () => {
+    const { provider, scaleSet, instance } = await setup();
+    const shim = await createTenant(inject("fakeShimUrl"), {
+      secret: SECRET,
+      callbackUrl: `https://edgerunner.test/api/v1/providers/${provider.name}/callbacks`,
+    });
+    await shim.addRule({ operation: "create", action: { type: "async", complete_after_ms: 10, callback: "outbox" } });
+    const client = createShimClient({ name: provider.name, url: shim.url, secret: SECRET }, { controllerId: "c", poolId: scaleSet.id, extraSpecs: {} });
+    const created = await client.createInstance(BootstrapInstance.parse({ ...garmBootstrap, name: instance.name, pool_id: scaleSet.id }));
+    expect(created.ok && created.value.state).toBe("accepted");
+    await vi.waitFor(async () => expect(await shim.callbacks()).toHaveLength(1), { timeout: 3_000 });
+    const [cb] = await shim.callbacks();
+    const res = await exports.default.fetch(new Request(`https://edgerunner.test${cb!.path}`, { method: "POST", headers: cb!.headers, body: cb!.body }));
+    expect(res.status).toBe(200);
+    const stored = (await lastCallback(scaleSet.id)) as ShimCallback;
+    expect(stored.operation_id).toBe(created.ok && created.value.state === "accepted" ? created.value.operationId : null);
+    expect(stored.result).toMatchObject({ name: instance.name, status: "running" });
+  });
+
+  it.each<[string, (p: string, name: string) => Promise<Awaited<ReturnType<typeof call>>>, string]>([
+    ["no signature at all", (p, n) => sendCallback(p, callbackFor(n), { unsigned: true }), "missing_timestamp"],
+    ["the admin token instead of a signature", (p, n) => sendCallback(p, callbackFor(n), { unsigned: true, headers: { authorization: "Bearer test-admin-token" } }), "missing_timestamp"],
+    ["a timestamp but no signature", (p, n) => sendCallback(p, callbackFor(n), { unsigned: true, headers: { "x-edgerunner-timestamp": String(Math.floor(Date.now() / 1000)) } }), "missing_signature"],
+    ["the wrong secret", (p, n) => sendCallback(p, callbackFor(n), { secret: "not-the-provider-secret" }), "bad_signature"],
+    ["a timestamp 301 s old", (p, n) => sendCallback(p, callbackFor(n), { nowMs: Date.now() - 301_000 }), "stale_timestamp"],
+    ["a timestamp 301 s ahead", (p, n) => sendCallback(p, callbackFor(n), { nowMs: Date.now() + 301_000 }), "stale_timestamp"],
+    ["a body changed after signing", (p, n) => sendCallback(p, callbackFor(n), { raw: JSON.stringify(callbackFor(n)) }), "bad_signature"],
+    ["a signature made for another provider's path", (p, n) => sendCallback(p, callbackFor(n), { signedPath: "/api/v1/providers/other/callbacks" }), "bad_signature"],
+    ["a malformed signature", (p, n) => sendCallback(p, callbackFor(n), { headers: { "x-edgerunner-signature": "deadbeef" } }), "malformed_signature"],
+  ])("rejects %s with 401, changing nothing", async (_, send, reason) => {
+    const { provider, scaleSet, instance } = await setup();
+    const res = await expectRejectedWithoutWrites(401, () => send(provider.name, instance.name));
+    expect(res.body).toEqual({ error: "unauthorized", details: { reason } });
+    expect(await lastCallback(scaleSet.id)).toBeUndefined();
+  });
+
+  it("answers an unknown provider exactly like a known one with a bad signature, so names do not leak", async () => {
+    const { provider, instance } = await setup();
+    const ghost = unique("ghost");
+    for (const opts of [{ unsigned: true }, {}, { nowMs: Date.now() - 400_000 }] as SendOptions[]) {
+      const known = await sendCallback(provider.name, callbackFor(instance.name), { ...opts, secret: "a-secret-someone-guessed" });
+      const unknown = await expectRejectedWithoutWrites(401, () => sendCallback(ghost, callbackFor(instance.name), { ...opts, secret: "a-secret-someone-guessed" }));
+      expect(unknown.body).toEqual(known.body);
+      expect(unknown.status).toBe(known.status);
+    }
+  });
+
+  it.each([
+    ["malformed JSON", '{"operation_id": "op-1",', /malformed JSON/],
+    ["a missing operation_id", { instance_name: "NAME", result: null, error: null }, /invalid request body/],
+    ["both result and error", { operation_id: "o", instance_name: "NAME", result: { name: "NAME" }, error: { message: "x", retryable: false } }, /invalid request body/],
+    ["an error without retryable", { operation_id: "o", instance_name: "NAME", result: null, error: { message: "x" } }, /invalid request body/],
+    ["an unknown field", { operation_id: "o", instance_name: "NAME", result: null, error: null, status: "done" }, /invalid request body/],
+    ["a JSON array", [], /invalid request body/],
+  ])("rejects a signed body with %s with 400, changing nothing", async (_, body, error) => {
+    const { provider, scaleSet, instance } = await setup();
+    const raw = typeof body === "string" ? body : JSON.stringify(body).replaceAll("NAME", instance.name);
+    const res = await expectRejectedWithoutWrites(400, () => sendCallback(provider.name, raw));
+    expect(res.body.error).toMatch(error);
+    expect(await lastCallback(scaleSet.id)).toBeUndefined();
+  });
+
+  it("rejects a signed body that is not JSON with 415", async () => {
+    const { provider, instance } = await setup();
+    const raw = `operation_id=o&instance_name=${instance.name}`;
+    await expectRejectedWithoutWrites(415, () => sendCallback(provider.name, raw, { headers: { "content-type": "application/x-www-form-urlencoded" } }));
+  });
+
+  it("answers 404 for an instance that does not exist, changing nothing", async () => {
+    const { provider } = await setup();
+    const res = await expectRejectedWithoutWrites(404, () => sendCallback(provider.name, callbackFor("no-such-runner")));
+    expect(res.body).toEqual({ error: "instance not found", details: { provider: provider.name, instance_name: "no-such-runner" } });
+  });
+
+  it("answers 404 for another provider's instance, and its scale set hears nothing", async () => {
+    const mine = await setup();
+    const theirs = await setup("another-provider-secret-02");
+    const res = await expectRejectedWithoutWrites(404, () => sendCallback(mine.provider.name, callbackFor(theirs.instance.name)));
+    expect(res.body.error).toBe("instance not found");
+    expect(await lastCallback(theirs.scaleSet.id)).toBeUndefined();
+    expect(await lastCallback(mine.scaleSet.id)).toBeUndefined();
+  });
+
+  it("follows a provider secret rotation", async () => {
+    const { provider, scaleSet, instance } = await setup();
+    expect((await api.put(`/api/v1/providers/${provider.name}`, { secret: "rotated-provider-secret-9" })).status).toBe(200);
+    expect((await sendCallback(provider.name, callbackFor(instance.name))).status).toBe(401);
+    const cb = callbackFor(instance.name);
+    expect((await sendCallback(provider.name, cb, { secret: "rotated-provider-secret-9" })).status).toBe(200);
+    expect(await lastCallback(scaleSet.id)).toEqual(cb);
+  });
+
+  it("is documented in the OpenAPI document with the signature headers and its own security", async () => {
+    const doc = (await api.get("/api/v1/openapi.json", { token: null })).body;
+    const op = doc.paths["/api/v1/providers/{name}/callbacks"].post;
+    expect(op.security).toEqual([{ providerSignature: [] }]);
+    expect(op.parameters.filter((p: any) => p.in === "header").map((p: any) => p.name).sort()).toEqual([
+      "x-edgerunner-signature",
+      "x-edgerunner-timestamp",
+    ]);
+    expect(Object.keys(op.responses)).toEqual(expect.arrayContaining(["200", "400", "401", "404"]));
+    expect(doc.components.securitySchemes.providerSignature).toMatchObject({ type: "apiKey", in: "header" });
+    const ownSecurity = Object.values(doc.paths as Record<string, Record<string, any>>).flatMap((ops) =>
+      Object.values(ops).filter((o) => o.security !== undefined),
+    );
+    expect(ownSecurity).toEqual([op]);
+  });
+});
