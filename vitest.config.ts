@@ -9,7 +9,7 @@ export default defineConfig(async () => {
     test: {
       projects: [
         {
-          test: { name: "unit", include: ["test/unit/**/*.test.ts"], environment: "node" },
+          test: { name: "unit", include: ["test/unit/**/*.test.ts", "test/fake-shim/**/*.test.ts"], environment: "node" },
         },
         {
           plugins: [
