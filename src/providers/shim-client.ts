@@ -40,6 +40,37 @@ export interface ShimClientOptions {
 export const DEFAULT_SHIM_TIMEOUT_MS = 30_000;
 /** How much of a shim's error answer goes into the error message (and so into logs and the instance's fault). */
 const MAX_ERROR_SNIPPET = 512;
+/** A list of 10,000 machines is about 3 MiB; anything far bigger is a broken shim, not data to hold in memory. */
+export const MAX_SHIM_RESPONSE_BYTES = 16 * 1024 * 1024;
+
+class ResponseTooLarge extends Error {}
+
+/** Reads a body, refusing to buffer more than the cap. */
+async function readCapped(res: Response): Promise<string> {
+  const declared = Number(res.headers.get("content-length") ?? "0");
+  if (declared > MAX_SHIM_RESPONSE_BYTES) throw new ResponseTooLarge();
+  if (!res.body) return "";
+  const reader = res.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > MAX_SHIM_RESPONSE_BYTES) {
+      await reader.cancel();
+      throw new ResponseTooLarge();
+    }
+    chunks.push(value);
+  }
+  const all = new Uint8Array(size);
+  let at = 0;
+  for (const c of chunks) {
+    all.set(c, at);
+    at += c.byteLength;
+  }
+  return new TextDecoder().decode(all);
+}
 
 export type ShimClient = ReturnType<typeof createShimClient>;
 
@@ -91,8 +122,16 @@ export function createShimClient(target: ShimTarget, pool: ShimPoolContext, opts
     const started = Date.now();
     let status: number | undefined;
     let result: ShimResult<any>;
+    let url: URL;
     try {
-      const url = new URL(base + path);
+      url = new URL(base + path);
+    } catch {
+      // A provider URL that does not parse will not parse next time either.
+      const error: ShimError = { kind: "permanent", message: `${operation}: provider URL is not a valid URL` };
+      logCall(operation, instance, undefined, started, { ok: false, error });
+      return { ok: false, error };
+    }
+    try {
       const headers: Record<string, string> = {
         accept: "application/json",
         "user-agent": "edgerunner-shim-client/1",
@@ -104,12 +143,20 @@ export function createShimClient(target: ShimTarget, pool: ShimPoolContext, opts
       if (body !== undefined) headers["content-type"] = "application/json";
       const res = await doFetch(url, { method, headers, body, redirect: "manual", signal: AbortSignal.timeout(timeoutMs) });
       status = res.status;
-      const text = await res.text();
+      const text = await readCapped(res);
       result = handle({ status, text });
     } catch (err) {
-      result = { ok: false, error: { ...classifyTransportError(err, timeoutMs), ...(status === undefined ? {} : { status }) } };
+      result =
+        err instanceof ResponseTooLarge
+          ? { ok: false, error: { kind: "malformed", message: `${operation}: answer larger than ${MAX_SHIM_RESPONSE_BYTES} bytes`, status: status! } }
+          : { ok: false, error: { ...classifyTransportError(err, timeoutMs), ...(status === undefined ? {} : { status }) } };
     }
     if (!result.ok) result = { ok: false, error: { ...result.error, message: redact(result.error.message, secrets) } };
+    logCall(operation, instance, status, started, result);
+    return result;
+  }
+
+  function logCall(operation: string, instance: string | undefined, status: number | undefined, started: number, result: ShimResult<unknown>) {
     console.log(
       JSON.stringify({
         event: "shim_call",
@@ -122,7 +169,6 @@ export function createShimClient(target: ShimTarget, pool: ShimPoolContext, opts
         ...(result.ok ? {} : { error_kind: result.error.kind, error: result.error.message }),
       }),
     );
-    return result;
   }
 
   const fail = (kind: ShimError["kind"], message: string, status?: number): ShimResult<never> => ({

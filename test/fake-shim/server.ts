@@ -311,6 +311,16 @@ export async function startFakeShim(opts: { port?: number } = {}): Promise<FakeS
       if (rule.action.apply) perform(t, r.operation, poolId, r.id, body);
       return answer(rule.action.status, rule.action.body);
     }
+    if (rule?.action.type === "flood") {
+      record.status = rule.action.status;
+      res.writeHead(rule.action.status, { "content-type": "application/json" });
+      const chunk = Buffer.alloc(64 * 1024, "x");
+      for (let left = rule.action.bytes; left > 0 && !res.destroyed; left -= chunk.length) {
+        if (!res.write(left >= chunk.length ? chunk : chunk.subarray(0, left))) await new Promise((r) => res.once("drain", r));
+      }
+      res.end();
+      return;
+    }
     if (rule?.action.type === "hang") {
       if (rule.action.apply) perform(t, r.operation, poolId, r.id, body);
       record.status = null;

@@ -16,6 +16,8 @@ export type ShimOperation = (typeof shimOperations)[number];
 export type FaultAction =
   /** Answer this status and body (a string is sent raw: use it for garbage). `apply` performs the operation first. */
   | { type: "respond"; status: number; body?: unknown; apply?: boolean }
+  /** Answer this status with `bytes` bytes of junk, streamed (for oversized answers). */
+  | { type: "flood"; status: number; bytes: number }
   /** Never answer (the socket stays open until the client gives up). `apply` performs the operation first. */
   | { type: "hang"; apply?: boolean }
   /**

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, inject, it, vi } from "vitest";
-import { createShimClient, type ShimPoolContext } from "../../src/providers/shim-client";
+import { createShimClient, MAX_SHIM_RESPONSE_BYTES, type ShimPoolContext } from "../../src/providers/shim-client";
 import { BootstrapInstance } from "../../src/providers/shim-protocol";
 import { verifySignature } from "../../src/providers/shim-signing";
 import { createTenant, type FakeShimTenant } from "../fake-shim/control";
@@ -211,6 +211,25 @@ describe("shim client error classes", () => {
     expect(!res.ok && res.error.kind).toBe("retryable");
     await shim.setFaults({ latency_ms: { list: 50 } });
     expect((await client({ timeoutMs: 2_000 }).listInstances()).ok).toBe(true);
+  });
+
+  it("calls a redirect permanent and does not follow it", async () => {
+    await shim.addRule({ operation: "list", action: { type: "respond", status: 302, body: "" } });
+    const res = await client().listInstances();
+    expect(!res.ok && res.error).toMatchObject({ kind: "permanent", status: 302 });
+    expect(await shim.requests()).toHaveLength(1);
+  });
+
+  it("refuses to buffer an oversized answer: malformed", async () => {
+    await shim.addRule({ operation: "list", action: { type: "flood", status: 200, bytes: MAX_SHIM_RESPONSE_BYTES + 1024 } });
+    const res = await client().listInstances();
+    expect(!res.ok && res.error).toMatchObject({ kind: "malformed", message: expect.stringMatching(/larger than/) });
+  });
+
+  it("calls a provider URL that does not parse permanent", async () => {
+    const res = await createShimClient({ name: "bad", url: "not a url", secret: SECRET }, pool).listInstances();
+    expect(!res.ok && res.error.kind).toBe("permanent");
+    expect(shimCalls()).toEqual([expect.objectContaining({ operation: "list_instances", status: null, error_kind: "permanent" })]);
   });
 
   it("calls a refused connection retryable", async () => {
