@@ -21,7 +21,9 @@ const signedBy = new WeakMap<Request, { id: string; name: string }>();
 
 // Callers naming a provider that does not exist are checked against this instead, so they get
 // the same 401 (and take about as long) as callers with a wrong secret: existence does not leak.
-const decoySecret = crypto.randomUUID() + crypto.randomUUID();
+// Made on first use: Workers forbid random values in global scope.
+let decoy: string | undefined;
+const decoySecret = () => (decoy ??= crypto.randomUUID() + crypto.randomUUID());
 
 const unauthorized = (reason: string) => new ApiError(401, "unauthorized", { reason });
 
@@ -35,7 +37,7 @@ const providerSignature: MiddlewareHandler<AppEnv> = async (c, next) => {
     .select({ id: providers.id, name: providers.name, secretEnc: providers.secretEnc })
     .from(providers)
     .where(eq(providers.name, name));
-  const secret = row ? await open(await keyringFor(c.env), row.secretEnc, secretContext.provider(row.id)) : decoySecret;
+  const secret = row ? await open(await keyringFor(c.env), row.secretEnc, secretContext.provider(row.id)) : decoySecret();
   const body = new Uint8Array(await c.req.arrayBuffer());
   const check = await verifySignature(
     secret,
