@@ -23,6 +23,9 @@ export interface FakeShimTenant {
   removeMachine(providerIdOrName: string): Promise<void>;
   requests(): Promise<RecordedRequest[]>;
   callbacks(): Promise<RecordedCallback[]>;
+  /** Callbacks waiting in the outbox (async rules with callback "outbox"), marked taken. */
+  takeOutbox(): Promise<RecordedCallback[]>;
+  configure(c: { secret?: string; callbackUrl?: string }): Promise<void>;
   setFaults(f: Faults): Promise<void>;
   addRule(rule: FaultRule): Promise<void>;
   reset(): Promise<void>;
@@ -43,8 +46,32 @@ export async function createTenant(shimUrl: string, opts: { secret: string; call
     removeMachine: (k) => call(`${c}/instances/${encodeURIComponent(k)}`, "DELETE"),
     requests: () => call(`${c}/requests`, "GET"),
     callbacks: () => call(`${c}/callbacks`, "GET"),
+    takeOutbox: () => call(`${c}/callbacks/take`, "POST"),
+    configure: async (o) => {
+      await call(c, "PATCH", { secret: o.secret, callback_url: o.callbackUrl });
+    },
     setFaults: (f) => call(`${c}/faults`, "PUT", f),
     addRule: (r) => call(`${c}/faults/rules`, "POST", r),
     reset: () => call(`${c}/reset`, "POST"),
   };
+}
+
+/**
+ * Delivers the tenant's waiting callbacks through `fetcher` — in workerd tests,
+ * `(r) => exports.default.fetch(r)`, since the coordinator there has no address the Node
+ * server could reach. The callback is sent exactly as the shim signed it (path, headers, body),
+ * on `origin`. Returns what the coordinator answered, in order.
+ */
+export async function deliverOutbox(
+  tenant: FakeShimTenant,
+  fetcher: (request: Request) => Promise<Response>,
+  origin = "https://edgerunner.test",
+): Promise<{ callback: RecordedCallback; status: number; body: unknown }[]> {
+  const out = [];
+  for (const callback of await tenant.takeOutbox()) {
+    const res = await fetcher(new Request(origin + callback.path, { method: "POST", headers: callback.headers, body: callback.body }));
+    const text = await res.text();
+    out.push({ callback, status: res.status, body: text ? JSON.parse(text) : null });
+  }
+  return out;
 }

@@ -110,6 +110,19 @@ describe("fake shim", () => {
     expect(await t.machines()).toEqual([]);
   });
 
+  it("hands outbox callbacks to the test once, and takes a new secret", async () => {
+    const t = await createTenant(shim.url, { secret: SECRET, callbackUrl: "https://coordinator.test/api/v1/providers/p/callbacks" });
+    await t.addRule({ operation: "create", action: { type: "async", callback: "outbox" } });
+    expect((await create(t, "r-out")).status).toBe(202);
+    await vi.waitFor(async () => expect(await t.callbacks()).toHaveLength(1));
+    const taken = await t.takeOutbox();
+    expect(taken.map((c) => [c.instance_name, c.path, c.state])).toEqual([["r-out", "/api/v1/providers/p/callbacks", "taken"]]);
+    expect(await t.takeOutbox()).toEqual([]);
+    await t.configure({ secret: "the-rotated-secret-1" });
+    expect((await send(t, "GET", "/v1/instances")).status).toBe(401);
+    expect((await send(t, "GET", "/v1/instances", "", { secret: "the-rotated-secret-1" })).status).toBe(200);
+  });
+
   it("never calls back when told so, but the machine still appears for polling", async () => {
     const t = await createTenant(shim.url, { secret: SECRET });
     await t.addRule({ operation: "create", action: { type: "async", complete_after_ms: 10, callback: "never" } });

@@ -19,7 +19,9 @@
  *   GET    /_control/tenants/{t}/requests            protocol requests received, oldest first
  *   PUT    /_control/tenants/{t}/faults              {latency_ms?: {op: ms}, rules?: FaultRule[]} (replaces)
  *   POST   /_control/tenants/{t}/faults/rules        append one FaultRule
+ *   PATCH  /_control/tenants/{t}                     {secret?, callback_url?}
  *   GET    /_control/tenants/{t}/callbacks           callbacks made (delivered or waiting in the outbox)
+ *   POST   /_control/tenants/{t}/callbacks/take      the outbox's callbacks, marked taken (for the test to deliver)
  *   POST   /_control/tenants/{t}/reset               forget machines, requests, faults and callbacks
  */
 import { createHmac, randomUUID, timingSafeEqual } from "node:crypto";
@@ -373,7 +375,17 @@ export async function startFakeShim(opts: { port?: number } = {}): Promise<FakeS
       }
     }
     if (what === "requests" && method === "GET") return json(res, 200, t.requests);
-    if (what === "callbacks" && method === "GET") return json(res, 200, t.callbacks);
+    if (what === "callbacks" && !key && method === "GET") return json(res, 200, t.callbacks);
+    if (what === "callbacks" && key === "take" && method === "POST") {
+      const waiting = t.callbacks.filter((cb) => cb.state === "outbox");
+      for (const cb of waiting) cb.state = "taken";
+      return json(res, 200, waiting);
+    }
+    if (!what && method === "PATCH") {
+      if (typeof body?.secret === "string") t.secret = body.secret;
+      if (typeof body?.callback_url === "string") t.callbackUrl = body.callback_url;
+      return json(res, 200, { id: t.id, url: `${baseUrl}/t/${t.id}`, callback_url: t.callbackUrl });
+    }
     if (what === "faults" && !key && method === "PUT") {
       t.faults = { latency_ms: body?.latency_ms ?? {}, rules: body?.rules ?? [] };
       return json(res, 200, t.faults);

@@ -84,7 +84,8 @@ export interface RecordedCallback {
   path: string;
   headers: Record<string, string>;
   body: string;
-  state: "outbox" | "delivered" | "failed";
+  /** outbox: waiting for the test to take it; taken: handed to the test (see deliverOutbox). */
+  state: "outbox" | "taken" | "delivered" | "failed";
   response_status: number | null;
   error?: string;
 }

@@ -4,7 +4,7 @@ import { describe, expect, inject, it, vi } from "vitest";
 import { createShimClient } from "../../src/providers/shim-client";
 import { BootstrapInstance, type ShimCallback } from "../../src/providers/shim-protocol";
 import { signRequest } from "../../src/providers/shim-signing";
-import { createTenant } from "../fake-shim/control";
+import { createTenant, deliverOutbox } from "../fake-shim/control";
 import { garmBootstrap } from "../fixtures/bootstrap-instance";
 import { api, call, expectRejectedWithoutWrites, insertInstance, seed, unique } from "./helpers";
 
@@ -78,9 +78,9 @@ describe("provider callbacks", () => {
     const created = await client.createInstance(BootstrapInstance.parse({ ...garmBootstrap, name: instance.name, pool_id: scaleSet.id }));
     expect(created.ok && created.value.state).toBe("accepted");
     await vi.waitFor(async () => expect(await shim.callbacks()).toHaveLength(1), { timeout: 3_000 });
-    const [cb] = await shim.callbacks();
-    const res = await exports.default.fetch(new Request(`https://edgerunner.test${cb!.path}`, { method: "POST", headers: cb!.headers, body: cb!.body }));
-    expect(res.status).toBe(200);
+    const delivered = await deliverOutbox(shim, (r) => exports.default.fetch(r));
+    expect(delivered.map((d) => [d.status, d.body])).toEqual([[200, { accepted: true }]]);
+    expect(await deliverOutbox(shim, (r) => exports.default.fetch(r))).toEqual([]);
     const stored = (await lastCallback(scaleSet.id)) as ShimCallback;
     expect(stored.operation_id).toBe(created.ok && created.value.state === "accepted" ? created.value.operationId : null);
     expect(stored.result).toMatchObject({ name: instance.name, status: "running" });
@@ -148,6 +148,34 @@ describe("provider callbacks", () => {
     expect(res.body.error).toBe("instance not found");
     expect(await lastCallback(theirs.scaleSet.id)).toBeUndefined();
     expect(await lastCallback(mine.scaleSet.id)).toBeUndefined();
+  });
+
+  it("follows a provider secret rotation, on both sides", async () => {
+    const { provider, scaleSet, instance } = await setup();
+    const shim = await createTenant(inject("fakeShimUrl"), {
+      secret: SECRET,
+      callbackUrl: `https://edgerunner.test/api/v1/providers/${provider.name}/callbacks`,
+    });
+    await shim.addRule({ operation: "create", times: 2, action: { type: "async", callback: "outbox" } });
+    const bootstrap = BootstrapInstance.parse({ ...garmBootstrap, name: instance.name, pool_id: scaleSet.id });
+    const clientWith = (secret: string) =>
+      createShimClient({ name: provider.name, url: shim.url, secret }, { controllerId: "c", poolId: scaleSet.id, extraSpecs: {} });
+    expect((await clientWith(SECRET).createInstance(bootstrap)).ok).toBe(true);
+    await vi.waitFor(async () => expect(await shim.callbacks()).toHaveLength(1), { timeout: 3_000 });
+
+    expect((await api.put(`/api/v1/providers/${provider.name}`, { secret: "rotated-provider-secret-9" })).status).toBe(200);
+    // Signed with the old secret: refused, and the scale set hears nothing.
+    expect((await deliverOutbox(shim, (r) => exports.default.fetch(r))).map((d) => d.status)).toEqual([401]);
+    expect(await lastCallback(scaleSet.id)).toBeUndefined();
+
+    // The shim learns the new secret; the retried create (same machine) calls back and is heard.
+    await shim.configure({ secret: "rotated-provider-secret-9" });
+    const retried = await clientWith("rotated-provider-secret-9").createInstance(bootstrap);
+    expect(retried.ok && retried.value.state).toBe("accepted");
+    await vi.waitFor(async () => expect(await shim.callbacks()).toHaveLength(2), { timeout: 3_000 });
+    expect((await deliverOutbox(shim, (r) => exports.default.fetch(r))).map((d) => d.status)).toEqual([200]);
+    expect(await lastCallback(scaleSet.id)).toMatchObject({ instance_name: instance.name, result: { name: instance.name, status: "running" } });
+    expect(await shim.machines()).toHaveLength(1);
   });
 
   it("follows a provider secret rotation", async () => {
