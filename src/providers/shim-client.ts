@@ -149,11 +149,16 @@ export function createShimClient(target: ShimTarget, pool: ShimPoolContext, opts
       result =
         err instanceof ResponseTooLarge
           ? { ok: false, error: { kind: "malformed", message: `${operation}: answer larger than ${MAX_SHIM_RESPONSE_BYTES} bytes`, status: status! } }
-          : { ok: false, error: { ...classifyTransportError(err, timeoutMs), ...(status === undefined ? {} : { status }) } };
+          : { ok: false, error: transportFailure(operation, err, status) };
     }
-    if (!result.ok) result = { ok: false, error: { ...result.error, message: redact(result.error.message, secrets) } };
+    if (!result.ok) result = { ok: false, error: { ...result.error, message: redact(result.error.message, [target.secret, ...secrets]) } };
     logCall(operation, instance, status, started, result);
     return result;
+  }
+
+  function transportFailure(operation: string, err: unknown, status: number | undefined): ShimError {
+    const e = classifyTransportError(err, timeoutMs);
+    return { ...e, message: `${operation}: ${e.message}`, ...(status === undefined ? {} : { status }) };
   }
 
   function logCall(operation: string, instance: string | undefined, status: number | undefined, started: number, result: ShimResult<unknown>) {
@@ -227,7 +232,7 @@ export function createShimClient(target: ShimTarget, pool: ShimPoolContext, opts
           if (a.status >= 200 && a.status < 300) return fail("malformed", `${op}: unexpected status ${a.status}`, a.status);
           return httpFailure(op, a);
         },
-        [b["instance-token"], target.secret],
+        [b["instance-token"]],
       );
     },
 

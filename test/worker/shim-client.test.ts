@@ -202,7 +202,7 @@ describe("shim client error classes", () => {
   it("gives up after timeoutMs on a shim that never answers: retryable", async () => {
     await shim.addRule({ operation: "get", action: { type: "hang" } });
     const res = await client({ timeoutMs: 300 }).getInstance("x");
-    expect(res).toEqual({ ok: false, error: { kind: "retryable", message: "no answer within 300 ms" } });
+    expect(res).toEqual({ ok: false, error: { kind: "retryable", message: "get_instance: no answer within 300 ms" } });
   });
 
   it("times out on a slow shim too", async () => {
@@ -234,7 +234,7 @@ describe("shim client error classes", () => {
 
   it("calls a refused connection retryable", async () => {
     const res = await createShimClient({ name: "down", url: "http://127.0.0.1:1", secret: SECRET }, pool).listInstances();
-    expect(!res.ok && res.error).toMatchObject({ kind: "retryable", message: expect.stringMatching(/^connection failed/) });
+    expect(!res.ok && res.error).toMatchObject({ kind: "retryable", message: expect.stringMatching(/^list_instances: connection failed/) });
   });
 
   it("recovers the same machine when a create's answer was lost (timeout) and the create is retried", async () => {
@@ -311,6 +311,13 @@ describe("shim client logging", () => {
       expect(line).not.toContain(TOKEN);
       expect(line).not.toContain(SECRET);
     }
+  });
+
+  it("redacts the provider secret from anything a shim echoes back", async () => {
+    await shim.addRule({ operation: "get", action: { type: "respond", status: 400, body: { error: `you sent secret ${SECRET}?` } } });
+    const res = await client().getInstance("x");
+    expect(!res.ok && res.error.message).toBe("get_instance: shim answered 400: you sent secret [redacted]?");
+    for (const line of logs) expect(line).not.toContain(SECRET);
   });
 
   it("logs transport failures with a null status", async () => {
