@@ -27,11 +27,16 @@ const decoySecret = () => (decoy ??= crypto.randomUUID() + crypto.randomUUID());
 
 const unauthorized = (reason: string) => new ApiError(401, "unauthorized", { reason });
 
+/** A callback is one small JSON object; bigger bodies are refused before they are read or hashed. */
+export const MAX_CALLBACK_BYTES = 256 * 1024;
+const tooLarge = () => new ApiError(413, "body too large", { max_bytes: MAX_CALLBACK_BYTES });
+
 /**
  * Authenticates a callback by its signature before anything else reads the body: an unsigned
  * caller learns nothing (not whether the provider exists, nor what the body should look like).
  */
 const providerSignature: MiddlewareHandler<AppEnv> = async (c, next) => {
+  if (Number(c.req.header("content-length") ?? 0) > MAX_CALLBACK_BYTES) throw tooLarge();
   const name = c.req.param("name") ?? "";
   const [row] = await createDb(c.env)
     .select({ id: providers.id, name: providers.name, secretEnc: providers.secretEnc })
@@ -39,6 +44,7 @@ const providerSignature: MiddlewareHandler<AppEnv> = async (c, next) => {
     .where(eq(providers.name, name));
   const secret = row ? await open(await keyringFor(c.env), row.secretEnc, secretContext.provider(row.id)) : decoySecret();
   const body = new Uint8Array(await c.req.arrayBuffer());
+  if (body.byteLength > MAX_CALLBACK_BYTES) throw tooLarge();
   const check = await verifySignature(
     secret,
     { method: c.req.method, pathWithQuery: requestTarget(c.req.url), body },
@@ -85,6 +91,7 @@ const route = createRoute({
     400: errorJson("Signed, but the body is not a valid callback"),
     401: errorJson("Missing, malformed, stale or wrong signature, or unknown provider"),
     404: errorJson("This provider has no instance with that name"),
+    413: errorJson("Body larger than 256 KiB"),
     415: errorJson("Body is not application/json"),
   },
 });

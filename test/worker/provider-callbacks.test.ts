@@ -4,6 +4,7 @@ import { describe, expect, inject, it, vi } from "vitest";
 import { createShimClient } from "../../src/providers/shim-client";
 import { BootstrapInstance, type ShimCallback } from "../../src/providers/shim-protocol";
 import { signRequest } from "../../src/providers/shim-signing";
+import { MAX_CALLBACK_BYTES } from "../../src/routes/provider-callbacks";
 import { createTenant, deliverOutbox } from "../fake-shim/control";
 import { garmBootstrap } from "../fixtures/bootstrap-instance";
 import { api, call, expectRejectedWithoutWrites, insertInstance, seed, unique } from "./helpers";
@@ -126,6 +127,14 @@ describe("provider callbacks", () => {
     const raw = typeof body === "string" ? body : JSON.stringify(body).replaceAll("NAME", instance.name);
     const res = await expectRejectedWithoutWrites(400, () => sendCallback(provider.name, raw));
     expect(res.body.error).toMatch(error);
+    expect(await lastCallback(scaleSet.id)).toBeUndefined();
+  });
+
+  it("refuses a body over 256 KiB with 413 before checking anything else", async () => {
+    const { provider, scaleSet, instance } = await setup();
+    const huge = callbackFor(instance.name, { result: null, error: { message: "x".repeat(MAX_CALLBACK_BYTES), retryable: false } });
+    const res = await expectRejectedWithoutWrites(413, () => sendCallback(provider.name, huge));
+    expect(res.body).toEqual({ error: "body too large", details: { max_bytes: MAX_CALLBACK_BYTES } });
     expect(await lastCallback(scaleSet.id)).toBeUndefined();
   });
 
