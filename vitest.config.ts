@@ -11,7 +11,7 @@ export default defineConfig(async () => {
     test: {
       projects: [
         {
-          test: { name: "unit", include: ["test/unit/**/*.test.ts"], environment: "node" },
+          test: { name: "unit", include: ["test/unit/**/*.test.ts", "test/fake-shim/**/*.test.ts"], environment: "node" },
         },
         {
           test: { name: "contract", include: ["test/contract/**/*.test.ts"], environment: "node", testTimeout: 60_000 },
@@ -40,7 +40,8 @@ export default defineConfig(async () => {
             name: "worker",
             include: ["test/worker/**/*.test.ts"],
             setupFiles: ["./test/worker/apply-migrations.ts"],
-            globalSetup: ["./test/fake-github/global-setup.ts"],
+            // Fakes run in Node; tests find them with inject("fakeGithubUrl") and inject("fakeShimUrl").
+            globalSetup: ["./test/fake-github/global-setup.ts", "./test/fake-shim/global-setup.ts"],
           },
         },
       ],

@@ -1,4 +1,5 @@
 import type { ScaleSetRecord } from "../db/scaleset-store";
+import type { BootstrapInstance } from "../providers/shim-protocol";
 import type { RunnerTool } from "./ports";
 
 /** Where a new machine finds its runner: the GitHub URL of the entity it registers with. */
@@ -23,12 +24,19 @@ export function buildBootstrapInstance(input: {
   token: string;
   publicUrl: string;
   tools: RunnerTool[];
-}): Record<string, unknown> {
+}): BootstrapInstance {
   const { scaleSet: ss } = input;
   const base = input.publicUrl.replace(/\/+$/, "");
   return {
     name: input.name,
-    tools: input.tools,
+    tools: input.tools.map((t) => ({
+      os: t.os,
+      architecture: t.architecture,
+      download_url: t.download_url,
+      filename: t.filename,
+      ...(t.temp_download_token ? { temp_download_token: t.temp_download_token } : {}),
+      ...(t.sha256_checksum ? { sha256_checksum: t.sha256_checksum } : {}),
+    })),
     repo_url: entityUrl(ss),
     "callback-url": `${base}/api/v1/callbacks`,
     "metadata-url": `${base}/api/v1/metadata`,
@@ -37,7 +45,7 @@ export function buildBootstrapInstance(input: {
     extra_specs: ss.extraSpecs,
     "github-runner-group": ss.runnerGroup,
     "ca-cert-bundle": ss.endpoint.caCertBundle ? toBase64(ss.endpoint.caCertBundle) : null,
-    arch: ss.osArch,
+    arch: ss.osArch as BootstrapInstance["arch"],
     os_type: ss.osType,
     flavor: ss.flavor,
     image: ss.image,

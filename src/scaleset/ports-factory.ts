@@ -3,6 +3,7 @@ import type { Env } from "../env";
 import { GithubClient } from "../github/github-client";
 import { deleteRunner, generateJitConfig, listRunnerDownloads, listRunners } from "../github/runners";
 import { scopeOf } from "../github/scope";
+import { createShimClient } from "../providers/shim-client";
 import type { MachinePort, RunnerPort, RunnerTool } from "./ports";
 
 /** GitHub, as the scale set object needs it: JIT runners in, registrations out. */
@@ -26,10 +27,27 @@ export function githubRunnerPort(env: Env, entity: ScaleSetRecord["entity"]): Ru
   };
 }
 
+/**
+ * This coordinator's id on the shim protocol (GARM's controller id): a UUID derived from its
+ * public URL, so it stays the same across deploys and isolates without any stored state.
+ */
+export async function controllerId(env: Pick<Env, "PUBLIC_URL">): Promise<string> {
+  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(`edgerunner:${env.PUBLIC_URL ?? ""}`)));
+  const hex = [...digest.slice(0, 16)].map((b) => b.toString(16).padStart(2, "0")).join("");
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-5${hex.slice(13, 16)}-${((parseInt(hex[16]!, 16) & 3) | 8).toString(16)}${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
+}
+
 /** Builds the shim and GitHub adapters for one scale set. */
-export function createScaleSetPorts(env: Env, ss: ScaleSetRecord, providerSecret: string): { machines: MachinePort; runners: RunnerPort } {
-  void providerSecret;
-  throw new Error("machine port is wired when the shim client lands");
+export async function createScaleSetPorts(
+  env: Env,
+  ss: ScaleSetRecord,
+  providerSecret: string,
+): Promise<{ machines: MachinePort; runners: RunnerPort }> {
+  const machines = createShimClient(
+    { name: ss.provider.name, url: ss.provider.url, secret: providerSecret },
+    { controllerId: await controllerId(env), poolId: ss.id, extraSpecs: ss.extraSpecs },
+  );
+  return { machines, runners: githubRunnerPort(env, ss.entity) };
 }
 
 /** GitHub's runner downloads for a scale set's entity (cached by the GitHub client). */

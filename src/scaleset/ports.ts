@@ -4,37 +4,16 @@
  * and src/github; the object never sees an HTTP detail.
  */
 
-export type ProviderInstanceStatus = "running" | "error" | "stopped" | "unknown";
+import type { ShimClient } from "../providers/shim-client";
+import type { ValidProviderInstance } from "../providers/shim-protocol";
 
-export interface MachineInfo {
-  provider_id: string;
-  name: string;
-  status: ProviderInstanceStatus;
-  os_type?: string | undefined;
-  os_name?: string | undefined;
-  os_version?: string | undefined;
-  os_arch?: string | undefined;
-  addresses?: { address: string; type: "public" | "private" }[] | undefined;
-  provider_fault?: string | undefined;
-}
+export type { ShimError as PortError, ShimResult as PortResult } from "../providers/shim-client";
 
-export type PortErrorKind = "not_found" | "duplicate" | "permanent" | "retryable" | "malformed";
-export interface PortError {
-  kind: PortErrorKind;
-  message: string;
-  status?: number | undefined;
-}
-export type PortResult<T> = { ok: true; value: T } | { ok: false; error: PortError };
+/** A machine as a shim reports it, already checked with GARM's validity rule. */
+export type MachineInfo = ValidProviderInstance;
 
-export type CreateOutcome = { state: "done"; instance: MachineInfo } | { state: "accepted"; operationId: string };
-export type DeleteOutcome = { state: "done" } | { state: "accepted"; operationId: string };
-
-export interface MachinePort {
-  createInstance(bootstrap: Record<string, unknown>): Promise<PortResult<CreateOutcome>>;
-  getInstance(idOrName: string): Promise<PortResult<MachineInfo>>;
-  deleteInstance(idOrName: string): Promise<PortResult<DeleteOutcome>>;
-  listInstances(): Promise<PortResult<MachineInfo[]>>;
-}
+/** The provider shim: the shim client is the adapter. */
+export type MachinePort = Pick<ShimClient, "createInstance" | "getInstance" | "deleteInstance" | "listInstances">;
 
 export interface RunnerTool {
   os: string;

@@ -1,5 +1,6 @@
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../env";
+import { validateProviderInstance, type ShimCallback } from "../providers/shim-protocol";
 import { keyringFor } from "../crypto/keyring";
 import { open, seal } from "../crypto/secret-box";
 import { secretContext } from "../crypto/secret-contexts";
@@ -24,12 +25,6 @@ import { plan, type Action, type PlanInstance } from "./reconcile";
 import { runnerName } from "./runner-names";
 import { scaleSetSettings, type ScaleSetSettings } from "./settings";
 
-export interface ProviderCallback {
-  operation_id: string;
-  instance_name: string;
-  result: MachineInfo | null;
-  error: { message: string; retryable: boolean } | null;
-}
 
 export interface ScaleSetStatus {
   scale_set_id: string | null;
@@ -188,7 +183,7 @@ export class ScaleSet extends DurableObject<Env> {
   }
 
   /** A shim finished an asynchronous operation. */
-  async providerCallback(cb: ProviderCallback): Promise<{ accepted: boolean; reason?: string }> {
+  async providerCallback(cb: ShimCallback): Promise<{ accepted: boolean; reason?: string }> {
     const scaleSetId = this.state.scaleSetId;
     if (!scaleSetId) return { accepted: false, reason: "unknown scale set" };
     const ops = this.state.ops(cb.instance_name);
@@ -198,7 +193,15 @@ export class ScaleSet extends DurableObject<Env> {
       .first<{ id: string; status: InstanceStatus }>();
     if (!row) return { accepted: false, reason: "unknown instance" };
     const now = Date.now();
-    const change = this.operationOutcome(ops.opKind!, cb.instance_name, row, cb.result, cb.error, now);
+    // GARM's validity rule: a result without provider id, name or a known status is a fault, not a machine.
+    let result: MachineInfo | null = null;
+    let error = cb.error;
+    if (cb.result) {
+      const valid = validateProviderInstance(cb.result);
+      if (valid.ok) result = valid.value;
+      else error = { message: `malformed result: ${valid.problems.join("; ")}`, retryable: false };
+    }
+    const change = this.operationOutcome(ops.opKind!, cb.instance_name, row, result, error, now);
     await applyStatusChanges(this.env.DB, change ? [change] : []);
     log({ event: "provider_callback", scale_set: scaleSetId, instance: cb.instance_name, operation: ops.opKind, ok: !cb.error });
     await this.nudge(scaleSetId);
@@ -375,7 +378,7 @@ export class ScaleSet extends DurableObject<Env> {
     return result.actions.length > 0;
   }
 
-  private ports(ss: ScaleSetRecord, providerSecret: string): { machines: MachinePort; runners: RunnerPort } {
+  private ports(ss: ScaleSetRecord, providerSecret: string): Promise<{ machines: MachinePort; runners: RunnerPort }> {
     return createScaleSetPorts(this.env, ss, providerSecret);
   }
 
@@ -383,7 +386,7 @@ export class ScaleSet extends DurableObject<Env> {
   private async apply(db: D1Database, ss: ScaleSetRecord, rows: InstanceRecord[], actions: Action[]): Promise<void> {
     const keyring = await keyringFor(this.env);
     const providerSecret = await open(keyring, ss.provider.secretEnc, secretContext.provider(ss.provider.id));
-    const { machines, runners } = this.ports(ss, providerSecret);
+    const { machines, runners } = await this.ports(ss, providerSecret);
     const byName = new Map(rows.map((r) => [r.name, r]));
     const now = Date.now();
     const c = this.settings.concurrency;
@@ -605,7 +608,7 @@ export class ScaleSet extends DurableObject<Env> {
     const now = Date.now();
     this.state.lastOrphanCheck = now;
     const keyring = await keyringFor(this.env);
-    const { machines, runners } = this.ports(ss, await open(keyring, ss.provider.secretEnc, secretContext.provider(ss.provider.id)));
+    const { machines, runners } = await this.ports(ss, await open(keyring, ss.provider.secretEnc, secretContext.provider(ss.provider.id)));
     const listed = await machines.listInstances();
     const known = new Map(rows.map((r) => [r.name, r]));
     const changes: StatusChange[] = [];

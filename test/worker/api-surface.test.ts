@@ -11,12 +11,15 @@ async function openapi() {
   return res.body as { openapi: string; paths: Record<string, Record<string, any>> };
 }
 
-/** Every documented operation, with its path parameters filled in. */
+/**
+ * Every documented admin operation, with its path parameters filled in. Operations with their
+ * own security (provider callbacks, signed by the shim) have their own tests.
+ */
 async function operations() {
   const doc = (await openapi()) as any;
   const resolve = (schema: any): any => (schema?.$ref ? doc.components.schemas[schema.$ref.split("/").pop()] : schema);
   return Object.entries(doc.paths as Record<string, Record<string, any>>).flatMap(([path, ops]) =>
-    Object.entries(ops).map(([method, op]) => ({
+    Object.entries(ops).filter(([, op]) => op.security === undefined).map(([method, op]) => ({
       method: method.toUpperCase(),
       template: path,
       path: path.replace("{id}", SAMPLE_ID).replace("{name}", "sample"),

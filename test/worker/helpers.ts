@@ -1,3 +1,4 @@
+import { runInDurableObject } from "cloudflare:test";
 import { env, exports } from "cloudflare:workers";
 import { expect } from "vitest";
 
@@ -149,4 +150,11 @@ export async function insertInstance(scaleSetId: string, over: Record<string, un
     .bind(...Object.values(row))
     .run();
   return row;
+}
+
+/** Runs `fn` inside a scale set's Durable Object, with the object itself (its private state included). */
+export function inScaleSetObject<R>(scaleSetId: string, fn: (obj: any, state: DurableObjectState) => R | Promise<R>): Promise<R> {
+  const ns = env.SCALE_SET as unknown as DurableObjectNamespace;
+  const run = runInDurableObject as unknown as (s: DurableObjectStub, f: typeof fn) => Promise<R>;
+  return run(ns.get(ns.idFromName(scaleSetId)), fn);
 }
