@@ -129,6 +129,7 @@ const ObjectStatusSchema = z
         actions: z.record(z.string(), z.number()),
         error: z.string().nullable(),
         d1RoundTrips: z.number(),
+        passes: z.number(),
       })
       .nullable(),
     pending_operations: z.int(),

@@ -24,6 +24,8 @@ export interface LastReconcile {
   error: string | null;
   /** D1 round trips the pass took: constant whatever the number of instances. */
   d1RoundTrips: number;
+  /** Passes in the run: a pass that changed something is followed by another, at most four. */
+  passes: number;
 }
 
 export class ObjectState {

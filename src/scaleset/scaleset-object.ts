@@ -105,6 +105,8 @@ export class ScaleSet extends DurableObject<Env> {
   /** Instances with an operation of this incarnation under way: nobody else may touch them. */
   private readonly inFlight = new Set<string>();
   private running: Promise<void> | null = null;
+  /** Totals of the reconcile run under way (one run is up to a few passes). */
+  private run: { at: number; started: number; actions: Record<string, number>; trips: number; passes: number; error: string | null } | null = null;
   private rerun = false;
 
   constructor(ctx: DurableObjectState, env: Env) {
@@ -291,6 +293,7 @@ export class ScaleSet extends DurableObject<Env> {
         } while (this.rerun && ++passes < 4);
       } finally {
         this.running = null;
+        this.run = null;
       }
     })();
     return this.running;
@@ -363,16 +366,29 @@ export class ScaleSet extends DurableObject<Env> {
 
     let error: string | null = null;
     try {
-      if (result.actions.length) await this.apply(db, ss, rows.instances, result.actions);
+      // Drift is judged against this snapshot, before the plan adds anything the cloud cannot know yet.
       if (now - this.state.lastOrphanCheck >= this.settings.orphanCheckMs) await this.checkDrift(db, ss, rows.instances);
+      if (result.actions.length) await this.apply(db, ss, rows.instances, result.actions);
     } catch (e) {
       error = errorText(e);
       log({ event: "reconcile_error", scale_set: ss.id, error });
     }
 
-    const counts: Record<string, number> = {};
-    for (const a of result.actions) counts[a.type] = (counts[a.type] ?? 0) + (a.type === "create" ? a.count : 1);
-    this.state.lastReconcile = { at: now, durationMs: Date.now() - started, summary: result.summary, actions: counts, error, d1RoundTrips: trips.n };
+    const run = this.run ?? { at: now, started, actions: {}, trips: 0, passes: 0, error: null };
+    for (const a of result.actions) run.actions[a.type] = (run.actions[a.type] ?? 0) + (a.type === "create" ? a.count : 1);
+    run.trips += trips.n;
+    run.passes++;
+    run.error = run.error ?? error;
+    this.run = run;
+    this.state.lastReconcile = {
+      at: run.at,
+      durationMs: Date.now() - run.started,
+      summary: result.summary,
+      actions: run.actions,
+      error: run.error,
+      d1RoundTrips: run.trips,
+      passes: run.passes,
+    };
     this.state.setTimer("tick", Date.now() + this.settings.tickMs);
     this.state.setTimer("wake", result.wakeAt);
     return result.actions.length > 0;
