@@ -1,0 +1,164 @@
+// Shared plumbing for the benchmark scripts: free ports, the fakes as child processes, and the
+// coordinator under `wrangler dev` with its own config copy, secrets and state directory, so a
+// developer's .dev.vars and .wrangler/state are never touched. Loopback only.
+
+import { spawn, spawnSync } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+
+export const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
+export const note = (msg) => process.stderr.write(`bench: ${msg}\n`);
+export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+export function freePort() {
+  return new Promise((res, rej) => {
+    const s = createServer();
+    s.once("error", rej);
+    s.listen(0, "127.0.0.1", () => {
+      const { port } = s.address();
+      s.close(() => res(port));
+    });
+  });
+}
+
+export function percentile(sorted, p) {
+  if (!sorted.length) return null;
+  const i = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
+  return Math.round(sorted[i] * 100) / 100;
+}
+
+export function summarize(samples) {
+  const s = [...samples].sort((a, b) => a - b);
+  return { n: s.length, p50_ms: percentile(s, 50), p99_ms: percentile(s, 99), max_ms: s.length ? Math.round(s[s.length - 1] * 100) / 100 : null };
+}
+
+/** Starts a Node script of ours and resolves with its first JSON line on stdout. */
+export function startNodeScript(script, args = []) {
+  const proc = spawn(process.execPath, ["--experimental-strip-types", "--no-warnings", join(root, script), ...args], {
+    cwd: root,
+    stdio: ["ignore", "pipe", "inherit"],
+  });
+  return new Promise((res, rej) => {
+    let buf = "";
+    proc.stdout.on("data", (d) => {
+      buf += d;
+      const nl = buf.indexOf("\n");
+      if (nl >= 0) {
+        try {
+          res({ proc, info: JSON.parse(buf.slice(0, nl)) });
+        } catch (e) {
+          rej(e);
+        }
+      }
+    });
+    proc.once("exit", (code) => rej(new Error(`${script} exited with ${code}`)));
+  });
+}
+
+/**
+ * The coordinator under `wrangler dev` on a free port, with fresh local D1 and Durable Objects.
+ * `vars` become .dev.vars entries (timing knobs and the like).
+ */
+export async function startCoordinator(vars = {}) {
+  const work = mkdtempSync(join(tmpdir(), "edgerunner-bench-"));
+  const state = join(work, "state");
+  const port = await freePort();
+  const adminToken = randomBytes(24).toString("hex");
+  const config = readFileSync(join(root, "wrangler.toml"), "utf8")
+    .replace(/^main = "([^"]+)"/m, (_, p) => `main = ${JSON.stringify(join(root, p))}`)
+    .replace(/^migrations_dir = "([^"]+)"/m, (_, p) => `migrations_dir = ${JSON.stringify(join(root, p))}`)
+    .replace(/^PUBLIC_URL = .*$/m, `PUBLIC_URL = "http://127.0.0.1:${port}"`);
+  const configPath = join(work, "wrangler.toml");
+  writeFileSync(configPath, config);
+  const devVars = {
+    ADMIN_TOKEN: adminToken,
+    ENCRYPTION_KEY: randomBytes(32).toString("base64"),
+    INSTANCE_TOKEN_SECRET: randomBytes(24).toString("hex"),
+    ...vars,
+  };
+  writeFileSync(join(work, ".dev.vars"), Object.entries(devVars).map(([k, v]) => `${k}=${v}`).join("\n") + "\n");
+
+  const wrangler = join(root, "node_modules/wrangler/bin/wrangler.js");
+  const env = { ...process.env, CI: "true", WRANGLER_SEND_METRICS: "false" };
+  const migrate = spawnSync(process.execPath, [wrangler, "d1", "migrations", "apply", "DB", "--local", "--persist-to", state, "-c", configPath], {
+    cwd: work,
+    env,
+    encoding: "utf8",
+  });
+  if (migrate.status !== 0) throw new Error(`migrations failed: ${migrate.stderr || migrate.stdout}`);
+
+  const proc = spawn(process.execPath, [wrangler, "dev", "-c", configPath, "--ip", "127.0.0.1", "--port", String(port), "--persist-to", state, "--log-level", "error"], {
+    cwd: work,
+    env,
+    stdio: ["ignore", "ignore", "inherit"],
+  });
+  const url = `http://127.0.0.1:${port}`;
+  for (let i = 0; ; i++) {
+    try {
+      if ((await fetch(`${url}/healthz`)).ok) break;
+    } catch {
+      // not up yet
+    }
+    if (i > 600) throw new Error("wrangler dev did not start within 60 s");
+    await sleep(100);
+  }
+
+  const api = async (method, path, body) => {
+    const res = await fetch(`${url}/api/v1${path}`, {
+      method,
+      headers: { authorization: `Bearer ${adminToken}`, ...(body === undefined ? {} : { "content-type": "application/json" }) },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const text = await res.text();
+    if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${text}`);
+    return text ? JSON.parse(text) : null;
+  };
+
+  /** Runs SQL against the coordinator's local D1 (same state directory). */
+  const sql = (file) => {
+    const r = spawnSync(process.execPath, [wrangler, "d1", "execute", "DB", "--local", "--persist-to", state, "-c", configPath, "--file", file, "--yes"], {
+      cwd: work,
+      env,
+      encoding: "utf8",
+    });
+    if (r.status !== 0) throw new Error(`d1 execute failed: ${r.stderr || r.stdout}`);
+  };
+
+  const stop = async () => {
+    proc.kill("SIGTERM");
+    await sleep(300);
+    rmSync(work, { recursive: true, force: true });
+  };
+  return { url, port, api, sql, work, stop, devVars };
+}
+
+/**
+ * A repository on the fake GitHub with PAT credentials, a fake shim tenant registered as a
+ * provider: everything a scale set needs.
+ */
+export async function fakeWorld(coordinator, fakeGithubUrl, fakeShimUrl, secret = "bench-shim-secret-000001") {
+  const world = await (await fetch(`${fakeGithubUrl}/_fake/worlds`, { method: "POST" })).json();
+  await fetch(`${world.url}/_fake/seed`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ repos: ["octo/app"], orgs: ["octo"], pats: [{ token: "ghp_bench", login: "bench" }] }),
+  });
+  const tag = randomBytes(3).toString("hex");
+  await coordinator.api("POST", "/github/endpoints", { name: `fake-${tag}`, base_url: "https://github.example.test", api_base_url: world.url });
+  await coordinator.api("POST", "/github/credentials", { name: `pat-${tag}`, endpoint: `fake-${tag}`, auth_type: "pat", pat: { oauth2_token: "ghp_bench" } });
+  const webhookSecret = `whsec-${tag}-bench`;
+  const repo = await coordinator.api("POST", "/repositories", { owner: "octo", name: "app", credentials_name: `pat-${tag}`, webhook_secret: webhookSecret });
+  const tenant = await (
+    await fetch(`${fakeShimUrl}/_control/tenants`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ secret, callback_url: `${coordinator.url}/api/v1/providers/shim-${tag}/callbacks` }),
+    })
+  ).json();
+  await coordinator.api("POST", "/providers", { name: `shim-${tag}`, url: tenant.url, secret });
+  return { world, repo, webhookSecret, tenant, provider: `shim-${tag}`, shimControl: `${fakeShimUrl}/_control/tenants/${tenant.id}` };
+}

@@ -1,0 +1,191 @@
+#!/usr/bin/env node
+// npm run bench:reconcile [-- --sizes 10,100,1000,5000 --jobs 200 --repeat 5]
+//
+// Starts the fake GitHub, the fake shim and the coordinator (`wrangler dev`, fresh local state),
+// then prints one JSON document with:
+//  - reconcile: for each size, one scale set holding that many instances; the D1 round trips
+//    and wall time of a steady-state reconcile (nothing to do) and of a churn reconcile (10 % of
+//    the runners finished their jobs and as many new jobs are queued: deletes and creates).
+//    Round trips must not grow with the size.
+//  - webhook_to_create: for each of --jobs queued jobs, sent one at a time as signed webhooks,
+//    the time from the webhook's acknowledgement to the shim receiving the create request.
+
+import { createHmac, randomUUID } from "node:crypto";
+import { writeFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { join } from "node:path";
+import { fakeWorld, note, sleep, startCoordinator, startNodeScript, summarize } from "./harness.mjs";
+
+const require = createRequire(import.meta.url);
+
+function flags(argv) {
+  const out = { sizes: [10, 100, 1000, 5000], jobs: 200, repeat: 5 };
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    if (a === "--sizes") out.sizes = argv[++i].split(",").map(Number);
+    else if (a === "--jobs") out.jobs = Number(argv[++i]);
+    else if (a === "--repeat") out.repeat = Number(argv[++i]);
+    else throw new Error(`unknown flag ${a}`);
+  }
+  if (out.sizes.some((n) => !Number.isInteger(n) || n < 1) || !Number.isInteger(out.jobs) || out.jobs < 0 || !(out.repeat >= 1)) {
+    throw new Error("--sizes takes positive integers, --jobs and --repeat whole numbers");
+  }
+  return out;
+}
+
+const opts = flags(process.argv.slice(2));
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+
+const github = await startNodeScript("test/fake-github/main.ts");
+const shim = await startNodeScript("test/fake-shim/main.ts");
+const coordinator = await startCoordinator({
+  // Reconciliation only when the bench asks for it (or a nudge, in the webhook part).
+  RECONCILE_INTERVAL_SECONDS: "3600",
+  ORPHAN_CHECK_SECONDS: "86400",
+  SCALE_DOWN_IDLE_SECONDS: "86400",
+  NUDGE_DELAY_SECONDS: "0",
+});
+const stopAll = async () => {
+  await coordinator.stop();
+  github.proc.kill("SIGTERM");
+  shim.proc.kill("SIGTERM");
+};
+
+try {
+  const w = await fakeWorld(coordinator, github.info.url, shim.info.url);
+  const result = { reconcile: [], webhook_to_create: null };
+
+  let jobId = 5_000_000;
+  for (const size of opts.sizes) {
+    note(`reconcile with ${size} instances`);
+    const ss = await coordinator.api("POST", `/repositories/${w.repo.id}/scalesets`, {
+      name: `size-${size}`,
+      provider_name: w.provider,
+      labels: ["self-hosted", "linux"],
+      max_runners: size + Math.ceil(size / 10),
+      min_idle_runners: size,
+      image: "ubuntu:24.04",
+      flavor: "small",
+      enabled: false,
+    });
+    // The instances exist already (seeded into D1): idle runners, exactly what min idle asks for.
+    const now = Date.now();
+    const rows = Array.from({ length: size }, (_, i) => {
+      const id = randomUUID();
+      return `('${id}','bench-${size}-${i}','${ss.id}','p-${id}','running','idle',${now},'[]','linux','amd64',1,${now},${now},${now})`;
+    });
+    const file = join(coordinator.work, `seed-${size}.sql`);
+    const chunks = [];
+    for (let i = 0; i < rows.length; i += 500) {
+      chunks.push(
+        `INSERT INTO instances (id,name,scale_set_id,provider_id,status,runner_status,runner_status_changed_at,addresses,os_type,os_arch,create_attempt,created_at,updated_at,status_changed_at) VALUES ${rows.slice(i, i + 500).join(",")};`,
+      );
+    }
+    writeFileSync(file, chunks.join("\n"));
+    coordinator.sql(file);
+    await coordinator.api("PUT", `/scalesets/${ss.id}`, { enabled: true });
+    await sleep(200);
+
+    const steady = [];
+    for (let r = 0; r < opts.repeat; r++) {
+      const t0 = performance.now();
+      const status = await coordinator.api("POST", `/scalesets/${ss.id}/reconcile`);
+      steady.push({ wall: performance.now() - t0, ...status.last_reconcile });
+    }
+
+    // Churn: a tenth of the runners finished their jobs, and as many new jobs are queued.
+    const churn = Math.max(1, Math.floor(size / 10));
+    const churnSql = [];
+    for (let i = 0; i < churn; i++) {
+      const done = jobId++;
+      churnSql.push(
+        `INSERT INTO jobs (id,run_id,repository,owner,labels,status,scale_set_id,created_at,updated_at) VALUES (${done},1,'octo/app','octo','["self-hosted"]','completed','${ss.id}',${now},${now});`,
+        `UPDATE instances SET job_id = ${done}, runner_status = 'active' WHERE name = 'bench-${size}-${i}';`,
+        `INSERT INTO jobs (id,run_id,repository,owner,labels,status,scale_set_id,created_at,updated_at) VALUES (${jobId++},1,'octo/app','octo','["self-hosted"]','queued','${ss.id}',${now},${now});`,
+      );
+    }
+    const churnFile = join(coordinator.work, `churn-${size}.sql`);
+    writeFileSync(churnFile, churnSql.join("\n"));
+    coordinator.sql(churnFile);
+    const t0 = performance.now();
+    const churned = (await coordinator.api("POST", `/scalesets/${ss.id}/reconcile`)).last_reconcile;
+    const churnWall = performance.now() - t0;
+
+    result.reconcile.push({
+      instances: size,
+      steady: {
+        d1_round_trips: median(steady.map((s) => s.d1RoundTrips)),
+        wall_ms_p50: Math.round(median(steady.map((s) => s.wall)) * 10) / 10,
+        object_ms_p50: median(steady.map((s) => s.durationMs)),
+      },
+      churn: {
+        deleted: churned.actions.delete ?? 0,
+        created: churned.actions.create ?? 0,
+        passes: churned.passes,
+        d1_round_trips: churned.d1RoundTrips,
+        d1_round_trips_per_pass: Math.round((churned.d1RoundTrips / churned.passes) * 10) / 10,
+        wall_ms: Math.round(churnWall),
+        error: churned.error,
+      },
+    });
+    // Leave the scale set quiet for the next size.
+    await coordinator.api("PUT", `/scalesets/${ss.id}`, { enabled: false });
+  }
+
+  if (opts.jobs > 0) {
+    note(`webhook → shim create for ${opts.jobs} jobs`);
+    const ss = await coordinator.api("POST", `/repositories/${w.repo.id}/scalesets`, {
+      name: "latency",
+      provider_name: w.provider,
+      labels: ["self-hosted", "linux", "latency"],
+      max_runners: opts.jobs + 10,
+      image: "ubuntu:24.04",
+      flavor: "small",
+      priority: 100,
+    });
+    const examples = require("@octokit/webhooks-examples/api.github.com/index.json");
+    const queued = examples.find((e) => e.name === "workflow_job").examples.find((e) => e.action === "queued");
+    const creates = async () => (await (await fetch(`${w.shimControl}/requests`)).json()).filter((r) => r.operation === "create");
+    const samples = [];
+    for (let i = 0; i < opts.jobs; i++) {
+      const payload = structuredClone(queued);
+      payload.repository.full_name = "octo/app";
+      payload.repository.name = "app";
+      payload.repository.owner.login = "octo";
+      delete payload.organization;
+      delete payload.enterprise;
+      payload.workflow_job.id = 9_000_000 + i;
+      payload.workflow_job.run_id = 9_000_000 + i;
+      payload.workflow_job.labels = ["self-hosted", "linux", "latency"];
+      const body = JSON.stringify(payload);
+      const before = (await creates()).length;
+      const res = await fetch(`${coordinator.url}/webhooks/github`, {
+        method: "POST",
+        headers: {
+          "content-type": "application/json",
+          "x-github-event": "workflow_job",
+          "x-github-delivery": randomUUID(),
+          "x-hub-signature-256": `sha256=${createHmac("sha256", w.webhookSecret).update(body).digest("hex")}`,
+        },
+        body,
+      });
+      const ackedAt = Date.now();
+      if (!res.ok) throw new Error(`webhook: ${res.status} ${await res.text()}`);
+      await res.arrayBuffer();
+      let seen = null;
+      for (let t = 0; t < 1000 && !seen; t++) {
+        const list = await creates();
+        if (list.length > before) seen = list[list.length - 1];
+        else await sleep(2);
+      }
+      if (!seen) throw new Error(`no create request reached the shim for job ${i}`);
+      samples.push(Math.max(0, seen.at - ackedAt));
+    }
+    result.webhook_to_create = { ...summarize(samples), note: "acknowledgement of a queued webhook → the shim receives POST /v1/instances" };
+    void ss;
+  }
+
+  console.log(JSON.stringify(result, null, 2));
+} finally {
+  await stopAll();
+}
