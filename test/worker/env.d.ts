@@ -6,5 +6,10 @@ declare global {
     interface Env extends WorkerEnv {
       TEST_MIGRATIONS: D1Migration[];
     }
+    // Types `exports` from cloudflare:workers (the tests call the worker's own fetch handler).
+    interface GlobalProps {
+      mainModule: typeof import("../../src/index");
+      durableNamespaces: "ScaleSet";
+    }
   }
 }
