@@ -9,6 +9,7 @@ import { instanceRoutes } from "./routes/instances";
 import { jobRoutes } from "./routes/jobs";
 import { providerRoutes } from "./routes/providers";
 import { scaleSetRoutes } from "./routes/scalesets";
+import { webhookRoutes } from "./routes/webhooks";
 
 export const API_PREFIX = "/api/v1";
 
@@ -22,6 +23,9 @@ export function createApp() {
   app.notFound((c) => c.json({ error: "not found", details: { path: c.req.path } }, 404));
 
   app.get("/healthz", (c) => c.json({ status: "ok" }));
+
+  // Outside the admin API: GitHub authenticates with the webhook signature, not a token.
+  app.route("/", webhookRoutes);
 
   app.use(`${API_PREFIX}/*`, adminAuth(PUBLIC_API_PATHS));
 
