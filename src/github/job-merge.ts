@@ -14,8 +14,11 @@ import { statusRank, type JobEvent } from "./workflow-job";
  * - `fill`: the first value stays; later events only fill a gap.
  * - `keep`: set when the row is created (the job's identity), never changed.
  *
- * "A gap" is null or the empty string. Every rule is commutative and idempotent for events
- * of one job, so every permutation of a job's deliveries ends in the same row.
+ * "A gap" is null or the empty string. Applying an event twice changes nothing, and events
+ * at different steps of the ladder give the same row in any order (where the furthest-along
+ * event lacks a value, the others must agree on it, as GitHub's do). Two events at the same
+ * step (the repository's and the organization's hook both reporting `completed`) carry the
+ * same values from GitHub; if they ever differ, the first one's values stay.
  */
 export type MergeRule = "advance" | "progress" | "fill" | "keep";
 
@@ -38,9 +41,9 @@ export const jobMergeRules = {
   runnerId: "progress",
   startedAt: "progress",
   completedAt: "progress",
-  name: "fill",
-  workflowName: "fill",
-  queuedAt: "fill",
+  name: "progress",
+  workflowName: "progress",
+  queuedAt: "progress",
   // The first delivery's sender and route stay: a job never moves between scale sets
   // once routed. An unmatched job is routed by a later delivery if a scale set matches by then.
   entityId: "fill",
