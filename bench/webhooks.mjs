@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// npm run bench:webhooks [-- --requests 2000 --concurrency 32 --rounds 4 --warmup 200 --keep]
+// npm run bench:webhooks [-- --requests 2000 --concurrency 32 --rounds 10 --warmup 200 --keep]
 //
 // Starts the coordinator with `wrangler dev` on a free loopback port and a fresh local state
 // directory, in one workerd with a floor worker (HMAC check + one D1 insert, bench/floor-worker.ts)
@@ -21,7 +21,7 @@ const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const require = createRequire(import.meta.url);
 
 function flags(argv) {
-  const out = { requests: 2000, concurrency: 32, rounds: 4, warmup: 200, keep: false };
+  const out = { requests: 2000, concurrency: 32, rounds: 10, warmup: 200, keep: false };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     if (a === "--keep") out.keep = true;
@@ -64,7 +64,8 @@ const config = readFileSync(join(root, "wrangler.toml"), "utf8")
 writeFileSync(join(work, "wrangler.toml"), config);
 writeFileSync(join(work, ".dev.vars"), `ADMIN_TOKEN=${ADMIN_TOKEN}\nENCRYPTION_KEY=${ENCRYPTION_KEY}\n`);
 
-const wrangler = join(root, "node_modules/.bin/wrangler");
+// Run wrangler on this script's Node (the project's Node 22), whatever `node` is on PATH.
+const wranglerJs = join(root, "node_modules/wrangler/bin/wrangler.js");
 const childEnv = { ...process.env, CI: "true", WRANGLER_SEND_METRICS: "false", NO_COLOR: "1" };
 let dev;
 
@@ -85,7 +86,7 @@ process.on("SIGINT", () => {
 
 async function main() {
   note(`state in ${work}`);
-  const migrate = spawnSync(wrangler, ["d1", "migrations", "apply", "DB", "--local", "-c", join(work, "wrangler.toml"), "--persist-to", state], {
+  const migrate = spawnSync(process.execPath, [wranglerJs, "d1", "migrations", "apply", "DB", "--local", "-c", join(work, "wrangler.toml"), "--persist-to", state], {
     cwd: root,
     env: childEnv,
     encoding: "utf8",
@@ -96,6 +97,7 @@ async function main() {
   const inspector = await freePort();
   const log = join(work, "wrangler-dev.log");
   const args = [
+    wranglerJs,
     "dev",
     "-c", join(root, "bench/router.wrangler.toml"),
     "-c", join(work, "wrangler.toml"),
@@ -109,7 +111,7 @@ async function main() {
   ];
   const { openSync } = await import("node:fs");
   const fd = openSync(log, "a");
-  dev = spawn(wrangler, args, { cwd: root, env: childEnv, detached: true, stdio: ["ignore", fd, fd] });
+  dev = spawn(process.execPath, args, { cwd: root, env: childEnv, detached: true, stdio: ["ignore", fd, fd] });
   const base = `http://127.0.0.1:${port}`;
   for (let i = 0; ; i++) {
     try {

@@ -1,4 +1,5 @@
-import { jobMergeRules, statusRankSql, type JobState, type MergeRule } from "../github/job-merge";
+import { jobStatuses, type JobStatus } from "./schema";
+import { jobMergeRules, type JobState, type MergeRule } from "../github/job-merge";
 import { statusRank } from "../github/workflow-job";
 
 /**
@@ -43,33 +44,41 @@ const valueSql: Partial<Record<keyof JobState, string>> = {
   scaleSetId: "(SELECT id FROM scale_sets WHERE id = ? AND enabled = 1)",
 };
 
-const further = `${statusRankSql("excluded.status")} > ${statusRankSql("jobs.status")}`;
-
-function mergeSql(column: string, rule: MergeRule): string | null {
-  const x = `jobs.${column}`;
-  const e = `excluded.${column}`;
-  switch (rule) {
-    case "advance":
-      return `${column} = CASE WHEN ${further} THEN ${e} ELSE ${x} END`;
-    case "progress":
-      return `${column} = CASE WHEN ${further} THEN COALESCE(NULLIF(${e}, ''), ${x}) ELSE COALESCE(NULLIF(${x}, ''), ${e}) END`;
-    case "fill":
-      return `${column} = COALESCE(NULLIF(${x}, ''), ${e})`;
-    case "keep":
-      return null;
-  }
-}
-
 const NONCE_HELD = "EXISTS (SELECT 1 FROM webhook_deliveries WHERE delivery_id = ? AND outcome = ?)";
 
-const UPSERT_JOB = `INSERT INTO jobs (${fields.map((f) => columns[f]).join(", ")}, created_at, updated_at)
+/**
+ * The upsert for an event of status `incoming`. "Is the event further along than the row?"
+ * is spelled out as the statuses below `incoming`: short SQL, and one statement per status
+ * for D1 to keep prepared.
+ */
+function upsertFor(incoming: JobStatus): string {
+  const lower = jobStatuses.filter((s) => statusRank[s] < statusRank[incoming]).map((s) => `'${s}'`);
+  const further = lower.length ? `jobs.status IN (${lower.join(", ")})` : "0";
+  const mergeSql = (column: string, rule: MergeRule): string | null => {
+    const x = `jobs.${column}`;
+    const e = `excluded.${column}`;
+    switch (rule) {
+      case "advance":
+        return `${column} = CASE WHEN ${further} THEN ${e} ELSE ${x} END`;
+      case "progress":
+        return `${column} = CASE WHEN ${further} THEN COALESCE(NULLIF(${e}, ''), ${x}) ELSE COALESCE(NULLIF(${x}, ''), ${e}) END`;
+      case "fill":
+        return `${column} = COALESCE(NULLIF(${x}, ''), ${e})`;
+      case "keep":
+        return null;
+    }
+  };
+  return `INSERT INTO jobs (${fields.map((f) => columns[f]).join(", ")}, created_at, updated_at)
 SELECT ${fields.map((f) => valueSql[f] ?? "?").join(", ")}, ?, ?
 WHERE ${NONCE_HELD}
 ON CONFLICT(id) DO UPDATE SET ${[
-  ...fields.map((f) => mergeSql(columns[f], jobMergeRules[f])).filter((s) => s !== null),
-  "updated_at = excluded.updated_at",
-].join(", ")}
+    ...fields.map((f) => mergeSql(columns[f], jobMergeRules[f])).filter((s) => s !== null),
+    "updated_at = excluded.updated_at",
+  ].join(", ")}
 RETURNING scale_set_id, status`;
+}
+
+const UPSERT_JOB = Object.fromEntries(jobStatuses.map((s) => [s, upsertFor(s)])) as Record<JobStatus, string>;
 
 const RECORD_DELIVERY = `INSERT INTO webhook_deliveries (delivery_id, event, action, received_at, outcome, job_id)
 VALUES (?, 'workflow_job', ?, ?, ?, ?)
@@ -111,7 +120,7 @@ export async function recordWorkflowJob(db: D1Database, input: IntakeInput): Pro
 
   const statements = [
     db.prepare(RECORD_DELIVERY).bind(deliveryId, input.action, receivedAt, nonce, job.id),
-    db.prepare(UPSERT_JOB).bind(...values, receivedAt, receivedAt, deliveryId, nonce),
+    db.prepare(UPSERT_JOB[job.status]).bind(...values, receivedAt, receivedAt, deliveryId, nonce),
   ];
   const links = job.runnerName !== null && statusRank[job.status] >= statusRank.in_progress;
   if (links) {

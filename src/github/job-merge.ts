@@ -1,4 +1,3 @@
-import type { JobStatus } from "../db/schema";
 import { statusRank, type JobEvent } from "./workflow-job";
 
 /**
@@ -74,12 +73,4 @@ export function mergeJob(existing: JobState | null, incoming: JobState): JobStat
     }
   }
   return out as unknown as JobState;
-}
-
-/** `statusRank` as an SQL expression over `column`, for the merge in D1. */
-export function statusRankSql(column: string): string {
-  const cases = (Object.entries(statusRank) as [JobStatus, number][])
-    .map(([status, rank]) => `WHEN '${status}' THEN ${rank}`)
-    .join(" ");
-  return `(CASE ${column} ${cases} ELSE -1 END)`;
 }

@@ -8,6 +8,7 @@ import { zodDetails } from "../http/errors";
 import { BodyTooLarge, readLimitedBody } from "../http/limited-body";
 import { findSigner } from "../github/webhook-signature";
 import { DeliverySubject, deliveryEntities, jobEventFrom, WorkflowJobPayload } from "../github/workflow-job";
+import { nudgeScaleSet } from "../scaleset/nudge";
 import { routeJob } from "../scaleset/routing";
 
 /**
@@ -80,15 +81,6 @@ function afterResponse(c: Context<AppEnv>, work: Promise<unknown>): Promise<unkn
     return undefined;
   }
   return work;
-}
-
-async function nudge(env: Env, scaleSetId: string, jobId: number, status: string): Promise<void> {
-  try {
-    const stub = env.SCALE_SET.get(env.SCALE_SET.idFromName(scaleSetId));
-    await stub.nudge(scaleSetId, { job_id: jobId, status });
-  } catch (err) {
-    log({ event: "scale_set_nudge_failed", scale_set: scaleSetId, job_id: jobId, error: err instanceof Error ? err.message : String(err) });
-  }
 }
 
 function parseBody(raw: Uint8Array, contentType: string): { text: string; json: unknown } | null {
@@ -197,6 +189,7 @@ export const webhookRoutes = new Hono<AppEnv>().post(WEBHOOK_PATH, async (c) => 
     return c.json({ duplicate: true, delivery: id, job_id: jobEvent.id }, 200);
   }
 
+  // One line per accepted delivery: what it said and where the job went.
   log({
     event: "webhook_accepted",
     delivery: id,
@@ -205,20 +198,15 @@ export const webhookRoutes = new Hono<AppEnv>().post(WEBHOOK_PATH, async (c) => 
     entity: signer.id,
     job_id: jobEvent.id,
     status: result.status,
-    scale_set: result.scaleSetId,
-  });
-  log({
-    event: result.scaleSetId ? "job_routed" : "job_unmatched",
-    job_id: jobEvent.id,
+    job: result.scaleSetId ? "routed" : "unmatched",
     scale_set: result.scaleSetId,
     labels: jobEvent.labels,
-    status: result.status,
   });
 
   // After the answer: the job is in D1 already, so a failed or lost nudge delays
   // reconciliation until the object's periodic alarm and loses nothing.
   const targets = new Set([result.scaleSetId, result.instanceScaleSetId].filter((s): s is string => s !== null));
-  const nudges = [...targets].map((s) => nudge(c.env, s, jobEvent.id, result.status));
+  const nudges = [...targets].map((s) => nudgeScaleSet(c.env, s, { job_id: jobEvent.id, status: result.status }));
   if (nudges.length) {
     const pending = afterResponse(c, Promise.all(nudges));
     if (pending) await pending;

@@ -1,6 +1,9 @@
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../env";
 
+/** Nudges closer together than this share one reconciliation (see `nudge`). */
+export const NUDGE_MIN_INTERVAL_MS = 200;
+
 /** Why an object was nudged; only logged. */
 export interface NudgeReason {
   job_id: number;
@@ -22,17 +25,24 @@ export class ScaleSet extends DurableObject<Env> {
 
   /**
    * Webhook intake wrote a job for this scale set: reconcile now rather than at the next
-   * periodic alarm. Arms the alarm at once unless it is already due, so a burst of nudges
-   * costs one reconciliation, not one each. The job is already in D1; a nudge that never
-   * arrives only delays the reconciliation until the periodic alarm.
+   * periodic alarm. The alarm is armed at once, or, if one ran less than
+   * NUDGE_MIN_INTERVAL_MS ago, that long after it: a burst of deliveries costs a few
+   * reconciliations, not one each. An alarm already due no later is left alone; it has not
+   * started yet, so it runs after the caller's write and sees the job. The job is in D1
+   * before the nudge; a nudge that never arrives only delays it until the periodic alarm.
    */
   async nudge(scaleSetId: string, reason: NudgeReason): Promise<void> {
     await this.bind(scaleSetId);
     const now = Date.now();
-    await this.ctx.storage.put("last_nudge_at", now);
-    const alarm = await this.ctx.storage.getAlarm();
-    if (alarm === null || alarm > now) await this.ctx.storage.setAlarm(now);
-    console.log(JSON.stringify({ event: "scale_set_nudged", scale_set: scaleSetId, job_id: reason.job_id, status: reason.status }));
+    const lastAlarm = (await this.ctx.storage.get<number>("last_alarm_at")) ?? 0;
+    const at = Math.max(now, lastAlarm + NUDGE_MIN_INTERVAL_MS);
+    const armed = await this.ctx.storage.getAlarm();
+    // Only a nudge that moves the alarm writes anything: the rest are cached reads.
+    if (armed === null || armed > at) {
+      await this.ctx.storage.setAlarm(at);
+      await this.ctx.storage.put("last_nudge_at", now);
+      console.log(JSON.stringify({ event: "scale_set_nudged", scale_set: scaleSetId, job_id: reason.job_id, status: reason.status, alarm_at: at }));
+    }
   }
 
   /** Reconciliation lands here with the scale-set issue; until then the alarm only records that it ran. */
