@@ -5,15 +5,16 @@ import { statusRank } from "../github/workflow-job";
 /**
  * Writes one `workflow_job` delivery as a single D1 batch (one transaction, one round trip):
  *
- * 1. record the delivery id, marked with a nonce only this request knows
- *    (`ON CONFLICT DO NOTHING`: a delivery seen before inserts nothing);
- * 2. upsert the job, merged by the rules of github/job-merge.ts;
- * 3. link the runner's instance to the job, when the runner is ours;
- * 4. replace the nonce by the delivery's outcome.
+ * 1. upsert the job, merged by the rules of github/job-merge.ts;
+ * 2. link the runner's instance to the job, when the runner is ours;
+ * 3. record the delivery id with its outcome (`ON CONFLICT DO NOTHING … RETURNING`: no row
+ *    back means the delivery was seen before).
  *
- * Steps 2–4 only act while the delivery row carries this request's nonce, so a duplicate
- * (sequential or concurrent) changes nothing, without reading first. There is no
- * read-modify-write: D1 applies the merge to whatever the row holds at that moment.
+ * Steps 1 and 2 only act while the delivery id is not recorded. A batch is one transaction
+ * and D1 runs a database's transactions one at a time, so of two copies of a delivery
+ * (sequential or concurrent) exactly one acts and the other changes nothing, without a
+ * read before the write. Nor is there a read-modify-write of the job: D1 applies the merge
+ * to whatever the row holds at that moment.
  */
 
 const columns: Record<keyof JobState, string> = {
@@ -44,7 +45,7 @@ const valueSql: Partial<Record<keyof JobState, string>> = {
   scaleSetId: "(SELECT id FROM scale_sets WHERE id = ? AND enabled = 1)",
 };
 
-const NONCE_HELD = "EXISTS (SELECT 1 FROM webhook_deliveries WHERE delivery_id = ? AND outcome = ?)";
+const NOT_SEEN = "NOT EXISTS (SELECT 1 FROM webhook_deliveries WHERE delivery_id = ?)";
 
 /**
  * The upsert for an event of status `incoming`. "Is the event further along than the row?"
@@ -70,7 +71,7 @@ function upsertFor(incoming: JobStatus): string {
   };
   return `INSERT INTO jobs (${fields.map((f) => columns[f]).join(", ")}, created_at, updated_at)
 SELECT ${fields.map((f) => valueSql[f] ?? "?").join(", ")}, ?, ?
-WHERE ${NONCE_HELD}
+WHERE ${NOT_SEEN}
 ON CONFLICT(id) DO UPDATE SET ${[
     ...fields.map((f) => mergeSql(columns[f], jobMergeRules[f])).filter((s) => s !== null),
     "updated_at = excluded.updated_at",
@@ -81,19 +82,15 @@ RETURNING scale_set_id, status`;
 const UPSERT_JOB = Object.fromEntries(jobStatuses.map((s) => [s, upsertFor(s)])) as Record<JobStatus, string>;
 
 const RECORD_DELIVERY = `INSERT INTO webhook_deliveries (delivery_id, event, action, received_at, outcome, job_id)
-VALUES (?, 'workflow_job', ?, ?, ?, ?)
+SELECT ?, 'workflow_job', ?, ?, CASE WHEN scale_set_id IS NULL THEN 'unmatched' ELSE 'routed' END, id FROM jobs WHERE id = ?
 ON CONFLICT(delivery_id) DO NOTHING
 RETURNING delivery_id`;
 
 // An ephemeral runner serves one job: link it unless it is already linked to another.
 const LINK_INSTANCE = `UPDATE instances
 SET job_id = ?, updated_at = CASE WHEN job_id IS NULL THEN ? ELSE updated_at END
-WHERE name = ? AND (job_id IS NULL OR job_id = ?) AND ${NONCE_HELD}
+WHERE name = ? AND (job_id IS NULL OR job_id = ?) AND ${NOT_SEEN}
 RETURNING scale_set_id`;
-
-const SETTLE_DELIVERY = `UPDATE webhook_deliveries
-SET outcome = (SELECT CASE WHEN scale_set_id IS NULL THEN 'unmatched' ELSE 'routed' END FROM jobs WHERE id = ?)
-WHERE delivery_id = ? AND outcome = ?`;
 
 export interface IntakeInput {
   deliveryId: string;
@@ -115,23 +112,17 @@ export type IntakeResult =
 
 export async function recordWorkflowJob(db: D1Database, input: IntakeInput): Promise<IntakeResult> {
   const { deliveryId, job, receivedAt } = input;
-  const nonce = `pending:${crypto.randomUUID()}`;
   const values = fields.map((f) => (f === "labels" ? JSON.stringify(job.labels) : (job[f] ?? null)));
 
-  const statements = [
-    db.prepare(RECORD_DELIVERY).bind(deliveryId, input.action, receivedAt, nonce, job.id),
-    db.prepare(UPSERT_JOB[job.status]).bind(...values, receivedAt, receivedAt, deliveryId, nonce),
-  ];
+  const statements = [db.prepare(UPSERT_JOB[job.status]).bind(...values, receivedAt, receivedAt, deliveryId)];
   const links = job.runnerName !== null && statusRank[job.status] >= statusRank.in_progress;
-  if (links) {
-    statements.push(db.prepare(LINK_INSTANCE).bind(job.id, receivedAt, job.runnerName, job.id, deliveryId, nonce));
-  }
-  statements.push(db.prepare(SETTLE_DELIVERY).bind(job.id, deliveryId, nonce));
+  if (links) statements.push(db.prepare(LINK_INSTANCE).bind(job.id, receivedAt, job.runnerName, job.id, deliveryId));
+  statements.push(db.prepare(RECORD_DELIVERY).bind(deliveryId, input.action, receivedAt, job.id));
 
   const results = await db.batch<Record<string, unknown>>(statements);
-  if (results[0]!.results.length === 0) return { duplicate: true };
-  const row = results[1]!.results[0] as { scale_set_id: string | null; status: JobState["status"] };
-  const instance = links ? (results[2]!.results[0] as { scale_set_id: string } | undefined) : undefined;
+  if (results[results.length - 1]!.results.length === 0) return { duplicate: true };
+  const row = results[0]!.results[0] as { scale_set_id: string | null; status: JobState["status"] };
+  const instance = links ? (results[1]!.results[0] as { scale_set_id: string } | undefined) : undefined;
   return {
     duplicate: false,
     scaleSetId: row.scale_set_id,
