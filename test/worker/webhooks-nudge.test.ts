@@ -3,6 +3,7 @@ import { createExecutionContext, runDurableObjectAlarm, runInDurableObject, wait
 import { env } from "cloudflare:workers";
 import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import worker from "../../src/index";
+import type { Env } from "../../src/env";
 import { NUDGE_MIN_INTERVAL_MS } from "../../src/scaleset/scaleset-object";
 import { clone, exampleFor } from "../fixtures/webhook-examples";
 import { jobRow, newDeliveryId, World } from "./webhook-setup";
@@ -28,7 +29,7 @@ afterEach(() => vi.restoreAllMocks());
 const stubFor = (scaleSetId: string) => env.SCALE_SET.get(env.SCALE_SET.idFromName(scaleSetId));
 
 /** Delivers through the worker's fetch handler and waits for its waitUntil work (the nudge). */
-async function deliverAndSettle(payload: unknown): Promise<{ status: number; body: any }> {
+async function deliverAndSettle(payload: unknown, workerEnv: Env = env): Promise<{ status: number; body: any }> {
   const body = JSON.stringify(payload);
   const req = new Request("https://edgerunner.test/webhooks/github", {
     method: "POST",
@@ -41,7 +42,7 @@ async function deliverAndSettle(payload: unknown): Promise<{ status: number; bod
     body,
   });
   const ctx = createExecutionContext();
-  const res = await worker.fetch(req, env, ctx);
+  const res = await worker.fetch(req, workerEnv, ctx);
   await waitOnExecutionContext(ctx);
   return { status: res.status, body: await res.json() };
 }
@@ -148,5 +149,37 @@ describe("nudging the scale set's object", () => {
     // Due now: still pending, or (real timers) already run.
     if (armed === null) expect(ran).toBeGreaterThanOrEqual(before);
     else expect(armed).toBeLessThanOrEqual(Date.now());
+  });
+
+  it("skips nudges while the object's alarm is known to be due later", async () => {
+    const quiet = await (async () => {
+      const w = new World("nudge-quiet");
+      const repo = await w.repository("octo-org", "quiet", SECRET);
+      return w.scaleSet("repositories", repo, "quiet", ["quiet-label"]);
+    })();
+    // As if the object's alarm had just run: the next one is due NUDGE_MIN_INTERVAL_MS after it.
+    const lastRun = Date.now() + 60_000;
+    await runInDurableObject(stubFor(quiet), (_o, s) => s.storage.put("last_alarm_at", lastRun));
+    let calls = 0;
+    const counting = {
+      ...env,
+      SCALE_SET: {
+        idFromName: (name: string) => env.SCALE_SET.idFromName(name),
+        get: (id: DurableObjectId) => {
+          calls++;
+          return env.SCALE_SET.get(id);
+        },
+      },
+    } as unknown as Env;
+    const send = (id: number) => {
+      const p = job(id, "queued");
+      p.repository.name = "quiet";
+      p.workflow_job.labels = ["quiet-label"];
+      return deliverAndSettle(p, counting);
+    };
+    for (let i = 0; i < 4; i++) expect((await send(8100 + i)).body.scale_set_id).toBe(quiet);
+    expect(calls).toBe(1);
+    expect(await runInDurableObject(stubFor(quiet), (_o, s) => s.storage.getAlarm())).toBe(lastRun + NUDGE_MIN_INTERVAL_MS);
+    for (let i = 0; i < 4; i++) expect(await jobRow(8100 + i)).toMatchObject({ status: "queued", scale_set_id: quiet });
   });
 });
