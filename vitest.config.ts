@@ -1,15 +1,20 @@
 import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-plugin";
 import { defineConfig } from "vitest/config";
 
-// Two projects: pure domain code runs in plain Node; everything that touches the platform
-// runs inside real workerd with real D1 and Durable Objects.
+// Projects: pure domain code runs in plain Node; everything that touches the platform runs
+// inside real workerd with real D1 and Durable Objects, talking to the fake GitHub (started in
+// Node by the worker project's globalSetup, reached at inject("fakeGithubUrl")); the contract
+// project checks the fake's answers against GitHub's published OpenAPI description.
 export default defineConfig(async () => {
   const migrations = await readD1Migrations("./migrations");
   return {
     test: {
       projects: [
         {
-          test: { name: "unit", include: ["test/unit/**/*.test.ts"], environment: "node" },
+          test: { name: "unit", include: ["test/unit/**/*.test.ts", "test/fake-shim/**/*.test.ts"], environment: "node" },
+        },
+        {
+          test: { name: "contract", include: ["test/contract/**/*.test.ts"], environment: "node", testTimeout: 60_000 },
         },
         {
           plugins: [
@@ -22,6 +27,11 @@ export default defineConfig(async () => {
                   ENCRYPTION_KEY: "q83vEjRWeJq83vEjRWeJq83vEjRWeJq83vEjRWeJq80=",
                   ENCRYPTION_KEYS_PREVIOUS: "",
                   PUBLIC_URL: "https://edgerunner.test",
+                  INSTANCE_TOKEN_SECRET: "test-instance-token-secret",
+                  // Alarms run on real timers and are not reset between tests: keep them far
+                  // away, and let each test drive the scale set objects explicitly.
+                  NUDGE_DELAY_SECONDS: "3600",
+                  RECONCILE_INTERVAL_SECONDS: "3600",
                 },
               },
             }),
@@ -30,6 +40,8 @@ export default defineConfig(async () => {
             name: "worker",
             include: ["test/worker/**/*.test.ts"],
             setupFiles: ["./test/worker/apply-migrations.ts"],
+            // Fakes run in Node; tests find them with inject("fakeGithubUrl") and inject("fakeShimUrl").
+            globalSetup: ["./test/fake-github/global-setup.ts", "./test/fake-shim/global-setup.ts"],
           },
         },
       ],

@@ -3,18 +3,23 @@ import type { AppEnv } from "./env";
 import { adminAuth } from "./http/admin-auth";
 import { renderError } from "./http/errors";
 import { entityRoutes } from "./routes/entities";
+import { entityWebhookRoutes } from "./routes/entity-webhooks";
 import { githubCredentialRoutes } from "./routes/github-credentials";
 import { githubEndpointRoutes } from "./routes/github-endpoints";
 import { instanceRoutes } from "./routes/instances";
 import { jobRoutes } from "./routes/jobs";
+import { PROVIDER_CALLBACK_PATH, providerCallbackRoutes } from "./routes/provider-callbacks";
 import { providerRoutes } from "./routes/providers";
 import { scaleSetRoutes } from "./routes/scalesets";
+import { secretRoutes } from "./routes/secrets";
+import { documentMetadata, metadataRoutes } from "./routes/metadata";
+import { documentRunnerCallbacks, runnerCallbackRoutes } from "./routes/runner-callbacks";
 import { webhookRoutes } from "./routes/webhooks";
 
 export const API_PREFIX = "/api/v1";
 
 /** Paths under the API prefix that do not take the admin token (they have their own auth, or none). */
-const PUBLIC_API_PATHS = [/^\/api\/v1\/openapi\.json$/];
+const PUBLIC_API_PATHS = [/^\/api\/v1\/openapi\.json$/, PROVIDER_CALLBACK_PATH, /^\/api\/v1\/(callbacks|metadata)(\/|$)/];
 
 export function createApp() {
   const app = new OpenAPIHono<AppEnv>({ strict: false });
@@ -33,17 +38,34 @@ export function createApp() {
     githubEndpointRoutes,
     githubCredentialRoutes,
     entityRoutes,
+    entityWebhookRoutes,
     providerRoutes,
     scaleSetRoutes,
     instanceRoutes,
     jobRoutes,
+    secretRoutes,
   ];
   for (const routes of admin) app.route(API_PREFIX, routes);
+  // Signed by the provider shim, not the admin token (exempted in PUBLIC_API_PATHS).
+  app.route(API_PREFIX, providerCallbackRoutes);
+  // Runner instances authenticate with their own token (exempted in PUBLIC_API_PATHS).
+  app.route(API_PREFIX, runnerCallbackRoutes);
+  app.route(API_PREFIX, metadataRoutes);
+  documentRunnerCallbacks(app as never, API_PREFIX);
+  documentMetadata(app as never, API_PREFIX);
 
   app.openAPIRegistry.registerComponent("securitySchemes", "adminToken", {
     type: "http",
     scheme: "bearer",
     description: "The ADMIN_TOKEN secret",
+  });
+  app.openAPIRegistry.registerComponent("securitySchemes", "providerSignature", {
+    type: "apiKey",
+    in: "header",
+    name: "X-Edgerunner-Signature",
+    description:
+      "HMAC-SHA256 with the provider's secret over timestamp, method, path and body, with X-Edgerunner-Timestamp " +
+      "(docs/provider-shim-protocol.md)",
   });
   app.doc31(`${API_PREFIX}/openapi.json`, (c) => ({
     openapi: "3.1.0",

@@ -12,6 +12,17 @@ export interface Env {
   ENCRYPTION_KEYS_PREVIOUS?: string;
   /** Public base URL of this coordinator, e.g. https://edgerunner.example.workers.dev */
   PUBLIC_URL: string;
+  /** HMAC key for the tokens runner instances call back with. Secret. */
+  INSTANCE_TOKEN_SECRET: string;
+  // Optional timing knobs, in seconds (see src/scaleset/settings.ts for defaults).
+  RECONCILE_INTERVAL_SECONDS?: string;
+  NUDGE_DELAY_SECONDS?: string;
+  SCALE_DOWN_IDLE_SECONDS?: string;
+  OPERATION_POLL_SECONDS?: string;
+  STUCK_GRACE_SECONDS?: string;
+  ORPHAN_CHECK_SECONDS?: string;
+  CREATE_BACKOFF_SECONDS?: string;
+  CREATE_FAILURE_LIMIT?: string;
 }
 
 export type AppEnv = { Bindings: Env };

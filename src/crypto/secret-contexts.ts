@@ -6,4 +6,15 @@ export const secretContext = {
   credential: (id: string) => `github_credentials.secret_enc:${id}`,
   webhookSecret: (entityId: string) => `entities.webhook_secret_enc:${entityId}`,
   provider: (id: string) => `providers.secret_enc:${id}`,
+  jitConfig: (instanceId: string) => `instances.jit_config_enc:${instanceId}`,
+  installationToken: (credentialId: string) => `github_credential_state.token_enc:${credentialId}`,
 };
+
+/** Every D1 column holding sealed values, for key rotation. Add new sealed columns here. */
+export const sealedColumns = [
+  { table: "github_credentials", key: "id", column: "secret_enc", context: secretContext.credential },
+  { table: "entities", key: "id", column: "webhook_secret_enc", context: secretContext.webhookSecret },
+  { table: "providers", key: "id", column: "secret_enc", context: secretContext.provider },
+  { table: "instances", key: "id", column: "jit_config_enc", context: secretContext.jitConfig },
+  { table: "github_credential_state", key: "credential_id", column: "token_enc", context: secretContext.installationToken },
+] as const;

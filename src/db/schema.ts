@@ -37,6 +37,55 @@ export const githubCredentials = sqliteTable(
   (t) => [index("github_credentials_endpoint_idx").on(t.endpointName)],
 );
 
+export const credentialHealth = ["ok", "failing"] as const;
+
+/**
+ * What every isolate must agree on about one credential: whether GitHub still accepts it,
+ * the last rate-limit figures it reported, until when nobody may call GitHub with it, and
+ * the App installation token minted for it (sealed). One row per credential, so a caller
+ * reads all of it in the same query as the credential itself.
+ */
+export const githubCredentialState = sqliteTable("github_credential_state", {
+  credentialId: text("credential_id")
+    .primaryKey()
+    .references(() => githubCredentials.id, { onDelete: "cascade" }),
+  health: text("health", { enum: credentialHealth }).notNull().default("ok"),
+  /** Why GitHub refused the credential (its message), while failing. */
+  failureReason: text("failure_reason"),
+  failedAt: integer("failed_at"),
+  rateLimitLimit: integer("rate_limit_limit"),
+  rateLimitRemaining: integer("rate_limit_remaining"),
+  rateLimitUsed: integer("rate_limit_used"),
+  rateLimitResetAt: integer("rate_limit_reset_at"),
+  rateLimitResource: text("rate_limit_resource"),
+  rateLimitObservedAt: integer("rate_limit_observed_at"),
+  /** No call may be made with this credential before this time (rate limited). */
+  blockedUntil: integer("blocked_until"),
+  /** Consecutive rate-limit answers without a usable wait hint: drives exponential backoff. */
+  rateLimitStrikes: integer("rate_limit_strikes").notNull().default(0),
+  /** The App installation access token, sealed; reused until shortly before it expires. */
+  tokenEnc: text("token_enc"),
+  tokenExpiresAt: integer("token_expires_at"),
+  updatedAt: updatedAt(),
+});
+
+/**
+ * Slow-changing GitHub facts worth one call an hour rather than one per use (runner
+ * downloads, runner group ids). Keyed by endpoint and a path-like key.
+ */
+export const githubCache = sqliteTable(
+  "github_cache",
+  {
+    endpointName: text("endpoint_name")
+      .notNull()
+      .references(() => githubEndpoints.name, { onDelete: "cascade" }),
+    key: text("key").notNull(),
+    value: text("value", { mode: "json" }).$type<unknown>().notNull(),
+    fetchedAt: integer("fetched_at").notNull(),
+  },
+  (t) => [uniqueIndex("github_cache_endpoint_key_idx").on(t.endpointName, t.key)],
+);
+
 export const entityKinds = ["repository", "organization", "enterprise"] as const;
 export type EntityKind = (typeof entityKinds)[number];
 
@@ -165,7 +214,12 @@ export const instances = sqliteTable(
     providerId: text("provider_id"),
     status: text("status", { enum: instanceStatuses }).notNull(),
     runnerStatus: text("runner_status", { enum: runnerStatuses }).notNull(),
+    /** When the runner status last changed: how long an idle runner has idled. */
+    runnerStatusChangedAt: integer("runner_status_changed_at"),
+    /** GitHub's runner id (GARM calls it agent id). */
     agentId: integer("agent_id"),
+    /** The runner's just-in-time configuration from GitHub, sealed. */
+    jitConfigEnc: text("jit_config_enc"),
     addresses: text("addresses", { mode: "json" }).$type<InstanceAddress[]>().notNull(),
     osType: text("os_type"),
     osName: text("os_name"),
@@ -266,6 +320,8 @@ export const counters = sqliteTable("counters", {
 export const schema = {
   githubEndpoints,
   githubCredentials,
+  githubCredentialState,
+  githubCache,
   entities,
   providers,
   scaleSets,

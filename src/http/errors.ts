@@ -18,6 +18,8 @@ export class ApiError extends Error {
     readonly status: ContentfulStatusCode,
     message: string,
     readonly details?: unknown,
+    /** Extra response headers, e.g. Retry-After. */
+    readonly headers?: Record<string, string>,
   ) {
     super(message);
   }
@@ -57,7 +59,7 @@ function causeMessages(err: unknown): string {
  */
 export function renderError(err: unknown, c: Context): Response {
   if (err instanceof ApiError) {
-    return c.json({ error: err.message, ...(err.details === undefined ? {} : { details: err.details }) }, err.status);
+    return c.json({ error: err.message, ...(err.details === undefined ? {} : { details: err.details }) }, err.status, err.headers);
   }
   if (err instanceof HTTPException) {
     const message = err.status === 400 && /JSON/i.test(err.message) ? "malformed JSON body" : err.message;

@@ -1,7 +1,8 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { eq } from "drizzle-orm";
 import { createDb } from "../db/client";
-import { entities, githubCredentials, githubEndpoints } from "../db/schema";
+import { entities, githubCredentials, githubCredentialState, githubEndpoints } from "../db/schema";
+import { clearCredentialState } from "../github/credential-state";
 import { keyringFor } from "../crypto/keyring";
 import { seal } from "../crypto/secret-box";
 import { secretContext } from "../crypto/secret-contexts";
@@ -60,6 +61,31 @@ const UpdateCredentials = z
   })
   .openapi("UpdateGithubCredentials");
 
+const Health = z
+  .object({
+    status: z.enum(["ok", "failing"]).openapi({
+      description: "failing: GitHub refused the credentials (401, or the App installation is gone); they are not used until changed",
+    }),
+    reason: z.string().nullable(),
+    since: Timestamp.nullable(),
+  })
+  .openapi("GithubCredentialsHealth");
+
+const RateLimit = z
+  .object({
+    limit: z.int().nullable(),
+    remaining: z.int().nullable(),
+    used: z.int().nullable(),
+    resource: z.string().nullable(),
+    reset_at: Timestamp.nullable(),
+    observed_at: Timestamp.nullable().openapi({ description: "When GitHub last reported these figures" }),
+    limited_until: Timestamp.nullable().openapi({
+      description: "GitHub answered with a rate limit: no call is made with these credentials before this time",
+    }),
+  })
+  .nullable()
+  .openapi("GithubRateLimit", { description: "Last x-ratelimit-* figures GitHub sent; null before the first call" });
+
 const CredentialsSchema = z
   .object({
     id: z.uuid(),
@@ -70,14 +96,17 @@ const CredentialsSchema = z
     app_id: z.int().nullable(),
     installation_id: z.int().nullable(),
     has_secret: z.boolean().openapi({ description: "The token or private key is stored (never returned)" }),
+    health: Health,
+    rate_limit: RateLimit,
     created_at: Timestamp,
     updated_at: Timestamp,
   })
   .openapi("GithubCredentials");
 
 type CredentialsRow = typeof githubCredentials.$inferSelect;
+type StateRow = typeof githubCredentialState.$inferSelect;
 
-const view = (r: CredentialsRow): z.infer<typeof CredentialsSchema> => ({
+const view = (r: CredentialsRow, state: StateRow | null, at = now()): z.infer<typeof CredentialsSchema> => ({
   id: r.id,
   name: r.name,
   description: r.description,
@@ -86,11 +115,34 @@ const view = (r: CredentialsRow): z.infer<typeof CredentialsSchema> => ({
   app_id: r.appId,
   installation_id: r.installationId,
   has_secret: r.secretEnc.length > 0,
+  health: {
+    status: state?.health ?? "ok",
+    reason: state?.health === "failing" ? state.failureReason : null,
+    since: state?.health === "failing" ? iso(state.failedAt) : null,
+  },
+  rate_limit:
+    state && (state.rateLimitObservedAt !== null || state.blockedUntil !== null)
+      ? {
+          limit: state.rateLimitLimit,
+          remaining: state.rateLimitRemaining,
+          used: state.rateLimitUsed,
+          resource: state.rateLimitResource,
+          reset_at: iso(state.rateLimitResetAt),
+          observed_at: iso(state.rateLimitObservedAt),
+          limited_until: state.blockedUntil !== null && state.blockedUntil > at ? iso(state.blockedUntil) : null,
+        }
+      : null,
   created_at: iso(r.createdAt)!,
   updated_at: iso(r.updatedAt)!,
 });
 
 const tags = ["GitHub credentials"];
+
+const withState = (db: ReturnType<typeof createDb>) =>
+  db
+    .select({ credential: githubCredentials, state: githubCredentialState })
+    .from(githubCredentials)
+    .leftJoin(githubCredentialState, eq(githubCredentialState.credentialId, githubCredentials.id));
 
 export const githubCredentialRoutes = createRouter()
   .openapi(
@@ -102,8 +154,11 @@ export const githubCredentialRoutes = createRouter()
       responses: { 200: jsonResponse(z.array(CredentialsSchema), "Credentials"), ...errorResponses },
     }),
     async (c) => {
-      const rows = await createDb(c.env).select().from(githubCredentials).orderBy(githubCredentials.name);
-      return c.json(rows.map(view), 200);
+      const rows = await withState(createDb(c.env)).orderBy(githubCredentials.name);
+      return c.json(
+        rows.map((r) => view(r.credential, r.state)),
+        200,
+      );
     },
   )
   .openapi(
@@ -148,7 +203,7 @@ export const githubCredentialRoutes = createRouter()
           updatedAt: t,
         })
         .returning();
-      return c.json(view(row!), 201);
+      return c.json(view(row!, null), 201);
     },
   )
   .openapi(
@@ -162,9 +217,9 @@ export const githubCredentialRoutes = createRouter()
     }),
     async (c) => {
       const { id } = c.req.valid("param");
-      const [row] = await createDb(c.env).select().from(githubCredentials).where(eq(githubCredentials.id, id));
+      const [row] = await withState(createDb(c.env)).where(eq(githubCredentials.id, id));
       if (!row) throw notFound("credentials", id);
-      return c.json(view(row), 200);
+      return c.json(view(row.credential, row.state), 200);
     },
   )
   .openapi(
@@ -198,7 +253,13 @@ export const githubCredentialRoutes = createRouter()
         if (taken.length) throw conflict("credentials with this name exist", { name: body.name });
       }
       const newSecret = body.pat?.oauth2_token ?? body.app?.private_key;
-      const [updated] = await db
+      // A new token, key, App or installation is a different credential to GitHub: forget that
+      // the old one was failing or rate limited, and its installation token.
+      const changesIdentity =
+        newSecret !== undefined ||
+        (body.app?.app_id !== undefined && body.app.app_id !== row.appId) ||
+        (body.app?.installation_id !== undefined && body.app.installation_id !== row.installationId);
+      const update = db
         .update(githubCredentials)
         .set({
           ...(body.name !== undefined && { name: body.name }),
@@ -212,7 +273,11 @@ export const githubCredentialRoutes = createRouter()
         })
         .where(eq(githubCredentials.id, id))
         .returning();
-      return c.json(view(updated!), 200);
+      const [updatedRows] = changesIdentity ? await db.batch([update, clearCredentialState(db, id)]) : [await update];
+      const [state] = changesIdentity
+        ? [null]
+        : await db.select().from(githubCredentialState).where(eq(githubCredentialState.credentialId, id));
+      return c.json(view(updatedRows[0]!, state ?? null), 200);
     },
   )
   .openapi(

@@ -2,7 +2,8 @@ import { createRoute, z } from "@hono/zod-openapi";
 import { and, desc, eq, type SQL } from "drizzle-orm";
 import { createDb } from "../db/client";
 import { instances, instanceStatuses, instanceTransitions, runnerStatuses } from "../db/schema";
-import { notFound } from "../http/errors";
+import { ApiError, notFound } from "../http/errors";
+import { scaleSetObject } from "../scaleset/stub";
 import { createRouter } from "../http/router";
 import { errorResponses, iso, jsonResponse, notFoundResponse, Timestamp } from "./common";
 
@@ -74,6 +75,7 @@ const ListQuery = z.object({
 });
 
 const tags = ["Instances"];
+const InstanceNameParam = z.object({ name: z.string().min(1).max(128).openapi({ param: { name: "name", in: "path" } }) });
 
 export const instanceRoutes = createRouter()
   .openapi(
@@ -104,9 +106,7 @@ export const instanceRoutes = createRouter()
       path: "/instances/{name}",
       tags,
       summary: "Show an instance and its recent status transitions",
-      request: {
-        params: z.object({ name: z.string().min(1).max(128).openapi({ param: { name: "name", in: "path" } }) }),
-      },
+      request: { params: InstanceNameParam },
       responses: { 200: jsonResponse(InstanceDetailSchema, "Instance"), ...errorResponses, ...notFoundResponse },
     }),
     async (c) => {
@@ -133,5 +133,40 @@ export const instanceRoutes = createRouter()
         },
         200,
       );
+    },
+  )
+  .openapi(
+    createRoute({
+      method: "delete",
+      path: "/instances/{name}",
+      tags,
+      summary: "Delete an instance (force=true ignores provider errors)",
+      request: {
+        params: InstanceNameParam,
+        query: z.object({ force: z.enum(["true", "false"]).optional().openapi({ description: "Ignore provider errors" }) }),
+      },
+      responses: {
+        202: jsonResponse(z.object({ name: z.string(), status: z.enum(instanceStatuses) }), "Deletion under way"),
+        ...errorResponses,
+        ...notFoundResponse,
+        409: jsonResponse(z.object({ error: z.string(), details: z.unknown() }), "The instance cannot be deleted from its status"),
+      },
+    }),
+    async (c) => {
+      const { name } = c.req.valid("param");
+      const force = c.req.valid("query").force === "true";
+      const [row] = await createDb(c.env)
+        .select({ scaleSetId: instances.scaleSetId, status: instances.status })
+        .from(instances)
+        .where(eq(instances.name, name));
+      if (!row) throw notFound("instance", name);
+      if (row.status === "deleted") throw new ApiError(409, "instance is already deleted", { name });
+      // The scale set's object is the only writer of instance lifecycles: it makes the move.
+      const result = await scaleSetObject(c.env, row.scaleSetId).deleteInstance(row.scaleSetId, name, force);
+      if ("error" in result) {
+        if (result.error === "not_found") throw notFound("instance", name);
+        throw new ApiError(409, "instance cannot be deleted now", { reason: result.error });
+      }
+      return c.json({ name, status: result.status }, 202);
     },
   );

@@ -20,6 +20,7 @@ import {
 } from "./common";
 import { entityFullName, entityKindByPath, requireEntity } from "./entities";
 import { InstanceSchema, instanceView } from "./instances";
+import { nudgeScaleSet, scaleSetObject } from "../scaleset/stub";
 
 const Label = z.string().trim().min(1).max(256);
 const Labels = z
@@ -109,6 +110,34 @@ const ScaleSetSchema = z
     updated_at: Timestamp,
   })
   .openapi("ScaleSet");
+
+const ObjectStatusSchema = z
+  .object({
+    scale_set_id: z.string().nullable(),
+    next_wake_at: Timestamp.nullable(),
+    create_backoff: z.object({
+      failures: z.int(),
+      last_failure_at: Timestamp.nullable(),
+      hard_limited_at: Timestamp.nullable().openapi({ description: "Set when creation stopped after too many straight failures" }),
+      create_allowed_at: Timestamp.nullable(),
+    }),
+    last_reconcile: z
+      .object({
+        at: z.number(),
+        durationMs: z.number(),
+        summary: z.record(z.string(), z.unknown()).nullable(),
+        actions: z.record(z.string(), z.number()),
+        error: z.string().nullable(),
+        d1RoundTrips: z.number(),
+        passes: z.number(),
+      })
+      .nullable(),
+    pending_operations: z.int(),
+    delete_retries: z.int(),
+  })
+  .openapi("ScaleSetObjectStatus");
+
+const ScaleSetDetailSchema = ScaleSetSchema.extend({ status: ObjectStatusSchema }).openapi("ScaleSetDetail");
 
 type ScaleSetJoined = {
   scaleSet: typeof scaleSets.$inferSelect;
@@ -239,6 +268,7 @@ function registerEntityScaleSets(router: ReturnType<typeof createRouter>, path: 
           createdAt: t,
           updatedAt: t,
         });
+        await nudgeScaleSet(c.env, id);
         return c.json(view(await loadJoined(db, id)), 201);
       },
     );
@@ -266,9 +296,13 @@ export const scaleSetRoutes = Object.keys(entityKindByPath)
       tags,
       summary: "Show a scale set",
       request: { params: IdParam },
-      responses: { 200: jsonResponse(ScaleSetSchema, "Scale set"), ...errorResponses, ...notFoundResponse },
+      responses: { 200: jsonResponse(ScaleSetDetailSchema, "Scale set"), ...errorResponses, ...notFoundResponse },
     }),
-    async (c) => c.json(view(await loadJoined(createDb(c.env), c.req.valid("param").id)), 200),
+    async (c) => {
+      const { id } = c.req.valid("param");
+      const row = view(await loadJoined(createDb(c.env), id));
+      return c.json({ ...row, status: await scaleSetObject(c.env, id).status(id) }, 200);
+    },
   )
   .openapi(
     createRoute({
@@ -325,6 +359,8 @@ export const scaleSetRoutes = Object.keys(entityKindByPath)
           updatedAt: now(),
         })
         .where(eq(scaleSets.id, id));
+      // Takes effect at once: the object re-plans with the new settings now.
+      await nudgeScaleSet(c.env, id);
       return c.json(view(await loadJoined(db, id)), 200);
     },
   )
@@ -347,6 +383,8 @@ export const scaleSetRoutes = Object.keys(entityKindByPath)
       if (!found.length) throw notFound("scale set", id);
       if (live.length) throw conflict("scale set still has live instances", { instances: live });
       await db.delete(scaleSets).where(eq(scaleSets.id, id));
+      // The object notices its scale set is gone and clears its own state.
+      await nudgeScaleSet(c.env, id);
       return c.body(null, 204);
     },
   )
@@ -368,5 +406,35 @@ export const scaleSetRoutes = Object.keys(entityKindByPath)
       ]);
       if (!found.length) throw notFound("scale set", id);
       return c.json(rows.map(instanceView), 200);
+    },
+  )
+  .openapi(
+    createRoute({
+      method: "post",
+      path: "/scalesets/{id}/reconcile",
+      tags,
+      summary: "Reconcile a scale set now",
+      request: { params: IdParam },
+      responses: { 200: jsonResponse(ObjectStatusSchema, "Reconciled"), ...errorResponses, ...notFoundResponse },
+    }),
+    async (c) => {
+      const { id } = c.req.valid("param");
+      await loadJoined(createDb(c.env), id);
+      return c.json(await scaleSetObject(c.env, id).reconcileNow(id), 200);
+    },
+  )
+  .openapi(
+    createRoute({
+      method: "post",
+      path: "/scalesets/{id}/reset",
+      tags,
+      summary: "Lift a scale set's create backoff and hard limit",
+      request: { params: IdParam },
+      responses: { 200: jsonResponse(ObjectStatusSchema, "Reset"), ...errorResponses, ...notFoundResponse },
+    }),
+    async (c) => {
+      const { id } = c.req.valid("param");
+      await loadJoined(createDb(c.env), id);
+      return c.json(await scaleSetObject(c.env, id).resetBackoff(id), 200);
     },
   );

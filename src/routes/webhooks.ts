@@ -8,7 +8,7 @@ import { zodDetails } from "../http/errors";
 import { BodyTooLarge, readLimitedBody } from "../http/limited-body";
 import { findSigner } from "../github/webhook-signature";
 import { DeliverySubject, deliveryEntities, jobEventFrom, WorkflowJobPayload } from "../github/workflow-job";
-import { nudgeScaleSet } from "../scaleset/nudge";
+import { nudgeScaleSet } from "../scaleset/stub";
 import { routeJob } from "../scaleset/routing";
 
 /**
@@ -206,7 +206,7 @@ export const webhookRoutes = new Hono<AppEnv>().post(WEBHOOK_PATH, async (c) => 
   // After the answer: the job is in D1 already, so a failed or lost nudge delays
   // reconciliation until the object's periodic alarm and loses nothing.
   const targets = new Set([result.scaleSetId, result.instanceScaleSetId].filter((s): s is string => s !== null));
-  const nudges = [...targets].map((s) => nudgeScaleSet(c.env, s, { job_id: jobEvent.id, status: result.status }));
+  const nudges = [...targets].map((s) => nudgeScaleSet(c.env, s));
   if (nudges.length) {
     const pending = afterResponse(c, Promise.all(nudges));
     if (pending) await pending;

@@ -3,10 +3,14 @@ import type { Env as WorkerEnv } from "../../src/env";
 
 declare global {
   namespace Cloudflare {
+    interface GlobalProps {
+      mainModule: typeof import("../../src/index");
+      durableNamespaces: "ScaleSet";
+    }
     interface Env extends WorkerEnv {
       TEST_MIGRATIONS: D1Migration[];
     }
-    // Types `exports` from cloudflare:workers (the tests call the worker's own fetch handler).
+    // Types `exports.default` (the Worker's own fetch handler) in tests.
     interface GlobalProps {
       mainModule: typeof import("../../src/index");
       durableNamespaces: "ScaleSet";

@@ -1,3 +1,4 @@
+import { runInDurableObject } from "cloudflare:test";
 import { env, exports } from "cloudflare:workers";
 import { expect } from "vitest";
 
@@ -50,6 +51,8 @@ export const api = {
 const TABLES = [
   "github_endpoints",
   "github_credentials",
+  "github_credential_state",
+  "github_cache",
   "entities",
   "providers",
   "scale_sets",
@@ -77,12 +80,82 @@ export async function expectRejectedWithoutWrites(status: number, fn: () => Prom
   return res;
 }
 
-export const TEST_PRIVATE_KEY = `-----BEGIN RSA PRIVATE KEY-----
-MIIBOgIBAAJBAKj34GkxFhD90vcNLYLInFEX6Ppy1tPf9Cnzj4p4WGeKLs1Pt8Qu
-KUpRKfFLfRYC9AIKjbJTWit+CqvjWYzvQwECAwEAAQJAIJLixBy2qpFoS4DSmoEm
-o3qGy0t6z09AIJtH+5OeRV1be+N4cDYJKffGzDa88vQENZiRm0GRq6a+HPGQMd2k
-TQIhAKMSvzIBnni7ot/OSie2TmJLY4SwTQAevXysE2RbFDYdAiEBCUEaRQnMnbp7
-9mxDXDf6AU0cN/RPBjb9qSHDcWZHGzUCIG2Es59z8ugGrDY+pxLQnwfotadxd+Uy
-v/Ow5T0q5gIJAiEAyS4RaI9YG8EWx/2w0T67ZUVAw8eOMB6BIUg0Xcu+3okCIBOs
-/5OiPgoTdSy7bcF9IGpSE8ZgGKzgYQVZeN97YE00
------END RSA PRIVATE KEY-----`;
+
+let seq = 0;
+/** A name unique within the test file (storage is shared by the tests of one file). */
+export const unique = (prefix: string) => `${prefix}-${++seq}-${Math.random().toString(36).slice(2, 7)}`;
+
+async function created<T = any>(res: Promise<ApiResponse<T>>): Promise<T> {
+  const r = await res;
+  if (r.status !== 201) throw new Error(`expected 201, got ${r.status}: ${r.text}`);
+  return r.body;
+}
+
+export const seed = {
+  patCredentials: (over: Record<string, unknown> = {}) =>
+    created(api.post("/api/v1/github/credentials", { name: unique("pat"), auth_type: "pat", pat: { oauth2_token: `ghp_${unique("tok")}` }, ...over })),
+  repository: async (over: Record<string, unknown> = {}) => {
+    const creds = over.credentials_name ? null : await seed.patCredentials();
+    return created(
+      api.post("/api/v1/repositories", {
+        owner: "octo",
+        name: unique("repo"),
+        credentials_name: creds?.name,
+        webhook_secret: `whsec-${unique("s")}`,
+        ...over,
+      }),
+    );
+  },
+  organization: async (over: Record<string, unknown> = {}) => {
+    const creds = over.credentials_name ? null : await seed.patCredentials();
+    return created(
+      api.post("/api/v1/organizations", { name: unique("org"), credentials_name: creds?.name, webhook_secret: `whsec-${unique("s")}`, ...over }),
+    );
+  },
+  provider: (over: Record<string, unknown> = {}) =>
+    created(api.post("/api/v1/providers", { name: unique("prov"), url: "https://shim.example.com", secret: `provider-secret-${unique("x")}`, ...over })),
+  scaleSet: async (entityPath: string, over: Record<string, unknown> = {}) => {
+    const provider = over.provider_name ? null : await seed.provider();
+    return created(
+      api.post(`/api/v1/${entityPath}/scalesets`, {
+        name: unique("ss"),
+        provider_name: provider?.name,
+        labels: ["self-hosted", "linux"],
+        max_runners: 5,
+        image: "ubuntu:24.04",
+        flavor: "small",
+        ...over,
+      }),
+    );
+  },
+};
+
+/** Puts an instance row in D1 directly (the scale set object creates them in production). */
+export async function insertInstance(scaleSetId: string, over: Record<string, unknown> = {}) {
+  const row = {
+    id: crypto.randomUUID(),
+    name: unique("runner"),
+    scale_set_id: scaleSetId,
+    provider_id: null,
+    status: "running",
+    runner_status: "idle",
+    addresses: "[]",
+    create_attempt: 1,
+    created_at: Date.now(),
+    updated_at: Date.now(),
+    status_changed_at: Date.now(),
+    ...over,
+  };
+  const cols = Object.keys(row);
+  await env.DB.prepare(`INSERT INTO instances (${cols.join(",")}) VALUES (${cols.map(() => "?").join(",")})`)
+    .bind(...Object.values(row))
+    .run();
+  return row;
+}
+
+/** Runs `fn` inside a scale set's Durable Object, with the object itself (its private state included). */
+export function inScaleSetObject<R>(scaleSetId: string, fn: (obj: any, state: DurableObjectState) => R | Promise<R>): Promise<R> {
+  const ns = env.SCALE_SET as unknown as DurableObjectNamespace;
+  const run = runInDurableObject as unknown as (s: DurableObjectStub, f: typeof fn) => Promise<R>;
+  return run(ns.get(ns.idFromName(scaleSetId)), fn);
+}

@@ -1,10 +1,9 @@
 import { sign } from "@octokit/webhooks-methods";
-import { createExecutionContext, runDurableObjectAlarm, runInDurableObject, waitOnExecutionContext } from "cloudflare:test";
+import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import worker from "../../src/index";
 import type { Env } from "../../src/env";
-import { NUDGE_MIN_INTERVAL_MS } from "../../src/scaleset/scaleset-object";
 import { clone, exampleFor } from "../fixtures/webhook-examples";
 import { jobRow, newDeliveryId, World } from "./webhook-setup";
 
@@ -59,24 +58,33 @@ function job(id: number, action = "in_progress") {
 const logged = (spy: { mock: { calls: unknown[][] } }, event: string) =>
   spy.mock.calls.map((c) => String(c[0])).filter((line) => line.includes(`"event":"${event}"`));
 
+/**
+ * The worker's env with a SCALE_SET namespace that records which objects are addressed
+ * and can send one scale set's calls to another object.
+ */
+function watchedEnv(redirect: Record<string, string> = {}) {
+  const addressed: string[] = [];
+  const watched = {
+    ...env,
+    SCALE_SET: {
+      idFromName: (name: string) => {
+        addressed.push(name);
+        return env.SCALE_SET.idFromName(redirect[name] ?? name);
+      },
+      get: (id: DurableObjectId) => env.SCALE_SET.get(id),
+    },
+  } as unknown as Env;
+  return { env: watched, addressed };
+}
+
 describe("nudging the scale set's object", () => {
-  it("nudges the matched scale set after recording the job, arming its alarm", async () => {
-    const before = Date.now();
-    const res = await deliverAndSettle(job(8001));
+  it("nudges the matched scale set after recording the job", async () => {
+    const w = watchedEnv();
+    const res = await deliverAndSettle(job(8001), w.env);
     expect(res).toMatchObject({ status: 200, body: { scale_set_id: gpu } });
-    const seen = await runInDurableObject(stubFor(gpu), async (_obj, state) => ({
-      bound: await state.storage.get<string>("scale_set_id"),
-      nudgedAt: await state.storage.get<number>("last_nudge_at"),
-      alarm: await state.storage.getAlarm(),
-      alarmRanAt: await state.storage.get<number>("last_alarm_at"),
-    }));
-    expect(seen.bound).toBe(gpu);
-    expect(seen.nudgedAt).toBeGreaterThanOrEqual(before);
-    // Armed at once: either still pending or already run.
-    expect(seen.alarm !== null || seen.alarmRanAt !== undefined).toBe(true);
-    // The alarm does nothing harmful until reconciliation exists.
-    await runDurableObjectAlarm(stubFor(gpu));
-    expect(await runInDurableObject(stubFor(gpu), (_o, s) => s.storage.get<number>("last_alarm_at"))).toBeGreaterThanOrEqual(before);
+    expect(w.addressed).toEqual([gpu]);
+    // The object took it: bound to its scale set, a wake-up armed.
+    expect(await stubFor(gpu).status(gpu)).toMatchObject({ scale_set_id: gpu, next_wake_at: expect.any(String) });
   });
 
   it("nudges the scale set of our instance that ran the job too", async () => {
@@ -90,96 +98,39 @@ describe("nudging the scale set's object", () => {
       .run();
     const p = job(8002);
     p.workflow_job.runner_name = runner;
-    expect(await runInDurableObject(stubFor(spare), (_o, s) => s.storage.get<number>("last_nudge_at"))).toBeUndefined();
-    const res = await deliverAndSettle(p);
+    const w = watchedEnv();
+    const res = await deliverAndSettle(p, w.env);
     expect(res.body.scale_set_id).toBe(gpu);
     // The job is gpu's; the runner that took it is spare's, which must hear about it too.
-    expect(await runInDurableObject(stubFor(spare), (_o, s) => s.storage.get<number>("last_nudge_at"))).toBeGreaterThanOrEqual(t);
+    expect([...w.addressed].sort()).toEqual([gpu, spare].sort());
   });
 
   it("does not nudge anything for an unmatched job", async () => {
     const p = job(8003);
     p.workflow_job.labels = ["nothing-serves-this"];
     const spy = vi.spyOn(console, "log");
-    const res = await deliverAndSettle(p);
+    const w = watchedEnv();
+    const res = await deliverAndSettle(p, w.env);
     expect(res.body).toMatchObject({ status: "in_progress", matched: false });
-    expect(logged(spy, "scale_set_nudged")).toEqual([]);
+    expect(w.addressed).toEqual([]);
     expect(logged(spy, "webhook_accepted").map((l) => JSON.parse(l))).toEqual([
       expect.objectContaining({ job_id: 8003, job: "unmatched", scale_set: null }),
     ]);
   });
 
   it("still accepts the delivery, with the job in D1, when the nudge fails", async () => {
-    // This scale set's object refuses every nudge: it is bound to another scale set.
-    await stubFor(doomed).bind("someone-else");
+    // The object this scale set's nudge reaches refuses it: it belongs to another scale set.
+    await stubFor("someone-else").nudge("someone-else");
+    const w = watchedEnv({ [doomed]: "someone-else" });
     const spy = vi.spyOn(console, "log");
     const p = job(8004, "queued");
     p.workflow_job.labels = ["doomed-label"];
 
-    const res = await deliverAndSettle(p);
+    const res = await deliverAndSettle(p, w.env);
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ job_id: 8004, scale_set_id: doomed, matched: true });
     expect(await jobRow(8004)).toMatchObject({ status: "queued", scale_set_id: doomed });
-    const failures = logged(spy, "scale_set_nudge_failed").map((l) => JSON.parse(l));
-    expect(failures).toEqual([
-      expect.objectContaining({ scale_set: doomed, job_id: 8004, error: expect.stringMatching(/belongs to scale set someone-else/) }),
-    ]);
-    expect(await runInDurableObject(stubFor(doomed), (_o, s) => s.storage.get("last_nudge_at"))).toBeUndefined();
-  });
-
-  it("arms one alarm for a burst of nudges, no sooner than the interval after the last run", async () => {
-    const stub = stubFor("burst-scale-set");
-    // As if an alarm had just run (dated ahead so real timers cannot fire it during the test).
-    const lastRun = Date.now() + 60_000;
-    await runInDurableObject(stub, (_o, s) => s.storage.put("last_alarm_at", lastRun));
-    for (let i = 1; i <= 5; i++) await stub.nudge("burst-scale-set", { job_id: i, status: "queued" });
-    expect(await runInDurableObject(stub, (_o, s) => s.storage.getAlarm())).toBe(lastRun + NUDGE_MIN_INTERVAL_MS);
-  });
-
-  it("brings a later alarm forward", async () => {
-    const stub = stubFor("later-scale-set");
-    await stub.bind("later-scale-set");
-    await runInDurableObject(stub, (_o, s) => s.storage.setAlarm(Date.now() + 3_600_000));
-    const before = Date.now();
-    await stub.nudge("later-scale-set", { job_id: 1, status: "queued" });
-    const { armed, ran } = await runInDurableObject(stub, async (_o, s) => ({
-      armed: await s.storage.getAlarm(),
-      ran: await s.storage.get<number>("last_alarm_at"),
-    }));
-    // Due now: still pending, or (real timers) already run.
-    if (armed === null) expect(ran).toBeGreaterThanOrEqual(before);
-    else expect(armed).toBeLessThanOrEqual(Date.now());
-  });
-
-  it("skips nudges while the object's alarm is known to be due later", async () => {
-    const quiet = await (async () => {
-      const w = new World("nudge-quiet");
-      const repo = await w.repository("octo-org", "quiet", SECRET);
-      return w.scaleSet("repositories", repo, "quiet", ["quiet-label"]);
-    })();
-    // As if the object's alarm had just run: the next one is due NUDGE_MIN_INTERVAL_MS after it.
-    const lastRun = Date.now() + 60_000;
-    await runInDurableObject(stubFor(quiet), (_o, s) => s.storage.put("last_alarm_at", lastRun));
-    let calls = 0;
-    const counting = {
-      ...env,
-      SCALE_SET: {
-        idFromName: (name: string) => env.SCALE_SET.idFromName(name),
-        get: (id: DurableObjectId) => {
-          calls++;
-          return env.SCALE_SET.get(id);
-        },
-      },
-    } as unknown as Env;
-    const send = (id: number) => {
-      const p = job(id, "queued");
-      p.repository.name = "quiet";
-      p.workflow_job.labels = ["quiet-label"];
-      return deliverAndSettle(p, counting);
-    };
-    for (let i = 0; i < 4; i++) expect((await send(8100 + i)).body.scale_set_id).toBe(quiet);
-    expect(calls).toBe(1);
-    expect(await runInDurableObject(stubFor(quiet), (_o, s) => s.storage.getAlarm())).toBe(lastRun + NUDGE_MIN_INTERVAL_MS);
-    for (let i = 0; i < 4; i++) expect(await jobRow(8100 + i)).toMatchObject({ status: "queued", scale_set_id: quiet });
+    const failures = logged(spy, "nudge_failed").map((l) => JSON.parse(l));
+    expect(failures).toEqual([expect.objectContaining({ scale_set: doomed, error: expect.stringMatching(/belongs to scale set someone-else/) })]);
   });
 });

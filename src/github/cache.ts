@@ -1,0 +1,46 @@
+import { and, eq } from "drizzle-orm";
+import type { Db } from "../db/client";
+import { githubCache } from "../db/schema";
+
+export interface Cached<T> {
+  value: T;
+  fetchedAt: number;
+}
+
+export async function readCache<T>(db: Db, endpointName: string, key: string): Promise<Cached<T> | null> {
+  const [row] = await db
+    .select({ value: githubCache.value, fetchedAt: githubCache.fetchedAt })
+    .from(githubCache)
+    .where(and(eq(githubCache.endpointName, endpointName), eq(githubCache.key, key)));
+  return row ? { value: row.value as T, fetchedAt: row.fetchedAt } : null;
+}
+
+export async function writeCache(db: Db, endpointName: string, key: string, value: unknown, fetchedAt: number): Promise<void> {
+  await db
+    .insert(githubCache)
+    .values({ endpointName, key, value, fetchedAt })
+    .onConflictDoUpdate({ target: [githubCache.endpointName, githubCache.key], set: { value, fetchedAt } });
+}
+
+/**
+ * The cached value while younger than `ttlMs`, else a fresh one from `load` (stored for the
+ * next caller in any isolate). If `load` fails and a stale value exists, the stale value is
+ * better than nothing for facts that change hourly at most.
+ */
+export async function cachedFetch<T>(
+  db: Db,
+  input: { endpointName: string; key: string; ttlMs: number; now: number; force?: boolean },
+  load: () => Promise<T>,
+): Promise<Cached<T> & { fromCache: boolean }> {
+  const hit = await readCache<T>(db, input.endpointName, input.key);
+  if (hit && !input.force && input.now - hit.fetchedAt < input.ttlMs) return { ...hit, fromCache: true };
+  let value: T;
+  try {
+    value = await load();
+  } catch (err) {
+    if (hit && !input.force) return { ...hit, fromCache: true };
+    throw err;
+  }
+  await writeCache(db, input.endpointName, input.key, value, input.now);
+  return { value, fetchedAt: input.now, fromCache: false };
+}

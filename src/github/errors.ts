@@ -1,0 +1,57 @@
+/** What a GitHub call can end with besides an answer. Messages never include tokens. */
+
+export class GithubError extends Error {
+  override name = "GithubError";
+}
+
+/** GitHub answered with a status the operation does not handle. */
+export class GithubApiError extends GithubError {
+  override name = "GithubApiError";
+  constructor(
+    readonly operation: string,
+    readonly status: number,
+    message: string,
+    readonly documentationUrl?: string,
+  ) {
+    super(`${operation}: GitHub answered ${status}: ${message}`);
+  }
+  /** GitHub's own message, without our prefix. */
+  get githubMessage(): string {
+    return this.message.replace(/^.*?GitHub answered \d+: /, "");
+  }
+}
+
+/** GitHub kept failing (5xx or network) through every retry. */
+export class GithubUnavailableError extends GithubError {
+  override name = "GithubUnavailableError";
+  constructor(
+    readonly operation: string,
+    readonly status: number | null,
+    readonly attempts: number,
+    detail: string,
+  ) {
+    super(`${operation}: GitHub unavailable after ${attempts} attempts (${detail})`);
+  }
+}
+
+/** The credential is rate limited: nobody may use it before `retryAt` (unix ms). */
+export class GithubRateLimitedError extends GithubError {
+  override name = "GithubRateLimitedError";
+  constructor(
+    readonly operation: string,
+    readonly retryAt: number,
+  ) {
+    super(`${operation}: credential is rate limited until ${new Date(retryAt).toISOString()}`);
+  }
+}
+
+/** GitHub refused the credential (401, or an App installation that is gone): not used until it changes. */
+export class GithubCredentialFailingError extends GithubError {
+  override name = "GithubCredentialFailingError";
+  constructor(
+    readonly credentialId: string,
+    readonly reason: string,
+  ) {
+    super(`GitHub credentials ${credentialId} are failing: ${reason}`);
+  }
+}

@@ -1,0 +1,459 @@
+import { createDb, type Db } from "../db/client";
+import type { Env } from "../env";
+import { keyringFor } from "../crypto/keyring";
+import { open, seal } from "../crypto/secret-box";
+import { secretContext } from "../crypto/secret-contexts";
+import { createAppJwt, importAppKey } from "./app-auth";
+import { loadCredentialContext, writeCredentialState, type CredentialContext, type StatePatch } from "./credential-state";
+import {
+  GithubApiError,
+  GithubCredentialFailingError,
+  GithubError,
+  GithubRateLimitedError,
+  GithubUnavailableError,
+} from "./errors";
+import {
+  isLow,
+  isRateLimited,
+  parseRateLimit,
+  rateLimitedUntil,
+  serverErrorBackoff,
+  withJitter,
+  type RateLimitSnapshot,
+} from "./rate-limit";
+
+export const GITHUB_API_VERSION = "2022-11-28";
+export const USER_AGENT = "Edgerunner/0.1 (self-hosted GitHub Actions runner coordinator)";
+
+/** Time as the client sees it; tests replace it to drive rate-limit windows without sleeping. */
+export interface Clock {
+  now(): number;
+  sleep(ms: number): Promise<void>;
+  /** In [0, 1): jitter. */
+  random(): number;
+}
+
+export const systemClock: Clock = {
+  now: () => Date.now(),
+  sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
+  random: () => Math.random(),
+};
+
+export interface GithubClientOptions {
+  env: Pick<Env, "DB" | "ENCRYPTION_KEY" | "ENCRYPTION_KEYS_PREVIOUS">;
+  credentialId: string;
+  clock?: Clock;
+  fetch?: typeof fetch;
+  /**
+   * Longest a call waits in place for a rate-limit window to end. Longer windows throw
+   * GithubRateLimitedError with the time to come back, so a Durable Object sets an alarm
+   * instead of holding an invocation open.
+   */
+  maxWaitMs?: number;
+  /** Attempts for 5xx and network failures, the first included. */
+  maxAttempts?: number;
+  /** Per-request timeout. */
+  timeoutMs?: number;
+}
+
+export interface RequestOptions {
+  query?: Record<string, string | number | boolean | undefined>;
+  body?: unknown;
+  /** Statuses (besides 2xx) the operation handles itself instead of failing. */
+  allow?: number[];
+}
+
+export interface GithubResponse<T> {
+  status: number;
+  data: T;
+  headers: Headers;
+}
+
+/** How stale a loaded credential state may get before the next call re-reads it. */
+export const STATE_TTL_MS = 5_000;
+/** Rate-limit figures are written at most this often per credential, unless they matter now. */
+export const RATE_LIMIT_PERSIST_INTERVAL_MS = 15_000;
+/** An installation token is replaced this long before it expires. */
+export const TOKEN_REFRESH_MARGIN_MS = 5 * 60_000;
+
+const DEFAULT_MAX_WAIT_MS = 15_000;
+const DEFAULT_MAX_ATTEMPTS = 3;
+const DEFAULT_TIMEOUT_MS = 30_000;
+/** Waiting on rate limits inside one call ends after this many windows, whatever they say. */
+const MAX_RATE_LIMIT_WAITS = 5;
+
+type AuthMode = { kind: "token" } | { kind: "app-jwt" };
+
+/**
+ * A GitHub REST client for one credential. State every isolate must agree on — whether the
+ * credential works, until when it is rate limited, its installation token — lives in D1
+ * (github_credential_state); this object holds a snapshot of it, re-read every few seconds.
+ * Cheap to create: make one per unit of work.
+ */
+export class GithubClient {
+  readonly credentialId: string;
+  readonly db: Db;
+  readonly clock: Clock;
+  private readonly fetchFn: typeof fetch;
+  private readonly maxWaitMs: number;
+  private readonly maxAttempts: number;
+  private readonly timeoutMs: number;
+  private ctx: CredentialContext | null = null;
+  private ctxLoadedAt = 0;
+  private secret: string | null = null;
+  private appKey: Promise<CryptoKey> | null = null;
+  private token: { value: string; expiresAt: number } | null = null;
+  private minting: Promise<string> | null = null;
+
+  constructor(private readonly options: GithubClientOptions) {
+    this.credentialId = options.credentialId;
+    this.db = createDb(options.env);
+    this.clock = options.clock ?? systemClock;
+    this.fetchFn = options.fetch ?? ((input, init) => fetch(input, init));
+    this.maxWaitMs = options.maxWaitMs ?? DEFAULT_MAX_WAIT_MS;
+    this.maxAttempts = Math.max(1, options.maxAttempts ?? DEFAULT_MAX_ATTEMPTS);
+    this.timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  }
+
+  /** The credential, its endpoint and shared state, re-read when older than STATE_TTL_MS. */
+  async context(force = false): Promise<CredentialContext> {
+    const now = this.clock.now();
+    if (!force && this.ctx && now - this.ctxLoadedAt < STATE_TTL_MS) return this.ctx;
+    const ctx = await loadCredentialContext(this.db, this.credentialId);
+    if (!ctx) throw new GithubError(`GitHub credentials ${this.credentialId} do not exist`);
+    if (this.ctx && this.ctx.credential.updatedAt !== ctx.credential.updatedAt) {
+      // The operator changed the credential: nothing derived from the old one is good.
+      this.secret = null;
+      this.appKey = null;
+      this.token = null;
+    }
+    this.ctx = ctx;
+    this.ctxLoadedAt = now;
+    return ctx;
+  }
+
+  /** Calls the REST API with the credential's token. Path is relative to the endpoint's API base. */
+  async request<T = unknown>(operation: string, method: string, path: string, opts: RequestOptions = {}): Promise<GithubResponse<T>> {
+    return this.call<T>(operation, method, path, opts, { kind: "token" });
+  }
+
+  /** Follows `Link: rel="next"` to collect every page of a list. */
+  async paginate<T>(operation: string, path: string, pick: (page: any) => T[], query: RequestOptions["query"] = {}): Promise<T[]> {
+    const items: T[] = [];
+    let next: string | null = path;
+    let q: RequestOptions["query"] = { per_page: 100, ...query };
+    for (let page = 0; next && page < 1000; page++) {
+      const res: GithubResponse<unknown> = await this.request(operation, "GET", next, { query: q });
+      items.push(...pick(res.data));
+      next = nextLink(res.headers.get("link"), (await this.context()).apiBaseUrl);
+      q = undefined; // the next link carries the query
+    }
+    return items;
+  }
+
+  private async call<T>(operation: string, method: string, path: string, opts: RequestOptions, auth: AuthMode): Promise<GithubResponse<T>> {
+    let serverAttempts = 0;
+    let rateLimitWaits = 0;
+    let retriedWithFreshToken = false;
+    for (;;) {
+      const ctx = await this.context();
+      const state = ctx.state;
+      if (state?.health === "failing") {
+        throw new GithubCredentialFailingError(this.credentialId, state.failureReason ?? "refused by GitHub");
+      }
+      const blockedUntil = state?.blockedUntil ?? 0;
+      if (blockedUntil > this.clock.now()) {
+        // Everyone waiting for this window would otherwise come back at the same instant.
+        const resumeAt = withJitter(blockedUntil, this.clock.random());
+        const wait = resumeAt - this.clock.now();
+        if (wait > this.maxWaitMs || rateLimitWaits >= MAX_RATE_LIMIT_WAITS) {
+          throw new GithubRateLimitedError(operation, resumeAt);
+        }
+        rateLimitWaits++;
+        await this.clock.sleep(wait);
+        await this.context(true); // another caller may have extended or lifted the wait
+        continue;
+      }
+
+      const authorization = auth.kind === "token" ? await this.tokenAuthorization(operation) : await this.appJwtAuthorization();
+      const url = buildUrl(ctx.apiBaseUrl, path, opts.query);
+      const started = this.clock.now();
+      let res: Response;
+      try {
+        res = await this.fetchFn(url, {
+          method,
+          headers: {
+            accept: "application/vnd.github+json",
+            authorization,
+            "user-agent": USER_AGENT,
+            "x-github-api-version": GITHUB_API_VERSION,
+            ...(opts.body !== undefined && { "content-type": "application/json" }),
+          },
+          body: opts.body === undefined ? undefined : JSON.stringify(opts.body),
+          signal: AbortSignal.timeout(this.timeoutMs),
+        });
+      } catch (err) {
+        serverAttempts++;
+        const detail = err instanceof Error ? err.message : String(err);
+        logCall({ credential: this.credentialId, operation, method, status: null, remaining: null, started, now: this.clock.now(), error: detail });
+        if (serverAttempts >= this.maxAttempts) throw new GithubUnavailableError(operation, null, serverAttempts, detail);
+        await this.clock.sleep(serverErrorBackoff(serverAttempts, this.clock.random()));
+        continue;
+      }
+
+      const snapshot = parseRateLimit(res.headers);
+      logCall({
+        credential: this.credentialId,
+        operation,
+        method,
+        status: res.status,
+        remaining: snapshot?.remaining ?? null,
+        started,
+        now: this.clock.now(),
+      });
+      const data = await readBody(res);
+      const message = typeof data === "object" && data && "message" in data ? String((data as { message: unknown }).message) : "";
+
+      if (res.status === 401) {
+        if (auth.kind === "token" && ctx.credential.authType === "app" && !retriedWithFreshToken) {
+          // An installation token can be revoked before it expires; one fresh token settles it.
+          retriedWithFreshToken = true;
+          await this.dropToken();
+          continue;
+        }
+        await this.markFailing(`${res.status} ${message || "Bad credentials"}`);
+        throw new GithubCredentialFailingError(this.credentialId, message || "Bad credentials");
+      }
+
+      if (isRateLimited(res.status, res.headers, message)) {
+        const strikes = ctx.state?.rateLimitStrikes ?? 0;
+        const { until, hinted } = rateLimitedUntil({ now: this.clock.now(), headers: res.headers, strikes });
+        await this.saveState({
+          ...rateLimitPatch(snapshot, this.clock.now()),
+          blockedUntil: Math.max(until, ctx.state?.blockedUntil ?? 0),
+          rateLimitStrikes: hinted ? 0 : strikes + 1,
+        });
+        logEvent({ event: "github_rate_limited", credential: this.credentialId, operation, status: res.status, until: new Date(until).toISOString() });
+        continue;
+      }
+
+      if (res.status >= 500) {
+        serverAttempts++;
+        await this.observe(snapshot);
+        if (serverAttempts >= this.maxAttempts) {
+          throw new GithubUnavailableError(operation, res.status, serverAttempts, message || `HTTP ${res.status}`);
+        }
+        await this.clock.sleep(serverErrorBackoff(serverAttempts, this.clock.random()));
+        continue;
+      }
+
+      await this.observe(snapshot, (ctx.state?.rateLimitStrikes ?? 0) > 0 ? { rateLimitStrikes: 0 } : {});
+      if ((res.status >= 200 && res.status < 300) || opts.allow?.includes(res.status)) {
+        return { status: res.status, data: data as T, headers: res.headers };
+      }
+      const docs = typeof data === "object" && data && "documentation_url" in data ? String((data as { documentation_url: unknown }).documentation_url) : undefined;
+      throw new GithubApiError(operation, res.status, message || `HTTP ${res.status}`, docs);
+    }
+  }
+
+  /** Records rate-limit figures: in memory always, in D1 when stale, low, or other fields change. */
+  private async observe(snapshot: RateLimitSnapshot | null, extra: StatePatch = {}) {
+    const now = this.clock.now();
+    const stored = this.ctx?.state?.rateLimitObservedAt ?? 0;
+    const due = snapshot !== null && (now - stored >= RATE_LIMIT_PERSIST_INTERVAL_MS || isLow(snapshot));
+    if (due || Object.keys(extra).length) {
+      await this.saveState({ ...(snapshot ? rateLimitPatch(snapshot, now) : {}), ...extra });
+    } else if (snapshot && this.ctx?.state) {
+      Object.assign(this.ctx.state, rateLimitPatch(snapshot, now), { rateLimitObservedAt: stored });
+    }
+  }
+
+  /** Returns false when the credential changed meanwhile (the write is then dropped). */
+  private async saveState(patch: StatePatch): Promise<boolean> {
+    const ctx = await this.context();
+    const now = this.clock.now();
+    const written = await writeCredentialState(this.options.env.DB, ctx.credential, patch, now);
+    ctx.state = {
+      credentialId: this.credentialId,
+      health: "ok",
+      failureReason: null,
+      failedAt: null,
+      rateLimitLimit: null,
+      rateLimitRemaining: null,
+      rateLimitUsed: null,
+      rateLimitResetAt: null,
+      rateLimitResource: null,
+      rateLimitObservedAt: null,
+      blockedUntil: null,
+      rateLimitStrikes: 0,
+      tokenEnc: null,
+      tokenExpiresAt: null,
+      ...ctx.state,
+      ...patch,
+      updatedAt: now,
+    };
+    return written;
+  }
+
+  private async markFailing(reason: string) {
+    this.token = null;
+    const recorded = await this.saveState({
+      health: "failing",
+      failureReason: reason.slice(0, 500),
+      failedAt: this.clock.now(),
+      tokenEnc: null,
+      tokenExpiresAt: null,
+    });
+    // Not recorded: the credential was replaced while this call used the old one.
+    logEvent({ event: "github_credentials_failing", credential: this.credentialId, reason, recorded });
+  }
+
+  private async openSecret(): Promise<string> {
+    if (this.secret === null) {
+      const { credential } = await this.context();
+      this.secret = await open(await keyringFor(this.options.env), credential.secretEnc, secretContext.credential(credential.id));
+    }
+    return this.secret;
+  }
+
+  private async appJwtAuthorization(): Promise<string> {
+    const { credential } = await this.context();
+    if (!this.appKey) {
+      const pending = this.openSecret().then(importAppKey);
+      pending.catch(() => {
+        if (this.appKey === pending) this.appKey = null;
+      });
+      this.appKey = pending;
+    }
+    const jwt = await createAppJwt({ appId: credential.appId ?? 0, key: await this.appKey, now: this.clock.now() });
+    return `Bearer ${jwt}`;
+  }
+
+  private async tokenAuthorization(operation: string): Promise<string> {
+    const ctx = await this.context();
+    if (ctx.credential.authType === "pat") return `Bearer ${await this.openSecret()}`;
+    return `Bearer ${await this.installationToken(operation)}`;
+  }
+
+  /** The installation token: this object's, else the one in D1, else a newly minted one. */
+  private async installationToken(operation: string): Promise<string> {
+    const fresh = (expiresAt: number | null | undefined) => (expiresAt ?? 0) - TOKEN_REFRESH_MARGIN_MS > this.clock.now();
+    if (this.token && fresh(this.token.expiresAt)) return this.token.value;
+    const ctx = await this.context();
+    const state = ctx.state;
+    if (state?.tokenEnc && fresh(state.tokenExpiresAt)) {
+      try {
+        const value = await open(await keyringFor(this.options.env), state.tokenEnc, secretContext.installationToken(this.credentialId));
+        this.token = { value, expiresAt: state.tokenExpiresAt! };
+        return value;
+      } catch {
+        // Sealed under a key that is gone (rotation): a token is cheap to replace.
+      }
+    }
+    // Concurrent calls on this object share one mint.
+    if (!this.minting) {
+      this.minting = this.mintInstallationToken(operation).finally(() => {
+        this.minting = null;
+      });
+    }
+    return this.minting;
+  }
+
+  private async mintInstallationToken(operation: string): Promise<string> {
+    const { credential } = await this.context();
+    let res: GithubResponse<{ token: string; expires_at: string }>;
+    try {
+      res = await this.call("create_installation_token", "POST", `/app/installations/${credential.installationId}/access_tokens`, {}, { kind: "app-jwt" });
+    } catch (err) {
+      if (err instanceof GithubApiError && (err.status === 404 || err.status === 403)) {
+        // The App is not installed there (any more), or lost access: retrying cannot help.
+        const reason = `installation ${credential.installationId}: ${err.status} ${err.githubMessage}`;
+        await this.markFailing(reason);
+        throw new GithubCredentialFailingError(this.credentialId, reason);
+      }
+      throw err;
+    }
+    const value = res.data.token;
+    const expiresAt = Date.parse(res.data.expires_at);
+    if (typeof value !== "string" || !value || Number.isNaN(expiresAt)) {
+      throw new GithubApiError(operation, res.status, "installation token response without token/expires_at");
+    }
+    this.token = { value, expiresAt };
+    await this.saveState({
+      tokenEnc: await seal(await keyringFor(this.options.env), value, secretContext.installationToken(this.credentialId)),
+      tokenExpiresAt: expiresAt,
+    });
+    logEvent({ event: "github_installation_token_minted", credential: this.credentialId, expires_at: res.data.expires_at });
+    return value;
+  }
+
+  private async dropToken() {
+    this.token = null;
+    await this.saveState({ tokenEnc: null, tokenExpiresAt: null });
+  }
+}
+
+function rateLimitPatch(s: RateLimitSnapshot | null, now: number): StatePatch {
+  if (!s) return {};
+  return {
+    rateLimitLimit: s.limit,
+    rateLimitRemaining: s.remaining,
+    rateLimitUsed: s.used,
+    rateLimitResetAt: s.resetAt,
+    rateLimitResource: s.resource,
+    rateLimitObservedAt: now,
+  };
+}
+
+function buildUrl(base: string, path: string, query: RequestOptions["query"]): string {
+  const url = /^https?:\/\//.test(path) ? new URL(path) : new URL(base + path);
+  for (const [k, v] of Object.entries(query ?? {})) if (v !== undefined) url.searchParams.set(k, String(v));
+  return url.toString();
+}
+
+/** The `rel="next"` URL, only if it stays on the endpoint's API (never send a token elsewhere). */
+export function nextLink(link: string | null, apiBaseUrl: string): string | null {
+  if (!link) return null;
+  for (const part of link.split(",")) {
+    const m = /<([^>]+)>\s*;\s*rel="?next"?/.exec(part.trim());
+    if (m) return m[1]!.startsWith(`${apiBaseUrl}/`) ? m[1]! : null;
+  }
+  return null;
+}
+
+async function readBody(res: Response): Promise<unknown> {
+  if (res.status === 204 || res.status === 304) return null;
+  const text = await res.text();
+  if (!text) return null;
+  try {
+    return JSON.parse(text);
+  } catch {
+    return { message: text.slice(0, 200) };
+  }
+}
+
+function logCall(c: {
+  credential: string;
+  operation: string;
+  method: string;
+  status: number | null;
+  remaining: number | null;
+  started: number;
+  now: number;
+  error?: string;
+}) {
+  logEvent({
+    event: "github_call",
+    credential: c.credential,
+    operation: c.operation,
+    method: c.method,
+    status: c.status,
+    rate_limit_remaining: c.remaining,
+    duration_ms: Math.max(0, c.now - c.started),
+    ...(c.error !== undefined && { error: c.error }),
+  });
+}
+
+function logEvent(fields: Record<string, unknown>) {
+  console.log(JSON.stringify(fields));
+}

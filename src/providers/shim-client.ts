@@ -1,0 +1,308 @@
+import {
+  type BootstrapInstance,
+  OperationAccepted,
+  ShimCapabilities,
+  ShimHeaders,
+  type ValidProviderInstance,
+  validateProviderInstance,
+  validateProviderInstanceList,
+} from "./shim-protocol";
+import { classifyShimStatus, classifyTransportError, type ShimError, type ShimResult } from "./shim-errors";
+import { requestTarget, signRequest } from "./shim-signing";
+
+export type { ShimError, ShimErrorKind, ShimResult } from "./shim-errors";
+
+/** A provider shim to call. The secret is the opened (plaintext) one: see providers.secret_enc. */
+export interface ShimTarget {
+  name: string;
+  url: string;
+  secret: string;
+}
+
+/** Who is asking, sent with every request (GARM's GARM_CONTROLLER_ID, GARM_POOL_ID, GARM_POOL_EXTRASPECS). */
+export interface ShimPoolContext {
+  controllerId: string;
+  poolId: string;
+  extraSpecs: Record<string, unknown>;
+}
+
+export type CreateOutcome = { state: "done"; instance: ValidProviderInstance } | { state: "accepted"; operationId: string };
+export type DeleteOutcome = { state: "done" } | { state: "accepted"; operationId: string };
+
+export interface ShimClientOptions {
+  /** Per call, covering connect, answer and body. Default 30 s. */
+  timeoutMs?: number;
+  fetch?: typeof fetch;
+  /** Clock for the signature timestamp (unix ms). */
+  now?: () => number;
+}
+
+export const DEFAULT_SHIM_TIMEOUT_MS = 30_000;
+/** How much of a shim's error answer goes into the error message (and so into logs and the instance's fault). */
+const MAX_ERROR_SNIPPET = 512;
+/** A list of 10,000 machines is about 3 MiB; anything far bigger is a broken shim, not data to hold in memory. */
+export const MAX_SHIM_RESPONSE_BYTES = 16 * 1024 * 1024;
+
+class ResponseTooLarge extends Error {}
+
+/** Reads a body, refusing to buffer more than the cap. */
+async function readCapped(res: Response): Promise<string> {
+  const declared = Number(res.headers.get("content-length") ?? "0");
+  if (declared > MAX_SHIM_RESPONSE_BYTES) throw new ResponseTooLarge();
+  if (!res.body) return "";
+  const reader = res.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > MAX_SHIM_RESPONSE_BYTES) {
+      await reader.cancel();
+      throw new ResponseTooLarge();
+    }
+    chunks.push(value);
+  }
+  const all = new Uint8Array(size);
+  let at = 0;
+  for (const c of chunks) {
+    all.set(c, at);
+    at += c.byteLength;
+  }
+  return new TextDecoder().decode(all);
+}
+
+export type ShimClient = ReturnType<typeof createShimClient>;
+
+interface Answer {
+  status: number;
+  text: string;
+}
+
+function base64Json(value: unknown): string {
+  const bytes = new TextEncoder().encode(JSON.stringify(value));
+  let binary = "";
+  for (const b of bytes) binary += String.fromCharCode(b);
+  return btoa(binary);
+}
+
+function parseJson(text: string): { ok: true; value: unknown } | { ok: false } {
+  try {
+    return { ok: true, value: JSON.parse(text) };
+  } catch {
+    return { ok: false };
+  }
+}
+
+/**
+ * The thin HTTP client for one shim and one scale set. Never throws: every outcome is a
+ * ShimResult whose error kind tells the caller what to do. Logs one `shim_call` line per call,
+ * without bodies (a create carries the instance's token) and without the secret.
+ */
+export function createShimClient(target: ShimTarget, pool: ShimPoolContext, opts: ShimClientOptions = {}) {
+  const timeoutMs = opts.timeoutMs ?? DEFAULT_SHIM_TIMEOUT_MS;
+  const doFetch = opts.fetch ?? ((input: RequestInfo | URL, init?: RequestInit) => fetch(input, init));
+  const now = opts.now ?? Date.now;
+  const base = target.url.replace(/\/+$/, "");
+  const extraSpecsHeader = base64Json(pool.extraSpecs ?? {});
+
+  /** Strings that must never reach a log line or an error message. */
+  const redact = (text: string, secrets: string[]) =>
+    secrets.filter((s) => s.length >= 8).reduce((t, s) => t.split(s).join("[redacted]"), text);
+
+  async function send(
+    operation: string,
+    method: string,
+    path: string,
+    body: string | undefined,
+    instance: string | undefined,
+    handle: (answer: Answer) => ShimResult<any>,
+    secrets: string[] = [],
+  ): Promise<ShimResult<any>> {
+    const started = Date.now();
+    let status: number | undefined;
+    let result: ShimResult<any>;
+    let url: URL;
+    try {
+      url = new URL(base + path);
+    } catch {
+      // A provider URL that does not parse will not parse next time either.
+      const error: ShimError = { kind: "permanent", message: `${operation}: provider URL is not a valid URL` };
+      logCall(operation, instance, undefined, started, { ok: false, error });
+      return { ok: false, error };
+    }
+    try {
+      const headers: Record<string, string> = {
+        accept: "application/json",
+        "user-agent": "edgerunner-shim-client/1",
+        [ShimHeaders.controllerId]: pool.controllerId,
+        [ShimHeaders.poolId]: pool.poolId,
+        [ShimHeaders.poolExtraSpecs]: extraSpecsHeader,
+        ...(await signRequest(target.secret, { method, pathWithQuery: requestTarget(url), body: body ?? "" }, now())),
+      };
+      if (body !== undefined) headers["content-type"] = "application/json";
+      const res = await doFetch(url, { method, headers, body, redirect: "manual", signal: AbortSignal.timeout(timeoutMs) });
+      status = res.status;
+      const text = await readCapped(res);
+      result = handle({ status, text });
+    } catch (err) {
+      result =
+        err instanceof ResponseTooLarge
+          ? { ok: false, error: { kind: "malformed", message: `${operation}: answer larger than ${MAX_SHIM_RESPONSE_BYTES} bytes`, status: status! } }
+          : { ok: false, error: transportFailure(operation, err, status) };
+    }
+    if (!result.ok) result = { ok: false, error: { ...result.error, message: redact(result.error.message, [target.secret, ...secrets]) } };
+    logCall(operation, instance, status, started, result);
+    return result;
+  }
+
+  function transportFailure(operation: string, err: unknown, status: number | undefined): ShimError {
+    const e = classifyTransportError(err, timeoutMs);
+    return { ...e, message: `${operation}: ${e.message}`, ...(status === undefined ? {} : { status }) };
+  }
+
+  function logCall(operation: string, instance: string | undefined, status: number | undefined, started: number, result: ShimResult<unknown>) {
+    console.log(
+      JSON.stringify({
+        event: "shim_call",
+        provider: target.name,
+        scale_set: pool.poolId,
+        operation,
+        ...(instance === undefined ? {} : { instance }),
+        status: status ?? null,
+        duration_ms: Date.now() - started,
+        ...(result.ok ? {} : { error_kind: result.error.kind, error: result.error.message }),
+      }),
+    );
+  }
+
+  const fail = (kind: ShimError["kind"], message: string, status?: number): ShimResult<never> => ({
+    ok: false,
+    error: { kind, message, ...(status === undefined ? {} : { status }) },
+  });
+
+  /** The failure a non-2xx answer means, with whatever the shim said about it. */
+  function httpFailure(operation: string, a: Answer): ShimResult<never> {
+    const kind = classifyShimStatus(a.status) ?? "malformed";
+    const parsed = parseJson(a.text);
+    const said =
+      parsed.ok && parsed.value && typeof parsed.value === "object" && typeof (parsed.value as { error?: unknown }).error === "string"
+        ? (parsed.value as { error: string }).error
+        : a.text;
+    const snippet = said.trim().slice(0, MAX_ERROR_SNIPPET);
+    return fail(kind, `${operation}: shim answered ${a.status}${snippet ? `: ${snippet}` : ""}`, a.status);
+  }
+
+  function instanceBody(operation: string, a: Answer): ShimResult<ValidProviderInstance> {
+    const parsed = parseJson(a.text);
+    if (!parsed.ok) return fail("malformed", `${operation}: shim answered ${a.status} with a body that is not JSON`, a.status);
+    const valid = validateProviderInstance(parsed.value);
+    if (!valid.ok) return fail("malformed", `${operation}: invalid ProviderInstance: ${valid.problems.join("; ")}`, a.status);
+    return { ok: true, value: valid.value };
+  }
+
+  function accepted(operation: string, a: Answer): ShimResult<{ state: "accepted"; operationId: string }> {
+    const parsed = parseJson(a.text);
+    const op = parsed.ok ? OperationAccepted.safeParse(parsed.value) : null;
+    if (!op?.success) return fail("malformed", `${operation}: shim answered 202 without an operation_id`, a.status);
+    return { ok: true, value: { state: "accepted", operationId: op.data.operation_id } };
+  }
+
+  const instancePath = (id: string) => `/v1/instances/${encodeURIComponent(id)}`;
+
+  return {
+    createInstance(b: BootstrapInstance): Promise<ShimResult<CreateOutcome>> {
+      const op = "create_instance";
+      return send(
+        op,
+        "POST",
+        "/v1/instances",
+        JSON.stringify(b),
+        b.name,
+        (a) => {
+          if (a.status === 202) return accepted(op, a);
+          if (a.status === 200 || a.status === 201) {
+            const got = instanceBody(op, a);
+            if (!got.ok) return got;
+            if (got.value.name !== b.name) {
+              return fail("malformed", `${op}: shim answered for instance '${got.value.name}', not '${b.name}'`, a.status);
+            }
+            return { ok: true, value: { state: "done", instance: got.value } };
+          }
+          if (a.status >= 200 && a.status < 300) return fail("malformed", `${op}: unexpected status ${a.status}`, a.status);
+          return httpFailure(op, a);
+        },
+        [b["instance-token"]],
+      );
+    },
+
+    getInstance(providerIdOrName: string): Promise<ShimResult<ValidProviderInstance>> {
+      const op = "get_instance";
+      return send(op, "GET", instancePath(providerIdOrName), undefined, providerIdOrName, (a) => {
+        if (a.status === 200) return instanceBody(op, a);
+        if (a.status >= 200 && a.status < 300) return fail("malformed", `${op}: unexpected status ${a.status}`, a.status);
+        return httpFailure(op, a);
+      });
+    },
+
+    deleteInstance(providerIdOrName: string): Promise<ShimResult<DeleteOutcome>> {
+      const op = "delete_instance";
+      return send(op, "DELETE", instancePath(providerIdOrName), undefined, providerIdOrName, (a) => {
+        if (a.status === 202) return accepted(op, a);
+        // Already gone is what a delete wants.
+        if (a.status === 200 || a.status === 204 || a.status === 404) return { ok: true, value: { state: "done" } };
+        if (a.status >= 200 && a.status < 300) return fail("malformed", `${op}: unexpected status ${a.status}`, a.status);
+        return httpFailure(op, a);
+      });
+    },
+
+    listInstances(): Promise<ShimResult<ValidProviderInstance[]>> {
+      const op = "list_instances";
+      return send(op, "GET", "/v1/instances", undefined, undefined, (a) => {
+        if (a.status !== 200) {
+          if (a.status >= 200 && a.status < 300) return fail("malformed", `${op}: unexpected status ${a.status}`, a.status);
+          return httpFailure(op, a);
+        }
+        const parsed = parseJson(a.text);
+        if (!parsed.ok) return fail("malformed", `${op}: shim answered 200 with a body that is not JSON`, a.status);
+        // One bad entry spoils the list: acting on part of it could mistake a machine for gone or for an orphan.
+        const valid = validateProviderInstanceList(parsed.value);
+        if (!valid.ok) return fail("malformed", `${op}: invalid ProviderInstance list: ${valid.problems.slice(0, 5).join("; ")}`, a.status);
+        return { ok: true, value: valid.value };
+      });
+    },
+
+    startInstance(id: string): Promise<ShimResult<void>> {
+      return powerCall("start_instance", id, "start");
+    },
+
+    stopInstance(id: string): Promise<ShimResult<void>> {
+      return powerCall("stop_instance", id, "stop");
+    },
+
+    removeAllInstances(): Promise<ShimResult<void>> {
+      const op = "remove_all_instances";
+      return send(op, "DELETE", "/v1/instances", undefined, undefined, (a) =>
+        a.status === 200 || a.status === 202 || a.status === 204 ? { ok: true, value: undefined } : httpFailure(op, a),
+      );
+    },
+
+    /** `GET /v1/capabilities`: what the shim supports (interface version, async operations). */
+    capabilities(): Promise<ShimResult<ShimCapabilities>> {
+      const op = "capabilities";
+      return send(op, "GET", "/v1/capabilities", undefined, undefined, (a) => {
+        if (a.status !== 200) return httpFailure(op, a);
+        const parsed = parseJson(a.text);
+        const caps = parsed.ok ? ShimCapabilities.safeParse(parsed.value) : null;
+        if (!caps?.success) return fail("malformed", `${op}: expected {interface_version, async}`, a.status);
+        return { ok: true, value: caps.data };
+      });
+    },
+  };
+
+  function powerCall(op: string, id: string, verb: "start" | "stop"): Promise<ShimResult<void>> {
+    return send(op, "POST", `${instancePath(id)}/${verb}`, undefined, id, (a) =>
+      a.status === 200 || a.status === 204 ? { ok: true, value: undefined } : httpFailure(op, a),
+    );
+  }
+}

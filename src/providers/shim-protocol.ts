@@ -1,0 +1,177 @@
+import { z } from "@hono/zod-openapi";
+
+/**
+ * Provider shim protocol v1: the wire shapes, field names exactly as GARM's external
+ * provider interface uses them (see docs/provider-shim-protocol.md), so a GARM provider can
+ * be wrapped in an HTTP shim without translating its JSON.
+ */
+
+export const SHIM_INTERFACE_VERSION = "v1";
+
+export const ShimHeaders = {
+  controllerId: "X-Edgerunner-Controller-Id",
+  poolId: "X-Edgerunner-Pool-Id",
+  poolExtraSpecs: "X-Edgerunner-Pool-Extra-Specs",
+  timestamp: "X-Edgerunner-Timestamp",
+  signature: "X-Edgerunner-Signature",
+} as const;
+
+export const bootstrapArches = ["amd64", "i386", "arm64", "arm"] as const;
+export const bootstrapOsTypes = ["linux", "windows", "unknown"] as const;
+
+/** GitHub's runner download record, as GARM forwards it (every field may be omitted). */
+export const RunnerTool = z
+  .object({
+    os: z.string().optional(),
+    architecture: z.string().optional(),
+    download_url: z.string().optional(),
+    filename: z.string().optional(),
+    temp_download_token: z.string().optional(),
+    sha256_checksum: z.string().optional(),
+  })
+  .openapi("RunnerTool");
+
+export const UserDataOptions = z
+  .object({
+    disable_updates_on_boot: z.boolean(),
+    extra_packages: z.array(z.string()).nullable(),
+    enable_boot_debug: z.boolean(),
+  })
+  .openapi("UserDataOptions");
+
+export const ProxyConfig = z
+  .object({
+    http_proxy: z.string(),
+    https_proxy: z.string(),
+    no_proxy: z.string(),
+  })
+  .openapi("ProxyConfig");
+
+/** The body of `POST /v1/instances`: everything a shim needs to boot one runner machine. */
+export const BootstrapInstance = z
+  .object({
+    name: z.string().min(1),
+    tools: z.array(RunnerTool),
+    repo_url: z.string(),
+    "callback-url": z.string(),
+    "metadata-url": z.string(),
+    /** The instance's own bearer token for the callback and metadata routes. A secret: never log it. */
+    "instance-token": z.string(),
+    "ssh-keys": z.array(z.string()).nullable(),
+    /** The scale set's extra specs, opaque to the coordinator. */
+    extra_specs: z.unknown().optional(),
+    "github-runner-group": z.string(),
+    /** base64 of a PEM bundle, or null. */
+    "ca-cert-bundle": z.string().nullable(),
+    arch: z.enum(bootstrapArches),
+    os_type: z.enum(bootstrapOsTypes),
+    flavor: z.string(),
+    image: z.string(),
+    pool_id: z.string(),
+    /** Null when the runner is configured just in time (the labels are in the JIT config). */
+    labels: z.array(z.string()).nullable(),
+    user_data_options: UserDataOptions,
+    jit_config_enabled: z.boolean(),
+    proxy_config: ProxyConfig.optional(),
+  })
+  .openapi("BootstrapInstance");
+export type BootstrapInstance = z.infer<typeof BootstrapInstance>;
+
+export const addressTypes = ["public", "private"] as const;
+
+// Go's encoding/json writes nil slices and pointers as null; a shim built on GARM's types will too.
+const opt = <T extends z.ZodType>(schema: T) => schema.nullish();
+
+/** A machine as a shim reports it. Every field is optional on the wire, as in GARM. */
+export const ProviderInstance = z
+  .object({
+    provider_id: opt(z.string()),
+    name: opt(z.string()),
+    os_type: opt(z.string()),
+    os_name: opt(z.string()),
+    os_version: opt(z.string()),
+    os_arch: opt(z.string()),
+    addresses: opt(z.array(z.object({ address: z.string(), type: z.enum(addressTypes) }))),
+    status: opt(z.string()),
+    /** base64 of the cloud's error output, as GARM's []byte field marshals. */
+    provider_fault: opt(z.string()),
+  })
+  .openapi("ProviderInstance");
+export type ProviderInstance = z.infer<typeof ProviderInstance>;
+
+/** The only statuses a shim may report (GARM's rule). */
+export const providerInstanceStatuses = ["running", "error", "stopped", "unknown"] as const;
+export type ProviderInstanceStatus = (typeof providerInstanceStatuses)[number];
+
+/** A ProviderInstance the coordinator may act on: GARM rejects anything else. */
+export const ValidProviderInstance = ProviderInstance.extend({
+  provider_id: z.string().min(1, "provider_id must be a non-empty string"),
+  name: z.string().min(1, "name must be a non-empty string"),
+  status: z.enum(providerInstanceStatuses, {
+    error: `status must be one of ${providerInstanceStatuses.join(", ")}`,
+  }),
+});
+export type ValidProviderInstance = z.infer<typeof ValidProviderInstance>;
+
+export type Validation<T> = { ok: true; value: T } | { ok: false; problems: string[] };
+
+const problemsOf = (error: z.ZodError) =>
+  error.issues.map((i) => `${i.path.map(String).join(".") || "(root)"}: ${i.message}`);
+
+/** Applies GARM's validity rule to whatever a shim sent. */
+export function validateProviderInstance(raw: unknown): Validation<ValidProviderInstance> {
+  const parsed = ValidProviderInstance.safeParse(raw);
+  return parsed.success ? { ok: true, value: parsed.data } : { ok: false, problems: problemsOf(parsed.error) };
+}
+
+export function validateProviderInstanceList(raw: unknown): Validation<ValidProviderInstance[]> {
+  const parsed = z.array(ValidProviderInstance).safeParse(raw);
+  return parsed.success ? { ok: true, value: parsed.data } : { ok: false, problems: problemsOf(parsed.error) };
+}
+
+/** `provider_fault` decoded to text for people to read; the raw value when it is not base64 of UTF-8. */
+export function providerFaultText(fault: string | null | undefined): string | undefined {
+  if (!fault) return undefined;
+  try {
+    const binary = atob(fault);
+    const bytes = Uint8Array.from(binary, (ch) => ch.charCodeAt(0));
+    return new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(bytes);
+  } catch {
+    return fault;
+  }
+}
+
+/** The 202 answer of a create or delete the shim finishes later. */
+export const OperationAccepted = z.object({ operation_id: z.string().min(1).max(256) }).openapi("ShimOperationAccepted");
+export type OperationAccepted = z.infer<typeof OperationAccepted>;
+
+/** `GET /v1/capabilities`. Unknown keys are kept: later versions may add some. */
+export const ShimCapabilities = z
+  .looseObject({ interface_version: z.string(), async: z.boolean() })
+  .openapi("ShimCapabilities");
+export type ShimCapabilities = z.infer<typeof ShimCapabilities>;
+
+export const ShimCallbackError = z
+  .strictObject({ message: z.string().max(16 * 1024), retryable: z.boolean() })
+  .openapi("ShimCallbackError");
+
+/**
+ * What a shim POSTs to `/api/v1/providers/{name}/callbacks` when an accepted operation ends.
+ * A finished create carries `result`; a finished delete carries neither; a failure carries
+ * `error`; never both. `result` is checked with GARM's rule by whoever applies it, so a
+ * malformed machine becomes a provider fault on the instance rather than a refused callback
+ * the shim would retry forever.
+ */
+export const ShimCallback = z
+  .strictObject({
+    operation_id: z.string().min(1).max(256),
+    instance_name: z.string().min(1).max(128),
+    result: ProviderInstance.nullable(),
+    error: ShimCallbackError.nullable(),
+  })
+  .refine((c) => c.result === null || c.error === null, {
+    message: "result and error cannot both be set",
+    path: ["result"],
+  })
+  .openapi("ShimCallback");
+export type ShimCallback = z.infer<typeof ShimCallback>;

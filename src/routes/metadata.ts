@@ -1,0 +1,188 @@
+import { z } from "@hono/zod-openapi";
+import { Hono } from "hono";
+import { keyringFor } from "../crypto/keyring";
+import { open } from "../crypto/secret-box";
+import { secretContext } from "../crypto/secret-contexts";
+import { fromBase64 } from "../crypto/secret-box";
+import { ErrorSchema } from "../http/errors";
+import { instanceAuth, type InstanceAppEnv } from "../http/instance-auth";
+import type { Router } from "../http/router";
+import { pickTool, renderInstallScript } from "../bootstrap/install-script";
+import { runnerToolsForScaleSet } from "../scaleset/ports-factory";
+import { entityUrl } from "../scaleset/bootstrap";
+
+/**
+ * What a booting machine fetches about itself (GARM's metadata routes, same formats), each
+ * behind the instance's own token.
+ */
+
+const JIT_FILES = { runner: ".runner", credentials: ".credentials", credentials_rsaparams: ".credentials_rsaparams" } as const;
+const RUN_AS_USER = /^[a-z_][a-z0-9_-]{0,31}$/;
+
+interface InstanceContext {
+  scaleSetId: string;
+  labels: string[];
+  runnerGroup: string;
+  osType: string;
+  osArch: string;
+  entity: { kind: string; owner: string; name: string };
+  baseUrl: string;
+  caCertBundle: string | null;
+}
+
+async function loadContext(db: D1Database, scaleSetId: string): Promise<InstanceContext | null> {
+  const r = await db
+    .prepare(
+      `SELECT s.labels, s.runner_group, s.os_type, s.os_arch, e.kind, e.owner, e.name, g.base_url, g.ca_cert_bundle
+         FROM scale_sets s JOIN entities e ON e.id = s.entity_id JOIN github_endpoints g ON g.name = e.endpoint_name
+        WHERE s.id = ?`,
+    )
+    .bind(scaleSetId)
+    .first<Record<string, any>>();
+  if (!r) return null;
+  return {
+    scaleSetId,
+    labels: JSON.parse(r.labels),
+    runnerGroup: r.runner_group,
+    osType: r.os_type,
+    osArch: r.os_arch,
+    entity: { kind: r.kind, owner: r.owner, name: r.name },
+    baseUrl: r.base_url,
+    caCertBundle: r.ca_cert_bundle,
+  };
+}
+
+/** GARM's service name: `actions.runner.<owner>[.<repo>]`. */
+export function serviceName(entity: { kind: string; owner: string; name: string }): string {
+  return entity.kind === "repository" ? `actions.runner.${entity.owner}.${entity.name}` : `actions.runner.${entity.owner}`;
+}
+
+export function systemdUnit(service: string, user: string): string {
+  return `[Unit]
+Description=GitHub Actions Runner (${service})
+After=network-online.target
+Wants=network-online.target
+
+[Service]
+ExecStart=/home/${user}/actions-runner/runsvc.sh
+User=${user}
+WorkingDirectory=/home/${user}/actions-runner
+KillMode=process
+KillSignal=SIGTERM
+TimeoutStopSec=5min
+
+[Install]
+WantedBy=multi-user.target
+`;
+}
+
+const base = (publicUrl: string) => publicUrl.replace(/\/+$/, "");
+const text = (body: string, status = 200) => new Response(body, { status, headers: { "content-type": "text/plain; charset=utf-8" } });
+
+async function jitFiles(env: InstanceAppEnv["Bindings"], instanceId: string, sealed: string | null): Promise<Record<string, string> | null> {
+  if (!sealed) return null;
+  const encoded = await open(await keyringFor(env), sealed, secretContext.jitConfig(instanceId));
+  return JSON.parse(new TextDecoder().decode(fromBase64(encoded))) as Record<string, string>;
+}
+
+export const metadataRoutes = new Hono<InstanceAppEnv>()
+  .use("/metadata/*", instanceAuth)
+  .get("/metadata/runner-metadata", async (c) => {
+    const inst = c.get("instance");
+    const ctx = await loadContext(c.env.DB, inst.scaleSetId);
+    if (!ctx) return c.json({ error: "unauthorized" }, 401);
+    return c.json({
+      name: inst.name,
+      scale_set_id: inst.scaleSetId,
+      repo_url: entityUrl({ entity: ctx.entity as any, endpoint: { baseUrl: ctx.baseUrl, caCertBundle: null } }),
+      labels: ctx.labels,
+      runner_group: ctx.runnerGroup,
+      os_type: ctx.osType,
+      os_arch: ctx.osArch,
+      jit_config_enabled: inst.jitConfigEnc !== null,
+      service_name: serviceName(ctx.entity),
+      "metadata-url": `${base(c.env.PUBLIC_URL)}/api/v1/metadata`,
+      "callback-url": `${base(c.env.PUBLIC_URL)}/api/v1/callbacks`,
+    });
+  })
+  .get("/metadata/install-script", async (c) => {
+    const inst = c.get("instance");
+    const ctx = await loadContext(c.env.DB, inst.scaleSetId);
+    if (!ctx) return c.json({ error: "unauthorized" }, 401);
+    if (!inst.jitConfigEnc) return c.json({ error: "this instance has no runner configuration yet" }, 409);
+    const tools = await runnerToolsForScaleSet(c.env, inst.scaleSetId);
+    const tool = pickTool(tools, ctx.osType, ctx.osArch);
+    if (!tool) return c.json({ error: `GitHub offers no runner for ${ctx.osType}/${ctx.osArch}` }, 409);
+    const token = /^Bearer\s+(\S+)$/i.exec(c.req.header("authorization") ?? "")![1]!;
+    const user = c.req.query("runAsUser") ?? "runner";
+    if (!RUN_AS_USER.test(user)) return c.json({ error: "invalid runAsUser" }, 400);
+    return text(
+      renderInstallScript(ctx.osType, {
+        instanceName: inst.name,
+        metadataUrl: `${base(c.env.PUBLIC_URL)}/api/v1/metadata`,
+        callbackUrl: `${base(c.env.PUBLIC_URL)}/api/v1/callbacks`,
+        token,
+        tool,
+        runAsUser: user,
+        serviceName: serviceName(ctx.entity),
+      }),
+    );
+  })
+  .get("/metadata/credentials/:file", async (c) => {
+    const inst = c.get("instance");
+    const file = JIT_FILES[c.req.param("file") as keyof typeof JIT_FILES];
+    if (!file) return c.json({ error: "unknown credentials file", details: { allowed: Object.keys(JIT_FILES) } }, 404);
+    const files = await jitFiles(c.env, inst.id, inst.jitConfigEnc);
+    if (!files?.[file]) return c.json({ error: "this runner has no JIT configuration" }, 404);
+    return new Response(fromBase64(files[file]), { headers: { "content-type": "application/octet-stream" } });
+  })
+  .get("/metadata/runner-registration-token", async (c) => {
+    const inst = c.get("instance");
+    // Runners register with a just-in-time config; there is no registration token to hand out.
+    if (inst.jitConfigEnc) return c.json({ error: "this runner registers with a JIT configuration" }, 404);
+    return c.json({ error: "no registration token for this runner" }, 404);
+  })
+  .get("/metadata/system/service-name", async (c) => {
+    const ctx = await loadContext(c.env.DB, c.get("instance").scaleSetId);
+    if (!ctx) return c.json({ error: "unauthorized" }, 401);
+    return text(serviceName(ctx.entity));
+  })
+  .get("/metadata/systemd/unit-file", async (c) => {
+    const ctx = await loadContext(c.env.DB, c.get("instance").scaleSetId);
+    if (!ctx) return c.json({ error: "unauthorized" }, 401);
+    const user = c.req.query("runAsUser") ?? "runner";
+    if (!RUN_AS_USER.test(user)) return c.json({ error: "invalid runAsUser", details: { pattern: RUN_AS_USER.source } }, 400);
+    return text(systemdUnit(serviceName(ctx.entity), user));
+  })
+  .get("/metadata/system/cert-bundle", async (c) => {
+    const ctx = await loadContext(c.env.DB, c.get("instance").scaleSetId);
+    if (!ctx) return c.json({ error: "unauthorized" }, 401);
+    const certs: Record<string, string> = {};
+    if (ctx.caCertBundle) certs["endpoint-ca.pem"] = btoa(ctx.caCertBundle);
+    return c.json({ root_certificates: certs });
+  });
+
+const instanceSecurity = [{ instanceToken: [] }];
+const unauthorized = { 401: { description: "Missing, invalid or spent instance token", content: { "application/json": { schema: ErrorSchema } } } };
+
+export function documentMetadata(app: Router, prefix: string) {
+  const doc = (path: string, summary: string, content: Record<string, unknown>, extra: Record<string, unknown> = {}) =>
+    app.openAPIRegistry.registerPath({
+      method: "get",
+      path: `${prefix}/metadata${path}`,
+      tags: ["Runner bootstrap"],
+      summary,
+      security: instanceSecurity,
+      responses: { 200: { description: summary, content: content as any }, ...unauthorized, ...extra } as any,
+    });
+  const plain = { "text/plain": { schema: z.string() } };
+  doc("/runner-metadata", "The instance's runner metadata", { "application/json": { schema: z.record(z.string(), z.unknown()) } });
+  doc("/install-script", "The rendered bootstrap script (bash or PowerShell)", plain);
+  doc("/credentials/{file}", "A decoded JIT file: runner, credentials or credentials_rsaparams", { "application/octet-stream": { schema: z.string() } }, {
+    404: { description: "No such file, or no JIT configuration" },
+  });
+  doc("/runner-registration-token", "Registration token (runners here use JIT configs: 404)", plain, { 404: { description: "No registration token" } });
+  doc("/system/service-name", "The runner service name", plain);
+  doc("/systemd/unit-file", "A systemd unit for the runner (?runAsUser=)", plain);
+  doc("/system/cert-bundle", "Extra CA certificates to trust", { "application/json": { schema: z.object({ root_certificates: z.record(z.string(), z.string()) }) } });
+}

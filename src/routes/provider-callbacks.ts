@@ -1,0 +1,129 @@
+import { createRoute, z } from "@hono/zod-openapi";
+import { eq } from "drizzle-orm";
+import type { MiddlewareHandler } from "hono";
+import { createDb } from "../db/client";
+import { instances, providers, scaleSets } from "../db/schema";
+import { keyringFor } from "../crypto/keyring";
+import { open } from "../crypto/secret-box";
+import { secretContext } from "../crypto/secret-contexts";
+import type { AppEnv } from "../env";
+import { ApiError, ErrorSchema } from "../http/errors";
+import { createRouter } from "../http/router";
+import { ShimCallback } from "../providers/shim-protocol";
+import { requestTarget, verifySignature } from "../providers/shim-signing";
+import { jsonBody, jsonResponse } from "./common";
+
+/** Route pattern, for the admin-auth exemption in app.ts: these callers sign with the provider secret instead. */
+export const PROVIDER_CALLBACK_PATH = /^\/api\/v1\/providers\/[^/]+\/callbacks\/?$/;
+
+/** The provider a request's signature was checked against, for the handler after the middleware. */
+const signedBy = new WeakMap<Request, { id: string; name: string }>();
+
+// Callers naming a provider that does not exist are checked against this instead, so they get
+// the same 401 (and take about as long) as callers with a wrong secret: existence does not leak.
+// Made on first use: Workers forbid random values in global scope.
+let decoy: string | undefined;
+const decoySecret = () => (decoy ??= crypto.randomUUID() + crypto.randomUUID());
+
+const unauthorized = (reason: string) => new ApiError(401, "unauthorized", { reason });
+
+/** A callback is one small JSON object; bigger bodies are refused before they are read or hashed. */
+export const MAX_CALLBACK_BYTES = 256 * 1024;
+const tooLarge = () => new ApiError(413, "body too large", { max_bytes: MAX_CALLBACK_BYTES });
+
+/**
+ * Authenticates a callback by its signature before anything else reads the body: an unsigned
+ * caller learns nothing (not whether the provider exists, nor what the body should look like).
+ */
+const providerSignature: MiddlewareHandler<AppEnv> = async (c, next) => {
+  if (Number(c.req.header("content-length") ?? 0) > MAX_CALLBACK_BYTES) throw tooLarge();
+  const name = c.req.param("name") ?? "";
+  const [row] = await createDb(c.env)
+    .select({ id: providers.id, name: providers.name, secretEnc: providers.secretEnc })
+    .from(providers)
+    .where(eq(providers.name, name));
+  const secret = row ? await open(await keyringFor(c.env), row.secretEnc, secretContext.provider(row.id)) : decoySecret();
+  const body = new Uint8Array(await c.req.arrayBuffer());
+  if (body.byteLength > MAX_CALLBACK_BYTES) throw tooLarge();
+  const check = await verifySignature(
+    secret,
+    { method: c.req.method, pathWithQuery: requestTarget(c.req.url), body },
+    { timestamp: c.req.header("x-edgerunner-timestamp"), signature: c.req.header("x-edgerunner-signature") },
+  );
+  if (!check.ok || !row) {
+    const reason = check.ok ? "bad_signature" : check.reason;
+    console.log(JSON.stringify({ event: "provider_callback_rejected", provider: name, reason }));
+    throw unauthorized(reason);
+  }
+  signedBy.set(c.req.raw, { id: row.id, name: row.name });
+  await next();
+};
+
+const CallbackAccepted = z
+  .object({ accepted: z.boolean().openapi({ description: "false when the scale set had nothing waiting for this operation" }) })
+  .openapi("ShimCallbackAccepted");
+
+const errorJson = (description: string) => ({ description, content: { "application/json": { schema: ErrorSchema } } });
+
+const route = createRoute({
+  method: "post",
+  path: "/providers/{name}/callbacks",
+  tags: ["Provider shims"],
+  summary: "Result of an asynchronous shim operation (called by the provider shim)",
+  description:
+    "A provider shim that answered 202 {operation_id} posts the outcome here, signed with the provider's secret " +
+    "(see docs/provider-shim-protocol.md). Not for the admin token. A wrong, missing or stale signature, and an " +
+    "unknown provider name, are all answered 401 alike. The callback is handed to the scale set that owns the instance.",
+  middleware: [providerSignature] as const,
+  security: [{ providerSignature: [] }],
+  request: {
+    params: z.object({ name: z.string().min(1).max(64).openapi({ param: { name: "name", in: "path" }, example: "lxd" }) }),
+    headers: z.object({
+      "x-edgerunner-timestamp": z.string().openapi({ description: "Unix seconds; at most 300 s from the coordinator's clock" }),
+      "x-edgerunner-signature": z.string().openapi({
+        description: 'sha256=<hex HMAC-SHA256(provider secret, timestamp "\\n" "POST" "\\n" path "\\n" raw body)>',
+      }),
+    }),
+    body: jsonBody(ShimCallback),
+  },
+  responses: {
+    200: jsonResponse(CallbackAccepted, "Handed to the scale set"),
+    400: errorJson("Signed, but the body is not a valid callback"),
+    401: errorJson("Missing, malformed, stale or wrong signature, or unknown provider"),
+    404: errorJson("This provider has no instance with that name"),
+    413: errorJson("Body larger than 256 KiB"),
+    415: errorJson("Body is not application/json"),
+  },
+});
+
+export const providerCallbackRoutes = createRouter().openapi(route, async (c) => {
+  const cb = c.req.valid("json");
+  const provider = signedBy.get(c.req.raw);
+  if (!provider) throw unauthorized("not_verified");
+  const [owner] = await createDb(c.env)
+    .select({ scaleSetId: instances.scaleSetId, providerId: scaleSets.providerId })
+    .from(instances)
+    .innerJoin(scaleSets, eq(scaleSets.id, instances.scaleSetId))
+    .where(eq(instances.name, cb.instance_name));
+  // An instance of another provider gets the same answer as none at all: a shim sees only its own machines.
+  if (!owner || owner.providerId !== provider.id) {
+    console.log(
+      JSON.stringify({ event: "provider_callback_unknown_instance", provider: provider.name, instance: cb.instance_name, operation_id: cb.operation_id }),
+    );
+    throw new ApiError(404, "instance not found", { provider: provider.name, instance_name: cb.instance_name });
+  }
+  const stub = c.env.SCALE_SET.get(c.env.SCALE_SET.idFromName(owner.scaleSetId));
+  const { accepted } = await stub.providerCallback(cb);
+  console.log(
+    JSON.stringify({
+      event: "provider_callback",
+      provider: provider.name,
+      scale_set: owner.scaleSetId,
+      instance: cb.instance_name,
+      operation_id: cb.operation_id,
+      outcome: cb.error ? "error" : cb.result ? "result" : "done",
+      accepted,
+    }),
+  );
+  return c.json({ accepted }, 200);
+});

@@ -1,0 +1,104 @@
+import { z } from "@hono/zod-openapi";
+import { Hono } from "hono";
+import { runnerStatuses } from "../db/schema";
+import { ErrorSchema, zodDetails } from "../http/errors";
+import { instanceAuth, type InstanceAppEnv } from "../http/instance-auth";
+import { scaleSetObject } from "../scaleset/stub";
+import type { Router } from "../http/router";
+
+/**
+ * Where a bootstrapping runner reports progress (GARM's callback routes, same bodies). GARM's
+ * scripts post with curl and no Content-Type, so bodies are read as JSON whatever the header says.
+ */
+
+const StatusReport = z
+  .object({
+    status: z.enum(runnerStatuses),
+    message: z.string().max(4096).default(""),
+    agent_id: z.int().nullable().optional(),
+  })
+  .openapi("RunnerStatusReport");
+
+const SystemInfo = z
+  .object({
+    os_name: z.string().max(256).optional(),
+    os_version: z.string().max(256).optional(),
+    agent_id: z.int().nullable().optional(),
+  })
+  .openapi("RunnerSystemInfo");
+
+async function readJson<T extends z.ZodType>(req: Request, schema: T): Promise<{ ok: true; value: z.infer<T> } | { ok: false; body: unknown }> {
+  const text = await req.text();
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch {
+    return { ok: false, body: { error: "malformed JSON body" } };
+  }
+  const parsed = schema.safeParse(raw);
+  if (!parsed.success) return { ok: false, body: { error: "invalid request body", details: zodDetails(parsed.error) } };
+  return { ok: true, value: parsed.data };
+}
+
+export const runnerCallbackRoutes = new Hono<InstanceAppEnv>()
+  .use("/callbacks/*", instanceAuth)
+  .post("/callbacks/status", async (c) => {
+    const body = await readJson(c.req.raw, StatusReport);
+    if (!body.ok) return c.json(body.body, 400);
+    const inst = c.get("instance");
+    const result = await scaleSetObject(c.env, inst.scaleSetId).runnerReport(inst.scaleSetId, inst.name, inst.createAttempt, {
+      status: body.value.status,
+      message: body.value.message,
+      agentId: body.value.agent_id ?? null,
+    });
+    if ("error" in result) {
+      if (result.error === "gone") return c.json({ error: "unauthorized" }, 401);
+      return c.json({ error: `runner status cannot go from ${result.from} to ${result.to}`, details: { from: result.from, to: result.to } }, 400);
+    }
+    return c.body(null, 200);
+  })
+  .post("/callbacks/system-info", async (c) => {
+    const body = await readJson(c.req.raw, SystemInfo);
+    if (!body.ok) return c.json(body.body, 400);
+    const inst = c.get("instance");
+    await c.env.DB.prepare(
+      `UPDATE instances SET os_name = coalesce(?, os_name), os_version = coalesce(?, os_version), agent_id = coalesce(?, agent_id), updated_at = ?
+        WHERE id = ?`,
+    )
+      .bind(body.value.os_name ?? null, body.value.os_version ?? null, body.value.agent_id ?? null, Date.now(), inst.id)
+      .run();
+    return c.body(null, 200);
+  });
+
+const instanceSecurity = [{ instanceToken: [] }];
+const errors = {
+  400: { description: "Invalid body or a forbidden runner status change", content: { "application/json": { schema: ErrorSchema } } },
+  401: { description: "Missing, invalid or spent instance token", content: { "application/json": { schema: ErrorSchema } } },
+};
+
+/** The callback routes take their bodies by hand, so they are described here for the OpenAPI document. */
+export function documentRunnerCallbacks(app: Router, prefix: string) {
+  app.openAPIRegistry.registerComponent("securitySchemes", "instanceToken", {
+    type: "http",
+    scheme: "bearer",
+    description: "The instance-token handed to the provider in the BootstrapInstance",
+  });
+  app.openAPIRegistry.registerPath({
+    method: "post",
+    path: `${prefix}/callbacks/status`,
+    tags: ["Runner bootstrap"],
+    summary: "A runner reports its status (JSON body, any Content-Type)",
+    security: instanceSecurity,
+    request: { body: { content: { "application/json": { schema: StatusReport } } } },
+    responses: { 200: { description: "Recorded" }, ...errors },
+  });
+  app.openAPIRegistry.registerPath({
+    method: "post",
+    path: `${prefix}/callbacks/system-info`,
+    tags: ["Runner bootstrap"],
+    summary: "A runner reports its OS (JSON body, any Content-Type)",
+    security: instanceSecurity,
+    request: { body: { content: { "application/json": { schema: SystemInfo } } } },
+    responses: { 200: { description: "Recorded" }, ...errors },
+  });
+}

@@ -1,0 +1,70 @@
+import { createRoute, z } from "@hono/zod-openapi";
+import { keyringFor } from "../crypto/keyring";
+import { open, seal, sealedWithOldKey } from "../crypto/secret-box";
+import { sealedColumns } from "../crypto/secret-contexts";
+import { ApiError } from "../http/errors";
+import { createRouter } from "../http/router";
+import { errorResponses, jsonResponse } from "./common";
+
+const RotationResult = z
+  .object({
+    key_id: z.string().openapi({ description: "Id of the current ENCRYPTION_KEY" }),
+    resealed: z.int().openapi({ description: "Values that were sealed with an older key and now use the current one" }),
+    current: z.int().openapi({ description: "Values already sealed with the current key" }),
+  })
+  .openapi("SecretRotation");
+
+export const secretRoutes = createRouter().openapi(
+  createRoute({
+    method: "post",
+    path: "/secrets/rotate",
+    tags: ["Secrets"],
+    summary: "Re-seal every stored secret with the current ENCRYPTION_KEY",
+    description:
+      "Run after making a new key ENCRYPTION_KEY and moving the old one to ENCRYPTION_KEYS_PREVIOUS. " +
+      "When it reports resealed values and no errors, the old key can be dropped.",
+    responses: {
+      200: jsonResponse(RotationResult, "Rotation done"),
+      ...errorResponses,
+      422: jsonResponse(z.object({ error: z.string(), details: z.unknown() }), "Some values open with no configured key"),
+    },
+  }),
+  async (c) => {
+    const keyring = await keyringFor(c.env);
+    const reads = await c.env.DB.batch(
+      sealedColumns.map((s) => c.env.DB.prepare(`SELECT ${s.key} AS id, ${s.column} AS sealed FROM ${s.table} WHERE ${s.column} IS NOT NULL`)),
+    );
+    const updates: D1PreparedStatement[] = [];
+    const unreadable: { table: string; id: string }[] = [];
+    let current = 0;
+    for (const [i, spec] of sealedColumns.entries()) {
+      for (const row of reads[i]!.results as { id: string; sealed: string }[]) {
+        if (!sealedWithOldKey(keyring, row.sealed)) {
+          current++;
+          continue;
+        }
+        const context = spec.context(row.id);
+        try {
+          const plain = await open(keyring, row.sealed, context);
+          const resealed = await seal(keyring, plain, context);
+          // Only replace the exact value read, so a concurrent update is never overwritten.
+          updates.push(
+            c.env.DB.prepare(`UPDATE ${spec.table} SET ${spec.column} = ? WHERE ${spec.key} = ? AND ${spec.column} = ?`).bind(
+              resealed,
+              row.id,
+              row.sealed,
+            ),
+          );
+        } catch {
+          unreadable.push({ table: spec.table, id: row.id });
+        }
+      }
+    }
+    if (unreadable.length) {
+      throw new ApiError(422, "some secrets open with no configured key; nothing was changed", { unreadable });
+    }
+    if (updates.length) await c.env.DB.batch(updates);
+    console.log(JSON.stringify({ event: "secrets_rotated", key_id: keyring.current.id, resealed: updates.length }));
+    return c.json({ key_id: keyring.current.id, resealed: updates.length, current }, 200);
+  },
+);

@@ -1,0 +1,58 @@
+import type { ScaleSetRecord } from "../db/scaleset-store";
+import type { BootstrapInstance } from "../providers/shim-protocol";
+import type { RunnerTool } from "./ports";
+
+/** Where a new machine finds its runner: the GitHub URL of the entity it registers with. */
+export function entityUrl(ss: Pick<ScaleSetRecord, "entity" | "endpoint">): string {
+  const base = ss.endpoint.baseUrl.replace(/\/+$/, "");
+  const e = ss.entity;
+  if (e.kind === "repository") return `${base}/${e.owner}/${e.name}`;
+  if (e.kind === "organization") return `${base}/${e.owner}`;
+  return `${base}/enterprises/${e.owner}`;
+}
+
+const toBase64 = (text: string) => btoa(String.fromCharCode(...new TextEncoder().encode(text)));
+
+/**
+ * The GARM `BootstrapInstance` a shim receives on create (key names exactly as GARM's, hyphens
+ * included), so GARM's providers and images work unchanged. Runners register with a JIT
+ * config served by the metadata URL, hence `jit_config_enabled` and no labels.
+ */
+export function buildBootstrapInstance(input: {
+  scaleSet: ScaleSetRecord;
+  name: string;
+  token: string;
+  publicUrl: string;
+  tools: RunnerTool[];
+}): BootstrapInstance {
+  const { scaleSet: ss } = input;
+  const base = input.publicUrl.replace(/\/+$/, "");
+  return {
+    name: input.name,
+    tools: input.tools.map((t) => ({
+      os: t.os,
+      architecture: t.architecture,
+      download_url: t.download_url,
+      filename: t.filename,
+      ...(t.temp_download_token ? { temp_download_token: t.temp_download_token } : {}),
+      ...(t.sha256_checksum ? { sha256_checksum: t.sha256_checksum } : {}),
+    })),
+    repo_url: entityUrl(ss),
+    "callback-url": `${base}/api/v1/callbacks`,
+    "metadata-url": `${base}/api/v1/metadata`,
+    "instance-token": input.token,
+    "ssh-keys": [],
+    extra_specs: ss.extraSpecs,
+    "github-runner-group": ss.runnerGroup,
+    "ca-cert-bundle": ss.endpoint.caCertBundle ? toBase64(ss.endpoint.caCertBundle) : null,
+    arch: ss.osArch as BootstrapInstance["arch"],
+    os_type: ss.osType,
+    flavor: ss.flavor,
+    image: ss.image,
+    pool_id: ss.id,
+    labels: null,
+    user_data_options: { disable_updates_on_boot: false, extra_packages: [], enable_boot_debug: false },
+    jit_config_enabled: true,
+    proxy_config: { http_proxy: "", https_proxy: "", no_proxy: "" },
+  };
+}

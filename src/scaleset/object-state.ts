@@ -1,0 +1,169 @@
+import { NO_CREATE_BACKOFF, type CreateBackoff } from "./backoff";
+import type { PlanSummary } from "./reconcile";
+
+/**
+ * The ScaleSet object's own SQLite: its identity, backoff state, per-instance operation and
+ * retry state, and the timers its single alarm is armed from. Everything here is about the
+ * object's work in progress; the instances themselves live in D1.
+ */
+
+export interface InstanceOps {
+  instance: string;
+  deleteAttempts: number;
+  retryAt: number | null;
+  opId: string | null;
+  opKind: "create" | "delete" | null;
+  pollAt: number | null;
+}
+
+export interface LastReconcile {
+  at: number;
+  durationMs: number;
+  summary: PlanSummary | null;
+  actions: Record<string, number>;
+  error: string | null;
+  /** D1 round trips the pass took: constant whatever the number of instances. */
+  d1RoundTrips: number;
+  /** Passes in the run: a pass that changed something is followed by another, at most four. */
+  passes: number;
+}
+
+export class ObjectState {
+  constructor(private readonly sql: SqlStorage) {
+    sql.exec(`
+      CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+      CREATE TABLE IF NOT EXISTS instance_ops (
+        instance TEXT PRIMARY KEY,
+        delete_attempts INTEGER NOT NULL DEFAULT 0,
+        retry_at INTEGER,
+        op_id TEXT,
+        op_kind TEXT,
+        poll_at INTEGER
+      );
+      CREATE TABLE IF NOT EXISTS timers (name TEXT PRIMARY KEY, due_at INTEGER NOT NULL);
+    `);
+  }
+
+  private getMeta<T>(key: string): T | null {
+    const row = this.sql.exec<{ value: string }>("SELECT value FROM meta WHERE key = ?", key).toArray()[0];
+    return row ? (JSON.parse(row.value) as T) : null;
+  }
+
+  private setMeta(key: string, value: unknown): void {
+    this.sql.exec("INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value", key, JSON.stringify(value));
+  }
+
+  get scaleSetId(): string | null {
+    return this.getMeta<string>("scale_set_id");
+  }
+
+  bind(scaleSetId: string): void {
+    const known = this.scaleSetId;
+    if (known && known !== scaleSetId) throw new Error(`this object belongs to scale set ${known}, not ${scaleSetId}`);
+    if (!known) this.setMeta("scale_set_id", scaleSetId);
+  }
+
+  get createBackoff(): CreateBackoff {
+    return this.getMeta<CreateBackoff>("create_backoff") ?? NO_CREATE_BACKOFF;
+  }
+
+  set createBackoff(value: CreateBackoff) {
+    this.setMeta("create_backoff", value);
+  }
+
+  /** The scale set's updated_at when the hard limit was hit: an update after it lifts the limit. */
+  get hardLimitVersion(): number | null {
+    return this.getMeta<number>("hard_limit_version");
+  }
+
+  set hardLimitVersion(value: number | null) {
+    this.setMeta("hard_limit_version", value);
+  }
+
+  get lastReconcile(): LastReconcile | null {
+    return this.getMeta<LastReconcile>("last_reconcile");
+  }
+
+  set lastReconcile(value: LastReconcile) {
+    this.setMeta("last_reconcile", value);
+  }
+
+  get lastOrphanCheck(): number {
+    return this.getMeta<number>("last_orphan_check") ?? 0;
+  }
+
+  set lastOrphanCheck(at: number) {
+    this.setMeta("last_orphan_check", at);
+  }
+
+  allOps(): Map<string, InstanceOps> {
+    const rows = this.sql
+      .exec<{ instance: string; delete_attempts: number; retry_at: number | null; op_id: string | null; op_kind: string | null; poll_at: number | null }>(
+        "SELECT * FROM instance_ops",
+      )
+      .toArray();
+    return new Map(
+      rows.map((r) => [
+        r.instance,
+        {
+          instance: r.instance,
+          deleteAttempts: r.delete_attempts,
+          retryAt: r.retry_at,
+          opId: r.op_id,
+          opKind: r.op_kind as InstanceOps["opKind"],
+          pollAt: r.poll_at,
+        },
+      ]),
+    );
+  }
+
+  ops(instance: string): InstanceOps | null {
+    return this.allOps().get(instance) ?? null;
+  }
+
+  setOps(o: InstanceOps): void {
+    this.sql.exec(
+      `INSERT INTO instance_ops (instance, delete_attempts, retry_at, op_id, op_kind, poll_at) VALUES (?, ?, ?, ?, ?, ?)
+       ON CONFLICT(instance) DO UPDATE SET delete_attempts = excluded.delete_attempts, retry_at = excluded.retry_at,
+         op_id = excluded.op_id, op_kind = excluded.op_kind, poll_at = excluded.poll_at`,
+      o.instance,
+      o.deleteAttempts,
+      o.retryAt,
+      o.opId,
+      o.opKind,
+      o.pollAt,
+    );
+  }
+
+  updateOps(instance: string, patch: Partial<Omit<InstanceOps, "instance">>): void {
+    const current = this.ops(instance) ?? { instance, deleteAttempts: 0, retryAt: null, opId: null, opKind: null, pollAt: null };
+    this.setOps({ ...current, ...patch });
+  }
+
+  /** Forgets state of instances that are gone (deleted, or no longer in D1). */
+  pruneOps(keep: Set<string>): void {
+    for (const name of this.allOps().keys()) if (!keep.has(name)) this.sql.exec("DELETE FROM instance_ops WHERE instance = ?", name);
+  }
+
+  setTimer(name: string, dueAt: number | null): void {
+    if (dueAt === null) this.sql.exec("DELETE FROM timers WHERE name = ?", name);
+    else this.sql.exec("INSERT INTO timers (name, due_at) VALUES (?, ?) ON CONFLICT(name) DO UPDATE SET due_at = excluded.due_at", name, dueAt);
+  }
+
+  /** The earliest due time of any timer or instance retry/poll. */
+  nextDue(): number | null {
+    const row = this.sql
+      .exec<{ due: number | null }>(
+        `SELECT min(due) AS due FROM (
+           SELECT min(due_at) AS due FROM timers
+           UNION ALL SELECT min(retry_at) FROM instance_ops
+           UNION ALL SELECT min(poll_at) FROM instance_ops)`,
+      )
+      .toArray()[0];
+    return row?.due ?? null;
+  }
+
+  clear(): void {
+    this.sql.exec("DELETE FROM meta; DELETE FROM instance_ops; DELETE FROM timers;");
+  }
+}

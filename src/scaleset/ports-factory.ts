@@ -1,0 +1,69 @@
+import type { ScaleSetRecord } from "../db/scaleset-store";
+import type { Env } from "../env";
+import { GithubClient } from "../github/github-client";
+import { deleteRunner, generateJitConfig, listRunnerDownloads, listRunners } from "../github/runners";
+import { scopeOf } from "../github/scope";
+import { createShimClient } from "../providers/shim-client";
+import type { MachinePort, RunnerPort, RunnerTool } from "./ports";
+
+/** GitHub, as the scale set object needs it: JIT runners in, registrations out. */
+export function githubRunnerPort(env: Env, entity: ScaleSetRecord["entity"]): RunnerPort {
+  // A rate-limit window longer than this ends the call; the object backs off and comes back.
+  const gh = new GithubClient({ env, credentialId: entity.credentialsId, maxWaitMs: 10_000 });
+  const scope = scopeOf(entity);
+  return {
+    async createJitRunner({ name, labels, runnerGroup }) {
+      const jit = await generateJitConfig(gh, scope, { name, labels, runnerGroup });
+      return { runnerId: jit.runner.id, encodedJitConfig: jit.encodedJitConfig };
+    },
+    async removeRunner(runnerId) {
+      const r = await deleteRunner(gh, scope, runnerId);
+      return r.outcome === "deleted" ? "removed" : r.outcome === "already_gone" ? "gone" : "busy";
+    },
+    async listRunners() {
+      return (await listRunners(gh, scope)).map((r) => ({ id: r.id, name: r.name, busy: r.busy }));
+    },
+    runnerDownloads: () => listRunnerDownloads(gh, scope),
+  };
+}
+
+/**
+ * This coordinator's id on the shim protocol (GARM's controller id): a UUID derived from its
+ * public URL, so it stays the same across deploys and isolates without any stored state.
+ */
+export async function controllerId(env: Pick<Env, "PUBLIC_URL">): Promise<string> {
+  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(`edgerunner:${env.PUBLIC_URL ?? ""}`)));
+  const hex = [...digest.slice(0, 16)].map((b) => b.toString(16).padStart(2, "0")).join("");
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-5${hex.slice(13, 16)}-${((parseInt(hex[16]!, 16) & 3) | 8).toString(16)}${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
+}
+
+/** Builds the shim and GitHub adapters for one scale set. */
+export async function createScaleSetPorts(
+  env: Env,
+  ss: ScaleSetRecord,
+  providerSecret: string,
+): Promise<{ machines: MachinePort; runners: RunnerPort }> {
+  const machines = createShimClient(
+    { name: ss.provider.name, url: ss.provider.url, secret: providerSecret },
+    { controllerId: await controllerId(env), poolId: ss.id, extraSpecs: ss.extraSpecs },
+  );
+  return { machines, runners: githubRunnerPort(env, ss.entity) };
+}
+
+/** GitHub's runner downloads for a scale set's entity (cached by the GitHub client). */
+export async function runnerToolsForScaleSet(env: Env, scaleSetId: string): Promise<RunnerTool[]> {
+  const e = await env.DB.prepare(
+    `SELECT e.id, e.kind, e.owner, e.name, e.endpoint_name, e.credentials_id FROM scale_sets s JOIN entities e ON e.id = s.entity_id WHERE s.id = ?`,
+  )
+    .bind(scaleSetId)
+    .first<Record<string, any>>();
+  if (!e) return [];
+  return githubRunnerPort(env, {
+    id: e.id,
+    kind: e.kind,
+    owner: e.owner,
+    name: e.name,
+    endpointName: e.endpoint_name,
+    credentialsId: e.credentials_id,
+  }).runnerDownloads();
+}

@@ -1,0 +1,34 @@
+/**
+ * What the ScaleSet object needs from the outside world, as narrow interfaces: the provider
+ * shim for machines and GitHub for runner registrations. The adapters live in src/providers
+ * and src/github; the object never sees an HTTP detail.
+ */
+
+import type { ShimClient } from "../providers/shim-client";
+import type { ValidProviderInstance } from "../providers/shim-protocol";
+
+export type { ShimError as PortError, ShimResult as PortResult } from "../providers/shim-client";
+
+/** A machine as a shim reports it, already checked with GARM's validity rule. */
+export type MachineInfo = ValidProviderInstance;
+
+/** The provider shim: the shim client is the adapter. */
+export type MachinePort = Pick<ShimClient, "createInstance" | "getInstance" | "deleteInstance" | "listInstances">;
+
+export interface RunnerTool {
+  os: string;
+  architecture: string;
+  download_url: string;
+  filename: string;
+  temp_download_token?: string | null | undefined;
+  sha256_checksum?: string | null | undefined;
+}
+
+export type RunnerRemoval = "removed" | "gone" | "busy";
+
+export interface RunnerPort {
+  createJitRunner(input: { name: string; labels: string[]; runnerGroup: string }): Promise<{ runnerId: number; encodedJitConfig: string }>;
+  removeRunner(runnerId: number): Promise<RunnerRemoval>;
+  listRunners(): Promise<{ id: number; name: string; busy: boolean }[]>;
+  runnerDownloads(): Promise<RunnerTool[]>;
+}

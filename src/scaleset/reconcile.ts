@@ -1,0 +1,218 @@
+import type { InstanceStatus, JobStatus, RunnerStatus } from "../db/schema";
+import { createAllowedAt, type CreateBackoff, type CreateBackoffPolicy } from "./backoff";
+import { isBeingDeleted, isLive } from "./instance-states";
+
+/**
+ * The reconcile planner: from what a scale set has and what it needs, the actions to take now.
+ * Pure and total: no I/O, no clock but `now`, no randomness. The ScaleSet object loads a
+ * snapshot, runs `plan`, and carries the actions out.
+ */
+
+export interface PlanConfig {
+  enabled: boolean;
+  minIdleRunners: number;
+  maxRunners: number;
+  bootstrapTimeoutMs: number;
+  /** Idle runners beyond what is needed go only after idling this long. */
+  scaleDownIdleMs: number;
+  /** How long an async shim operation may run before we ask the shim ourselves. */
+  operationPollMs: number;
+  /** How long a pending_create/creating/deleting row may sit with no operation of ours on it. */
+  stuckGraceMs: number;
+  createBackoff: CreateBackoffPolicy;
+}
+
+export interface PlanInstance {
+  name: string;
+  status: InstanceStatus;
+  runnerStatus: RunnerStatus;
+  createdAt: number;
+  statusChangedAt: number;
+  /** When the runner last became idle; null unless it is idle. */
+  idleSince: number | null;
+  /** Status of the job this runner serves, if any. */
+  jobStatus: JobStatus | null;
+  /** A failed delete is retried no earlier than this. */
+  retryAt: number | null;
+  /** An operation started by this object incarnation is still running on it. */
+  inFlight: boolean;
+  /** An async shim operation (202) we are waiting on, and when to poll if no callback comes. */
+  awaiting: { kind: "create" | "delete"; pollAt: number } | null;
+}
+
+export interface PlanSnapshot {
+  config: PlanConfig;
+  instances: readonly PlanInstance[];
+  /** Jobs routed to this scale set that no runner has taken yet (queued or waiting). */
+  queuedJobs: number;
+  createBackoff: CreateBackoff;
+  now: number;
+}
+
+export type DeleteReason =
+  | "job_completed"
+  | "runner_finished"
+  | "instance_error"
+  | "instance_stopped"
+  | "bootstrap_timeout"
+  | "scale_down";
+
+export type Action =
+  | { type: "create"; count: number }
+  | { type: "mark_delete"; instance: string; reason: DeleteReason }
+  | { type: "delete"; instance: string; force: boolean }
+  | { type: "poll"; instance: string; why: "operation_timeout" | "stuck" };
+
+export interface PlanSummary {
+  desired: number;
+  live: number;
+  available: number;
+  idle: number;
+  busy: number;
+  creating: number;
+  deleting: number;
+  queued: number;
+  /** Why nothing was created although more runners are needed, if so. */
+  blocked: "disabled" | "max_runners" | "create_backoff" | "hard_limit" | null;
+}
+
+export interface Plan {
+  actions: Action[];
+  summary: PlanSummary;
+  /** The earliest time something that is waiting now becomes due; null if nothing waits. */
+  wakeAt: number | null;
+}
+
+const BOOTSTRAPPING: readonly RunnerStatus[] = ["pending", "installing", "unknown"];
+const STARTING: readonly InstanceStatus[] = ["pending_create", "creating"];
+
+const isBusy = (i: PlanInstance) => i.runnerStatus === "active" || i.jobStatus === "in_progress";
+const isIdle = (i: PlanInstance) =>
+  i.status === "running" && (i.runnerStatus === "idle" || i.runnerStatus === "online") && !isBusy(i) && i.jobStatus !== "completed";
+
+/** Why a live, not-yet-deleting instance should go, or null if it should stay. */
+function deleteReason(i: PlanInstance, cfg: PlanConfig, now: number): DeleteReason | null {
+  if (i.status === "error") return "instance_error";
+  if (i.status === "stopped") return "instance_stopped";
+  if (i.jobStatus === "completed") return "job_completed";
+  if (i.runnerStatus === "terminated" || i.runnerStatus === "failed") return "runner_finished";
+  const bootstrapping = STARTING.includes(i.status) || (i.status === "running" && BOOTSTRAPPING.includes(i.runnerStatus));
+  if (bootstrapping && !isBusy(i) && now - i.createdAt >= cfg.bootstrapTimeoutMs) return "bootstrap_timeout";
+  return null;
+}
+
+export function plan(snapshot: PlanSnapshot): Plan {
+  const { config: cfg, now } = snapshot;
+  const actions: Action[] = [];
+  const touched = new Set<string>();
+  let wakeAt: number | null = null;
+  const wake = (t: number) => {
+    if (t > now && (wakeAt === null || t < wakeAt)) wakeAt = t;
+  };
+  const act = (a: Action & { instance: string }) => {
+    if (touched.has(a.instance)) return;
+    touched.add(a.instance);
+    actions.push(a);
+  };
+
+  const live = snapshot.instances.filter((i) => isLive(i.status));
+
+  // 1. Operations we are waiting on, and rows nobody is working on (after a crash or eviction).
+  for (const i of live) {
+    if (i.inFlight) continue;
+    if (i.awaiting) {
+      if (i.awaiting.pollAt <= now) act({ type: "poll", instance: i.name, why: "operation_timeout" });
+      else wake(i.awaiting.pollAt);
+      continue;
+    }
+    if (i.status === "pending_create" || i.status === "creating" || i.status === "deleting") {
+      const due = i.statusChangedAt + cfg.stuckGraceMs;
+      if (due <= now) act({ type: "poll", instance: i.name, why: "stuck" });
+      else wake(due);
+    }
+  }
+
+  // 2. Deletions that are due (their backoff has passed).
+  for (const i of live) {
+    if (i.inFlight || touched.has(i.name)) continue;
+    if (i.status !== "pending_delete" && i.status !== "pending_force_delete") continue;
+    if (i.retryAt !== null && i.retryAt > now) {
+      wake(i.retryAt);
+      continue;
+    }
+    act({ type: "delete", instance: i.name, force: i.status === "pending_force_delete" });
+  }
+
+  // 3. Instances that should go: finished, broken, or never came up.
+  const marked = new Set<string>();
+  for (const i of live) {
+    if (i.inFlight || touched.has(i.name) || isBeingDeleted(i.status) || i.awaiting) continue;
+    const reason = deleteReason(i, cfg, now);
+    if (reason) {
+      act({ type: "mark_delete", instance: i.name, reason });
+      marked.add(i.name);
+    } else if (STARTING.includes(i.status) || BOOTSTRAPPING.includes(i.runnerStatus)) {
+      wake(i.createdAt + cfg.bootstrapTimeoutMs);
+    }
+  }
+
+  // 4. Capacity: runners that can take a job soon versus what is needed.
+  const available = live.filter(
+    (i) =>
+      !marked.has(i.name) &&
+      !isBeingDeleted(i.status) &&
+      i.status !== "error" &&
+      i.status !== "stopped" &&
+      !isBusy(i) &&
+      i.jobStatus !== "completed" &&
+      i.runnerStatus !== "terminated" &&
+      i.runnerStatus !== "failed",
+  );
+  const idle = available.filter(isIdle);
+  const desired = cfg.enabled ? Math.min(cfg.maxRunners, cfg.minIdleRunners + snapshot.queuedJobs) : 0;
+  const missing = desired - available.length;
+
+  let blocked: PlanSummary["blocked"] = null;
+  if (!cfg.enabled && Math.min(cfg.maxRunners, cfg.minIdleRunners + snapshot.queuedJobs) > available.length) blocked = "disabled";
+  if (missing > 0) {
+    const room = cfg.maxRunners - live.length;
+    const allowedAt = createAllowedAt(snapshot.createBackoff, cfg.createBackoff);
+    if (allowedAt === null) blocked = "hard_limit";
+    else if (allowedAt > now) {
+      blocked = "create_backoff";
+      wake(allowedAt);
+    } else if (room <= 0) blocked = "max_runners";
+    else actions.push({ type: "create", count: Math.min(missing, room) });
+  } else if (missing < 0) {
+    // Surplus: only idle runners go, oldest first, and only once they have idled long enough.
+    const surplus = -missing;
+    const candidates = idle.filter((i) => !i.inFlight && !touched.has(i.name) && !i.awaiting).sort((a, b) => a.createdAt - b.createdAt || a.name.localeCompare(b.name));
+    let removed = 0;
+    for (const i of candidates) {
+      if (removed >= surplus) break;
+      const idleFor = now - (i.idleSince ?? i.statusChangedAt);
+      if (idleFor >= cfg.scaleDownIdleMs) {
+        act({ type: "mark_delete", instance: i.name, reason: "scale_down" });
+        removed++;
+      } else {
+        wake((i.idleSince ?? i.statusChangedAt) + cfg.scaleDownIdleMs);
+      }
+    }
+  }
+
+  return {
+    actions,
+    wakeAt,
+    summary: {
+      desired,
+      live: live.length,
+      available: available.length,
+      idle: idle.length,
+      busy: live.filter(isBusy).length,
+      creating: live.filter((i) => STARTING.includes(i.status)).length,
+      deleting: live.filter((i) => isBeingDeleted(i.status)).length,
+      queued: snapshot.queuedJobs,
+      blocked,
+    },
+  };
+}

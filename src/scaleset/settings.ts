@@ -1,0 +1,38 @@
+import type { Env } from "../env";
+import type { CreateBackoffPolicy } from "./backoff";
+
+/** Timing knobs for every scale set, from optional Worker vars (seconds), with defaults. */
+export interface ScaleSetSettings {
+  tickMs: number;
+  /** How soon after a nudge the object reconciles (0 in production; tests drive alarms themselves). */
+  nudgeDelayMs: number;
+  scaleDownIdleMs: number;
+  operationPollMs: number;
+  stuckGraceMs: number;
+  orphanCheckMs: number;
+  createBackoff: CreateBackoffPolicy;
+  /** Outbound calls (shim, GitHub) run at most this many at a time per scale set. */
+  concurrency: number;
+}
+
+const seconds = (value: string | undefined, fallback: number): number => {
+  const n = Number(value);
+  return value !== undefined && value !== "" && Number.isFinite(n) && n >= 0 ? n * 1000 : fallback * 1000;
+};
+
+export function scaleSetSettings(env: Partial<Env>): ScaleSetSettings {
+  const limit = Number(env.CREATE_FAILURE_LIMIT);
+  return {
+    tickMs: seconds(env.RECONCILE_INTERVAL_SECONDS, 30),
+    nudgeDelayMs: seconds(env.NUDGE_DELAY_SECONDS, 0),
+    scaleDownIdleMs: seconds(env.SCALE_DOWN_IDLE_SECONDS, 300),
+    operationPollMs: seconds(env.OPERATION_POLL_SECONDS, 120),
+    stuckGraceMs: seconds(env.STUCK_GRACE_SECONDS, 120),
+    orphanCheckMs: seconds(env.ORPHAN_CHECK_SECONDS, 300),
+    createBackoff: {
+      intervalMs: seconds(env.CREATE_BACKOFF_SECONDS, 10),
+      hardLimit: Number.isInteger(limit) && limit > 0 ? limit : 5,
+    },
+    concurrency: 16,
+  };
+}

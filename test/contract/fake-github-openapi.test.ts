@@ -1,0 +1,252 @@
+/**
+ * The fake GitHub must answer the way GitHub documents: every REST operation it implements is
+ * driven here and each answer is validated against GitHub's published OpenAPI description
+ * (npm @octokit/openapi; the GHEC file, which is api.github.com plus the enterprise APIs).
+ * A new fake route without a validated success answer fails the coverage check at the end.
+ */
+import { readFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { generateKeyPairSync, createSign } from "node:crypto";
+import Ajv, { type ValidateFunction } from "ajv";
+import addFormats from "ajv-formats";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startFakeGithub, type FakeGithub } from "../fake-github/server.ts";
+import { FAKE_OPERATIONS } from "../fake-github/world.ts";
+import { createWorld, type FakeWorld } from "../fake-github/control-client.ts";
+
+type Spec = { paths: Record<string, Record<string, { responses?: Record<string, any>; requestBody?: any }>> };
+
+const require = createRequire(import.meta.url);
+const specPath = require.resolve("@octokit/openapi/generated/ghec.deref.json");
+
+let spec: Spec;
+let fake: FakeGithub;
+let world: FakeWorld;
+const ajv = new Ajv({ strict: false, allErrors: true, validateFormats: true });
+addFormats(ajv);
+const compiled = new Map<object, ValidateFunction>();
+const validated = new Set<string>();
+
+const { privateKey, publicKey } = generateKeyPairSync("rsa", { modulusLength: 2048 });
+const APP_ID = 99;
+
+function appJwt(): string {
+  const now = Math.floor(Date.now() / 1000);
+  const enc = (o: object) => Buffer.from(JSON.stringify(o)).toString("base64url");
+  const input = `${enc({ alg: "RS256", typ: "JWT" })}.${enc({ iat: now - 60, exp: now + 540, iss: String(APP_ID) })}`;
+  return `${input}.${createSign("RSA-SHA256").update(input).sign(privateKey).toString("base64url")}`;
+}
+
+/** The spec's path template for a concrete path: literal segments win over parameters. */
+function templateFor(path: string): string | null {
+  const segs = path.split("/");
+  let best: { t: string; literals: number } | null = null;
+  for (const t of Object.keys(spec.paths)) {
+    const ts = t.split("/");
+    if (ts.length !== segs.length) continue;
+    let literals = 0;
+    let ok = true;
+    for (let i = 0; i < ts.length && ok; i++) {
+      if (/^\{.+\}$/.test(ts[i]!)) continue;
+      if (ts[i] === segs[i]) literals++;
+      else ok = false;
+    }
+    if (ok && (!best || literals > best.literals)) best = { t, literals };
+  }
+  return best?.t ?? null;
+}
+
+/**
+ * OpenAPI 3.0 `nullable: true` also allows null where an `enum` lists the values; JSON Schema
+ * (ajv) needs null in the enum itself.
+ */
+function nullableEnums(node: unknown): void {
+  if (Array.isArray(node)) return node.forEach(nullableEnums);
+  if (!node || typeof node !== "object") return;
+  const o = node as Record<string, unknown>;
+  if (o.nullable === true && Array.isArray(o.enum) && !o.enum.includes(null)) o.enum = [...o.enum, null];
+  for (const v of Object.values(o)) nullableEnums(v);
+}
+
+function validator(schema: object): ValidateFunction {
+  let v = compiled.get(schema);
+  if (!v) {
+    nullableEnums(schema);
+    v = ajv.compile(schema);
+    compiled.set(schema, v);
+  }
+  return v;
+}
+
+interface Answer {
+  status: number;
+  body: any;
+  headers: Headers;
+}
+
+/** Calls the fake and checks the answer against the spec; returns it. */
+async function call(method: string, path: string, opts: { token?: string; body?: unknown; query?: string; operation?: string } = {}): Promise<Answer> {
+  const res = await fetch(`${world.url}${path}${opts.query ? `?${opts.query}` : ""}`, {
+    method,
+    headers: {
+      authorization: `Bearer ${opts.token ?? "ghp_contract"}`,
+      accept: "application/vnd.github+json",
+      "x-github-api-version": "2022-11-28",
+      ...(opts.body !== undefined && { "content-type": "application/json" }),
+    },
+    body: opts.body === undefined ? undefined : JSON.stringify(opts.body),
+  });
+  const text = await res.text();
+  const body = text ? JSON.parse(text) : null;
+  const template = templateFor(path);
+  expect(template, `no OpenAPI path for ${path}`).not.toBeNull();
+  const op = spec.paths[template!]![method.toLowerCase()];
+  expect(op, `OpenAPI has no ${method} ${template}`).toBeDefined();
+  const documented = op!.responses?.[String(res.status)];
+  if (documented) {
+    const schema = documented.content?.["application/json"]?.schema;
+    if (schema) {
+      const v = validator(schema);
+      const ok = v(body);
+      expect(ok, `${method} ${template} ${res.status}: ${ajv.errorsText(v.errors)}\n${text.slice(0, 500)}`).toBe(true);
+    } else {
+      expect(text, `${method} ${template} ${res.status} has no documented body`).toBe("");
+    }
+  } else {
+    // GitHub does not document every error status per operation; they all use basic-error.
+    expect(res.status, `${method} ${template} answered undocumented ${res.status}`).toBeGreaterThanOrEqual(400);
+    expect(body).toMatchObject({ message: expect.any(String), documentation_url: expect.any(String) });
+  }
+  if (res.status < 300) {
+    const fakeOp = FAKE_OPERATIONS.find((o) => o.method === method && o.pattern.test(path));
+    if (fakeOp) validated.add(fakeOp.operation);
+  }
+  return { status: res.status, body, headers: res.headers };
+}
+
+/** The request bodies Edgerunner sends must be ones GitHub documents. */
+function expectValidRequest(method: string, template: string, body: unknown) {
+  const schema = spec.paths[template]![method.toLowerCase()]!.requestBody?.content?.["application/json"]?.schema;
+  expect(schema).toBeDefined();
+  const v = validator(schema);
+  expect(v(body), ajv.errorsText(v.errors)).toBe(true);
+}
+
+beforeAll(async () => {
+  spec = JSON.parse(readFileSync(specPath, "utf8")) as Spec;
+  fake = await startFakeGithub();
+  world = await createWorld(fake.url);
+  await world.seed({
+    repos: ["octo/app"],
+    orgs: ["octo"],
+    enterprises: ["acme"],
+    pats: [{ token: "ghp_contract" }],
+    apps: [{ id: APP_ID, public_key: publicKey.export({ type: "spki", format: "pem" }).toString() }],
+    installations: [{ id: 5, app_id: APP_ID, account: "octo" }],
+    runner_groups: { "orgs/octo": [{ id: 7, name: "gpu" }], "enterprises/acme": [{ id: 8, name: "big" }] },
+    jobs: [
+      { id: 1, repository: "octo/app", status: "queued" },
+      { id: 2, repository: "octo/app", status: "completed", conclusion: "failure", runner_id: 3, runner_name: "r-3" },
+    ],
+  });
+}, 60_000);
+
+afterAll(async () => {
+  await fake?.close();
+});
+
+describe("fake GitHub answers as GitHub's OpenAPI documents", () => {
+  it("mints installation tokens for a valid App JWT", async () => {
+    const res = await call("POST", "/app/installations/5/access_tokens", { token: appJwt() });
+    expect(res.status).toBe(201);
+    const installationToken = res.body.token as string;
+    const list = await call("GET", "/orgs/octo/actions/runners", { token: installationToken });
+    expect(list.status).toBe(200);
+    expect((await call("POST", "/app/installations/6/access_tokens", { token: appJwt() })).status).toBe(404);
+    expect((await call("POST", "/app/installations/5/access_tokens", { token: "ghp_contract" })).status).toBe(401);
+  });
+
+  it.each(["/repos/octo/app", "/orgs/octo", "/enterprises/acme"])("runner endpoints under %s", async (p) => {
+    const group = p.startsWith("/orgs") ? 7 : p.startsWith("/enterprises") ? 8 : 1;
+    const jitBody = { name: `jit${p.replaceAll("/", "-")}`, runner_group_id: group, labels: ["self-hosted", "linux"], work_folder: "_work" };
+    const template = templateFor(`${p}/actions/runners/generate-jitconfig`)!;
+    expectValidRequest("POST", template, jitBody);
+    const jit = await call("POST", `${p}/actions/runners/generate-jitconfig`, { body: jitBody });
+    expect(jit.status).toBe(201);
+    expect((await call("POST", `${p}/actions/runners/generate-jitconfig`, { body: jitBody })).status).toBe(409);
+    expect((await call("POST", `${p}/actions/runners/generate-jitconfig`, { body: { ...jitBody, name: "x", labels: [] } })).status).toBe(422);
+
+    for (let i = 0; i < 4; i++) await call("POST", `${p}/actions/runners/generate-jitconfig`, { body: { ...jitBody, name: `more-${i}` } });
+    const page1 = await call("GET", `${p}/actions/runners`, { query: "per_page=2" });
+    expect(page1.body.total_count).toBe(5);
+    expect(page1.headers.get("link")).toMatch(/rel="next"/);
+    const byName = await call("GET", `${p}/actions/runners`, { query: `name=${jitBody.name}` });
+    expect(byName.body.runners).toHaveLength(1);
+
+    const id = jit.body.runner.id as number;
+    expect((await call("GET", `${p}/actions/runners/${id}`)).status).toBe(200);
+    await world.updateRunner(id, { busy: true, status: "online" });
+    expect((await call("DELETE", `${p}/actions/runners/${id}`)).status).toBe(422);
+    await world.updateRunner(id, { busy: false });
+    expect((await call("DELETE", `${p}/actions/runners/${id}`)).status).toBe(204);
+    expect((await call("DELETE", `${p}/actions/runners/${id}`)).status).toBe(404);
+
+    expect((await call("POST", `${p}/actions/runners/registration-token`)).status).toBe(201);
+    const dl = await call("GET", `${p}/actions/runners/downloads`);
+    expect(dl.body.length).toBeGreaterThan(3);
+    const rl = page1.headers;
+    for (const h of ["x-ratelimit-limit", "x-ratelimit-remaining", "x-ratelimit-used", "x-ratelimit-reset", "x-ratelimit-resource"]) {
+      expect(rl.get(h), h).toMatch(/\S/);
+    }
+  });
+
+  it.each(["/orgs/octo", "/enterprises/acme"])("runner groups under %s", async (p) => {
+    const res = await call("GET", `${p}/actions/runner-groups`);
+    expect(res.body.runner_groups.map((g: { name: string }) => g.name)).toContain("Default");
+  });
+
+  it("jobs", async () => {
+    expect((await call("GET", "/repos/octo/app/actions/jobs/1")).body.status).toBe("queued");
+    expect((await call("GET", "/repos/octo/app/actions/jobs/2")).body).toMatchObject({ conclusion: "failure", runner_name: "r-3" });
+    expect((await call("GET", "/repos/octo/app/actions/jobs/3")).status).toBe(404);
+  });
+
+  it.each(["/repos/octo/app", "/orgs/octo"])("hooks under %s", async (p) => {
+    const body = {
+      name: "web",
+      config: { url: "https://edgerunner.example.com/webhooks/github", content_type: "json", secret: "s3cret-hook", insecure_ssl: "0" },
+      events: ["workflow_job"],
+      active: true,
+    };
+    expectValidRequest("POST", templateFor(`${p}/hooks`)!, body);
+    const created = await call("POST", `${p}/hooks`, { body });
+    expect(created.status).toBe(201);
+    expect(created.body.config.secret).not.toBe("s3cret-hook");
+    expect((await call("POST", `${p}/hooks`, { body })).status).toBe(422);
+    expect((await call("GET", `${p}/hooks`)).body).toHaveLength(1);
+    const id = created.body.id as number;
+    expect((await call("GET", `${p}/hooks/${id}`)).status).toBe(200);
+    const patch = { config: body.config, events: ["workflow_job"], active: true };
+    expectValidRequest("PATCH", templateFor(`${p}/hooks/${id}`)!, patch);
+    expect((await call("PATCH", `${p}/hooks/${id}`, { body: patch })).status).toBe(200);
+    expect((await call("DELETE", `${p}/hooks/${id}`)).status).toBe(204);
+    expect((await call("GET", `${p}/hooks/${id}`)).status).toBe(404);
+  });
+
+  it("errors and faults look like GitHub's", async () => {
+    expect((await call("GET", "/repos/octo/app/actions/runners", { token: "ghp_wrong" })).status).toBe(401);
+    await world.fault({ kind: "rate_limit", status: 403, retry_after: 5 });
+    const secondary = await call("GET", "/repos/octo/app/actions/runners");
+    expect(secondary.status).toBe(403);
+    expect(secondary.headers.get("retry-after")).toBe("5");
+    await world.fault({ kind: "rate_limit", status: 429, reset_in: 30 });
+    const primary = await call("GET", "/repos/octo/app/actions/runners");
+    expect(primary.status).toBe(429);
+    expect(primary.headers.get("x-ratelimit-remaining")).toBe("0");
+    expect(Number(primary.headers.get("x-ratelimit-reset"))).toBeGreaterThan(Date.now() / 1000 + 20);
+  });
+
+  it("checked a success answer of every operation the fake implements", () => {
+    expect([...validated].sort()).toEqual([...new Set(FAKE_OPERATIONS.map((o) => o.operation))].sort());
+  });
+});

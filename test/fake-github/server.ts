@@ -1,0 +1,163 @@
+/**
+ * The fake GitHub as an HTTP server on loopback. Worlds are independent GitHubs:
+ *
+ *   POST /_fake/worlds                     → {id, url, ghes_url}   a new world
+ *   {world}/…                              GitHub REST (api.github.com style)
+ *   {world}/api/v3/…                       the same world as a GHES
+ *   {world}/_fake/seed          POST       add apps, installations, PATs, accounts, runners, hooks, jobs
+ *   {world}/_fake/state         GET        runners, hooks, tokens, pending faults
+ *   {world}/_fake/requests      GET|DELETE recorded REST requests (never control calls)
+ *   {world}/_fake/faults        POST|DELETE inject faults (see types.ts Fault)
+ *   {world}/_fake/clock         POST       {now} or {advance_ms}: the fake's clock
+ *   {world}/_fake/runners/{id}  PATCH      {busy?, status?}
+ *   {world}/_fake/jobs          POST       add or replace jobs
+ *
+ * A world lives under /w/{id}; the default world is at the root, for standalone use.
+ */
+
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import type { Fault, Seed, SeedJob, WorldInfo } from "./types.ts";
+import { World } from "./world.ts";
+
+export interface FakeGithub {
+  url: string;
+  server: Server;
+  worlds: Map<string, World>;
+  close(): Promise<void>;
+}
+
+const MAX_BODY = 1024 * 1024;
+
+async function readBody(req: IncomingMessage): Promise<{ ok: true; value: unknown } | { ok: false }> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req) {
+    size += (chunk as Buffer).length;
+    if (size > MAX_BODY) return { ok: false };
+    chunks.push(chunk as Buffer);
+  }
+  const text = Buffer.concat(chunks).toString("utf8");
+  if (!text) return { ok: true, value: undefined };
+  try {
+    return { ok: true, value: JSON.parse(text) };
+  } catch {
+    return { ok: false };
+  }
+}
+
+function send(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) {
+  const payload = status === 204 || body === null || body === undefined ? "" : JSON.stringify(body);
+  res.writeHead(status, {
+    ...(payload && { "content-type": "application/json; charset=utf-8" }),
+    "x-github-media-type": "github.v3; format=json",
+    "x-github-request-id": crypto.randomUUID().slice(0, 18).toUpperCase(),
+    ...headers,
+  });
+  res.end(payload);
+}
+
+export async function startFakeGithub(options: { port?: number; host?: string } = {}): Promise<FakeGithub> {
+  const host = options.host ?? "127.0.0.1";
+  const worlds = new Map<string, World>([["", new World("")]]);
+  let origin = "";
+
+  const server = createServer(async (req, res) => {
+    try {
+      const url = new URL(req.url ?? "/", origin);
+      let path = url.pathname;
+      let worldId = "";
+      const wm = /^\/w\/([A-Za-z0-9_-]+)(\/.*)?$/.exec(path);
+      if (wm) {
+        worldId = wm[1]!;
+        path = wm[2] ?? "/";
+      }
+      const body = await readBody(req);
+      if (!body.ok) return send(res, 400, { message: "Problems parsing JSON", documentation_url: "https://docs.github.com/rest" });
+
+      if (!wm && path === "/_fake/worlds" && req.method === "POST") {
+        const id = crypto.randomUUID().replaceAll("-", "").slice(0, 16);
+        worlds.set(id, new World(id));
+        const info: WorldInfo = { id, url: `${origin}/w/${id}`, ghes_url: `${origin}/w/${id}/api/v3` };
+        return send(res, 201, info);
+      }
+      const world = worlds.get(worldId);
+      if (!world) return send(res, 404, { message: `fake: no world '${worldId}'` });
+      const worldBase = worldId ? `${origin}/w/${worldId}` : origin;
+
+      if (path.startsWith("/_fake/")) return await control(world, req.method ?? "GET", path, body.value, res);
+
+      const headers: Record<string, string | undefined> = {};
+      for (const [k, v] of Object.entries(req.headers)) headers[k] = Array.isArray(v) ? v.join(", ") : v;
+      const answer = await world.handle({
+        method: req.method ?? "GET",
+        path,
+        query: Object.fromEntries(url.searchParams),
+        headers,
+        body: body.value,
+        baseUrl: worldBase,
+      });
+      send(res, answer.status, answer.body, answer.headers);
+    } catch (err) {
+      send(res, 500, { message: `fake: ${err instanceof Error ? err.message : String(err)}` });
+    }
+  });
+
+  async function control(world: World, method: string, path: string, body: unknown, res: ServerResponse) {
+    const b = (body ?? {}) as Record<string, unknown>;
+    if (path === "/_fake/seed" && method === "POST") {
+      await world.seed(b as Seed);
+      return send(res, 204, null);
+    }
+    if (path === "/_fake/state" && method === "GET") return send(res, 200, world.dump());
+    if (path === "/_fake/requests" && method === "GET") return send(res, 200, world.requests);
+    if (path === "/_fake/requests" && method === "DELETE") {
+      world.requests = [];
+      return send(res, 204, null);
+    }
+    if (path === "/_fake/faults" && method === "POST") {
+      const faults = (Array.isArray(body) ? body : [body]) as Fault[];
+      world.faults.push(...faults);
+      return send(res, 204, null);
+    }
+    if (path === "/_fake/faults" && method === "DELETE") {
+      world.faults = [];
+      return send(res, 204, null);
+    }
+    if (path === "/_fake/clock" && method === "POST") {
+      if (typeof b.now === "number") world.setNow(b.now);
+      if (typeof b.advance_ms === "number") world.clockOffsetMs += b.advance_ms;
+      return send(res, 200, { now: world.now() });
+    }
+    if (path === "/_fake/jobs" && method === "POST") {
+      for (const j of (Array.isArray(body) ? body : [body]) as SeedJob[]) world.putJob(j);
+      return send(res, 204, null);
+    }
+    const rm = /^\/_fake\/runners\/(\d+)$/.exec(path);
+    if (rm && method === "PATCH") {
+      const r = world.runners.get(Number(rm[1]));
+      if (!r) return send(res, 404, { message: "fake: no such runner" });
+      if (typeof b.busy === "boolean") r.busy = b.busy;
+      if (b.status === "online" || b.status === "offline") r.status = b.status;
+      return send(res, 200, r);
+    }
+    return send(res, 404, { message: `fake: no control route ${method} ${path}` });
+  }
+
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(options.port ?? 0, host, () => resolve());
+  });
+  const { port } = server.address() as AddressInfo;
+  origin = `http://${host}:${port}`;
+  return {
+    url: origin,
+    server,
+    worlds,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}

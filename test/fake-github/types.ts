@@ -1,0 +1,158 @@
+/**
+ * The fake GitHub's control-API shapes, shared by the server (Node) and by tests (Node or
+ * workerd). Type-only: no runtime code, so importing it never pulls in the server.
+ */
+
+export interface SeedApp {
+  id: number;
+  client_id?: string;
+  /** SPKI PEM the fake verifies App JWTs with. */
+  public_key: string;
+}
+
+export interface SeedInstallation {
+  id: number;
+  app_id: number;
+  /** The org or user login the App is installed on. */
+  account: string;
+}
+
+export interface SeedPat {
+  token: string;
+  login?: string;
+  /** Lower-cased scope keys (`repos/o/r`, `orgs/o`, `enterprises/e`) it may act on; all when absent. */
+  entities?: string[];
+}
+
+export interface SeedRunnerGroup {
+  id: number;
+  name: string;
+  default?: boolean;
+}
+
+export interface SeedRunner {
+  /** `repos/o/r`, `orgs/o` or `enterprises/e`. */
+  scope: string;
+  name: string;
+  id?: number;
+  os?: string;
+  status?: "online" | "offline";
+  busy?: boolean;
+  labels?: string[];
+  runner_group_id?: number;
+  ephemeral?: boolean;
+}
+
+export interface SeedHook {
+  /** `repos/o/r` or `orgs/o`. */
+  scope: string;
+  url: string;
+  events?: string[];
+  active?: boolean;
+  content_type?: string;
+  secret?: string;
+}
+
+export interface SeedJob {
+  id: number;
+  /** `owner/repo`. */
+  repository: string;
+  run_id?: number;
+  status?: "queued" | "in_progress" | "completed" | "waiting";
+  conclusion?: string | null;
+  name?: string;
+  labels?: string[];
+  runner_id?: number | null;
+  runner_name?: string | null;
+  workflow_name?: string;
+}
+
+export interface Seed {
+  apps?: SeedApp[];
+  installations?: SeedInstallation[];
+  pats?: SeedPat[];
+  repos?: string[];
+  orgs?: string[];
+  enterprises?: string[];
+  /** By scope key (`orgs/o`, `enterprises/e`); every org and enterprise has a Default group. */
+  runner_groups?: Record<string, SeedRunnerGroup[]>;
+  runners?: SeedRunner[];
+  hooks?: SeedHook[];
+  jobs?: SeedJob[];
+}
+
+export type FaultKind = "rate_limit" | "server_error" | "busy_runner" | "duplicate_runner" | "latency" | "unauthorized";
+
+export interface Fault {
+  kind: FaultKind;
+  /** Only requests with this method (any when absent). */
+  method?: string;
+  /** Only requests whose path (without /api/v3 and query) contains this. */
+  path?: string;
+  /** How many matching requests it hits; -1 = until cleared. Default 1. */
+  times?: number;
+  /** rate_limit: 403 (default) or 429; server_error: 500–599 (default 502). */
+  status?: number;
+  /** rate_limit: send `retry-after` with this many seconds (a secondary limit). */
+  retry_after?: number;
+  /** rate_limit without retry_after: primary limit exhausted, resets in this many seconds (default 60). */
+  reset_in?: number;
+  /** latency: delay before answering. */
+  latency_ms?: number;
+}
+
+export interface RecordedRequest {
+  at: number;
+  method: string;
+  /** Path without the GHES /api/v3 prefix and without query. */
+  path: string;
+  query: Record<string, string>;
+  ghes: boolean;
+  auth: "none" | "invalid" | "pat" | "installation" | "app";
+  /** PAT token's login, installation id, or app id. */
+  principal: string | null;
+  status: number;
+  user_agent: string | null;
+  api_version: string | null;
+  body: unknown;
+}
+
+export interface FakeRunner {
+  id: number;
+  name: string;
+  os: string;
+  status: "online" | "offline";
+  busy: boolean;
+  labels: { id: number; name: string; type: "read-only" | "custom" }[];
+  runner_group_id: number;
+  ephemeral: boolean;
+  scope: string;
+}
+
+export interface FakeHook {
+  id: number;
+  scope: string;
+  name: string;
+  active: boolean;
+  events: string[];
+  config: { url: string; content_type: string; insecure_ssl: string; secret?: string };
+  created_at: string;
+  updated_at: string;
+}
+
+export interface WorldDump {
+  now: number;
+  runners: FakeRunner[];
+  hooks: FakeHook[];
+  installation_tokens: { installation_id: number; expires_at: string }[];
+  registration_tokens: number;
+  faults: Fault[];
+}
+
+export interface WorldInfo {
+  id: string;
+  /** api.github.com-style base URL of this world. */
+  url: string;
+  /** The same world as a GHES: `${url}/api/v3`. */
+  ghes_url: string;
+}

@@ -1,0 +1,91 @@
+// The fake shim's data shapes, free of Node imports so workerd tests can use them too.
+
+export const shimOperations = [
+  "create",
+  "get",
+  "delete",
+  "list",
+  "start",
+  "stop",
+  "remove_all",
+  "capabilities",
+] as const;
+export type ShimOperation = (typeof shimOperations)[number];
+
+/** What to do instead of the normal answer. */
+export type FaultAction =
+  /** Answer this status and body (a string is sent raw: use it for garbage). `apply` performs the operation first. */
+  | { type: "respond"; status: number; body?: unknown; apply?: boolean }
+  /** Answer this status with `bytes` bytes of junk, streamed (for oversized answers). */
+  | { type: "flood"; status: number; bytes: number }
+  /** Never answer (the socket stays open until the client gives up). `apply` performs the operation first. */
+  | { type: "hang"; apply?: boolean }
+  /**
+   * Answer 202 {operation_id}; the operation takes effect after `complete_after_ms` (create:
+   * the machine appears; delete: it goes), unless `fail` is set. The callback then goes to the
+   * tenant's callback_url ("deliver"), is kept for the test to replay ("outbox"), or is never sent ("never").
+   */
+  | {
+      type: "async";
+      complete_after_ms?: number;
+      callback?: "deliver" | "outbox" | "never";
+      callback_delay_ms?: number;
+      fail?: { message: string; retryable: boolean };
+      /** For create: report the machine with this status (e.g. "error"). */
+      status?: string;
+    };
+
+export interface FaultRule {
+  operation: ShimOperation;
+  /** How many calls this rule answers; default 1. */
+  times?: number;
+  action: FaultAction;
+}
+
+export interface Faults {
+  latency_ms?: Partial<Record<ShimOperation, number>>;
+  rules?: FaultRule[];
+}
+
+export interface FakeMachine {
+  provider_id: string;
+  name: string;
+  pool_id: string;
+  status: string;
+  os_type: string;
+  os_arch: string;
+  os_name: string;
+  os_version: string;
+  addresses: { address: string; type: "public" | "private" }[];
+  created_at: number;
+  /** The BootstrapInstance it was created from (absent for seeded orphans). */
+  bootstrap?: unknown;
+}
+
+export interface RecordedRequest {
+  at: number;
+  operation: ShimOperation | "unknown";
+  method: string;
+  path: string;
+  controller_id: string | null;
+  pool_id: string | null;
+  extra_specs: unknown;
+  signature_ok: boolean;
+  body: unknown;
+  status: number | null;
+}
+
+export interface RecordedCallback {
+  operation_id: string;
+  instance_name: string;
+  /** Absolute URL the callback is (or would be) POSTed to. */
+  url: string;
+  /** Request target, as signed. */
+  path: string;
+  headers: Record<string, string>;
+  body: string;
+  /** outbox: waiting for the test to take it; taken: handed to the test (see deliverOutbox). */
+  state: "outbox" | "taken" | "delivered" | "failed";
+  response_status: number | null;
+  error?: string;
+}
