@@ -54,7 +54,7 @@ const SECRET = /WEBHOOK_SECRET = "([^"]+)"/.exec(readFileSync(join(root, "bench/
 const ADMIN_TOKEN = randomBytes(24).toString("hex");
 const ENCRYPTION_KEY = randomBytes(32).toString("base64");
 
-const work = mkdtempSync(join(tmpdir(), "edgerunner-bench-"));
+const work = mkdtempSync(join(tmpdir(), "edgerunner-webhooks-bench-"));
 const state = join(work, "state");
 // The coordinator's config, copied so its secrets come from a .dev.vars of our own and the
 // developer's .dev.vars and .wrangler/state stay untouched.
