@@ -60,7 +60,11 @@ export class ObjectState {
   bind(scaleSetId: string): void {
     const known = this.scaleSetId;
     if (known && known !== scaleSetId) throw new Error(`this object belongs to scale set ${known}, not ${scaleSetId}`);
-    if (!known) this.setMeta("scale_set_id", scaleSetId);
+    if (!known) {
+      this.setMeta("scale_set_id", scaleSetId);
+      // A new scale set has nothing to drift from yet: its first drift check comes one interval on.
+      this.setMeta("last_orphan_check", Date.now());
+    }
   }
 
   get createBackoff(): CreateBackoff {

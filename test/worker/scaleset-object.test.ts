@@ -404,6 +404,9 @@ describe("ScaleSet object: drift and crashes", () => {
     const w = await world();
     await w.github.seed({ runners: [{ scope: "repos/octo/app", name: "er-leftover0000", id: 555 }, { scope: "repos/octo/app", name: "someone-else", id: 556 }] });
     await reconcile(w.scaleSetId);
+    expect((await w.github.state()).runners).toHaveLength(2);
+    await inScaleSetObject(w.scaleSetId, (obj) => (obj.state.lastOrphanCheck = 0));
+    await reconcile(w.scaleSetId);
     const names = (await w.github.state()).runners.map((r) => r.name);
     expect(names).not.toContain("er-leftover0000");
     expect(names).toContain("someone-else");
