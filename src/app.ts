@@ -14,6 +14,7 @@ import { scaleSetRoutes } from "./routes/scalesets";
 import { secretRoutes } from "./routes/secrets";
 import { documentMetadata, metadataRoutes } from "./routes/metadata";
 import { documentRunnerCallbacks, runnerCallbackRoutes } from "./routes/runner-callbacks";
+import { webhookRoutes } from "./routes/webhooks";
 
 export const API_PREFIX = "/api/v1";
 
@@ -27,6 +28,9 @@ export function createApp() {
   app.notFound((c) => c.json({ error: "not found", details: { path: c.req.path } }, 404));
 
   app.get("/healthz", (c) => c.json({ status: "ok" }));
+
+  // Outside the admin API: GitHub authenticates with the webhook signature, not a token.
+  app.route("/", webhookRoutes);
 
   app.use(`${API_PREFIX}/*`, adminAuth(PUBLIC_API_PATHS));
 

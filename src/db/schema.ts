@@ -307,6 +307,16 @@ export const webhookDeliveries = sqliteTable(
   (t) => [index("webhook_deliveries_received_idx").on(t.receivedAt)],
 );
 
+/**
+ * Named monotonic counters (`webhook.rejected.<reason>`, …): what was refused without
+ * storing what was refused.
+ */
+export const counters = sqliteTable("counters", {
+  name: text("name").primaryKey(),
+  value: integer("value").notNull().default(0),
+  updatedAt: updatedAt(),
+});
+
 export const schema = {
   githubEndpoints,
   githubCredentials,
@@ -319,5 +329,6 @@ export const schema = {
   instanceTransitions,
   jobs,
   webhookDeliveries,
+  counters,
 };
 

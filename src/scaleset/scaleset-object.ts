@@ -120,7 +120,13 @@ export class ScaleSet extends DurableObject<Env> {
   /** Something changed (a job arrived, the scale set was edited): reconcile as soon as possible. */
   async nudge(scaleSetId: string): Promise<void> {
     this.state.bind(scaleSetId);
-    this.state.setTimer("nudge", Date.now() + this.settings.nudgeDelayMs);
+    const due = Date.now() + this.settings.nudgeDelayMs;
+    // An alarm armed no later than that has not started yet (a running alarm reads as none),
+    // so its pass will see whatever the caller wrote: nothing to write. Webhook bursts nudge
+    // once per delivery; this keeps them to a cached read each.
+    const armed = await this.ctx.storage.getAlarm();
+    if (armed !== null && armed <= due) return;
+    this.state.setTimer("nudge", due);
     await this.arm();
   }
 

@@ -60,6 +60,7 @@ const TABLES = [
   "instance_transitions",
   "jobs",
   "webhook_deliveries",
+  "counters",
 ];
 
 /** Every row of every table, to prove that a rejected request changed nothing. */

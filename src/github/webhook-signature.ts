@@ -1,0 +1,56 @@
+import { verify } from "@octokit/webhooks-methods";
+import type { Keyring } from "../crypto/secret-box";
+import { open } from "../crypto/secret-box";
+import { secretContext } from "../crypto/secret-contexts";
+
+/** `X-Hub-Signature-256`: HMAC-SHA256 of the raw body, hex. */
+export const SIGNATURE_FORMAT = /^sha256=[0-9a-f]{64}$/i;
+
+// Opening a sealed secret is an AES-GCM decryption; an isolate keeps what it opened, keyed by
+// the sealed value itself, so a changed secret is opened afresh and an old one is never used.
+const MAX_OPENED = 1024;
+const opened = new Map<string, Promise<string>>();
+
+function openWebhookSecret(keyring: Keyring, entityId: string, sealed: string): Promise<string> {
+  const key = `${entityId}|${sealed}`;
+  let secret = opened.get(key);
+  if (!secret) {
+    secret = open(keyring, sealed, secretContext.webhookSecret(entityId));
+    secret.catch(() => opened.delete(key));
+    if (opened.size >= MAX_OPENED) opened.delete(opened.keys().next().value!);
+    opened.set(key, secret);
+  }
+  return secret;
+}
+
+export interface SigningCandidate {
+  id: string;
+  webhookSecretEnc: string;
+}
+
+/**
+ * The first candidate (callers pass the most specific first) whose webhook secret produced
+ * `signature` over `body`, or null. A secret that no longer opens (rotated key) counts as
+ * not matching rather than failing the delivery.
+ */
+export async function findSigner<C extends SigningCandidate>(
+  keyring: Keyring,
+  candidates: readonly C[],
+  body: string,
+  signature: string,
+): Promise<C | null> {
+  if (!SIGNATURE_FORMAT.test(signature) || body.length === 0) return null;
+  for (const c of candidates) {
+    let secret: string;
+    try {
+      secret = await openWebhookSecret(keyring, c.id, c.webhookSecretEnc);
+    } catch (err) {
+      console.error(
+        JSON.stringify({ event: "webhook_secret_unreadable", entity: c.id, error: err instanceof Error ? err.message : String(err) }),
+      );
+      continue;
+    }
+    if (await verify(secret, body, signature.toLowerCase())) return c;
+  }
+  return null;
+}

@@ -1,0 +1,225 @@
+import { Hono, type Context } from "hono";
+import type { ContentfulStatusCode } from "hono/utils/http-status";
+import type { AppEnv, Env } from "../env";
+import { keyringFor } from "../crypto/keyring";
+import { recordWorkflowJob } from "../db/job-intake";
+import { loadDirectory, type Directory } from "../db/webhook-directory";
+import { zodDetails } from "../http/errors";
+import { BodyTooLarge, readLimitedBody } from "../http/limited-body";
+import { findSigner } from "../github/webhook-signature";
+import { DeliverySubject, deliveryEntities, jobEventFrom, WorkflowJobPayload } from "../github/workflow-job";
+import { nudgeScaleSet } from "../scaleset/stub";
+import { routeJob } from "../scaleset/routing";
+
+/**
+ * GitHub webhook intake: `POST /webhooks/github`. Authenticity comes from the HMAC
+ * signature, not the admin token. The path makes no GitHub or provider call: it reads D1
+ * (or its cache), writes one D1 batch, answers, and nudges the scale set's object after
+ * the answer.
+ */
+
+export const WEBHOOK_PATH = "/webhooks/github";
+
+/** workflow_job payloads are a few KiB; GitHub allows 25 MB, which we have no use for. */
+export const MAX_WEBHOOK_BYTES = 1024 * 1024;
+
+const DELIVERY_ID = /^[\x21-\x7e]{1,128}$/;
+
+type Rejection =
+  | "missing_headers"
+  | "invalid_headers"
+  | "payload_too_large"
+  | "malformed_json"
+  | "unknown_entity"
+  | "bad_signature"
+  | "invalid_payload";
+
+interface Delivery {
+  id: string;
+  event: string;
+}
+
+const log = (fields: Record<string, unknown>) => console.log(JSON.stringify(fields));
+
+async function countRejection(env: Env, reason: Rejection): Promise<void> {
+  try {
+    await env.DB.prepare(
+      `INSERT INTO counters (name, value, updated_at) VALUES (?, 1, ?)
+       ON CONFLICT(name) DO UPDATE SET value = value + 1, updated_at = excluded.updated_at`,
+    )
+      .bind(`webhook.rejected.${reason}`, Date.now())
+      .run();
+  } catch (err) {
+    // The answer is the same either way; a lost count must not turn a 4xx into a 500.
+    console.error(JSON.stringify({ event: "counter_failed", counter: `webhook.rejected.${reason}`, error: String(err) }));
+  }
+}
+
+async function reject(
+  c: Context<AppEnv>,
+  delivery: Partial<Delivery>,
+  status: ContentfulStatusCode,
+  reason: Rejection,
+  error: string,
+  details?: unknown,
+): Promise<Response> {
+  log({ event: "webhook_rejected", reason, status, delivery: delivery.id ?? null, github_event: delivery.event ?? null });
+  await countRejection(c.env, reason);
+  return c.json({ error, ...(details === undefined ? {} : { details }) }, status);
+}
+
+/** Runs `work` after the response when the platform allows it, otherwise before. */
+function afterResponse(c: Context<AppEnv>, work: Promise<unknown>): Promise<unknown> | undefined {
+  let ctx: { waitUntil(p: Promise<unknown>): void } | undefined;
+  try {
+    ctx = c.executionCtx;
+  } catch {
+    ctx = undefined;
+  }
+  if (ctx) {
+    ctx.waitUntil(work);
+    return undefined;
+  }
+  return work;
+}
+
+function parseBody(raw: Uint8Array, contentType: string): { text: string; json: unknown } | null {
+  const text = new TextDecoder().decode(raw);
+  // GitHub's other content type: the JSON is the form field `payload`; the signature still
+  // covers the raw body.
+  const payload = /^application\/x-www-form-urlencoded\b/i.test(contentType) ? new URLSearchParams(text).get("payload") : text;
+  if (payload === null) return null;
+  try {
+    const json: unknown = JSON.parse(payload);
+    return json !== null && typeof json === "object" && !Array.isArray(json) ? { text, json } : null;
+  } catch {
+    return null;
+  }
+}
+
+export const webhookRoutes = new Hono<AppEnv>().post(WEBHOOK_PATH, async (c) => {
+  const receivedAt = Date.now();
+  const event = c.req.header("x-github-event")?.trim();
+  const id = c.req.header("x-github-delivery")?.trim();
+  const signature = c.req.header("x-hub-signature-256")?.trim();
+  const delivery = { id, event };
+
+  const missing = [
+    ["X-GitHub-Event", event],
+    ["X-GitHub-Delivery", id],
+    ["X-Hub-Signature-256", signature],
+  ]
+    .filter(([, v]) => !v)
+    .map(([name]) => name);
+  if (missing.length) return reject(c, delivery, 400, "missing_headers", "missing webhook headers", { missing });
+  if (!DELIVERY_ID.test(id!)) {
+    return reject(c, delivery, 400, "invalid_headers", "invalid webhook headers", {
+      header: "X-GitHub-Delivery",
+      message: "1-128 visible ASCII characters",
+    });
+  }
+
+  let raw: Uint8Array;
+  try {
+    raw = await readLimitedBody(c.req.raw, MAX_WEBHOOK_BYTES);
+  } catch (err) {
+    if (err instanceof BodyTooLarge) {
+      return reject(c, delivery, 413, "payload_too_large", "payload too large", { limit_bytes: MAX_WEBHOOK_BYTES });
+    }
+    throw err;
+  }
+  const body = parseBody(raw, c.req.header("content-type") ?? "");
+  if (!body) return reject(c, delivery, 400, "malformed_json", "malformed JSON body");
+
+  if (event !== "workflow_job" && event !== "ping") {
+    log({ event: "webhook_ignored", delivery: id, github_event: event });
+    return c.json({ ignored: true, reason: `event '${event}' is not handled` }, 202);
+  }
+
+  // Authenticity: a registered entity the payload names must have signed it.
+  const refs = deliveryEntities(DeliverySubject.parse(body.json));
+  const enterpriseHost = c.req.header("x-github-enterprise-host")?.trim() || null;
+  const keyring = await keyringFor(c.env);
+  let directory: Directory = await loadDirectory(c.env.DB, refs, enterpriseHost);
+  let signer = await findSigner(keyring, directory.entities, body.text, signature!);
+  if (!signer && directory.cached) {
+    // Maybe an entity or its secret changed since the directory was cached: decide on fresh data.
+    directory = await loadDirectory(c.env.DB, refs, enterpriseHost, { fresh: true });
+    signer = await findSigner(keyring, directory.entities, body.text, signature!);
+  }
+  if (!signer) {
+    return reject(
+      c,
+      delivery,
+      401,
+      directory.entities.length ? "bad_signature" : "unknown_entity",
+      "unauthorized",
+      {
+        reason: "no registered repository, organization or enterprise named in this delivery has a webhook secret matching X-Hub-Signature-256",
+        endpoint: enterpriseHost ?? "github.com",
+      },
+    );
+  }
+
+  if (event === "ping") {
+    log({ event: "webhook_ping", delivery: id, entity: signer.id });
+    return c.json({ pong: true, entity: { id: signer.id, kind: signer.kind } }, 200);
+  }
+
+  const parsed = WorkflowJobPayload.safeParse(body.json);
+  if (!parsed.success) {
+    return reject(c, delivery, 400, "invalid_payload", "invalid workflow_job payload", zodDetails(parsed.error));
+  }
+  const jobEvent = jobEventFrom(parsed.data);
+  if (!jobEvent) {
+    log({ event: "webhook_ignored", delivery: id, github_event: event, action: parsed.data.action });
+    return c.json({ ignored: true, reason: `workflow_job status '${parsed.data.workflow_job.status}' is not handled` }, 202);
+  }
+
+  const route = routeJob(jobEvent.labels, directory.scaleSets);
+  const result = await recordWorkflowJob(c.env.DB, {
+    deliveryId: id!,
+    action: parsed.data.action,
+    receivedAt,
+    job: { ...jobEvent, entityId: signer.id, scaleSetId: route?.id ?? null },
+  });
+
+  if (result.duplicate) {
+    log({ event: "webhook_duplicate", delivery: id, job_id: jobEvent.id });
+    return c.json({ duplicate: true, delivery: id, job_id: jobEvent.id }, 200);
+  }
+
+  // One line per accepted delivery: what it said and where the job went.
+  log({
+    event: "webhook_accepted",
+    delivery: id,
+    github_event: event,
+    action: parsed.data.action,
+    entity: signer.id,
+    job_id: jobEvent.id,
+    status: result.status,
+    job: result.scaleSetId ? "routed" : "unmatched",
+    scale_set: result.scaleSetId,
+    labels: jobEvent.labels,
+  });
+
+  // After the answer: the job is in D1 already, so a failed or lost nudge delays
+  // reconciliation until the object's periodic alarm and loses nothing.
+  const targets = new Set([result.scaleSetId, result.instanceScaleSetId].filter((s): s is string => s !== null));
+  const nudges = [...targets].map((s) => nudgeScaleSet(c.env, s));
+  if (nudges.length) {
+    const pending = afterResponse(c, Promise.all(nudges));
+    if (pending) await pending;
+  }
+
+  return c.json(
+    {
+      delivery: id,
+      job_id: jobEvent.id,
+      status: result.status,
+      scale_set_id: result.scaleSetId,
+      matched: result.scaleSetId !== null,
+    },
+    200,
+  );
+});

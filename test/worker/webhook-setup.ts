@@ -1,0 +1,163 @@
+import { sign } from "@octokit/webhooks-methods";
+import { env, exports } from "cloudflare:workers";
+import { expect } from "vitest";
+import { api, dumpDb, type ApiResponse } from "./helpers";
+
+/** Builds entities and scale sets through the admin API, as a user would. */
+export class World {
+  private providerName: string | null = null;
+  private credentials = new Map<string, string>();
+
+  constructor(private readonly prefix: string) {}
+
+  async credentialsFor(endpoint = "github.com"): Promise<string> {
+    let name = this.credentials.get(endpoint);
+    if (!name) {
+      name = `${this.prefix}-creds-${endpoint.replace(/[^A-Za-z0-9]/g, "")}`;
+      const res = await api.post("/api/v1/github/credentials", {
+        name,
+        endpoint,
+        auth_type: "pat",
+        pat: { oauth2_token: "ghp_test" },
+      });
+      expect(res.status, res.text).toBe(201);
+      this.credentials.set(endpoint, name);
+    }
+    return name;
+  }
+
+  async provider(): Promise<string> {
+    if (!this.providerName) {
+      this.providerName = `${this.prefix}-shim`;
+      const res = await api.post("/api/v1/providers", {
+        name: this.providerName,
+        url: "http://127.0.0.1:9",
+        secret: "a-long-provider-shared-secret",
+      });
+      expect(res.status, res.text).toBe(201);
+    }
+    return this.providerName;
+  }
+
+  async endpoint(name: string, host: string): Promise<string> {
+    const res = await api.post("/api/v1/github/endpoints", {
+      name,
+      base_url: `https://${host}`,
+      api_base_url: `https://${host}/api/v3`,
+    });
+    expect(res.status, res.text).toBe(201);
+    return name;
+  }
+
+  async repository(owner: string, name: string, secret: string, endpoint = "github.com"): Promise<string> {
+    const res = await api.post("/api/v1/repositories", {
+      owner,
+      name,
+      credentials_name: await this.credentialsFor(endpoint),
+      webhook_secret: secret,
+    });
+    expect(res.status, res.text).toBe(201);
+    return res.body.id;
+  }
+
+  async organization(name: string, secret: string, endpoint = "github.com"): Promise<string> {
+    const res = await api.post("/api/v1/organizations", { name, credentials_name: await this.credentialsFor(endpoint), webhook_secret: secret });
+    expect(res.status, res.text).toBe(201);
+    return res.body.id;
+  }
+
+  async enterprise(name: string, secret: string, endpoint = "github.com"): Promise<string> {
+    const res = await api.post("/api/v1/enterprises", { name, credentials_name: await this.credentialsFor(endpoint), webhook_secret: secret });
+    expect(res.status, res.text).toBe(201);
+    return res.body.id;
+  }
+
+  async scaleSet(
+    kindPath: "repositories" | "organizations" | "enterprises",
+    entityId: string,
+    name: string,
+    labels: string[],
+    extra: Record<string, unknown> = {},
+  ): Promise<string> {
+    const res = await api.post(`/api/v1/${kindPath}/${entityId}/scalesets`, {
+      name,
+      provider_name: await this.provider(),
+      labels,
+      max_runners: 5,
+      image: "ubuntu:24.04",
+      flavor: "small",
+      ...extra,
+    });
+    expect(res.status, res.text).toBe(201);
+    return res.body.id;
+  }
+}
+
+export interface SendOptions {
+  event?: string;
+  delivery?: string;
+  /** Signs with this secret (default: the one passed to send). */
+  signature?: string | null;
+  headers?: Record<string, string>;
+  /** Sent instead of JSON.stringify(payload); signed as sent. */
+  raw?: string;
+  contentType?: string;
+}
+
+let deliveries = 0;
+export const newDeliveryId = () => `${crypto.randomUUID()}-${++deliveries}`;
+
+/** Delivers a webhook the way GitHub does: raw JSON body, signed with the hook's secret. */
+export async function deliver(payload: unknown, secret: string, opts: SendOptions = {}): Promise<ApiResponse> {
+  const body = opts.raw ?? JSON.stringify(payload);
+  const headers: Record<string, string> = {
+    "content-type": opts.contentType ?? "application/json",
+    "user-agent": "GitHub-Hookshot/test",
+    "x-github-event": opts.event ?? "workflow_job",
+    "x-github-delivery": opts.delivery ?? newDeliveryId(),
+    "x-github-hook-id": "1",
+    ...opts.headers,
+  };
+  if (opts.signature !== null) headers["x-hub-signature-256"] = opts.signature ?? (await sign(secret, body));
+  for (const [k, v] of Object.entries(headers)) if (v === "") delete headers[k];
+  const res = await exports.default.fetch(new Request("https://edgerunner.test/webhooks/github", { method: "POST", headers, body }));
+  const text = await res.text();
+  let parsed: any = text;
+  try {
+    parsed = text ? JSON.parse(text) : null;
+  } catch {
+    // keep the text
+  }
+  return { status: res.status, body: parsed, text, headers: res.headers };
+}
+
+export async function jobRow(id: number): Promise<Record<string, any> | null> {
+  return env.DB.prepare("SELECT * FROM jobs WHERE id = ?").bind(id).first();
+}
+
+export async function counter(name: string): Promise<number> {
+  const row = await env.DB.prepare("SELECT value FROM counters WHERE name = ?").bind(name).first<{ value: number }>();
+  return row?.value ?? 0;
+}
+
+/**
+ * Runs a delivery that must be rejected with `status`, and proves it stored nothing: every
+ * table is unchanged except the one counter `webhook.rejected.<reason>`, which went up by one.
+ */
+export async function expectRejected(status: number, reason: string, send: () => Promise<ApiResponse>): Promise<ApiResponse> {
+  const before = await dumpDb();
+  const res = await send();
+  expect(res.status, res.text).toBe(status);
+  expect(res.headers.get("content-type") ?? "").toContain("application/json");
+  expect(typeof res.body.error).toBe("string");
+  const after = await dumpDb();
+  const { counters: countersBefore, ...restBefore } = before;
+  const { counters: countersAfter, ...restAfter } = after;
+  expect(restAfter).toEqual(restBefore);
+  const name = `webhook.rejected.${reason}`;
+  const value = (rows: unknown[]) => (rows as { name: string; value: number }[]).find((r) => r.name === name)?.value ?? 0;
+  expect(value(countersAfter!)).toBe(value(countersBefore!) + 1);
+  const others = (rows: unknown[]) => (rows as { name: string }[]).filter((r) => r.name !== name);
+  expect(others(countersAfter!)).toEqual(others(countersBefore!));
+  return res;
+}
