@@ -164,6 +164,8 @@ try {
         headers: {
           "content-type": "application/json",
           "x-github-event": "workflow_job",
+          // The repository lives on the fake GitHub's endpoint (base_url github.example.test).
+          "x-github-enterprise-host": "github.example.test",
           "x-github-delivery": randomUUID(),
           "x-hub-signature-256": `sha256=${createHmac("sha256", w.webhookSecret).update(body).digest("hex")}`,
         },
