@@ -12,10 +12,10 @@ import { spawn, spawnSync } from "node:child_process";
 import { createHmac, randomBytes, randomUUID } from "node:crypto";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { freePort, note, sleep } from "./harness.mjs";
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const require = createRequire(import.meta.url);
@@ -35,19 +35,6 @@ function flags(argv) {
 }
 
 const opts = flags(process.argv.slice(2));
-const note = (msg) => process.stderr.write(`bench: ${msg}\n`);
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-
-function freePort() {
-  return new Promise((res, rej) => {
-    const s = createServer();
-    s.once("error", rej);
-    s.listen(0, "127.0.0.1", () => {
-      const { port } = s.address();
-      s.close(() => res(port));
-    });
-  });
-}
 
 // The floor's secret is in bench/floor.wrangler.toml; the coordinator's entity uses the same.
 const SECRET = /WEBHOOK_SECRET = "([^"]+)"/.exec(readFileSync(join(root, "bench/floor.wrangler.toml"), "utf8"))[1];
