@@ -76,9 +76,9 @@ try {
     });
     const file = join(coordinator.work, `seed-${size}.sql`);
     const chunks = [];
-    for (let i = 0; i < rows.length; i += 500) {
+    for (let i = 0; i < rows.length; i += 200) {
       chunks.push(
-        `INSERT INTO instances (id,name,scale_set_id,provider_id,status,runner_status,runner_status_changed_at,addresses,os_type,os_arch,create_attempt,created_at,updated_at,status_changed_at) VALUES ${rows.slice(i, i + 500).join(",")};`,
+        `INSERT INTO instances (id,name,scale_set_id,provider_id,status,runner_status,runner_status_changed_at,addresses,os_type,os_arch,create_attempt,created_at,updated_at,status_changed_at) VALUES ${rows.slice(i, i + 200).join(",")};`,
       );
     }
     writeFileSync(file, chunks.join("\n"));
