@@ -6,11 +6,29 @@ import { scopeOf } from "../github/scope";
 import { createShimClient } from "../providers/shim-client";
 import type { MachinePort, RunnerPort, RunnerTool } from "./ports";
 
+// One client per credential per isolate: it keeps the credential, its token and runner group ids
+// in memory (re-reading shared state from D1 at most every few seconds), so a reconcile pass does
+// not pay D1 reads and token work on the way to GitHub.
+const clients = new Map<string, GithubClient>();
+// Runner downloads change rarely; their temporary download tokens live about an hour.
+const DOWNLOADS_MEMO_MS = 5 * 60_000;
+const downloads = new Map<string, { at: number; tools: Promise<RunnerTool[]> }>();
+
+function clientFor(env: Env, credentialId: string): GithubClient {
+  let client = clients.get(credentialId);
+  if (!client) {
+    // A rate-limit window longer than this ends the call; the object backs off and comes back.
+    client = new GithubClient({ env, credentialId, maxWaitMs: 10_000 });
+    clients.set(credentialId, client);
+  }
+  return client;
+}
+
 /** GitHub, as the scale set object needs it: JIT runners in, registrations out. */
 export function githubRunnerPort(env: Env, entity: ScaleSetRecord["entity"]): RunnerPort {
-  // A rate-limit window longer than this ends the call; the object backs off and comes back.
-  const gh = new GithubClient({ env, credentialId: entity.credentialsId, maxWaitMs: 10_000 });
+  const gh = clientFor(env, entity.credentialsId);
   const scope = scopeOf(entity);
+  const memoKey = `${entity.credentialsId}:${entity.kind}:${entity.owner}/${entity.name}`;
   return {
     async createJitRunner({ name, labels, runnerGroup }) {
       const jit = await generateJitConfig(gh, scope, { name, labels, runnerGroup });
@@ -23,7 +41,14 @@ export function githubRunnerPort(env: Env, entity: ScaleSetRecord["entity"]): Ru
     async listRunners() {
       return (await listRunners(gh, scope)).map((r) => ({ id: r.id, name: r.name, busy: r.busy }));
     },
-    runnerDownloads: () => listRunnerDownloads(gh, scope),
+    runnerDownloads() {
+      const memo = downloads.get(memoKey);
+      if (memo && Date.now() - memo.at < DOWNLOADS_MEMO_MS) return memo.tools;
+      const tools = listRunnerDownloads(gh, scope);
+      downloads.set(memoKey, { at: Date.now(), tools });
+      tools.catch(() => downloads.delete(memoKey));
+      return tools;
+    },
   };
 }
 
