@@ -205,7 +205,11 @@ export const webhookRoutes = new Hono<AppEnv>().post(WEBHOOK_PATH, async (c) => 
 
   // After the answer: the job is in D1 already, so a failed or lost nudge delays
   // reconciliation until the object's periodic alarm and loses nothing.
-  const targets = new Set([result.scaleSetId, result.instanceScaleSetId].filter((s): s is string => s !== null));
+  // A job going in_progress asks nothing of its own scale set (its demand only shrank), but a
+  // runner of another scale set taking it leaves that scale set one runner short: nudge that one.
+  const jobSet = result.status === "in_progress" ? null : result.scaleSetId;
+  const runnerSet = result.instanceScaleSetId !== result.scaleSetId || jobSet ? result.instanceScaleSetId : null;
+  const targets = new Set([jobSet, runnerSet].filter((s): s is string => s !== null));
   const nudges = [...targets].map((s) => nudgeScaleSet(c.env, s));
   if (nudges.length) {
     const pending = afterResponse(c, Promise.all(nudges));

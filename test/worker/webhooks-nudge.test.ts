@@ -80,7 +80,7 @@ function watchedEnv(redirect: Record<string, string> = {}) {
 describe("nudging the scale set's object", () => {
   it("nudges the matched scale set after recording the job", async () => {
     const w = watchedEnv();
-    const res = await deliverAndSettle(job(8001), w.env);
+    const res = await deliverAndSettle(job(8001, "queued"), w.env);
     expect(res).toMatchObject({ status: 200, body: { scale_set_id: gpu } });
     expect(w.addressed).toEqual([gpu]);
     // The object took it: bound to its scale set, a wake-up armed.
@@ -101,8 +101,18 @@ describe("nudging the scale set's object", () => {
     const w = watchedEnv();
     const res = await deliverAndSettle(p, w.env);
     expect(res.body.scale_set_id).toBe(gpu);
-    // The job is gpu's; the runner that took it is spare's, which must hear about it too.
-    expect([...w.addressed].sort()).toEqual([gpu, spare].sort());
+    // The job is gpu's, but gpu's demand only shrank; the runner that took it is spare's,
+    // which is now one runner short and must hear about it.
+    expect(w.addressed).toEqual([spare]);
+  });
+
+  it("nudges the job's scale set when the job completes, and not when its own runner starts it", async () => {
+    const w = watchedEnv();
+    await deliverAndSettle(job(8005, "queued"), w.env);
+    await deliverAndSettle(job(8005, "in_progress"), w.env);
+    expect(w.addressed).toEqual([gpu]);
+    await deliverAndSettle(job(8005, "completed"), w.env);
+    expect(w.addressed).toEqual([gpu, gpu]);
   });
 
   it("does not nudge anything for an unmatched job", async () => {
