@@ -189,6 +189,16 @@ describe("ScaleSet object: creating", () => {
     expect(await again.json()).toEqual({ accepted: false });
   });
 
+  it("creates through a slow shim, and overlapping reconciles wait for it instead of doubling", async () => {
+    const w = await world();
+    await w.shim.setFaults({ latency_ms: { create: 400 } });
+    await queueJobs(w.scaleSetId, 6);
+    await Promise.all([reconcile(w.scaleSetId), reconcile(w.scaleSetId), reconcile(w.scaleSetId)]);
+    expect(await live(w.scaleSetId)).toHaveLength(6);
+    expect((await live(w.scaleSetId)).every((r) => r.status === "running")).toBe(true);
+    expect(await w.shim.machines()).toHaveLength(6);
+  });
+
   it("asks the shim itself when a callback does not come in time", async () => {
     const w = await world();
     await w.shim.addRule({ operation: "create", action: { type: "async", complete_after_ms: 1, callback: "never" } });
