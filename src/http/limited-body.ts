@@ -1,4 +1,4 @@
-/** The request body was larger than allowed; nothing past the limit was read. */
+/** The body was larger than allowed; nothing past the limit was read. */
 export class BodyTooLarge extends Error {
   constructor(readonly limit: number) {
     super(`body exceeds ${limit} bytes`);
@@ -6,11 +6,11 @@ export class BodyTooLarge extends Error {
 }
 
 /**
- * Reads a request body of at most `limit` bytes. A declared Content-Length over the limit
- * is refused before reading anything; a body without one (chunked) is cut off as soon as
- * it passes the limit, so an oversized body is never held whole.
+ * Reads a request's or response's body of at most `limit` bytes. A declared Content-Length
+ * over the limit is refused before reading anything; a body without one (chunked) is cut off
+ * as soon as it passes the limit, so an oversized body is never held whole.
  */
-export async function readLimitedBody(req: Request, limit: number): Promise<Uint8Array> {
+export async function readLimitedBody(req: Request | Response, limit: number): Promise<Uint8Array> {
   const declared = req.headers.get("content-length");
   if (declared !== null && /^\d+$/.test(declared.trim())) {
     if (Number(declared) > limit) throw new BodyTooLarge(limit);

@@ -1,3 +1,4 @@
+import { BodyTooLarge, readLimitedBody } from "../http/limited-body";
 import {
   type BootstrapInstance,
   OperationAccepted,
@@ -42,35 +43,6 @@ export const DEFAULT_SHIM_TIMEOUT_MS = 30_000;
 const MAX_ERROR_SNIPPET = 512;
 /** A list of 10,000 machines is about 3 MiB; anything far bigger is a broken shim, not data to hold in memory. */
 export const MAX_SHIM_RESPONSE_BYTES = 16 * 1024 * 1024;
-
-class ResponseTooLarge extends Error {}
-
-/** Reads a body, refusing to buffer more than the cap. */
-async function readCapped(res: Response): Promise<string> {
-  const declared = Number(res.headers.get("content-length") ?? "0");
-  if (declared > MAX_SHIM_RESPONSE_BYTES) throw new ResponseTooLarge();
-  if (!res.body) return "";
-  const reader = res.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > MAX_SHIM_RESPONSE_BYTES) {
-      await reader.cancel();
-      throw new ResponseTooLarge();
-    }
-    chunks.push(value);
-  }
-  const all = new Uint8Array(size);
-  let at = 0;
-  for (const c of chunks) {
-    all.set(c, at);
-    at += c.byteLength;
-  }
-  return new TextDecoder().decode(all);
-}
 
 export type ShimClient = ReturnType<typeof createShimClient>;
 
@@ -143,11 +115,11 @@ export function createShimClient(target: ShimTarget, pool: ShimPoolContext, opts
       if (body !== undefined) headers["content-type"] = "application/json";
       const res = await doFetch(url, { method, headers, body, redirect: "manual", signal: AbortSignal.timeout(timeoutMs) });
       status = res.status;
-      const text = await readCapped(res);
+      const text = new TextDecoder().decode(await readLimitedBody(res, MAX_SHIM_RESPONSE_BYTES));
       result = handle({ status, text });
     } catch (err) {
       result =
-        err instanceof ResponseTooLarge
+        err instanceof BodyTooLarge
           ? { ok: false, error: { kind: "malformed", message: `${operation}: answer larger than ${MAX_SHIM_RESPONSE_BYTES} bytes`, status: status! } }
           : { ok: false, error: transportFailure(operation, err, status) };
     }
