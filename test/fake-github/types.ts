@@ -151,6 +151,8 @@ export interface WorldDump {
   faults: Fault[];
   /** Requests for runner downloads (GET /_fake/downloads/{filename}), oldest first. */
   download_requests: { filename: string; authorization: string | null; status: number }[];
+  /** JIT files issued, by runner name: {".runner": base64, ".credentials": base64, ".credentials_rsaparams": base64}. */
+  jit_configs: Record<string, Record<string, string>>;
 }
 
 /**

@@ -123,6 +123,8 @@ export class World {
   readonly runnerPackages = new Map<string, { os: string; architecture: string; filename: string; content: Uint8Array | null; sha256: string | null; token: string | null }>();
   downloadRequests: WorldDump["download_requests"] = [];
   readonly issuedRegistrationTokens: string[] = [];
+  /** The JIT files handed out, by runner name (base64 each, as inside encoded_jit_config). */
+  readonly jitConfigs = new Map<string, Record<string, string>>();
   faults: Fault[] = [];
   requests: RecordedRequest[] = [];
   private nextId = 1000;
@@ -214,6 +216,7 @@ export class World {
       issued_registration_tokens: this.issuedRegistrationTokens,
       faults: this.faults,
       download_requests: this.downloadRequests,
+      jit_configs: Object.fromEntries(this.jitConfigs),
     };
   }
 
@@ -648,6 +651,7 @@ const routes: Route[] = [
         ".credentials": b64(JSON.stringify({ scheme: "OAuthAccessToken", data: { clientId: crypto.randomUUID() } })),
         ".credentials_rsaparams": b64(JSON.stringify({ d: randomToken(""), modulus: randomToken("") })),
       };
+      w.jitConfigs.set(runner.name, files);
       return json(201, { runner: runnerView(runner), encoded_jit_config: b64(JSON.stringify(files)) });
     },
   },
