@@ -226,6 +226,21 @@ export class ScaleSet extends DurableObject<Env> {
     createAttempt: number,
     report: { status: RunnerStatus; message: string; agentId: number | null },
   ): Promise<{ ok: true } | { error: "gone" } | { error: "forbidden"; from: RunnerStatus; to: RunnerStatus }> {
+    // One report at a time: each is checked against the runner status the previous one left
+    // (the D1 write below guards the instance status only).
+    const turn = this.reports.then(() => this.applyRunnerReport(scaleSetId, name, createAttempt, report));
+    this.reports = turn.catch(() => undefined);
+    return turn;
+  }
+
+  private reports: Promise<unknown> = Promise.resolve();
+
+  private async applyRunnerReport(
+    scaleSetId: string,
+    name: string,
+    createAttempt: number,
+    report: { status: RunnerStatus; message: string; agentId: number | null },
+  ): Promise<{ ok: true } | { error: "gone" } | { error: "forbidden"; from: RunnerStatus; to: RunnerStatus }> {
     this.state.bind(scaleSetId);
     const row = await this.env.DB.prepare("SELECT id, status, runner_status, create_attempt, agent_id FROM instances WHERE name = ? AND scale_set_id = ?")
       .bind(name, scaleSetId)
