@@ -212,7 +212,11 @@ export function documentMetadata(app: Router, prefix: string) {
     });
   const plain = { "text/plain": { schema: z.string() } };
   doc("/runner-metadata", "The instance's runner metadata", { "application/json": { schema: z.record(z.string(), z.unknown()) } });
-  doc("/install-script", "The rendered bootstrap script (bash or PowerShell)", plain);
+  doc("/install-script", "The rendered bootstrap script (bash or PowerShell; ?runAsUser=)", plain, {
+    400: { description: "Invalid runAsUser" },
+    409: { description: "GitHub offers no runner for the scale set's OS and architecture" },
+    502: { description: "GitHub's runner downloads could not be read" },
+  });
   doc("/credentials/{file}", "A decoded JIT file: runner, credentials or credentials_rsaparams", { "application/octet-stream": { schema: z.string() } }, {
     404: { description: "No such file, or no JIT configuration" },
   });

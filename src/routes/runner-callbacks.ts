@@ -45,9 +45,12 @@ async function readJson<T extends z.ZodType>(req: Request, schema: T): Promise<{
 export const runnerCallbackRoutes = new Hono<InstanceAppEnv>()
   .use("/callbacks/*", instanceAuth)
   .post("/callbacks/status", async (c) => {
-    const body = await readJson(c.req.raw, StatusReport);
-    if (!body.ok) return c.json(body.body, 400);
     const inst = c.get("instance");
+    const body = await readJson(c.req.raw, StatusReport);
+    if (!body.ok) {
+      log({ event: "runner_callback_invalid", route: "status", scale_set: inst.scaleSetId, instance: inst.name, error: (body.body as { error: string }).error });
+      return c.json(body.body, 400);
+    }
     const result = await scaleSetObject(c.env, inst.scaleSetId).runnerReport(inst.scaleSetId, inst.name, inst.createAttempt, {
       status: body.value.status,
       message: body.value.message,
@@ -61,9 +64,12 @@ export const runnerCallbackRoutes = new Hono<InstanceAppEnv>()
     return c.body(null, 200);
   })
   .post("/callbacks/system-info", async (c) => {
-    const body = await readJson(c.req.raw, SystemInfo);
-    if (!body.ok) return c.json(body.body, 400);
     const inst = c.get("instance");
+    const body = await readJson(c.req.raw, SystemInfo);
+    if (!body.ok) {
+      log({ event: "runner_callback_invalid", route: "system-info", scale_set: inst.scaleSetId, instance: inst.name, error: (body.body as { error: string }).error });
+      return c.json(body.body, 400);
+    }
     // A reported agent id only fills a gap: a JIT runner's id came from GitHub, and a machine
     // must not make the scale set remove some other runner later.
     await c.env.DB.prepare(

@@ -1,5 +1,5 @@
 import { env, exports } from "cloudflare:workers";
-import { describe, expect, inject, it } from "vitest";
+import { describe, expect, inject, it, vi } from "vitest";
 import { keyringFor } from "../../src/crypto/keyring";
 import { fromBase64, open } from "../../src/crypto/secret-box";
 import { secretContext } from "../../src/crypto/secret-contexts";
@@ -472,5 +472,54 @@ describe("runner bootstrap: registration token (JIT off)", () => {
     const ok = await runnerCall("GET", "/metadata/runner-registration-token", r.token);
     expect(ok.status).toBe(200);
     expect(ok.text).toBe((await s.github.state()).issued_registration_tokens[0]);
+  });
+});
+
+describe("runner bootstrap: logs", () => {
+  it("writes one JSON line per callback, and never the token", async () => {
+    const s = await setup({ jit_config_enabled: false });
+    const r = await createRunner(s);
+    const spy = vi.spyOn(console, "log");
+    try {
+      await report(r.token, "installing");
+      await report(r.token, "active");
+      await runnerCall("POST", "/callbacks/status", r.token, { body: "{oops" });
+      await runnerCall("POST", "/callbacks/system-info", r.token, { body: JSON.stringify({ os_name: "Ubuntu" }) });
+      const reg = await runnerCall("GET", "/metadata/runner-registration-token", r.token);
+      await runnerCall("GET", "/metadata/runner-registration-token", r.token);
+      await report(r.token, "idle");
+      await report(r.token, "idle");
+      await runnerCall("GET", "/metadata/runner-metadata", `${r.token}x`);
+
+      const lines = spy.mock.calls.map((args) => args.map((a) => (typeof a === "string" ? a : JSON.stringify(a))).join(" "));
+      for (const line of lines) {
+        expect(line).not.toContain(r.token);
+        expect(line).not.toContain(reg.text);
+      }
+      const events = lines
+        .map((l) => {
+          try {
+            return JSON.parse(l);
+          } catch {
+            return null;
+          }
+        })
+        .filter((e) => e && e.instance === r.name)
+        .map((e) => [e.event, e.to ?? e.route ?? e.reason ?? null]);
+      expect(events).toEqual([
+        ["runner_status", "installing"],
+        ["runner_status_refused", "active"],
+        ["runner_callback_invalid", "status"],
+        ["runner_system_info", null],
+        ["registration_token_served", null],
+        ["registration_token_refused", "already served"],
+        ["runner_status", "idle"],
+        ["instance_auth_refused", "runner is idle"],
+      ]);
+      // The tampered token names no one the log could trust, and is not logged either.
+      expect(lines.some((l) => l.includes('"instance_auth_refused"') && l.includes("invalid or expired token"))).toBe(true);
+    } finally {
+      spy.mockRestore();
+    }
   });
 });
