@@ -229,6 +229,20 @@ describe("runner bootstrap: metadata routes (JIT)", () => {
   });
 });
 
+describe("runner bootstrap: Windows", () => {
+  it("serves the PowerShell script for a Windows scale set, with the Windows runner", async () => {
+    const s = await setup({ os_type: "windows" });
+    const r = await createRunner(s);
+    const script = await runnerCall("GET", "/metadata/install-script/", r.token);
+    expect(script.status).toBe(200);
+    expect(script.text).toMatch(/^# Edgerunner runner bootstrap for /);
+    expect(script.text).toContain(`$Token = '${r.token}'`);
+    const tool = r.bootstrap.tools.find((t: any) => t.os === "win" && t.architecture === "x64");
+    expect(script.text).toContain(`$DownloadUrl = '${tool.download_url}'`);
+    expect(script.text).toContain("$JitConfig = $true");
+  });
+});
+
 describe("runner bootstrap: status callbacks", () => {
   it("reads bodies as JSON with no Content-Type and with the form type, and records each report", async () => {
     const s = await setup();
@@ -451,6 +465,19 @@ describe("runner bootstrap: registration token (JIT off)", () => {
     // The machine reports the id config.sh got; without JIT that is the only source.
     expect((await report(r.token, "idle", { agent_id: 4242 })).status).toBe(200);
     expect((await instanceRow(r.name)).agent_id).toBe(4242);
+  });
+
+  it("keeps each instance in the mode it was created in when the setting changes", async () => {
+    const s = await setup();
+    const jit = await createRunner(s);
+    expect((await api.put(`/api/v1/scalesets/${s.scaleSetId}`, { jit_config_enabled: false, max_runners: 10 })).status).toBe(200);
+    const plain = await createRunner(s);
+    expect(plain.bootstrap.jit_config_enabled).toBe(false);
+    expect((await runnerCall("GET", "/metadata/install-script", jit.token)).text).toContain("JIT_CONFIG='true'");
+    expect((await runnerCall("GET", "/metadata/credentials/runner", jit.token)).status).toBe(200);
+    expect((await runnerCall("GET", "/metadata/runner-registration-token", jit.token)).status).toBe(404);
+    expect((await runnerCall("GET", "/metadata/install-script", plain.token)).text).toContain("JIT_CONFIG='false'");
+    expect((await runnerCall("GET", "/metadata/runner-registration-token", plain.token)).status).toBe(200);
   });
 
   it("serves the token once even to racing requests", async () => {
