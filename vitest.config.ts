@@ -4,7 +4,8 @@ import { defineConfig } from "vitest/config";
 // Projects: pure domain code runs in plain Node; everything that touches the platform runs
 // inside real workerd with real D1 and Durable Objects, talking to the fake GitHub (started in
 // Node by the worker project's globalSetup, reached at inject("fakeGithubUrl")); the contract
-// project checks the fake's answers against GitHub's published OpenAPI description.
+// project checks the fake's answers against GitHub's published OpenAPI description; the e2e
+// project runs the rendered install script with bash against the coordinator under `wrangler dev`.
 export default defineConfig(async () => {
   const migrations = await readD1Migrations("./migrations");
   return {
@@ -15,6 +16,10 @@ export default defineConfig(async () => {
         },
         {
           test: { name: "contract", include: ["test/contract/**/*.test.ts"], environment: "node", testTimeout: 60_000 },
+        },
+        {
+          // The bootstrap scripts run for real: bash + curl against `wrangler dev` and the fakes, in Node.
+          test: { name: "e2e", include: ["test/e2e/**/*.test.ts"], environment: "node", testTimeout: 120_000, hookTimeout: 120_000 },
         },
         {
           plugins: [

@@ -21,6 +21,7 @@ export interface ScaleSetRecord {
   runnerPrefix: string;
   runnerGroup: string;
   extraSpecs: Record<string, unknown>;
+  jitConfigEnabled: boolean;
   updatedAt: number;
   entity: { id: string; kind: "repository" | "organization" | "enterprise"; owner: string; name: string; endpointName: string; credentialsId: string };
   provider: { id: string; name: string; url: string; secretEnc: string };
@@ -87,6 +88,7 @@ export async function loadScaleSetSnapshot(db: D1Database, scaleSetId: string): 
           runnerPrefix: s.runner_prefix,
           runnerGroup: s.runner_group,
           extraSpecs: JSON.parse(s.extra_specs),
+          jitConfigEnabled: Boolean(s.jit_config_enabled),
           updatedAt: s.updated_at,
           entity: { id: s.entity_id, kind: s.e_kind, owner: s.e_owner, name: s.e_name, endpointName: s.e_endpoint, credentialsId: s.e_credentials },
           provider: { id: s.provider_id, name: s.p_name, url: s.p_url, secretEnc: s.p_secret },

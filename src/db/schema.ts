@@ -159,6 +159,11 @@ export const scaleSets = sqliteTable(
     extraSpecs: text("extra_specs", { mode: "json" }).$type<Record<string, unknown>>().notNull(),
     enabled: integer("enabled", { mode: "boolean" }).notNull().default(true),
     priority: integer("priority").notNull().default(0),
+    /**
+     * Runners register with a just-in-time config (GitHub, GHES >= 3.10). Off: each machine
+     * fetches a one-time registration token and runs config.sh itself.
+     */
+    jitConfigEnabled: integer("jit_config_enabled", { mode: "boolean" }).notNull().default(true),
     createdAt: createdAt(),
     updatedAt: updatedAt(),
   },
@@ -226,6 +231,8 @@ export const instances = sqliteTable(
     osVersion: text("os_version"),
     osArch: text("os_arch"),
     createAttempt: integer("create_attempt").notNull().default(1),
+    /** When the machine fetched its one-time registration token (runners without JIT). */
+    registrationTokenServedAt: integer("registration_token_served_at"),
     statusMessage: text("status_message"),
     providerFault: text("provider_fault"),
     /** The GitHub job this runner is serving. */

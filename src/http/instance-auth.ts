@@ -22,7 +22,9 @@ export type InstanceAppEnv = AppEnv & { Variables: { instance: CallingInstance }
 const BOOTSTRAPPING_RUNNER: readonly RunnerStatus[] = ["pending", "installing"];
 const LIVE_INSTANCE: readonly InstanceStatus[] = ["creating", "running"];
 
-function unauthorized() {
+/** Why a call was refused goes to the log (never the token); the caller only learns it was. */
+function unauthorized(c: { req: { path: string } }, reason: string, claims?: { sub: string; ss: string }) {
+  console.log(JSON.stringify({ event: "instance_auth_refused", path: c.req.path, reason, instance: claims?.sub, scale_set: claims?.ss }));
   return new Response(JSON.stringify({ error: "unauthorized" }), {
     status: 401,
     headers: { "content-type": "application/json", "www-authenticate": 'Bearer realm="edgerunner-instance"' },
@@ -36,24 +38,27 @@ function unauthorized() {
  */
 export const instanceAuth: MiddlewareHandler<InstanceAppEnv> = async (c, next) => {
   const match = /^Bearer\s+(\S+)$/i.exec(c.req.header("authorization") ?? "");
-  if (!match) return unauthorized();
+  if (!match) return unauthorized(c, "no bearer token");
   const claims = await readInstanceToken(c.env.INSTANCE_TOKEN_SECRET, match[1]!);
-  if (!claims) return unauthorized();
+  if (!claims) return unauthorized(c, "invalid or expired token");
   const row = await c.env.DB.prepare(
     `SELECT id, name, scale_set_id, status, runner_status, create_attempt, agent_id, jit_config_enc, os_type, os_arch
        FROM instances WHERE name = ?`,
   )
     .bind(claims.sub)
     .first<Record<string, any>>();
-  if (
-    !row ||
-    row.scale_set_id !== claims.ss ||
-    row.create_attempt !== claims.att ||
-    !LIVE_INSTANCE.includes(row.status) ||
-    !BOOTSTRAPPING_RUNNER.includes(row.runner_status)
-  ) {
-    return unauthorized();
-  }
+  const refusal = !row
+    ? "no such instance"
+    : row.scale_set_id !== claims.ss
+      ? "instance is in another scale set"
+      : row.create_attempt !== claims.att
+        ? "token is for another create attempt"
+        : !LIVE_INSTANCE.includes(row.status)
+          ? `instance is ${row.status}`
+          : !BOOTSTRAPPING_RUNNER.includes(row.runner_status)
+            ? `runner is ${row.runner_status}`
+            : null;
+  if (refusal || !row) return unauthorized(c, refusal ?? "no such instance", claims);
   c.set("instance", {
     id: row.id,
     name: row.name,

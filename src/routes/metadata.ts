@@ -8,7 +8,7 @@ import { ErrorSchema } from "../http/errors";
 import { instanceAuth, type InstanceAppEnv } from "../http/instance-auth";
 import type { Router } from "../http/router";
 import { pickTool, renderInstallScript } from "../bootstrap/install-script";
-import { runnerToolsForScaleSet } from "../scaleset/ports-factory";
+import { runnerPortForScaleSet, runnerToolsForScaleSet } from "../scaleset/ports-factory";
 import { entityUrl } from "../scaleset/bootstrap";
 
 /**
@@ -77,6 +77,8 @@ WantedBy=multi-user.target
 }
 
 const base = (publicUrl: string) => publicUrl.replace(/\/+$/, "");
+const repoUrl = (ctx: InstanceContext) => entityUrl({ entity: ctx.entity as any, endpoint: { baseUrl: ctx.baseUrl, caCertBundle: null } });
+const log = (fields: Record<string, unknown>) => console.log(JSON.stringify(fields));
 const text = (body: string, status = 200) => new Response(body, { status, headers: { "content-type": "text/plain; charset=utf-8" } });
 
 async function jitFiles(env: InstanceAppEnv["Bindings"], instanceId: string, sealed: string | null): Promise<Record<string, string> | null> {
@@ -94,7 +96,7 @@ export const metadataRoutes = new Hono<InstanceAppEnv>()
     return c.json({
       name: inst.name,
       scale_set_id: inst.scaleSetId,
-      repo_url: entityUrl({ entity: ctx.entity as any, endpoint: { baseUrl: ctx.baseUrl, caCertBundle: null } }),
+      repo_url: repoUrl(ctx),
       labels: ctx.labels,
       runner_group: ctx.runnerGroup,
       os_type: ctx.osType,
@@ -109,8 +111,12 @@ export const metadataRoutes = new Hono<InstanceAppEnv>()
     const inst = c.get("instance");
     const ctx = await loadContext(c.env.DB, inst.scaleSetId);
     if (!ctx) return c.json({ error: "unauthorized" }, 401);
-    if (!inst.jitConfigEnc) return c.json({ error: "this instance has no runner configuration yet" }, 409);
-    const tools = await runnerToolsForScaleSet(c.env, inst.scaleSetId);
+    let tools;
+    try {
+      tools = await runnerToolsForScaleSet(c.env, inst.scaleSetId);
+    } catch (e) {
+      return c.json({ error: "could not get the runner downloads from GitHub", details: { reason: e instanceof Error ? e.message : String(e) } }, 502);
+    }
     const tool = pickTool(tools, ctx.osType, ctx.osArch);
     if (!tool) return c.json({ error: `GitHub offers no runner for ${ctx.osType}/${ctx.osArch}` }, 409);
     const token = /^Bearer\s+(\S+)$/i.exec(c.req.header("authorization") ?? "")![1]!;
@@ -125,6 +131,10 @@ export const metadataRoutes = new Hono<InstanceAppEnv>()
         tool,
         runAsUser: user,
         serviceName: serviceName(ctx.entity),
+        // An instance without a sealed JIT config was created to register with a token.
+        registration: inst.jitConfigEnc
+          ? null
+          : { repoUrl: repoUrl(ctx), labels: ctx.labels, runnerGroup: ctx.runnerGroup },
       }),
     );
   })
@@ -138,9 +148,34 @@ export const metadataRoutes = new Hono<InstanceAppEnv>()
   })
   .get("/metadata/runner-registration-token", async (c) => {
     const inst = c.get("instance");
-    // Runners register with a just-in-time config; there is no registration token to hand out.
-    if (inst.jitConfigEnc) return c.json({ error: "this runner registers with a JIT configuration" }, 404);
-    return c.json({ error: "no registration token for this runner" }, 404);
+    if (inst.jitConfigEnc) return c.json({ error: "this runner registers with a JIT configuration; it has no registration token" }, 404);
+    // Once per create attempt: claim first (one conditional UPDATE, so two racing fetches
+    // cannot both win), then mint; a failed mint gives the claim back.
+    const claimedAt = Date.now();
+    const claim = await c.env.DB.prepare(
+      `UPDATE instances SET registration_token_served_at = ?
+        WHERE id = ? AND create_attempt = ? AND jit_config_enc IS NULL AND registration_token_served_at IS NULL`,
+    )
+      .bind(claimedAt, inst.id, inst.createAttempt)
+      .run();
+    if (!claim.meta.changes) {
+      log({ event: "registration_token_refused", scale_set: inst.scaleSetId, instance: inst.name, reason: "already served" });
+      return c.json({ error: "the registration token for this runner was already served", details: { instance: inst.name } }, 409);
+    }
+    try {
+      const port = await runnerPortForScaleSet(c.env, inst.scaleSetId);
+      if (!port) throw new Error("scale set is gone");
+      const token = await port.registrationToken();
+      log({ event: "registration_token_served", scale_set: inst.scaleSetId, instance: inst.name });
+      return new Response(token, { headers: { "content-type": "text/plain; charset=utf-8", "cache-control": "no-store" } });
+    } catch (e) {
+      await c.env.DB.prepare("UPDATE instances SET registration_token_served_at = NULL WHERE id = ? AND registration_token_served_at = ?")
+        .bind(inst.id, claimedAt)
+        .run();
+      const reason = e instanceof Error ? e.message : String(e);
+      log({ event: "registration_token_failed", scale_set: inst.scaleSetId, instance: inst.name, error: reason });
+      return c.json({ error: "could not get a registration token from GitHub", details: { reason } }, 502);
+    }
   })
   .get("/metadata/system/service-name", async (c) => {
     const ctx = await loadContext(c.env.DB, c.get("instance").scaleSetId);
@@ -177,11 +212,19 @@ export function documentMetadata(app: Router, prefix: string) {
     });
   const plain = { "text/plain": { schema: z.string() } };
   doc("/runner-metadata", "The instance's runner metadata", { "application/json": { schema: z.record(z.string(), z.unknown()) } });
-  doc("/install-script", "The rendered bootstrap script (bash or PowerShell)", plain);
+  doc("/install-script", "The rendered bootstrap script (bash or PowerShell; ?runAsUser=)", plain, {
+    400: { description: "Invalid runAsUser" },
+    409: { description: "GitHub offers no runner for the scale set's OS and architecture" },
+    502: { description: "GitHub's runner downloads could not be read" },
+  });
   doc("/credentials/{file}", "A decoded JIT file: runner, credentials or credentials_rsaparams", { "application/octet-stream": { schema: z.string() } }, {
     404: { description: "No such file, or no JIT configuration" },
   });
-  doc("/runner-registration-token", "Registration token (runners here use JIT configs: 404)", plain, { 404: { description: "No registration token" } });
+  doc("/runner-registration-token", "The runner's one-time registration token, raw text (scale sets without JIT)", plain, {
+    404: { description: "The runner registers with a JIT configuration" },
+    409: { description: "Already served for this create attempt" },
+    502: { description: "GitHub did not give a token" },
+  });
   doc("/system/service-name", "The runner service name", plain);
   doc("/systemd/unit-file", "A systemd unit for the runner (?runAsUser=)", plain);
   doc("/system/cert-bundle", "Extra CA certificates to trust", { "application/json": { schema: z.object({ root_certificates: z.record(z.string(), z.string()) }) } });

@@ -27,6 +27,8 @@ const SystemInfo = z
   })
   .openapi("RunnerSystemInfo");
 
+const log = (fields: Record<string, unknown>) => console.log(JSON.stringify(fields));
+
 async function readJson<T extends z.ZodType>(req: Request, schema: T): Promise<{ ok: true; value: z.infer<T> } | { ok: false; body: unknown }> {
   const text = await req.text();
   let raw: unknown;
@@ -43,30 +45,40 @@ async function readJson<T extends z.ZodType>(req: Request, schema: T): Promise<{
 export const runnerCallbackRoutes = new Hono<InstanceAppEnv>()
   .use("/callbacks/*", instanceAuth)
   .post("/callbacks/status", async (c) => {
-    const body = await readJson(c.req.raw, StatusReport);
-    if (!body.ok) return c.json(body.body, 400);
     const inst = c.get("instance");
+    const body = await readJson(c.req.raw, StatusReport);
+    if (!body.ok) {
+      log({ event: "runner_callback_invalid", route: "status", scale_set: inst.scaleSetId, instance: inst.name, error: (body.body as { error: string }).error });
+      return c.json(body.body, 400);
+    }
     const result = await scaleSetObject(c.env, inst.scaleSetId).runnerReport(inst.scaleSetId, inst.name, inst.createAttempt, {
       status: body.value.status,
       message: body.value.message,
       agentId: body.value.agent_id ?? null,
     });
     if ("error" in result) {
+      log({ event: "runner_status_refused", scale_set: inst.scaleSetId, instance: inst.name, to: body.value.status, reason: result.error });
       if (result.error === "gone") return c.json({ error: "unauthorized" }, 401);
       return c.json({ error: `runner status cannot go from ${result.from} to ${result.to}`, details: { from: result.from, to: result.to } }, 400);
     }
     return c.body(null, 200);
   })
   .post("/callbacks/system-info", async (c) => {
-    const body = await readJson(c.req.raw, SystemInfo);
-    if (!body.ok) return c.json(body.body, 400);
     const inst = c.get("instance");
+    const body = await readJson(c.req.raw, SystemInfo);
+    if (!body.ok) {
+      log({ event: "runner_callback_invalid", route: "system-info", scale_set: inst.scaleSetId, instance: inst.name, error: (body.body as { error: string }).error });
+      return c.json(body.body, 400);
+    }
+    // A reported agent id only fills a gap: a JIT runner's id came from GitHub, and a machine
+    // must not make the scale set remove some other runner later.
     await c.env.DB.prepare(
-      `UPDATE instances SET os_name = coalesce(?, os_name), os_version = coalesce(?, os_version), agent_id = coalesce(?, agent_id), updated_at = ?
-        WHERE id = ?`,
+      `UPDATE instances SET os_name = coalesce(?, os_name), os_version = coalesce(?, os_version), agent_id = coalesce(agent_id, ?), updated_at = ?
+        WHERE id = ? AND create_attempt = ?`,
     )
-      .bind(body.value.os_name ?? null, body.value.os_version ?? null, body.value.agent_id ?? null, Date.now(), inst.id)
+      .bind(body.value.os_name ?? null, body.value.os_version ?? null, body.value.agent_id ?? null, Date.now(), inst.id, inst.createAttempt)
       .run();
+    log({ event: "runner_system_info", scale_set: inst.scaleSetId, instance: inst.name, os_name: body.value.os_name, os_version: body.value.os_version, agent_id: body.value.agent_id ?? null });
     return c.body(null, 200);
   });
 

@@ -51,6 +51,10 @@ const fields = {
   extra_specs: ExtraSpecs,
   enabled: z.boolean(),
   priority: z.int().min(0).max(1000).openapi({ description: "Higher wins when several scale sets match a job" }),
+  jit_config_enabled: z.boolean().openapi({
+    description:
+      "Register runners with a just-in-time config (needs GHES >= 3.10). false: each machine fetches a one-time registration token and runs config.sh",
+  }),
 };
 
 const idleWithinMax = (v: { min_idle_runners?: number | undefined; max_runners?: number | undefined }) =>
@@ -74,6 +78,7 @@ const CreateScaleSet = z
     extra_specs: fields.extra_specs.default({}),
     enabled: fields.enabled.default(true),
     priority: fields.priority.default(0),
+    jit_config_enabled: fields.jit_config_enabled.default(true),
   })
   .refine(idleWithinMax, idleWithinMaxIssue)
   .openapi("CreateScaleSet");
@@ -106,6 +111,7 @@ const ScaleSetSchema = z
     extra_specs: z.record(z.string(), z.unknown()),
     enabled: z.boolean(),
     priority: z.int(),
+    jit_config_enabled: z.boolean(),
     created_at: Timestamp,
     updated_at: Timestamp,
   })
@@ -164,6 +170,7 @@ const view = ({ scaleSet: s, entity: e, providerName }: ScaleSetJoined): z.infer
   extra_specs: s.extraSpecs,
   enabled: s.enabled,
   priority: s.priority,
+  jit_config_enabled: s.jitConfigEnabled,
   created_at: iso(s.createdAt)!,
   updated_at: iso(s.updatedAt)!,
 });
@@ -265,6 +272,7 @@ function registerEntityScaleSets(router: ReturnType<typeof createRouter>, path: 
           extraSpecs: body.extra_specs,
           enabled: body.enabled,
           priority: body.priority,
+          jitConfigEnabled: body.jit_config_enabled,
           createdAt: t,
           updatedAt: t,
         });
@@ -356,6 +364,7 @@ export const scaleSetRoutes = Object.keys(entityKindByPath)
           ...(body.extra_specs !== undefined && { extraSpecs: body.extra_specs }),
           ...(body.enabled !== undefined && { enabled: body.enabled }),
           ...(body.priority !== undefined && { priority: body.priority }),
+          ...(body.jit_config_enabled !== undefined && { jitConfigEnabled: body.jit_config_enabled }),
           updatedAt: now(),
         })
         .where(eq(scaleSets.id, id));

@@ -15,8 +15,9 @@ const toBase64 = (text: string) => btoa(String.fromCharCode(...new TextEncoder()
 
 /**
  * The GARM `BootstrapInstance` a shim receives on create (key names exactly as GARM's, hyphens
- * included), so GARM's providers and images work unchanged. Runners register with a JIT
- * config served by the metadata URL, hence `jit_config_enabled` and no labels.
+ * included), so GARM's providers and images work unchanged. With JIT the runner's labels are
+ * inside its JIT config (served by the metadata URL), so `labels` is null as in GARM; without,
+ * the machine runs config.sh itself and needs them.
  */
 export function buildBootstrapInstance(input: {
   scaleSet: ScaleSetRecord;
@@ -50,9 +51,9 @@ export function buildBootstrapInstance(input: {
     flavor: ss.flavor,
     image: ss.image,
     pool_id: ss.id,
-    labels: null,
+    labels: ss.jitConfigEnabled ? null : ss.labels,
     user_data_options: { disable_updates_on_boot: false, extra_packages: [], enable_boot_debug: false },
-    jit_config_enabled: true,
+    jit_config_enabled: ss.jitConfigEnabled,
     proxy_config: { http_proxy: "", https_proxy: "", no_proxy: "" },
   };
 }

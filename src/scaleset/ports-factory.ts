@@ -1,7 +1,7 @@
 import type { ScaleSetRecord } from "../db/scaleset-store";
 import type { Env } from "../env";
 import { GithubClient } from "../github/github-client";
-import { deleteRunner, generateJitConfig, listRunnerDownloads, listRunners } from "../github/runners";
+import { createRegistrationToken, deleteRunner, generateJitConfig, listRunnerDownloads, listRunners } from "../github/runners";
 import { scopeOf } from "../github/scope";
 import { createShimClient } from "../providers/shim-client";
 import type { MachinePort, RunnerPort, RunnerTool } from "./ports";
@@ -49,6 +49,7 @@ export function githubRunnerPort(env: Env, entity: ScaleSetRecord["entity"]): Ru
       tools.catch(() => downloads.delete(memoKey));
       return tools;
     },
+    registrationToken: async () => (await createRegistrationToken(gh, scope)).token,
   };
 }
 
@@ -75,14 +76,14 @@ export async function createScaleSetPorts(
   return { machines, runners: githubRunnerPort(env, ss.entity) };
 }
 
-/** GitHub's runner downloads for a scale set's entity (cached by the GitHub client). */
-export async function runnerToolsForScaleSet(env: Env, scaleSetId: string): Promise<RunnerTool[]> {
+/** GitHub, as a scale set's instances need it (the metadata routes), or null if the scale set is gone. */
+export async function runnerPortForScaleSet(env: Env, scaleSetId: string): Promise<RunnerPort | null> {
   const e = await env.DB.prepare(
     `SELECT e.id, e.kind, e.owner, e.name, e.endpoint_name, e.credentials_id FROM scale_sets s JOIN entities e ON e.id = s.entity_id WHERE s.id = ?`,
   )
     .bind(scaleSetId)
     .first<Record<string, any>>();
-  if (!e) return [];
+  if (!e) return null;
   return githubRunnerPort(env, {
     id: e.id,
     kind: e.kind,
@@ -90,5 +91,10 @@ export async function runnerToolsForScaleSet(env: Env, scaleSetId: string): Prom
     name: e.name,
     endpointName: e.endpoint_name,
     credentialsId: e.credentials_id,
-  }).runnerDownloads();
+  });
+}
+
+/** GitHub's runner downloads for a scale set's entity (cached by the GitHub client). */
+export async function runnerToolsForScaleSet(env: Env, scaleSetId: string): Promise<RunnerTool[]> {
+  return (await (await runnerPortForScaleSet(env, scaleSetId))?.runnerDownloads()) ?? [];
 }

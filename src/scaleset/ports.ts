@@ -31,4 +31,6 @@ export interface RunnerPort {
   removeRunner(runnerId: number): Promise<RunnerRemoval>;
   listRunners(): Promise<{ id: number; name: string; busy: boolean }[]>;
   runnerDownloads(): Promise<RunnerTool[]>;
+  /** A one-time token a machine registers a runner with (config.sh), when JIT is off. */
+  registrationToken(): Promise<string>;
 }

@@ -226,10 +226,25 @@ export class ScaleSet extends DurableObject<Env> {
     createAttempt: number,
     report: { status: RunnerStatus; message: string; agentId: number | null },
   ): Promise<{ ok: true } | { error: "gone" } | { error: "forbidden"; from: RunnerStatus; to: RunnerStatus }> {
+    // One report at a time: each is checked against the runner status the previous one left
+    // (the D1 write below guards the instance status only).
+    const turn = this.reports.then(() => this.applyRunnerReport(scaleSetId, name, createAttempt, report));
+    this.reports = turn.catch(() => undefined);
+    return turn;
+  }
+
+  private reports: Promise<unknown> = Promise.resolve();
+
+  private async applyRunnerReport(
+    scaleSetId: string,
+    name: string,
+    createAttempt: number,
+    report: { status: RunnerStatus; message: string; agentId: number | null },
+  ): Promise<{ ok: true } | { error: "gone" } | { error: "forbidden"; from: RunnerStatus; to: RunnerStatus }> {
     this.state.bind(scaleSetId);
-    const row = await this.env.DB.prepare("SELECT id, status, runner_status, create_attempt FROM instances WHERE name = ? AND scale_set_id = ?")
+    const row = await this.env.DB.prepare("SELECT id, status, runner_status, create_attempt, agent_id FROM instances WHERE name = ? AND scale_set_id = ?")
       .bind(name, scaleSetId)
-      .first<{ id: string; status: InstanceStatus; runner_status: RunnerStatus; create_attempt: number }>();
+      .first<{ id: string; status: InstanceStatus; runner_status: RunnerStatus; create_attempt: number; agent_id: number | null }>();
     if (!row || row.create_attempt !== createAttempt || (row.status !== "creating" && row.status !== "running")) return { error: "gone" };
     if (!canRunnerTransition(row.runner_status, report.status)) return { error: "forbidden", from: row.runner_status, to: report.status };
     const failed = report.status === "failed";
@@ -245,12 +260,14 @@ export class ScaleSet extends DurableObject<Env> {
           runnerStatus: report.status,
           statusMessage: message,
           recordRunnerReport: true,
-          ...(report.agentId !== null && { agentId: report.agentId }),
+          // A JIT runner's id came from GitHub: a machine may not claim another (whose
+          // registration the scale set would then remove). Without JIT, only it knows its id.
+          ...(report.agentId !== null && row.agent_id === null && { agentId: report.agentId }),
         },
       },
     ]);
     if (!applied.size) return { error: "gone" };
-    log({ event: "runner_status", scale_set: scaleSetId, instance: name, from: row.runner_status, to: report.status, message });
+    log({ event: "runner_status", scale_set: scaleSetId, instance: name, from: row.runner_status, to: report.status, message, agent_id: report.agentId });
     if (failed || report.status === "idle") await this.nudge(scaleSetId);
     return { ok: true };
   }
@@ -441,7 +458,9 @@ export class ScaleSet extends DurableObject<Env> {
 
       // Outbound, phase 1: JIT configs for new runners, GitHub removal before deleting, polls.
       const tools = fresh.length ? await runners.runnerDownloads().catch(() => []) : [];
+      // Without JIT the machine registers itself with a one-time registration token (metadata route).
       const jit = await pool(fresh, c, async (f) => {
+        if (!ss.jitConfigEnabled) return { ok: true as const, runnerId: null, encodedJitConfig: null };
         try {
           const cfg = await runners.createJitRunner({ name: f.name, labels: ss.labels, runnerGroup: ss.runnerGroup });
           return { ok: true as const, ...cfg };
@@ -463,21 +482,28 @@ export class ScaleSet extends DurableObject<Env> {
       // Batch 2: new rows to creating (with their sealed JIT config) or error; deletes to deleting; poll results.
       const t2 = Date.now();
       const batch2: StatusChange[] = [];
-      const toCreate: { f: NewInstance; token: string; jitConfig: string }[] = [];
+      const toCreate: { f: NewInstance; token: string }[] = [];
       for (const [i, f] of fresh.entries()) {
         const j = jit[i]!;
         if (!j.ok) {
           batch2.push({ id: f.id, from: "pending_create", to: "error", reason: "GitHub JIT config failed", at: t2, set: { providerFault: `github: ${j.error}`.slice(0, 2000) } });
           continue;
         }
-        const sealed = await seal(keyring, j.encodedJitConfig, secretContext.jitConfig(f.id));
+        const sealed = j.encodedJitConfig === null ? null : await seal(keyring, j.encodedJitConfig, secretContext.jitConfig(f.id));
         const token = await mintInstanceToken(
           this.env.INSTANCE_TOKEN_SECRET,
           { instance: f.name, scaleSetId: ss.id, createAttempt: 1, bootstrapTimeoutMinutes: ss.bootstrapTimeout },
           t2,
         );
-        batch2.push({ id: f.id, from: "pending_create", to: "creating", reason: "calling provider", at: t2, set: { agentId: j.runnerId, jitConfigEnc: sealed } });
-        toCreate.push({ f, token, jitConfig: j.encodedJitConfig });
+        batch2.push({
+          id: f.id,
+          from: "pending_create",
+          to: "creating",
+          reason: "calling provider",
+          at: t2,
+          set: sealed === null || j.runnerId === null ? {} : { agentId: j.runnerId, jitConfigEnc: sealed },
+        });
+        toCreate.push({ f, token });
       }
       const toDelete: typeof deletes = [];
       for (const [i, d] of deletes.entries()) {

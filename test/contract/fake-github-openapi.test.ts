@@ -192,8 +192,15 @@ describe("fake GitHub answers as GitHub's OpenAPI documents", () => {
     expect((await call("DELETE", `${p}/actions/runners/${id}`)).status).toBe(404);
 
     expect((await call("POST", `${p}/actions/runners/registration-token`)).status).toBe(201);
+    // A package the world serves itself is listed in GitHub's shape too (with a temp download token).
+    await world.addRunnerDownload({ os: "linux", architecture: "x64", filename: "actions-runner-linux-x64-9.9.9.tar.gz", content_base64: btoa("pkg") });
     const dl = await call("GET", `${p}/actions/runners/downloads`);
     expect(dl.body.length).toBeGreaterThan(3);
+    expect(dl.body.find((d: any) => d.os === "linux" && d.architecture === "x64")).toMatchObject({
+      filename: "actions-runner-linux-x64-9.9.9.tar.gz",
+      temp_download_token: expect.any(String),
+      sha256_checksum: expect.stringMatching(/^[0-9a-f]{64}$/),
+    });
     const rl = page1.headers;
     for (const h of ["x-ratelimit-limit", "x-ratelimit-remaining", "x-ratelimit-used", "x-ratelimit-reset", "x-ratelimit-resource"]) {
       expect(rl.get(h), h).toMatch(/\S/);

@@ -2,7 +2,7 @@
  * Drives the fake GitHub from tests (Node or workerd): make a world, seed it, inject faults,
  * read what the coordinator sent. Only fetch; never imports the server.
  */
-import type { Fault, FakeRunner, RecordedRequest, Seed, SeedJob, WorldDump, WorldInfo } from "./types";
+import type { Fault, FakeRunner, RecordedRequest, Seed, SeedJob, SeedRunnerDownload, WorldDump, WorldInfo } from "./types";
 
 async function expectOk(res: Response, what: string): Promise<Response> {
   if (!res.ok) throw new Error(`fake GitHub ${what}: ${res.status} ${await res.text()}`);
@@ -56,6 +56,10 @@ export class FakeWorld {
   }
   async updateRunner(id: number, patch: { busy?: boolean; status?: "online" | "offline" }): Promise<FakeRunner> {
     return (await this.control("PATCH", `runners/${id}`, patch)).json();
+  }
+  /** Serves a runner package from the world and lists it in its runner downloads; returns the listed entry. */
+  async addRunnerDownload(d: SeedRunnerDownload): Promise<{ download_url: string; sha256_checksum?: string; temp_download_token?: string }> {
+    return (await this.control("POST", "runner-downloads", d)).json();
   }
   async putJobs(...jobs: SeedJob[]) {
     await this.control("POST", "jobs", jobs);

@@ -11,13 +11,15 @@
  *   {world}/_fake/clock         POST       {now} or {advance_ms}: the fake's clock
  *   {world}/_fake/runners/{id}  PATCH      {busy?, status?}
  *   {world}/_fake/jobs          POST       add or replace jobs
+ *   {world}/_fake/runner-downloads POST    serve a runner package and list it (SeedRunnerDownload)
+ *   {world}/_fake/downloads/{f} GET        the package (bearer temp_download_token), as a runner machine fetches it
  *
  * A world lives under /w/{id}; the default world is at the root, for standalone use.
  */
 
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import type { Fault, Seed, SeedJob, WorldInfo } from "./types.ts";
+import type { Fault, Seed, SeedJob, SeedRunnerDownload, WorldInfo } from "./types.ts";
 import { World } from "./world.ts";
 
 export interface FakeGithub {
@@ -85,7 +87,13 @@ export async function startFakeGithub(options: { port?: number; host?: string } 
       if (!world) return send(res, 404, { message: `fake: no world '${worldId}'` });
       const worldBase = worldId ? `${origin}/w/${worldId}` : origin;
 
-      if (path.startsWith("/_fake/")) return await control(world, req.method ?? "GET", path, body.value, res);
+      const dl = /^\/_fake\/downloads\/([^/]+)$/.exec(path);
+      if (dl && req.method === "GET") {
+        const out = world.download(decodeURIComponent(dl[1]!), req.headers.authorization);
+        res.writeHead(out.status, { "content-type": out.status === 200 ? "application/octet-stream" : "text/plain" });
+        return res.end(out.body);
+      }
+      if (path.startsWith("/_fake/")) return await control(world, req.method ?? "GET", path, body.value, res, worldBase);
 
       const headers: Record<string, string | undefined> = {};
       for (const [k, v] of Object.entries(req.headers)) headers[k] = Array.isArray(v) ? v.join(", ") : v;
@@ -103,7 +111,7 @@ export async function startFakeGithub(options: { port?: number; host?: string } 
     }
   });
 
-  async function control(world: World, method: string, path: string, body: unknown, res: ServerResponse) {
+  async function control(world: World, method: string, path: string, body: unknown, res: ServerResponse, worldBase: string) {
     const b = (body ?? {}) as Record<string, unknown>;
     if (path === "/_fake/seed" && method === "POST") {
       await world.seed(b as Seed);
@@ -128,6 +136,9 @@ export async function startFakeGithub(options: { port?: number; host?: string } 
       if (typeof b.now === "number") world.setNow(b.now);
       if (typeof b.advance_ms === "number") world.clockOffsetMs += b.advance_ms;
       return send(res, 200, { now: world.now() });
+    }
+    if (path === "/_fake/runner-downloads" && method === "POST") {
+      return send(res, 201, await world.addRunnerPackage(b as unknown as SeedRunnerDownload, worldBase));
     }
     if (path === "/_fake/jobs" && method === "POST") {
       for (const j of (Array.isArray(body) ? body : [body]) as SeedJob[]) world.putJob(j);

@@ -146,7 +146,29 @@ export interface WorldDump {
   hooks: FakeHook[];
   installation_tokens: { installation_id: number; expires_at: string }[];
   registration_tokens: number;
+  /** Every registration token issued, oldest first (so tests can see which one a runner used). */
+  issued_registration_tokens: string[];
   faults: Fault[];
+  /** Requests for runner downloads (GET /_fake/downloads/{filename}), oldest first. */
+  download_requests: { filename: string; authorization: string | null; status: number }[];
+  /** JIT files issued, by runner name: {".runner": base64, ".credentials": base64, ".credentials_rsaparams": base64}. */
+  jit_configs: Record<string, Record<string, string>>;
+}
+
+/**
+ * A runner package the world serves itself (POST /_fake/runner-downloads): listed by
+ * `GET …/actions/runners/downloads` for its os/architecture, in place of the github.com link.
+ */
+export interface SeedRunnerDownload {
+  os: string;
+  architecture: string;
+  filename: string;
+  /** The package; absent: listed, but downloading it answers 404. */
+  content_base64?: string;
+  /** Defaults to the content's real SHA-256; set it to list a wrong one. null: not listed. */
+  sha256_checksum?: string | null;
+  /** Required as a bearer token to download; defaults to a random one. null: no token. */
+  temp_download_token?: string | null;
 }
 
 export interface WorldInfo {

@@ -21,6 +21,7 @@ import type {
   RecordedRequest,
   Seed,
   SeedJob,
+  SeedRunnerDownload,
   SeedRunnerGroup,
   WorldDump,
 } from "./types.ts";
@@ -72,6 +73,16 @@ function randomToken(prefix: string): string {
 }
 
 const b64 = (s: string) => btoa(s);
+const hex = (bytes: Uint8Array) => Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
+
+export interface RunnerDownloadView {
+  os: string;
+  architecture: string;
+  download_url: string;
+  filename: string;
+  temp_download_token?: string;
+  sha256_checksum?: string;
+}
 
 export const error = (status: number, message: string, extra: Record<string, unknown> = {}): FakeResponse => ({
   status,
@@ -108,6 +119,12 @@ export class World {
   readonly hooks = new Map<number, FakeHook>();
   readonly jobs = new Map<number, Required<SeedJob>>();
   readonly rateWindows = new Map<string, RateWindow>();
+  /** Runner packages served by the world itself, by filename. */
+  readonly runnerPackages = new Map<string, { os: string; architecture: string; filename: string; content: Uint8Array | null; sha256: string | null; token: string | null }>();
+  downloadRequests: WorldDump["download_requests"] = [];
+  readonly issuedRegistrationTokens: string[] = [];
+  /** The JIT files handed out, by runner name (base64 each, as inside encoded_jit_config). */
+  readonly jitConfigs = new Map<string, Record<string, string>>();
   faults: Fault[] = [];
   requests: RecordedRequest[] = [];
   private nextId = 1000;
@@ -196,8 +213,51 @@ export class World {
       hooks: [...this.hooks.values()],
       installation_tokens: [...this.installationTokens.values()].map((t) => ({ installation_id: t.installationId, expires_at: iso(t.expiresAt) })),
       registration_tokens: this.registrationTokens.size,
+      issued_registration_tokens: this.issuedRegistrationTokens,
       faults: this.faults,
+      download_requests: this.downloadRequests,
+      jit_configs: Object.fromEntries(this.jitConfigs),
     };
+  }
+
+  /** Serves a runner package from this world and lists it (see SeedRunnerDownload). */
+  async addRunnerPackage(d: SeedRunnerDownload, origin: string): Promise<RunnerDownloadView> {
+    const content = d.content_base64 === undefined ? null : Uint8Array.from(atob(d.content_base64), (c) => c.charCodeAt(0));
+    const real = content ? hex(new Uint8Array(await crypto.subtle.digest("SHA-256", content))) : null;
+    this.runnerPackages.set(d.filename, {
+      os: d.os,
+      architecture: d.architecture,
+      filename: d.filename,
+      content,
+      sha256: d.sha256_checksum === undefined ? real : d.sha256_checksum,
+      token: d.temp_download_token === undefined ? randomToken("dltok_") : d.temp_download_token,
+    });
+    return this.downloadList(origin).find((x) => x.filename === d.filename)!;
+  }
+
+  /** GitHub's download list, with this world's own packages in place of the defaults for their os/architecture. */
+  downloadList(origin: string): RunnerDownloadView[] {
+    const own = [...this.runnerPackages.values()].map((p) => ({
+      os: p.os,
+      architecture: p.architecture,
+      download_url: `${origin}/_fake/downloads/${encodeURIComponent(p.filename)}`,
+      filename: p.filename,
+      ...(p.token !== null && { temp_download_token: p.token }),
+      ...(p.sha256 !== null && { sha256_checksum: p.sha256 }),
+    }));
+    return [...own, ...downloads().filter((d) => !own.some((o) => o.os === d.os && o.architecture === d.architecture))];
+  }
+
+  /** GET /_fake/downloads/{filename}: the package, for the bearer temp download token only. */
+  download(filename: string, authorization: string | undefined): { status: number; body: Uint8Array | string } {
+    const p = this.runnerPackages.get(filename);
+    const answer = (status: number, body: Uint8Array | string) => {
+      this.downloadRequests.push({ filename, authorization: authorization ?? null, status });
+      return { status, body };
+    };
+    if (!p || !p.content) return answer(404, "Not Found");
+    if (p.token !== null && authorization !== `Bearer ${p.token}`) return answer(401, "Unauthorized");
+    return answer(200, p.content);
   }
 
   private label(name: string) {
@@ -510,7 +570,7 @@ const routes: Route[] = [
     method: "GET",
     pattern: new RegExp(`^/${SCOPE}/actions/runners/downloads$`),
     operation: "list_runner_downloads",
-    handler: (w, _req, m, who) => w.scopeAccess(scopeOf(m), who) ?? json(200, downloads()),
+    handler: (w, req, m, who) => w.scopeAccess(scopeOf(m), who) ?? json(200, w.downloadList(req.baseUrl.replace(/\/api\/v3$/, ""))),
   },
   {
     method: "GET",
@@ -550,6 +610,7 @@ const routes: Route[] = [
       const token = randomToken("A").toUpperCase().slice(0, 29);
       const expiresAt = w.now() + TOKEN_TTL_MS;
       w.registrationTokens.set(token, { scope, expiresAt });
+      w.issuedRegistrationTokens.push(token);
       return json(201, { token, expires_at: new Date(expiresAt).toISOString().replace(/\.\d{3}Z$/, ".000+00:00") });
     },
   },
@@ -590,6 +651,7 @@ const routes: Route[] = [
         ".credentials": b64(JSON.stringify({ scheme: "OAuthAccessToken", data: { clientId: crypto.randomUUID() } })),
         ".credentials_rsaparams": b64(JSON.stringify({ d: randomToken(""), modulus: randomToken("") })),
       };
+      w.jitConfigs.set(runner.name, files);
       return json(201, { runner: runnerView(runner), encoded_jit_config: b64(JSON.stringify(files)) });
     },
   },

@@ -1,0 +1,552 @@
+import { env, exports } from "cloudflare:workers";
+import { describe, expect, inject, it, vi } from "vitest";
+import { keyringFor } from "../../src/crypto/keyring";
+import { fromBase64, open } from "../../src/crypto/secret-box";
+import { secretContext } from "../../src/crypto/secret-contexts";
+import { mintInstanceToken } from "../../src/scaleset/instance-token";
+import type { FakeWorld } from "../fake-github/control-client";
+import { createTenant, type FakeShimTenant } from "../fake-shim/control";
+import { createEndpoint, createPatCredential, newWorld } from "./github-helpers";
+import { api, dumpDb, expectRejectedWithoutWrites, inScaleSetObject, unique, type ApiResponse } from "./helpers";
+
+// The routes a booting runner machine uses (GARM's metadata and callback routes), driven with the
+// instance token the scale set object really minted and handed to the (fake) shim.
+
+const SHIM_SECRET = "runner-bootstrap-shim-secret";
+const ORIGIN = "https://edgerunner.test";
+
+interface Setup {
+  github: FakeWorld;
+  shim: FakeShimTenant;
+  scaleSetId: string;
+}
+
+async function setup(over: Record<string, unknown> = {}): Promise<Setup> {
+  const github = await newWorld();
+  const credentialsId = await createPatCredential(await createEndpoint(github));
+  const creds = (await api.get(`/api/v1/github/credentials/${credentialsId}`)).body;
+  const repo = await api.post("/api/v1/repositories", { owner: "octo", name: "app", credentials_name: creds.name, webhook_secret: "whsec-12345678" });
+  const shim = await createTenant(inject("fakeShimUrl"), { secret: SHIM_SECRET });
+  const provider = await api.post("/api/v1/providers", { name: unique("shim"), url: shim.url, secret: SHIM_SECRET });
+  const ss = await api.post(`/api/v1/repositories/${repo.body.id}/scalesets`, {
+    name: unique("linux"),
+    provider_name: provider.body.name,
+    labels: ["self-hosted", "linux"],
+    max_runners: 10,
+    image: "ubuntu:24.04",
+    flavor: "small",
+    runner_prefix: "rb",
+    ...over,
+  });
+  if (ss.status !== 201) throw new Error(ss.text);
+  return { github, shim, scaleSetId: ss.body.id };
+}
+
+let jobSeq = 3_000_000;
+async function queueJob(scaleSetId: string) {
+  const id = jobSeq++;
+  await env.DB.prepare(
+    "INSERT INTO jobs (id, run_id, repository, owner, labels, status, scale_set_id, queued_at, created_at, updated_at) VALUES (?, 1, 'octo/app', 'octo', '[\"self-hosted\"]', 'queued', ?, ?, ?, ?)",
+  )
+    .bind(id, scaleSetId, Date.now(), Date.now(), Date.now())
+    .run();
+}
+
+const reconcile = async (scaleSetId: string) => {
+  const res = await api.post(`/api/v1/scalesets/${scaleSetId}/reconcile`);
+  if (res.status !== 200) throw new Error(`reconcile: ${res.status} ${res.text}`);
+  return res.body;
+};
+
+const instanceRow = async (name: string) => (await env.DB.prepare("SELECT * FROM instances WHERE name = ?").bind(name).first<Record<string, any>>())!;
+
+interface Runner {
+  name: string;
+  token: string;
+  bootstrap: Record<string, any>;
+}
+
+/** Queues a job and lets the object create its runner; returns the machine's name and instance token. */
+async function createRunner(s: Setup): Promise<Runner> {
+  const before = new Set((await s.shim.machines()).map((m) => m.name));
+  await queueJob(s.scaleSetId);
+  await reconcile(s.scaleSetId);
+  const machine = (await s.shim.machines()).find((m) => !before.has(m.name));
+  if (!machine) throw new Error("the object created no machine");
+  const bootstrap = machine.bootstrap as Record<string, any>;
+  return { name: machine.name, token: bootstrap["instance-token"], bootstrap };
+}
+
+/** A call as a runner machine makes it: bearer token, and exactly the headers given (no default Content-Type). */
+async function runnerCall(
+  method: string,
+  path: string,
+  token: string | null,
+  opts: { body?: string; contentType?: string; authorization?: string } = {},
+): Promise<ApiResponse> {
+  const headers: Record<string, string> = {};
+  if (opts.authorization !== undefined) headers.authorization = opts.authorization;
+  else if (token !== null) headers.authorization = `Bearer ${token}`;
+  if (opts.contentType) headers["content-type"] = opts.contentType;
+  const res = await exports.default.fetch(new Request(`${ORIGIN}/api/v1${path}`, { method, headers, body: opts.body }));
+  const text = await res.text();
+  let body: unknown = text;
+  try {
+    body = text ? JSON.parse(text) : null;
+  } catch {
+    // raw text (scripts, tokens, files)
+  }
+  return { status: res.status, body: body as any, text, headers: res.headers };
+}
+
+const report = (token: string, status: string, extra: Record<string, unknown> = {}, path = "/callbacks/status") =>
+  runnerCall("POST", path, token, { body: JSON.stringify({ status, message: `now ${status}`, ...extra }) });
+
+const alarmOf = (scaleSetId: string) => inScaleSetObject(scaleSetId, (_o, state) => state.storage.getAlarm());
+const clearAlarm = (scaleSetId: string) => inScaleSetObject(scaleSetId, (_o, state) => state.storage.deleteAlarm());
+
+/** The JIT files GitHub gave the runner, decoded from what the object sealed. */
+async function jitFiles(name: string): Promise<Record<string, string>> {
+  const row = await instanceRow(name);
+  const encoded = await open(await keyringFor(env), row.jit_config_enc, secretContext.jitConfig(row.id));
+  return JSON.parse(new TextDecoder().decode(fromBase64(encoded)));
+}
+
+/** Every instance-authenticated route, as a machine would call it. */
+const EVERY_ROUTE: [string, string, string?][] = [
+  ["GET", "/metadata/runner-metadata"],
+  ["GET", "/metadata/install-script"],
+  ["GET", "/metadata/credentials/runner"],
+  ["GET", "/metadata/credentials/credentials"],
+  ["GET", "/metadata/credentials/credentials_rsaparams"],
+  ["GET", "/metadata/runner-registration-token"],
+  ["GET", "/metadata/system/service-name"],
+  ["GET", "/metadata/systemd/unit-file?runAsUser=runner"],
+  ["GET", "/metadata/system/cert-bundle"],
+  ["POST", "/callbacks/status", JSON.stringify({ status: "installing", message: "x" })],
+  ["POST", "/callbacks/system-info", JSON.stringify({ os_name: "Ubuntu", os_version: "24.04" })],
+];
+
+/** Every route refuses `token` (or the raw Authorization header) with 401 and writes nothing. */
+async function expectRefusedEverywhere(token: string | null, authorization?: string) {
+  for (const [method, path, body] of EVERY_ROUTE) {
+    for (const p of [path, path.replace(/(\?|$)/, "/$1")]) {
+      const res = await expectRejectedWithoutWrites(401, () => runnerCall(method, p, token, { body, authorization }));
+      expect(res.body, `${method} ${p}`).toEqual({ error: "unauthorized" });
+      expect(res.headers.get("www-authenticate")).toMatch(/^Bearer/);
+    }
+  }
+}
+
+describe("runner bootstrap: metadata routes (JIT)", () => {
+  it("serves every route with and without a trailing slash", async () => {
+    const s = await setup();
+    const r = await createRunner(s);
+    const row = await instanceRow(r.name);
+    const files = await jitFiles(r.name);
+
+    for (const slash of ["", "/"]) {
+      const meta = await runnerCall("GET", `/metadata/runner-metadata${slash}`, r.token);
+      expect(meta.status).toBe(200);
+      expect(meta.body).toMatchObject({
+        name: r.name,
+        scale_set_id: s.scaleSetId,
+        repo_url: "https://github.example.test/octo/app",
+        labels: ["linux", "self-hosted"],
+        jit_config_enabled: true,
+        service_name: "actions.runner.octo.app",
+        "metadata-url": "https://edgerunner.test/api/v1/metadata",
+        "callback-url": "https://edgerunner.test/api/v1/callbacks",
+      });
+
+      const script = await runnerCall("GET", `/metadata/install-script${slash}`, r.token);
+      expect(script.status).toBe(200);
+      expect(script.headers.get("content-type")).toMatch(/^text\/plain/);
+      expect(script.text).toMatch(/^#!\/usr\/bin\/env bash\n/);
+      expect(script.text).toContain(`TOKEN='${r.token}'`);
+      expect(script.text).toContain("METADATA_URL='https://edgerunner.test/api/v1/metadata'");
+      expect(script.text).toContain("JIT_CONFIG='true'");
+      // The linux/x64 runner from GitHub's download list (GARM's amd64 is GitHub's x64).
+      const tool = r.bootstrap.tools.find((t: any) => t.os === "linux" && t.architecture === "x64");
+      expect(script.text).toContain(`DOWNLOAD_URL='${tool.download_url}'`);
+      expect(script.text).toContain(`DOWNLOAD_SHA256='${tool.sha256_checksum}'`);
+
+      for (const [route, file] of [
+        ["runner", ".runner"],
+        ["credentials", ".credentials"],
+        ["credentials_rsaparams", ".credentials_rsaparams"],
+      ] as const) {
+        const res = await exports.default.fetch(
+          new Request(`${ORIGIN}/api/v1/metadata/credentials/${route}${slash}`, { headers: { authorization: `Bearer ${r.token}` } }),
+        );
+        expect(res.status).toBe(200);
+        expect(res.headers.get("content-type")).toBe("application/octet-stream");
+        expect(new Uint8Array(await res.arrayBuffer())).toEqual(fromBase64(files[file]!));
+      }
+      // The decoded .runner is the runner GitHub registered for this instance.
+      expect(JSON.parse(new TextDecoder().decode(fromBase64(files[".runner"]!)))).toMatchObject({ agentId: row.agent_id, agentName: r.name });
+
+      expect((await runnerCall("GET", `/metadata/credentials/nope${slash}`, r.token)).status).toBe(404);
+      const reg = await runnerCall("GET", `/metadata/runner-registration-token${slash}`, r.token);
+      expect(reg.status).toBe(404);
+      expect(reg.body.error).toMatch(/JIT/);
+
+      const service = await runnerCall("GET", `/metadata/system/service-name${slash}`, r.token);
+      expect([service.status, service.text]).toEqual([200, "actions.runner.octo.app"]);
+      const unit = await runnerCall("GET", `/metadata/systemd/unit-file${slash}?runAsUser=ci`, r.token);
+      expect(unit.status).toBe(200);
+      expect(unit.text).toContain("User=ci\n");
+      expect(unit.text).toContain("Description=GitHub Actions Runner (actions.runner.octo.app)");
+      const certs = await runnerCall("GET", `/metadata/system/cert-bundle${slash}`, r.token);
+      expect([certs.status, certs.body]).toEqual([200, { root_certificates: {} }]);
+    }
+    // Reading metadata changes nothing about the instance.
+    expect(await instanceRow(r.name)).toEqual(row);
+  });
+
+  it("refuses a hostile runAsUser without writing", async () => {
+    const s = await setup();
+    const r = await createRunner(s);
+    for (const path of ["/metadata/systemd/unit-file?runAsUser=", "/metadata/install-script?runAsUser="]) {
+      const res = await expectRejectedWithoutWrites(400, () => runnerCall("GET", path + encodeURIComponent("x; rm -rf /"), r.token));
+      expect(res.body.error).toMatch(/runAsUser/);
+    }
+  });
+
+  it("hands out the endpoint's CA bundle", async () => {
+    const s = await setup();
+    const r = await createRunner(s);
+    const row = await instanceRow(r.name);
+    const pem = "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n";
+    const ep = await env.DB.prepare(
+      "SELECT g.name FROM scale_sets s JOIN entities e ON e.id = s.entity_id JOIN github_endpoints g ON g.name = e.endpoint_name WHERE s.id = ?",
+    )
+      .bind(row.scale_set_id)
+      .first<{ name: string }>();
+    await env.DB.prepare("UPDATE github_endpoints SET ca_cert_bundle = ? WHERE name = ?").bind(pem, ep!.name).run();
+    const certs = await runnerCall("GET", "/metadata/system/cert-bundle", r.token);
+    expect(certs.body).toEqual({ root_certificates: { "endpoint-ca.pem": btoa(pem) } });
+  });
+});
+
+describe("runner bootstrap: Windows", () => {
+  it("serves the PowerShell script for a Windows scale set, with the Windows runner", async () => {
+    const s = await setup({ os_type: "windows" });
+    const r = await createRunner(s);
+    const script = await runnerCall("GET", "/metadata/install-script/", r.token);
+    expect(script.status).toBe(200);
+    expect(script.text).toMatch(/^# Edgerunner runner bootstrap for /);
+    expect(script.text).toContain(`$Token = '${r.token}'`);
+    const tool = r.bootstrap.tools.find((t: any) => t.os === "win" && t.architecture === "x64");
+    expect(script.text).toContain(`$DownloadUrl = '${tool.download_url}'`);
+    expect(script.text).toContain("$JitConfig = $true");
+  });
+});
+
+describe("runner bootstrap: status callbacks", () => {
+  it("reads bodies as JSON with no Content-Type and with the form type, and records each report", async () => {
+    const s = await setup();
+    const r = await createRunner(s);
+    const body = JSON.stringify({ status: "installing", message: "downloading runner", agent_id: null });
+    const none = await runnerCall("POST", "/callbacks/status", r.token, { body });
+    expect([none.status, none.text]).toEqual([200, ""]);
+    const form = await runnerCall("POST", "/callbacks/status/", r.token, {
+      body: JSON.stringify({ status: "installing", message: "unpacking runner" }),
+      contentType: "application/x-www-form-urlencoded",
+    });
+    expect(form.status).toBe(200);
+    const row = await instanceRow(r.name);
+    expect(row).toMatchObject({ runner_status: "installing", status_message: "unpacking runner", status: "running" });
+    const history = (
+      await env.DB.prepare("SELECT field, from_value, to_value, reason FROM instance_transitions WHERE instance_id = ? AND field = 'runner_status' ORDER BY id")
+        .bind(row.id)
+        .all()
+    ).results;
+    expect(history).toEqual([
+      { field: "runner_status", from_value: "pending", to_value: "installing", reason: "downloading runner" },
+      { field: "runner_status", from_value: "installing", to_value: "installing", reason: "unpacking runner" },
+    ]);
+  });
+
+  it("records system info, without letting the machine change its JIT runner id", async () => {
+    const s = await setup();
+    const r = await createRunner(s);
+    const agentId = (await instanceRow(r.name)).agent_id;
+    for (const path of ["/callbacks/system-info", "/callbacks/system-info/"]) {
+      const res = await runnerCall("POST", path, r.token, { body: JSON.stringify({ os_name: "Ubuntu", os_version: "24.04", agent_id: 999_999 }) });
+      expect(res.status).toBe(200);
+    }
+    expect(await instanceRow(r.name)).toMatchObject({ os_name: "Ubuntu", os_version: "24.04", agent_id: agentId });
+    await expectRejectedWithoutWrites(400, () => runnerCall("POST", "/callbacks/system-info", r.token, { body: "{not json" }));
+    await expectRejectedWithoutWrites(400, () => runnerCall("POST", "/callbacks/system-info", r.token, { body: JSON.stringify({ os_name: 5 }) }));
+  });
+
+  it("refuses forbidden runner-status changes and bad bodies with 400, writing nothing", async () => {
+    const s = await setup();
+    const r = await createRunner(s);
+    // From pending: a runner cannot be busy, online or pending again before it is installed.
+    for (const status of ["active", "online", "pending"]) {
+      const res = await expectRejectedWithoutWrites(400, () => report(r.token, status));
+      expect(res.body).toEqual({ error: `runner status cannot go from pending to ${status}`, details: { from: "pending", to: status } });
+    }
+    expect((await report(r.token, "installing")).status).toBe(200);
+    const back = await expectRejectedWithoutWrites(400, () => report(r.token, "pending"));
+    expect(back.body.details).toEqual({ from: "installing", to: "pending" });
+    await expectRejectedWithoutWrites(400, () => report(r.token, "bogus"));
+    await expectRejectedWithoutWrites(400, () => runnerCall("POST", "/callbacks/status", r.token, { body: "status=idle" }));
+    await expectRejectedWithoutWrites(400, () => runnerCall("POST", "/callbacks/status", r.token, { body: JSON.stringify({ message: "no status" }) }));
+    await expectRejectedWithoutWrites(400, () => runnerCall("POST", "/callbacks/status", r.token, { body: JSON.stringify({ status: "idle", agent_id: "x" }) }));
+  });
+
+  it("idle makes the runner available at once (nudges the object) and spends the token", async () => {
+    const s = await setup();
+    const r = await createRunner(s);
+    await clearAlarm(s.scaleSetId);
+    expect((await report(r.token, "installing")).status).toBe(200);
+    // Progress reports do not wake the object.
+    expect(await alarmOf(s.scaleSetId)).toBeNull();
+    expect((await report(r.token, "idle", { agent_id: 123456 })).status).toBe(200);
+    expect(await alarmOf(s.scaleSetId)).not.toBeNull();
+    const row = await instanceRow(r.name);
+    expect(row).toMatchObject({ runner_status: "idle", status: "running", status_message: "now idle" });
+    // The JIT runner keeps the id GitHub gave it, whatever the machine claims.
+    expect(row.agent_id).not.toBe(123456);
+    // The object counts it as idle (available) right away.
+    const status = await reconcile(s.scaleSetId);
+    expect(status.last_reconcile.summary).toMatchObject({ idle: 1, available: 1 });
+
+    // Replay after idle: every route refuses the spent token.
+    await expectRefusedEverywhere(r.token);
+  });
+
+  it("failed sends the instance to deletion through the object", async () => {
+    const s = await setup();
+    const r = await createRunner(s);
+    const agentId = (await instanceRow(r.name)).agent_id;
+    await clearAlarm(s.scaleSetId);
+    expect((await report(r.token, "installing")).status).toBe(200);
+    expect((await report(r.token, "failed", { message: "runner checksum does not match" })).status).toBe(200);
+    expect(await instanceRow(r.name)).toMatchObject({ status: "pending_delete", runner_status: "failed", status_message: "runner checksum does not match" });
+    expect(await alarmOf(s.scaleSetId)).not.toBeNull();
+    await expectRefusedEverywhere(r.token);
+
+    await reconcile(s.scaleSetId);
+    expect((await instanceRow(r.name)).status).toBe("deleted");
+    expect((await s.shim.machines()).map((m) => m.name)).not.toContain(r.name);
+    const machine = (await s.shim.requests()).find((q) => q.operation === "create" && (q.body as any)?.name === r.name);
+    expect(machine).toBeDefined();
+    expect((await s.shim.requests()).filter((q) => q.operation === "delete" && q.status === 200 || q.operation === "delete" && q.status === 204)).toHaveLength(1);
+    expect((await s.github.state()).runners.map((g) => g.id)).not.toContain(agentId);
+  });
+});
+
+describe("runner bootstrap: token misuse", () => {
+  const mint = (claims: { instance: string; scaleSetId: string; createAttempt?: number; timeout?: number }, nowMs = Date.now(), secret = env.INSTANCE_TOKEN_SECRET) =>
+    mintInstanceToken(
+      secret,
+      { instance: claims.instance, scaleSetId: claims.scaleSetId, createAttempt: claims.createAttempt ?? 1, bootstrapTimeoutMinutes: claims.timeout ?? 20 },
+      nowMs,
+    );
+
+  it("refuses no token, malformed tokens and tokens signed with another secret", async () => {
+    const s = await setup();
+    const r = await createRunner(s);
+    await expectRefusedEverywhere(null);
+    await expectRefusedEverywhere(null, "Bearer");
+    await expectRefusedEverywhere(null, `Basic ${btoa("runner:secret")}`);
+    await expectRefusedEverywhere("not-a-token");
+    await expectRefusedEverywhere(r.token.slice(0, -2) + (r.token.endsWith("AA") ? "BB" : "AA"));
+    await expectRefusedEverywhere(await mint({ instance: r.name, scaleSetId: s.scaleSetId }, Date.now(), "some-other-secret"));
+    // The unsigned `none` algorithm.
+    const [, payload] = r.token.split(".");
+    await expectRefusedEverywhere(`${btoa(JSON.stringify({ alg: "none", typ: "JWT" })).replace(/=+$/, "")}.${payload}.`);
+    // The right token still works: nothing above spent it.
+    expect((await runnerCall("GET", "/metadata/system/service-name", r.token)).status).toBe(200);
+  });
+
+  it("refuses an expired token (bootstrap timeout + 5 minutes)", async () => {
+    const s = await setup({ bootstrap_timeout: 10 });
+    const r = await createRunner(s);
+    const issuedLongAgo = Date.now() - (10 * 60 + 5 * 60 + 5) * 1000;
+    await expectRefusedEverywhere(await mint({ instance: r.name, scaleSetId: s.scaleSetId, timeout: 10 }, issuedLongAgo));
+    // Still inside its lifetime, the same claims work.
+    const recent = Date.now() - (10 * 60 + 4 * 60) * 1000;
+    expect((await runnerCall("GET", "/metadata/system/service-name", await mint({ instance: r.name, scaleSetId: s.scaleSetId, timeout: 10 }, recent))).status).toBe(200);
+  });
+
+  it("refuses a token for another create attempt, another scale set or an unknown instance", async () => {
+    const s = await setup();
+    const other = await setup();
+    const r = await createRunner(s);
+    const o = await createRunner(other);
+    await expectRefusedEverywhere(await mint({ instance: r.name, scaleSetId: s.scaleSetId, createAttempt: 2 }));
+    await expectRefusedEverywhere(await mint({ instance: r.name, scaleSetId: s.scaleSetId, createAttempt: 0 }));
+    await expectRefusedEverywhere(await mint({ instance: r.name, scaleSetId: other.scaleSetId }));
+    await expectRefusedEverywhere(await mint({ instance: "rb-doesnotexist", scaleSetId: s.scaleSetId }));
+
+    // One instance's token only ever touches that instance.
+    const before = await instanceRow(o.name);
+    expect((await report(r.token, "installing")).status).toBe(200);
+    expect(await instanceRow(o.name)).toEqual(before);
+    const mine = await runnerCall("GET", "/metadata/runner-metadata", r.token);
+    expect(mine.body.name).toBe(r.name);
+  });
+
+  it("refuses the token of an instance being deleted or deleted", async () => {
+    const s = await setup();
+    const r = await createRunner(s);
+    const del = await api.delete(`/api/v1/instances/${r.name}`);
+    expect(del.status, del.text).toBe(202);
+    expect((await instanceRow(r.name)).status).toBe("pending_delete");
+    await expectRefusedEverywhere(r.token);
+    await reconcile(s.scaleSetId);
+    expect((await instanceRow(r.name)).status).toBe("deleted");
+    await expectRefusedEverywhere(r.token);
+  });
+
+  it("refuses the token of an instance that has not been created yet (pending_create) or failed to create", async () => {
+    const s = await setup();
+    const r = await createRunner(s);
+    const row = await instanceRow(r.name);
+    for (const status of ["pending_create", "error", "stopped"]) {
+      await env.DB.prepare("UPDATE instances SET status = ? WHERE id = ?").bind(status, row.id).run();
+      await expectRefusedEverywhere(r.token);
+    }
+    await env.DB.prepare("UPDATE instances SET status = 'creating' WHERE id = ?").bind(row.id).run();
+    expect((await runnerCall("GET", "/metadata/system/service-name", r.token)).status).toBe(200);
+  });
+});
+
+describe("runner bootstrap: registration token (JIT off)", () => {
+  it("the scale set API takes jit_config_enabled (default true) and validates it", async () => {
+    const s = await setup();
+    expect((await api.get(`/api/v1/scalesets/${s.scaleSetId}`)).body.jit_config_enabled).toBe(true);
+    const off = await api.put(`/api/v1/scalesets/${s.scaleSetId}`, { jit_config_enabled: false });
+    expect([off.status, off.body.jit_config_enabled]).toEqual([200, false]);
+    expect((await api.get(`/api/v1/scalesets/${s.scaleSetId}`)).body.jit_config_enabled).toBe(false);
+    await expectRejectedWithoutWrites(400, () => api.put(`/api/v1/scalesets/${s.scaleSetId}`, { jit_config_enabled: "no" }));
+    const created = await setup({ jit_config_enabled: false });
+    expect((await api.get(`/api/v1/scalesets/${created.scaleSetId}`)).body.jit_config_enabled).toBe(false);
+  });
+
+  it("creates the runner without a JIT config and serves a fresh registration token exactly once", async () => {
+    const s = await setup({ jit_config_enabled: false, runner_group: "" });
+    const r = await createRunner(s);
+    expect(r.bootstrap).toMatchObject({ jit_config_enabled: false, labels: ["linux", "self-hosted"], repo_url: "https://github.example.test/octo/app" });
+    const row = await instanceRow(r.name);
+    expect(row).toMatchObject({ jit_config_enc: null, agent_id: null, registration_token_served_at: null, status: "running" });
+    // No runner was registered at GitHub by the coordinator: the machine does it.
+    expect((await s.github.state()).runners).toEqual([]);
+
+    const meta = await runnerCall("GET", "/metadata/runner-metadata", r.token);
+    expect(meta.body.jit_config_enabled).toBe(false);
+    for (const file of ["runner", "credentials", "credentials_rsaparams"]) {
+      await expectRejectedWithoutWrites(404, () => runnerCall("GET", `/metadata/credentials/${file}`, r.token));
+    }
+    const script = await runnerCall("GET", "/metadata/install-script", r.token);
+    expect(script.text).toContain("JIT_CONFIG='false'");
+    expect(script.text).toContain("REPO_URL='https://github.example.test/octo/app'");
+    expect(script.text).toContain("RUNNER_LABELS='linux,self-hosted'");
+
+    const first = await runnerCall("GET", "/metadata/runner-registration-token/", r.token);
+    expect(first.status).toBe(200);
+    expect(first.headers.get("content-type")).toMatch(/^text\/plain/);
+    const issued = (await s.github.state()).issued_registration_tokens;
+    expect(issued).toHaveLength(1);
+    expect(first.text).toBe(issued[0]);
+    expect((await instanceRow(r.name)).registration_token_served_at).toEqual(expect.any(Number));
+
+    for (const path of ["/metadata/runner-registration-token", "/metadata/runner-registration-token/"]) {
+      const again = await expectRejectedWithoutWrites(409, () => runnerCall("GET", path, r.token));
+      expect(again.body.error).toMatch(/already served/);
+    }
+    expect((await s.github.state()).issued_registration_tokens).toHaveLength(1);
+
+    // The machine reports the id config.sh got; without JIT that is the only source.
+    expect((await report(r.token, "idle", { agent_id: 4242 })).status).toBe(200);
+    expect((await instanceRow(r.name)).agent_id).toBe(4242);
+  });
+
+  it("keeps each instance in the mode it was created in when the setting changes", async () => {
+    const s = await setup();
+    const jit = await createRunner(s);
+    expect((await api.put(`/api/v1/scalesets/${s.scaleSetId}`, { jit_config_enabled: false, max_runners: 10 })).status).toBe(200);
+    const plain = await createRunner(s);
+    expect(plain.bootstrap.jit_config_enabled).toBe(false);
+    expect((await runnerCall("GET", "/metadata/install-script", jit.token)).text).toContain("JIT_CONFIG='true'");
+    expect((await runnerCall("GET", "/metadata/credentials/runner", jit.token)).status).toBe(200);
+    expect((await runnerCall("GET", "/metadata/runner-registration-token", jit.token)).status).toBe(404);
+    expect((await runnerCall("GET", "/metadata/install-script", plain.token)).text).toContain("JIT_CONFIG='false'");
+    expect((await runnerCall("GET", "/metadata/runner-registration-token", plain.token)).status).toBe(200);
+  });
+
+  it("serves the token once even to racing requests", async () => {
+    const s = await setup({ jit_config_enabled: false });
+    const r = await createRunner(s);
+    const answers = await Promise.all(Array.from({ length: 4 }, () => runnerCall("GET", "/metadata/runner-registration-token", r.token)));
+    expect(answers.map((a) => a.status).sort()).toEqual([200, 409, 409, 409]);
+  });
+
+  it("gives the claim back when GitHub refuses, so the machine can try again", async () => {
+    const s = await setup({ jit_config_enabled: false });
+    const r = await createRunner(s);
+    await s.github.fault({ kind: "busy_runner", path: "registration-token" });
+    const before = await dumpDb();
+    const failed = await runnerCall("GET", "/metadata/runner-registration-token", r.token);
+    expect(failed.status).toBe(502);
+    expect(failed.body.error).toMatch(/registration token/);
+    expect(await dumpDb()).toEqual(before);
+    const ok = await runnerCall("GET", "/metadata/runner-registration-token", r.token);
+    expect(ok.status).toBe(200);
+    expect(ok.text).toBe((await s.github.state()).issued_registration_tokens[0]);
+  });
+});
+
+describe("runner bootstrap: logs", () => {
+  it("writes one JSON line per callback, and never the token", async () => {
+    const s = await setup({ jit_config_enabled: false });
+    const r = await createRunner(s);
+    const spy = vi.spyOn(console, "log");
+    try {
+      await report(r.token, "installing");
+      await report(r.token, "active");
+      await runnerCall("POST", "/callbacks/status", r.token, { body: "{oops" });
+      await runnerCall("POST", "/callbacks/system-info", r.token, { body: JSON.stringify({ os_name: "Ubuntu" }) });
+      const reg = await runnerCall("GET", "/metadata/runner-registration-token", r.token);
+      await runnerCall("GET", "/metadata/runner-registration-token", r.token);
+      await report(r.token, "idle");
+      await report(r.token, "idle");
+      await runnerCall("GET", "/metadata/runner-metadata", `${r.token}x`);
+
+      const lines = spy.mock.calls.map((args) => args.map((a) => (typeof a === "string" ? a : JSON.stringify(a))).join(" "));
+      for (const line of lines) {
+        expect(line).not.toContain(r.token);
+        expect(line).not.toContain(reg.text);
+      }
+      const events = lines
+        .map((l) => {
+          try {
+            return JSON.parse(l);
+          } catch {
+            return null;
+          }
+        })
+        .filter((e) => e && e.instance === r.name)
+        .map((e) => [e.event, e.to ?? e.route ?? e.reason ?? null]);
+      expect(events).toEqual([
+        ["runner_status", "installing"],
+        ["runner_status_refused", "active"],
+        ["runner_callback_invalid", "status"],
+        ["runner_system_info", null],
+        ["registration_token_served", null],
+        ["registration_token_refused", "already served"],
+        ["runner_status", "idle"],
+        ["instance_auth_refused", "runner is idle"],
+      ]);
+      // The tampered token names no one the log could trust, and is not logged either.
+      expect(lines.some((l) => l.includes('"instance_auth_refused"') && l.includes("invalid or expired token"))).toBe(true);
+    } finally {
+      spy.mockRestore();
+    }
+  });
+});
