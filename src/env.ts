@@ -23,6 +23,7 @@ export interface Env {
   ORPHAN_CHECK_SECONDS?: string;
   CREATE_BACKOFF_SECONDS?: string;
   CREATE_FAILURE_LIMIT?: string;
+  STALE_JOB_SECONDS?: string;
 }
 
 export type AppEnv = { Bindings: Env };

@@ -47,10 +47,12 @@ export interface ScaleSetSnapshotRows {
   scaleSet: ScaleSetRecord | null;
   instances: InstanceRecord[];
   queuedJobs: number;
+  /** The oldest queued jobs (at most 50), for re-checking against GitHub. */
+  oldestQueued: { id: number; repository: string; queuedAt: number }[];
 }
 
 export async function loadScaleSetSnapshot(db: D1Database, scaleSetId: string): Promise<ScaleSetSnapshotRows> {
-  const [setRes, instRes, jobsRes] = await db.batch([
+  const [setRes, instRes, jobsRes, oldestRes] = await db.batch([
     db
       .prepare(
         `SELECT s.*, e.kind AS e_kind, e.owner AS e_owner, e.name AS e_name, e.endpoint_name AS e_endpoint, e.credentials_id AS e_credentials,
@@ -69,6 +71,12 @@ export async function loadScaleSetSnapshot(db: D1Database, scaleSetId: string): 
       )
       .bind(scaleSetId),
     db.prepare(`SELECT count(*) AS n FROM jobs WHERE scale_set_id = ? AND status IN ('queued', 'waiting')`).bind(scaleSetId),
+    db
+      .prepare(
+        `SELECT id, repository, coalesce(queued_at, created_at) AS queued_at FROM jobs
+          WHERE scale_set_id = ? AND status IN ('queued', 'waiting') ORDER BY coalesce(queued_at, created_at) LIMIT 50`,
+      )
+      .bind(scaleSetId),
   ]);
   const s = setRes!.results[0] as Record<string, any> | undefined;
   return {
@@ -110,6 +118,11 @@ export async function loadScaleSetSnapshot(db: D1Database, scaleSetId: string): 
       statusChangedAt: r.status_changed_at,
     })),
     queuedJobs: (jobsRes!.results[0] as { n: number }).n,
+    oldestQueued: (oldestRes!.results as { id: number; repository: string; queued_at: number }[]).map((r) => ({
+      id: r.id,
+      repository: r.repository,
+      queuedAt: r.queued_at,
+    })),
   };
 }
 
@@ -246,4 +259,29 @@ export async function applyStatusChanges(db: D1Database, changes: StatusChange[]
   const results = await db.batch(stmts);
   if (!changes.length) return new Set();
   return new Set((results[results.length - 1]!.results as { id: string }[]).map((r) => r.id));
+}
+
+/**
+ * Moves jobs forward to what GitHub says they are, never backward (a webhook may have done
+ * it meanwhile): the statement only touches rows still queued or waiting.
+ */
+export async function applyJobCorrections(
+  db: D1Database,
+  corrections: { id: number; status: "in_progress" | "completed"; conclusion: string | null }[],
+  now: number,
+): Promise<void> {
+  if (!corrections.length) return;
+  await db
+    .prepare(
+      `UPDATE jobs SET
+         status = json_extract(c.value, '$.status'),
+         conclusion = coalesce(json_extract(c.value, '$.conclusion'), jobs.conclusion),
+         started_at = coalesce(jobs.started_at, ?2),
+         completed_at = CASE WHEN json_extract(c.value, '$.status') = 'completed' THEN coalesce(jobs.completed_at, ?2) ELSE jobs.completed_at END,
+         updated_at = ?2
+       FROM json_each(?1) AS c
+       WHERE jobs.id = json_extract(c.value, '$.id') AND jobs.status IN ('queued', 'waiting')`,
+    )
+    .bind(JSON.stringify(corrections), now)
+    .run();
 }

@@ -41,6 +41,7 @@ export class ObjectState {
         poll_at INTEGER
       );
       CREATE TABLE IF NOT EXISTS timers (name TEXT PRIMARY KEY, due_at INTEGER NOT NULL);
+      CREATE TABLE IF NOT EXISTS job_checks (job_id INTEGER PRIMARY KEY, checked_at INTEGER NOT NULL);
     `);
   }
 
@@ -167,7 +168,20 @@ export class ObjectState {
     return row?.due ?? null;
   }
 
+  /** When each queued job was last re-checked against GitHub. */
+  jobChecks(): Map<number, number> {
+    const rows = this.sql.exec<{ job_id: number; checked_at: number }>("SELECT job_id, checked_at FROM job_checks").toArray();
+    return new Map(rows.map((r) => [r.job_id, r.checked_at]));
+  }
+
+  recordJobChecks(jobIds: number[], at: number, keep: Set<number>): void {
+    for (const id of jobIds) {
+      this.sql.exec("INSERT INTO job_checks (job_id, checked_at) VALUES (?, ?) ON CONFLICT(job_id) DO UPDATE SET checked_at = excluded.checked_at", id, at);
+    }
+    for (const id of this.jobChecks().keys()) if (!keep.has(id) && !jobIds.includes(id)) this.sql.exec("DELETE FROM job_checks WHERE job_id = ?", id);
+  }
+
   clear(): void {
-    this.sql.exec("DELETE FROM meta; DELETE FROM instance_ops; DELETE FROM timers;");
+    this.sql.exec("DELETE FROM meta; DELETE FROM instance_ops; DELETE FROM timers; DELETE FROM job_checks;");
   }
 }

@@ -1,7 +1,7 @@
 import type { ScaleSetRecord } from "../db/scaleset-store";
 import type { Env } from "../env";
 import { GithubClient } from "../github/github-client";
-import { createRegistrationToken, deleteRunner, generateJitConfig, listRunnerDownloads, listRunners } from "../github/runners";
+import { createRegistrationToken, deleteRunner, getJob, generateJitConfig, listRunnerDownloads, listRunners } from "../github/runners";
 import { scopeOf } from "../github/scope";
 import { createShimClient } from "../providers/shim-client";
 import type { MachinePort, RunnerPort, RunnerTool } from "./ports";
@@ -50,6 +50,10 @@ export function githubRunnerPort(env: Env, entity: ScaleSetRecord["entity"]): Ru
       return tools;
     },
     registrationToken: async () => (await createRegistrationToken(gh, scope)).token,
+    async jobStatus(repository, jobId) {
+      const [owner, repo] = repository.split("/");
+      return getJob(gh, { owner: owner!, repo: repo! }, jobId);
+    },
   };
 }
 

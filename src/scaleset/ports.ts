@@ -33,4 +33,6 @@ export interface RunnerPort {
   runnerDownloads(): Promise<RunnerTool[]>;
   /** A one-time token a machine registers a runner with (config.sh), when JIT is off. */
   registrationToken(): Promise<string>;
+  /** A job's status at GitHub, or null when GitHub does not show it (404). */
+  jobStatus(repository: string, jobId: number): Promise<{ status: string; conclusion: string | null } | null>;
 }

@@ -5,6 +5,7 @@ import { keyringFor } from "../crypto/keyring";
 import { open, seal } from "../crypto/secret-box";
 import { secretContext } from "../crypto/secret-contexts";
 import {
+  applyJobCorrections,
   applyStatusChanges,
   insertInstancesStatements,
   loadScaleSetSnapshot,
@@ -20,7 +21,8 @@ import { canRunnerTransition, canTransition } from "./instance-states";
 import { mintInstanceToken } from "./instance-token";
 import { ObjectState, type LastReconcile } from "./object-state";
 import type { MachineInfo, MachinePort, PortError, RunnerPort } from "./ports";
-import { createScaleSetPorts } from "./ports-factory";
+import { createScaleSetPorts, githubRunnerPort } from "./ports-factory";
+import { pickStaleJobs, staleJobVerdict, type QueuedJob } from "./stale-jobs";
 import { plan, type Action, type PlanInstance } from "./reconcile";
 import { runnerName } from "./runner-names";
 import { scaleSetSettings, type ScaleSetSettings } from "./settings";
@@ -392,6 +394,8 @@ export class ScaleSet extends DurableObject<Env> {
       // Drift is judged against this snapshot, before the plan adds anything the cloud cannot know yet.
       if (now - this.state.lastOrphanCheck >= this.settings.orphanCheckMs) await this.checkDrift(db, ss, rows.instances);
       if (result.actions.length) await this.apply(db, ss, rows.instances, result.actions);
+      // Lost webhooks: jobs GitHub has long started or finished must stop asking for runners.
+      if ((await this.recheckStaleJobs(db, ss, rows.oldestQueued)) > 0) this.rerun = true;
     } catch (e) {
       error = errorText(e);
       log({ event: "reconcile_error", scale_set: ss.id, error });
@@ -573,6 +577,27 @@ export class ScaleSet extends DurableObject<Env> {
     } finally {
       for (const n of [...fresh.map((f) => f.name), ...deletes.map((d) => d.instance), ...polls.map((p) => p.instance)]) this.inFlight.delete(n);
     }
+  }
+
+  /** Asks GitHub about the oldest queued jobs and moves forward those it has started or finished. */
+  private async recheckStaleJobs(db: D1Database, ss: ScaleSetRecord, oldest: QueuedJob[]): Promise<number> {
+    const now = Date.now();
+    const picked = pickStaleJobs(oldest, this.state.jobChecks(), now, this.settings.staleJobs);
+    if (!picked.length) return 0;
+    const github = githubRunnerPort(this.env, ss.entity);
+    const answers = await pool(picked, this.settings.concurrency, (j) => github.jobStatus(j.repository, j.id).catch(() => null));
+    const corrections = picked.flatMap((j, i) => {
+      const verdict = staleJobVerdict(answers[i]!);
+      return verdict ? [{ id: j.id, ...verdict }] : [];
+    });
+    await applyJobCorrections(db, corrections, now);
+    this.state.recordJobChecks(
+      picked.map((j) => j.id),
+      now,
+      new Set(oldest.map((j) => j.id)),
+    );
+    for (const c of corrections) log({ event: "stale_job_corrected", scale_set: ss.id, job_id: c.id, status: c.status });
+    return corrections.length;
   }
 
   private scheduleDeleteRetry(instance: string): number {

@@ -1,5 +1,6 @@
 import type { Env } from "../env";
 import type { CreateBackoffPolicy } from "./backoff";
+import { DEFAULT_STALE_JOBS, type StaleJobPolicy } from "./stale-jobs";
 
 /** Timing knobs for every scale set, from optional Worker vars (seconds), with defaults. */
 export interface ScaleSetSettings {
@@ -11,6 +12,7 @@ export interface ScaleSetSettings {
   stuckGraceMs: number;
   orphanCheckMs: number;
   createBackoff: CreateBackoffPolicy;
+  staleJobs: StaleJobPolicy;
   /** Outbound calls (shim, GitHub) run at most this many at a time per scale set. */
   concurrency: number;
 }
@@ -33,6 +35,7 @@ export function scaleSetSettings(env: Partial<Env>): ScaleSetSettings {
       intervalMs: seconds(env.CREATE_BACKOFF_SECONDS, 10),
       hardLimit: Number.isInteger(limit) && limit > 0 ? limit : 5,
     },
+    staleJobs: { ...DEFAULT_STALE_JOBS, staleAfterMs: seconds(env.STALE_JOB_SECONDS, DEFAULT_STALE_JOBS.staleAfterMs / 1000) },
     concurrency: 16,
   };
 }

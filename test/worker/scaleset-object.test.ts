@@ -391,6 +391,34 @@ describe("ScaleSet object: lifecycle", () => {
   });
 });
 
+describe("ScaleSet object: lost webhooks", () => {
+  it("re-checks old queued jobs at GitHub and stops serving the ones GitHub finished", async () => {
+    const w = await world({ enabled: false });
+    const [finished, running, stillQueued, unknown] = await queueJobs(w.scaleSetId, 4);
+    await env.DB.prepare(`UPDATE jobs SET queued_at = ? WHERE id IN (${[finished, running, stillQueued, unknown].join(",")})`)
+      .bind(Date.now() - 60 * 60_000)
+      .run();
+    await w.github.putJobs(
+      { id: finished!, repository: "octo/app", status: "completed", conclusion: "success" },
+      { id: running!, repository: "octo/app", status: "in_progress" },
+      { id: stillQueued!, repository: "octo/app", status: "queued" },
+    );
+    await reconcile(w.scaleSetId);
+    const statuses = async () =>
+      Object.fromEntries(
+        (await env.DB.prepare(`SELECT id, status FROM jobs WHERE id IN (${[finished, running, stillQueued, unknown].join(",")})`).all<{ id: number; status: string }>()).results.map(
+          (r) => [r.id, r.status],
+        ),
+      );
+    expect(await statuses()).toEqual({ [finished!]: "completed", [running!]: "in_progress", [stillQueued!]: "queued", [unknown!]: "queued" });
+    const asked = async () => (await w.github.requests()).filter((r) => r.path.includes("/actions/jobs/")).length;
+    expect(await asked()).toBe(4);
+    // Not asked again right away.
+    await reconcile(w.scaleSetId);
+    expect(await asked()).toBe(4);
+  });
+});
+
 describe("ScaleSet object: drift and crashes", () => {
   it("deletes cloud machines it has no instance for, and closes instances whose machine is gone", async () => {
     const w = await world();
