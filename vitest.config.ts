@@ -4,7 +4,8 @@ import { defineConfig } from "vitest/config";
 // Projects: pure domain code runs in plain Node; everything that touches the platform runs
 // inside real workerd with real D1 and Durable Objects, talking to the fake GitHub (started in
 // Node by the worker project's globalSetup, reached at inject("fakeGithubUrl")); the contract
-// project checks the fake's answers against GitHub's published OpenAPI description.
+// project checks the fake's answers against GitHub's published OpenAPI description; the shims
+// project runs the reference provider shims (shims/) against real processes.
 export default defineConfig(async () => {
   const migrations = await readD1Migrations("./migrations");
   return {
@@ -15,6 +16,10 @@ export default defineConfig(async () => {
         },
         {
           test: { name: "contract", include: ["test/contract/**/*.test.ts"], environment: "node", testTimeout: 60_000 },
+        },
+        {
+          // Reference shims (shims/), in Node: they run real provider processes, so they get more time.
+          test: { name: "shims", include: ["test/shims/**/*.test.ts"], environment: "node", testTimeout: 30_000 },
         },
         {
           plugins: [
