@@ -130,7 +130,7 @@ export async function send(bridge: { url: string }, method: string, route: strin
     "x-edgerunner-controller-id": CONTROLLER,
     "x-edgerunner-pool-id": POOL,
     "x-edgerunner-pool-extra-specs": EXTRA_SPECS_B64,
-    ...signature,
+    ...Object.fromEntries(Object.entries(signature).map(([k, v]) => [k.toLowerCase(), v])),
     ...(body ? { "content-type": "application/json" } : {}),
   };
   for (const [k, v] of Object.entries(opts.headers ?? {})) {
