@@ -103,12 +103,10 @@ export async function startTestBridge(
   });
   const rawLogs: string[] = [];
   const bridge = await startGarmBridge({ config, environ, log: (event, fields = {}) => rawLogs.push(JSON.stringify({ event, ...fields })) });
-  return Object.assign(bridge, {
-    rawLogs,
-    get logs() {
-      return rawLogs.map((l) => JSON.parse(l) as Record<string, unknown>);
-    },
-  });
+  return Object.defineProperties(bridge, {
+    rawLogs: { value: rawLogs },
+    logs: { get: () => rawLogs.map((l) => JSON.parse(l) as Record<string, unknown>) },
+  }) as TestBridge;
 }
 
 export interface SendOptions {
