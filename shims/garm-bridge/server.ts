@@ -245,8 +245,10 @@ export async function startGarmBridge(opts: BridgeOptions): Promise<GarmBridge> 
     // A delete racing the create of the same name would find nothing and leave the machine behind.
     await creates.get(key(pool, id))?.promise;
     const done = await run(poolCall("DeleteInstance", pool, id), undefined, []);
-    if (done.type === "ok") return { ok: true, found: true };
-    if (done.type === "not_found") return { ok: true, found: false };
+    if (done.type === "ok" || done.type === "not_found") {
+      names.delete(key(pool, id));
+      return { ok: true, found: done.type === "ok" };
+    }
     if (done.type === "duplicate") return { ok: false, failure: { status: 500, retryable: true, message: done.message } };
     return { ok: false, failure: done.failure };
   }
