@@ -11,11 +11,16 @@ import { z } from "zod";
 export const interfaceVersions = ["v0.1.0", "v0.1.1"] as const;
 export type InterfaceVersion = (typeof interfaceVersions)[number];
 
-/** GARM refuses configured variables that could override its own contract; so do we. */
-const envName = z
-  .string()
-  .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "not a valid environment variable name")
-  .refine((n) => !n.toUpperCase().startsWith("GARM_"), "GARM_* variables are set by the bridge itself");
+/** GARM ignores configured variables that would override its own contract; the bridge refuses them outright. */
+function envNameProblem(n: string): string | null {
+  if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(n)) return `'${n}' is not a valid environment variable name`;
+  if (n.toUpperCase().startsWith("GARM_")) return `'${n}': GARM_* variables are set by the bridge itself`;
+  return null;
+}
+const envName = z.string().superRefine((n, ctx) => {
+  const problem = envNameProblem(n);
+  if (problem) ctx.addIssue({ code: "custom", message: problem });
+});
 
 export const BridgeConfig = z
   .strictObject({
@@ -39,7 +44,15 @@ export const BridgeConfig = z
     /** When set, requests for another controller are refused (403). */
     controller_id: z.string().min(1).optional(),
     /** Extra variables given to the provider, by value. */
-    env: z.record(envName, z.string()).default({}),
+    env: z
+      .record(z.string(), z.string())
+      .default({})
+      .superRefine((env, ctx) => {
+        for (const name of Object.keys(env)) {
+          const problem = envNameProblem(name);
+          if (problem) ctx.addIssue({ code: "custom", message: problem, path: [name] });
+        }
+      }),
     /** Names of the bridge's own environment variables handed to the provider when set (e.g. HTTPS_PROXY, OS_CLOUD). */
     pass_env: z.array(envName).default([]),
     /** Per provider call; the process group is killed past it. Keep it under the coordinator's 30 s unless async. */
