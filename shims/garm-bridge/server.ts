@@ -144,6 +144,7 @@ export async function startGarmBridge(opts: BridgeOptions): Promise<GarmBridge> 
     return p;
   };
   let providerVersion: string | undefined;
+  let versionAsked = false;
   /** provider_id → instance name, from every machine the provider showed us: async delete callbacks must name the instance. */
   const names = new Map<string, string>();
   const remember = (pool: Pool, instances: ValidProviderInstance[]) => {
@@ -333,7 +334,9 @@ export async function startGarmBridge(opts: BridgeOptions): Promise<GarmBridge> 
     }
 
     if (route.op === "capabilities") {
-      if (providerVersion === undefined) {
+      // Asked once per bridge: older providers do not implement GetVersion, and it never changes under us.
+      if (!versionAsked) {
+        versionAsked = true;
         const v = await run({ command: "GetVersion", controllerId }, undefined, []);
         if (v.type === "ok" && v.stdout.trim()) providerVersion = v.stdout.trim().slice(0, 200);
       }

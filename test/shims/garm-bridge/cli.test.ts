@@ -112,3 +112,12 @@ esac
     expect(JSON.stringify(lines)).not.toContain(SECRET);
   });
 });
+
+describe("example-config.json", () => {
+  it("is a valid configuration apart from its placeholder paths", async () => {
+    const { BridgeConfig } = await import("../../../shims/garm-bridge/config");
+    const { readFileSync } = await import("node:fs");
+    const { secret_file: _, ...example } = JSON.parse(readFileSync("shims/garm-bridge/example-config.json", "utf8"));
+    expect(BridgeConfig.safeParse({ ...example, secret: SECRET }).success).toBe(true);
+  });
+});
