@@ -210,7 +210,7 @@ export async function startGarmBridge(opts: BridgeOptions): Promise<GarmBridge> 
     if (got.type === "failed") return { ok: false, failure: got.failure };
     if (got.type === "duplicate") return { ok: false, failure: { status: 500, retryable: true, message: got.message } };
     const parsed = parseInstance("GetInstance", got.stdout, expectedName);
-    if (!parsed.ok) return { ok: false, failure: parsed.failure };
+    if (!parsed.ok) return { ok: false, failure: { ...parsed.failure, message: redact(parsed.failure.message, [...secrets, ...hide]) } };
     remember(pool, [parsed.value]);
     return { ok: true, instance: parsed.value };
   }

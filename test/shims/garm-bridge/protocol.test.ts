@@ -190,9 +190,9 @@ describe("idempotent create", () => {
   });
 
   it("makes a delete wait for the create of the same name instead of leaving the machine behind", async () => {
-    world.configure({ create_sleep_ms: 400 });
+    world.configure({ create_sleep_ms: 700 });
     const creating = create("runner-race");
-    await new Promise((r) => setTimeout(r, 150));
+    await new Promise((r) => setTimeout(r, 250));
     const deleted = await send(bridge, "DELETE", "/v1/instances/runner-race");
     expect((await creating).status).toBe(201);
     expect(deleted.status).toBe(204);
