@@ -439,7 +439,12 @@ export async function startGarmBridge(opts: BridgeOptions): Promise<GarmBridge> 
     res.writeHead(a.status, { "content-type": "application/json", ...(a.headers ?? {}) }).end(JSON.stringify(a.body));
   };
 
+  /** Requests being answered: stop() lets them finish before closing connections. */
+  const answering = new Set<Promise<void>>();
   const server = createServer(async (req, res) => {
+    const done = new Promise<void>((resolve) => res.once("close", () => resolve()));
+    answering.add(done);
+    void done.then(() => answering.delete(done));
     const started = performance.now();
     const method = req.method ?? "GET";
     const target = req.url ?? "/";
@@ -520,7 +525,7 @@ export async function startGarmBridge(opts: BridgeOptions): Promise<GarmBridge> 
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();
       // Killing a provider mid-create would leave a half-made machine: let calls under way finish.
-      while (work.size) await Promise.allSettled([...work]);
+      while (work.size || answering.size) await Promise.allSettled([...work, ...answering]);
       // Undelivered callbacks are not lost: the coordinator polls GET for operations it hears nothing about.
       callbacks?.close();
       await callbacks?.idle();

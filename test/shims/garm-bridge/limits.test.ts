@@ -1,7 +1,7 @@
 // Providers that hang, flood or crowd the bridge: per-call timeouts that kill the whole
 // process group, an output cap, and a concurrency limit with a bounded queue.
 import { afterEach, describe, expect, it } from "vitest";
-import { makeProviderWorld, type ProviderWorld, processAlive, send, startTestBridge, type TestBridge } from "./harness";
+import { bootstrap, makeProviderWorld, type ProviderWorld, processAlive, send, startTestBridge, type TestBridge } from "./harness";
 
 let world: ProviderWorld | undefined;
 let bridge: TestBridge | undefined;
@@ -88,5 +88,20 @@ describe("concurrency", () => {
       const overlapping = calls.filter((o) => o.started < c.ended && c.started < o.ended);
       expect(overlapping.length).toBeLessThanOrEqual(2);
     }
+  });
+});
+
+describe("stopping", () => {
+  it("lets a create under way finish and answer before the bridge stops", async () => {
+    world = makeProviderWorld();
+    bridge = await startTestBridge(world);
+    world.configure({ create_sleep_ms: 500 });
+    const creating = send(bridge, "POST", "/v1/instances", JSON.stringify(bootstrap("runner-stopping")));
+    await new Promise((r) => setTimeout(r, 200));
+    const stopped = bridge.stop();
+    expect(await creating).toMatchObject({ status: 201, body: { name: "runner-stopping" } });
+    await stopped;
+    bridge = undefined;
+    expect(world.calls().filter((c) => c.command === "CreateInstance")).toHaveLength(1);
   });
 });

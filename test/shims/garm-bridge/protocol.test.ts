@@ -78,6 +78,18 @@ describe("signatures", () => {
     expect((await fetch(`${base}/lxd/v1/instances`, { headers })).status).toBe(200);
   });
 
+  it("refuses another controller with 403 when controller_id is configured", async () => {
+    const guarded = await startTestBridge(world, { controller_id: CONTROLLER });
+    try {
+      expect((await send(guarded, "GET", "/v1/instances")).status).toBe(200);
+      const other = await send(guarded, "GET", "/v1/instances", "", { headers: { "x-edgerunner-controller-id": "another-coordinator" } });
+      expect(other).toMatchObject({ status: 403, body: { error: "this bridge serves another controller" } });
+      expect(world.calls().map((c) => c.env.GARM_CONTROLLER_ID)).toEqual([CONTROLLER]);
+    } finally {
+      await guarded.stop();
+    }
+  });
+
   it("answers health checks without a signature and nothing else", async () => {
     expect((await fetch(`${bridge.url}/healthz`)).status).toBe(200);
     expect((await fetch(`${bridge.url}/v1/instances`)).status).toBe(401);
