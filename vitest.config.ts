@@ -5,7 +5,8 @@ import { defineConfig } from "vitest/config";
 // inside real workerd with real D1 and Durable Objects, talking to the fake GitHub (started in
 // Node by the worker project's globalSetup, reached at inject("fakeGithubUrl")); the contract
 // project checks the fake's answers against GitHub's published OpenAPI description; the e2e
-// project runs the rendered install script with bash against the coordinator under `wrangler dev`.
+// project runs the rendered install script with bash against the coordinator under `wrangler dev`;
+// the shims project runs the reference provider shims (shims/) against real processes.
 export default defineConfig(async () => {
   const migrations = await readD1Migrations("./migrations");
   return {
@@ -20,6 +21,10 @@ export default defineConfig(async () => {
         {
           // The bootstrap scripts run for real: bash + curl against `wrangler dev` and the fakes, in Node.
           test: { name: "e2e", include: ["test/e2e/**/*.test.ts"], environment: "node", testTimeout: 120_000, hookTimeout: 120_000 },
+        },
+        {
+          // Reference shims (shims/), in Node: they run real provider processes, so they get more time.
+          test: { name: "shims", include: ["test/shims/**/*.test.ts"], environment: "node", testTimeout: 30_000 },
         },
         {
           plugins: [

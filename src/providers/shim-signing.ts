@@ -33,7 +33,7 @@ export function requestTarget(url: string | URL): string {
 }
 
 /** The exact bytes that are signed. */
-export function signingInput(timestamp: string, parts: SignedRequestParts): Uint8Array {
+export function signingInput(timestamp: string, parts: SignedRequestParts): Uint8Array<ArrayBuffer> {
   const head = encoder.encode(`${timestamp}\n${parts.method.toUpperCase()}\n${parts.pathWithQuery}\n`);
   const body = typeof parts.body === "string" ? encoder.encode(parts.body) : parts.body;
   const out = new Uint8Array(head.length + body.length);
