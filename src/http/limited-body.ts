@@ -1,7 +1,9 @@
 /** The body was larger than allowed; nothing past the limit was read. */
 export class BodyTooLarge extends Error {
-  constructor(readonly limit: number) {
+  readonly limit: number;
+  constructor(limit: number) {
     super(`body exceeds ${limit} bytes`);
+    this.limit = limit;
   }
 }
 
