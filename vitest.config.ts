@@ -28,6 +28,7 @@ export default defineConfig(async () => {
                   ENCRYPTION_KEYS_PREVIOUS: "",
                   PUBLIC_URL: "https://edgerunner.test",
                   INSTANCE_TOKEN_SECRET: "test-instance-token-secret",
+                  METRICS_TOKEN: "test-metrics-token",
                   // Alarms run on real timers and are not reset between tests: keep them far
                   // away, and let each test drive the scale set objects explicitly.
                   NUDGE_DELAY_SECONDS: "3600",
