@@ -1,15 +1,12 @@
 import { env, exports } from "cloudflare:workers";
 import { afterEach, describe, expect, inject, it, vi } from "vitest";
 import { clone, exampleFor } from "../fixtures/webhook-examples";
-import { createTenant } from "../fake-shim/control";
-import { createEndpoint, createPatCredential, newWorld } from "./github-helpers";
-import { ADMIN_TOKEN, api, unique } from "./helpers";
+import { ADMIN_TOKEN, api } from "./helpers";
+import { SHIM_SECRET, WEBHOOK_SECRET, world } from "./observed-world";
 import { find, parsePrometheus, value, type Parsed } from "./prometheus-parse";
 import { deliver, newDeliveryId } from "./webhook-setup";
 
 const METRICS_TOKEN = "test-metrics-token";
-const SHIM_SECRET = "metrics-shim-secret-0001";
-const WEBHOOK_SECRET = "whsec-metrics-0123456789";
 const GHES_HOST = { "x-github-enterprise-host": "github.example.test" };
 
 async function scrape(token: string | null = METRICS_TOKEN) {
@@ -38,29 +35,6 @@ function jobPayload(action: "queued" | "in_progress", id: number, labels: string
   if (times.started !== undefined) p.workflow_job.started_at = new Date(times.started).toISOString();
   if (action === "in_progress") p.workflow_job.runner_name = "someone-elses-runner";
   return p;
-}
-
-/** Everything a scale set needs, on the fakes: GitHub (a GHES-style endpoint, so its webhooks carry that host) and a shim. */
-async function world() {
-  const github = await newWorld();
-  const credentialsId = await createPatCredential(await createEndpoint(github));
-  const credentials = (await api.get(`/api/v1/github/credentials/${credentialsId}`)).body;
-  const repo = await api.post("/api/v1/repositories", { owner: "octo", name: "app", credentials_name: credentials.name, webhook_secret: WEBHOOK_SECRET });
-  expect(repo.status, repo.text).toBe(201);
-  const shim = await createTenant(inject("fakeShimUrl"), { secret: SHIM_SECRET });
-  const provider = unique("shim");
-  expect((await api.post("/api/v1/providers", { name: provider, url: shim.url, secret: SHIM_SECRET })).status).toBe(201);
-  const ss = await api.post(`/api/v1/repositories/${repo.body.id}/scalesets`, {
-    name: unique("linux"),
-    provider_name: provider,
-    labels: ["self-hosted", "linux"],
-    max_runners: 10,
-    image: "ubuntu:24.04",
-    flavor: "small",
-    runner_prefix: "mx",
-  });
-  expect(ss.status, ss.text).toBe(201);
-  return { github, shim, provider, credentials: credentials.name as string, scaleSetId: ss.body.id as string, scaleSetName: ss.body.name as string };
 }
 
 afterEach(() => vi.restoreAllMocks());
