@@ -17,6 +17,10 @@ export default defineConfig(async () => {
           test: { name: "contract", include: ["test/contract/**/*.test.ts"], environment: "node", testTimeout: 60_000 },
         },
         {
+          // The dashboard in Debian's Chromium (playwright-core) against `wrangler dev`; see test/browser.
+          test: { name: "browser", include: ["test/browser/**/*.test.ts"], environment: "node", testTimeout: 120_000, hookTimeout: 180_000 },
+        },
+        {
           plugins: [
             cloudflareTest({
               wrangler: { configPath: "./wrangler.toml" },

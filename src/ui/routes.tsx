@@ -27,7 +27,8 @@ const SECURITY_HEADERS: Record<string, string> = {
   "content-security-policy": "default-src 'none'; style-src 'unsafe-inline'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
   "x-frame-options": "DENY",
   "x-content-type-options": "nosniff",
-  "referrer-policy": "no-referrer",
+  // Not no-referrer: with it Chromium sends `Origin: null` on our own form posts.
+  "referrer-policy": "same-origin",
   "cache-control": "no-store",
 };
 
@@ -60,6 +61,14 @@ async function pool<T, R>(items: T[], limit: number, fn: (item: T) => Promise<R>
     }),
   );
   return out;
+}
+
+function publicOrigin(url: string | undefined): string | null {
+  try {
+    return url ? new URL(url).origin : null;
+  } catch {
+    return null;
+  }
 }
 
 const rows = <T,>(r: D1Result | undefined) => (r?.results ?? []) as T[];
@@ -107,12 +116,15 @@ export function createUiRoutes(dispatch: ApiDispatch) {
     if (c.req.method === "POST") {
       const origin = c.req.header("origin");
       const form = await c.req.parseBody();
-      const sameOrigin = !origin || origin === new URL(c.req.url).origin;
-      if (!sameOrigin || !(await checkCsrf(expected, session, form._csrf))) {
-        logEvent({ event: "ui_csrf_refused", path: c.req.path, error: "missing or invalid CSRF token" });
+      // Our own pages post from the request's origin, or from PUBLIC_URL's when a proxy (wrangler dev) rewrites the URL.
+      const sameOrigin = !origin || origin === new URL(c.req.url).origin || origin === publicOrigin(c.env.PUBLIC_URL);
+      const tokenOk = await checkCsrf(expected, session, form._csrf);
+      if (!sameOrigin || !tokenOk) {
+        const why = !tokenOk ? "missing or invalid CSRF token" : "cross-origin form";
+        logEvent({ event: "ui_csrf_refused", path: c.req.path, origin: origin ?? null, error: why });
         return c.html(
           <Page title="Refused" csrf={c.get("csrf")}>
-            <p class="flash bad">Refused: this form did not carry a valid CSRF token. Reload the page and try again.</p>
+            <p class="flash bad">{`Refused (${why}): this form did not carry a valid CSRF token from this dashboard. Reload the page and try again.`}</p>
           </Page>,
           403,
         );

@@ -19,7 +19,7 @@ td.num,th.num{text-align:right;font-variant-numeric:tabular-nums}tr:last-child t
 .badge{display:inline-block;padding:0 .45rem;border-radius:9px;font-size:12px;font-weight:600;background:#eef1f4;color:var(--mut)}
 .ok{color:var(--ok)}.warn{color:var(--warn)}.bad{color:var(--bad)}.badge.ok{background:#dafbe1}.badge.warn{background:#fff8c5}.badge.bad{background:#ffebe9}
 .mut{color:var(--mut)}.small{font-size:12px}.fault{max-width:32rem;white-space:pre-wrap;word-break:break-word;font-size:12px}
-.actions{display:flex;gap:.5rem;flex-wrap:wrap;margin:.5rem 0 1rem}form.inline{display:inline}
+.actions{display:flex;gap:.5rem;flex-wrap:wrap;margin:.5rem 0 1rem}td .actions{margin:0}form.inline{display:inline}
 button{font:inherit;padding:.25rem .7rem;border:1px solid #b7c0ca;border-radius:5px;background:#fff;cursor:pointer}button:hover{background:#eef1f4}
 button.danger{border-color:#e5a5a5;color:var(--bad)}button.primary{background:var(--acc);border-color:var(--acc);color:#fff}
 .flash{padding:.5rem .8rem;border-radius:5px;margin-bottom:1rem;background:#dafbe1;border:1px solid #a7e3b5}.flash.bad{background:#ffebe9;border-color:#f1b3b0}
@@ -34,7 +34,7 @@ export const Page: FC<{ title: string; csrf?: string; children?: Child }> = ({ t
       <meta charset="utf-8" />
       <meta name="viewport" content="width=device-width, initial-scale=1" />
       <title>{`${title} · Edgerunner`}</title>
-      <style>{CSS}</style>
+      <style dangerouslySetInnerHTML={{ __html: CSS }} />
     </head>
     <body>
       {csrf !== undefined && (

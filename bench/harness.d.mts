@@ -1,0 +1,31 @@
+// Types for harness.mjs, so TypeScript callers (the dashboard's browser test) can share it.
+import type { ChildProcess } from "node:child_process";
+
+export const root: string;
+export function note(msg: string): void;
+export function sleep(ms: number): Promise<void>;
+export function freePort(): Promise<number>;
+export function percentile(sorted: number[], p: number): number | null;
+export function summarize(samples: number[]): { n: number; p50_ms: number | null; p99_ms: number | null; max_ms: number | null };
+export function startNodeScript(script: string, args?: string[]): Promise<{ proc: ChildProcess; info: any }>;
+
+export interface Coordinator {
+  url: string;
+  port: number;
+  api(method: string, path: string, body?: unknown): Promise<any>;
+  sql(file: string): void;
+  work: string;
+  stop(): Promise<void>;
+  devVars: Record<string, string>;
+}
+export function startCoordinator(vars?: Record<string, string>): Promise<Coordinator>;
+
+export interface FakeWorldSetup {
+  world: { id: string; url: string; ghesUrl: string };
+  repo: { id: string; [k: string]: unknown };
+  webhookSecret: string;
+  tenant: { id: string; url: string };
+  provider: string;
+  shimControl: string;
+}
+export function fakeWorld(coordinator: Coordinator, fakeGithubUrl: string, fakeShimUrl: string, secret?: string): Promise<FakeWorldSetup>;
