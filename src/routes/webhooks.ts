@@ -201,6 +201,8 @@ export const webhookRoutes = new Hono<AppEnv>().post(WEBHOOK_PATH, async (c) => 
     job: result.scaleSetId ? "routed" : "unmatched",
     scale_set: result.scaleSetId,
     labels: jobEvent.labels,
+    // The runner that took the job: an instance name when it is one of ours (a job's story goes on under it).
+    ...(jobEvent.runnerName && { instance: jobEvent.runnerName }),
   });
 
   // After the answer: the job is in D1 already, so a failed or lost nudge delays
