@@ -553,7 +553,10 @@ export class ScaleSet extends DurableObject<Env> {
       }
       if (backoff.hardLimitedAt !== null && this.state.createBackoff.hardLimitedAt === null) {
         this.state.hardLimitVersion = ss.updatedAt;
-        log({ event: "hard_limit_hit", scale_set: ss.id, failures: backoff.failures });
+        log({ event: "hard_limit_hit", scale_set: ss.id, failures: backoff.failures, error: "creation stopped after too many straight failures" });
+      } else if (backoff.hardLimitedAt === null && backoff.failures > this.state.createBackoff.failures && backoff.lastFailureAt !== null) {
+        const allowedAt = backoff.lastFailureAt + backoff.failures * this.settings.createBackoff.intervalMs;
+        log({ event: "backoff_armed", scale_set: ss.id, kind: "create", failures: backoff.failures, delay_ms: allowedAt - t3 });
       }
       this.state.createBackoff = backoff;
       for (const [i, d] of deleting.entries()) {
@@ -580,7 +583,7 @@ export class ScaleSet extends DurableObject<Env> {
     const attempts = (this.state.ops(instance)?.deleteAttempts ?? 0) + 1;
     const delay = deleteRetryDelay(attempts);
     this.state.updateOps(instance, { deleteAttempts: attempts, retryAt: Date.now() + delay });
-    log({ event: "backoff_armed", scale_set: this.state.scaleSetId, instance, attempt: attempts, delay_ms: delay });
+    log({ event: "backoff_armed", scale_set: this.state.scaleSetId, kind: "delete", instance, attempt: attempts, delay_ms: delay });
     return attempts;
   }
 

@@ -75,8 +75,8 @@ describe("GET /metrics", () => {
     expect((await deliver(q1, "not-the-secret", { headers: GHES_HOST })).status).toBe(401);
     expect((await deliver(q1, WEBHOOK_SECRET, { signature: null })).status).toBe(400);
 
-    // The shim fails the first create; the scale set reconciles (GitHub JIT configs, shim creates).
-    await w.shim.addRule({ operation: "create", times: 1, action: { type: "respond", status: 500, body: { error: "out of capacity" } } });
+    // The shim fails both creates (so creation backs off); the scale set reconciles (GitHub JIT configs, shim creates).
+    await w.shim.addRule({ operation: "create", times: 2, action: { type: "respond", status: 500, body: { error: "out of capacity" } } });
     const rec = await api.post(`/api/v1/scalesets/${w.scaleSetId}/reconcile`);
     expect(rec.status, rec.text).toBe(200);
 
@@ -130,7 +130,7 @@ describe("GET /metrics", () => {
     const creates = (await w.shim.requests()).filter((r) => r.method === "POST" && /\/v1\/instances$/.test(r.path)).length;
     expect(creates).toBeGreaterThanOrEqual(2);
     expect(value(m, "edgerunner_provider_operations_total", { provider: w.provider, operation: "create_instance" })).toBe(creates);
-    expect(value(m, "edgerunner_provider_errors_total", { provider: w.provider, operation: "create_instance" })).toBe(1);
+    expect(value(m, "edgerunner_provider_errors_total", { provider: w.provider, operation: "create_instance" })).toBe(2);
     const jit = (await w.github.requests()).filter((r) => r.path.endsWith("/generate-jitconfig")).length;
     expect(jit).toBeGreaterThanOrEqual(2);
     expect(value(m, "edgerunner_github_operations_total", { credentials: w.credentials, operation: "generate_jit_config" })).toBe(jit);
@@ -167,7 +167,7 @@ describe("GET /metrics", () => {
     const events = lines.map((l) => JSON.parse(l) as Record<string, unknown>);
     for (const e of events) expect(typeof e.event).toBe("string");
     const names = new Set(events.map((e) => e.event));
-    for (const n of ["webhook_accepted", "webhook_duplicate", "webhook_rejected", "plan", "instance_transition", "shim_call", "github_call", "reconciled", "create_failed", "ui_login"]) {
+    for (const n of ["webhook_accepted", "webhook_duplicate", "webhook_rejected", "plan", "instance_transition", "shim_call", "github_call", "reconciled", "create_failed", "backoff_armed", "ui_login"]) {
       expect(names, n).toContain(n);
     }
     for (const e of events.filter((e) => e.event === "shim_call")) expect(e).toMatchObject({ provider: w.provider, operation: expect.any(String), duration_ms: expect.any(Number) });
@@ -175,9 +175,13 @@ describe("GET /metrics", () => {
     for (const e of events.filter((e) => String(e.event).startsWith("webhook_"))) expect(e).toHaveProperty("delivery_id");
     expect(events.find((e) => e.event === "reconciled")).toMatchObject({ scale_set: w.scaleSetId, duration_ms: expect.any(Number) });
     expect(events.find((e) => e.event === "plan")).toMatchObject({ scale_set: w.scaleSetId, desired: 2 });
+    expect(events.find((e) => e.event === "backoff_armed")).toMatchObject({ scale_set: w.scaleSetId, kind: "create", failures: 2, delay_ms: expect.any(Number) });
 
-    const machines = await w.shim.machines();
-    const instanceTokens = machines.map((mm) => (mm.bootstrap as Record<string, string> | undefined)?.["instance-token"]).filter(Boolean) as string[];
+    // The instance tokens the creates carried (the failed ones included).
+    const instanceTokens = (await w.shim.requests())
+      .filter((r) => r.operation === "create")
+      .map((r) => (r.body as Record<string, string> | null)?.["instance-token"])
+      .filter(Boolean) as string[];
     expect(instanceTokens.length).toBeGreaterThan(0);
     const secrets = [
       "ghp_test_token",
