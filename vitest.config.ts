@@ -27,6 +27,10 @@ export default defineConfig(async () => {
           test: { name: "shims", include: ["test/shims/**/*.test.ts"], environment: "node", testTimeout: 30_000 },
         },
         {
+          // The dashboard in Debian's Chromium (playwright-core) against `wrangler dev`; see test/browser.
+          test: { name: "browser", include: ["test/browser/**/*.test.ts"], environment: "node", testTimeout: 120_000, hookTimeout: 180_000 },
+        },
+        {
           plugins: [
             cloudflareTest({
               wrangler: { configPath: "./wrangler.toml" },
@@ -38,6 +42,7 @@ export default defineConfig(async () => {
                   ENCRYPTION_KEYS_PREVIOUS: "",
                   PUBLIC_URL: "https://edgerunner.test",
                   INSTANCE_TOKEN_SECRET: "test-instance-token-secret",
+                  METRICS_TOKEN: "test-metrics-token",
                   // Alarms run on real timers and are not reset between tests: keep them far
                   // away, and let each test drive the scale set objects explicitly.
                   NUDGE_DELAY_SECONDS: "3600",

@@ -1,4 +1,4 @@
-// Types for harness.mjs, so TypeScript callers (the e2e tests) can share it with the benchmarks.
+// Types for harness.mjs, so TypeScript callers (the e2e and browser tests) can share it with the benchmarks.
 import type { ChildProcess } from "node:child_process";
 
 export const root: string;
@@ -28,4 +28,6 @@ export interface HarnessWorld {
   provider: string;
   shimControl: string;
 }
+/** The browser test's name for it. */
+export type FakeWorldSetup = HarnessWorld;
 export function fakeWorld(coordinator: Coordinator, fakeGithubUrl: string, fakeShimUrl: string, secret?: string): Promise<HarnessWorld>;

@@ -15,6 +15,9 @@ import { secretRoutes } from "./routes/secrets";
 import { documentMetadata, metadataRoutes } from "./routes/metadata";
 import { documentRunnerCallbacks, runnerCallbackRoutes } from "./routes/runner-callbacks";
 import { webhookRoutes } from "./routes/webhooks";
+import { metricsRoutes } from "./routes/metrics";
+import { flushCounters, hasPendingCalls } from "./observability/op-counters";
+import { createUiRoutes } from "./ui/routes";
 
 export const API_PREFIX = "/api/v1";
 
@@ -28,6 +31,20 @@ export function createApp() {
   app.notFound((c) => c.json({ error: "not found", details: { path: c.req.path } }, 404));
 
   app.get("/healthz", (c) => c.json({ status: "ok" }));
+
+  // Outbound calls a request made (GitHub checks, hook installs) are counted in memory; write them
+  // with the request rather than one D1 round trip per call (see observability/op-counters.ts).
+  app.use("*", async (c, next) => {
+    await next();
+    if (c.res.status < 400 && hasPendingCalls()) await flushCounters(c.env.DB);
+  });
+
+  // Prometheus scrapes with METRICS_TOKEN, not the admin token.
+  app.route("/", metricsRoutes);
+
+  // The dashboard: its own session cookie and CSRF tokens (outside /api/v1, so not adminAuth's);
+  // its actions go through the admin API below, in-process.
+  app.route("/ui", createUiRoutes((req, env, ctx) => app.fetch(req, env, ctx)));
 
   // Outside the admin API: GitHub authenticates with the webhook signature, not a token.
   app.route("/", webhookRoutes);

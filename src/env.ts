@@ -14,6 +14,8 @@ export interface Env {
   PUBLIC_URL: string;
   /** HMAC key for the tokens runner instances call back with. Secret. */
   INSTANCE_TOKEN_SECRET: string;
+  /** Bearer token for GET /metrics (Prometheus); separate from ADMIN_TOKEN. Secret, optional: without it /metrics answers 503. */
+  METRICS_TOKEN?: string;
   // Optional timing knobs, in seconds (see src/scaleset/settings.ts for defaults).
   RECONCILE_INTERVAL_SECONDS?: string;
   NUDGE_DELAY_SECONDS?: string;

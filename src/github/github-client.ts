@@ -12,6 +12,8 @@ import {
   GithubRateLimitedError,
   GithubUnavailableError,
 } from "./errors";
+import { logEvent } from "../observability/log";
+import { countGithubCall } from "../observability/op-counters";
 import {
   isLow,
   isRateLimited,
@@ -195,7 +197,7 @@ export class GithubClient {
       } catch (err) {
         serverAttempts++;
         const detail = err instanceof Error ? err.message : String(err);
-        logCall({ credential: this.credentialId, operation, method, status: null, remaining: null, started, now: this.clock.now(), error: detail });
+        logCall({ credential: this.credentialId, operation, method, status: null, remaining: null, started, now: this.clock.now(), ok: false, error: detail });
         if (serverAttempts >= this.maxAttempts) throw new GithubUnavailableError(operation, null, serverAttempts, detail);
         await this.clock.sleep(serverErrorBackoff(serverAttempts, this.clock.random()));
         continue;
@@ -210,6 +212,7 @@ export class GithubClient {
         remaining: snapshot?.remaining ?? null,
         started,
         now: this.clock.now(),
+        ok: (res.status >= 200 && res.status < 300) || !!opts.allow?.includes(res.status),
       });
       const data = await readBody(res);
       const message = typeof data === "object" && data && "message" in data ? String((data as { message: unknown }).message) : "";
@@ -305,7 +308,7 @@ export class GithubClient {
       tokenExpiresAt: null,
     });
     // Not recorded: the credential was replaced while this call used the old one.
-    logEvent({ event: "github_credentials_failing", credential: this.credentialId, reason, recorded });
+    logEvent({ event: "github_credentials_failing", credential: this.credentialId, reason, recorded, error: reason });
   }
 
   private async openSecret(): Promise<string> {
@@ -440,8 +443,10 @@ function logCall(c: {
   remaining: number | null;
   started: number;
   now: number;
+  ok: boolean;
   error?: string;
 }) {
+  countGithubCall(c.operation, c.credential, c.ok);
   logEvent({
     event: "github_call",
     credential: c.credential,
@@ -450,10 +455,6 @@ function logCall(c: {
     status: c.status,
     rate_limit_remaining: c.remaining,
     duration_ms: Math.max(0, c.now - c.started),
-    ...(c.error !== undefined && { error: c.error }),
+    ...(c.error !== undefined ? { error: c.error } : !c.ok && { error: `HTTP ${c.status}` }),
   });
-}
-
-function logEvent(fields: Record<string, unknown>) {
-  console.log(JSON.stringify(fields));
 }

@@ -2,6 +2,7 @@ import { verify } from "@octokit/webhooks-methods";
 import type { Keyring } from "../crypto/secret-box";
 import { open } from "../crypto/secret-box";
 import { secretContext } from "../crypto/secret-contexts";
+import { errorText, logError } from "../observability/log";
 
 /** `X-Hub-Signature-256`: HMAC-SHA256 of the raw body, hex. */
 export const SIGNATURE_FORMAT = /^sha256=[0-9a-f]{64}$/i;
@@ -45,9 +46,7 @@ export async function findSigner<C extends SigningCandidate>(
     try {
       secret = await openWebhookSecret(keyring, c.id, c.webhookSecretEnc);
     } catch (err) {
-      console.error(
-        JSON.stringify({ event: "webhook_secret_unreadable", entity: c.id, error: err instanceof Error ? err.message : String(err) }),
-      );
+      logError({ event: "webhook_secret_unreadable", entity: c.id, error: errorText(err) });
       continue;
     }
     if (await verify(secret, body, signature.toLowerCase())) return c;

@@ -2,6 +2,7 @@ import { z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { HTTPException } from "hono/http-exception";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
+import { errorText, logError } from "../observability/log";
 
 export const ErrorSchema = z
   .object({
@@ -69,6 +70,6 @@ export function renderError(err: unknown, c: Context): Response {
   if (SQLITE_CONFLICT.test(messages)) {
     return c.json({ error: "conflicts with existing data", details: { reason: messages.match(SQLITE_CONFLICT)?.[0] } }, 409);
   }
-  console.error(JSON.stringify({ event: "unhandled_error", error: err instanceof Error ? err.message : String(err) }));
+  logError({ event: "unhandled_error", path: c.req.path, error: errorText(err) });
   return c.json({ error: "internal error" }, 500);
 }

@@ -10,6 +10,8 @@ import {
 } from "./shim-protocol";
 import { classifyShimStatus, classifyTransportError, type ShimError, type ShimResult } from "./shim-errors";
 import { requestTarget, signRequest } from "./shim-signing";
+import { logEvent } from "../observability/log";
+import { countShimCall } from "../observability/op-counters";
 
 export type { ShimError, ShimErrorKind, ShimResult } from "./shim-errors";
 
@@ -134,18 +136,17 @@ export function createShimClient(target: ShimTarget, pool: ShimPoolContext, opts
   }
 
   function logCall(operation: string, instance: string | undefined, status: number | undefined, started: number, result: ShimResult<unknown>) {
-    console.log(
-      JSON.stringify({
-        event: "shim_call",
-        provider: target.name,
-        scale_set: pool.poolId,
-        operation,
-        ...(instance === undefined ? {} : { instance }),
-        status: status ?? null,
-        duration_ms: Date.now() - started,
-        ...(result.ok ? {} : { error_kind: result.error.kind, error: result.error.message }),
-      }),
-    );
+    countShimCall(operation, target.name, result.ok);
+    logEvent({
+      event: "shim_call",
+      provider: target.name,
+      scale_set: pool.poolId,
+      operation,
+      ...(instance === undefined ? {} : { instance }),
+      status: status ?? null,
+      duration_ms: Date.now() - started,
+      ...(result.ok ? {} : { error_kind: result.error.kind, error: result.error.message }),
+    });
   }
 
   const fail = (kind: ShimError["kind"], message: string, status?: number): ShimResult<never> => ({

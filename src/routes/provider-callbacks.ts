@@ -12,6 +12,7 @@ import { createRouter } from "../http/router";
 import { ShimCallback } from "../providers/shim-protocol";
 import { requestTarget, verifySignature } from "../providers/shim-signing";
 import { jsonBody, jsonResponse } from "./common";
+import { logEvent } from "../observability/log";
 
 /** Route pattern, for the admin-auth exemption in app.ts: these callers sign with the provider secret instead. */
 export const PROVIDER_CALLBACK_PATH = /^\/api\/v1\/providers\/[^/]+\/callbacks\/?$/;
@@ -52,7 +53,7 @@ const providerSignature: MiddlewareHandler<AppEnv> = async (c, next) => {
   );
   if (!check.ok || !row) {
     const reason = check.ok ? "bad_signature" : check.reason;
-    console.log(JSON.stringify({ event: "provider_callback_rejected", provider: name, reason }));
+    logEvent({ event: "provider_callback_rejected", provider: name, reason });
     throw unauthorized(reason);
   }
   signedBy.set(c.req.raw, { id: row.id, name: row.name });
@@ -107,23 +108,20 @@ export const providerCallbackRoutes = createRouter().openapi(route, async (c) =>
     .where(eq(instances.name, cb.instance_name));
   // An instance of another provider gets the same answer as none at all: a shim sees only its own machines.
   if (!owner || owner.providerId !== provider.id) {
-    console.log(
-      JSON.stringify({ event: "provider_callback_unknown_instance", provider: provider.name, instance: cb.instance_name, operation_id: cb.operation_id }),
-    );
+    logEvent({ event: "provider_callback_unknown_instance", provider: provider.name, instance: cb.instance_name, operation_id: cb.operation_id });
     throw new ApiError(404, "instance not found", { provider: provider.name, instance_name: cb.instance_name });
   }
   const stub = c.env.SCALE_SET.get(c.env.SCALE_SET.idFromName(owner.scaleSetId));
   const { accepted } = await stub.providerCallback(cb);
-  console.log(
-    JSON.stringify({
-      event: "provider_callback",
-      provider: provider.name,
-      scale_set: owner.scaleSetId,
-      instance: cb.instance_name,
-      operation_id: cb.operation_id,
-      outcome: cb.error ? "error" : cb.result ? "result" : "done",
-      accepted,
-    }),
-  );
+  logEvent({
+    event: "provider_callback",
+    provider: provider.name,
+    scale_set: owner.scaleSetId,
+    instance: cb.instance_name,
+    operation_id: cb.operation_id,
+    outcome: cb.error ? "error" : cb.result ? "result" : "done",
+    accepted,
+    ...(cb.error && { error: cb.error.message.slice(0, 500) }),
+  });
   return c.json({ accepted }, 200);
 });

@@ -5,6 +5,7 @@ import { sealedColumns } from "../crypto/secret-contexts";
 import { ApiError } from "../http/errors";
 import { createRouter } from "../http/router";
 import { errorResponses, jsonResponse } from "./common";
+import { logEvent } from "../observability/log";
 
 const RotationResult = z
   .object({
@@ -64,7 +65,7 @@ export const secretRoutes = createRouter().openapi(
       throw new ApiError(422, "some secrets open with no configured key; nothing was changed", { unreadable });
     }
     if (updates.length) await c.env.DB.batch(updates);
-    console.log(JSON.stringify({ event: "secrets_rotated", key_id: keyring.current.id, resealed: updates.length }));
+    logEvent({ event: "secrets_rotated", key_id: keyring.current.id, resealed: updates.length });
     return c.json({ key_id: keyring.current.id, resealed: updates.length, current }, 200);
   },
 );

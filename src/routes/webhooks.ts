@@ -10,6 +10,7 @@ import { findSigner } from "../github/webhook-signature";
 import { DeliverySubject, deliveryEntities, jobEventFrom, WorkflowJobPayload } from "../github/workflow-job";
 import { nudgeScaleSet } from "../scaleset/stub";
 import { routeJob } from "../scaleset/routing";
+import { logError, logEvent as log } from "../observability/log";
 
 /**
  * GitHub webhook intake: `POST /webhooks/github`. Authenticity comes from the HMAC
@@ -39,7 +40,6 @@ interface Delivery {
   event: string;
 }
 
-const log = (fields: Record<string, unknown>) => console.log(JSON.stringify(fields));
 
 async function countRejection(env: Env, reason: Rejection): Promise<void> {
   try {
@@ -51,7 +51,7 @@ async function countRejection(env: Env, reason: Rejection): Promise<void> {
       .run();
   } catch (err) {
     // The answer is the same either way; a lost count must not turn a 4xx into a 500.
-    console.error(JSON.stringify({ event: "counter_failed", counter: `webhook.rejected.${reason}`, error: String(err) }));
+    logError({ event: "counter_failed", counter: `webhook.rejected.${reason}`, error: String(err) });
   }
 }
 
@@ -63,7 +63,7 @@ async function reject(
   error: string,
   details?: unknown,
 ): Promise<Response> {
-  log({ event: "webhook_rejected", reason, status, delivery: delivery.id ?? null, github_event: delivery.event ?? null });
+  log({ event: "webhook_rejected", reason, status, delivery_id: delivery.id ?? null, github_event: delivery.event ?? null });
   await countRejection(c.env, reason);
   return c.json({ error, ...(details === undefined ? {} : { details }) }, status);
 }
@@ -132,7 +132,7 @@ export const webhookRoutes = new Hono<AppEnv>().post(WEBHOOK_PATH, async (c) => 
   if (!body) return reject(c, delivery, 400, "malformed_json", "malformed JSON body");
 
   if (event !== "workflow_job" && event !== "ping") {
-    log({ event: "webhook_ignored", delivery: id, github_event: event });
+    log({ event: "webhook_ignored", delivery_id: id, github_event: event });
     return c.json({ ignored: true, reason: `event '${event}' is not handled` }, 202);
   }
 
@@ -162,7 +162,7 @@ export const webhookRoutes = new Hono<AppEnv>().post(WEBHOOK_PATH, async (c) => 
   }
 
   if (event === "ping") {
-    log({ event: "webhook_ping", delivery: id, entity: signer.id });
+    log({ event: "webhook_ping", delivery_id: id, entity: signer.id });
     return c.json({ pong: true, entity: { id: signer.id, kind: signer.kind } }, 200);
   }
 
@@ -172,7 +172,7 @@ export const webhookRoutes = new Hono<AppEnv>().post(WEBHOOK_PATH, async (c) => 
   }
   const jobEvent = jobEventFrom(parsed.data);
   if (!jobEvent) {
-    log({ event: "webhook_ignored", delivery: id, github_event: event, action: parsed.data.action });
+    log({ event: "webhook_ignored", delivery_id: id, github_event: event, action: parsed.data.action });
     return c.json({ ignored: true, reason: `workflow_job status '${parsed.data.workflow_job.status}' is not handled` }, 202);
   }
 
@@ -185,14 +185,14 @@ export const webhookRoutes = new Hono<AppEnv>().post(WEBHOOK_PATH, async (c) => 
   });
 
   if (result.duplicate) {
-    log({ event: "webhook_duplicate", delivery: id, job_id: jobEvent.id });
+    log({ event: "webhook_duplicate", delivery_id: id, job_id: jobEvent.id });
     return c.json({ duplicate: true, delivery: id, job_id: jobEvent.id }, 200);
   }
 
   // One line per accepted delivery: what it said and where the job went.
   log({
     event: "webhook_accepted",
-    delivery: id,
+    delivery_id: id,
     github_event: event,
     action: parsed.data.action,
     entity: signer.id,
@@ -201,6 +201,8 @@ export const webhookRoutes = new Hono<AppEnv>().post(WEBHOOK_PATH, async (c) => 
     job: result.scaleSetId ? "routed" : "unmatched",
     scale_set: result.scaleSetId,
     labels: jobEvent.labels,
+    // The runner that took the job: an instance name when it is one of ours (a job's story goes on under it).
+    ...(jobEvent.runnerName && { instance: jobEvent.runnerName }),
   });
 
   // After the answer: the job is in D1 already, so a failed or lost nudge delays

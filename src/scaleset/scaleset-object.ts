@@ -26,6 +26,8 @@ import { pickStaleJobs, staleJobVerdict, type QueuedJob } from "./stale-jobs";
 import { plan, type Action, type PlanInstance } from "./reconcile";
 import { runnerName } from "./runner-names";
 import { scaleSetSettings, type ScaleSetSettings } from "./settings";
+import { logEvent as log } from "../observability/log";
+import { counterName, countReconcile, flushCounters, hasPendingCalls, setCounterStatement } from "../observability/op-counters";
 
 
 export interface ScaleSetStatus {
@@ -91,9 +93,6 @@ async function pool<T, R>(items: T[], limit: number, fn: (item: T) => Promise<R>
 const errorText = (e: unknown) => (e instanceof Error ? e.message : String(e));
 const faultOf = (e: PortError) => `${e.kind}${e.status ? ` (${e.status})` : ""}: ${e.message}`.slice(0, 2000);
 
-function log(fields: Record<string, unknown>) {
-  console.log(JSON.stringify(fields));
-}
 
 /**
  * One object per scale set, the single writer of its instances' lifecycle. Woken by nudges
@@ -110,6 +109,9 @@ export class ScaleSet extends DurableObject<Env> {
   /** Totals of the reconcile run under way (one run is up to a few passes). */
   private run: { at: number; started: number; actions: Record<string, number>; trips: number; passes: number; error: string | null } | null = null;
   private rerun = false;
+  /** Counters go to D1 at the end of a run that called out or changed the desired count, else at most once a minute. */
+  private countersFlushedAt = 0;
+  private desiredWritten: number | null = null;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -316,12 +318,37 @@ export class ScaleSet extends DurableObject<Env> {
           // Marks and failures change what the next plan sees: go again at once, boundedly.
           if (acted) this.rerun = true;
         } while (this.rerun && ++passes < 4);
+        await this.afterRun();
       } finally {
         this.running = null;
         this.run = null;
       }
     })();
     return this.running;
+  }
+
+  /** Logs the run and records it for /metrics, batching the counter writes (see observability/op-counters.ts). */
+  private async afterRun(): Promise<void> {
+    const scaleSetId = this.state.scaleSetId;
+    const last = this.state.lastReconcile;
+    if (!scaleSetId || !this.run || !last) return;
+    log({
+      event: "reconciled",
+      scale_set: scaleSetId,
+      duration_ms: last.durationMs,
+      d1_round_trips: last.d1RoundTrips,
+      passes: last.passes,
+      actions: last.actions,
+      ...(last.error !== null && { error: last.error }),
+    });
+    countReconcile(scaleSetId, last.durationMs);
+    const desired = last.summary?.desired ?? null;
+    const now = Date.now();
+    const desiredChanged = desired !== null && desired !== this.desiredWritten;
+    if (!desiredChanged && !hasPendingCalls() && now - this.countersFlushedAt < 60_000) return;
+    this.countersFlushedAt = now;
+    await flushCounters(this.env.DB, desiredChanged ? [setCounterStatement(this.env.DB, counterName("scaleset.desired", scaleSetId), desired!, now)] : []);
+    if (desiredChanged) this.desiredWritten = desired;
   }
 
   /** One reconcile pass. Returns whether it changed anything. */
@@ -556,7 +583,10 @@ export class ScaleSet extends DurableObject<Env> {
       }
       if (backoff.hardLimitedAt !== null && this.state.createBackoff.hardLimitedAt === null) {
         this.state.hardLimitVersion = ss.updatedAt;
-        log({ event: "hard_limit_hit", scale_set: ss.id, failures: backoff.failures });
+        log({ event: "hard_limit_hit", scale_set: ss.id, failures: backoff.failures, error: "creation stopped after too many straight failures" });
+      } else if (backoff.hardLimitedAt === null && backoff.failures > this.state.createBackoff.failures && backoff.lastFailureAt !== null) {
+        const allowedAt = backoff.lastFailureAt + backoff.failures * this.settings.createBackoff.intervalMs;
+        log({ event: "backoff_armed", scale_set: ss.id, kind: "create", failures: backoff.failures, delay_ms: allowedAt - t3 });
       }
       this.state.createBackoff = backoff;
       for (const [i, d] of deleting.entries()) {
@@ -604,7 +634,7 @@ export class ScaleSet extends DurableObject<Env> {
     const attempts = (this.state.ops(instance)?.deleteAttempts ?? 0) + 1;
     const delay = deleteRetryDelay(attempts);
     this.state.updateOps(instance, { deleteAttempts: attempts, retryAt: Date.now() + delay });
-    log({ event: "backoff_armed", scale_set: this.state.scaleSetId, instance, attempt: attempts, delay_ms: delay });
+    log({ event: "backoff_armed", scale_set: this.state.scaleSetId, kind: "delete", instance, attempt: attempts, delay_ms: delay });
     return attempts;
   }
 

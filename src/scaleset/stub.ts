@@ -1,3 +1,4 @@
+import { errorText, logEvent } from "../observability/log";
 import type { Env } from "../env";
 
 /** The ScaleSet object of a scale set: one per scale set id, wherever it is called from. */
@@ -14,7 +15,7 @@ export async function nudgeScaleSet(env: Pick<Env, "SCALE_SET">, scaleSetId: str
     await scaleSetObject(env, scaleSetId).nudge(scaleSetId);
     return true;
   } catch (e) {
-    console.log(JSON.stringify({ event: "nudge_failed", scale_set: scaleSetId, error: e instanceof Error ? e.message : String(e) }));
+    logEvent({ event: "nudge_failed", scale_set: scaleSetId, error: errorText(e) });
     return false;
   }
 }

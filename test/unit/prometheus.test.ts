@@ -1,0 +1,52 @@
+import { describe, expect, it } from "vitest";
+import { Exposition } from "../../src/observability/prometheus";
+import { countReconcile, drainCounterStatements, RECONCILE_BUCKETS } from "../../src/observability/op-counters";
+
+describe("Prometheus exposition", () => {
+  it("writes HELP and TYPE once per family and escapes label values", () => {
+    const text = new Exposition()
+      .add("x_total", "a\\b\nc", "counter", { name: 'q"uo\\te\nline' }, 3)
+      .add("x_total", "ignored second help", "counter", { name: "b" }, 4)
+      .declare("empty", "no samples yet", "gauge")
+      .render();
+    expect(text).toBe(
+      [
+        "# HELP x_total a\\\\b\\nc",
+        "# TYPE x_total counter",
+        'x_total{name="q\\"uo\\\\te\\nline"} 3',
+        'x_total{name="b"} 4',
+        "# HELP empty no samples yet",
+        "# TYPE empty gauge",
+        "",
+      ].join("\n"),
+    );
+  });
+
+  it("renders histograms with +Inf equal to the count, and special values", () => {
+    const text = new Exposition().histogram("h_seconds", "h", { a: "1" }, [{ le: 0.5, count: 1 }, { le: 2, count: 3 }], 2.25, 4).add("g", "g", "gauge", {}, Infinity).render();
+    expect(text).toContain('h_seconds_bucket{a="1",le="0.5"} 1\nh_seconds_bucket{a="1",le="2"} 3\nh_seconds_bucket{a="1",le="+Inf"} 4\nh_seconds_sum{a="1"} 2.25\nh_seconds_count{a="1"} 4');
+    expect(text).toContain("g +Inf");
+  });
+});
+
+describe("call counters", () => {
+  it("puts a reconcile run into every bucket at or above its duration, and drains into one upsert per counter", () => {
+    const bound: unknown[][] = [];
+    const db = { prepare: () => ({ bind: (...args: unknown[]) => (bound.push(args), {}) }) } as unknown as D1Database;
+    drainCounterStatements(db); // start empty
+    bound.length = 0;
+    countReconcile("ss-1", 700);
+    countReconcile("ss-1", 30);
+    const { statements, restore } = drainCounterStatements(db, 1);
+    const values = Object.fromEntries(bound.map(([name, value]) => [name as string, value as number]));
+    expect(statements).toHaveLength(bound.length);
+    for (const le of RECONCILE_BUCKETS) expect(values[`reconcile.bucket|ss-1|${le}`] ?? 0).toBe(le >= 0.7 ? 2 : le >= 0.03 ? 1 : 0);
+    expect(values["reconcile.count|ss-1"]).toBe(2);
+    expect(values["reconcile.duration_ms|ss-1"]).toBe(730);
+    // A failed write hands the counts back.
+    restore();
+    bound.length = 0;
+    drainCounterStatements(db);
+    expect(bound.find(([n]) => n === "reconcile.count|ss-1")?.[1]).toBe(2);
+  });
+});
