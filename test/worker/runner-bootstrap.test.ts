@@ -1,13 +1,11 @@
 import { env, exports } from "cloudflare:workers";
-import { describe, expect, inject, it, vi } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { keyringFor } from "../../src/crypto/keyring";
 import { fromBase64, open } from "../../src/crypto/secret-box";
 import { secretContext } from "../../src/crypto/secret-contexts";
 import { mintInstanceToken } from "../../src/scaleset/instance-token";
-import type { FakeWorld } from "../fake-github/control-client";
-import { createTenant, type FakeShimTenant } from "../fake-shim/control";
-import { createEndpoint, createPatCredential, newWorld } from "./github-helpers";
-import { api, dumpDb, expectRejectedWithoutWrites, inScaleSetObject, unique, type ApiResponse } from "./helpers";
+import { api, dumpDb, expectRejectedWithoutWrites, inScaleSetObject, type ApiResponse } from "./helpers";
+import { queueJobs, reconcile, scaleSetWorld, type ScaleSetWorld } from "./scaleset-world";
 
 // The routes a booting runner machine uses (GARM's metadata and callback routes), driven with the
 // instance token the scale set object really minted and handed to the (fake) shim.
@@ -15,48 +13,8 @@ import { api, dumpDb, expectRejectedWithoutWrites, inScaleSetObject, unique, typ
 const SHIM_SECRET = "runner-bootstrap-shim-secret";
 const ORIGIN = "https://edgerunner.test";
 
-interface Setup {
-  github: FakeWorld;
-  shim: FakeShimTenant;
-  scaleSetId: string;
-}
-
-async function setup(over: Record<string, unknown> = {}): Promise<Setup> {
-  const github = await newWorld();
-  const credentialsId = await createPatCredential(await createEndpoint(github));
-  const creds = (await api.get(`/api/v1/github/credentials/${credentialsId}`)).body;
-  const repo = await api.post("/api/v1/repositories", { owner: "octo", name: "app", credentials_name: creds.name, webhook_secret: "whsec-12345678" });
-  const shim = await createTenant(inject("fakeShimUrl"), { secret: SHIM_SECRET });
-  const provider = await api.post("/api/v1/providers", { name: unique("shim"), url: shim.url, secret: SHIM_SECRET });
-  const ss = await api.post(`/api/v1/repositories/${repo.body.id}/scalesets`, {
-    name: unique("linux"),
-    provider_name: provider.body.name,
-    labels: ["self-hosted", "linux"],
-    max_runners: 10,
-    image: "ubuntu:24.04",
-    flavor: "small",
-    runner_prefix: "rb",
-    ...over,
-  });
-  if (ss.status !== 201) throw new Error(ss.text);
-  return { github, shim, scaleSetId: ss.body.id };
-}
-
-let jobSeq = 3_000_000;
-async function queueJob(scaleSetId: string) {
-  const id = jobSeq++;
-  await env.DB.prepare(
-    "INSERT INTO jobs (id, run_id, repository, owner, labels, status, scale_set_id, queued_at, created_at, updated_at) VALUES (?, 1, 'octo/app', 'octo', '[\"self-hosted\"]', 'queued', ?, ?, ?, ?)",
-  )
-    .bind(id, scaleSetId, Date.now(), Date.now(), Date.now())
-    .run();
-}
-
-const reconcile = async (scaleSetId: string) => {
-  const res = await api.post(`/api/v1/scalesets/${scaleSetId}/reconcile`);
-  if (res.status !== 200) throw new Error(`reconcile: ${res.status} ${res.text}`);
-  return res.body;
-};
+const setup = (over: Record<string, unknown> = {}) => scaleSetWorld(SHIM_SECRET, { runner_prefix: "rb", ...over });
+const queueJob = (scaleSetId: string) => queueJobs(scaleSetId, 1);
 
 const instanceRow = async (name: string) => (await env.DB.prepare("SELECT * FROM instances WHERE name = ?").bind(name).first<Record<string, any>>())!;
 
@@ -67,7 +25,7 @@ interface Runner {
 }
 
 /** Queues a job and lets the object create its runner; returns the machine's name and instance token. */
-async function createRunner(s: Setup): Promise<Runner> {
+async function createRunner(s: ScaleSetWorld): Promise<Runner> {
   const before = new Set((await s.shim.machines()).map((m) => m.name));
   await queueJob(s.scaleSetId);
   await reconcile(s.scaleSetId);

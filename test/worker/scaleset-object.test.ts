@@ -1,60 +1,14 @@
 import { runDurableObjectAlarm } from "cloudflare:test";
 import { env, exports } from "cloudflare:workers";
-import { describe, expect, inject, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { readInstanceToken } from "../../src/scaleset/instance-token";
-import type { FakeWorld } from "../fake-github/control-client";
-import { createTenant, deliverOutbox, type FakeShimTenant } from "../fake-shim/control";
-import { createEndpoint, createPatCredential, newWorld } from "./github-helpers";
-import { api, inScaleSetObject, unique } from "./helpers";
+import { deliverOutbox } from "../fake-shim/control";
+import { api, inScaleSetObject } from "./helpers";
+import { queueJobs, reconcile, scaleSetWorld } from "./scaleset-world";
 
 const SHIM_SECRET = "scale-set-shim-secret-01";
 
-interface World {
-  github: FakeWorld;
-  shim: FakeShimTenant;
-  scaleSetId: string;
-  repoId: string;
-}
-
-async function world(over: Record<string, unknown> = {}): Promise<World> {
-  const github = await newWorld();
-  const credentialsId = await createPatCredential(await createEndpoint(github));
-  const creds = (await api.get(`/api/v1/github/credentials/${credentialsId}`)).body;
-  const repo = await api.post("/api/v1/repositories", { owner: "octo", name: "app", credentials_name: creds.name, webhook_secret: "whsec-12345678" });
-  const shim = await createTenant(inject("fakeShimUrl"), { secret: SHIM_SECRET });
-  const provider = await api.post("/api/v1/providers", { name: unique("shim"), url: shim.url, secret: SHIM_SECRET });
-  const ss = await api.post(`/api/v1/repositories/${repo.body.id}/scalesets`, {
-    name: unique("linux"),
-    provider_name: provider.body.name,
-    labels: ["self-hosted", "linux"],
-    max_runners: 10,
-    image: "ubuntu:24.04",
-    flavor: "small",
-    runner_prefix: "er",
-    ...over,
-  });
-  if (ss.status !== 201) throw new Error(ss.text);
-  return { github, shim, scaleSetId: ss.body.id, repoId: repo.body.id };
-}
-
-let jobSeq = 1_000_000;
-async function queueJobs(scaleSetId: string, n: number, status = "queued"): Promise<number[]> {
-  const ids = Array.from({ length: n }, () => jobSeq++);
-  await env.DB.batch(
-    ids.map((id) =>
-      env.DB.prepare(
-        "INSERT INTO jobs (id, run_id, repository, owner, labels, status, scale_set_id, queued_at, created_at, updated_at) VALUES (?, 1, 'octo/app', 'octo', '[\"self-hosted\"]', ?, ?, ?, ?, ?)",
-      ).bind(id, status, scaleSetId, Date.now(), Date.now(), Date.now()),
-    ),
-  );
-  return ids;
-}
-
-const reconcile = async (scaleSetId: string) => {
-  const res = await api.post(`/api/v1/scalesets/${scaleSetId}/reconcile`);
-  if (res.status !== 200) throw new Error(`reconcile: ${res.status} ${res.text}`);
-  return res.body;
-};
+const world = (over: Record<string, unknown> = {}) => scaleSetWorld(SHIM_SECRET, over);
 
 async function instances(scaleSetId: string) {
   return (
