@@ -3,7 +3,7 @@
 // developer's .dev.vars and .wrangler/state are never touched. Loopback only.
 
 import { spawn, spawnSync } from "node:child_process";
-import { randomBytes } from "node:crypto";
+import { createHmac, randomBytes, randomUUID } from "node:crypto";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
@@ -161,4 +161,23 @@ export async function fakeWorld(coordinator, fakeGithubUrl, fakeShimUrl, secret 
   ).json();
   await coordinator.api("POST", "/providers", { name: `shim-${tag}`, url: tenant.url, secret });
   return { world, repo, webhookSecret, tenant, provider: `shim-${tag}`, shimControl: `${fakeShimUrl}/_control/tenants/${tenant.id}` };
+}
+
+/**
+ * Delivers a webhook to the coordinator as GitHub would: signed with the entity's secret, from
+ * the fake GitHub's endpoint (its base_url host, https://github.example.test).
+ */
+export function deliverWebhook(coordinator, secret, payload, event = "workflow_job") {
+  const body = JSON.stringify(payload);
+  return fetch(`${coordinator.url}/webhooks/github`, {
+    method: "POST",
+    headers: {
+      "content-type": "application/json",
+      "x-github-event": event,
+      "x-github-delivery": randomUUID(),
+      "x-github-enterprise-host": "github.example.test",
+      "x-hub-signature-256": `sha256=${createHmac("sha256", secret).update(body).digest("hex")}`,
+    },
+    body,
+  });
 }

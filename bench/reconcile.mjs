@@ -10,11 +10,11 @@
 //  - webhook_to_create: for each of --jobs queued jobs, sent one at a time as signed webhooks,
 //    the time from the webhook's acknowledgement to the shim receiving the create request.
 
-import { createHmac, randomUUID } from "node:crypto";
+import { randomUUID } from "node:crypto";
 import { writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { join } from "node:path";
-import { fakeWorld, note, sleep, startCoordinator, startNodeScript, summarize } from "./harness.mjs";
+import { deliverWebhook, fakeWorld, note, sleep, startCoordinator, startNodeScript, summarize } from "./harness.mjs";
 
 const require = createRequire(import.meta.url);
 
@@ -157,20 +157,8 @@ try {
       payload.workflow_job.id = 9_000_000 + i;
       payload.workflow_job.run_id = 9_000_000 + i;
       payload.workflow_job.labels = ["self-hosted", "linux", "latency"];
-      const body = JSON.stringify(payload);
       const before = (await creates()).length;
-      const res = await fetch(`${coordinator.url}/webhooks/github`, {
-        method: "POST",
-        headers: {
-          "content-type": "application/json",
-          "x-github-event": "workflow_job",
-          // The repository lives on the fake GitHub's endpoint (base_url github.example.test).
-          "x-github-enterprise-host": "github.example.test",
-          "x-github-delivery": randomUUID(),
-          "x-hub-signature-256": `sha256=${createHmac("sha256", w.webhookSecret).update(body).digest("hex")}`,
-        },
-        body,
-      });
+      const res = await deliverWebhook(coordinator, w.webhookSecret, payload);
       const ackedAt = Date.now();
       if (!res.ok) throw new Error(`webhook: ${res.status} ${await res.text()}`);
       await res.arrayBuffer();

@@ -1,14 +1,13 @@
 // The dashboard in a real browser: Debian's Chromium driven by playwright-core, against the
 // coordinator under `wrangler dev` (bench/harness.mjs), with GitHub and a cloud played by the
 // fakes. Runs in Node (vitest project "browser"). Loopback only.
-import { createHmac, randomUUID } from "node:crypto";
 import { existsSync, mkdirSync, mkdtempSync, rmSync, statSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { chromium, type BrowserContext, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { fakeWorld, root, sleep, startCoordinator, type Coordinator, type FakeWorldSetup } from "../../bench/harness.mjs";
+import { deliverWebhook, fakeWorld, root, sleep, startCoordinator, type Coordinator, type FakeWorldSetup } from "../../bench/harness.mjs";
 import { startFakeGithub, type FakeGithub } from "../fake-github/server.ts";
 import { startFakeShim, type FakeShim } from "../fake-shim/server.ts";
 
@@ -45,18 +44,7 @@ async function deliverQueuedJob(id: number) {
     },
     repository: { name: "app", full_name: "octo/app", owner: { login: "octo" } },
   };
-  const body = JSON.stringify(payload);
-  const res = await fetch(`${coordinator.url}/webhooks/github`, {
-    method: "POST",
-    headers: {
-      "content-type": "application/json",
-      "x-github-event": "workflow_job",
-      "x-github-delivery": randomUUID(),
-      "x-github-enterprise-host": "github.example.test",
-      "x-hub-signature-256": `sha256=${createHmac("sha256", world.webhookSecret).update(body).digest("hex")}`,
-    },
-    body,
-  });
+  const res = await deliverWebhook(coordinator, world.webhookSecret, payload);
   const text = await res.text();
   if (res.status !== 200) throw new Error(`webhook: ${res.status} ${text}`);
   return JSON.parse(text);

@@ -5,13 +5,13 @@
  * arguments; a `curl` wrapper first on PATH records every call the script makes.
  */
 import { spawn, spawnSync } from "node:child_process";
-import { createHmac, randomUUID } from "node:crypto";
+import { randomUUID } from "node:crypto";
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir, userInfo } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { fakeWorld, sleep, startCoordinator, type Coordinator, type HarnessWorld } from "../../bench/harness.mjs";
+import { deliverWebhook, fakeWorld, sleep, startCoordinator, type Coordinator, type HarnessWorld } from "../../bench/harness.mjs";
 import { FakeWorld } from "../fake-github/control-client.ts";
 import { startFakeGithub, type FakeGithub } from "../fake-github/server.ts";
 import { startFakeShim, type FakeShim } from "../fake-shim/server.ts";
@@ -144,18 +144,7 @@ async function queueJob({ w, label }: Scenario) {
   payload.workflow_job.id = jobId;
   payload.workflow_job.run_id = jobId++;
   payload.workflow_job.labels = ["self-hosted", "linux", label];
-  const body = JSON.stringify(payload);
-  const res = await fetch(`${coordinator.url}/webhooks/github`, {
-    method: "POST",
-    headers: {
-      "content-type": "application/json",
-      "x-github-event": "workflow_job",
-      "x-github-enterprise-host": "github.example.test",
-      "x-github-delivery": randomUUID(),
-      "x-hub-signature-256": `sha256=${createHmac("sha256", w.webhookSecret).update(body).digest("hex")}`,
-    },
-    body,
-  });
+  const res = await deliverWebhook(coordinator, w.webhookSecret, payload);
   if (!res.ok) throw new Error(`webhook: ${res.status} ${await res.text()}`);
 }
 
