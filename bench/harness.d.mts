@@ -16,6 +16,10 @@ export interface Coordinator {
   sql(file: string): void;
   work: string;
   stop(): Promise<void>;
+  /** SIGKILL, then start again on the same port and persisted state. */
+  restart(): Promise<void>;
+  /** SIGKILL now (synchronous, for exit handlers). */
+  killNow(): void;
   devVars: Record<string, string>;
 }
 export function startCoordinator(vars?: Record<string, string>): Promise<Coordinator>;

@@ -91,21 +91,38 @@ export async function startCoordinator(vars = {}) {
   });
   if (migrate.status !== 0) throw new Error(`migrations failed: ${migrate.stderr || migrate.stdout}`);
 
-  const proc = spawn(process.execPath, [wrangler, "dev", "-c", configPath, "--ip", "127.0.0.1", "--port", String(port), "--persist-to", state, "--log-level", "error"], {
-    cwd: work,
-    env,
-    stdio: ["ignore", "ignore", "inherit"],
-  });
-  const url = `http://127.0.0.1:${port}`;
-  for (let i = 0; ; i++) {
-    try {
-      if ((await fetch(`${url}/healthz`)).ok) break;
-    } catch {
-      // not up yet
+  // Its own process group, so killing it takes wrangler's workerd along (nothing left holding the port).
+  let proc;
+  const launch = async () => {
+    proc = spawn(process.execPath, [wrangler, "dev", "-c", configPath, "--ip", "127.0.0.1", "--port", String(port), "--persist-to", state, "--log-level", "error"], {
+      cwd: work,
+      env,
+      stdio: ["ignore", "ignore", "inherit"],
+      detached: true,
+    });
+    for (let i = 0; ; i++) {
+      try {
+        if ((await fetch(`${url}/healthz`)).ok) break;
+      } catch {
+        // not up yet
+      }
+      if (i > 600) throw new Error("wrangler dev did not start within 60 s");
+      await sleep(100);
     }
-    if (i > 600) throw new Error("wrangler dev did not start within 60 s");
-    await sleep(100);
-  }
+  };
+  const killGroup = async (signal) => {
+    const p = proc;
+    if (!p || p.exitCode !== null || p.signalCode !== null) return;
+    const exited = new Promise((r) => p.once("exit", r));
+    try {
+      process.kill(-p.pid, signal);
+    } catch {
+      // already gone
+    }
+    await Promise.race([exited, sleep(5000)]);
+  };
+  const url = `http://127.0.0.1:${port}`;
+  await launch();
 
   const api = async (method, path, body) => {
     const res = await fetch(`${url}/api/v1${path}`, {
@@ -129,11 +146,24 @@ export async function startCoordinator(vars = {}) {
   };
 
   const stop = async () => {
-    proc.kill("SIGTERM");
+    await killGroup("SIGTERM");
     await sleep(300);
     rmSync(work, { recursive: true, force: true });
   };
-  return { url, port, api, sql, work, stop, devVars };
+  /** Kills the coordinator outright (SIGKILL, no shutdown) and starts it again on the same port and persisted state. */
+  const restart = async () => {
+    await killGroup("SIGKILL");
+    await launch();
+  };
+  /** Kills it for good, leaving the state directory (for a synchronous exit handler: best effort). */
+  const killNow = () => {
+    try {
+      if (proc && proc.exitCode === null) process.kill(-proc.pid, "SIGKILL");
+    } catch {
+      // already gone
+    }
+  };
+  return { url, port, api, sql, work, stop, restart, killNow, devVars };
 }
 
 /**
