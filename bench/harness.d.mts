@@ -22,7 +22,8 @@ export interface Coordinator {
   killNow(): void;
   devVars: Record<string, string>;
 }
-export function startCoordinator(vars?: Record<string, string>): Promise<Coordinator>;
+/** opts.log: append the coordinator's log lines to this file. */
+export function startCoordinator(vars?: Record<string, string>, opts?: { log?: string }): Promise<Coordinator>;
 
 export interface HarnessWorld {
   world: { id: string; url: string; ghes_url: string };

@@ -4,7 +4,7 @@
 
 import { spawn, spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
@@ -63,7 +63,7 @@ export function startNodeScript(script, args = []) {
  * The coordinator under `wrangler dev` on a free port, with fresh local D1 and Durable Objects.
  * `vars` become .dev.vars entries (timing knobs and the like).
  */
-export async function startCoordinator(vars = {}) {
+export async function startCoordinator(vars = {}, opts = {}) {
   const work = mkdtempSync(join(tmpdir(), "edgerunner-bench-"));
   const state = join(work, "state");
   const port = await freePort();
@@ -94,10 +94,11 @@ export async function startCoordinator(vars = {}) {
   // Its own process group, so killing it takes wrangler's workerd along (nothing left holding the port).
   let proc;
   const launch = async () => {
-    proc = spawn(process.execPath, [wrangler, "dev", "-c", configPath, "--ip", "127.0.0.1", "--port", String(port), "--persist-to", state, "--log-level", "error"], {
+    proc = spawn(process.execPath, [wrangler, "dev", "-c", configPath, "--ip", "127.0.0.1", "--port", String(port), "--persist-to", state, "--log-level", opts.log ? "log" : "error"], {
       cwd: work,
       env,
-      stdio: ["ignore", "ignore", "inherit"],
+      // opts.log: a file that gets the coordinator's log lines (appended across restarts).
+      stdio: ["ignore", opts.log ? openSync(opts.log, "a") : "ignore", "inherit"],
       detached: true,
     });
     for (let i = 0; ; i++) {

@@ -65,6 +65,9 @@ const TIMINGS = {
   SCALE_DOWN_IDLE_SECONDS: "2",
   ORPHAN_CHECK_SECONDS: "10",
   CREATE_BACKOFF_SECONDS: "1",
+  // Rows a killed coordinator left mid-create are asked about after this (default 2 minutes).
+  STUCK_GRACE_SECONDS: "5",
+  OPERATION_POLL_SECONDS: "5",
 };
 
 const scenarios: Record<string, Scenario> = {
@@ -123,7 +126,9 @@ async function retrying<T>(fn: () => Promise<T>, tries = 100): Promise<T> {
 
 async function runScenario(sc: Scenario): Promise<{ ok: boolean; summary: Record<string, unknown>; violations: string[] }> {
   const t0 = Date.now();
-  const stack = await startStack({ vars: sc.vars, sim: sc.sim, delivery: sc.delivery });
+  // E2E_LOG_DIR=dir keeps the coordinator's log of each run there.
+  const logDir = process.env.E2E_LOG_DIR;
+  const stack = await startStack({ vars: sc.vars, sim: sc.sim, delivery: sc.delivery, coordinatorLog: logDir ? `${logDir}/coordinator-${sc.name}-${t0}.log` : undefined });
   const { coordinator, gh, w } = stack;
   const violations: string[] = [];
   let monitor: Promise<void> | undefined;

@@ -26,6 +26,8 @@ export interface StackOptions {
   sim?: Partial<SimulatorConfig>;
   delivery?: Partial<DeliveryConfig>;
   log?: (line: object) => void;
+  /** A file for the coordinator's log lines. */
+  coordinatorLog?: string;
 }
 
 export async function startStack(opts: StackOptions = {}): Promise<Stack> {
@@ -34,7 +36,7 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
   const cleanup = () => coordinator?.killNow();
   process.once("exit", cleanup);
   try {
-    coordinator = await startCoordinator({ NUDGE_DELAY_SECONDS: "0", ...opts.vars });
+    coordinator = await startCoordinator({ NUDGE_DELAY_SECONDS: "0", ...opts.vars }, { log: opts.coordinatorLog });
     const w = await fakeWorld(coordinator, github.url, sim.url, "sim-shim-secret-0000000001");
     const gh = new FakeWorld(w.world);
     await gh.deliverWebhooksTo({
