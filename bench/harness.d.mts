@@ -16,9 +16,14 @@ export interface Coordinator {
   sql(file: string): void;
   work: string;
   stop(): Promise<void>;
+  /** SIGKILL, then start again on the same port and persisted state. */
+  restart(): Promise<void>;
+  /** SIGKILL now (synchronous, for exit handlers). */
+  killNow(): void;
   devVars: Record<string, string>;
 }
-export function startCoordinator(vars?: Record<string, string>): Promise<Coordinator>;
+/** opts.log: append the coordinator's log lines to this file. */
+export function startCoordinator(vars?: Record<string, string>, opts?: { log?: string }): Promise<Coordinator>;
 
 export interface HarnessWorld {
   world: { id: string; url: string; ghes_url: string };

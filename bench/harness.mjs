@@ -4,7 +4,7 @@
 
 import { spawn, spawnSync } from "node:child_process";
 import { createHmac, randomBytes, randomUUID } from "node:crypto";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
@@ -63,7 +63,7 @@ export function startNodeScript(script, args = []) {
  * The coordinator under `wrangler dev` on a free port, with fresh local D1 and Durable Objects.
  * `vars` become .dev.vars entries (timing knobs and the like).
  */
-export async function startCoordinator(vars = {}) {
+export async function startCoordinator(vars = {}, opts = {}) {
   const work = mkdtempSync(join(tmpdir(), "edgerunner-bench-"));
   const state = join(work, "state");
   const port = await freePort();
@@ -91,21 +91,39 @@ export async function startCoordinator(vars = {}) {
   });
   if (migrate.status !== 0) throw new Error(`migrations failed: ${migrate.stderr || migrate.stdout}`);
 
-  const proc = spawn(process.execPath, [wrangler, "dev", "-c", configPath, "--ip", "127.0.0.1", "--port", String(port), "--persist-to", state, "--log-level", "error"], {
-    cwd: work,
-    env,
-    stdio: ["ignore", "ignore", "inherit"],
-  });
-  const url = `http://127.0.0.1:${port}`;
-  for (let i = 0; ; i++) {
-    try {
-      if ((await fetch(`${url}/healthz`)).ok) break;
-    } catch {
-      // not up yet
+  // Its own process group, so killing it takes wrangler's workerd along (nothing left holding the port).
+  let proc;
+  const launch = async () => {
+    proc = spawn(process.execPath, [wrangler, "dev", "-c", configPath, "--ip", "127.0.0.1", "--port", String(port), "--persist-to", state, "--log-level", opts.log ? "log" : "error"], {
+      cwd: work,
+      env,
+      // opts.log: a file that gets the coordinator's log lines (appended across restarts).
+      stdio: ["ignore", opts.log ? openSync(opts.log, "a") : "ignore", "inherit"],
+      detached: true,
+    });
+    for (let i = 0; ; i++) {
+      try {
+        if ((await fetch(`${url}/healthz`)).ok) break;
+      } catch {
+        // not up yet
+      }
+      if (i > 600) throw new Error("wrangler dev did not start within 60 s");
+      await sleep(100);
     }
-    if (i > 600) throw new Error("wrangler dev did not start within 60 s");
-    await sleep(100);
-  }
+  };
+  const killGroup = async (signal) => {
+    const p = proc;
+    if (!p || p.exitCode !== null || p.signalCode !== null) return;
+    const exited = new Promise((r) => p.once("exit", r));
+    try {
+      process.kill(-p.pid, signal);
+    } catch {
+      // already gone
+    }
+    await Promise.race([exited, sleep(5000)]);
+  };
+  const url = `http://127.0.0.1:${port}`;
+  await launch();
 
   const api = async (method, path, body) => {
     const res = await fetch(`${url}/api/v1${path}`, {
@@ -129,11 +147,24 @@ export async function startCoordinator(vars = {}) {
   };
 
   const stop = async () => {
-    proc.kill("SIGTERM");
+    await killGroup("SIGTERM");
     await sleep(300);
     rmSync(work, { recursive: true, force: true });
   };
-  return { url, port, api, sql, work, stop, devVars };
+  /** Kills the coordinator outright (SIGKILL, no shutdown) and starts it again on the same port and persisted state. */
+  const restart = async () => {
+    await killGroup("SIGKILL");
+    await launch();
+  };
+  /** Kills it for good, leaving the state directory (for a synchronous exit handler: best effort). */
+  const killNow = () => {
+    try {
+      if (proc && proc.exitCode === null) process.kill(-proc.pid, "SIGKILL");
+    } catch {
+      // already gone
+    }
+  };
+  return { url, port, api, sql, work, stop, restart, killNow, devVars };
 }
 
 /**

@@ -76,6 +76,9 @@ function wrapStatement(stmt: D1PreparedStatement, counter: { n: number }): D1Pre
   });
 }
 
+/** How long a pass waits for its shim creates before leaving them to finish on their own. */
+const CREATE_WAIT_MS = 2_000;
+
 /** Runs `fn` over `items`, at most `limit` at a time. */
 async function pool<T, R>(items: T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
   const out: R[] = new Array(items.length);
@@ -460,6 +463,7 @@ export class ScaleSet extends DurableObject<Env> {
     const byName = new Map(rows.map((r) => [r.name, r]));
     const now = Date.now();
     const c = this.settings.concurrency;
+    const background = new Set<string>();
 
     // Batch 1: marks, and new rows as pending_create (so overlapping passes cannot double-create).
     const marks: StatusChange[] = [];
@@ -558,37 +562,19 @@ export class ScaleSet extends DurableObject<Env> {
       // Outbound, phase 2: the provider creates and deletes.
       const creating = toCreate.filter((x) => applied2.has(x.f.id));
       const deleting = toDelete.filter((d) => applied2.has(d.row.id));
-      const created = await pool(creating, c, (x) =>
-        machines.createInstance(buildBootstrapInstance({ scaleSet: ss, name: x.f.name, token: x.token, publicUrl: this.env.PUBLIC_URL, tools })),
+      // Creates settle in the background: a slow or hung shim call (up to its timeout) must not hold
+      // up this scale set's deletes and later passes. The pass waits for them only briefly.
+      const creates = this.settleCreates(db, ss, creating, () =>
+        pool(creating, c, (x) =>
+          machines.createInstance(buildBootstrapInstance({ scaleSet: ss, name: x.f.name, token: x.token, publicUrl: this.env.PUBLIC_URL, tools })),
+        ),
       );
+      for (const x of creating) background.add(x.f.name);
       const deleted = await pool(deleting, c, (d) => machines.deleteInstance(d.row.providerId ?? d.instance));
 
-      // Batch 3: what the provider said.
+      // Batch 3: what the provider said about deletes (creates: settleCreates).
       const t3 = Date.now();
       const batch3: StatusChange[] = [];
-      let backoff = this.state.createBackoff;
-      for (const [i, x] of creating.entries()) {
-        const r = created[i]!;
-        if (!r.ok) {
-          backoff = recordCreateFailure(backoff, t3, this.settings.createBackoff);
-          batch3.push({ id: x.f.id, from: "creating", to: "error", reason: "provider create failed", at: t3, set: { providerFault: faultOf(r.error) } });
-          log({ event: "create_failed", scale_set: ss.id, instance: x.f.name, error: faultOf(r.error), failures: backoff.failures });
-        } else if (r.value.state === "accepted") {
-          backoff = recordCreateSuccess(backoff);
-          this.state.updateOps(x.f.name, { opId: r.value.operationId, opKind: "create", pollAt: t3 + this.settings.operationPollMs });
-        } else {
-          backoff = recordCreateSuccess(backoff);
-          batch3.push(this.machineChange(x.f.id, "creating", r.value.instance, t3, "provider created the machine"));
-        }
-      }
-      if (backoff.hardLimitedAt !== null && this.state.createBackoff.hardLimitedAt === null) {
-        this.state.hardLimitVersion = ss.updatedAt;
-        log({ event: "hard_limit_hit", scale_set: ss.id, failures: backoff.failures, error: "creation stopped after too many straight failures" });
-      } else if (backoff.hardLimitedAt === null && backoff.failures > this.state.createBackoff.failures && backoff.lastFailureAt !== null) {
-        const allowedAt = backoff.lastFailureAt + backoff.failures * this.settings.createBackoff.intervalMs;
-        log({ event: "backoff_armed", scale_set: ss.id, kind: "create", failures: backoff.failures, delay_ms: allowedAt - t3 });
-      }
-      this.state.createBackoff = backoff;
       for (const [i, d] of deleting.entries()) {
         const r = deleted[i]!;
         if (r.ok && r.value.state === "accepted") {
@@ -604,8 +590,12 @@ export class ScaleSet extends DurableObject<Env> {
       for (const ch of [...batch2, ...batch3]) {
         log({ event: "instance_transition", scale_set: ss.id, instance: rowName(rows, ch.id) ?? fresh.find((f) => f.id === ch.id)?.name, from: ch.from, to: ch.to, reason: ch.reason });
       }
+      await Promise.race([creates, new Promise((r) => setTimeout(r, CREATE_WAIT_MS))]);
     } finally {
-      for (const n of [...fresh.map((f) => f.name), ...deletes.map((d) => d.instance), ...polls.map((p) => p.instance)]) this.inFlight.delete(n);
+      // Names whose create is still under way stay in flight until settleCreates is done with them.
+      for (const n of [...fresh.map((f) => f.name), ...deletes.map((d) => d.instance), ...polls.map((p) => p.instance)]) {
+        if (!background.has(n)) this.inFlight.delete(n);
+      }
     }
   }
 
@@ -628,6 +618,62 @@ export class ScaleSet extends DurableObject<Env> {
     );
     for (const c of corrections) log({ event: "stale_job_corrected", scale_set: ss.id, job_id: c.id, status: c.status });
     return corrections.length;
+  }
+
+  /** Runs the provider creates and records what the shim said (batch 3 for creates); then goes again. */
+  private settleCreates(
+    db: D1Database,
+    ss: ScaleSetRecord,
+    creating: { f: NewInstance }[],
+    call: () => Promise<Awaited<ReturnType<MachinePort["createInstance"]>>[]>,
+  ): Promise<void> {
+    if (!creating.length) return Promise.resolve();
+    const done = (async () => {
+      try {
+        const created = await call();
+        const t3 = Date.now();
+        const batch3: StatusChange[] = [];
+        let backoff = this.state.createBackoff;
+        for (const [i, x] of creating.entries()) {
+          const r = created[i]!;
+          if (!r.ok) {
+            backoff = recordCreateFailure(backoff, t3, this.settings.createBackoff);
+            batch3.push({ id: x.f.id, from: "creating", to: "error", reason: "provider create failed", at: t3, set: { providerFault: faultOf(r.error) } });
+            log({ event: "create_failed", scale_set: ss.id, instance: x.f.name, error: faultOf(r.error), failures: backoff.failures });
+          } else if (r.value.state === "accepted") {
+            backoff = recordCreateSuccess(backoff);
+            this.state.updateOps(x.f.name, { opId: r.value.operationId, opKind: "create", pollAt: t3 + this.settings.operationPollMs });
+          } else {
+            backoff = recordCreateSuccess(backoff);
+            batch3.push(this.machineChange(x.f.id, "creating", r.value.instance, t3, "provider created the machine"));
+          }
+        }
+        if (backoff.hardLimitedAt !== null && this.state.createBackoff.hardLimitedAt === null) {
+          this.state.hardLimitVersion = ss.updatedAt;
+          log({ event: "hard_limit_hit", scale_set: ss.id, failures: backoff.failures, error: "creation stopped after too many straight failures" });
+        } else if (backoff.hardLimitedAt === null && backoff.failures > this.state.createBackoff.failures && backoff.lastFailureAt !== null) {
+          const allowedAt = backoff.lastFailureAt + backoff.failures * this.settings.createBackoff.intervalMs;
+          log({ event: "backoff_armed", scale_set: ss.id, kind: "create", failures: backoff.failures, delay_ms: allowedAt - t3 });
+        }
+        this.state.createBackoff = backoff;
+        await applyStatusChanges(db, batch3);
+        for (const ch of batch3) {
+          log({ event: "instance_transition", scale_set: ss.id, instance: creating.find((x) => x.f.id === ch.id)?.f.name, from: ch.from, to: ch.to, reason: ch.reason });
+        }
+      } catch (e) {
+        // The rows stay `creating`; the stuck check asks the shim about them later.
+        log({ event: "create_settle_failed", scale_set: ss.id, error: errorText(e) });
+      } finally {
+        for (const x of creating) this.inFlight.delete(x.f.name);
+      }
+    })();
+    // When a create outlived the pass, its outcome (a failure to replace, a backoff) needs a new plan.
+    let waited = true;
+    setTimeout(() => (waited = false), CREATE_WAIT_MS);
+    void done.then(() => {
+      if (!waited) void this.reconcile("create_settled").then(() => this.arm()).catch(() => {});
+    });
+    return done;
   }
 
   private scheduleDeleteRetry(instance: string): number {

@@ -2,7 +2,19 @@
  * Drives the fake GitHub from tests (Node or workerd): make a world, seed it, inject faults,
  * read what the coordinator sent. Only fetch; never imports the server.
  */
-import type { Fault, FakeRunner, RecordedRequest, Seed, SeedJob, SeedRunnerDownload, WorldDump, WorldInfo } from "./types";
+import type {
+  DeliveryConfig,
+  Fault,
+  FakeRunner,
+  RecordedDelivery,
+  RecordedRequest,
+  Seed,
+  SeedJob,
+  SeedRunnerDownload,
+  WorkflowJob,
+  WorldDump,
+  WorldInfo,
+} from "./types";
 
 async function expectOk(res: Response, what: string): Promise<Response> {
   if (!res.ok) throw new Error(`fake GitHub ${what}: ${res.status} ${await res.text()}`);
@@ -64,6 +76,48 @@ export class FakeWorld {
   async putJobs(...jobs: SeedJob[]) {
     await this.control("POST", "jobs", jobs);
   }
+
+  // Playing workflows (see workflows.ts).
+  /** Where workflow_job webhooks go, signed with the entity's secret. */
+  async deliverWebhooksTo(c: DeliveryConfig) {
+    await this.control("PUT", "webhook-delivery", c);
+  }
+  /** Queues jobs; their `queued` webhooks are sent. */
+  async queueJobs(q: { repository: string; labels: string[]; count?: number; name?: string }): Promise<WorkflowJob[]> {
+    return (await this.control("POST", "workflow-jobs", q)).json();
+  }
+  async workflowJobs(): Promise<WorkflowJob[]> {
+    return (await this.control("GET", "workflow-jobs")).json();
+  }
+  async webhookDeliveries(): Promise<RecordedDelivery[]> {
+    return (await this.control("GET", "webhook-deliveries")).json();
+  }
+  /** Waits until no webhook delivery is in flight. */
+  async settleDeliveries() {
+    await this.control("POST", "workflow-settle");
+  }
+}
+
+/**
+ * The runner side of a world, as a runner holding JIT files speaks to it (serverUrl in `.runner`).
+ * Answers are returned, not thrown: a runner expects refusals.
+ */
+export function runnerSession(serverUrl: string) {
+  const call = async (method: string, path: string, body?: unknown) => {
+    const res = await fetch(`${serverUrl}/_fake/runner-sessions${path}`, {
+      method,
+      headers: body === undefined ? {} : { "content-type": "application/json" },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const text = await res.text();
+    return { status: res.status, body: text ? JSON.parse(text) : null };
+  };
+  return {
+    connect: (r: { agent_id: number; name: string; client_id: string; os?: string }) => call("POST", "", r),
+    acquire: (agentId: number) => call("POST", `/${agentId}/acquire`),
+    complete: (agentId: number, jobId: number, conclusion = "success") => call("POST", `/${agentId}/complete`, { job_id: jobId, conclusion }),
+    disconnect: (agentId: number) => call("DELETE", `/${agentId}`),
+  };
 }
 
 /** A fresh, empty world on the fake GitHub at `serverUrl`. */

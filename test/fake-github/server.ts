@@ -14,13 +14,26 @@
  *   {world}/_fake/runner-downloads POST    serve a runner package and list it (SeedRunnerDownload)
  *   {world}/_fake/downloads/{f} GET        the package (bearer temp_download_token), as a runner machine fetches it
  *
+ * Playing workflows (see workflows.ts):
+ *   {world}/_fake/webhook-delivery           PUT   DeliveryConfig: where signed workflow_job webhooks go
+ *   {world}/_fake/workflow-jobs              POST  {repository, labels, count?, name?} → queued jobs (webhooks sent)
+ *   {world}/_fake/workflow-jobs              GET   every played job with its history
+ *   {world}/_fake/webhook-deliveries         GET   every delivery made
+ *   {world}/_fake/workflow-settle            POST  waits until no delivery is in flight
+ * The runner side (what a runner with JIT files does; the simulator's runners call these):
+ *   {world}/_fake/runner-sessions            POST  {agent_id, name, client_id, os?} → online (401 if the JIT identity is wrong)
+ *   {world}/_fake/runner-sessions/{id}/acquire  POST  → 200 the job assigned to it, or 204
+ *   {world}/_fake/runner-sessions/{id}/complete POST  {job_id, conclusion?} → job completed
+ *   {world}/_fake/runner-sessions/{id}       DELETE  the runner goes offline
+ *
  * A world lives under /w/{id}; the default world is at the root, for standalone use.
  */
 
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import type { Fault, Seed, SeedJob, SeedRunnerDownload, WorldInfo } from "./types.ts";
+import type { DeliveryConfig, Fault, Seed, SeedJob, SeedRunnerDownload, WorldInfo } from "./types.ts";
 import { World } from "./world.ts";
+import { WorkflowPlayer } from "./workflows.ts";
 
 export interface FakeGithub {
   url: string;
@@ -62,6 +75,12 @@ function send(res: ServerResponse, status: number, body: unknown, headers: Recor
 export async function startFakeGithub(options: { port?: number; host?: string } = {}): Promise<FakeGithub> {
   const host = options.host ?? "127.0.0.1";
   const worlds = new Map<string, World>([["", new World("")]]);
+  const players = new Map<World, WorkflowPlayer>();
+  const playerOf = (w: World) => {
+    let p = players.get(w);
+    if (!p) players.set(w, (p = new WorkflowPlayer(w)));
+    return p;
+  };
   let origin = "";
 
   const server = createServer(async (req, res) => {
@@ -144,6 +163,28 @@ export async function startFakeGithub(options: { port?: number; host?: string } 
       for (const j of (Array.isArray(body) ? body : [body]) as SeedJob[]) world.putJob(j);
       return send(res, 204, null);
     }
+    const player = playerOf(world);
+    const reply = (out: { status: number; body: unknown }) => send(res, out.status, out.body);
+    if (path === "/_fake/webhook-delivery" && method === "PUT") {
+      if (typeof b.url !== "string" || typeof b.secret !== "string") return send(res, 400, { message: "fake: url and secret are required" });
+      player.configure(b as unknown as DeliveryConfig);
+      return send(res, 200, player.delivery);
+    }
+    if (path === "/_fake/workflow-jobs" && method === "POST") {
+      if (typeof b.repository !== "string" || !Array.isArray(b.labels)) return send(res, 400, { message: "fake: repository and labels are required" });
+      return send(res, 201, player.queue(b as { repository: string; labels: string[]; count?: number; name?: string }));
+    }
+    if (path === "/_fake/workflow-jobs" && method === "GET") return send(res, 200, [...player.jobs.values()]);
+    if (path === "/_fake/webhook-deliveries" && method === "GET") return send(res, 200, player.deliveries);
+    if (path === "/_fake/workflow-settle" && method === "POST") {
+      await player.settle();
+      return send(res, 204, null);
+    }
+    if (path === "/_fake/runner-sessions" && method === "POST") return reply(player.connect(b));
+    const rs = /^\/_fake\/runner-sessions\/(\d+)(?:\/(acquire|complete))?$/.exec(path);
+    if (rs && rs[2] === "acquire" && method === "POST") return reply(player.acquire(Number(rs[1])));
+    if (rs && rs[2] === "complete" && method === "POST") return reply(player.complete(Number(rs[1]), Number(b.job_id), typeof b.conclusion === "string" ? b.conclusion : undefined));
+    if (rs && !rs[2] && method === "DELETE") return reply(player.disconnect(Number(rs[1])));
     const rm = /^\/_fake\/runners\/(\d+)$/.exec(path);
     if (rm && method === "PATCH") {
       const r = world.runners.get(Number(rm[1]));

@@ -91,6 +91,8 @@ export interface Fault {
   path?: string;
   /** How many matching requests it hits; -1 = until cleared. Default 1. */
   times?: number;
+  /** Hit each matching request with this chance (0–1) only; with times -1, an error rate. */
+  probability?: number;
   /** rate_limit: 403 (default) or 429; server_error: 500–599 (default 502). */
   status?: number;
   /** rate_limit: send `retry-after` with this many seconds (a secondary limit). */
@@ -177,4 +179,48 @@ export interface WorldInfo {
   url: string;
   /** The same world as a GHES: `${url}/api/v3`. */
   ghes_url: string;
+}
+
+/** Where the world sends workflow_job webhooks (PUT /_fake/webhook-delivery). */
+export interface DeliveryConfig {
+  url: string;
+  /** The entity's webhook secret (X-Hub-Signature-256). */
+  secret: string;
+  /** Sent as X-GitHub-Enterprise-Host (the coordinator picks the endpoint by it). */
+  enterprise_host?: string;
+  /** Deliver every webhook twice (same delivery GUID, as a redelivery). */
+  duplicate?: boolean;
+  /** Hold each delivery a random 0..shuffle_ms first, so they arrive out of order. */
+  shuffle_ms?: number;
+  /** Redeliver until the coordinator answers 2xx (default true). */
+  retry?: boolean;
+}
+
+/** A job played by the world (POST /_fake/workflow-jobs), with its history. */
+export interface WorkflowJob {
+  id: number;
+  run_id: number;
+  repository: string;
+  name: string;
+  labels: string[];
+  status: "queued" | "in_progress" | "completed";
+  conclusion: string | null;
+  runner_id: number | null;
+  runner_name: string | null;
+  queued_at: number;
+  in_progress_at: number | null;
+  completed_at: number | null;
+  /** How many times a runner reported it done (must end at exactly 1). */
+  completions: number;
+}
+
+export interface RecordedDelivery {
+  guid: string;
+  job_id: number;
+  action: string;
+  attempts: number;
+  /** Last answer's status; 0 = no answer. */
+  status: number | null;
+  sent_at: number;
+  acked_at: number | null;
 }

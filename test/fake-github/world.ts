@@ -343,7 +343,9 @@ export class World {
   }
 
   private takeFault(method: string, path: string): Fault | null {
-    const i = this.faults.findIndex((f) => (!f.method || f.method.toUpperCase() === method) && (!f.path || path.includes(f.path)));
+    const i = this.faults.findIndex(
+      (f) => (!f.method || f.method.toUpperCase() === method) && (!f.path || path.includes(f.path)) && (f.probability === undefined || Math.random() < f.probability),
+    );
     if (i < 0) return null;
     const f = this.faults[i]!;
     const times = f.times ?? 1;
@@ -647,7 +649,10 @@ const routes: Route[] = [
       };
       w.runners.set(id, runner);
       const files = {
-        ".runner": b64(JSON.stringify({ agentId: id, agentName: runner.name, poolId: body.runner_group_id, workFolder: body.work_folder ?? "_work", ephemeral: true })),
+        // serverUrl: where the runner talks to GitHub (here: this world, for the simulator's runners).
+        ".runner": b64(
+          JSON.stringify({ agentId: id, agentName: runner.name, poolId: body.runner_group_id, serverUrl: req.baseUrl.replace(/\/api\/v3$/, ""), workFolder: body.work_folder ?? "_work", ephemeral: true }),
+        ),
         ".credentials": b64(JSON.stringify({ scheme: "OAuthAccessToken", data: { clientId: crypto.randomUUID() } })),
         ".credentials_rsaparams": b64(JSON.stringify({ d: randomToken(""), modulus: randomToken("") })),
       };

@@ -23,6 +23,9 @@
  *   GET    /_control/tenants/{t}/callbacks           callbacks made (delivered or waiting in the outbox)
  *   POST   /_control/tenants/{t}/callbacks/take      the outbox's callbacks, marked taken (for the test to deliver)
  *   POST   /_control/tenants/{t}/reset               forget machines, requests, faults and callbacks
+ *   …      /_control/{other}/…                       routes of an embedding server (`control` option), e.g. the simulator
+ *
+ * A fault rule with `probability` answers that share of matching calls, forever unless `times` is set.
  */
 import { createHmac, randomUUID, timingSafeEqual } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
@@ -41,6 +44,15 @@ interface Tenant {
   callbacks: RecordedCallback[];
   faults: Required<Faults>;
 }
+
+/** Told when a machine appears or goes (a simulator boots and stops its runners on these). */
+export interface MachineHooks {
+  created?(tenantId: string, m: FakeMachine): void;
+  deleted?(tenantId: string, m: FakeMachine): void;
+}
+
+/** Extra unsigned control routes under `/_control/{prefix}/…` (the simulator's own knobs). */
+export type ExtraControl = (method: string, segments: string[], body: unknown) => { status: number; body?: unknown } | null;
 
 export interface FakeShim {
   /** Base URL of the server, e.g. http://127.0.0.1:41234 */
@@ -131,7 +143,7 @@ function route(method: string, rest: string): { operation: ShimOperation; id?: s
   return null;
 }
 
-export async function startFakeShim(opts: { port?: number } = {}): Promise<FakeShim> {
+export async function startFakeShim(opts: { port?: number; hooks?: MachineHooks; control?: ExtraControl } = {}): Promise<FakeShim> {
   const tenants = new Map<string, Tenant>();
   const timers = new Set<ReturnType<typeof setTimeout>>();
   const sockets = new Set<Socket>();
@@ -165,7 +177,13 @@ export async function startFakeShim(opts: { port?: number } = {}): Promise<FakeS
       ...over,
     };
     t.machines.set(m.provider_id, m);
+    if (bootstrap) opts.hooks?.created?.(t.id, m);
     return m;
+  }
+
+  function removeMachine(t: Tenant, m: FakeMachine) {
+    t.machines.delete(m.provider_id);
+    opts.hooks?.deleted?.(t.id, m);
   }
 
   /** Makes the callback for an accepted operation, and delivers it or keeps it. */
@@ -212,7 +230,7 @@ export async function startFakeShim(opts: { port?: number } = {}): Promise<FakeS
       case "delete": {
         const m = find(t, poolId, id!);
         if (!m) return { status: 404, body: { error: "no such instance" } };
-        t.machines.delete(m.provider_id);
+        removeMachine(t, m);
         return { status: 204 };
       }
       case "list":
@@ -225,7 +243,7 @@ export async function startFakeShim(opts: { port?: number } = {}): Promise<FakeS
         return { status: 204 };
       }
       case "remove_all":
-        for (const m of [...t.machines.values()]) if (m.pool_id === poolId) t.machines.delete(m.provider_id);
+        for (const m of [...t.machines.values()]) if (m.pool_id === poolId) removeMachine(t, m);
         return { status: 204 };
     }
   }
@@ -252,9 +270,12 @@ export async function startFakeShim(opts: { port?: number } = {}): Promise<FakeS
   }
 
   function takeRule(t: Tenant, op: ShimOperation): FaultRule | undefined {
-    const i = t.faults.rules.findIndex((r) => r.operation === op && (r.times ?? 1) > 0);
+    const i = t.faults.rules.findIndex(
+      (r) => r.operation === op && (r.times ?? (r.probability === undefined ? 1 : Infinity)) > 0 && (r.probability === undefined || Math.random() < r.probability),
+    );
     if (i < 0) return undefined;
     const rule = t.faults.rules[i]!;
+    if (rule.times === undefined && rule.probability !== undefined) return rule;
     rule.times = (rule.times ?? 1) - 1;
     if (rule.times <= 0) t.faults.rules.splice(i, 1);
     return rule;
@@ -370,7 +391,7 @@ export async function startFakeShim(opts: { port?: number } = {}): Promise<FakeS
       if (!m) return json(res, 404, { error: "no such machine" });
       if (method === "PATCH") return json(res, 200, Object.assign(m, body ?? {}));
       if (method === "DELETE") {
-        t.machines.delete(m.provider_id);
+        removeMachine(t, m);
         return json(res, 204);
       }
     }
@@ -395,7 +416,7 @@ export async function startFakeShim(opts: { port?: number } = {}): Promise<FakeS
       return json(res, 200, t.faults);
     }
     if (what === "reset" && method === "POST") {
-      t.machines.clear();
+      for (const m of [...t.machines.values()]) removeMachine(t, m);
       t.requests = [];
       t.callbacks = [];
       t.faults = { latency_ms: {}, rules: [] };
@@ -412,6 +433,12 @@ export async function startFakeShim(opts: { port?: number } = {}): Promise<FakeS
       const pathname = target.split("?")[0]!;
       const segments = pathname.split("/").filter(Boolean);
       if (segments[0] === "_control" && segments[1] === "tenants") return await control(req, res, segments.slice(2), raw);
+      if (segments[0] === "_control" && opts.control) {
+        const parsed = parseJson(raw);
+        if (!parsed.ok) return json(res, 400, { error: "body is not JSON" });
+        const out = opts.control(req.method ?? "GET", segments.slice(1), parsed.value);
+        if (out) return json(res, out.status, out.body);
+      }
       if (segments[0] === "t" && segments[1]) {
         const t = tenants.get(segments[1]);
         if (!t) return json(res, 404, { error: "no such tenant" });

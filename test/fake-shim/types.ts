@@ -37,8 +37,10 @@ export type FaultAction =
 
 export interface FaultRule {
   operation: ShimOperation;
-  /** How many calls this rule answers; default 1. */
+  /** How many calls this rule answers; default 1 (unlimited when `probability` is set). */
   times?: number;
+  /** Answer each matching call with this chance (0–1) instead of every call: error rates for chaos runs. */
+  probability?: number;
   action: FaultAction;
 }
 

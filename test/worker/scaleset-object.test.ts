@@ -153,6 +153,27 @@ describe("ScaleSet object: creating", () => {
     expect(await w.shim.machines()).toHaveLength(6);
   });
 
+  it("does not hold the scale set up for a create the shim is slow to answer: it settles in the background", async () => {
+    const w = await world();
+    // Longer than a pass waits for its creates (2 s), shorter than the shim timeout.
+    await w.shim.setFaults({ latency_ms: { create: 3_500 } });
+    await queueJobs(w.scaleSetId, 1);
+    await reconcile(w.scaleSetId);
+    // The pass is over while the shim still holds the create.
+    expect((await live(w.scaleSetId)).map((r) => r.status)).toEqual(["creating"]);
+    // Meanwhile the scale set keeps working, and does not create the same runner twice.
+    await queueJobs(w.scaleSetId, 1);
+    await reconcile(w.scaleSetId);
+    expect(await live(w.scaleSetId)).toHaveLength(2);
+    let rows = await live(w.scaleSetId);
+    for (let i = 0; i < 100 && !rows.every((r) => r.status === "running"); i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      rows = await live(w.scaleSetId);
+    }
+    expect(rows.map((r) => r.status)).toEqual(["running", "running"]);
+    expect(await w.shim.machines()).toHaveLength(2);
+  }, 20_000);
+
   it("asks the shim itself when a callback does not come in time", async () => {
     const w = await world();
     await w.shim.addRule({ operation: "create", action: { type: "async", complete_after_ms: 1, callback: "never" } });

@@ -1,0 +1,305 @@
+/**
+ * npm run e2e [-- A|B ...] [--repeat N]
+ *
+ * End-to-end scenarios on one machine: the coordinator under `wrangler dev`, the fake GitHub
+ * playing workflows, the simulator shim running simulated runners (see e2e/stack.ts). Each
+ * scenario queues jobs in bursts, waits until they are done and the world has settled, then
+ * checks the invariants, prints a summary (one JSON line on stdout) and fails on any broken one:
+ *
+ *  - every job completed exactly once, on a runner the coordinator created;
+ *  - machines created ≤ jobs + min idle;
+ *  - at no time more live instances than max_runners (the coordinator's D1, through its API,
+ *    and the simulator's machines, both sampled all along);
+ *  - at the end nothing is left in the simulator or at GitHub but the idle minimum, and every
+ *    D1 instance is deleted or idle.
+ *
+ * A: 3 scale sets (one with min_idle_runners > 0), 60 jobs in 4 bursts.
+ * B: the same under chaos: every webhook delivered twice and shuffled; 30 % of creates fail and
+ *    10 % hang; 10 % of deletes fail; 10 % of GitHub calls answer 5xx and one rate-limit window
+ *    opens; the coordinator is killed (SIGKILL) and restarted twice mid-run on its persisted state.
+ */
+import { percentile, sleep } from "../bench/harness.mjs";
+import type { DeliveryConfig } from "../test/fake-github/types.ts";
+import type { SimulatorConfig } from "../shims/simulator/simulator.ts";
+import type { FaultRule } from "../test/fake-shim/types.ts";
+import { startStack, type Stack } from "./stack.ts";
+
+interface ScaleSetSpec {
+  name: string;
+  labels: string[];
+  max: number;
+  minIdle: number;
+}
+
+interface Scenario {
+  name: string;
+  vars: Record<string, string>;
+  sim: Partial<SimulatorConfig>;
+  delivery?: Partial<DeliveryConfig>;
+  scaleSets: ScaleSetSpec[];
+  /** Jobs per scale set in each burst. */
+  bursts: Record<string, number>[];
+  burstGapMs: number;
+  /** Called once the scale sets exist and their idle minimum is up. */
+  chaos?: (stack: Stack) => Promise<void>;
+  /** Restart the coordinator after these bursts (0-based). */
+  restartAfterBursts?: number[];
+  jobsTimeoutMs: number;
+  settleTimeoutMs: number;
+}
+
+const SCALE_SETS: ScaleSetSpec[] = [
+  { name: "small", labels: ["self-hosted", "linux", "small"], max: 8, minIdle: 2 },
+  { name: "large", labels: ["self-hosted", "linux", "large"], max: 6, minIdle: 0 },
+  { name: "gpu", labels: ["self-hosted", "linux", "gpu"], max: 3, minIdle: 0 },
+];
+const BURSTS = [
+  { small: 8, large: 5, gpu: 2 },
+  { small: 6, large: 6, gpu: 3 },
+  { small: 9, large: 4, gpu: 2 },
+  { small: 7, large: 5, gpu: 3 },
+];
+
+const TIMINGS = {
+  RECONCILE_INTERVAL_SECONDS: "2",
+  SCALE_DOWN_IDLE_SECONDS: "2",
+  ORPHAN_CHECK_SECONDS: "10",
+  CREATE_BACKOFF_SECONDS: "1",
+  // Rows a killed coordinator left mid-create are asked about after this (default 2 minutes).
+  STUCK_GRACE_SECONDS: "5",
+  OPERATION_POLL_SECONDS: "5",
+};
+
+const scenarios: Record<string, Scenario> = {
+  A: {
+    name: "A",
+    vars: TIMINGS,
+    sim: { boot_delay_ms: 100, job_ms: 400 },
+    scaleSets: SCALE_SETS,
+    bursts: BURSTS,
+    burstGapMs: 3000,
+    jobsTimeoutMs: 90_000,
+    settleTimeoutMs: 45_000,
+  },
+  B: {
+    name: "B",
+    // Straight create failures are expected here: keep creating (the limit is for real outages).
+    vars: { ...TIMINGS, CREATE_FAILURE_LIMIT: "1000" },
+    sim: { boot_delay_ms: 100, job_ms: 400 },
+    delivery: { duplicate: true, shuffle_ms: 800 },
+    scaleSets: SCALE_SETS,
+    bursts: BURSTS,
+    burstGapMs: 3000,
+    restartAfterBursts: [0, 2],
+    async chaos(stack) {
+      const rules: FaultRule[] = [
+        // 10 % of creates hang (the request gets no answer until the coordinator gives up)…
+        { operation: "create", probability: 0.1, action: { type: "hang" } },
+        // …and 30 % of all creates fail (a third of the other 90 %).
+        { operation: "create", probability: 1 / 3, action: { type: "respond", status: 500, body: { error: "simulated cloud failure" } } },
+        { operation: "delete", probability: 0.1, action: { type: "respond", status: 503, body: { error: "simulated delete failure" } } },
+      ];
+      await fetch(`${stack.w.shimControl}/faults`, { method: "PUT", headers: { "content-type": "application/json" }, body: JSON.stringify({ rules }) });
+      await stack.gh.fault(
+        { kind: "server_error", times: -1, probability: 0.1, status: 502 },
+        // One primary rate-limit window: GitHub says the budget is gone until it resets.
+        { kind: "rate_limit", times: 1, reset_in: 4 },
+      );
+    },
+    jobsTimeoutMs: 120_000,
+    settleTimeoutMs: 60_000,
+  },
+};
+
+const say = (msg: string) => process.stderr.write(`e2e: ${msg}\n`);
+
+async function retrying<T>(fn: () => Promise<T>, tries = 100): Promise<T> {
+  for (let i = 1; ; i++) {
+    try {
+      return await fn();
+    } catch (err) {
+      if (i >= tries) throw err;
+      await sleep(200);
+    }
+  }
+}
+
+async function runScenario(sc: Scenario): Promise<{ ok: boolean; summary: Record<string, unknown>; violations: string[] }> {
+  const t0 = Date.now();
+  // E2E_LOG_DIR=dir keeps the coordinator's log of each run there.
+  const logDir = process.env.E2E_LOG_DIR;
+  const stack = await startStack({ vars: sc.vars, sim: sc.sim, delivery: sc.delivery, coordinatorLog: logDir ? `${logDir}/coordinator-${sc.name}-${t0}.log` : undefined });
+  const { coordinator, gh, w } = stack;
+  const violations: string[] = [];
+  let monitor: Promise<void> | undefined;
+  let monitoring = true;
+  try {
+    const ids = new Map<string, ScaleSetSpec>();
+    for (const s of sc.scaleSets) {
+      const ss = await coordinator.api("POST", `/repositories/${w.repo.id}/scalesets`, {
+        name: s.name,
+        provider_name: w.provider,
+        labels: s.labels,
+        max_runners: s.max,
+        min_idle_runners: s.minIdle,
+        image: "ubuntu:24.04",
+        flavor: "small",
+        bootstrap_timeout: 2,
+      });
+      ids.set(ss.id, s);
+    }
+    const instances = async () => ((await coordinator.api("GET", "/instances")) as any[]).filter((i) => ids.has(i.scale_set_id));
+
+    // The idle minimum comes up before the first job.
+    const minIdleTotal = sc.scaleSets.reduce((n, s) => n + s.minIdle, 0);
+    for (let i = 0; ; i++) {
+      const idle = (await instances()).filter((x) => x.status === "running" && x.runner_status === "idle").length;
+      if (idle >= minIdleTotal) break;
+      if (i > 300) throw new Error(`the idle minimum (${minIdleTotal}) did not come up within 30 s`);
+      await sleep(100);
+    }
+    say(`${sc.name}: ${ids.size} scale sets, ${minIdleTotal} idle runners up after ${Date.now() - t0} ms`);
+    if (sc.chaos) await sc.chaos(stack);
+
+    // Sample live instances all along: D1 through the API, and the simulator's machines.
+    const maxLive = new Map<string, { d1: number; machines: number }>([...ids.keys()].map((id) => [id, { d1: 0, machines: 0 }]));
+    const liveViolations = new Set<string>();
+    let samples = 0;
+    monitor = (async () => {
+      while (monitoring) {
+        const [rows, machines] = await Promise.all([instances().catch(() => null), stack.machines().catch(() => null)]);
+        for (const [id, spec] of ids) {
+          const m = maxLive.get(id)!;
+          if (rows) m.d1 = Math.max(m.d1, rows.filter((r) => r.scale_set_id === id && r.status !== "deleted").length);
+          if (machines) m.machines = Math.max(m.machines, machines.filter((x) => x.pool_id === id).length);
+          if (m.d1 > spec.max || m.machines > spec.max) liveViolations.add(`${spec.name}: ${Math.max(m.d1, m.machines)} live > max_runners ${spec.max}`);
+        }
+        if (rows || machines) samples++;
+        await sleep(150);
+      }
+    })();
+
+    const labelsOf = new Map(sc.scaleSets.map((s) => [s.name, s.labels]));
+    let queued = 0;
+    for (const [b, burst] of sc.bursts.entries()) {
+      for (const [set, count] of Object.entries(burst)) {
+        await gh.queueJobs({ repository: "octo/app", labels: labelsOf.get(set)!, count, name: `${set}-burst${b}` });
+        queued += count;
+      }
+      say(`${sc.name}: burst ${b + 1}/${sc.bursts.length} queued (${queued} jobs so far)`);
+      if (sc.restartAfterBursts?.includes(b)) {
+        await sleep(sc.burstGapMs / 2);
+        const r0 = Date.now();
+        await coordinator.restart();
+        say(`${sc.name}: coordinator killed and restarted on its persisted state (${Date.now() - r0} ms)`);
+      }
+      if (b < sc.bursts.length - 1) await sleep(sc.burstGapMs);
+    }
+
+    const jobsDeadline = Date.now() + sc.jobsTimeoutMs;
+    let jobs = await gh.workflowJobs();
+    while (jobs.some((j) => j.status !== "completed") && Date.now() < jobsDeadline) {
+      await sleep(250);
+      jobs = await gh.workflowJobs();
+    }
+    const allDoneAt = Date.now();
+    const unfinished = jobs.filter((j) => j.status !== "completed");
+    if (unfinished.length) violations.push(`${unfinished.length} jobs not completed: ${unfinished.slice(0, 5).map((j) => `${j.id} ${j.name} ${j.status}`).join(", ")}`);
+    say(`${sc.name}: ${jobs.length - unfinished.length}/${jobs.length} jobs completed after ${allDoneAt - t0} ms; waiting for the world to settle`);
+
+    // The end state: only the idle minimum left, everywhere.
+    const endProblems = async (): Promise<string[]> => {
+      const out: string[] = [];
+      const [rows, machines, state] = await Promise.all([instances(), stack.machines(), gh.state()]);
+      for (const [id, spec] of ids) {
+        const live = rows.filter((r) => r.scale_set_id === id && r.status !== "deleted");
+        const notIdle = live.filter((r) => !(r.status === "running" && r.runner_status === "idle"));
+        if (notIdle.length) out.push(`${spec.name}: D1 instances neither deleted nor idle: ${notIdle.map((r) => `${r.name} ${r.status}/${r.runner_status}`).join(", ")}`);
+        if (live.length !== spec.minIdle) out.push(`${spec.name}: ${live.length} live D1 instances, idle minimum is ${spec.minIdle}`);
+        const pool = machines.filter((m) => m.pool_id === id);
+        if (pool.length !== spec.minIdle) out.push(`${spec.name}: ${pool.length} machines in the simulator, idle minimum is ${spec.minIdle}`);
+      }
+      const idleNames = new Set(rows.filter((r) => r.status === "running" && r.runner_status === "idle").map((r) => r.name));
+      const extraRunners = state.runners.filter((r) => !idleNames.has(r.name) || r.busy || r.status !== "online");
+      if (extraRunners.length) out.push(`GitHub runners beyond the idle minimum: ${extraRunners.map((r) => `${r.name} ${r.status}${r.busy ? " busy" : ""}`).join(", ")}`);
+      if (state.runners.length !== minIdleTotal) out.push(`${state.runners.length} runners at GitHub, idle minimum is ${minIdleTotal}`);
+      return out;
+    };
+    const settleDeadline = Date.now() + sc.settleTimeoutMs;
+    let problems = await retrying(endProblems);
+    while (problems.length && Date.now() < settleDeadline) {
+      await sleep(500);
+      problems = await retrying(endProblems);
+    }
+    const settledAt = Date.now();
+    await gh.settleDeliveries();
+    monitoring = false;
+    await monitor;
+    violations.push(...problems, ...liveViolations);
+
+    // Every job exactly once, on a runner the coordinator created.
+    const rows = await instances();
+    const created = new Set(rows.map((r) => r.name));
+    jobs = await gh.workflowJobs();
+    for (const j of jobs) {
+      if (j.completions !== 1) violations.push(`job ${j.id} reported done ${j.completions} times`);
+      if (j.runner_name !== null && !created.has(j.runner_name)) violations.push(`job ${j.id} ran on ${j.runner_name}, not a runner the coordinator created`);
+    }
+    const requests = (await (await fetch(`${w.shimControl}/requests`)).json()) as { operation: string; status: number | null; body: any }[];
+    const machinesCreated = new Set(requests.filter((r) => r.operation === "create" && r.status === 201).map((r) => r.body.name)).size;
+    const createCalls = requests.filter((r) => r.operation === "create").length;
+    if (machinesCreated > jobs.length + minIdleTotal) violations.push(`${machinesCreated} machines created for ${jobs.length} jobs + ${minIdleTotal} idle minimum`);
+    if (samples < 10) violations.push(`only ${samples} samples of live instances`);
+
+    const waits = jobs.filter((j) => j.in_progress_at !== null).map((j) => j.in_progress_at! - j.queued_at).sort((a, b) => a - b);
+    const deliveries = await gh.webhookDeliveries();
+    const summary = {
+      scenario: sc.name,
+      ok: violations.length === 0,
+      jobs: jobs.length,
+      completed: jobs.filter((j) => j.status === "completed").length,
+      instances_created: machinesCreated,
+      d1_instances: rows.length,
+      create_calls: createCalls,
+      max_live: Object.fromEntries([...ids].map(([id, s]) => [s.name, { ...maxLive.get(id)!, max_runners: s.max }])),
+      queued_to_in_progress_ms: { p50: percentile(waits, 50), p99: percentile(waits, 99), max: waits.at(-1) ?? null },
+      webhook_deliveries: deliveries.length,
+      webhook_attempts: deliveries.reduce((n, d) => n + d.attempts, 0),
+      github_requests: (await gh.requests()).length,
+      samples,
+      all_jobs_done_s: Math.round((allDoneAt - t0) / 100) / 10,
+      settled_s: Math.round((settledAt - t0) / 100) / 10,
+      violations,
+    };
+    return { ok: violations.length === 0, summary, violations };
+  } finally {
+    monitoring = false;
+    await monitor?.catch(() => {});
+    await stack.stop();
+  }
+}
+
+const args = process.argv.slice(2);
+let repeat = 1;
+const names: string[] = [];
+for (let i = 0; i < args.length; i++) {
+  if (args[i] === "--repeat") repeat = Number(args[++i]);
+  else names.push(args[i]!.toUpperCase());
+}
+const chosen = names.length ? names : Object.keys(scenarios);
+let failed = false;
+for (let r = 0; r < repeat; r++) {
+  for (const name of chosen) {
+    const sc = scenarios[name];
+    if (!sc) throw new Error(`no scenario ${name}; have ${Object.keys(scenarios).join(", ")}`);
+    const t = Date.now();
+    say(`scenario ${name}${repeat > 1 ? ` (run ${r + 1}/${repeat})` : ""}`);
+    const out = await runScenario(sc);
+    console.log(JSON.stringify({ ...out.summary, wall_s: Math.round((Date.now() - t) / 100) / 10 }));
+    if (!out.ok) {
+      failed = true;
+      for (const v of out.violations) say(`${name}: BROKEN: ${v}`);
+    }
+  }
+}
+process.exit(failed ? 1 : 0);

@@ -1,0 +1,68 @@
+/**
+ * The whole product on one machine: the fake GitHub (playing workflows), the simulator shim and
+ * the coordinator under `wrangler dev` (bench/harness.mjs: own config, secrets and persisted
+ * state), wired together: a repository with a PAT, its webhook secret, the simulator registered
+ * as a provider, webhooks delivered to the coordinator. Loopback only.
+ */
+import { fakeWorld, startCoordinator, type Coordinator, type HarnessWorld } from "../bench/harness.mjs";
+import { FakeWorld } from "../test/fake-github/control-client.ts";
+import { startFakeGithub, type FakeGithub } from "../test/fake-github/server.ts";
+import type { DeliveryConfig } from "../test/fake-github/types.ts";
+import { startSimulator, type Simulator, type SimulatorConfig } from "../shims/simulator/simulator.ts";
+import type { FakeMachine } from "../test/fake-shim/types.ts";
+
+export interface Stack {
+  github: FakeGithub;
+  sim: Simulator;
+  coordinator: Coordinator;
+  w: HarnessWorld;
+  gh: FakeWorld;
+  machines(): Promise<FakeMachine[]>;
+  stop(): Promise<void>;
+}
+
+export interface StackOptions {
+  vars?: Record<string, string>;
+  sim?: Partial<SimulatorConfig>;
+  delivery?: Partial<DeliveryConfig>;
+  log?: (line: object) => void;
+  /** A file for the coordinator's log lines. */
+  coordinatorLog?: string;
+}
+
+export async function startStack(opts: StackOptions = {}): Promise<Stack> {
+  const [github, sim] = await Promise.all([startFakeGithub(), startSimulator({ config: opts.sim, log: opts.log })]);
+  let coordinator: Coordinator | undefined;
+  const cleanup = () => coordinator?.killNow();
+  process.once("exit", cleanup);
+  try {
+    coordinator = await startCoordinator({ NUDGE_DELAY_SECONDS: "0", ...opts.vars }, { log: opts.coordinatorLog });
+    const w = await fakeWorld(coordinator, github.url, sim.url, "sim-shim-secret-0000000001");
+    const gh = new FakeWorld(w.world);
+    await gh.deliverWebhooksTo({
+      url: `${coordinator.url}/webhooks/github`,
+      secret: w.webhookSecret,
+      // The repository lives on the fake's endpoint (base_url https://github.example.test).
+      enterprise_host: "github.example.test",
+      ...opts.delivery,
+    });
+    const c = coordinator;
+    return {
+      github,
+      sim,
+      coordinator: c,
+      w,
+      gh,
+      machines: async () => (await fetch(`${w.shimControl}/instances`)).json() as Promise<FakeMachine[]>,
+      async stop() {
+        await c.stop();
+        await Promise.all([sim.stop(), github.close()]);
+        process.off("exit", cleanup);
+      },
+    };
+  } catch (err) {
+    cleanup();
+    await Promise.all([sim.stop(), github.close()]);
+    throw err;
+  }
+}

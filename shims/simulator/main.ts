@@ -1,0 +1,48 @@
+/**
+ * Runs the simulator shim on its own:
+ *
+ *   node --experimental-strip-types shims/simulator/main.ts [--port 8790] [--boot-delay-ms 100] [--job-ms 500]
+ *        [--boot-failure-rate 0] [--secret S --callback-url URL] [--quiet]
+ *
+ * Prints one JSON line with the server URL (and, with --secret, a tenant to register as a provider),
+ * then one JSON line per simulated runner event unless --quiet. Stops on SIGINT/SIGTERM.
+ */
+import { parseArgs } from "node:util";
+import { startSimulator } from "./simulator.ts";
+
+const { values } = parseArgs({
+  options: {
+    port: { type: "string" },
+    "boot-delay-ms": { type: "string" },
+    "job-ms": { type: "string" },
+    "boot-failure-rate": { type: "string" },
+    secret: { type: "string" },
+    "callback-url": { type: "string" },
+    quiet: { type: "boolean" },
+  },
+});
+const num = (v: string | undefined) => (v === undefined ? undefined : Number(v));
+const config = Object.fromEntries(
+  Object.entries({ boot_delay_ms: num(values["boot-delay-ms"]), job_ms: num(values["job-ms"]), boot_failure_rate: num(values["boot-failure-rate"]) }).filter(([, v]) => v !== undefined),
+);
+const sim = await startSimulator({
+  port: values.port ? Number(values.port) : 0,
+  config,
+  log: values.quiet ? undefined : (line) => process.stderr.write(JSON.stringify(line) + "\n"),
+});
+let tenant: unknown;
+if (values.secret) {
+  const res = await fetch(`${sim.url}/_control/tenants`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ secret: values.secret, callback_url: values["callback-url"] }),
+  });
+  tenant = await res.json();
+}
+console.log(JSON.stringify({ event: "simulator_started", url: sim.url, config: sim.config, ...(tenant ? { tenant } : {}) }));
+
+for (const signal of ["SIGINT", "SIGTERM"] as const) {
+  process.on(signal, () => {
+    void sim.stop().then(() => process.exit(0));
+  });
+}
