@@ -19,6 +19,11 @@ export interface PlanConfig {
   operationPollMs: number;
   /** How long a pending_create/creating/deleting row may sit with no operation of ours on it. */
   stuckGraceMs: number;
+  /**
+   * When this object incarnation started. A row left mid-way before then cannot have an
+   * operation of ours under way (the process that ran it is gone): it is resolved at once.
+   */
+  startedAt?: number;
   createBackoff: CreateBackoffPolicy;
 }
 
@@ -126,7 +131,7 @@ export function plan(snapshot: PlanSnapshot): Plan {
       continue;
     }
     if (i.status === "pending_create" || i.status === "creating" || i.status === "deleting") {
-      const due = i.statusChangedAt + cfg.stuckGraceMs;
+      const due = cfg.startedAt !== undefined && i.statusChangedAt < cfg.startedAt ? now : i.statusChangedAt + cfg.stuckGraceMs;
       if (due <= now) act({ type: "poll", instance: i.name, why: "stuck" });
       else wake(due);
     }

@@ -109,6 +109,8 @@ export class ScaleSet extends DurableObject<Env> {
   /** Instances with an operation of this incarnation under way: nobody else may touch them. */
   private readonly inFlight = new Set<string>();
   private running: Promise<void> | null = null;
+  /** When this incarnation started: rows left mid-way before it belong to a process that is gone. */
+  private readonly startedAt = Date.now();
   /** Totals of the reconcile run under way (one run is up to a few passes). */
   private run: { at: number; started: number; actions: Record<string, number>; trips: number; passes: number; error: string | null } | null = null;
   private rerun = false;
@@ -410,6 +412,7 @@ export class ScaleSet extends DurableObject<Env> {
         scaleDownIdleMs: this.settings.scaleDownIdleMs,
         operationPollMs: this.settings.operationPollMs,
         stuckGraceMs: this.settings.stuckGraceMs,
+        startedAt: this.startedAt,
         createBackoff: this.settings.createBackoff,
       },
       instances,

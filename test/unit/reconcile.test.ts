@@ -156,6 +156,14 @@ describe("plan: operations and stuck rows", () => {
     expect(plan(snap({ instances: [overdue] })).actions).toEqual([{ type: "poll", instance: waiting.name, why: "operation_timeout" }]);
   });
 
+  it("asks the shim at once about rows left mid-way by an earlier incarnation of the object", () => {
+    const leftover = inst({ status: "pending_create", runnerStatus: "pending", statusChangedAt: NOW - 10_000, createdAt: NOW - 10_000 });
+    const ours = inst({ status: "creating", runnerStatus: "pending", statusChangedAt: NOW - 1_000, createdAt: NOW - 1_000 });
+    const p = plan(snap({ config: config({ startedAt: NOW - 5_000 }), instances: [leftover, ours] }));
+    expect(p.actions.filter((a) => a.type === "poll")).toEqual([{ type: "poll", instance: leftover.name, why: "stuck" }]);
+    expect(p.wakeAt).toBe(NOW - 1_000 + 2 * MIN);
+  });
+
   it("asks the shim about rows left creating or deleting by a crash, after a grace period", () => {
     const stuck = inst({ status: "deleting", statusChangedAt: NOW - 3 * MIN });
     const recent = inst({ status: "creating", runnerStatus: "pending", statusChangedAt: NOW - MIN, createdAt: NOW - MIN });
