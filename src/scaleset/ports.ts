@@ -1,3 +1,4 @@
+import type { RunnerDownload } from "../github/runners";
 /**
  * What the ScaleSet object needs from the outside world, as narrow interfaces: the provider
  * shim for machines and GitHub for runner registrations. The adapters live in src/providers
@@ -15,14 +16,8 @@ export type MachineInfo = ValidProviderInstance;
 /** The provider shim: the shim client is the adapter. */
 export type MachinePort = Pick<ShimClient, "createInstance" | "getInstance" | "deleteInstance" | "listInstances">;
 
-export interface RunnerTool {
-  os: string;
-  architecture: string;
-  download_url: string;
-  filename: string;
-  temp_download_token?: string | null | undefined;
-  sha256_checksum?: string | null | undefined;
-}
+/** A runner download as GitHub lists it (os, architecture, URL, temporary token, checksum). */
+export type RunnerTool = RunnerDownload;
 
 export type RunnerRemoval = "removed" | "gone" | "busy";
 

@@ -1,5 +1,6 @@
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../env";
+import { pool } from "../lib/pool";
 import { validateProviderInstance, type ShimCallback } from "../providers/shim-protocol";
 import { keyringFor } from "../crypto/keyring";
 import { open, seal } from "../crypto/secret-box";
@@ -79,19 +80,6 @@ function wrapStatement(stmt: D1PreparedStatement, counter: { n: number }): D1Pre
 /** How long a pass waits for its shim creates before leaving them to finish on their own. */
 const CREATE_WAIT_MS = 2_000;
 
-/** Runs `fn` over `items`, at most `limit` at a time. */
-async function pool<T, R>(items: T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
-  const out: R[] = new Array(items.length);
-  let next = 0;
-  const workers = Array.from({ length: Math.min(limit, items.length) }, async () => {
-    while (next < items.length) {
-      const i = next++;
-      out[i] = await fn(items[i]!);
-    }
-  });
-  await Promise.all(workers);
-  return out;
-}
 
 const errorText = (e: unknown) => (e instanceof Error ? e.message : String(e));
 const faultOf = (e: PortError) => `${e.kind}${e.status ? ` (${e.status})` : ""}: ${e.message}`.slice(0, 2000);

@@ -1,4 +1,5 @@
 import { Hono, type Context } from "hono";
+import { pool } from "../lib/pool";
 import { deleteCookie, getCookie, setCookie } from "hono/cookie";
 import type { AppEnv, Env } from "../env";
 import { constantTimeEqual } from "../crypto/constant-time";
@@ -49,19 +50,6 @@ function executionCtx(c: C): ExecutionContext | undefined {
   }
 }
 
-async function pool<T, R>(items: T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
-  const out: R[] = new Array(items.length);
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: Math.min(limit, items.length) }, async () => {
-      while (next < items.length) {
-        const i = next++;
-        out[i] = await fn(items[i]!);
-      }
-    }),
-  );
-  return out;
-}
 
 function publicOrigin(url: string | undefined): string | null {
   try {
