@@ -35,5 +35,11 @@ export interface HarnessWorld {
 }
 /** The browser test's name for it. */
 export type FakeWorldSetup = HarnessWorld;
-export function fakeWorld(coordinator: Coordinator, fakeGithubUrl: string, fakeShimUrl: string, secret?: string): Promise<HarnessWorld>;
+export function fakeWorld(
+  coordinator: Coordinator,
+  fakeGithubUrl: string,
+  fakeShimUrl: string,
+  secret?: string,
+  providerOver?: Record<string, unknown>,
+): Promise<HarnessWorld>;
 export function deliverWebhook(coordinator: Coordinator, secret: string, payload: unknown, event?: string): Promise<Response>;

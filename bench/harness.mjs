@@ -169,9 +169,9 @@ export async function startCoordinator(vars = {}, opts = {}) {
 
 /**
  * A repository on the fake GitHub with PAT credentials, a fake shim tenant registered as a
- * provider: everything a scale set needs.
+ * provider (`providerOver`: more of its fields, e.g. timeout_seconds): everything a scale set needs.
  */
-export async function fakeWorld(coordinator, fakeGithubUrl, fakeShimUrl, secret = "bench-shim-secret-000001") {
+export async function fakeWorld(coordinator, fakeGithubUrl, fakeShimUrl, secret = "bench-shim-secret-000001", providerOver = {}) {
   const world = await (await fetch(`${fakeGithubUrl}/_fake/worlds`, { method: "POST" })).json();
   await fetch(`${world.url}/_fake/seed`, {
     method: "POST",
@@ -190,7 +190,7 @@ export async function fakeWorld(coordinator, fakeGithubUrl, fakeShimUrl, secret 
       body: JSON.stringify({ secret, callback_url: `${coordinator.url}/api/v1/providers/shim-${tag}/callbacks` }),
     })
   ).json();
-  await coordinator.api("POST", "/providers", { name: `shim-${tag}`, url: tenant.url, secret });
+  await coordinator.api("POST", "/providers", { name: `shim-${tag}`, url: tenant.url, secret, ...providerOver });
   return { world, repo, webhookSecret, tenant, provider: `shim-${tag}`, shimControl: `${fakeShimUrl}/_control/tenants/${tenant.id}` };
 }
 

@@ -36,6 +36,8 @@ interface Scenario {
   vars: Record<string, string>;
   sim: Partial<SimulatorConfig>;
   delivery?: Partial<DeliveryConfig>;
+  /** More fields for the simulator's provider registration. */
+  provider?: Record<string, unknown>;
   scaleSets: ScaleSetSpec[];
   /** Jobs per scale set in each burst. */
   bursts: Record<string, number>[];
@@ -87,6 +89,8 @@ const scenarios: Record<string, Scenario> = {
     vars: { ...TIMINGS, CREATE_FAILURE_LIMIT: "1000" },
     sim: { boot_delay_ms: 100, job_ms: 400 },
     delivery: { duplicate: true, shuffle_ms: 800 },
+    // The simulator answers a create in milliseconds: a hung one is given up on after 5 s.
+    provider: { timeout_seconds: 5 },
     scaleSets: SCALE_SETS,
     bursts: BURSTS,
     burstGapMs: 3000,
@@ -107,7 +111,7 @@ const scenarios: Record<string, Scenario> = {
       );
     },
     jobsTimeoutMs: 120_000,
-    settleTimeoutMs: 60_000,
+    settleTimeoutMs: 90_000,
   },
 };
 
@@ -128,7 +132,7 @@ async function runScenario(sc: Scenario): Promise<{ ok: boolean; summary: Record
   const t0 = Date.now();
   // E2E_LOG_DIR=dir keeps the coordinator's log of each run there.
   const logDir = process.env.E2E_LOG_DIR;
-  const stack = await startStack({ vars: sc.vars, sim: sc.sim, delivery: sc.delivery, coordinatorLog: logDir ? `${logDir}/coordinator-${sc.name}-${t0}.log` : undefined });
+  const stack = await startStack({ vars: sc.vars, sim: sc.sim, delivery: sc.delivery, provider: sc.provider, coordinatorLog: logDir ? `${logDir}/coordinator-${sc.name}-${t0}.log` : undefined });
   const { coordinator, gh, w } = stack;
   const violations: string[] = [];
   let monitor: Promise<void> | undefined;

@@ -26,6 +26,8 @@ export interface StackOptions {
   sim?: Partial<SimulatorConfig>;
   delivery?: Partial<DeliveryConfig>;
   log?: (line: object) => void;
+  /** More fields for the simulator's provider registration (e.g. timeout_seconds). */
+  provider?: Record<string, unknown>;
   /** A file for the coordinator's log lines. */
   coordinatorLog?: string;
 }
@@ -37,7 +39,7 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
   process.once("exit", cleanup);
   try {
     coordinator = await startCoordinator({ NUDGE_DELAY_SECONDS: "0", ...opts.vars }, { log: opts.coordinatorLog });
-    const w = await fakeWorld(coordinator, github.url, sim.url, "sim-shim-secret-0000000001");
+    const w = await fakeWorld(coordinator, github.url, sim.url, "sim-shim-secret-0000000001", opts.provider);
     const gh = new FakeWorld(w.world);
     await gh.deliverWebhooksTo({
       url: `${coordinator.url}/webhooks/github`,

@@ -24,7 +24,7 @@ export interface ScaleSetRecord {
   jitConfigEnabled: boolean;
   updatedAt: number;
   entity: { id: string; kind: "repository" | "organization" | "enterprise"; owner: string; name: string; endpointName: string; credentialsId: string };
-  provider: { id: string; name: string; url: string; secretEnc: string };
+  provider: { id: string; name: string; url: string; secretEnc: string; timeoutSeconds: number };
   endpoint: { baseUrl: string; caCertBundle: string | null };
 }
 
@@ -56,7 +56,7 @@ export async function loadScaleSetSnapshot(db: D1Database, scaleSetId: string): 
     db
       .prepare(
         `SELECT s.*, e.kind AS e_kind, e.owner AS e_owner, e.name AS e_name, e.endpoint_name AS e_endpoint, e.credentials_id AS e_credentials,
-                p.name AS p_name, p.url AS p_url, p.secret_enc AS p_secret, g.base_url AS g_base_url, g.ca_cert_bundle AS g_ca
+                p.name AS p_name, p.url AS p_url, p.secret_enc AS p_secret, p.timeout_seconds AS p_timeout, g.base_url AS g_base_url, g.ca_cert_bundle AS g_ca
            FROM scale_sets s JOIN entities e ON e.id = s.entity_id JOIN providers p ON p.id = s.provider_id
            JOIN github_endpoints g ON g.name = e.endpoint_name
           WHERE s.id = ?`,
@@ -99,7 +99,7 @@ export async function loadScaleSetSnapshot(db: D1Database, scaleSetId: string): 
           jitConfigEnabled: Boolean(s.jit_config_enabled),
           updatedAt: s.updated_at,
           entity: { id: s.entity_id, kind: s.e_kind, owner: s.e_owner, name: s.e_name, endpointName: s.e_endpoint, credentialsId: s.e_credentials },
-          provider: { id: s.provider_id, name: s.p_name, url: s.p_url, secretEnc: s.p_secret },
+          provider: { id: s.provider_id, name: s.p_name, url: s.p_url, secretEnc: s.p_secret, timeoutSeconds: s.p_timeout },
           endpoint: { baseUrl: s.g_base_url, caCertBundle: s.g_ca },
         }
       : null,

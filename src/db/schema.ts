@@ -126,6 +126,8 @@ export const providers = sqliteTable("providers", {
   description: text("description").notNull().default(""),
   url: text("url").notNull(),
   secretEnc: text("secret_enc").notNull(),
+  /** How long one shim call may take before the coordinator gives up on it. */
+  timeoutSeconds: integer("timeout_seconds").notNull().default(30),
   createdAt: createdAt(),
   updatedAt: updatedAt(),
 });

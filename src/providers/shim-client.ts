@@ -33,7 +33,7 @@ export type CreateOutcome = { state: "done"; instance: ValidProviderInstance } |
 export type DeleteOutcome = { state: "done" } | { state: "accepted"; operationId: string };
 
 export interface ShimClientOptions {
-  /** Per call, covering connect, answer and body. Default 30 s. */
+  /** Per call, covering connect, answer and body. Default 30 s (each provider sets its own). */
   timeoutMs?: number;
   fetch?: typeof fetch;
   /** Clock for the signature timestamp (unix ms). */

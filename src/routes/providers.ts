@@ -28,17 +28,34 @@ const ProviderSecret = z
   .min(16, "use at least 16 characters: this key signs every request to and from the shim")
   .max(512);
 
+const TimeoutSeconds = z
+  .number()
+  .int()
+  .min(1)
+  .max(600)
+  .openapi({
+    description:
+      "How long one call to the shim may take (seconds). A create that takes longer counts as failed and is retried; a shim whose clouds are slow should answer `202` and call back instead.",
+    example: 30,
+  });
+
 const CreateProvider = z
   .strictObject({
     name: ResourceName,
     url: HttpUrl.openapi({ description: "Base URL of the provider shim", example: "https://shim.example.com" }),
     secret: ProviderSecret.openapi({ description: "Shared HMAC key for requests both ways" }),
     description: Description.default(""),
+    timeout_seconds: TimeoutSeconds.default(30),
   })
   .openapi("CreateProvider");
 
 const UpdateProvider = z
-  .strictObject({ url: HttpUrl.optional(), secret: ProviderSecret.optional(), description: Description.optional() })
+  .strictObject({
+    url: HttpUrl.optional(),
+    secret: ProviderSecret.optional(),
+    description: Description.optional(),
+    timeout_seconds: TimeoutSeconds.optional(),
+  })
   .openapi("UpdateProvider");
 
 const ProviderSchema = z
@@ -47,6 +64,7 @@ const ProviderSchema = z
     name: z.string(),
     url: z.string(),
     description: z.string(),
+    timeout_seconds: z.number().int(),
     has_secret: z.boolean(),
     created_at: Timestamp,
     updated_at: Timestamp,
@@ -60,6 +78,7 @@ const view = (r: ProviderRow): z.infer<typeof ProviderSchema> => ({
   name: r.name,
   url: r.url,
   description: r.description,
+  timeout_seconds: r.timeoutSeconds,
   has_secret: r.secretEnc.length > 0,
   created_at: iso(r.createdAt)!,
   updated_at: iso(r.updatedAt)!,
@@ -104,6 +123,7 @@ export const providerRoutes = createRouter()
           name: body.name,
           url: body.url,
           description: body.description,
+          timeoutSeconds: body.timeout_seconds,
           secretEnc: await seal(await keyringFor(c.env), body.secret, secretContext.provider(id)),
           createdAt: t,
           updatedAt: t,
@@ -133,7 +153,7 @@ export const providerRoutes = createRouter()
       method: "put",
       path: "/providers/{name}",
       tags,
-      summary: "Update a provider shim's URL, secret or description",
+      summary: "Update a provider shim's URL, secret, timeout or description",
       request: { params: NameParam, body: jsonBody(UpdateProvider) },
       responses: { 200: jsonResponse(ProviderSchema, "Updated"), ...errorResponses, ...notFoundResponse },
     }),
@@ -148,6 +168,7 @@ export const providerRoutes = createRouter()
         .set({
           ...(body.url !== undefined && { url: body.url }),
           ...(body.description !== undefined && { description: body.description }),
+          ...(body.timeout_seconds !== undefined && { timeoutSeconds: body.timeout_seconds }),
           ...(body.secret !== undefined && {
             secretEnc: await seal(await keyringFor(c.env), body.secret, secretContext.provider(row.id)),
           }),

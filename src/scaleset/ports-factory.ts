@@ -76,6 +76,7 @@ export async function createScaleSetPorts(
   const machines = createShimClient(
     { name: ss.provider.name, url: ss.provider.url, secret: providerSecret },
     { controllerId: await controllerId(env), poolId: ss.id, extraSpecs: ss.extraSpecs },
+    { timeoutMs: ss.provider.timeoutSeconds * 1000 },
   );
   return { machines, runners: githubRunnerPort(env, ss.entity) };
 }

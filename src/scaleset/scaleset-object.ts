@@ -555,10 +555,8 @@ export class ScaleSet extends DurableObject<Env> {
       const deleting = toDelete.filter((d) => applied2.has(d.row.id));
       // Creates settle in the background: a slow or hung shim call (up to its timeout) must not hold
       // up this scale set's deletes and later passes. The pass waits for them only briefly.
-      const creates = this.settleCreates(db, ss, creating, () =>
-        pool(creating, c, (x) =>
-          machines.createInstance(buildBootstrapInstance({ scaleSet: ss, name: x.f.name, token: x.token, publicUrl: this.env.PUBLIC_URL, tools })),
-        ),
+      const creates = this.settleCreates(db, ss, creating, (x) =>
+        machines.createInstance(buildBootstrapInstance({ scaleSet: ss, name: x.f.name, token: x.token, publicUrl: this.env.PUBLIC_URL, tools })),
       );
       for (const x of creating) background.add(x.f.name);
       const deleted = await pool(deleting, c, (d) => machines.deleteInstance(d.row.providerId ?? d.instance));
@@ -581,7 +579,7 @@ export class ScaleSet extends DurableObject<Env> {
       for (const ch of [...batch2, ...batch3]) {
         log({ event: "instance_transition", scale_set: ss.id, instance: rowName(rows, ch.id) ?? fresh.find((f) => f.id === ch.id)?.name, from: ch.from, to: ch.to, reason: ch.reason });
       }
-      await Promise.race([creates, new Promise((r) => setTimeout(r, CREATE_WAIT_MS))]);
+      await creates;
     } finally {
       // Names whose create is still under way stay in flight until settleCreates is done with them.
       for (const n of [...fresh.map((f) => f.name), ...deletes.map((d) => d.instance), ...polls.map((p) => p.instance)]) {
@@ -611,60 +609,93 @@ export class ScaleSet extends DurableObject<Env> {
     return corrections.length;
   }
 
-  /** Runs the provider creates and records what the shim said (batch 3 for creates); then goes again. */
-  private settleCreates(
+  /**
+   * Runs the provider creates and records what the shim said (batch 3 for creates). Answers that
+   * come within the pass's wait (CREATE_WAIT_MS) are written together (one D1 batch however many); later ones are
+   * written as they come, so one hung create does not hide the others' machines until it times
+   * out. A late outcome (a failure to replace, a backoff) needs a new plan: each late write is
+   * followed by a reconcile.
+   */
+  private settleCreates<T extends { f: NewInstance }>(
     db: D1Database,
     ss: ScaleSetRecord,
-    creating: { f: NewInstance }[],
-    call: () => Promise<Awaited<ReturnType<MachinePort["createInstance"]>>[]>,
+    creating: T[],
+    create: (x: T) => Promise<Awaited<ReturnType<MachinePort["createInstance"]>>>,
   ): Promise<void> {
     if (!creating.length) return Promise.resolve();
-    const done = (async () => {
+    type Outcome = { x: T; r: Awaited<ReturnType<MachinePort["createInstance"]>> };
+    const ready: Outcome[] = [];
+    let late = false;
+    let writing: Promise<void> = Promise.resolve();
+    let queued = false;
+    const flush = (): Promise<void> => {
+      if (queued) return writing;
+      queued = true;
+      writing = writing.then(async () => {
+        queued = false;
+        const group = ready.splice(0);
+        if (!group.length) return;
+        try {
+          await this.recordCreates(db, ss, group);
+        } catch (e) {
+          // The rows stay `creating`; the stuck check asks the shim about them later.
+          log({ event: "create_settle_failed", scale_set: ss.id, error: errorText(e) });
+        } finally {
+          for (const o of group) this.inFlight.delete(o.x.f.name);
+        }
+        if (late) void this.reconcile("create_settled").then(() => this.arm()).catch(() => {});
+      });
+      return writing;
+    };
+    const window = new Promise<void>((r) => setTimeout(r, CREATE_WAIT_MS));
+    const all = pool(creating, this.settings.concurrency, async (x) => {
       try {
-        const created = await call();
-        const t3 = Date.now();
-        const batch3: StatusChange[] = [];
-        let backoff = this.state.createBackoff;
-        for (const [i, x] of creating.entries()) {
-          const r = created[i]!;
-          if (!r.ok) {
-            backoff = recordCreateFailure(backoff, t3, this.settings.createBackoff);
-            batch3.push({ id: x.f.id, from: "creating", to: "error", reason: "provider create failed", at: t3, set: { providerFault: faultOf(r.error) } });
-            log({ event: "create_failed", scale_set: ss.id, instance: x.f.name, error: faultOf(r.error), failures: backoff.failures });
-          } else if (r.value.state === "accepted") {
-            backoff = recordCreateSuccess(backoff);
-            this.state.updateOps(x.f.name, { opId: r.value.operationId, opKind: "create", pollAt: t3 + this.settings.operationPollMs });
-          } else {
-            backoff = recordCreateSuccess(backoff);
-            batch3.push(this.machineChange(x.f.id, "creating", r.value.instance, t3, "provider created the machine"));
-          }
-        }
-        if (backoff.hardLimitedAt !== null && this.state.createBackoff.hardLimitedAt === null) {
-          this.state.hardLimitVersion = ss.updatedAt;
-          log({ event: "hard_limit_hit", scale_set: ss.id, failures: backoff.failures, error: "creation stopped after too many straight failures" });
-        } else if (backoff.hardLimitedAt === null && backoff.failures > this.state.createBackoff.failures && backoff.lastFailureAt !== null) {
-          const allowedAt = backoff.lastFailureAt + backoff.failures * this.settings.createBackoff.intervalMs;
-          log({ event: "backoff_armed", scale_set: ss.id, kind: "create", failures: backoff.failures, delay_ms: allowedAt - t3 });
-        }
-        this.state.createBackoff = backoff;
-        await applyStatusChanges(db, batch3);
-        for (const ch of batch3) {
-          log({ event: "instance_transition", scale_set: ss.id, instance: creating.find((x) => x.f.id === ch.id)?.f.name, from: ch.from, to: ch.to, reason: ch.reason });
-        }
+        ready.push({ x, r: await create(x) });
       } catch (e) {
-        // The rows stay `creating`; the stuck check asks the shim about them later.
-        log({ event: "create_settle_failed", scale_set: ss.id, error: errorText(e) });
-      } finally {
-        for (const x of creating) this.inFlight.delete(x.f.name);
+        // The row stays `creating`; the stuck check asks the shim about it later.
+        this.inFlight.delete(x.f.name);
+        log({ event: "create_settle_failed", scale_set: ss.id, instance: x.f.name, error: errorText(e) });
+        return;
       }
-    })();
-    // When a create outlived the pass, its outcome (a failure to replace, a backoff) needs a new plan.
-    let waited = true;
-    setTimeout(() => (waited = false), CREATE_WAIT_MS);
-    void done.then(() => {
-      if (!waited) void this.reconcile("create_settled").then(() => this.arm()).catch(() => {});
+      if (late) void flush();
     });
-    return done;
+    const windowed = window.then(() => {
+      late = true;
+      return flush();
+    });
+    // The pass waits for what came within the window to be recorded, never for the stragglers.
+    return Promise.race([all.then(() => flush()), windowed]);
+  }
+
+  private async recordCreates(db: D1Database, ss: ScaleSetRecord, outcomes: { x: { f: NewInstance }; r: Awaited<ReturnType<MachinePort["createInstance"]>> }[]): Promise<void> {
+    const t3 = Date.now();
+    const batch3: StatusChange[] = [];
+    let backoff = this.state.createBackoff;
+    for (const { x, r } of outcomes) {
+      if (!r.ok) {
+        backoff = recordCreateFailure(backoff, t3, this.settings.createBackoff);
+        batch3.push({ id: x.f.id, from: "creating", to: "error", reason: "provider create failed", at: t3, set: { providerFault: faultOf(r.error) } });
+        log({ event: "create_failed", scale_set: ss.id, instance: x.f.name, error: faultOf(r.error), failures: backoff.failures });
+      } else if (r.value.state === "accepted") {
+        backoff = recordCreateSuccess(backoff);
+        this.state.updateOps(x.f.name, { opId: r.value.operationId, opKind: "create", pollAt: t3 + this.settings.operationPollMs });
+      } else {
+        backoff = recordCreateSuccess(backoff);
+        batch3.push(this.machineChange(x.f.id, "creating", r.value.instance, t3, "provider created the machine"));
+      }
+    }
+    if (backoff.hardLimitedAt !== null && this.state.createBackoff.hardLimitedAt === null) {
+      this.state.hardLimitVersion = ss.updatedAt;
+      log({ event: "hard_limit_hit", scale_set: ss.id, failures: backoff.failures, error: "creation stopped after too many straight failures" });
+    } else if (backoff.hardLimitedAt === null && backoff.failures > this.state.createBackoff.failures && backoff.lastFailureAt !== null) {
+      const allowedAt = backoff.lastFailureAt + backoff.failures * this.settings.createBackoff.intervalMs;
+      log({ event: "backoff_armed", scale_set: ss.id, kind: "create", failures: backoff.failures, delay_ms: allowedAt - t3 });
+    }
+    this.state.createBackoff = backoff;
+    await applyStatusChanges(db, batch3);
+    for (const ch of batch3) {
+      log({ event: "instance_transition", scale_set: ss.id, instance: outcomes.find((o) => o.x.f.id === ch.id)?.x.f.name, from: ch.from, to: ch.to, reason: ch.reason });
+    }
   }
 
   private scheduleDeleteRetry(instance: string): number {

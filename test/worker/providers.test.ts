@@ -13,6 +13,7 @@ describe("providers", () => {
       name,
       url: "https://shim.example.com/lxd",
       description: "LXD",
+      timeout_seconds: 30,
       has_secret: true,
       created_at: expect.any(String),
       updated_at: expect.any(String),
@@ -21,9 +22,9 @@ describe("providers", () => {
     expect((await api.get(`/api/v1/providers/${name}`)).body).toEqual(created.body);
     expect((await api.get("/api/v1/providers")).body.map((p: any) => p.name)).toContain(name);
 
-    const updated = await api.put(`/api/v1/providers/${name}`, { url: "http://127.0.0.1:9000", secret: "rotated-shim-secret-02" });
+    const updated = await api.put(`/api/v1/providers/${name}`, { url: "http://127.0.0.1:9000", secret: "rotated-shim-secret-02", timeout_seconds: 120 });
     expect(updated.status).toBe(200);
-    expect(updated.body).toMatchObject({ url: "http://127.0.0.1:9000", description: "LXD" });
+    expect(updated.body).toMatchObject({ url: "http://127.0.0.1:9000", description: "LXD", timeout_seconds: 120 });
     expect(updated.text).not.toContain("rotated-shim-secret-02");
 
     expect((await api.delete(`/api/v1/providers/${name}`)).status).toBe(204);
@@ -37,6 +38,10 @@ describe("providers", () => {
     ["a mistyped description", { description: ["x"] }, "description"],
     ["an unknown field", { token: "x" }, "(root)"],
     ["an invalid name", { name: "../x" }, "name"],
+    ["a zero timeout", { timeout_seconds: 0 }, "timeout_seconds"],
+    ["a timeout over ten minutes", { timeout_seconds: 601 }, "timeout_seconds"],
+    ["a fractional timeout", { timeout_seconds: 1.5 }, "timeout_seconds"],
+    ["a timeout given as text", { timeout_seconds: "30" }, "timeout_seconds"],
   ])("rejects %s without writing", async (_, over, field) => {
     const res = await expectRejectedWithoutWrites(400, () =>
       api.post("/api/v1/providers", { name: unique("p"), url: "https://shim.example.com", secret: SECRET, ...over }),
@@ -49,6 +54,7 @@ describe("providers", () => {
     await expectRejectedWithoutWrites(409, () => api.post("/api/v1/providers", { name: p.name, url: "https://x.example", secret: SECRET }));
     await expectRejectedWithoutWrites(400, () => api.put(`/api/v1/providers/${p.name}`, { secret: "short" }));
     await expectRejectedWithoutWrites(400, () => api.put(`/api/v1/providers/${p.name}`, { name: "rename" }));
+    await expectRejectedWithoutWrites(400, () => api.put(`/api/v1/providers/${p.name}`, { timeout_seconds: -1 }));
     await expectRejectedWithoutWrites(404, () => api.put("/api/v1/providers/nope", { description: "x" }));
   });
 

@@ -174,6 +174,26 @@ describe("ScaleSet object: creating", () => {
     expect(await w.shim.machines()).toHaveLength(2);
   }, 20_000);
 
+  it("records each create as its answer comes: a hung one hides no other, and fails at the provider's timeout", async () => {
+    const w = await scaleSetWorld(SHIM_SECRET, {}, { timeout_seconds: 4 });
+    await w.shim.addRule({ operation: "create", action: { type: "hang" } });
+    await queueJobs(w.scaleSetId, 3);
+    await reconcile(w.scaleSetId);
+    // The pass is over: the two machines the shim made are known, the third is still being asked for.
+    const rows = await live(w.scaleSetId);
+    expect(rows.map((r) => r.status).sort()).toEqual(["creating", "running", "running"]);
+    const hung = rows.find((r) => r.status === "creating")!;
+    // The provider's own timeout (4 s, not the 30 s default) ends the hung call; the row fails and goes.
+    let row: Record<string, any> | undefined;
+    for (let i = 0; i < 120; i++) {
+      row = (await instances(w.scaleSetId)).find((r) => r.id === hung.id);
+      if (row?.provider_fault) break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(row!.provider_fault).toMatch(/no answer within 4000 ms/);
+    expect((await transitions(hung.id)).map((t) => t.to_value)).toContain("error");
+  }, 30_000);
+
   it("asks the shim itself when a callback does not come in time", async () => {
     const w = await world();
     await w.shim.addRule({ operation: "create", action: { type: "async", complete_after_ms: 1, callback: "never" } });

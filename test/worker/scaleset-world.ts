@@ -13,13 +13,17 @@ export interface ScaleSetWorld {
   repoId: string;
 }
 
-export async function scaleSetWorld(shimSecret: string, over: Record<string, unknown> = {}): Promise<ScaleSetWorld> {
+export async function scaleSetWorld(
+  shimSecret: string,
+  over: Record<string, unknown> = {},
+  providerOver: Record<string, unknown> = {},
+): Promise<ScaleSetWorld> {
   const github = await newWorld();
   const credentialsId = await createPatCredential(await createEndpoint(github));
   const creds = (await api.get(`/api/v1/github/credentials/${credentialsId}`)).body;
   const repo = await api.post("/api/v1/repositories", { owner: "octo", name: "app", credentials_name: creds.name, webhook_secret: "whsec-12345678" });
   const shim = await createTenant(inject("fakeShimUrl"), { secret: shimSecret });
-  const provider = await api.post("/api/v1/providers", { name: unique("shim"), url: shim.url, secret: shimSecret });
+  const provider = await api.post("/api/v1/providers", { name: unique("shim"), url: shim.url, secret: shimSecret, ...providerOver });
   const ss = await api.post(`/api/v1/repositories/${repo.body.id}/scalesets`, {
     name: unique("linux"),
     provider_name: provider.body.name,

@@ -1,0 +1,1 @@
+ALTER TABLE `providers` ADD `timeout_seconds` integer DEFAULT 30 NOT NULL;
