@@ -8,7 +8,7 @@
 //    the runners finished their jobs and as many new jobs are queued: deletes and creates).
 //    Round trips must not grow with the size.
 //  - webhook_to_create: for each of --jobs queued jobs, sent one at a time as signed webhooks,
-//    the time from the webhook's acknowledgement to the shim receiving the create request.
+//    the time from sending the webhook to the shim receiving the create request.
 
 import { randomUUID } from "node:crypto";
 import { writeFileSync } from "node:fs";
@@ -158,8 +158,8 @@ try {
       payload.workflow_job.run_id = 9_000_000 + i;
       payload.workflow_job.labels = ["self-hosted", "linux", "latency"];
       const before = (await creates()).length;
+      const sentAt = Date.now();
       const res = await deliverWebhook(coordinator, w.webhookSecret, payload);
-      const ackedAt = Date.now();
       if (!res.ok) throw new Error(`webhook: ${res.status} ${await res.text()}`);
       await res.arrayBuffer();
       let seen = null;
@@ -169,9 +169,9 @@ try {
         else await sleep(2);
       }
       if (!seen) throw new Error(`no create request reached the shim for job ${i}`);
-      samples.push(Math.max(0, seen.at - ackedAt));
+      samples.push(Math.max(0, seen.at - sentAt));
     }
-    result.webhook_to_create = { ...summarize(samples), note: "acknowledgement of a queued webhook → the shim receives POST /v1/instances" };
+    result.webhook_to_create = { ...summarize(samples), note: "a queued webhook sent → the shim receives POST /v1/instances for it" };
     void ss;
   }
 

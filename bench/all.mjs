@@ -1,0 +1,70 @@
+#!/usr/bin/env node
+// npm run bench [-- --quick]
+//
+// Every benchmark, one after the other (they share this machine's cores, so never at once), and
+// one JSON document on stdout:
+//  - webhooks: intake throughput and p50/p99 acknowledgement vs the floor route (bench/webhooks.mjs)
+//  - reconcile: D1 round trips and time of a reconcile at 100 / 1,000 / 5,000 instances, and a
+//    queued webhook → shim create request p50/p99 (bench/reconcile.mjs)
+//  - workflows: queued → in progress p50/p99 with instant boots, and a 1,000-job burst: time
+//    until all are in progress, GitHub calls per runner (bench/workflows.ts)
+// --quick runs each with smaller counts (a smoke run, not figures to quote).
+// Progress goes to stderr.
+
+import { spawn } from "node:child_process";
+import { cpus } from "node:os";
+import { join } from "node:path";
+import { note, root } from "./harness.mjs";
+
+const quick = process.argv.includes("--quick");
+const unknown = process.argv.slice(2).filter((a) => a !== "--quick");
+if (unknown.length) throw new Error(`unknown flags: ${unknown.join(" ")} (only --quick)`);
+
+const parts = [
+  { key: "webhooks", script: "bench/webhooks.mjs", args: quick ? ["--requests", "400", "--rounds", "4", "--warmup", "50"] : [] },
+  { key: "reconcile", script: "bench/reconcile.mjs", args: ["--sizes", quick ? "100,1000" : "100,1000,5000", "--jobs", quick ? "30" : "200"] },
+  { key: "workflows", script: "bench/workflows.ts", args: quick ? ["--latency-jobs", "10", "--burst", "100"] : [] },
+];
+
+function run(script, args) {
+  return new Promise((resolve, reject) => {
+    const proc = spawn(process.execPath, ["--experimental-strip-types", "--no-warnings", join(root, script), ...args], {
+      cwd: root,
+      stdio: ["ignore", "pipe", "inherit"],
+    });
+    let out = "";
+    proc.stdout.on("data", (d) => (out += d));
+    proc.once("error", reject);
+    proc.once("exit", (code) => {
+      if (code !== 0) return reject(new Error(`${script} exited with ${code}`));
+      try {
+        resolve(JSON.parse(out));
+      } catch {
+        reject(new Error(`${script} did not print one JSON document: ${out.slice(0, 500)}`));
+      }
+    });
+  });
+}
+
+const started = Date.now();
+const result = {
+  started_at: new Date(started).toISOString(),
+  quick,
+  machine: { cpus: cpus().length, cpu_model: cpus()[0]?.model ?? null, node: process.version },
+};
+for (const p of parts) {
+  note(`${p.key}: node ${p.script} ${p.args.join(" ")}`);
+  const t = Date.now();
+  const doc = await run(p.script, p.args);
+  if (p.key === "reconcile") {
+    result.reconcile = doc.reconcile;
+    result.webhook_to_create = doc.webhook_to_create;
+  } else if (p.key === "workflows") {
+    Object.assign(result, doc);
+  } else {
+    result[p.key] = doc;
+  }
+  note(`${p.key}: done in ${Math.round((Date.now() - t) / 1000)} s`);
+}
+result.wall_s = Math.round((Date.now() - started) / 1000);
+process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);

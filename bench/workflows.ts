@@ -1,0 +1,149 @@
+/**
+ * npm run bench:workflows [-- --latency-jobs 50 --burst 1000]
+ *
+ * The whole product on one machine (e2e/stack.ts: the coordinator under `wrangler dev`, the fake
+ * GitHub playing workflows, the simulator with instant boots), measured from GitHub's side:
+ *
+ *  - queued_to_in_progress: jobs queued one at a time (each after the last one started) on a
+ *    scale set with no idle runners: the time from GitHub queuing a job (its `queued` webhook
+ *    going out) to a runner the coordinator created for it taking it. The whole path: webhook,
+ *    nudge, reconcile, JIT config, shim create, bootstrap (metadata, status callbacks), runner
+ *    online, job assigned.
+ *  - burst: --burst jobs queued at once on one scale set with room for all of them: the time
+ *    until every job is in progress (and completed), and the coordinator's calls to GitHub per
+ *    runner, counted by the fake GitHub once the world has settled.
+ *
+ * Prints one JSON document on stdout; progress on stderr.
+ */
+import { note, percentile, sleep } from "./harness.mjs";
+import { startStack } from "../e2e/stack.ts";
+import type { RecordedRequest } from "../test/fake-github/types.ts";
+
+function flags(argv: string[]) {
+  const out = { latencyJobs: 50, burst: 1000 };
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    const v = Number(argv[++i]);
+    if (!Number.isInteger(v) || v < 1) throw new Error(`${a} takes a positive integer`);
+    if (a === "--latency-jobs") out.latencyJobs = v;
+    else if (a === "--burst") out.burst = v;
+    else throw new Error(`unknown flag ${a}`);
+  }
+  return out;
+}
+
+const opts = flags(process.argv.slice(2));
+
+const stack = await startStack({
+  vars: {
+    // Reconciles come from nudges; the periodic tick only tidies up.
+    RECONCILE_INTERVAL_SECONDS: "5",
+    SCALE_DOWN_IDLE_SECONDS: "5",
+    ORPHAN_CHECK_SECONDS: "600",
+  },
+  sim: { boot_delay_ms: 0, job_ms: 200, poll_ms: 20 },
+});
+const { coordinator, gh, w } = stack;
+
+const scaleSet = (name: string, max: number) =>
+  coordinator.api("POST", `/repositories/${w.repo.id}/scalesets`, {
+    name,
+    provider_name: w.provider,
+    labels: ["self-hosted", "linux", name],
+    max_runners: max,
+    min_idle_runners: 0,
+    image: "ubuntu:24.04",
+    flavor: "small",
+  });
+
+/** Waits until `done` holds for the jobs named `name`, polling the fake GitHub. */
+async function waitJobs(name: string, done: (j: Awaited<ReturnType<typeof gh.workflowJobs>>[number]) => boolean, timeoutMs: number, what?: string) {
+  const deadline = Date.now() + timeoutMs;
+  let said = Date.now();
+  for (;;) {
+    const jobs = (await gh.workflowJobs()).filter((j) => j.name === name);
+    if (jobs.length && jobs.every(done)) return jobs;
+    if (what && Date.now() - said > 10_000) {
+      said = Date.now();
+      note(`${name}: ${jobs.filter(done).length} of ${jobs.length} ${what}`);
+    }
+    if (Date.now() > deadline) throw new Error(`${name}: ${jobs.filter((j) => !done(j)).length} of ${jobs.length} jobs not there after ${timeoutMs} ms`);
+    await sleep(50);
+  }
+}
+
+/** The coordinator's GitHub REST calls, by operation (runner sessions are the simulator's, never counted). */
+function byOperation(reqs: RecordedRequest[]): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const r of reqs) {
+    const op = `${r.method} ${r.path.replace(/\/\d+(?=\/|$)/g, "/{id}").replace(/^\/repos\/[^/]+\/[^/]+/, "/repos/{repo}")}`;
+    out[op] = (out[op] ?? 0) + 1;
+  }
+  return Object.fromEntries(Object.entries(out).sort(([, a], [, b]) => b - a));
+}
+
+try {
+  const result: Record<string, unknown> = {};
+
+  // --- queued → in progress, one job at a time, no idle runners ---
+  await scaleSet("latency", 10);
+  const warmup = 3;
+  const waits: number[] = [];
+  note(`queued → in progress: ${warmup} warm-up jobs, then ${opts.latencyJobs}`);
+  for (let i = 0; i < warmup + opts.latencyJobs; i++) {
+    const name = `latency-${i}`;
+    await gh.queueJobs({ repository: "octo/app", labels: ["self-hosted", "linux", "latency"], name });
+    const [job] = await waitJobs(name, (j) => j.in_progress_at !== null, 60_000);
+    if (i >= warmup) waits.push(job!.in_progress_at! - job!.queued_at);
+  }
+  waits.sort((a, b) => a - b);
+  result.queued_to_in_progress = {
+    jobs: waits.length,
+    boot_delay_ms: 0,
+    p50_ms: percentile(waits, 50),
+    p99_ms: percentile(waits, 99),
+    max_ms: waits.at(-1) ?? null,
+  };
+
+  // Let the latency runners finish and go, so the burst starts from an empty world.
+  for (let i = 0; i < 600 && (await stack.machines()).length; i++) await sleep(100);
+
+  // --- burst ---
+  await scaleSet("burst", opts.burst);
+  await gh.clearRequests();
+  const shimRequestsBefore = ((await (await fetch(`${w.shimControl}/requests`)).json()) as unknown[]).length;
+  note(`burst: ${opts.burst} jobs queued at once`);
+  const t0 = Date.now();
+  await gh.queueJobs({ repository: "octo/app", labels: ["self-hosted", "linux", "burst"], count: opts.burst, name: "burst" });
+  const timeout = 600_000;
+  const started = await waitJobs("burst", (j) => j.in_progress_at !== null, timeout, "in progress");
+  const firstQueued = Math.min(...started.map((j) => j.queued_at));
+  const allStarted = Math.max(...started.map((j) => j.in_progress_at!));
+  note(`burst: all ${opts.burst} in progress after ${allStarted - firstQueued} ms`);
+  const completed = await waitJobs("burst", (j) => j.status === "completed", timeout, "completed");
+  const allCompleted = Math.max(...completed.map((j) => j.completed_at!));
+  // Settled: every machine gone, so every removal the coordinator makes at GitHub is counted.
+  for (let i = 0; i < 1200 && (await stack.machines()).length; i++) await sleep(250);
+  const left = (await stack.machines()).length;
+  const shimRequests = ((await (await fetch(`${w.shimControl}/requests`)).json()) as { operation: string; status: number | null; body: any }[]).slice(shimRequestsBefore);
+  const runnersCreated = new Set(shimRequests.filter((r) => r.operation === "create" && r.status === 201).map((r) => r.body.name)).size;
+  const ghRequests = await gh.requests();
+  const startWaits = started.map((j) => j.in_progress_at! - j.queued_at).sort((a, b) => a - b);
+  result.burst = {
+    jobs: opts.burst,
+    boot_delay_ms: 0,
+    all_in_progress_s: Math.round((allStarted - firstQueued) / 100) / 10,
+    all_completed_s: Math.round((allCompleted - firstQueued) / 100) / 10,
+    queued_to_in_progress: { p50_ms: percentile(startWaits, 50), p99_ms: percentile(startWaits, 99), max_ms: startWaits.at(-1) ?? null },
+    runners_created: runnersCreated,
+    machines_left: left,
+    shim_create_calls: shimRequests.filter((r) => r.operation === "create").length,
+    github_calls: ghRequests.length,
+    github_calls_per_runner: runnersCreated ? Math.round((ghRequests.length / runnersCreated) * 100) / 100 : null,
+    github_calls_by_operation: byOperation(ghRequests),
+    wall_s: Math.round((Date.now() - t0) / 100) / 10,
+  };
+  console.log(JSON.stringify(result, null, 2));
+} finally {
+  await stack.stop();
+}
