@@ -42,6 +42,8 @@ const stack = await startStack({
     ORPHAN_CHECK_SECONDS: "600",
   },
   sim: { boot_delay_ms: 0, job_ms: 200, poll_ms: 20 },
+  // BENCH_LOG=file keeps the coordinator's log.
+  coordinatorLog: process.env.BENCH_LOG,
 });
 const { coordinator, gh, w } = stack;
 

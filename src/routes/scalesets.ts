@@ -21,6 +21,9 @@ import {
 import { entityFullName, entityKindByPath, requireEntity } from "./entities";
 import { InstanceSchema, instanceView } from "./instances";
 import { nudgeScaleSet, scaleSetObject } from "../scaleset/stub";
+import { routeWaitingJobs } from "../db/unmatched-jobs";
+import type { Env } from "../env";
+import { logEvent } from "../observability/log";
 
 const Label = z.string().trim().min(1).max(256);
 const Labels = z
@@ -211,6 +214,19 @@ const liveInstances = (db: Db, scaleSetId: string) =>
 
 const tags = ["Scale sets"];
 
+/**
+ * Jobs already waiting unmatched that the entity's scale sets now serve get routed; the scale
+ * sets that got some are woken (`changed` is nudged by the caller anyway).
+ */
+async function routeWaiting(env: Env, entityId: string, changed: string): Promise<void> {
+  const routed = await routeWaitingJobs(env.DB, entityId);
+  for (const [scaleSetId, jobs] of routed) {
+    if (!jobs) continue;
+    logEvent({ event: "jobs_routed", scale_set: scaleSetId, jobs, reason: "scale set created or changed" });
+    if (scaleSetId !== changed) await nudgeScaleSet(env, scaleSetId);
+  }
+}
+
 function registerEntityScaleSets(router: ReturnType<typeof createRouter>, path: string) {
   const kind = entityKindByPath[path]!;
   return router
@@ -276,6 +292,7 @@ function registerEntityScaleSets(router: ReturnType<typeof createRouter>, path: 
           createdAt: t,
           updatedAt: t,
         });
+        await routeWaiting(c.env, entityId, id);
         await nudgeScaleSet(c.env, id);
         return c.json(view(await loadJoined(db, id)), 201);
       },
@@ -368,6 +385,7 @@ export const scaleSetRoutes = Object.keys(entityKindByPath)
           updatedAt: now(),
         })
         .where(eq(scaleSets.id, id));
+      if (body.labels !== undefined || body.enabled !== undefined || body.priority !== undefined) await routeWaiting(c.env, s.entityId, id);
       // Takes effect at once: the object re-plans with the new settings now.
       await nudgeScaleSet(c.env, id);
       return c.json(view(await loadJoined(db, id)), 200);

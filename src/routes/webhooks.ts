@@ -176,7 +176,12 @@ export const webhookRoutes = new Hono<AppEnv>().post(WEBHOOK_PATH, async (c) => 
     return c.json({ ignored: true, reason: `workflow_job status '${parsed.data.workflow_job.status}' is not handled` }, 202);
   }
 
-  const route = routeJob(jobEvent.labels, directory.scaleSets);
+  let route = routeJob(jobEvent.labels, directory.scaleSets);
+  if (!route && directory.cached) {
+    // A scale set created or changed since the directory was cached may serve it: decide on fresh data.
+    directory = await loadDirectory(c.env.DB, refs, enterpriseHost, { fresh: true });
+    route = routeJob(jobEvent.labels, directory.scaleSets);
+  }
   const result = await recordWorkflowJob(c.env.DB, {
     deliveryId: id!,
     action: parsed.data.action,

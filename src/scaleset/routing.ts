@@ -51,3 +51,43 @@ export function routeJob<S extends RoutableScaleSet>(jobLabels: readonly string[
   }
   return best;
 }
+
+/** A job stored unmatched, waiting for a scale set that serves it. */
+export interface WaitingJob {
+  id: number;
+  repository: string;
+  owner: string;
+  labels: string[];
+  /** The entity whose webhook reported the job. */
+  entityId: string | null;
+}
+
+export interface CandidateScaleSet extends RoutableScaleSet {
+  entityId: string;
+  /** Its entity's lookup key (routes/entities.ts entityLookupKey: `repository:owner/name`, `organization:owner`, …). */
+  lookupKey: string;
+}
+
+/**
+ * Where a waiting job goes now: the best of the scale sets of its repository, its owner's
+ * organization and the entity that reported it (an enterprise), as at intake; or nowhere.
+ */
+export function rerouteWaitingJobs<S extends CandidateScaleSet>(jobs: readonly WaitingJob[], scaleSets: readonly S[]): Map<number, S> {
+  const byKey = new Map<string, S[]>();
+  const byEntity = new Map<string, S[]>();
+  for (const s of scaleSets) {
+    byKey.set(s.lookupKey, [...(byKey.get(s.lookupKey) ?? []), s]);
+    byEntity.set(s.entityId, [...(byEntity.get(s.entityId) ?? []), s]);
+  }
+  const out = new Map<number, S>();
+  for (const j of jobs) {
+    const candidates = new Set([
+      ...(byKey.get(`repository:${j.repository.toLowerCase()}`) ?? []),
+      ...(byKey.get(`organization:${j.owner.toLowerCase()}`) ?? []),
+      ...(j.entityId ? (byEntity.get(j.entityId) ?? []) : []),
+    ]);
+    const best = routeJob(j.labels, [...candidates]);
+    if (best) out.set(j.id, best);
+  }
+  return out;
+}

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { compareCandidates, routeJob, servesLabels, type RoutableScaleSet } from "../../src/scaleset/routing";
+import { compareCandidates, rerouteWaitingJobs, routeJob, servesLabels, type CandidateScaleSet, type RoutableScaleSet, type WaitingJob } from "../../src/scaleset/routing";
 
 const set = (id: string, labels: string[], over: Partial<RoutableScaleSet> = {}): RoutableScaleSet => ({
   id,
@@ -68,5 +68,41 @@ describe("routeJob", () => {
       expect(routeJob(["LINUX"], rotated)?.id).toBe("b");
       expect(routeJob(["LINUX"], rotated.reverse())?.id).toBe("b");
     }
+  });
+});
+
+describe("rerouteWaitingJobs", () => {
+  const cand = (id: string, lookupKey: string, labels: string[], over: Partial<CandidateScaleSet> = {}): CandidateScaleSet => ({
+    ...set(id, labels),
+    entityId: `entity-of-${lookupKey}`,
+    lookupKey,
+    ...over,
+  });
+  const job = (id: number, repository: string, labels: string[], entityId: string | null = null): WaitingJob => ({
+    id,
+    repository,
+    owner: repository.split("/")[0]!,
+    labels,
+    entityId,
+  });
+
+  it("offers a job the scale sets of its repository and its organization, case-insensitively, best first", () => {
+    const repo = cand("repo", "repository:octo/app", ["self-hosted", "linux"]);
+    const org = cand("org", "organization:octo", ["self-hosted", "linux"], { priority: 5 });
+    const other = cand("other", "repository:octo/other", ["self-hosted", "linux"], { priority: 9 });
+    const out = rerouteWaitingJobs([job(1, "Octo/App", ["self-hosted", "linux"])], [repo, org, other]);
+    expect(out.get(1)?.id).toBe("org");
+  });
+
+  it("offers the reporting entity's scale sets (an enterprise), and leaves jobs nothing serves", () => {
+    const ent = cand("ent", "enterprise:corp", ["self-hosted", "pool"], { entityId: "ent-id" });
+    const jobs = [job(1, "octo/app", ["pool"], "ent-id"), job(2, "octo/app", ["pool"], "repo-id"), job(3, "octo/app", ["gpu"], "ent-id")];
+    const out = rerouteWaitingJobs(jobs, [ent]);
+    expect([...out.keys()]).toEqual([1]);
+  });
+
+  it("never routes to a disabled scale set", () => {
+    const off = cand("off", "repository:octo/app", ["linux"], { enabled: false });
+    expect(rerouteWaitingJobs([job(1, "octo/app", ["linux"])], [off]).size).toBe(0);
   });
 });

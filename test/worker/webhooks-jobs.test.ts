@@ -292,6 +292,55 @@ describe("routing", () => {
   });
 });
 
+describe("jobs waiting for a scale set", () => {
+  it("routes jobs already waiting unmatched when a scale set that serves them is created, or enabled", async () => {
+    const w = new World("late");
+    const repo = await w.repository("octo-org", "late", "repo-secret-late");
+    await deliver(exampleIn("late", "queued", 289782451, 4_000_070, ["self-hosted", "late-gpu"]), "repo-secret-late");
+    await deliver(exampleIn("late", "queued", 289782451, 4_000_071, ["self-hosted", "late-arm"]), "repo-secret-late");
+    // A finished job waits for nothing.
+    await deliver(exampleIn("late", "completed", 289782451, 4_000_072, ["self-hosted", "late-gpu"]), "repo-secret-late");
+    expect((await jobRow(4_000_070))!.scale_set_id).toBeNull();
+
+    const gpu = await w.scaleSet("repositories", repo, "late-gpu", ["self-hosted", "late-gpu"]);
+    expect((await jobRow(4_000_070))!.scale_set_id).toBe(gpu);
+    expect((await jobRow(4_000_071))!.scale_set_id).toBeNull();
+    expect((await jobRow(4_000_072))!.scale_set_id).toBeNull();
+
+    // A disabled scale set takes nothing until it is enabled.
+    const arm = await w.scaleSet("repositories", repo, "late-arm", ["self-hosted", "late-arm"], { enabled: false });
+    expect((await jobRow(4_000_071))!.scale_set_id).toBeNull();
+    expect((await api.put(`/api/v1/scalesets/${arm}`, { enabled: true })).status).toBe(200);
+    expect((await jobRow(4_000_071))!.scale_set_id).toBe(arm);
+    // Jobs of other repositories stay where they were.
+    expect((await jobRow(4_000_020))!.scale_set_id).toBeNull();
+  });
+
+  it("gives an organization's new scale set the waiting jobs of its repositories", async () => {
+    const w = new World("lateorg");
+    const org = await w.organization("late-org", "org-secret-late-org");
+    const p = exampleIn("anything", "queued", 289782451, 4_000_075, ["self-hosted", "late-org-pool"]);
+    p.repository.owner.login = "late-org";
+    p.repository.full_name = "late-org/anything";
+    p.organization = { ...(p.organization ?? {}), login: "late-org" };
+    expect((await deliver(p, "org-secret-late-org")).body).toMatchObject({ matched: false });
+    const pool = await w.scaleSet("organizations", org, "pool", ["self-hosted", "late-org-pool"]);
+    expect((await jobRow(4_000_075))!.scale_set_id).toBe(pool);
+  });
+
+  it("routes on fresh data when the cached directory has no scale set for a job", async () => {
+    const w = new World("fresh");
+    const repo = await w.repository("octo-org", "fresh", "repo-secret-fresh");
+    await w.scaleSet("repositories", repo, "plain", ["self-hosted", "linux"]);
+    // This delivery caches the repository's directory in the isolate…
+    expect((await deliver(exampleIn("fresh", "queued", 289782451, 4_000_080, ["self-hosted", "linux"]), "repo-secret-fresh")).body.matched).toBe(true);
+    // …and a scale set created just after is in no cached copy.
+    const gpu = await w.scaleSet("repositories", repo, "gpu", ["self-hosted", "fresh-gpu"]);
+    const res = await deliver(exampleIn("fresh", "queued", 289782451, 4_000_081, ["self-hosted", "fresh-gpu"]), "repo-secret-fresh");
+    expect(res.body).toMatchObject({ matched: true, scale_set_id: gpu });
+  });
+});
+
 describe("runner link", () => {
   const now = Date.now();
   async function instance(name: string, scaleSetId: string, jobId: number | null = null): Promise<string> {

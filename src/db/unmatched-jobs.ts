@@ -1,0 +1,86 @@
+import { rerouteWaitingJobs, type CandidateScaleSet, type WaitingJob } from "../scaleset/routing";
+
+/**
+ * Jobs that came in while no scale set could take them wait unmatched (GitHub keeps them
+ * queued). When a scale set is created or changed, the waiting jobs it might now serve are
+ * routed again, by the same rules as intake: a user who adds the missing scale set gets runners
+ * for the jobs already waiting, not only for the next ones.
+ */
+
+/** At most this many waiting jobs are looked at per change (the oldest first). */
+const MAX_JOBS = 1_000;
+/** IDs per UPDATE statement (D1 binds at most 100 parameters). */
+const CHUNK = 90;
+
+/**
+ * Routes again the waiting unmatched jobs an entity's scale sets might serve (jobs of its
+ * repository or organization, or reported by it, on its endpoint). Two D1 round trips: one read,
+ * one write that only claims jobs still unmatched. Returns how many jobs each scale set got.
+ */
+export async function routeWaitingJobs(db: D1Database, entityId: string, now = Date.now()): Promise<Map<string, number>> {
+  const [jobRows, setRows] = await db.batch<Record<string, any>>([
+    db
+      .prepare(
+        `WITH me AS (SELECT kind, owner, name, endpoint_name FROM entities WHERE id = ?1)
+         SELECT j.id, j.repository, j.owner, j.labels, j.entity_id
+           FROM jobs j JOIN entities r ON r.id = j.entity_id, me
+          WHERE j.scale_set_id IS NULL AND j.status IN ('queued', 'waiting') AND r.endpoint_name = me.endpoint_name
+            AND (j.entity_id = ?1
+              OR (me.kind = 'repository' AND lower(j.repository) = lower(me.owner || '/' || me.name))
+              OR (me.kind = 'organization' AND lower(j.owner) = lower(me.owner)))
+          ORDER BY j.id LIMIT ${MAX_JOBS}`,
+      )
+      .bind(entityId),
+    db
+      .prepare(
+        `SELECT s.id, s.entity_id, s.labels, s.enabled, s.priority, s.created_at, e.lookup_key
+           FROM scale_sets s JOIN entities e ON e.id = s.entity_id
+          WHERE e.endpoint_name = (SELECT endpoint_name FROM entities WHERE id = ?)`,
+      )
+      .bind(entityId),
+  ]);
+  const jobs: WaitingJob[] = jobRows!.results.map((r) => ({
+    id: r.id,
+    repository: r.repository,
+    owner: r.owner,
+    labels: JSON.parse(r.labels),
+    entityId: r.entity_id,
+  }));
+  if (!jobs.length) return new Map();
+  const scaleSets: CandidateScaleSet[] = setRows!.results.map((r) => ({
+    id: r.id,
+    entityId: r.entity_id,
+    labels: JSON.parse(r.labels),
+    enabled: r.enabled === 1,
+    priority: r.priority,
+    createdAt: r.created_at,
+    lookupKey: r.lookup_key,
+  }));
+  const routes = rerouteWaitingJobs(jobs, scaleSets);
+  const idsBySet = new Map<string, number[]>();
+  for (const [jobId, s] of routes) idsBySet.set(s.id, [...(idsBySet.get(s.id) ?? []), jobId]);
+  const statements: D1PreparedStatement[] = [];
+  const counts = new Map<string, number>();
+  for (const [setId, ids] of idsBySet) {
+    for (let i = 0; i < ids.length; i += CHUNK) {
+      const chunk = ids.slice(i, i + CHUNK);
+      statements.push(
+        db
+          .prepare(
+            // Only jobs still unmatched: an intake that routed one meanwhile wins. The scale set must still be enabled.
+            `UPDATE jobs SET scale_set_id = ?, updated_at = ?
+              WHERE scale_set_id IS NULL AND id IN (${chunk.map(() => "?").join(", ")})
+                AND EXISTS (SELECT 1 FROM scale_sets WHERE id = ?1 AND enabled = 1)`,
+          )
+          .bind(setId, now, ...chunk),
+      );
+    }
+  }
+  if (!statements.length) return counts;
+  const results = await db.batch(statements);
+  let k = 0;
+  for (const [setId, ids] of idsBySet) {
+    for (let i = 0; i < ids.length; i += CHUNK) counts.set(setId, (counts.get(setId) ?? 0) + (results[k++]!.meta.changes ?? 0));
+  }
+  return counts;
+}
