@@ -60,7 +60,7 @@ export async function routeWaitingJobs(db: D1Database, entityId: string, now = D
   const idsBySet = new Map<string, number[]>();
   for (const [jobId, s] of routes) idsBySet.set(s.id, [...(idsBySet.get(s.id) ?? []), jobId]);
   const statements: D1PreparedStatement[] = [];
-  const counts = new Map<string, number>();
+  const claimedBy: string[] = [];
   for (const [setId, ids] of idsBySet) {
     for (let i = 0; i < ids.length; i += CHUNK) {
       const chunk = ids.slice(i, i + CHUNK);
@@ -74,13 +74,13 @@ export async function routeWaitingJobs(db: D1Database, entityId: string, now = D
           )
           .bind(setId, now, ...chunk),
       );
+      claimedBy.push(setId);
     }
   }
+  const counts = new Map<string, number>();
   if (!statements.length) return counts;
-  const results = await db.batch(statements);
-  let k = 0;
-  for (const [setId, ids] of idsBySet) {
-    for (let i = 0; i < ids.length; i += CHUNK) counts.set(setId, (counts.get(setId) ?? 0) + (results[k++]!.meta.changes ?? 0));
+  for (const [i, r] of (await db.batch(statements)).entries()) {
+    counts.set(claimedBy[i]!, (counts.get(claimedBy[i]!) ?? 0) + (r.meta.changes ?? 0));
   }
   return counts;
 }

@@ -43,9 +43,9 @@ export function endpointMatches(endpoint: { name: string; baseUrl: string }, ent
 }
 
 // Per-isolate cache: a burst of deliveries for one repository reads the directory once.
-// Entries live briefly (a changed secret, scale set or label takes effect within TTL_MS;
+// Entries live briefly (a changed secret, scale set or label takes effect within DIRECTORY_TTL_MS;
 // a delivery that fails verification always re-reads, so a new secret works at once).
-const TTL_MS = 5_000;
+export const DIRECTORY_TTL_MS = 5_000;
 const MAX_ENTRIES = 512;
 const cache = new Map<string, { at: number; directory: Directory }>();
 
@@ -80,7 +80,7 @@ export async function loadDirectory(
   if (refs.length === 0) return { entities: [], scaleSets: [], cached: false };
   const key = `${enterpriseHost ?? ""}|${refs.map((r) => r.lookupKey).join("|")}`;
   const hit = cache.get(key);
-  if (!fresh && hit && now - hit.at < TTL_MS) return { ...hit.directory, cached: true };
+  if (!fresh && hit && now - hit.at < DIRECTORY_TTL_MS) return { ...hit.directory, cached: true };
 
   const keys = refs.map((r) => r.lookupKey);
   const marks = keys.map(() => "?").join(", ");

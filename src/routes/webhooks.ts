@@ -4,6 +4,7 @@ import type { AppEnv, Env } from "../env";
 import { keyringFor } from "../crypto/keyring";
 import { recordWorkflowJob } from "../db/job-intake";
 import { loadDirectory, type Directory } from "../db/webhook-directory";
+import { afterResponse } from "../http/after-response";
 import { zodDetails } from "../http/errors";
 import { BodyTooLarge, readLimitedBody } from "../http/limited-body";
 import { findSigner } from "../github/webhook-signature";
@@ -66,21 +67,6 @@ async function reject(
   log({ event: "webhook_rejected", reason, status, delivery_id: delivery.id ?? null, github_event: delivery.event ?? null });
   await countRejection(c.env, reason);
   return c.json({ error, ...(details === undefined ? {} : { details }) }, status);
-}
-
-/** Runs `work` after the response when the platform allows it, otherwise before. */
-function afterResponse(c: Context<AppEnv>, work: Promise<unknown>): Promise<unknown> | undefined {
-  let ctx: { waitUntil(p: Promise<unknown>): void } | undefined;
-  try {
-    ctx = c.executionCtx;
-  } catch {
-    ctx = undefined;
-  }
-  if (ctx) {
-    ctx.waitUntil(work);
-    return undefined;
-  }
-  return work;
 }
 
 function parseBody(raw: Uint8Array, contentType: string): { text: string; json: unknown } | null {
@@ -176,12 +162,7 @@ export const webhookRoutes = new Hono<AppEnv>().post(WEBHOOK_PATH, async (c) => 
     return c.json({ ignored: true, reason: `workflow_job status '${parsed.data.workflow_job.status}' is not handled` }, 202);
   }
 
-  let route = routeJob(jobEvent.labels, directory.scaleSets);
-  if (!route && directory.cached) {
-    // A scale set created or changed since the directory was cached may serve it: decide on fresh data.
-    directory = await loadDirectory(c.env.DB, refs, enterpriseHost, { fresh: true });
-    route = routeJob(jobEvent.labels, directory.scaleSets);
-  }
+  const route = routeJob(jobEvent.labels, directory.scaleSets);
   const result = await recordWorkflowJob(c.env.DB, {
     deliveryId: id!,
     action: parsed.data.action,

@@ -80,6 +80,10 @@ function wrapStatement(stmt: D1PreparedStatement, counter: { n: number }): D1Pre
 /** How long a pass waits for its shim creates before leaving them to finish on their own. */
 const CREATE_WAIT_MS = 2_000;
 
+type CreateResult = Awaited<ReturnType<MachinePort["createInstance"]>>;
+/** A shim's answer to one create, with what the pass knows of the instance. */
+type CreateOutcome<T> = { x: T; r: CreateResult };
+
 
 const errorText = (e: unknown) => (e instanceof Error ? e.message : String(e));
 const faultOf = (e: PortError) => `${e.kind}${e.status ? ` (${e.status})` : ""}: ${e.message}`.slice(0, 2000);
@@ -620,11 +624,10 @@ export class ScaleSet extends DurableObject<Env> {
     db: D1Database,
     ss: ScaleSetRecord,
     creating: T[],
-    create: (x: T) => Promise<Awaited<ReturnType<MachinePort["createInstance"]>>>,
+    create: (x: T) => Promise<CreateResult>,
   ): Promise<void> {
     if (!creating.length) return Promise.resolve();
-    type Outcome = { x: T; r: Awaited<ReturnType<MachinePort["createInstance"]>> };
-    const ready: Outcome[] = [];
+    const ready: CreateOutcome<T>[] = [];
     let late = false;
     let writing: Promise<void> = Promise.resolve();
     let queued = false;
@@ -667,7 +670,7 @@ export class ScaleSet extends DurableObject<Env> {
     return Promise.race([all.then(() => flush()), windowed]);
   }
 
-  private async recordCreates(db: D1Database, ss: ScaleSetRecord, outcomes: { x: { f: NewInstance }; r: Awaited<ReturnType<MachinePort["createInstance"]>> }[]): Promise<void> {
+  private async recordCreates(db: D1Database, ss: ScaleSetRecord, outcomes: CreateOutcome<{ f: NewInstance }>[]): Promise<void> {
     const t3 = Date.now();
     const batch3: StatusChange[] = [];
     let backoff = this.state.createBackoff;

@@ -328,17 +328,23 @@ describe("jobs waiting for a scale set", () => {
     expect((await jobRow(4_000_075))!.scale_set_id).toBe(pool);
   });
 
-  it("routes on fresh data when the cached directory has no scale set for a job", async () => {
+  it("routes a job a stale cached directory stored unmatched once that cache has expired", async () => {
     const w = new World("fresh");
     const repo = await w.repository("octo-org", "fresh", "repo-secret-fresh");
     await w.scaleSet("repositories", repo, "plain", ["self-hosted", "linux"]);
     // This delivery caches the repository's directory in the isolate…
     expect((await deliver(exampleIn("fresh", "queued", 289782451, 4_000_080, ["self-hosted", "linux"]), "repo-secret-fresh")).body.matched).toBe(true);
-    // …and a scale set created just after is in no cached copy.
+    // …and a scale set created just after is in no cached copy: the delivery stores the job unmatched.
     const gpu = await w.scaleSet("repositories", repo, "gpu", ["self-hosted", "fresh-gpu"]);
-    const res = await deliver(exampleIn("fresh", "queued", 289782451, 4_000_081, ["self-hosted", "fresh-gpu"]), "repo-secret-fresh");
-    expect(res.body).toMatchObject({ matched: true, scale_set_id: gpu });
-  });
+    await deliver(exampleIn("fresh", "queued", 289782451, 4_000_081, ["self-hosted", "fresh-gpu"]), "repo-secret-fresh");
+    // The scale set's creation routes waiting jobs once more after the cache's lifetime.
+    let row = await jobRow(4_000_081);
+    for (let i = 0; i < 100 && row!.scale_set_id !== gpu; i++) {
+      await sleep(100);
+      row = await jobRow(4_000_081);
+    }
+    expect(row!.scale_set_id).toBe(gpu);
+  }, 20_000);
 });
 
 describe("runner link", () => {

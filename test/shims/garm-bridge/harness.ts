@@ -2,6 +2,7 @@ import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync 
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { signRequest } from "../../../src/providers/shim-signing";
+import { garmBootstrap } from "../../fixtures/bootstrap-instance";
 import { BridgeConfig } from "../../../shims/garm-bridge/config";
 import { type GarmBridge, startGarmBridge } from "../../../shims/garm-bridge/server";
 
@@ -146,26 +147,15 @@ export async function send(bridge: { url: string }, method: string, route: strin
   return { status: res.status, body: json, headers: res.headers };
 }
 
+/** GARM's BootstrapInstance fixture, as instance `name` of the bridge's pool. */
 export function bootstrap(name: string, over: Record<string, unknown> = {}) {
   return {
+    ...garmBootstrap,
     name,
     tools: [{ os: "linux", architecture: "x64", download_url: "https://example.invalid/runner.tgz", filename: "runner.tgz" }],
-    repo_url: "https://github.com/octo/app",
-    "callback-url": "https://edgerunner.example.com/api/v1/callbacks",
-    "metadata-url": "https://edgerunner.example.com/api/v1/metadata",
     "instance-token": `instance-token-${name}-very-secret`,
-    "ssh-keys": null,
     extra_specs: EXTRA_SPECS,
-    "github-runner-group": "",
-    "ca-cert-bundle": null,
-    arch: "amd64",
-    os_type: "linux",
-    flavor: "small",
-    image: "ubuntu:24.04",
     pool_id: POOL,
-    labels: null,
-    user_data_options: { disable_updates_on_boot: false, extra_packages: null, enable_boot_debug: false },
-    jit_config_enabled: true,
     ...over,
   };
 }
