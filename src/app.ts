@@ -1,7 +1,8 @@
 import { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "./env";
 import { adminAuth } from "./http/admin-auth";
-import { renderError } from "./http/errors";
+import { errorResponse, renderError } from "./http/errors";
+import { requestContext } from "./http/request-id";
 import { entityRoutes } from "./routes/entities";
 import { entityWebhookRoutes } from "./routes/entity-webhooks";
 import { githubCredentialRoutes } from "./routes/github-credentials";
@@ -28,7 +29,10 @@ export function createApp() {
   const app = new OpenAPIHono<AppEnv>({ strict: false });
 
   app.onError(renderError);
-  app.notFound((c) => c.json({ error: "not found", details: { path: c.req.path } }, 404));
+  app.notFound((c) => errorResponse(c, 404, "not found", { path: c.req.path }));
+
+  // First, so every later log line and error body of the request carries its id.
+  app.use("*", requestContext);
 
   app.get("/healthz", (c) => c.json({ status: "ok" }));
 

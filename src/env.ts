@@ -28,4 +28,9 @@ export interface Env {
   STALE_JOB_SECONDS?: string;
 }
 
-export type AppEnv = { Bindings: Env };
+/** Per-request values every route may read: the id its error bodies and log lines carry. */
+export interface RequestVariables {
+  requestId: string;
+}
+
+export type AppEnv = { Bindings: Env; Variables: RequestVariables };

@@ -1,6 +1,7 @@
 import type { MiddlewareHandler } from "hono";
 import type { AppEnv } from "../env";
 import { constantTimeEqual } from "../crypto/constant-time";
+import { errorResponse } from "./errors";
 
 /**
  * Admin routes require `Authorization: Bearer <ADMIN_TOKEN>`. Everything under the prefix is
@@ -11,18 +12,16 @@ export function adminAuth(publicPaths: RegExp[]): MiddlewareHandler<AppEnv> {
     if (publicPaths.some((p) => p.test(c.req.path))) return next();
     const expected = c.env.ADMIN_TOKEN;
     if (!expected) {
-      return c.json({ error: "admin API disabled: ADMIN_TOKEN is not configured" }, 503);
+      return errorResponse(c, 503, "admin API disabled: ADMIN_TOKEN is not configured");
     }
     const header = c.req.header("authorization") ?? "";
     const match = /^Bearer\s+(.+)$/i.exec(header);
     if (!match) {
-      return c.json({ error: "unauthorized", details: { reason: "missing bearer token" } }, 401, {
-        "WWW-Authenticate": 'Bearer realm="edgerunner"',
-      });
+      return errorResponse(c, 401, "unauthorized", { reason: "missing bearer token" }, { headers: { "WWW-Authenticate": 'Bearer realm="edgerunner"' } });
     }
     if (!(await constantTimeEqual(match[1]!.trim(), expected))) {
-      return c.json({ error: "unauthorized", details: { reason: "invalid token" } }, 401, {
-        "WWW-Authenticate": 'Bearer realm="edgerunner", error="invalid_token"',
+      return errorResponse(c, 401, "unauthorized", { reason: "invalid token" }, {
+        headers: { "WWW-Authenticate": 'Bearer realm="edgerunner", error="invalid_token"' },
       });
     }
     return next();

@@ -1,13 +1,16 @@
 import { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../env";
-import { zodDetails } from "./errors";
+import { errorResponse, zodDetails } from "./errors";
 
-/** A route group whose validation failures are `{error, details}` 400s. */
+/** A route group whose validation failures are 400s in the one error shape (http/errors.ts). */
 export function createRouter() {
   return new OpenAPIHono<AppEnv>({
     defaultHook: (result, c) => {
       if (!result.success) {
-        return c.json({ error: `invalid request ${targetName(result.target)}`, details: zodDetails(result.error) }, 400);
+        const target = targetName(result.target);
+        return errorResponse(c, 400, `invalid request ${target}`, zodDetails(result.error), {
+          code: target === "body" ? "invalid_body" : "invalid_request",
+        });
       }
     },
   });

@@ -1,3 +1,5 @@
+import { currentRequestId } from "./request-context";
+
 /**
  * One JSON object per line, the shape `wrangler tail --format json` and jq recipes rely on.
  * Field names are fixed here so every event can be filtered the same way; anything else an
@@ -16,13 +18,19 @@ export interface LogFields {
   [field: string]: unknown;
 }
 
+/** Lines written while handling a request carry its id, the one its error bodies quote. */
+function line(fields: LogFields): string {
+  const requestId = currentRequestId();
+  return JSON.stringify(requestId && fields.request_id === undefined ? { ...fields, request_id: requestId } : fields);
+}
+
 export function logEvent(fields: LogFields): void {
-  console.log(JSON.stringify(fields));
+  console.log(line(fields));
 }
 
 /** For failures nobody handles: console.error, so tail's level filter shows them too. */
 export function logError(fields: LogFields & { error: string }): void {
-  console.error(JSON.stringify(fields));
+  console.error(line(fields));
 }
 
 export const errorText = (e: unknown): string => (e instanceof Error ? e.message : String(e));

@@ -1,3 +1,4 @@
+import { errorText, logError } from "./log";
 /**
  * Counts of outbound calls (GitHub, provider shims) and reconcile runs, kept in memory and
  * written to D1's `counters` table in one batch by whoever flushes (the scale set object at
@@ -87,6 +88,6 @@ export async function flushCounters<S>(db: Batcher<S>, extra: S[] = []): Promise
     await db.batch(all);
   } catch (e) {
     restore();
-    console.error(JSON.stringify({ event: "counters_flush_failed", error: e instanceof Error ? e.message : String(e) }));
+    logError({ event: "counters_flush_failed", error: errorText(e) });
   }
 }

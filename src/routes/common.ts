@@ -53,4 +53,17 @@ export const HttpUrl = z
 
 export const Description = z.string().max(1024);
 
+/**
+ * An integer in a query string: decimal digits only. `Number()` (and so `z.coerce`) also reads
+ * `0x10`, `1e2`, ` 16` and `16.0`, which no client means; those are refused, not guessed at.
+ */
+export const queryInt = ({ min, max, fallback }: { min: number; max: number; fallback: number }) =>
+  z
+    .string()
+    .regex(/^\d{1,10}$/, "a decimal integer")
+    .default(String(fallback))
+    .transform(Number)
+    .pipe(z.int().min(min).max(max))
+    .openapi({ type: "integer", minimum: min, maximum: max, default: fallback });
+
 export const now = () => Date.now();

@@ -6,7 +6,7 @@ import { entities, githubCredentials, scaleSets, type EntityKind } from "../db/s
 import { keyringFor } from "../crypto/keyring";
 import { seal } from "../crypto/secret-box";
 import { secretContext } from "../crypto/secret-contexts";
-import { ApiError, conflict, notFound } from "../http/errors";
+import { ApiError, conflict, inUse, notFound } from "../http/errors";
 import { createRouter } from "../http/router";
 import {
   conflictResponse,
@@ -280,7 +280,7 @@ function registerKind(router: ReturnType<typeof createRouter>, spec: KindSpec) {
           db.select({ id: scaleSets.id, name: scaleSets.name }).from(scaleSets).where(eq(scaleSets.entityId, id)).limit(20),
         ]);
         if (!found.length) throw notFound(kind, id);
-        if (sets.length) throw conflict(`${kind} still has scale sets`, { scale_sets: sets });
+        if (sets.length) throw inUse(`${kind} still has scale sets`, { scale_sets: sets });
         await db.delete(entities).where(eq(entities.id, id));
         return c.body(null, 204);
       },

@@ -6,7 +6,7 @@ import { clearCredentialState } from "../github/credential-state";
 import { keyringFor } from "../crypto/keyring";
 import { seal } from "../crypto/secret-box";
 import { secretContext } from "../crypto/secret-contexts";
-import { ApiError, conflict, notFound } from "../http/errors";
+import { ApiError, conflict, inUse, notFound } from "../http/errors";
 import { createRouter } from "../http/router";
 import {
   conflictResponse,
@@ -297,7 +297,7 @@ export const githubCredentialRoutes = createRouter()
         db.select({ id: entities.id, kind: entities.kind }).from(entities).where(eq(entities.credentialsId, id)).limit(20),
       ]);
       if (!row.length) throw notFound("credentials", id);
-      if (users.length) throw conflict("credentials are in use", { entities: users });
+      if (users.length) throw inUse("credentials are in use", { entities: users });
       await db.delete(githubCredentials).where(eq(githubCredentials.id, id));
       return c.body(null, 204);
     },

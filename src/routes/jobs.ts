@@ -3,7 +3,7 @@ import { and, desc, eq, isNull, lt, type SQL } from "drizzle-orm";
 import { createDb } from "../db/client";
 import { jobs, jobStatuses } from "../db/schema";
 import { createRouter } from "../http/router";
-import { errorResponses, iso, jsonResponse, Timestamp } from "./common";
+import { errorResponses, iso, jsonResponse, queryInt, Timestamp } from "./common";
 
 const JobSchema = z
   .object({
@@ -43,7 +43,7 @@ const ListQuery = z.object({
     .transform((v) => v === "true")
     .optional()
     .openapi({ description: "Only jobs no scale set matches" }),
-  limit: z.coerce.number().int().min(1).max(500).default(50),
+  limit: queryInt({ min: 1, max: 500, fallback: 50 }),
   cursor: z
     .string()
     .regex(/^\d{1,16}$/, "not a cursor from this API")

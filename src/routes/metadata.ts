@@ -4,7 +4,8 @@ import { keyringFor } from "../crypto/keyring";
 import { open } from "../crypto/secret-box";
 import { secretContext } from "../crypto/secret-contexts";
 import { fromBase64 } from "../crypto/secret-box";
-import { ErrorSchema } from "../http/errors";
+import { ApiError, ErrorSchema } from "../http/errors";
+import { logEvent as log } from "../observability/log";
 import { instanceAuth, type InstanceAppEnv } from "../http/instance-auth";
 import type { Router } from "../http/router";
 import { pickTool, renderInstallScript } from "../bootstrap/install-script";
@@ -78,7 +79,6 @@ WantedBy=multi-user.target
 
 const base = (publicUrl: string) => publicUrl.replace(/\/+$/, "");
 const repoUrl = (ctx: InstanceContext) => entityUrl({ entity: ctx.entity as any, endpoint: { baseUrl: ctx.baseUrl, caCertBundle: null } });
-const log = (fields: Record<string, unknown>) => console.log(JSON.stringify(fields));
 const text = (body: string, status = 200) => new Response(body, { status, headers: { "content-type": "text/plain; charset=utf-8" } });
 
 async function jitFiles(env: InstanceAppEnv["Bindings"], instanceId: string, sealed: string | null): Promise<Record<string, string> | null> {
@@ -92,7 +92,7 @@ export const metadataRoutes = new Hono<InstanceAppEnv>()
   .get("/metadata/runner-metadata", async (c) => {
     const inst = c.get("instance");
     const ctx = await loadContext(c.env.DB, inst.scaleSetId);
-    if (!ctx) return c.json({ error: "unauthorized" }, 401);
+    if (!ctx) throw new ApiError(401, "unauthorized");
     return c.json({
       name: inst.name,
       scale_set_id: inst.scaleSetId,
@@ -110,18 +110,18 @@ export const metadataRoutes = new Hono<InstanceAppEnv>()
   .get("/metadata/install-script", async (c) => {
     const inst = c.get("instance");
     const ctx = await loadContext(c.env.DB, inst.scaleSetId);
-    if (!ctx) return c.json({ error: "unauthorized" }, 401);
+    if (!ctx) throw new ApiError(401, "unauthorized");
     let tools;
     try {
       tools = await runnerToolsForScaleSet(c.env, inst.scaleSetId);
     } catch (e) {
-      return c.json({ error: "could not get the runner downloads from GitHub", details: { reason: e instanceof Error ? e.message : String(e) } }, 502);
+      throw new ApiError(502, "could not get the runner downloads from GitHub", { reason: e instanceof Error ? e.message : String(e) });
     }
     const tool = pickTool(tools, ctx.osType, ctx.osArch);
-    if (!tool) return c.json({ error: `GitHub offers no runner for ${ctx.osType}/${ctx.osArch}` }, 409);
+    if (!tool) throw new ApiError(409, `GitHub offers no runner for ${ctx.osType}/${ctx.osArch}`);
     const token = /^Bearer\s+(\S+)$/i.exec(c.req.header("authorization") ?? "")![1]!;
     const user = c.req.query("runAsUser") ?? "runner";
-    if (!RUN_AS_USER.test(user)) return c.json({ error: "invalid runAsUser" }, 400);
+    if (!RUN_AS_USER.test(user)) throw new ApiError(400, "invalid runAsUser");
     return text(
       renderInstallScript(ctx.osType, {
         instanceName: inst.name,
@@ -141,14 +141,14 @@ export const metadataRoutes = new Hono<InstanceAppEnv>()
   .get("/metadata/credentials/:file", async (c) => {
     const inst = c.get("instance");
     const file = JIT_FILES[c.req.param("file") as keyof typeof JIT_FILES];
-    if (!file) return c.json({ error: "unknown credentials file", details: { allowed: Object.keys(JIT_FILES) } }, 404);
+    if (!file) throw new ApiError(404, "unknown credentials file", { allowed: Object.keys(JIT_FILES) });
     const files = await jitFiles(c.env, inst.id, inst.jitConfigEnc);
-    if (!files?.[file]) return c.json({ error: "this runner has no JIT configuration" }, 404);
+    if (!files?.[file]) throw new ApiError(404, "this runner has no JIT configuration");
     return new Response(fromBase64(files[file]), { headers: { "content-type": "application/octet-stream" } });
   })
   .get("/metadata/runner-registration-token", async (c) => {
     const inst = c.get("instance");
-    if (inst.jitConfigEnc) return c.json({ error: "this runner registers with a JIT configuration; it has no registration token" }, 404);
+    if (inst.jitConfigEnc) throw new ApiError(404, "this runner registers with a JIT configuration; it has no registration token");
     // Once per create attempt: claim first (one conditional UPDATE, so two racing fetches
     // cannot both win), then mint; a failed mint gives the claim back.
     const claimedAt = Date.now();
@@ -160,7 +160,7 @@ export const metadataRoutes = new Hono<InstanceAppEnv>()
       .run();
     if (!claim.meta.changes) {
       log({ event: "registration_token_refused", scale_set: inst.scaleSetId, instance: inst.name, reason: "already served" });
-      return c.json({ error: "the registration token for this runner was already served", details: { instance: inst.name } }, 409);
+      throw new ApiError(409, "the registration token for this runner was already served", { instance: inst.name });
     }
     try {
       const port = await runnerPortForScaleSet(c.env, inst.scaleSetId);
@@ -174,24 +174,24 @@ export const metadataRoutes = new Hono<InstanceAppEnv>()
         .run();
       const reason = e instanceof Error ? e.message : String(e);
       log({ event: "registration_token_failed", scale_set: inst.scaleSetId, instance: inst.name, error: reason });
-      return c.json({ error: "could not get a registration token from GitHub", details: { reason } }, 502);
+      throw new ApiError(502, "could not get a registration token from GitHub", { reason });
     }
   })
   .get("/metadata/system/service-name", async (c) => {
     const ctx = await loadContext(c.env.DB, c.get("instance").scaleSetId);
-    if (!ctx) return c.json({ error: "unauthorized" }, 401);
+    if (!ctx) throw new ApiError(401, "unauthorized");
     return text(serviceName(ctx.entity));
   })
   .get("/metadata/systemd/unit-file", async (c) => {
     const ctx = await loadContext(c.env.DB, c.get("instance").scaleSetId);
-    if (!ctx) return c.json({ error: "unauthorized" }, 401);
+    if (!ctx) throw new ApiError(401, "unauthorized");
     const user = c.req.query("runAsUser") ?? "runner";
-    if (!RUN_AS_USER.test(user)) return c.json({ error: "invalid runAsUser", details: { pattern: RUN_AS_USER.source } }, 400);
+    if (!RUN_AS_USER.test(user)) throw new ApiError(400, "invalid runAsUser", { pattern: RUN_AS_USER.source });
     return text(systemdUnit(serviceName(ctx.entity), user));
   })
   .get("/metadata/system/cert-bundle", async (c) => {
     const ctx = await loadContext(c.env.DB, c.get("instance").scaleSetId);
-    if (!ctx) return c.json({ error: "unauthorized" }, 401);
+    if (!ctx) throw new ApiError(401, "unauthorized");
     const certs: Record<string, string> = {};
     if (ctx.caCertBundle) certs["endpoint-ca.pem"] = btoa(ctx.caCertBundle);
     return c.json({ root_certificates: certs });

@@ -3,7 +3,7 @@ import { and, eq, ne } from "drizzle-orm";
 import { createDb, type Db } from "../db/client";
 import { entities, instances, osArches, osTypes, providers, scaleSets } from "../db/schema";
 import { normalizeLabels } from "../scaleset/labels";
-import { ApiError, conflict, notFound } from "../http/errors";
+import { ApiError, conflict, inUse, notFound } from "../http/errors";
 import { createRouter } from "../http/router";
 import {
   conflictResponse,
@@ -422,7 +422,7 @@ export const scaleSetRoutes = Object.keys(entityKindByPath)
         liveInstances(db, id),
       ]);
       if (!found.length) throw notFound("scale set", id);
-      if (live.length) throw conflict("scale set still has live instances", { instances: live });
+      if (live.length) throw inUse("scale set still has live instances", { instances: live });
       await db.delete(scaleSets).where(eq(scaleSets.id, id));
       // The object notices its scale set is gone and clears its own state.
       await nudgeScaleSet(c.env, id);

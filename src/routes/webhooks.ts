@@ -5,7 +5,7 @@ import { keyringFor } from "../crypto/keyring";
 import { recordWorkflowJob } from "../db/job-intake";
 import { loadDirectory, type Directory } from "../db/webhook-directory";
 import { afterResponse } from "../http/after-response";
-import { zodDetails } from "../http/errors";
+import { errorResponse, zodDetails, type ErrorCode } from "../http/errors";
 import { BodyTooLarge, readLimitedBody } from "../http/limited-body";
 import { findSigner } from "../github/webhook-signature";
 import { DeliverySubject, deliveryEntities, jobEventFrom, WorkflowJobPayload } from "../github/workflow-job";
@@ -35,6 +35,17 @@ type Rejection =
   | "unknown_entity"
   | "bad_signature"
   | "invalid_payload";
+
+/** The error code each rejection answers with (the reason itself goes to the counters and the log). */
+const CODE_OF_REJECTION: Record<Rejection, ErrorCode> = {
+  missing_headers: "invalid_request",
+  invalid_headers: "invalid_request",
+  payload_too_large: "payload_too_large",
+  malformed_json: "malformed_json",
+  unknown_entity: "unauthorized",
+  bad_signature: "unauthorized",
+  invalid_payload: "invalid_body",
+};
 
 interface Delivery {
   id: string;
@@ -66,7 +77,7 @@ async function reject(
 ): Promise<Response> {
   log({ event: "webhook_rejected", reason, status, delivery_id: delivery.id ?? null, github_event: delivery.event ?? null });
   await countRejection(c.env, reason);
-  return c.json({ error, ...(details === undefined ? {} : { details }) }, status);
+  return errorResponse(c, status, error, details, { code: CODE_OF_REJECTION[reason] });
 }
 
 function parseBody(raw: Uint8Array, contentType: string): { text: string; json: unknown } | null {

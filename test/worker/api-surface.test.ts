@@ -1,7 +1,7 @@
 import { exports } from "cloudflare:workers";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { createApp } from "../../src/app";
-import { api, call, dumpDb, expectRejectedWithoutWrites } from "./helpers";
+import { api, call, dumpDb, expectErrorShape, expectRejectedWithoutWrites } from "./helpers";
 
 const SAMPLE_ID = "3b241101-e2bb-4255-8caf-4136c566a962";
 
@@ -68,6 +68,7 @@ describe("admin authentication", () => {
       for (const opts of [{ token: null }, { token: "wrong-token" }, { token: null, headers: { authorization: "Basic dGVzdDp0ZXN0" } }]) {
         const res = await expectRejectedWithoutWrites(401, () => call(method, path, body, opts));
         expect(res.body.error).toBe("unauthorized");
+        expect(res.body.code).toBe("unauthorized");
         expect(res.headers.get("www-authenticate")).toMatch(/^Bearer/);
       }
     }
@@ -90,15 +91,17 @@ describe("request shape", () => {
       if (!hasBody) continue;
       const res = await expectRejectedWithoutWrites(400, () => call(method, path, undefined, { raw: '{"name": "x",' }));
       expect(res.body.error, `${method} ${path}`).toMatch(/malformed JSON/);
+      expect(res.body.code, `${method} ${path}`).toBe("malformed_json");
     }
   });
 
   it("answers a non-JSON body with 415 on every route that takes a body, writing nothing", async () => {
     for (const { method, path, hasBody } of await operations()) {
       if (!hasBody) continue;
-      await expectRejectedWithoutWrites(415, () =>
+      const res = await expectRejectedWithoutWrites(415, () =>
         call(method, path, undefined, { raw: "name=x", headers: { "content-type": "application/x-www-form-urlencoded" } }),
       );
+      expect(res.body.code, `${method} ${path}`).toBe("unsupported_media_type");
     }
   });
 
@@ -106,6 +109,7 @@ describe("request shape", () => {
     for (const { method, path, template, requiresFields } of await operations()) {
       if (method !== "POST" || !requiresFields) continue;
       const res = await expectRejectedWithoutWrites(400, () => call(method, path, {}));
+      expect(res.body.code, template).toBe("invalid_body");
       expect(Array.isArray(res.body.details), template).toBe(true);
       expect(res.body.details.length, template).toBeGreaterThan(0);
       for (const d of res.body.details) expect(d).toEqual({ path: expect.any(String), message: expect.any(String) });
@@ -127,8 +131,53 @@ describe("request shape", () => {
   it("gives JSON 404s for unknown paths", async () => {
     const res = await api.get("/api/v1/nothing-here");
     expect(res.status).toBe(404);
-    expect(res.body).toEqual({ error: "not found", details: { path: "/api/v1/nothing-here" } });
-    expect((await api.get("/nope", { token: null })).status).toBe(404);
+    expect(res.body).toEqual({
+      error: "not found",
+      code: "not_found",
+      details: { path: "/api/v1/nothing-here" },
+      request_id: res.headers.get("x-request-id"),
+    });
+    const outside = await api.get("/nope", { token: null });
+    expect(outside.status).toBe(404);
+    expectErrorShape(outside);
+  });
+
+  it("gives every request its own id, and takes Cloudflare's ray id when there is one", async () => {
+    const a = await api.get("/api/v1/providers");
+    const b = await api.get("/api/v1/providers");
+    expect(a.headers.get("x-request-id")).toMatch(/^[0-9a-f-]{36}$/);
+    expect(b.headers.get("x-request-id")).not.toBe(a.headers.get("x-request-id"));
+    const ray = await api.get("/api/v1/nothing-here", { headers: { "cf-ray": "8c3f2c1b6f2e4b7e-AMS" } });
+    expect(ray.body.request_id).toBe("8c3f2c1b6f2e4b7e-AMS");
+    // Anything else in the header is not trusted as an id.
+    const junk = await api.get("/api/v1/nothing-here", { headers: { "cf-ray": "not-a-ray" } });
+    expect(junk.body.request_id).not.toContain("ray");
+  });
+
+  it("writes the request's id into every log line the request produced", async () => {
+    const lines: string[] = [];
+    const spies = (["log", "error"] as const).map((level) =>
+      vi.spyOn(console, level).mockImplementation((...args: unknown[]) => void lines.push(args.map(String).join(" "))),
+    );
+    let res;
+    try {
+      // Unsigned and unknown: the webhook route logs its rejection; an instance route logs a refused token.
+      res = await call("POST", "/webhooks/github", { action: "queued" }, {
+        token: null,
+        headers: { "x-github-event": "workflow_job", "x-github-delivery": "d-1", "x-hub-signature-256": "sha256=00" },
+      });
+      await call("GET", "/api/v1/metadata/runner-metadata", undefined, { token: "not-a-token" });
+    } finally {
+      for (const s of spies) s.mockRestore();
+    }
+    expect(res.status).toBe(401);
+    const events = lines.map((l) => JSON.parse(l) as Record<string, unknown>);
+    const rejected = events.find((e) => e.event === "webhook_rejected");
+    expect(rejected?.request_id).toBe(res.body.request_id);
+    const refused = events.find((e) => e.event === "instance_auth_refused");
+    expect(refused?.request_id).toEqual(expect.any(String));
+    expect(refused?.request_id).not.toBe(res.body.request_id);
+    for (const e of events) expect(e.request_id, JSON.stringify(e)).toEqual(expect.any(String));
   });
 });
 

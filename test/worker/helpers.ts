@@ -1,6 +1,7 @@
 import { runInDurableObject } from "cloudflare:test";
 import { env, exports } from "cloudflare:workers";
 import { expect } from "vitest";
+import { ErrorSchema } from "../../src/http/errors";
 
 export const ADMIN_TOKEN = "test-admin-token";
 const ORIGIN = "https://edgerunner.test";
@@ -69,13 +70,19 @@ export async function dumpDb(): Promise<Record<string, unknown[]>> {
   return Object.fromEntries(TABLES.map((t, i) => [t, results[i]!.results]));
 }
 
+/** Every error body has one shape: message, code, details (object, array or null) and the request's id. */
+export function expectErrorShape(res: ApiResponse): void {
+  expect(ErrorSchema.safeParse(res.body).success, res.text).toBe(true);
+  expect(res.body.request_id, "request_id is the X-Request-Id header").toBe(res.headers.get("x-request-id"));
+}
+
 /** Runs `fn` (which must be rejected with `status`) and asserts the database is unchanged. */
 export async function expectRejectedWithoutWrites(status: number, fn: () => Promise<ApiResponse>): Promise<ApiResponse> {
   const before = await dumpDb();
   const res = await fn();
   expect(res.status, res.text).toBe(status);
   expect(res.headers.get("content-type") ?? "").toContain("application/json");
-  expect(typeof res.body.error).toBe("string");
+  expectErrorShape(res);
   expect(await dumpDb()).toEqual(before);
   return res;
 }

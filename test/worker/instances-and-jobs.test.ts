@@ -96,11 +96,34 @@ describe("jobs", () => {
     expect(pages).toBe(3);
   });
 
-  it.each(["limit=0", "limit=501", "limit=abc", "cursor=xyz", "status=running", "unmatched=yes", "scaleset_id=1"])(
+  it.each([
+    "limit=0",
+    "limit=501",
+    "limit=abc",
+    // Integers in a query are decimal: what Number() would also read is refused.
+    "limit=0x10",
+    "limit=1e2",
+    "limit=%2016",
+    "limit=16.0",
+    "limit=%2B16",
+    "limit=-1",
+    "limit=",
+    "cursor=xyz",
+    "status=running",
+    "unmatched=yes",
+    "scaleset_id=1",
+  ])(
     "rejects ?%s with 400",
     async (q) => {
       const res = await expectRejectedWithoutWrites(400, () => api.get(`/api/v1/jobs?${q}`));
       expect(res.body.error).toBe("invalid request query");
+      expect(res.body.code).toBe("invalid_request");
     },
   );
+
+  it("reads a decimal ?limit", async () => {
+    const res = await api.get("/api/v1/jobs?limit=16");
+    expect(res.status).toBe(200);
+    expect(res.body.jobs.length).toBeLessThanOrEqual(16);
+  });
 });
