@@ -1,4 +1,5 @@
 import { sign, verify } from "hono/jwt";
+import { isCanonicalBase64url } from "../crypto/base64url";
 
 /**
  * The token a runner instance calls back with: names the instance, its scale set and the
@@ -34,8 +35,14 @@ export async function mintInstanceToken(
   return sign({ ...payload }, secret, "HS256");
 }
 
-/** The claims of a valid, unexpired token, or null. */
+/**
+ * The claims of a valid, unexpired token, or null. Only the exact string we minted verifies:
+ * a lenient base64url decoder would also accept padding or other low bits in the last
+ * character of the signature.
+ */
 export async function readInstanceToken(secret: string, token: string): Promise<InstanceTokenClaims | null> {
+  const parts = token.split(".");
+  if (parts.length !== 3 || !parts.every((p) => p.length > 0 && isCanonicalBase64url(p))) return null;
   try {
     const claims = (await verify(token, secret, "HS256")) as unknown as InstanceTokenClaims;
     if (typeof claims.sub !== "string" || typeof claims.ss !== "string" || typeof claims.att !== "number") return null;

@@ -1,3 +1,4 @@
+import { encodeBase64url } from "../crypto/base64url";
 import { constantTimeEqual } from "../crypto/constant-time";
 
 /**
@@ -12,17 +13,10 @@ export const SESSION_TTL_MS = 8 * 60 * 60_000;
 
 const enc = new TextEncoder();
 
-function b64url(bytes: ArrayBuffer | Uint8Array): string {
-  const b = bytes instanceof Uint8Array ? bytes : new Uint8Array(bytes);
-  let s = "";
-  for (const x of b) s += String.fromCharCode(x);
-  return btoa(s).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
-}
-
 async function hmac(key: string | CryptoKey, data: string): Promise<string> {
   const k =
     typeof key === "string" ? await crypto.subtle.importKey("raw", enc.encode(key), { name: "HMAC", hash: "SHA-256" }, false, ["sign"]) : key;
-  return b64url(await crypto.subtle.sign("HMAC", k, enc.encode(data)));
+  return encodeBase64url(await crypto.subtle.sign("HMAC", k, enc.encode(data)));
 }
 
 /** The key sessions are signed with: not the admin token, but derived from it. */
@@ -36,7 +30,7 @@ export interface Session {
 }
 
 export async function createSession(adminToken: string, now = Date.now()): Promise<{ cookie: string; session: Session }> {
-  const nonce = b64url(crypto.getRandomValues(new Uint8Array(18)));
+  const nonce = encodeBase64url(crypto.getRandomValues(new Uint8Array(18)));
   const expiresAt = now + SESSION_TTL_MS;
   const body = `v1.${expiresAt}.${nonce}`;
   return { cookie: `${body}.${await hmac(await sessionKey(adminToken), body)}`, session: { nonce, expiresAt } };
