@@ -110,6 +110,14 @@ export const entities = sqliteTable(
       .notNull()
       .references(() => githubCredentials.id),
     webhookSecretEnc: text("webhook_secret_enc").notNull(),
+    /**
+     * A job this entity's webhook reports may also run on its parents' scale sets (a
+     * repository's organization, and `enterprise`). Off unless registered so: a payload never
+     * decides which entities' scale sets it reaches.
+     */
+    useParentScaleSets: integer("use_parent_scale_sets", { mode: "boolean" }).notNull().default(false),
+    /** The enterprise (slug) a repository or organization belongs to, as registered here. */
+    enterprise: text("enterprise"),
     createdAt: createdAt(),
     updatedAt: updatedAt(),
   },

@@ -1,4 +1,4 @@
-import { rerouteWaitingJobs, type CandidateScaleSet, type WaitingJob } from "../scaleset/routing";
+import { rerouteWaitingJobs, type ScopedScaleSet, type WaitingJob } from "../scaleset/routing";
 
 /**
  * Jobs that came in while no scale set could take them wait unmatched (GitHub keeps them
@@ -13,21 +13,27 @@ const MAX_JOBS = 1_000;
 const CHUNK = 90;
 
 /**
- * Routes again the waiting unmatched jobs an entity's scale sets might serve (jobs of its
- * repository or organization, or reported by it, on its endpoint). Two D1 round trips: one read,
- * one write that only claims jobs still unmatched. Returns how many jobs each scale set got.
+ * Routes again the waiting unmatched jobs an entity's scale sets might serve: jobs it reported
+ * itself, and jobs reported by entities registered to use their parents' scale sets when it
+ * is such a parent (scaleset/routing.ts Reporter). Two D1 round trips: one read, one write that
+ * only claims jobs still unmatched. Returns how many jobs each scale set got.
  */
 export async function routeWaitingJobs(db: D1Database, entityId: string, now = Date.now()): Promise<Map<string, number>> {
   const [jobRows, setRows] = await db.batch<Record<string, any>>([
     db
       .prepare(
-        `WITH me AS (SELECT kind, owner, name, endpoint_name FROM entities WHERE id = ?1)
-         SELECT j.id, j.repository, j.owner, j.labels, j.entity_id
-           FROM jobs j JOIN entities r ON r.id = j.entity_id, me
-          WHERE j.scale_set_id IS NULL AND j.status IN ('queued', 'waiting') AND r.endpoint_name = me.endpoint_name
-            AND (j.entity_id = ?1
-              OR (me.kind = 'repository' AND lower(j.repository) = lower(me.owner || '/' || me.name))
-              OR (me.kind = 'organization' AND lower(j.owner) = lower(me.owner)))
+        `WITH me AS (SELECT id, kind, owner, endpoint_name FROM entities WHERE id = ?1)
+         SELECT j.id, j.labels, r.id AS r_id, r.kind AS r_kind, r.owner AS r_owner,
+                r.use_parent_scale_sets AS r_parents, r.enterprise AS r_enterprise, o.enterprise AS o_enterprise
+           FROM jobs j JOIN entities r ON r.id = j.entity_id
+           LEFT JOIN entities o ON r.kind = 'repository' AND o.endpoint_name = r.endpoint_name
+                                AND o.lookup_key = 'organization:' || lower(r.owner)
+           JOIN me ON r.endpoint_name = me.endpoint_name
+          WHERE j.scale_set_id IS NULL AND j.status IN ('queued', 'waiting')
+            AND (r.id = me.id
+              OR (r.use_parent_scale_sets = 1 AND (
+                   (me.kind = 'organization' AND r.kind = 'repository' AND lower(r.owner) = lower(me.owner))
+                OR (me.kind = 'enterprise' AND lower(coalesce(r.enterprise, o.enterprise)) = lower(me.owner)))))
           ORDER BY j.id LIMIT ${MAX_JOBS}`,
       )
       .bind(entityId),
@@ -41,13 +47,18 @@ export async function routeWaitingJobs(db: D1Database, entityId: string, now = D
   ]);
   const jobs: WaitingJob[] = jobRows!.results.map((r) => ({
     id: r.id,
-    repository: r.repository,
-    owner: r.owner,
     labels: JSON.parse(r.labels),
-    entityId: r.entity_id,
+    reporter: {
+      id: r.r_id,
+      kind: r.r_kind,
+      owner: r.r_owner,
+      useParentScaleSets: r.r_parents === 1,
+      enterprise: r.r_enterprise,
+      organizationEnterprise: r.o_enterprise ?? null,
+    },
   }));
   if (!jobs.length) return new Map();
-  const scaleSets: CandidateScaleSet[] = setRows!.results.map((r) => ({
+  const scaleSets: ScopedScaleSet[] = setRows!.results.map((r) => ({
     id: r.id,
     entityId: r.entity_id,
     labels: JSON.parse(r.labels),

@@ -1,25 +1,30 @@
 import type { EntityKind } from "./schema";
 import type { EntityRef } from "../github/workflow-job";
-import type { RoutableScaleSet } from "../scaleset/routing";
+import type { Reporter, ScopedScaleSet } from "../scaleset/routing";
 
 /** A registered entity a delivery may come from. */
 export interface SenderEntity {
   id: string;
   kind: EntityKind;
   lookupKey: string;
+  owner: string;
   endpointName: string;
   webhookSecretEnc: string;
+  useParentScaleSets: boolean;
+  enterprise: string | null;
 }
 
-export interface DirectoryScaleSet extends RoutableScaleSet {
-  entityId: string;
-}
+export type DirectoryScaleSet = ScopedScaleSet;
 
 /** What intake needs to authenticate and route one delivery. */
 export interface Directory {
-  /** The delivery's entities registered on its endpoint, most specific first. */
+  /** The delivery's entities registered on its endpoint, most specific first: the ones whose secrets may have signed it. */
   entities: SenderEntity[];
-  /** Every scale set of those entities (disabled ones too; routing skips them). */
+  /**
+   * Every scale set of those entities and of the enterprises they were registered under
+   * (disabled ones too; routing skips them). Which of them a job may use depends on who signed
+   * it (scaleset/routing.ts inScope).
+   */
   scaleSets: DirectoryScaleSet[];
   /** Served from this isolate's cache rather than read just now. */
   cached: boolean;
@@ -53,8 +58,11 @@ interface EntityRow {
   id: string;
   kind: EntityKind;
   lookup_key: string;
+  owner: string;
   endpoint_name: string;
   webhook_secret_enc: string;
+  use_parent_scale_sets: number;
+  enterprise: string | null;
   base_url: string;
 }
 
@@ -65,6 +73,7 @@ interface ScaleSetRow {
   enabled: number;
   priority: number;
   created_at: number;
+  lookup_key: string;
 }
 
 /**
@@ -83,20 +92,24 @@ export async function loadDirectory(
   if (!fresh && hit && now - hit.at < DIRECTORY_TTL_MS) return { ...hit.directory, cached: true };
 
   const keys = refs.map((r) => r.lookupKey);
-  const marks = keys.map(() => "?").join(", ");
+  const marks = keys.map((_, i) => `?${i + 1}`).join(", ");
+  // The named entities, and the enterprises they were registered under (their scale sets may
+  // take the jobs of entities registered to use them).
+  const wanted = `(e.lookup_key IN (${marks})
+    OR e.lookup_key IN (SELECT 'enterprise:' || lower(x.enterprise) FROM entities x WHERE x.lookup_key IN (${marks}) AND x.enterprise IS NOT NULL))`;
   const [entityRows, scaleSetRows] = await db.batch<EntityRow | ScaleSetRow>([
     db
       .prepare(
-        `SELECT e.id, e.kind, e.lookup_key, e.endpoint_name, e.webhook_secret_enc, g.base_url
+        `SELECT e.id, e.kind, e.lookup_key, e.owner, e.endpoint_name, e.webhook_secret_enc, e.use_parent_scale_sets, e.enterprise, g.base_url
          FROM entities e JOIN github_endpoints g ON g.name = e.endpoint_name
-         WHERE e.lookup_key IN (${marks})`,
+         WHERE ${wanted}`,
       )
       .bind(...keys),
     db
       .prepare(
-        `SELECT s.id, s.entity_id, s.labels, s.enabled, s.priority, s.created_at
+        `SELECT s.id, s.entity_id, s.labels, s.enabled, s.priority, s.created_at, e.lookup_key
          FROM scale_sets s JOIN entities e ON e.id = s.entity_id
-         WHERE e.lookup_key IN (${marks})`,
+         WHERE ${wanted}`,
       )
       .bind(...keys),
   ]);
@@ -112,17 +125,21 @@ export async function loadDirectory(
         id: r.id,
         kind: r.kind,
         lookupKey: r.lookup_key,
+        owner: r.owner,
         endpointName: r.endpoint_name,
         webhookSecretEnc: r.webhook_secret_enc,
+        useParentScaleSets: r.use_parent_scale_sets === 1,
+        enterprise: r.enterprise,
       });
     }
   }
-  const ids = new Set(entities.map((e) => e.id));
+  const ids = new Set(onEndpoint.map((e) => e.id));
   const scaleSets = (scaleSetRows!.results as ScaleSetRow[])
     .filter((s) => ids.has(s.entity_id))
     .map((s) => ({
       id: s.id,
       entityId: s.entity_id,
+      lookupKey: s.lookup_key,
       labels: JSON.parse(s.labels) as string[],
       enabled: s.enabled === 1,
       priority: s.priority,
@@ -136,6 +153,20 @@ export async function loadDirectory(
     cache.set(key, { at: now, directory });
   }
   return directory;
+}
+
+/** What routing needs to know about an entity that signed a delivery (its organization's link comes from the directory too). */
+export function reporterOf(signer: SenderEntity, directory: Pick<Directory, "entities">): Reporter {
+  const organization =
+    signer.kind === "repository" ? directory.entities.find((e) => e.kind === "organization" && e.owner.toLowerCase() === signer.owner.toLowerCase()) : undefined;
+  return {
+    id: signer.id,
+    kind: signer.kind,
+    owner: signer.owner,
+    useParentScaleSets: signer.useParentScaleSets,
+    enterprise: signer.enterprise,
+    organizationEnterprise: organization?.enterprise ?? null,
+  };
 }
 
 /** Forgets cached directories (tests that change entities between deliveries). */

@@ -30,17 +30,19 @@ export interface SigningCandidate {
 }
 
 /**
- * The first candidate (callers pass the most specific first) whose webhook secret produced
- * `signature` over `body`, or null. A secret that no longer opens (rotated key) counts as
- * not matching rather than failing the delivery.
+ * Every candidate whose webhook secret produced `signature` over `body`, in the order given
+ * (callers pass the most specific first). All of them, not the first: which entities signed
+ * decides which scale sets the delivery may reach. A secret that no longer opens (rotated
+ * key) counts as not matching rather than failing the delivery.
  */
-export async function findSigner<C extends SigningCandidate>(
+export async function findSigners<C extends SigningCandidate>(
   keyring: Keyring,
   candidates: readonly C[],
   body: string,
   signature: string,
-): Promise<C | null> {
-  if (!SIGNATURE_FORMAT.test(signature) || body.length === 0) return null;
+): Promise<C[]> {
+  if (!SIGNATURE_FORMAT.test(signature) || body.length === 0) return [];
+  const signers: C[] = [];
   for (const c of candidates) {
     let secret: string;
     try {
@@ -49,7 +51,7 @@ export async function findSigner<C extends SigningCandidate>(
       logError({ event: "webhook_secret_unreadable", entity: c.id, error: errorText(err) });
       continue;
     }
-    if (await verify(secret, body, signature.toLowerCase())) return c;
+    if (await verify(secret, body, signature.toLowerCase())) signers.push(c);
   }
-  return null;
+  return signers;
 }

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { jobStatuses, type EntityKind, type JobStatus } from "../db/schema";
-import { entityLookupKey } from "../routes/entities";
+import { entityLookupKey } from "./entity-names";
 
 /**
  * The parts of GitHub's webhook payloads the coordinator reads. Deliberately lenient:

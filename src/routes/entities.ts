@@ -4,6 +4,7 @@ import type { AppEnv } from "../env";
 import { createDb, type Db } from "../db/client";
 import { entities, githubCredentials, scaleSets, type EntityKind } from "../db/schema";
 import { keyringFor } from "../crypto/keyring";
+import { entityLookupKey } from "../github/entity-names";
 import { seal } from "../crypto/secret-box";
 import { secretContext } from "../crypto/secret-contexts";
 import { ApiError, conflict, inUse, notFound } from "../http/errors";
@@ -37,20 +38,20 @@ const WebhookSecret = z.string().min(8, "use at least 8 characters").max(512);
 
 export type EntityRow = typeof entities.$inferSelect;
 
-/** How an entity is named on GitHub: `owner/repo`, `org`, or the enterprise slug. */
-export const entityFullName = (e: Pick<EntityRow, "kind" | "owner" | "name">) =>
-  e.kind === "repository" ? `${e.owner}/${e.name}` : e.owner;
 
-/** The key a webhook payload is matched on; GitHub names are case-insensitive. */
-export const entityLookupKey = (kind: EntityKind, owner: string, name = "") =>
-  `${kind}:${kind === "repository" ? `${owner}/${name}` : owner}`.toLowerCase();
+/** What a create or update says about parents; enterprises have none. */
+interface ParentLinks {
+  use_parent_scale_sets?: boolean;
+  enterprise?: string | null;
+}
 
 interface KindSpec {
   kind: EntityKind;
   path: string;
   title: string;
-  create: z.ZodType<{ owner: string; name: string; credentials_name: string; webhook_secret: string }>;
+  create: z.ZodType<{ owner: string; name: string; credentials_name: string; webhook_secret: string } & ParentLinks>;
   createDoc: z.ZodType;
+  update: z.ZodType<{ credentials_name?: string; webhook_secret?: string } & ParentLinks>;
   view: z.ZodType;
 }
 
@@ -70,13 +71,52 @@ const commonView = {
   updated_at: Timestamp,
 };
 
+/** See README "Security": which scale sets a delivery can reach. */
+const parentLinks = {
+  use_parent_scale_sets: z.boolean().openapi({
+    description:
+      "Jobs this entity's webhook reports may also run on its parents' scale sets: a repository's organization (its owner, if registered) " +
+      "and the enterprise below (a repository without one uses its organization's). Off by default; a payload never decides this.",
+  }),
+  enterprise: GithubLogin.nullable().openapi({
+    description: "Slug of the registered enterprise (same endpoint) this entity belongs to; only used with use_parent_scale_sets",
+  }),
+};
+const parentLinkView = { use_parent_scale_sets: z.boolean(), enterprise: z.string().nullable() };
+
 const CreateRepository = z
-  .strictObject({ owner: GithubLogin, name: RepoName, ...credentialsAndSecret })
+  .strictObject({
+    owner: GithubLogin,
+    name: RepoName,
+    ...credentialsAndSecret,
+    use_parent_scale_sets: parentLinks.use_parent_scale_sets.default(false),
+    enterprise: parentLinks.enterprise.default(null),
+  })
   .openapi("CreateRepository");
-const CreateOrganization = z.strictObject({ name: GithubLogin, ...credentialsAndSecret }).openapi("CreateOrganization");
+const CreateOrganization = z
+  .strictObject({
+    name: GithubLogin,
+    ...credentialsAndSecret,
+    use_parent_scale_sets: parentLinks.use_parent_scale_sets.default(false),
+    enterprise: parentLinks.enterprise.default(null),
+  })
+  .openapi("CreateOrganization");
 const CreateEnterprise = z
   .strictObject({ name: GithubLogin.openapi({ description: "Enterprise slug" }), ...credentialsAndSecret })
   .openapi("CreateEnterprise");
+
+const updateFields = {
+  credentials_name: ResourceName.optional(),
+  webhook_secret: WebhookSecret.optional(),
+};
+const UpdateEntity = z.strictObject(updateFields).openapi("UpdateEntity");
+const UpdateLinkedEntity = z
+  .strictObject({
+    ...updateFields,
+    use_parent_scale_sets: parentLinks.use_parent_scale_sets.optional(),
+    enterprise: parentLinks.enterprise.optional(),
+  })
+  .openapi("UpdateRepositoryOrOrganization");
 
 const specs: KindSpec[] = [
   {
@@ -85,7 +125,8 @@ const specs: KindSpec[] = [
     title: "Repositories",
     createDoc: CreateRepository,
     create: CreateRepository,
-    view: z.object({ ...commonView, owner: z.string(), name: z.string() }).openapi("Repository"),
+    update: UpdateLinkedEntity,
+    view: z.object({ ...commonView, owner: z.string(), name: z.string(), ...parentLinkView }).openapi("Repository"),
   },
   {
     kind: "organization",
@@ -93,7 +134,8 @@ const specs: KindSpec[] = [
     title: "Organizations",
     createDoc: CreateOrganization,
     create: CreateOrganization.transform((b) => ({ ...b, owner: b.name, name: "" })),
-    view: z.object({ ...commonView, name: z.string() }).openapi("Organization"),
+    update: UpdateLinkedEntity,
+    view: z.object({ ...commonView, name: z.string(), ...parentLinkView }).openapi("Organization"),
   },
   {
     kind: "enterprise",
@@ -101,16 +143,11 @@ const specs: KindSpec[] = [
     title: "Enterprises",
     createDoc: CreateEnterprise,
     create: CreateEnterprise.transform((b) => ({ ...b, owner: b.name, name: "" })),
+    update: UpdateEntity,
     view: z.object({ ...commonView, name: z.string() }).openapi("Enterprise"),
   },
 ];
 
-const UpdateEntity = z
-  .strictObject({
-    credentials_name: ResourceName.optional(),
-    webhook_secret: WebhookSecret.optional(),
-  })
-  .openapi("UpdateEntity");
 
 type EntityWithCreds = { entity: EntityRow; credentialsName: string };
 
@@ -125,7 +162,23 @@ export function entityView(env: AppEnv["Bindings"], { entity: e, credentialsName
     created_at: iso(e.createdAt)!,
     updated_at: iso(e.updatedAt)!,
   };
-  return e.kind === "repository" ? { ...base, owner: e.owner, name: e.name } : { ...base, name: e.owner };
+  const links = { use_parent_scale_sets: e.useParentScaleSets, enterprise: e.enterprise };
+  if (e.kind === "repository") return { ...base, owner: e.owner, name: e.name, ...links };
+  return e.kind === "organization" ? { ...base, name: e.owner, ...links } : { ...base, name: e.owner };
+}
+
+/** An enterprise link must name an enterprise registered on the entity's endpoint. */
+async function checkEnterpriseLink(db: Db, endpointName: string, enterprise: string | null | undefined): Promise<void> {
+  if (enterprise === undefined || enterprise === null) return;
+  const [found] = await db
+    .select({ id: entities.id })
+    .from(entities)
+    .where(and(eq(entities.endpointName, endpointName), eq(entities.lookupKey, entityLookupKey("enterprise", enterprise))));
+  if (!found) {
+    throw new ApiError(400, "invalid request body", [
+      { path: "enterprise", message: `no enterprise '${enterprise}' is registered on endpoint '${endpointName}'` },
+    ]);
+  }
 }
 
 const selectWithCreds = (db: Db) =>
@@ -189,6 +242,7 @@ function registerKind(router: ReturnType<typeof createRouter>, spec: KindSpec) {
           .from(entities)
           .where(and(eq(entities.endpointName, creds.endpointName), eq(entities.lookupKey, lookupKey)));
         if (taken.length) throw conflict(`this ${kind} is already registered`, { id: taken[0]!.id });
+        await checkEnterpriseLink(db, creds.endpointName, parsed.enterprise);
         const id = crypto.randomUUID();
         const t = now();
         const [row] = await db
@@ -202,6 +256,8 @@ function registerKind(router: ReturnType<typeof createRouter>, spec: KindSpec) {
             endpointName: creds.endpointName,
             credentialsId: creds.id,
             webhookSecretEnc: await seal(await keyringFor(c.env), parsed.webhook_secret, secretContext.webhookSecret(id)),
+            useParentScaleSets: parsed.use_parent_scale_sets ?? false,
+            enterprise: parsed.enterprise ?? null,
             createdAt: t,
             updatedAt: t,
           })
@@ -230,8 +286,8 @@ function registerKind(router: ReturnType<typeof createRouter>, spec: KindSpec) {
         method: "put",
         path: `/${spec.path}/{id}`,
         tags,
-        summary: `Change a ${kind}'s credentials or webhook secret`,
-        request: { params: IdParam, body: jsonBody(UpdateEntity) },
+        summary: kind === "enterprise" ? `Change an enterprise's credentials or webhook secret` : `Change a ${kind}'s credentials, webhook secret or parent links`,
+        request: { params: IdParam, body: jsonBody(spec.update) },
         responses: { 200: jsonResponse(spec.view, "Updated"), ...errorResponses, ...notFoundResponse },
       }),
       async (c) => {
@@ -249,6 +305,7 @@ function registerKind(router: ReturnType<typeof createRouter>, spec: KindSpec) {
           }
           credentialsId = creds.id;
         }
+        await checkEnterpriseLink(db, entity.endpointName, body.enterprise);
         await db
           .update(entities)
           .set({
@@ -256,6 +313,8 @@ function registerKind(router: ReturnType<typeof createRouter>, spec: KindSpec) {
             ...(body.webhook_secret !== undefined && {
               webhookSecretEnc: await seal(await keyringFor(c.env), body.webhook_secret, secretContext.webhookSecret(id)),
             }),
+            ...(body.use_parent_scale_sets !== undefined && { useParentScaleSets: body.use_parent_scale_sets }),
+            ...(body.enterprise !== undefined && { enterprise: body.enterprise }),
             updatedAt: now(),
           })
           .where(eq(entities.id, id));

@@ -18,7 +18,8 @@ import {
   ResourceName,
   Timestamp,
 } from "./common";
-import { entityFullName, entityKindByPath, requireEntity } from "./entities";
+import { entityKindByPath, requireEntity } from "./entities";
+import { entityFullName } from "../github/entity-names";
 import { InstanceSchema, instanceView } from "./instances";
 import { nudgeScaleSet, scaleSetObject } from "../scaleset/stub";
 import type { Context } from "hono";

@@ -3,14 +3,14 @@ import type { ContentfulStatusCode } from "hono/utils/http-status";
 import type { AppEnv, Env } from "../env";
 import { keyringFor } from "../crypto/keyring";
 import { recordWorkflowJob } from "../db/job-intake";
-import { loadDirectory, type Directory } from "../db/webhook-directory";
+import { loadDirectory, reporterOf, type Directory } from "../db/webhook-directory";
 import { afterResponse } from "../http/after-response";
 import { errorResponse, zodDetails, type ErrorCode } from "../http/errors";
 import { BodyTooLarge, readLimitedBody } from "../http/limited-body";
-import { findSigner } from "../github/webhook-signature";
+import { findSigners } from "../github/webhook-signature";
 import { DeliverySubject, deliveryEntities, jobEventFrom, WorkflowJobPayload } from "../github/workflow-job";
 import { nudgeScaleSet } from "../scaleset/stub";
-import { routeJob } from "../scaleset/routing";
+import { inScope, routeJob } from "../scaleset/routing";
 import { logError, logEvent as log } from "../observability/log";
 
 /**
@@ -133,17 +133,19 @@ export const webhookRoutes = new Hono<AppEnv>().post(WEBHOOK_PATH, async (c) => 
     return c.json({ ignored: true, reason: `event '${event}' is not handled` }, 202);
   }
 
-  // Authenticity: a registered entity the payload names must have signed it.
+  // Authenticity: a registered entity the payload names must have signed it. The payload only
+  // says whose secrets to try; the entities whose secret verified are the ones it speaks for.
   const refs = deliveryEntities(DeliverySubject.parse(body.json));
   const enterpriseHost = c.req.header("x-github-enterprise-host")?.trim() || null;
   const keyring = await keyringFor(c.env);
   let directory: Directory = await loadDirectory(c.env.DB, refs, enterpriseHost);
-  let signer = await findSigner(keyring, directory.entities, body.text, signature!);
-  if (!signer && directory.cached) {
+  let signers = await findSigners(keyring, directory.entities, body.text, signature!);
+  if (!signers.length && directory.cached) {
     // Maybe an entity or its secret changed since the directory was cached: decide on fresh data.
     directory = await loadDirectory(c.env.DB, refs, enterpriseHost, { fresh: true });
-    signer = await findSigner(keyring, directory.entities, body.text, signature!);
+    signers = await findSigners(keyring, directory.entities, body.text, signature!);
   }
+  const signer = signers[0];
   if (!signer) {
     return reject(
       c,
@@ -173,7 +175,9 @@ export const webhookRoutes = new Hono<AppEnv>().post(WEBHOOK_PATH, async (c) => 
     return c.json({ ignored: true, reason: `workflow_job status '${parsed.data.workflow_job.status}' is not handled` }, 202);
   }
 
-  const route = routeJob(jobEvent.labels, directory.scaleSets);
+  // Only the signers' scale sets, and their parents' where we registered that they may use them.
+  const candidates = inScope(directory.scaleSets, signers.map((e) => reporterOf(e, directory)));
+  const route = routeJob(jobEvent.labels, candidates);
   const result = await recordWorkflowJob(c.env.DB, {
     deliveryId: id!,
     action: parsed.data.action,

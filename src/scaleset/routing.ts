@@ -1,3 +1,5 @@
+import type { EntityKind } from "../db/schema";
+import { entityLookupKey } from "../github/entity-names";
 import { normalizeLabels } from "./labels";
 
 /** What routing needs to know about a scale set. `labels` are normalized (see labels.ts). */
@@ -39,9 +41,9 @@ export function compareCandidates(a: RoutableScaleSet, b: RoutableScaleSet): num
 }
 
 /**
- * Picks the scale set for a job among those of the job's entities (its repository, the
- * owning organization and enterprise): enabled, serving all the job's labels, best by
- * `compareCandidates`. Null when none matches: the job is stored unmatched.
+ * Picks the scale set for a job among the candidates (those in its reporter's scope, see
+ * `inScope`): enabled, serving all the job's labels, best by `compareCandidates`. Null when
+ * none matches: the job is stored unmatched.
  */
 export function routeJob<S extends RoutableScaleSet>(jobLabels: readonly string[], scaleSets: readonly S[]): S | null {
   let best: S | null = null;
@@ -52,41 +54,64 @@ export function routeJob<S extends RoutableScaleSet>(jobLabels: readonly string[
   return best;
 }
 
-/** A job stored unmatched, waiting for a scale set that serves it. */
-export interface WaitingJob {
-  id: number;
-  repository: string;
+/**
+ * An entity that reported (signed) a job, with what we registered about its parents. A job
+ * may run only on the scale sets of the entities that signed it, and on their parents' when
+ * the signer was registered with `useParentScaleSets`: never on an entity the payload merely names.
+ */
+export interface Reporter {
+  id: string;
+  kind: EntityKind;
+  /** A repository's owner, an organization's name, an enterprise's slug. */
   owner: string;
-  labels: string[];
-  /** The entity whose webhook reported the job. */
-  entityId: string | null;
-}
-
-export interface CandidateScaleSet extends RoutableScaleSet {
-  entityId: string;
-  /** Its entity's lookup key (routes/entities.ts entityLookupKey: `repository:owner/name`, `organization:owner`, …). */
-  lookupKey: string;
+  useParentScaleSets: boolean;
+  /** The enterprise it was registered under, if any. */
+  enterprise: string | null;
+  /** For a repository: the registered `enterprise` of its organization, if that organization is registered. */
+  organizationEnterprise?: string | null;
 }
 
 /**
- * Where a waiting job goes now: the best of the scale sets of its repository, its owner's
- * organization and the entity that reported it (an enterprise), as at intake; or nowhere.
+ * Lookup keys (github/entity-names.ts) of the parents whose scale sets a reporter's jobs may
+ * use: a repository's organization (its registered owner) and its enterprise (its own link, else
+ * its organization's); an organization's enterprise. None unless the reporter opted in.
  */
-export function rerouteWaitingJobs<S extends CandidateScaleSet>(jobs: readonly WaitingJob[], scaleSets: readonly S[]): Map<number, S> {
-  const byKey = new Map<string, S[]>();
-  const byEntity = new Map<string, S[]>();
-  for (const s of scaleSets) {
-    byKey.set(s.lookupKey, [...(byKey.get(s.lookupKey) ?? []), s]);
-    byEntity.set(s.entityId, [...(byEntity.get(s.entityId) ?? []), s]);
-  }
+export function parentKeys(r: Reporter): string[] {
+  if (!r.useParentScaleSets || r.kind === "enterprise") return [];
+  const keys: string[] = [];
+  if (r.kind === "repository") keys.push(entityLookupKey("organization", r.owner));
+  const enterprise = r.enterprise ?? (r.kind === "repository" ? (r.organizationEnterprise ?? null) : null);
+  if (enterprise) keys.push(entityLookupKey("enterprise", enterprise));
+  return keys;
+}
+
+/** A scale set with the entity it belongs to, as routing by reporter needs it. */
+export interface ScopedScaleSet extends RoutableScaleSet {
+  entityId: string;
+  /** Its entity's lookup key. */
+  lookupKey: string;
+}
+
+/** The scale sets a job reported by `reporters` may run on (see Reporter). */
+export function inScope<S extends ScopedScaleSet>(scaleSets: readonly S[], reporters: readonly Reporter[]): S[] {
+  const ids = new Set(reporters.map((r) => r.id));
+  const keys = new Set(reporters.flatMap(parentKeys));
+  return scaleSets.filter((s) => ids.has(s.entityId) || keys.has(s.lookupKey));
+}
+
+/** A job stored unmatched, waiting for a scale set that serves it. */
+export interface WaitingJob {
+  id: number;
+  labels: string[];
+  /** The entity whose webhook reported the job. */
+  reporter: Reporter;
+}
+
+/** Where each waiting job goes now: the best scale set in its reporter's scope, as at intake; or nowhere. */
+export function rerouteWaitingJobs<S extends ScopedScaleSet>(jobs: readonly WaitingJob[], scaleSets: readonly S[]): Map<number, S> {
   const out = new Map<number, S>();
   for (const j of jobs) {
-    const candidates = new Set([
-      ...(byKey.get(`repository:${j.repository.toLowerCase()}`) ?? []),
-      ...(byKey.get(`organization:${j.owner.toLowerCase()}`) ?? []),
-      ...(j.entityId ? (byEntity.get(j.entityId) ?? []) : []),
-    ]);
-    const best = routeJob(j.labels, [...candidates]);
+    const best = routeJob(j.labels, inScope(scaleSets, [j.reporter]));
     if (best) out.set(j.id, best);
   }
   return out;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { compareCandidates, rerouteWaitingJobs, routeJob, servesLabels, type CandidateScaleSet, type RoutableScaleSet, type WaitingJob } from "../../src/scaleset/routing";
+import { compareCandidates, rerouteWaitingJobs, routeJob, servesLabels, type RoutableScaleSet, type WaitingJob, inScope, parentKeys, type Reporter, type ScopedScaleSet } from "../../src/scaleset/routing";
 
 const set = (id: string, labels: string[], over: Partial<RoutableScaleSet> = {}): RoutableScaleSet => ({
   id,
@@ -71,38 +71,66 @@ describe("routeJob", () => {
   });
 });
 
-describe("rerouteWaitingJobs", () => {
-  const cand = (id: string, lookupKey: string, labels: string[], over: Partial<CandidateScaleSet> = {}): CandidateScaleSet => ({
+describe("scope: which entities' scale sets a reported job may use", () => {
+  const cand = (id: string, lookupKey: string, labels: string[], over: Partial<ScopedScaleSet> = {}): ScopedScaleSet => ({
     ...set(id, labels),
-    entityId: `entity-of-${lookupKey}`,
+    entityId: `id-of-${lookupKey}`,
     lookupKey,
     ...over,
   });
-  const job = (id: number, repository: string, labels: string[], entityId: string | null = null): WaitingJob => ({
-    id,
-    repository,
-    owner: repository.split("/")[0]!,
-    labels,
-    entityId,
+  const reporter = (lookupKey: string, over: Partial<Reporter> = {}): Reporter => {
+    const [kind, name] = lookupKey.split(":") as [Reporter["kind"], string];
+    return { id: `id-of-${lookupKey}`, kind, owner: name.split("/")[0]!, useParentScaleSets: false, enterprise: null, ...over };
+  };
+  const job = (id: number, labels: string[], r: Reporter): WaitingJob => ({ id, labels, reporter: r });
+
+  const repo = cand("repo", "repository:octo/app", ["self-hosted", "linux"]);
+  const org = cand("org", "organization:octo", ["self-hosted", "linux"], { priority: 5 });
+  const ent = cand("ent", "enterprise:corp", ["self-hosted", "linux"], { priority: 9 });
+  const sibling = cand("sibling", "repository:octo/other", ["self-hosted", "linux"], { priority: 9 });
+  const all = [repo, org, ent, sibling];
+
+  it("is the reporter's own scale sets only, by default", () => {
+    expect(inScope(all, [reporter("repository:octo/app")]).map((s) => s.id)).toEqual(["repo"]);
+    expect(inScope(all, [reporter("organization:octo")]).map((s) => s.id)).toEqual(["org"]);
+    expect(inScope(all, [reporter("enterprise:corp")]).map((s) => s.id)).toEqual(["ent"]);
+    // An enterprise the reporter names in a payload, or was linked to without opting in, adds nothing.
+    expect(inScope(all, [reporter("repository:octo/app", { enterprise: "corp" })]).map((s) => s.id)).toEqual(["repo"]);
   });
 
-  it("offers a job the scale sets of its repository and its organization, case-insensitively, best first", () => {
-    const repo = cand("repo", "repository:octo/app", ["self-hosted", "linux"]);
-    const org = cand("org", "organization:octo", ["self-hosted", "linux"], { priority: 5 });
-    const other = cand("other", "repository:octo/other", ["self-hosted", "linux"], { priority: 9 });
-    const out = rerouteWaitingJobs([job(1, "Octo/App", ["self-hosted", "linux"])], [repo, org, other]);
-    expect(out.get(1)?.id).toBe("org");
+  it("adds the registered parents when the reporter opted in: its organization and enterprise", () => {
+    const optedIn = reporter("repository:octo/app", { useParentScaleSets: true });
+    expect(parentKeys(optedIn)).toEqual(["organization:octo"]);
+    expect(inScope(all, [optedIn]).map((s) => s.id)).toEqual(["repo", "org"]);
+    const withEnterprise = { ...optedIn, enterprise: "Corp" };
+    expect(parentKeys(withEnterprise)).toEqual(["organization:octo", "enterprise:corp"]);
+    // A repository without its own link uses its organization's.
+    expect(parentKeys({ ...optedIn, organizationEnterprise: "corp" })).toEqual(["organization:octo", "enterprise:corp"]);
+    expect(parentKeys(reporter("organization:octo", { useParentScaleSets: true, enterprise: "corp" }))).toEqual(["enterprise:corp"]);
+    expect(parentKeys(reporter("enterprise:corp", { useParentScaleSets: true }))).toEqual([]);
+    // Never a sibling repository, whatever the settings.
+    expect(inScope(all, [withEnterprise]).map((s) => s.id)).not.toContain("sibling");
   });
 
-  it("offers the reporting entity's scale sets (an enterprise), and leaves jobs nothing serves", () => {
-    const ent = cand("ent", "enterprise:corp", ["self-hosted", "pool"], { entityId: "ent-id" });
-    const jobs = [job(1, "octo/app", ["pool"], "ent-id"), job(2, "octo/app", ["pool"], "repo-id"), job(3, "octo/app", ["gpu"], "ent-id")];
-    const out = rerouteWaitingJobs(jobs, [ent]);
-    expect([...out.keys()]).toEqual([1]);
+  it("is the union over every entity whose secret signed", () => {
+    expect(inScope(all, [reporter("repository:octo/app"), reporter("organization:octo")]).map((s) => s.id)).toEqual(["repo", "org"]);
+  });
+
+  it("reroutes a waiting job among its reporter's scope, best first", () => {
+    const out = rerouteWaitingJobs(
+      [
+        job(1, ["self-hosted", "linux"], reporter("repository:octo/app")),
+        job(2, ["self-hosted", "linux"], reporter("repository:octo/app", { useParentScaleSets: true, enterprise: "corp" })),
+        job(3, ["self-hosted", "linux"], reporter("repository:octo/elsewhere")),
+        job(4, ["gpu"], reporter("organization:octo")),
+      ],
+      all,
+    );
+    expect(Object.fromEntries([...out].map(([id, s]) => [id, s.id]))).toEqual({ 1: "repo", 2: "ent" });
   });
 
   it("never routes to a disabled scale set", () => {
     const off = cand("off", "repository:octo/app", ["linux"], { enabled: false });
-    expect(rerouteWaitingJobs([job(1, "octo/app", ["linux"])], [off]).size).toBe(0);
+    expect(rerouteWaitingJobs([job(1, ["linux"], reporter("repository:octo/app"))], [off]).size).toBe(0);
   });
 });

@@ -109,3 +109,50 @@ describe("entities of different kinds", () => {
     expect(onGhes.body.endpoint).toBe(ghes.name);
   });
 });
+
+describe("parent links (which scale sets a delivery may reach)", () => {
+  it("are off by default, settable on repositories and organizations, and name a registered enterprise", async () => {
+    const creds = await seed.patCredentials();
+    const ent = await api.post("/api/v1/enterprises", { name: unique("corp"), credentials_name: creds.name, webhook_secret: "whsec-12345678" });
+    expect(ent.status).toBe(201);
+    expect(ent.body).not.toHaveProperty("use_parent_scale_sets");
+
+    const repo = await api.post("/api/v1/repositories", { owner: "octo", name: unique("r"), credentials_name: creds.name, webhook_secret: "whsec-12345678" });
+    expect(repo.body).toMatchObject({ use_parent_scale_sets: false, enterprise: null });
+
+    const linked = await api.put(`/api/v1/repositories/${repo.body.id}`, { use_parent_scale_sets: true, enterprise: ent.body.name });
+    expect(linked.status, linked.text).toBe(200);
+    expect(linked.body).toMatchObject({ use_parent_scale_sets: true, enterprise: ent.body.name });
+    // Other fields left alone by an update that does not name them.
+    const again = await api.put(`/api/v1/repositories/${repo.body.id}`, { webhook_secret: "whsec-87654321" });
+    expect(again.body).toMatchObject({ use_parent_scale_sets: true, enterprise: ent.body.name });
+    const unlinked = await api.put(`/api/v1/repositories/${repo.body.id}`, { enterprise: null });
+    expect(unlinked.body).toMatchObject({ use_parent_scale_sets: true, enterprise: null });
+
+    const org = await api.post("/api/v1/organizations", {
+      name: unique("o"),
+      credentials_name: creds.name,
+      webhook_secret: "whsec-12345678",
+      use_parent_scale_sets: true,
+      enterprise: ent.body.name,
+    });
+    expect(org.status, org.text).toBe(201);
+    expect(org.body).toMatchObject({ use_parent_scale_sets: true, enterprise: ent.body.name });
+  });
+
+  it("refuses an enterprise that is not registered, and links on an enterprise, writing nothing", async () => {
+    const creds = await seed.patCredentials();
+    const res = await expectRejectedWithoutWrites(400, () =>
+      api.post("/api/v1/repositories", { owner: "octo", name: unique("r"), credentials_name: creds.name, webhook_secret: "whsec-12345678", enterprise: "nobody-here" }),
+    );
+    expect(res.body.details).toEqual([{ path: "enterprise", message: expect.stringContaining("nobody-here") }]);
+    const org = await api.post("/api/v1/organizations", { name: unique("o"), credentials_name: creds.name, webhook_secret: "whsec-12345678" });
+    await expectRejectedWithoutWrites(400, () => api.put(`/api/v1/organizations/${org.body.id}`, { enterprise: "nobody-here" }));
+    await expectRejectedWithoutWrites(400, () => api.put(`/api/v1/organizations/${org.body.id}`, { use_parent_scale_sets: "yes" }));
+    const ent = await api.post("/api/v1/enterprises", { name: unique("corp"), credentials_name: creds.name, webhook_secret: "whsec-12345678" });
+    await expectRejectedWithoutWrites(400, () => api.put(`/api/v1/enterprises/${ent.body.id}`, { use_parent_scale_sets: true }));
+    await expectRejectedWithoutWrites(400, () =>
+      api.post("/api/v1/enterprises", { name: unique("corp"), credentials_name: creds.name, webhook_secret: "whsec-12345678", enterprise: ent.body.name }),
+    );
+  });
+});

@@ -49,19 +49,20 @@ export class World {
     return name;
   }
 
-  async repository(owner: string, name: string, secret: string, endpoint = "github.com"): Promise<string> {
+  async repository(owner: string, name: string, secret: string, endpoint = "github.com", extra: Record<string, unknown> = {}): Promise<string> {
     const res = await api.post("/api/v1/repositories", {
       owner,
       name,
       credentials_name: await this.credentialsFor(endpoint),
       webhook_secret: secret,
+      ...extra,
     });
     expect(res.status, res.text).toBe(201);
     return res.body.id;
   }
 
-  async organization(name: string, secret: string, endpoint = "github.com"): Promise<string> {
-    const res = await api.post("/api/v1/organizations", { name, credentials_name: await this.credentialsFor(endpoint), webhook_secret: secret });
+  async organization(name: string, secret: string, endpoint = "github.com", extra: Record<string, unknown> = {}): Promise<string> {
+    const res = await api.post("/api/v1/organizations", { name, credentials_name: await this.credentialsFor(endpoint), webhook_secret: secret, ...extra });
     expect(res.status, res.text).toBe(201);
     return res.body.id;
   }

@@ -19,6 +19,8 @@ const SECRET = {
   oldest: "repo-secret-oldest",
   disabled: "repo-secret-disabled",
   enterprise: "enterprise-secret-octo-corp",
+  parented: "repo-secret-parented",
+  evalEnt: "enterprise-secret-eval-ent",
 };
 
 const ids: Record<string, string> = {};
@@ -48,6 +50,9 @@ beforeAll(async () => {
   ids.oldest = await w.repository("octo-org", "oldest", SECRET.oldest);
   ids.disabled = await w.repository("octo-org", "disabled", SECRET.disabled);
   ids.enterprise = await w.enterprise("octo-corp", SECRET.enterprise);
+  ids.evalEnt = await w.enterprise("eval-ent", SECRET.evalEnt);
+  // Registered to use its parents' scale sets: octo-org's, and octo-corp's.
+  ids.parented = await w.repository("octo-org", "parented", SECRET.parented, "github.com", { use_parent_scale_sets: true, enterprise: "octo-corp" });
 
   // octo-org/example-workflow has no scale set of its own: the organization's serves it.
   sets.orgGpu = await w.scaleSet("organizations", ids.octoOrg, "gpu", ["gpu", "db-app", "dc-03", "self-hosted"]);
@@ -69,6 +74,7 @@ beforeAll(async () => {
   sets.onlyDisabled = await w.scaleSet("repositories", ids.disabled, "only", ["self-hosted", "linux"], { enabled: false });
 
   sets.enterprise = await w.scaleSet("enterprises", ids.enterprise, "fleet", ["self-hosted", "enterprise-pool"]);
+  sets.evalEnt = await w.scaleSet("enterprises", ids.evalEnt, "ent-only", ["self-hosted", "ent-only"]);
 });
 
 describe("every GitHub workflow_job example", () => {
@@ -219,20 +225,57 @@ describe("order", () => {
 });
 
 describe("routing", () => {
-  it("routes a repository's job to its organization's scale set", async () => {
+  it("routes a job signed by a repository's secret only to that repository's scale sets, not its organization's", async () => {
+    // octo-org/example-workflow has no scale set; octo-org has one that serves the job.
     const res = await deliver(exampleIn("example-workflow", "in_progress", 2832853555, 4_000_001), SECRET.example);
-    expect(res.body).toMatchObject({ scale_set_id: sets.orgGpu, matched: true });
-    expect((await jobRow(4_000_001))!.scale_set_id).toBe(sets.orgGpu);
+    expect(res.body).toMatchObject({ scale_set_id: null, matched: false });
+    expect((await jobRow(4_000_001))!.scale_set_id).toBeNull();
+    // The organization's own hook reports the same job: its scale set takes it.
+    const byOrg = await deliver(exampleIn("example-workflow", "in_progress", 2832853555, 4_000_001), SECRET.octoOrg);
+    expect(byOrg.body).toMatchObject({ scale_set_id: sets.orgGpu, matched: true });
   });
 
-  it("routes a job to the enterprise's scale set when the payload names the enterprise", async () => {
-    const p = exampleIn("example-workflow", "queued", 289782451, 4_000_002, ["self-hosted", "enterprise-pool"]);
-    p.enterprise = { slug: "octo-corp" };
-    const res = await deliver(p, SECRET.example);
-    expect(res.body).toMatchObject({ scale_set_id: sets.enterprise, matched: true });
-    // Without the enterprise in the payload the job is not the enterprise's.
+  it("routes to the organization's scale sets when the repository was registered to use its parents'", async () => {
+    const res = await deliver(exampleIn("parented", "in_progress", 2832853555, 4_000_004), SECRET.parented);
+    expect(res.body).toMatchObject({ scale_set_id: sets.orgGpu, matched: true });
+  });
+
+  it("never lets a payload's enterprise choose scale sets: a repository's secret cannot reach an enterprise's fleet", async () => {
+    // The issue's reproduction: signed with lineville's secret, naming eval-ent, asking for its labels.
+    const p = clone(exampleFor("queued", 12877621891).payload); // lineville/elastic-machines-testing
+    p.workflow_job.id = 4_000_002;
+    p.workflow_job.labels = ["self-hosted", "ent-only"];
+    p.enterprise = { slug: "eval-ent" };
+    const res = await deliver(p, SECRET.lineville);
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ scale_set_id: null, matched: false });
+    expect((await jobRow(4_000_002))!.scale_set_id).toBeNull();
+    // The same with an organization named in the payload: nothing but the signer's own sets.
     const q = exampleIn("example-workflow", "queued", 289782451, 4_000_003, ["self-hosted", "enterprise-pool"]);
+    q.enterprise = { slug: "octo-corp" };
+    q.organization = { login: "octo-org" };
     expect((await deliver(q, SECRET.example)).body).toMatchObject({ scale_set_id: null, matched: false });
+  });
+
+  it("routes to an enterprise's scale set what the enterprise's own hook signed, or a repository registered under it", async () => {
+    const p = exampleIn("example-workflow", "queued", 289782451, 4_000_005, ["self-hosted", "enterprise-pool"]);
+    p.enterprise = { slug: "octo-corp" };
+    expect((await deliver(p, SECRET.enterprise)).body).toMatchObject({ scale_set_id: sets.enterprise, matched: true });
+    // parented is registered under octo-corp: its jobs may use the fleet, whether or not the payload names it.
+    const q = exampleIn("parented", "queued", 289782451, 4_000_006, ["self-hosted", "enterprise-pool"]);
+    expect((await deliver(q, SECRET.parented)).body).toMatchObject({ scale_set_id: sets.enterprise, matched: true });
+    // ... but not another enterprise's fleet that the payload names.
+    const r = exampleIn("parented", "queued", 289782451, 4_000_007, ["self-hosted", "ent-only"]);
+    r.enterprise = { slug: "eval-ent" };
+    expect((await deliver(r, SECRET.parented)).body).toMatchObject({ scale_set_id: null, matched: false });
+  });
+
+  it("does not feed a separately registered repository's scale sets from the organization's hook", async () => {
+    // octo-org/priorities has [self-hosted, linux] scale sets; octo-org itself has none.
+    const p = exampleIn("priorities", "queued", 289782451, 4_000_008, ["self-hosted", "linux"]);
+    expect((await deliver(p, SECRET.octoOrg)).body).toMatchObject({ scale_set_id: null, matched: false });
+    const q = exampleIn("priorities", "queued", 289782451, 4_000_009, ["self-hosted", "linux"]);
+    expect((await deliver(q, SECRET.priorities)).body).toMatchObject({ scale_set_id: sets.high, matched: true });
   });
 
   it("matches labels case-insensitively", async () => {
@@ -326,6 +369,34 @@ describe("jobs waiting for a scale set", () => {
     expect((await deliver(p, "org-secret-late-org")).body).toMatchObject({ matched: false });
     const pool = await w.scaleSet("organizations", org, "pool", ["self-hosted", "late-org-pool"]);
     expect((await jobRow(4_000_075))!.scale_set_id).toBe(pool);
+  });
+
+  it("reroutes a waiting job only into its signer's scope: not to a parent it did not opt into, nor an enterprise its payload named", async () => {
+    const w = new World("scoped");
+    const ent = await w.enterprise("scoped-ent", "ent-secret-scoped");
+    const org = await w.organization("scoped-org", "org-secret-scoped");
+    await w.repository("scoped-org", "plain", "repo-secret-scoped-plain");
+    await w.repository("scoped-org", "linked", "repo-secret-scoped-linked", "github.com", { use_parent_scale_sets: true, enterprise: "scoped-ent" });
+    const job = (repo: string, id: number, labels: string[]) => {
+      const p = exampleIn(repo, "queued", 289782451, id, labels);
+      p.repository.owner.login = "scoped-org";
+      p.repository.full_name = `scoped-org/${repo}`;
+      p.enterprise = { slug: "scoped-ent" };
+      return p;
+    };
+    await deliver(job("plain", 4_000_090, ["self-hosted", "scoped-org-pool"]), "repo-secret-scoped-plain");
+    await deliver(job("linked", 4_000_091, ["self-hosted", "scoped-org-pool"]), "repo-secret-scoped-linked");
+    await deliver(job("plain", 4_000_092, ["self-hosted", "scoped-ent-pool"]), "repo-secret-scoped-plain");
+    await deliver(job("linked", 4_000_093, ["self-hosted", "scoped-ent-pool"]), "repo-secret-scoped-linked");
+    for (const id of [4_000_090, 4_000_091, 4_000_092, 4_000_093]) expect((await jobRow(id))!.scale_set_id).toBeNull();
+
+    const orgPool = await w.scaleSet("organizations", org, "pool", ["self-hosted", "scoped-org-pool"]);
+    expect((await jobRow(4_000_090))!.scale_set_id).toBeNull();
+    expect((await jobRow(4_000_091))!.scale_set_id).toBe(orgPool);
+
+    const entPool = await w.scaleSet("enterprises", ent, "pool", ["self-hosted", "scoped-ent-pool"]);
+    expect((await jobRow(4_000_092))!.scale_set_id).toBeNull();
+    expect((await jobRow(4_000_093))!.scale_set_id).toBe(entPool);
   });
 
   it("routes a job a stale cached directory stored unmatched once that cache has expired", async () => {
