@@ -8,7 +8,7 @@ import { afterResponse } from "../http/after-response";
 import { errorResponse, zodDetails, type ErrorCode } from "../http/errors";
 import { BodyTooLarge, readLimitedBody } from "../http/limited-body";
 import { findSigners } from "../github/webhook-signature";
-import { DeliverySubject, deliveryEntities, jobEventFrom, WorkflowJobPayload } from "../github/workflow-job";
+import { DeliverySubject, deliveryEntities, jobEventFrom, onlyOutOfBounds, PAYLOAD_BOUNDS, WorkflowJobPayload } from "../github/workflow-job";
 import { nudgeScaleSet } from "../scaleset/stub";
 import { inScope, routeJob } from "../scaleset/routing";
 import { logError, logEvent as log } from "../observability/log";
@@ -34,7 +34,8 @@ type Rejection =
   | "malformed_json"
   | "unknown_entity"
   | "bad_signature"
-  | "invalid_payload";
+  | "invalid_payload"
+  | "out_of_bounds";
 
 /** The error code each rejection answers with (the reason itself goes to the counters and the log). */
 const CODE_OF_REJECTION: Record<Rejection, ErrorCode> = {
@@ -45,6 +46,7 @@ const CODE_OF_REJECTION: Record<Rejection, ErrorCode> = {
   unknown_entity: "unauthorized",
   bad_signature: "unauthorized",
   invalid_payload: "invalid_body",
+  out_of_bounds: "invalid_body",
 };
 
 interface Delivery {
@@ -167,7 +169,13 @@ export const webhookRoutes = new Hono<AppEnv>().post(WEBHOOK_PATH, async (c) => 
 
   const parsed = WorkflowJobPayload.safeParse(body.json);
   if (!parsed.success) {
-    return reject(c, delivery, 400, "invalid_payload", "invalid workflow_job payload", zodDetails(parsed.error));
+    if (onlyOutOfBounds(parsed.error)) {
+      return reject(c, delivery, 400, "out_of_bounds", "workflow_job payload exceeds what GitHub sends", {
+        problems: zodDetails(parsed.error).slice(0, 20),
+        bounds: PAYLOAD_BOUNDS,
+      });
+    }
+    return reject(c, delivery, 400, "invalid_payload", "invalid workflow_job payload", zodDetails(parsed.error).slice(0, 20));
   }
   const jobEvent = jobEventFrom(parsed.data);
   if (!jobEvent) {

@@ -7,7 +7,8 @@ import { logEvent } from "../observability/log";
 import type { ScaleSetStatus } from "../scaleset/scaleset-object";
 import { scaleSetObject } from "../scaleset/stub";
 import { checkCsrf, createSession, csrfToken, readSession, SESSION_COOKIE, SESSION_TTL_MS, type Session } from "./session";
-import { Action, Badge, duration, Flash, LoginPage, Page, when } from "./views";
+import { clip, duration, labelList, when } from "./format";
+import { Action, Badge, Flash, LoginPage, Page } from "./views";
 
 /**
  * The dashboard at /ui: server-rendered pages over D1 and the scale set objects' status, and
@@ -599,16 +600,16 @@ function JobsTable({ jobs, now, names }: { jobs: Record<string, any>[]; now: num
           return (
             <tr data-job={String(j.id)}>
               <td>{String(j.id)}</td>
-              <td>{j.workflow_name ? `${j.workflow_name} / ${j.name}` : j.name}</td>
+              <td>{clip(j.workflow_name ? `${j.workflow_name} / ${j.name}` : j.name)}</td>
               <td>{j.repository}</td>
-              <td class="small">{(JSON.parse(j.labels ?? "[]") as string[]).join(", ")}</td>
+              <td class="small">{labelList(JSON.parse(j.labels ?? "[]") as string[])}</td>
               <td>
                 <Badge v={j.status} />
               </td>
               <td>{j.scale_set_id ? <a href={`/ui/scalesets/${j.scale_set_id}`}>{names.get(j.scale_set_id) ?? j.scale_set_id}</a> : <span class="badge bad">unmatched</span>}</td>
               <td class="small">{when(j.queued_at)}</td>
               <td class={waiting ? "num warn" : "num"}>{latency === null ? "—" : waiting ? `waiting ${duration(latency)}` : duration(latency)}</td>
-              <td>{j.runner_name ?? "—"}</td>
+              <td>{j.runner_name ? clip(j.runner_name, 64) : "—"}</td>
             </tr>
           );
         })}

@@ -96,4 +96,3 @@ export function statusClass(status: string): string {
 
 export const Badge: FC<{ v: string }> = ({ v }) => <span class={statusClass(v)}>{v}</span>;
 
-export { duration, when };

@@ -4,7 +4,8 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { MAX_WEBHOOK_BYTES } from "../../src/routes/webhooks";
 import { clone, exampleFor, ghesWorkflowJobExamples, pingExamples } from "../fixtures/webhook-examples";
 import apiGithubCom from "@octokit/webhooks-examples/api.github.com/index.json";
-import { dumpDb, type ApiResponse } from "./helpers";
+import { createSession, SESSION_COOKIE } from "../../src/ui/session";
+import { ADMIN_TOKEN, api, call, dumpDb, type ApiResponse } from "./helpers";
 import { counter, deliver, expectRejected, jobRow, newDeliveryId, World } from "./webhook-setup";
 
 // Authenticity and input checks: every rejected delivery stores nothing but its counter.
@@ -173,6 +174,46 @@ describe("rejected deliveries store nothing but a counter", () => {
     delete p.workflow_job.labels;
     const res = await expectRejected(400, "invalid_payload", () => deliver(p, REPO_SECRET));
     expect(res.body.details).toEqual(expect.arrayContaining([expect.objectContaining({ path: "workflow_job.labels" })]));
+  });
+
+  it.each([
+    ["60,000 labels", (p: any) => (p.workflow_job.labels = Array.from({ length: 60_000 }, (_, i) => `l${i}`)), "workflow_job.labels"],
+    ["101 labels", (p: any) => (p.workflow_job.labels = Array.from({ length: 101 }, (_, i) => `l${i}`)), "workflow_job.labels"],
+    ["one label of 900 KiB", (p: any) => (p.workflow_job.labels = ["self-hosted", "x".repeat(900 * 1024)]), "workflow_job.labels.1"],
+    ["a label of 257 characters", (p: any) => (p.workflow_job.labels = ["x".repeat(257)]), "workflow_job.labels.0"],
+    ["a job name of 1,025 characters", (p: any) => (p.workflow_job.name = "n".repeat(1025)), "workflow_job.name"],
+    ["a runner name of 257 characters", (p: any) => (p.workflow_job.runner_name = "r".repeat(257)), "workflow_job.runner_name"],
+    ["a conclusion of 65 characters", (p: any) => (p.workflow_job.conclusion = "c".repeat(65)), "workflow_job.conclusion"],
+  ])("400 for a signed payload carrying more than GitHub sends (%s), storing nothing", async (_what, change, path) => {
+    const p = inProgress();
+    change(p);
+    const res = await expectRejected(400, "out_of_bounds", () => deliver(p, REPO_SECRET));
+    expect(res.body.code).toBe("invalid_body");
+    expect(res.body.details.problems).toEqual([expect.objectContaining({ path })]);
+    expect(res.body.details.bounds).toMatchObject({ labels: 100, label: 256 });
+    expect(res.text.length).toBeLessThan(4096);
+  });
+
+  it("accepts a payload at the bounds, and the API, the dashboard and /metrics stay whole", async () => {
+    const p = inProgress();
+    p.workflow_job.id = 8_800_001;
+    p.workflow_job.labels = Array.from({ length: 100 }, (_, i) => `${i}-`.padEnd(256, "x"));
+    p.workflow_job.name = "n".repeat(1024);
+    p.workflow_job.workflow_name = "w".repeat(1024);
+    const res = await deliver(p, REPO_SECRET);
+    expect(res.status, res.text).toBe(200);
+    const job = (await api.get("/api/v1/jobs?limit=500")).body.jobs.find((j: any) => j.id === 8_800_001);
+    expect(job.labels).toHaveLength(100);
+    const metrics = await call("GET", "/metrics", undefined, { token: "test-metrics-token" });
+    expect(metrics.status).toBe(200);
+    expect(metrics.text).not.toContain("x".repeat(100));
+    const { cookie } = await createSession(ADMIN_TOKEN);
+    const page = await call("GET", "/ui/jobs", undefined, { token: null, headers: { cookie: `${SESSION_COOKIE}=${cookie}` } });
+    expect(page.status).toBe(200);
+    // The dashboard shows a few labels and short names, not 25 KiB per row.
+    expect(page.text).toContain("+ 95 more");
+    expect(page.text).not.toContain("n".repeat(300));
+    expect(page.text.length).toBeLessThan(100_000);
   });
 
   it(`413 for a body over ${MAX_WEBHOOK_BYTES} bytes, by Content-Length`, async () => {
