@@ -40,6 +40,20 @@ export function fromBase64(text: string): Uint8Array {
   return out;
 }
 
+/**
+ * Whether `text` is base64url exactly as `toBase64Url` writes it: URL alphabet, no padding, no
+ * whitespace, and zero unused bits in the last character. Decoders accept variants of one value
+ * (`…Q` and `…R` can decode alike); a token must have one spelling only.
+ */
+export function isCanonicalBase64Url(text: string): boolean {
+  if (!/^[A-Za-z0-9_-]*$/.test(text)) return false;
+  try {
+    return toBase64Url(fromBase64(text)) === text;
+  } catch {
+    return false;
+  }
+}
+
 async function importKey(encoded: string, label: string): Promise<SealingKey> {
   let raw: Uint8Array;
   try {

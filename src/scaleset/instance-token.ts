@@ -1,4 +1,5 @@
 import { sign, verify } from "hono/jwt";
+import { isCanonicalBase64Url } from "../crypto/secret-box";
 
 /**
  * The token a runner instance calls back with: names the instance, its scale set and the
@@ -36,6 +37,9 @@ export async function mintInstanceToken(
 
 /** The claims of a valid, unexpired token, or null. */
 export async function readInstanceToken(secret: string, token: string): Promise<InstanceTokenClaims | null> {
+  // A token has one spelling: the JWT library decodes padded or re-spelt segments to the same bytes.
+  const segments = token.split(".");
+  if (segments.length !== 3 || !segments.every(isCanonicalBase64Url)) return null;
   try {
     const claims = (await verify(token, secret, "HS256")) as unknown as InstanceTokenClaims;
     if (typeof claims.sub !== "string" || typeof claims.ss !== "string" || typeof claims.att !== "number") return null;
