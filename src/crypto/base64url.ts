@@ -1,11 +1,21 @@
-/** Unpadded base64url (RFC 4648 §5), as JWTs and our cookies use it. */
+/** Base64url (RFC 4648 §5), unpadded as JWTs, sealed secrets and our cookies write it. */
 const ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
 
-export function encodeBase64url(bytes: ArrayBuffer | Uint8Array): string {
+export function toBase64Url(bytes: ArrayBuffer | Uint8Array): string {
   const b = bytes instanceof Uint8Array ? bytes : new Uint8Array(bytes);
-  let s = "";
-  for (const x of b) s += String.fromCharCode(x);
-  return btoa(s).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+  let binary = "";
+  for (const x of b) binary += String.fromCharCode(x);
+  return btoa(binary).replaceAll("+", "-").replaceAll("/", "_").replace(/=+$/, "");
+}
+
+/** Decodes base64 or base64url, padded or not (what GitHub and PEM files hand us). */
+export function fromBase64(text: string): Uint8Array {
+  const normal = text.replaceAll("-", "+").replaceAll("_", "/");
+  const padded = normal + "=".repeat((4 - (normal.length % 4)) % 4);
+  const binary = atob(padded);
+  const out = new Uint8Array(binary.length);
+  for (let i = 0; i < binary.length; i++) out[i] = binary.charCodeAt(i);
+  return out;
 }
 
 /**

@@ -8,6 +8,8 @@
  * so a ciphertext copied into another row or column does not open.
  */
 
+import { fromBase64, toBase64Url } from "./base64url";
+
 const FORMAT = "er1";
 
 export interface Keyring {
@@ -25,20 +27,6 @@ export class KeyringError extends Error {}
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
-export function toBase64Url(bytes: Uint8Array): string {
-  let binary = "";
-  for (const b of bytes) binary += String.fromCharCode(b);
-  return btoa(binary).replaceAll("+", "-").replaceAll("/", "_").replace(/=+$/, "");
-}
-
-export function fromBase64(text: string): Uint8Array {
-  const normal = text.replaceAll("-", "+").replaceAll("_", "/");
-  const padded = normal + "=".repeat((4 - (normal.length % 4)) % 4);
-  const binary = atob(padded);
-  const out = new Uint8Array(binary.length);
-  for (let i = 0; i < binary.length; i++) out[i] = binary.charCodeAt(i);
-  return out;
-}
 
 async function importKey(encoded: string, label: string): Promise<SealingKey> {
   let raw: Uint8Array;

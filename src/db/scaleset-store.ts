@@ -35,7 +35,12 @@ export interface InstanceRecord {
   status: InstanceStatus;
   runnerStatus: RunnerStatus;
   runnerStatusChangedAt: number | null;
+  /** GitHub's runner id (JIT answer or confirmed at GitHub). */
   agentId: number | null;
+  /** The runner id the machine reported: a claim, unconfirmed. */
+  reportedAgentId: number | null;
+  /** The machine fetched a registration token (so it may have registered a runner itself). */
+  registrationTokenServed: boolean;
   createAttempt: number;
   jobId: number | null;
   jobStatus: JobStatus | null;
@@ -64,7 +69,8 @@ export async function loadScaleSetSnapshot(db: D1Database, scaleSetId: string): 
       .bind(scaleSetId),
     db
       .prepare(
-        `SELECT i.id, i.name, i.provider_id, i.status, i.runner_status, i.runner_status_changed_at, i.agent_id, i.create_attempt,
+        `SELECT i.id, i.name, i.provider_id, i.status, i.runner_status, i.runner_status_changed_at, i.agent_id, i.reported_agent_id,
+                i.registration_token_served_at IS NOT NULL AS registration_token_served, i.create_attempt,
                 i.job_id, j.status AS job_status, i.created_at, i.status_changed_at
            FROM instances i LEFT JOIN jobs j ON j.id = i.job_id
           WHERE i.scale_set_id = ? AND i.status != 'deleted'`,
@@ -111,6 +117,8 @@ export async function loadScaleSetSnapshot(db: D1Database, scaleSetId: string): 
       runnerStatus: r.runner_status,
       runnerStatusChangedAt: r.runner_status_changed_at,
       agentId: r.agent_id,
+      reportedAgentId: r.reported_agent_id,
+      registrationTokenServed: Boolean(r.registration_token_served),
       createAttempt: r.create_attempt,
       jobId: r.job_id,
       jobStatus: r.job_status,
@@ -147,6 +155,7 @@ export interface InstanceFields {
   providerFault?: string | null;
   runnerStatus?: RunnerStatus;
   agentId?: number;
+  reportedAgentId?: number;
   jitConfigEnc?: string;
   /** Record the runner status report even when the status stays the same (bootstrap progress). */
   recordRunnerReport?: boolean;
@@ -243,6 +252,7 @@ export function statusChangeStatements(db: D1Database, changes: StatusChange[]):
            ${field("statusMessage", "status_message")},
            ${field("providerFault", "provider_fault")},
            ${field("agentId", "agent_id")},
+           ${field("reportedAgentId", "reported_agent_id")},
            ${field("jitConfigEnc", "jit_config_enc")}
          FROM changes c
          WHERE instances.id = c.id AND instances.status = c.from_status

@@ -231,8 +231,16 @@ export const instances = sqliteTable(
     runnerStatus: text("runner_status", { enum: runnerStatuses }).notNull(),
     /** When the runner status last changed: how long an idle runner has idled. */
     runnerStatusChangedAt: integer("runner_status_changed_at"),
-    /** GitHub's runner id (GARM calls it agent id). */
+    /**
+     * GitHub's runner id (GARM calls it agent id), only as GitHub gave it: the JIT config answer,
+     * or GitHub's own runner found under this instance's name.
+     */
     agentId: integer("agent_id"),
+    /**
+     * The runner id the machine reported (a registration-token runner's `agentId` from config.sh).
+     * A claim: never used to remove a runner until GitHub confirms the runner has this name.
+     */
+    reportedAgentId: integer("reported_agent_id"),
     /** The runner's just-in-time configuration from GitHub, sealed. */
     jitConfigEnc: text("jit_config_enc"),
     addresses: text("addresses", { mode: "json" }).$type<InstanceAddress[]>().notNull(),

@@ -15,7 +15,12 @@ export const InstanceSchema = z
     provider_id: z.string().nullable().openapi({ description: "The cloud's id for the machine" }),
     status: z.enum(instanceStatuses),
     runner_status: z.enum(runnerStatuses),
-    agent_id: z.int().nullable(),
+    agent_id: z.int().nullable().openapi({
+      description: "GitHub's runner id: from GitHub's JIT answer, or confirmed at GitHub as the runner with this instance's name",
+    }),
+    reported_agent_id: z.int().nullable().openapi({
+      description: "The runner id the machine reported (runners without JIT). A claim: never used to remove a runner before GitHub confirms it",
+    }),
     addresses: z.array(z.object({ address: z.string(), type: z.enum(["public", "private"]) })),
     os_type: z.string().nullable(),
     os_name: z.string().nullable(),
@@ -55,6 +60,7 @@ export const instanceView = (r: InstanceRow): z.infer<typeof InstanceSchema> => 
   status: r.status,
   runner_status: r.runnerStatus,
   agent_id: r.agentId,
+  reported_agent_id: r.reportedAgentId,
   addresses: r.addresses,
   os_type: r.osType,
   os_name: r.osName,

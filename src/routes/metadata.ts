@@ -3,7 +3,7 @@ import { Hono } from "hono";
 import { keyringFor } from "../crypto/keyring";
 import { open } from "../crypto/secret-box";
 import { secretContext } from "../crypto/secret-contexts";
-import { fromBase64 } from "../crypto/secret-box";
+import { fromBase64 } from "../crypto/base64url";
 import { ApiError, ErrorSchema } from "../http/errors";
 import { logEvent as log } from "../observability/log";
 import { instanceAuth, type InstanceAppEnv } from "../http/instance-auth";

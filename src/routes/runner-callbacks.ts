@@ -4,6 +4,7 @@ import { runnerStatuses } from "../db/schema";
 import { ApiError, ErrorSchema, zodDetails } from "../http/errors";
 import { logEvent as log } from "../observability/log";
 import { instanceAuth, type InstanceAppEnv } from "../http/instance-auth";
+import { claimOnReport } from "../scaleset/runner-identity";
 import { scaleSetObject } from "../scaleset/stub";
 import type { Router } from "../http/router";
 
@@ -69,15 +70,26 @@ export const runnerCallbackRoutes = new Hono<InstanceAppEnv>()
       log({ event: "runner_callback_invalid", route: "system-info", scale_set: inst.scaleSetId, instance: inst.name, error: body.error.message });
       throw body.error;
     }
-    // A reported agent id only fills a gap: a JIT runner's id came from GitHub, and a machine
-    // must not make the scale set remove some other runner later.
+    // A reported id is a claim, kept apart from GitHub's own (runner-identity.ts): removal
+    // confirms it at GitHub, so a machine cannot make the scale set remove another runner.
+    const claim = claimOnReport(inst.agentId, body.value.agent_id ?? null);
     await c.env.DB.prepare(
-      `UPDATE instances SET os_name = coalesce(?, os_name), os_version = coalesce(?, os_version), agent_id = coalesce(agent_id, ?), updated_at = ?
+      `UPDATE instances SET os_name = coalesce(?, os_name), os_version = coalesce(?, os_version), reported_agent_id = coalesce(?, reported_agent_id), updated_at = ?
         WHERE id = ? AND create_attempt = ?`,
     )
-      .bind(body.value.os_name ?? null, body.value.os_version ?? null, body.value.agent_id ?? null, Date.now(), inst.id, inst.createAttempt)
+      .bind(body.value.os_name ?? null, body.value.os_version ?? null, claim.record, Date.now(), inst.id, inst.createAttempt)
       .run();
-    log({ event: "runner_system_info", scale_set: inst.scaleSetId, instance: inst.name, os_name: body.value.os_name, os_version: body.value.os_version, agent_id: body.value.agent_id ?? null });
+    log({
+      event: "runner_system_info",
+      scale_set: inst.scaleSetId,
+      instance: inst.name,
+      os_name: body.value.os_name,
+      os_version: body.value.os_version,
+      reported_agent_id: body.value.agent_id ?? null,
+    });
+    if (claim.rejected) {
+      log({ event: "runner_id_claim_rejected", scale_set: inst.scaleSetId, instance: inst.name, runner_id: body.value.agent_id, reason: "GitHub gave this runner another id", agent_id: inst.agentId });
+    }
     return c.body(null, 200);
   });
 

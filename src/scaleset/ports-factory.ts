@@ -1,10 +1,20 @@
 import type { ScaleSetRecord } from "../db/scaleset-store";
 import type { Env } from "../env";
 import { GithubClient } from "../github/github-client";
-import { createRegistrationToken, deleteRunner, getJob, generateJitConfig, listRunnerDownloads, listRunners } from "../github/runners";
+import {
+  createRegistrationToken,
+  deleteRunner,
+  findRunnerByName,
+  getJob,
+  generateJitConfig,
+  getRunner,
+  listRunnerDownloads,
+  listRunners,
+  type GithubRunner,
+} from "../github/runners";
 import { scopeOf } from "../github/scope";
 import { createShimClient } from "../providers/shim-client";
-import type { MachinePort, RunnerPort, RunnerTool } from "./ports";
+import type { GithubRunnerInfo, MachinePort, RunnerPort, RunnerTool } from "./ports";
 
 // One client per credential per isolate: it keeps the credential, its token and runner group ids
 // in memory (re-reading shared state from D1 at most every few seconds), so a reconcile pass does
@@ -24,6 +34,8 @@ function clientFor(env: Env, credentialId: string): GithubClient {
   return client;
 }
 
+const runnerInfo = (r: GithubRunner): GithubRunnerInfo => ({ id: r.id, name: r.name, busy: r.busy });
+
 /** GitHub, as the scale set object needs it: JIT runners in, registrations out. */
 export function githubRunnerPort(env: Env, entity: ScaleSetRecord["entity"]): RunnerPort {
   const gh = clientFor(env, entity.credentialsId);
@@ -39,7 +51,15 @@ export function githubRunnerPort(env: Env, entity: ScaleSetRecord["entity"]): Ru
       return r.outcome === "deleted" ? "removed" : r.outcome === "already_gone" ? "gone" : "busy";
     },
     async listRunners() {
-      return (await listRunners(gh, scope)).map((r) => ({ id: r.id, name: r.name, busy: r.busy }));
+      return (await listRunners(gh, scope)).map(runnerInfo);
+    },
+    async getRunner(runnerId) {
+      const r = await getRunner(gh, scope, runnerId);
+      return r && runnerInfo(r);
+    },
+    async findRunnerByName(name) {
+      const r = await findRunnerByName(gh, scope, name);
+      return r && runnerInfo(r);
     },
     runnerDownloads() {
       const memo = downloads.get(memoKey);

@@ -21,10 +21,21 @@ export type RunnerTool = RunnerDownload;
 
 export type RunnerRemoval = "removed" | "gone" | "busy";
 
+/** A runner as GitHub lists it, as far as the scale set cares. */
+export interface GithubRunnerInfo {
+  id: number;
+  name: string;
+  busy: boolean;
+}
+
 export interface RunnerPort {
   createJitRunner(input: { name: string; labels: string[]; runnerGroup: string }): Promise<{ runnerId: number; encodedJitConfig: string }>;
   removeRunner(runnerId: number): Promise<RunnerRemoval>;
-  listRunners(): Promise<{ id: number; name: string; busy: boolean }[]>;
+  listRunners(): Promise<GithubRunnerInfo[]>;
+  /** The runner GitHub has under this id, or null (404). */
+  getRunner(runnerId: number): Promise<GithubRunnerInfo | null>;
+  /** The runner GitHub has under this name (case-insensitive), or null. */
+  findRunnerByName(name: string): Promise<GithubRunnerInfo | null>;
   runnerDownloads(): Promise<RunnerTool[]>;
   /** A one-time token a machine registers a runner with (config.sh), when JIT is off. */
   registrationToken(): Promise<string>;

@@ -26,6 +26,7 @@ import { createScaleSetPorts, githubRunnerPort } from "./ports-factory";
 import { pickStaleJobs, staleJobVerdict, type QueuedJob } from "./stale-jobs";
 import { plan, type Action, type PlanInstance } from "./reconcile";
 import { runnerName } from "./runner-names";
+import { claimOnReport, removeInstanceRunner } from "./runner-identity";
 import { scaleSetSettings, type ScaleSetSettings } from "./settings";
 import { logEvent as log } from "../observability/log";
 import { counterName, countReconcile, flushCounters, hasPendingCalls, setCounterStatement } from "../observability/op-counters";
@@ -248,6 +249,7 @@ export class ScaleSet extends DurableObject<Env> {
       .first<{ id: string; status: InstanceStatus; runner_status: RunnerStatus; create_attempt: number; agent_id: number | null }>();
     if (!row || row.create_attempt !== createAttempt || (row.status !== "creating" && row.status !== "running")) return { error: "gone" };
     if (!canRunnerTransition(row.runner_status, report.status)) return { error: "forbidden", from: row.runner_status, to: report.status };
+    const claim = claimOnReport(row.agent_id, report.agentId);
     const failed = report.status === "failed";
     const message = report.message.slice(0, 2000);
     const applied = await applyStatusChanges(this.env.DB, [
@@ -261,14 +263,16 @@ export class ScaleSet extends DurableObject<Env> {
           runnerStatus: report.status,
           statusMessage: message,
           recordRunnerReport: true,
-          // A JIT runner's id came from GitHub: a machine may not claim another (whose
-          // registration the scale set would then remove). Without JIT, only it knows its id.
-          ...(report.agentId !== null && row.agent_id === null && { agentId: report.agentId }),
+          // Kept apart from GitHub's id: removal confirms it at GitHub first (runner-identity.ts).
+          ...(claim.record !== null && { reportedAgentId: claim.record }),
         },
       },
     ]);
     if (!applied.size) return { error: "gone" };
-    log({ event: "runner_status", scale_set: scaleSetId, instance: name, from: row.runner_status, to: report.status, message, agent_id: report.agentId });
+    log({ event: "runner_status", scale_set: scaleSetId, instance: name, from: row.runner_status, to: report.status, message, reported_agent_id: report.agentId });
+    if (claim.rejected) {
+      log({ event: "runner_id_claim_rejected", scale_set: scaleSetId, instance: name, runner_id: report.agentId, reason: "GitHub gave this runner another id", agent_id: row.agent_id });
+    }
     if (failed || report.status === "idle") await this.nudge(scaleSetId);
     return { ok: true };
   }
@@ -499,12 +503,22 @@ export class ScaleSet extends DurableObject<Env> {
         }
       });
       const removals = await pool(deletes, c, async (d) => {
-        if (d.row.agentId === null) return "gone" as const;
         try {
-          return await runners.removeRunner(d.row.agentId);
+          const out = await removeInstanceRunner(runners, d.row);
+          if (out.rejectedClaim) {
+            log({
+              event: "runner_id_claim_rejected",
+              scale_set: ss.id,
+              instance: d.instance,
+              runner_id: out.rejectedClaim.runnerId,
+              runner_name: out.rejectedClaim.runnerName,
+              reason: "GitHub has that id under another runner's name",
+            });
+          }
+          return out;
         } catch (e) {
           // Without GitHub we cannot know the runner is idle; a forced delete goes on regardless.
-          return d.force ? ("gone" as const) : ("error:" + errorText(e));
+          return d.force ? ({ removal: "gone", confirmedId: null, rejectedClaim: null } as const) : "error:" + errorText(e);
         }
       });
       const polled = await pool(polls, c, (p) => machines.getInstance(p.row.providerId ?? p.instance));
@@ -537,14 +551,18 @@ export class ScaleSet extends DurableObject<Env> {
       }
       const toDelete: typeof deletes = [];
       for (const [i, d] of deletes.entries()) {
-        const removal = removals[i]!;
-        if (removal === "busy") {
-          batch2.push({ id: d.row.id, from: d.row.status, to: "running", reason: "runner took a job before it could be removed; kept", at: t2 });
-        } else if (typeof removal === "string" && removal.startsWith("error:")) {
+        const out = removals[i]!;
+        if (typeof out === "string") {
           this.scheduleDeleteRetry(d.instance);
-          log({ event: "delete_deferred", scale_set: ss.id, instance: d.instance, error: removal.slice(6) });
+          log({ event: "delete_deferred", scale_set: ss.id, instance: d.instance, error: out.slice(6) });
+          continue;
+        }
+        // The runner id GitHub just vouched for is recorded as the instance's own.
+        const set = out.confirmedId === null ? undefined : { agentId: out.confirmedId };
+        if (out.removal === "busy") {
+          batch2.push({ id: d.row.id, from: d.row.status, to: "running", reason: "runner took a job before it could be removed; kept", at: t2, set });
         } else {
-          batch2.push({ id: d.row.id, from: d.row.status, to: "deleting", reason: d.force ? "force deleting" : "deleting", at: t2 });
+          batch2.push({ id: d.row.id, from: d.row.status, to: "deleting", reason: d.force ? "force deleting" : "deleting", at: t2, set });
           toDelete.push(d);
         }
       }

@@ -1,4 +1,4 @@
-import { encodeBase64url } from "../crypto/base64url";
+import { toBase64Url } from "../crypto/base64url";
 import { constantTimeEqual } from "../crypto/constant-time";
 
 /**
@@ -16,7 +16,7 @@ const enc = new TextEncoder();
 async function hmac(key: string | CryptoKey, data: string): Promise<string> {
   const k =
     typeof key === "string" ? await crypto.subtle.importKey("raw", enc.encode(key), { name: "HMAC", hash: "SHA-256" }, false, ["sign"]) : key;
-  return encodeBase64url(await crypto.subtle.sign("HMAC", k, enc.encode(data)));
+  return toBase64Url(await crypto.subtle.sign("HMAC", k, enc.encode(data)));
 }
 
 /** The key sessions are signed with: not the admin token, but derived from it. */
@@ -30,7 +30,7 @@ export interface Session {
 }
 
 export async function createSession(adminToken: string, now = Date.now()): Promise<{ cookie: string; session: Session }> {
-  const nonce = encodeBase64url(crypto.getRandomValues(new Uint8Array(18)));
+  const nonce = toBase64Url(crypto.getRandomValues(new Uint8Array(18)));
   const expiresAt = now + SESSION_TTL_MS;
   const body = `v1.${expiresAt}.${nonce}`;
   return { cookie: `${body}.${await hmac(await sessionKey(adminToken), body)}`, session: { nonce, expiresAt } };

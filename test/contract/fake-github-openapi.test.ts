@@ -182,6 +182,9 @@ describe("fake GitHub answers as GitHub's OpenAPI documents", () => {
     expect(page1.headers.get("link")).toMatch(/rel="next"/);
     const byName = await call("GET", `${p}/actions/runners`, { query: `name=${jitBody.name}` });
     expect(byName.body.runners).toHaveLength(1);
+    // The name filter finds nothing for a name no runner has (an empty list, not a 404).
+    const noName = await call("GET", `${p}/actions/runners`, { query: "name=nobody-has-this" });
+    expect([noName.status, noName.body.total_count, noName.body.runners]).toEqual([200, 0, []]);
 
     const id = jit.body.runner.id as number;
     expect((await call("GET", `${p}/actions/runners/${id}`)).status).toBe(200);
@@ -190,6 +193,7 @@ describe("fake GitHub answers as GitHub's OpenAPI documents", () => {
     await world.updateRunner(id, { busy: false });
     expect((await call("DELETE", `${p}/actions/runners/${id}`)).status).toBe(204);
     expect((await call("DELETE", `${p}/actions/runners/${id}`)).status).toBe(404);
+    expect((await call("GET", `${p}/actions/runners/${id}`)).status).toBe(404);
 
     expect((await call("POST", `${p}/actions/runners/registration-token`)).status).toBe(201);
     // A package the world serves itself is listed in GitHub's shape too (with a temp download token).

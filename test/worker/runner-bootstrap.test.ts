@@ -1,7 +1,8 @@
 import { env, exports } from "cloudflare:workers";
 import { describe, expect, it, vi } from "vitest";
 import { keyringFor } from "../../src/crypto/keyring";
-import { fromBase64, open } from "../../src/crypto/secret-box";
+import { fromBase64 } from "../../src/crypto/base64url";
+import { open } from "../../src/crypto/secret-box";
 import { secretContext } from "../../src/crypto/secret-contexts";
 import { mintInstanceToken } from "../../src/scaleset/instance-token";
 import { api, dumpDb, expectRejectedWithoutWrites, inScaleSetObject, type ApiResponse } from "./helpers";
@@ -420,9 +421,9 @@ describe("runner bootstrap: registration token (JIT off)", () => {
     }
     expect((await s.github.state()).issued_registration_tokens).toHaveLength(1);
 
-    // The machine reports the id config.sh got; without JIT that is the only source.
+    // The machine reports the id config.sh got: kept as its claim, not as GitHub's id.
     expect((await report(r.token, "idle", { agent_id: 4242 })).status).toBe(200);
-    expect((await instanceRow(r.name)).agent_id).toBe(4242);
+    expect(await instanceRow(r.name)).toMatchObject({ agent_id: null, reported_agent_id: 4242 });
   });
 
   it("keeps each instance in the mode it was created in when the setting changes", async () => {
@@ -457,6 +458,135 @@ describe("runner bootstrap: registration token (JIT off)", () => {
     const ok = await runnerCall("GET", "/metadata/runner-registration-token", r.token);
     expect(ok.status).toBe(200);
     expect(ok.text).toBe((await s.github.state()).issued_registration_tokens[0]);
+  });
+});
+
+/** GitHub's runners in the world, by name. */
+const githubRunners = async (s: ScaleSetWorld) => new Map((await s.github.state()).runners.map((r) => [r.name, r.id]));
+/** Runners the machines registered themselves with their registration tokens (what config.sh does). */
+async function registerAtGithub(s: ScaleSetWorld, ...names: string[]): Promise<number[]> {
+  await s.github.seed({ runners: names.map((name) => ({ scope: "repos/octo/app", name })) });
+  const ids = await githubRunners(s);
+  return names.map((n) => ids.get(n)!);
+}
+const runnerDeletes = async (s: ScaleSetWorld) =>
+  (await s.github.requests()).filter((q) => q.method === "DELETE" && /\/actions\/runners\/\d+$/.test(q.path)).map((q) => Number(q.path.split("/").pop()));
+
+/** Runs `fn` and returns the JSON log events it wrote with this name. */
+async function eventsDuring(event: string, fn: () => Promise<unknown>): Promise<Record<string, any>[]> {
+  const spy = vi.spyOn(console, "log");
+  try {
+    await fn();
+    return spy.mock.calls
+      .map((args) => {
+        try {
+          return JSON.parse(String(args[0]));
+        } catch {
+          return null;
+        }
+      })
+      .filter((e) => e?.event === event);
+  } finally {
+    spy.mockRestore();
+  }
+}
+
+describe("runner bootstrap: a runner id a machine reports is a claim", () => {
+  it("without JIT, a machine naming another runner's id cannot get it removed; its own runner (by name) is", async () => {
+    const s = await setup({ jit_config_enabled: false });
+    const victim = await createRunner(s);
+    const culprit = await createRunner(s);
+    const [victimId, culpritId] = await registerAtGithub(s, victim.name, culprit.name);
+    await s.github.clearRequests();
+
+    let shown: Record<string, unknown> = {};
+    const rejected = await eventsDuring("runner_id_claim_rejected", async () => {
+      const info = await runnerCall("POST", "/callbacks/system-info", culprit.token, { body: JSON.stringify({ os_name: "Ubuntu", agent_id: victimId }) });
+      expect(info.status).toBe(200);
+      shown = (await api.get(`/api/v1/instances/${culprit.name}`)).body;
+      expect((await report(culprit.token, "failed", { message: "it broke" })).status).toBe(200);
+      await reconcile(s.scaleSetId);
+    });
+
+    expect(await runnerDeletes(s)).toEqual([culpritId]);
+    const left = await githubRunners(s);
+    expect(left.get(victim.name)).toBe(victimId);
+    expect(left.has(culprit.name)).toBe(false);
+    expect(await instanceRow(victim.name)).toMatchObject({ status: "running", agent_id: null });
+    // GitHub's id for the culprit's runner, found by its name, is what the row keeps.
+    expect(await instanceRow(culprit.name)).toMatchObject({ status: "deleted", agent_id: culpritId, reported_agent_id: victimId });
+    expect(rejected).toEqual([
+      expect.objectContaining({ scale_set: s.scaleSetId, instance: culprit.name, runner_id: victimId, runner_name: victim.name }),
+    ]);
+    // While it bootstrapped, the id was shown as what it is: the machine's claim, not GitHub's id.
+    expect(shown).toMatchObject({ agent_id: null, reported_agent_id: victimId });
+  });
+
+  it("without JIT, a claim made with the idle report does not survive an admin delete either", async () => {
+    const s = await setup({ jit_config_enabled: false });
+    const victim = await createRunner(s);
+    const culprit = await createRunner(s);
+    const [victimId] = await registerAtGithub(s, victim.name);
+    expect((await report(culprit.token, "idle", { agent_id: victimId })).status).toBe(200);
+    const shown = (await api.get(`/api/v1/instances/${culprit.name}`)).body;
+    await s.github.clearRequests();
+
+    expect((await api.delete(`/api/v1/instances/${culprit.name}`)).status).toBe(202);
+    await reconcile(s.scaleSetId);
+    expect(await runnerDeletes(s)).toEqual([]);
+    expect((await githubRunners(s)).get(victim.name)).toBe(victimId);
+    expect(await instanceRow(culprit.name)).toMatchObject({ status: "deleted", agent_id: null });
+    expect(shown).toMatchObject({ agent_id: null, reported_agent_id: victimId });
+  });
+
+  it("without JIT, a machine's own id is confirmed at GitHub before it is removed", async () => {
+    const s = await setup({ jit_config_enabled: false });
+    const r = await createRunner(s);
+    const [ownId] = await registerAtGithub(s, r.name);
+    expect((await report(r.token, "idle", { agent_id: ownId })).status).toBe(200);
+    await s.github.clearRequests();
+
+    expect((await api.delete(`/api/v1/instances/${r.name}`)).status).toBe(202);
+    await reconcile(s.scaleSetId);
+    const calls = (await s.github.requests()).filter((q) => q.path.includes("/actions/runners/")).map((q) => `${q.method} ${q.path.split("/").pop()}`);
+    expect(calls).toEqual([`GET ${ownId}`, `DELETE ${ownId}`]);
+    expect(await instanceRow(r.name)).toMatchObject({ status: "deleted", agent_id: ownId });
+  });
+
+  it("without JIT, a machine that fetched a registration token and reported no id has its runner found by name", async () => {
+    const s = await setup({ jit_config_enabled: false });
+    const r = await createRunner(s);
+    expect((await runnerCall("GET", "/metadata/runner-registration-token", r.token)).status).toBe(200);
+    const [ownId] = await registerAtGithub(s, r.name);
+    expect((await report(r.token, "failed", { message: "service did not start" })).status).toBe(200);
+    await reconcile(s.scaleSetId);
+    expect(await runnerDeletes(s)).toEqual([ownId]);
+    expect(await instanceRow(r.name)).toMatchObject({ status: "deleted", agent_id: ownId });
+  });
+
+  it("with JIT, a reported id is ignored (and logged): removal uses the id GitHub gave", async () => {
+    const s = await setup();
+    const victim = await createRunner(s);
+    const culprit = await createRunner(s);
+    const victimId = (await instanceRow(victim.name)).agent_id;
+    const jitId = (await instanceRow(culprit.name)).agent_id;
+    expect([victimId, jitId]).toEqual([expect.any(Number), expect.any(Number)]);
+    await s.github.clearRequests();
+
+    const rejected = await eventsDuring("runner_id_claim_rejected", async () => {
+      await runnerCall("POST", "/callbacks/system-info", culprit.token, { body: JSON.stringify({ agent_id: victimId }) });
+      expect((await report(culprit.token, "failed", { agent_id: victimId })).status).toBe(200);
+      expect((await api.get(`/api/v1/instances/${culprit.name}`)).body).toMatchObject({ agent_id: jitId, reported_agent_id: null });
+      await reconcile(s.scaleSetId);
+    });
+
+    expect(await runnerDeletes(s)).toEqual([jitId]);
+    expect((await githubRunners(s)).get(victim.name)).toBe(victimId);
+    expect(await instanceRow(culprit.name)).toMatchObject({ status: "deleted", agent_id: jitId, reported_agent_id: null });
+    expect(rejected.map((e) => [e.instance, e.runner_id, e.agent_id])).toEqual([
+      [culprit.name, victimId, jitId],
+      [culprit.name, victimId, jitId],
+    ]);
   });
 });
 

@@ -1,0 +1,1 @@
+ALTER TABLE `instances` ADD `reported_agent_id` integer;
