@@ -1,7 +1,9 @@
-import type { MiddlewareHandler } from "hono";
+import type { Context, MiddlewareHandler } from "hono";
 import type { AppEnv } from "../env";
 import type { InstanceStatus, RunnerStatus } from "../db/schema";
 import { readInstanceToken } from "../scaleset/instance-token";
+import { logEvent } from "../observability/log";
+import { ApiError, errorResponse } from "./errors";
 
 export interface CallingInstance {
   id: string;
@@ -23,12 +25,9 @@ const BOOTSTRAPPING_RUNNER: readonly RunnerStatus[] = ["pending", "installing"];
 const LIVE_INSTANCE: readonly InstanceStatus[] = ["creating", "running"];
 
 /** Why a call was refused goes to the log (never the token); the caller only learns it was. */
-function unauthorized(c: { req: { path: string } }, reason: string, claims?: { sub: string; ss: string }) {
-  console.log(JSON.stringify({ event: "instance_auth_refused", path: c.req.path, reason, instance: claims?.sub, scale_set: claims?.ss }));
-  return new Response(JSON.stringify({ error: "unauthorized" }), {
-    status: 401,
-    headers: { "content-type": "application/json", "www-authenticate": 'Bearer realm="edgerunner-instance"' },
-  });
+function unauthorized(c: Context, reason: string, claims?: { sub: string; ss: string }) {
+  logEvent({ event: "instance_auth_refused", path: c.req.path, reason, instance: claims?.sub, scale_set: claims?.ss });
+  return errorResponse(c, new ApiError(401, "unauthorized", null, { headers: { "www-authenticate": 'Bearer realm="edgerunner-instance"' } }));
 }
 
 /**

@@ -1,13 +1,17 @@
 import { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../env";
-import { zodDetails } from "./errors";
+import { ApiError, errorResponse, zodDetails } from "./errors";
 
-/** A route group whose validation failures are `{error, details}` 400s. */
+/** A route group whose validation failures are 400s in the Error shape, with field-level details. */
 export function createRouter() {
   return new OpenAPIHono<AppEnv>({
     defaultHook: (result, c) => {
       if (!result.success) {
-        return c.json({ error: `invalid request ${targetName(result.target)}`, details: zodDetails(result.error) }, 400);
+        const body = result.target === "json";
+        return errorResponse(
+          c,
+          new ApiError(400, `invalid request ${targetName(result.target)}`, zodDetails(result.error), { code: body ? "invalid_body" : "invalid_parameter" }),
+        );
       }
     },
   });

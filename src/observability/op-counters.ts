@@ -8,6 +8,8 @@
  * code constants, providers are resource names, credentials and scale sets are UUIDs).
  */
 
+import { errorText, logError } from "./log";
+
 const pending = new Map<string, number>();
 
 export const counterName = (family: string, ...labels: string[]) => [family, ...labels].join("|");
@@ -87,6 +89,6 @@ export async function flushCounters<S>(db: Batcher<S>, extra: S[] = []): Promise
     await db.batch(all);
   } catch (e) {
     restore();
-    console.error(JSON.stringify({ event: "counters_flush_failed", error: e instanceof Error ? e.message : String(e) }));
+    logError({ event: "counters_flush_failed", error: errorText(e) });
   }
 }

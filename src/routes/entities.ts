@@ -6,7 +6,7 @@ import { entities, githubCredentials, scaleSets, type EntityKind } from "../db/s
 import { keyringFor } from "../crypto/keyring";
 import { seal } from "../crypto/secret-box";
 import { secretContext } from "../crypto/secret-contexts";
-import { ApiError, conflict, notFound } from "../http/errors";
+import { conflict, inUse, invalidBody, notFound } from "../http/errors";
 import { createRouter } from "../http/router";
 import {
   conflictResponse,
@@ -144,7 +144,7 @@ export async function requireEntity(db: Db, kind: EntityKind, id: string): Promi
 async function credentialsByName(db: Db, name: string) {
   const [creds] = await db.select().from(githubCredentials).where(eq(githubCredentials.name, name));
   if (!creds) {
-    throw new ApiError(400, "invalid request body", [{ path: "credentials_name", message: `unknown credentials '${name}'` }]);
+    throw invalidBody([{ path: "credentials_name", message: `unknown credentials '${name}'` }]);
   }
   return creds;
 }
@@ -243,7 +243,7 @@ function registerKind(router: ReturnType<typeof createRouter>, spec: KindSpec) {
         if (body.credentials_name !== undefined) {
           const creds = await credentialsByName(db, body.credentials_name);
           if (creds.endpointName !== entity.endpointName) {
-            throw new ApiError(400, "invalid request body", [
+            throw invalidBody([
               { path: "credentials_name", message: `credentials are for endpoint '${creds.endpointName}', this ${kind} is on '${entity.endpointName}'` },
             ]);
           }
@@ -280,7 +280,7 @@ function registerKind(router: ReturnType<typeof createRouter>, spec: KindSpec) {
           db.select({ id: scaleSets.id, name: scaleSets.name }).from(scaleSets).where(eq(scaleSets.entityId, id)).limit(20),
         ]);
         if (!found.length) throw notFound(kind, id);
-        if (sets.length) throw conflict(`${kind} still has scale sets`, { scale_sets: sets });
+        if (sets.length) throw inUse(`${kind} still has scale sets`, { scale_sets: sets });
         await db.delete(entities).where(eq(entities.id, id));
         return c.body(null, 204);
       },

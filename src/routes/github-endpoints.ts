@@ -2,7 +2,7 @@ import { createRoute, z } from "@hono/zod-openapi";
 import { eq } from "drizzle-orm";
 import { createDb } from "../db/client";
 import { entities, githubCredentials, githubEndpoints } from "../db/schema";
-import { ApiError, conflict, notFound } from "../http/errors";
+import { ApiError, conflict, inUse, notFound } from "../http/errors";
 import { createRouter } from "../http/router";
 import {
   conflictResponse,
@@ -185,7 +185,7 @@ export const githubEndpointRoutes = createRouter()
       ]);
       if (!endpoint.length) throw notFound("endpoint", name);
       if (creds.length || ents.length) {
-        throw conflict("endpoint is in use", { credentials: creds.map((r) => r.name) });
+        throw inUse("endpoint is in use", { credentials: creds.map((r) => r.name) });
       }
       await db.delete(githubEndpoints).where(eq(githubEndpoints.name, name));
       return c.body(null, 204);

@@ -1,6 +1,7 @@
 import { Hono } from "hono";
 import type { AppEnv } from "../env";
-import { constantTimeEqual } from "../crypto/constant-time";
+import { requireBearer } from "../http/admin-auth";
+import { ApiError } from "../http/errors";
 import { Exposition, type Labels } from "../observability/prometheus";
 import { RECONCILE_BUCKETS } from "../observability/op-counters";
 
@@ -178,12 +179,7 @@ export async function renderMetrics(db: D1Database): Promise<string> {
 
 export const metricsRoutes = new Hono<AppEnv>().get(METRICS_PATH, async (c) => {
   const expected = c.env.METRICS_TOKEN;
-  if (!expected) return c.json({ error: "metrics disabled: METRICS_TOKEN is not configured" }, 503);
-  const match = /^Bearer\s+(.+)$/i.exec(c.req.header("authorization") ?? "");
-  if (!match || !(await constantTimeEqual(match[1]!.trim(), expected))) {
-    return c.json({ error: "unauthorized", details: { reason: match ? "invalid token" : "missing bearer token" } }, 401, {
-      "WWW-Authenticate": 'Bearer realm="edgerunner-metrics"',
-    });
-  }
+  if (!expected) throw new ApiError(503, "metrics disabled: METRICS_TOKEN is not configured");
+  await requireBearer(c, expected, "edgerunner-metrics");
   return c.body(await renderMetrics(c.env.DB), 200, { "content-type": "text/plain; version=0.0.4; charset=utf-8", "cache-control": "no-store" });
 });

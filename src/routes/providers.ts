@@ -5,7 +5,7 @@ import { providers, scaleSets } from "../db/schema";
 import { keyringFor } from "../crypto/keyring";
 import { seal } from "../crypto/secret-box";
 import { secretContext } from "../crypto/secret-contexts";
-import { conflict, notFound } from "../http/errors";
+import { conflict, inUse, notFound } from "../http/errors";
 import { createRouter } from "../http/router";
 import {
   conflictResponse,
@@ -198,7 +198,7 @@ export const providerRoutes = createRouter()
         .from(scaleSets)
         .where(eq(scaleSets.providerId, row.id))
         .limit(20);
-      if (users.length) throw conflict("provider is used by scale sets", { scale_sets: users });
+      if (users.length) throw inUse("provider is used by scale sets", { scale_sets: users });
       await db.delete(providers).where(eq(providers.id, row.id));
       return c.body(null, 204);
     },

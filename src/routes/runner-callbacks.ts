@@ -1,10 +1,12 @@
 import { z } from "@hono/zod-openapi";
 import { Hono } from "hono";
 import { runnerStatuses } from "../db/schema";
-import { ErrorSchema, zodDetails } from "../http/errors";
+import { ApiError, errorResponse, invalidTransition, zodDetails } from "../http/errors";
 import { instanceAuth, type InstanceAppEnv } from "../http/instance-auth";
 import { scaleSetObject } from "../scaleset/stub";
 import type { Router } from "../http/router";
+import { logEvent as log } from "../observability/log";
+import { errorJson } from "./common";
 
 /**
  * Where a bootstrapping runner reports progress (GARM's callback routes, same bodies). GARM's
@@ -27,18 +29,16 @@ const SystemInfo = z
   })
   .openapi("RunnerSystemInfo");
 
-const log = (fields: Record<string, unknown>) => console.log(JSON.stringify(fields));
-
-async function readJson<T extends z.ZodType>(req: Request, schema: T): Promise<{ ok: true; value: z.infer<T> } | { ok: false; body: unknown }> {
+async function readJson<T extends z.ZodType>(req: Request, schema: T): Promise<{ ok: true; value: z.infer<T> } | { ok: false; error: ApiError }> {
   const text = await req.text();
   let raw: unknown;
   try {
     raw = JSON.parse(text);
   } catch {
-    return { ok: false, body: { error: "malformed JSON body" } };
+    return { ok: false, error: new ApiError(400, "malformed JSON body", null, { code: "malformed_json" }) };
   }
   const parsed = schema.safeParse(raw);
-  if (!parsed.success) return { ok: false, body: { error: "invalid request body", details: zodDetails(parsed.error) } };
+  if (!parsed.success) return { ok: false, error: new ApiError(400, "invalid request body", zodDetails(parsed.error), { code: "invalid_body" }) };
   return { ok: true, value: parsed.data };
 }
 
@@ -48,8 +48,8 @@ export const runnerCallbackRoutes = new Hono<InstanceAppEnv>()
     const inst = c.get("instance");
     const body = await readJson(c.req.raw, StatusReport);
     if (!body.ok) {
-      log({ event: "runner_callback_invalid", route: "status", scale_set: inst.scaleSetId, instance: inst.name, error: (body.body as { error: string }).error });
-      return c.json(body.body, 400);
+      log({ event: "runner_callback_invalid", route: "status", scale_set: inst.scaleSetId, instance: inst.name, error: body.error.message });
+      return errorResponse(c, body.error);
     }
     const result = await scaleSetObject(c.env, inst.scaleSetId).runnerReport(inst.scaleSetId, inst.name, inst.createAttempt, {
       status: body.value.status,
@@ -58,8 +58,8 @@ export const runnerCallbackRoutes = new Hono<InstanceAppEnv>()
     });
     if ("error" in result) {
       log({ event: "runner_status_refused", scale_set: inst.scaleSetId, instance: inst.name, to: body.value.status, reason: result.error });
-      if (result.error === "gone") return c.json({ error: "unauthorized" }, 401);
-      return c.json({ error: `runner status cannot go from ${result.from} to ${result.to}`, details: { from: result.from, to: result.to } }, 400);
+      if (result.error === "gone") return errorResponse(c, new ApiError(401, "unauthorized"));
+      return errorResponse(c, invalidTransition(400, `runner status cannot go from ${result.from} to ${result.to}`, { from: result.from, to: result.to }));
     }
     return c.body(null, 200);
   })
@@ -67,8 +67,8 @@ export const runnerCallbackRoutes = new Hono<InstanceAppEnv>()
     const inst = c.get("instance");
     const body = await readJson(c.req.raw, SystemInfo);
     if (!body.ok) {
-      log({ event: "runner_callback_invalid", route: "system-info", scale_set: inst.scaleSetId, instance: inst.name, error: (body.body as { error: string }).error });
-      return c.json(body.body, 400);
+      log({ event: "runner_callback_invalid", route: "system-info", scale_set: inst.scaleSetId, instance: inst.name, error: body.error.message });
+      return errorResponse(c, body.error);
     }
     // A reported agent id only fills a gap: a JIT runner's id came from GitHub, and a machine
     // must not make the scale set remove some other runner later.
@@ -84,8 +84,8 @@ export const runnerCallbackRoutes = new Hono<InstanceAppEnv>()
 
 const instanceSecurity = [{ instanceToken: [] }];
 const errors = {
-  400: { description: "Invalid body or a forbidden runner status change", content: { "application/json": { schema: ErrorSchema } } },
-  401: { description: "Missing, invalid or spent instance token", content: { "application/json": { schema: ErrorSchema } } },
+  400: errorJson("Invalid body or a forbidden runner status change"),
+  401: errorJson("Missing, invalid or spent instance token"),
 };
 
 /** The callback routes take their bodies by hand, so they are described here for the OpenAPI document. */

@@ -5,7 +5,7 @@ import { keyringFor } from "../crypto/keyring";
 import { recordWorkflowJob } from "../db/job-intake";
 import { loadDirectory, type Directory } from "../db/webhook-directory";
 import { afterResponse } from "../http/after-response";
-import { zodDetails } from "../http/errors";
+import { ApiError, errorResponse, zodDetails, type ErrorCode } from "../http/errors";
 import { BodyTooLarge, readLimitedBody } from "../http/limited-body";
 import { findSigner } from "../github/webhook-signature";
 import { DeliverySubject, deliveryEntities, jobEventFrom, WorkflowJobPayload } from "../github/workflow-job";
@@ -35,6 +35,16 @@ type Rejection =
   | "unknown_entity"
   | "bad_signature"
   | "invalid_payload";
+
+/** The API error code of each rejection (the reason itself is the finer-grained counter name). */
+const REJECTION_CODES: Partial<Record<Rejection, ErrorCode>> = {
+  missing_headers: "invalid_parameter",
+  invalid_headers: "invalid_parameter",
+  malformed_json: "malformed_json",
+  unknown_entity: "invalid_signature",
+  bad_signature: "invalid_signature",
+  invalid_payload: "invalid_body",
+};
 
 interface Delivery {
   id: string;
@@ -66,7 +76,7 @@ async function reject(
 ): Promise<Response> {
   log({ event: "webhook_rejected", reason, status, delivery_id: delivery.id ?? null, github_event: delivery.event ?? null });
   await countRejection(c.env, reason);
-  return c.json({ error, ...(details === undefined ? {} : { details }) }, status);
+  return errorResponse(c, new ApiError(status, error, details, { code: REJECTION_CODES[reason] }));
 }
 
 function parseBody(raw: Uint8Array, contentType: string): { text: string; json: unknown } | null {

@@ -1,7 +1,8 @@
 import { exports } from "cloudflare:workers";
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { createApp } from "../../src/app";
-import { api, call, dumpDb, expectRejectedWithoutWrites } from "./helpers";
+import { errorCodes } from "../../src/http/errors";
+import { api, call, dumpDb, expectErrorShape, expectRejectedWithoutWrites, type ApiResponse } from "./helpers";
 
 const SAMPLE_ID = "3b241101-e2bb-4255-8caf-4136c566a962";
 
@@ -127,8 +128,103 @@ describe("request shape", () => {
   it("gives JSON 404s for unknown paths", async () => {
     const res = await api.get("/api/v1/nothing-here");
     expect(res.status).toBe(404);
-    expect(res.body).toEqual({ error: "not found", details: { path: "/api/v1/nothing-here" } });
+    expect(res.body).toEqual({ error: "not found", code: "not_found", details: { path: "/api/v1/nothing-here" }, request_id: res.headers.get("x-request-id") });
     expect((await api.get("/nope", { token: null })).status).toBe(404);
+  });
+});
+
+describe("one error shape", () => {
+  afterEach(() => vi.restoreAllMocks());
+
+  it("documents the Error shape, with its closed set of codes, for every error response of every operation", async () => {
+    const doc = (await openapi()) as any;
+    const schema = doc.components.schemas.Error;
+    expect(schema.required.sort()).toEqual(["code", "details", "error", "request_id"]);
+    expect(doc.components.schemas.ErrorCode.enum).toEqual([...errorCodes]);
+    const errors = Object.entries(doc.paths as Record<string, Record<string, any>>).flatMap(([path, ops]) =>
+      Object.entries(ops).flatMap(([method, op]) =>
+        Object.entries(op.responses as Record<string, any>)
+          .filter(([status]) => Number(status) >= 400)
+          .map(([status, r]) => ({ where: `${method.toUpperCase()} ${path} ${status}`, ref: r.content?.["application/json"]?.schema?.$ref })),
+      ),
+    );
+    expect(errors.length).toBeGreaterThan(100);
+    expect(errors.filter((e) => e.ref !== "#/components/schemas/Error")).toEqual([]);
+  });
+
+  it("answers every 4xx of every route family in it, with a code that says which and the request's id", async () => {
+    // The refusals are logged (tested below); keep them off the test output.
+    vi.spyOn(console, "log").mockImplementation(() => {});
+    const doc = (await openapi()) as any;
+    const seen: { where: string; res: ApiResponse; code: string; status: number }[] = [];
+    const expectCode = async (code: string, status: number, where: string, res: Promise<ApiResponse>) => void seen.push({ where, res: await res, code, status });
+    // Every documented operation, whatever its own security, refuses a caller without credentials.
+    for (const [template, ops] of Object.entries(doc.paths as Record<string, Record<string, any>>)) {
+      const path = template.replace("{id}", SAMPLE_ID).replace("{name}", "sample").replace("{file}", "runner");
+      for (const [method, op] of Object.entries(ops)) {
+        const signed = JSON.stringify(op.security ?? "").includes("providerSignature");
+        await expectCode(signed ? "invalid_signature" : "unauthorized", 401, `${method} ${template}`, call(method.toUpperCase(), path, op.requestBody ? {} : undefined, { token: null }));
+      }
+    }
+    for (const { method, path, template, hasBody, requiresFields } of await operations()) {
+      if (hasBody) {
+        await expectCode("malformed_json", 400, `${method} ${template} malformed`, call(method, path, undefined, { raw: '{"name":' }));
+        await expectCode("unsupported_media_type", 415, `${method} ${template} form`, call(method, path, undefined, { raw: "a=b", headers: { "content-type": "application/x-www-form-urlencoded" } }));
+        if (method === "POST" && requiresFields) await expectCode("invalid_body", 400, `${method} ${template} {}`, call(method, path, {}));
+      }
+      if (template.includes("{id}")) await expectCode("invalid_parameter", 400, `${method} ${template} bad id`, call(method, template.replace("{id}", "nope"), hasBody ? {} : undefined));
+    }
+    await expectCode("not_found", 404, "unknown id", api.get(`/api/v1/scalesets/${SAMPLE_ID}`));
+    await expectCode("not_found", 404, "unknown path", api.get("/nope", { token: null }));
+    await expectCode("invalid_parameter", 400, "bad query", api.get("/api/v1/jobs?limit=abc"));
+    await expectCode("unauthorized", 401, "metrics", api.get("/metrics", { token: null }));
+    await expectCode("invalid_parameter", 400, "webhook without headers", api.post("/webhooks/github", { action: "queued" }, { token: null }));
+
+    expect(seen.length).toBeGreaterThan(100);
+    for (const { where, res, code, status } of seen) {
+      expect(res.status, `${where}: ${res.text}`).toBe(status);
+      expectErrorShape(res, where);
+      expect(res.body.code, where).toBe(code);
+    }
+    expect(new Set(seen.map((s) => s.res.body.request_id)).size).toBe(seen.length);
+  });
+
+  it("takes the request id from cf-ray when Cloudflare sends one, and answers it on successes too", async () => {
+    const ray = "8f1b2c3d4e5f6a7b-AMS";
+    const failed = await api.get("/api/v1/providers", { token: "wrong", headers: { "cf-ray": ray } });
+    expect(failed.status).toBe(401);
+    expect(failed.body.request_id).toBe(ray);
+    expect(failed.headers.get("x-request-id")).toBe(ray);
+    const ok = await api.get("/api/v1/providers");
+    expect(ok.status).toBe(200);
+    expect(ok.headers.get("x-request-id")).toMatch(/^[0-9a-f-]{36}$/);
+    // Not a ray id: a fresh one instead.
+    const odd = await api.get("/api/v1/providers", { headers: { "cf-ray": 'x y"{}' } });
+    expect(odd.headers.get("x-request-id")).toMatch(/^[0-9a-f-]{36}$/);
+  });
+});
+
+describe("request ids in the logs", () => {
+  afterEach(() => vi.restoreAllMocks());
+
+  it("puts the request's id on every log line written while handling it, concurrent requests apart", async () => {
+    const lines: Record<string, any>[] = [];
+    const capture = (line: unknown) => void lines.push(JSON.parse(String(line)));
+    vi.spyOn(console, "log").mockImplementation(capture);
+    vi.spyOn(console, "error").mockImplementation(capture);
+    // A refused runner token (instance_auth_refused) and a rejected webhook (webhook_rejected), side by side.
+    const [runner, hook] = await Promise.all([
+      api.post("/api/v1/callbacks/status", { status: "installing" }, { token: "not-an-instance-token" }),
+      api.post("/webhooks/github", { action: "queued" }, { token: null, headers: { "x-github-event": "workflow_job" } }),
+    ]);
+    vi.restoreAllMocks();
+    expect([runner.status, hook.status]).toEqual([401, 400]);
+    const byEvent = Object.fromEntries(lines.map((l) => [l.event, l]));
+    expect(byEvent.instance_auth_refused?.request_id).toBe(runner.headers.get("x-request-id"));
+    expect(byEvent.webhook_rejected?.request_id).toBe(hook.headers.get("x-request-id"));
+    expect(runner.headers.get("x-request-id")).not.toBe(hook.headers.get("x-request-id"));
+    const ids = new Set([runner.headers.get("x-request-id"), hook.headers.get("x-request-id")]);
+    for (const l of lines) expect(ids.has(l.request_id), JSON.stringify(l)).toBe(true);
   });
 });
 

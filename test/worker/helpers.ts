@@ -1,6 +1,7 @@
 import { runInDurableObject } from "cloudflare:test";
 import { env, exports } from "cloudflare:workers";
 import { expect } from "vitest";
+import { ErrorSchema } from "../../src/http/errors";
 
 export const ADMIN_TOKEN = "test-admin-token";
 const ORIGIN = "https://edgerunner.test";
@@ -69,16 +70,30 @@ export async function dumpDb(): Promise<Record<string, unknown[]>> {
   return Object.fromEntries(TABLES.map((t, i) => [t, results[i]!.results]));
 }
 
+/**
+ * Asserts a response is a JSON error in the API's one shape: exactly `{error, code, details,
+ * request_id}`, `code` from the closed set, and `request_id` the response's X-Request-Id.
+ */
+export function expectErrorShape(res: ApiResponse, context = ""): void {
+  expect(res.headers.get("content-type") ?? "", context).toContain("application/json");
+  const parsed = ErrorSchema.safeParse(res.body);
+  expect(parsed.success, `${context} ${res.text}`).toBe(true);
+  expect(Object.keys(res.body).sort(), context).toEqual(["code", "details", "error", "request_id"]);
+  expect(res.body.request_id, context).toBe(res.headers.get("x-request-id"));
+}
+
 /** Runs `fn` (which must be rejected with `status`) and asserts the database is unchanged. */
 export async function expectRejectedWithoutWrites(status: number, fn: () => Promise<ApiResponse>): Promise<ApiResponse> {
   const before = await dumpDb();
   const res = await fn();
   expect(res.status, res.text).toBe(status);
-  expect(res.headers.get("content-type") ?? "").toContain("application/json");
-  expect(typeof res.body.error).toBe("string");
+  expectErrorShape(res);
   expect(await dumpDb()).toEqual(before);
   return res;
 }
+
+/** An error body without its per-request id, for comparing two answers. */
+export const withoutRequestId = ({ request_id: _, ...rest }: Record<string, unknown>) => rest;
 
 
 let seq = 0;

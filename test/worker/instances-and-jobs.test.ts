@@ -101,6 +101,23 @@ describe("jobs", () => {
     async (q) => {
       const res = await expectRejectedWithoutWrites(400, () => api.get(`/api/v1/jobs?${q}`));
       expect(res.body.error).toBe("invalid request query");
+      expect(res.body.code).toBe("invalid_parameter");
     },
   );
+
+  // Query integers are decimal digits only: what Number() would also read (hex, exponents, signs,
+  // spaces, fractions) is refused, not quietly taken as another number.
+  it.each(["0x10", "1e1", "1e2", "%2016", "16%20", "16.0", "%2B16", "+16", "-1", "0b11", "0o7", "", "1_0"])("rejects %s as a query integer (limit, cursor) with 400", async (v) => {
+    for (const param of ["limit", "cursor"]) {
+      const res = await expectRejectedWithoutWrites(400, () => api.get(`/api/v1/jobs?${param}=${v}`));
+      expect(res.body.code).toBe("invalid_parameter");
+      expect(res.body.details).toEqual([{ path: param, message: expect.any(String) }]);
+    }
+  });
+
+  it("takes decimal query integers, leading zeros included", async () => {
+    expect((await api.get("/api/v1/jobs?limit=2")).body.jobs.map((j: any) => j.id)).toEqual([7, 6]);
+    expect((await api.get("/api/v1/jobs?limit=16")).body.jobs).toHaveLength(7);
+    expect((await api.get("/api/v1/jobs?limit=002&cursor=6")).body.jobs.map((j: any) => j.id)).toEqual([5, 4]);
+  });
 });

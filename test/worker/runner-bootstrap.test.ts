@@ -90,7 +90,7 @@ async function expectRefusedEverywhere(token: string | null, authorization?: str
   for (const [method, path, body] of EVERY_ROUTE) {
     for (const p of [path, path.replace(/(\?|$)/, "/$1")]) {
       const res = await expectRejectedWithoutWrites(401, () => runnerCall(method, p, token, { body, authorization }));
-      expect(res.body, `${method} ${p}`).toEqual({ error: "unauthorized" });
+      expect(res.body, `${method} ${p}`).toMatchObject({ error: "unauthorized", code: "unauthorized", details: null });
       expect(res.headers.get("www-authenticate")).toMatch(/^Bearer/);
     }
   }
@@ -245,7 +245,11 @@ describe("runner bootstrap: status callbacks", () => {
     // From pending: a runner cannot be busy, online or pending again before it is installed.
     for (const status of ["active", "online", "pending"]) {
       const res = await expectRejectedWithoutWrites(400, () => report(r.token, status));
-      expect(res.body).toEqual({ error: `runner status cannot go from pending to ${status}`, details: { from: "pending", to: status } });
+      expect(res.body).toMatchObject({
+        error: `runner status cannot go from pending to ${status}`,
+        code: "invalid_transition",
+        details: { from: "pending", to: status },
+      });
     }
     expect((await report(r.token, "installing")).status).toBe(200);
     const back = await expectRejectedWithoutWrites(400, () => report(r.token, "pending"));
