@@ -1,8 +1,8 @@
 import { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "./env";
 import { adminAuth } from "./http/admin-auth";
-import { errorResponse, renderError } from "./http/errors";
-import { requestContext } from "./http/request-id";
+import { ApiError, errorResponse, renderError } from "./http/errors";
+import { requestId } from "./http/request-id";
 import { entityRoutes } from "./routes/entities";
 import { entityWebhookRoutes } from "./routes/entity-webhooks";
 import { githubCredentialRoutes } from "./routes/github-credentials";
@@ -28,11 +28,10 @@ const PUBLIC_API_PATHS = [/^\/api\/v1\/openapi\.json$/, PROVIDER_CALLBACK_PATH, 
 export function createApp() {
   const app = new OpenAPIHono<AppEnv>({ strict: false });
 
+  // First: everything after it, logs and error bodies included, knows the request's id.
+  app.use("*", requestId);
   app.onError(renderError);
-  app.notFound((c) => errorResponse(c, 404, "not found", { path: c.req.path }));
-
-  // First, so every later log line and error body of the request carries its id.
-  app.use("*", requestContext);
+  app.notFound((c) => errorResponse(c, new ApiError(404, "not found", { path: c.req.path })));
 
   app.get("/healthz", (c) => c.json({ status: "ok" }));
 

@@ -4,6 +4,10 @@ import type { ScaleSet } from "./scaleset/scaleset-object";
 export interface Env {
   DB: D1Database;
   SCALE_SET: DurableObjectNamespace<ScaleSet>;
+  /** Counts dashboard login attempts per client (wrangler.toml `[[ratelimits]]`). */
+  LOGIN_LIMITER: RateLimit;
+  /** Counts wrong admin-API bearer tokens per client (wrangler.toml `[[ratelimits]]`). */
+  ADMIN_AUTH_LIMITER: RateLimit;
   /** Bearer token for the admin API. Secret. */
   ADMIN_TOKEN: string;
   /** base64 of 32 random bytes: the AES-256-GCM key new secrets are sealed with. Secret. */
@@ -28,9 +32,5 @@ export interface Env {
   STALE_JOB_SECONDS?: string;
 }
 
-/** Per-request values every route may read: the id its error bodies and log lines carry. */
-export interface RequestVariables {
-  requestId: string;
-}
-
-export type AppEnv = { Bindings: Env; Variables: RequestVariables };
+/** `requestId` is set for every request by src/http/request-id.ts. */
+export type AppEnv = { Bindings: Env; Variables: { requestId: string } };

@@ -2,36 +2,69 @@ import { z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { HTTPException } from "hono/http-exception";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
-import { errorText, logError } from "../observability/log";
-import { currentRequestId } from "../observability/request-context";
+import { currentRequestId, errorText, logError } from "../observability/log";
 
 /**
- * What a client can branch on. The message is for people and may change; the code may not.
- * Most follow from the status; a few name a case a client treats differently from its status'.
+ * Every error code the API answers with: what a client branches on (the message is for people
+ * and may change). A closed set, so a client can handle all of them.
  */
 export const errorCodes = [
-  "invalid_request",
+  "bad_request",
   "invalid_body",
+  "invalid_parameter",
   "malformed_json",
-  "invalid_transition",
+  "unsupported_media_type",
+  "payload_too_large",
   "unauthorized",
+  "invalid_signature",
   "forbidden",
   "not_found",
   "conflict",
   "in_use",
-  "payload_too_large",
-  "unsupported_media_type",
+  "invalid_transition",
+  "credentials_refused",
   "unprocessable",
   "rate_limited",
   "internal",
-  "upstream_failed",
+  "upstream_error",
+  "upstream_rate_limited",
   "unavailable",
 ] as const;
 
-export type ErrorCode = (typeof errorCodes)[number];
+export const ErrorCode = z.enum(errorCodes).openapi("ErrorCode", {
+  description:
+    "bad_request: the request cannot be acted on as sent; invalid_body: the JSON body breaks its schema (details lists the fields); " +
+    "invalid_parameter: a path, query or header value is invalid (details lists them); malformed_json: the body is not JSON; " +
+    "unsupported_media_type: the body is not application/json; payload_too_large: the body is over the route's limit; " +
+    "unauthorized: missing or wrong token; invalid_signature: a signed request (webhook, provider callback) did not verify; " +
+    "forbidden: authenticated but not allowed; not_found: no such resource or path; conflict: clashes with existing data (a name taken); " +
+    "in_use: cannot delete or change something other resources still use; invalid_transition: not allowed from the resource's current status; " +
+    "credentials_refused: GitHub refuses the credentials involved; unprocessable: understood but cannot be done (details says why); " +
+    "rate_limited: too many attempts from this client, see Retry-After; internal: a bug on our side; " +
+    "upstream_error: GitHub or a provider shim failed; upstream_rate_limited: GitHub's rate limit, see Retry-After; " +
+    "unavailable: the feature is not configured on this deployment",
+});
+export type ErrorCode = z.infer<typeof ErrorCode>;
 
-const CODE_OF_STATUS: Partial<Record<number, ErrorCode>> = {
-  400: "invalid_request",
+export const ErrorSchema = z
+  .object({
+    error: z.string().openapi({ description: "What went wrong, for people", example: "invalid request body" }),
+    code: ErrorCode,
+    details: z
+      .union([z.record(z.string(), z.unknown()), z.array(z.unknown())])
+      .nullable()
+      .openapi({ description: "Field-level problems or other context; null when there is none" }),
+    request_id: z.string().openapi({
+      description: "This request's id (also the X-Request-Id header): every log line written while handling it carries it",
+      example: "8f1b2c3d4e5f6a7b-AMS",
+    }),
+  })
+  .openapi("Error");
+
+export type ErrorBody = z.infer<typeof ErrorSchema>;
+
+const CODE_BY_STATUS: Partial<Record<number, ErrorCode>> = {
+  400: "bad_request",
   401: "unauthorized",
   403: "forbidden",
   404: "not_found",
@@ -41,77 +74,37 @@ const CODE_OF_STATUS: Partial<Record<number, ErrorCode>> = {
   422: "unprocessable",
   429: "rate_limited",
   500: "internal",
-  502: "upstream_failed",
+  502: "upstream_error",
   503: "unavailable",
 };
 
-export const codeForStatus = (status: number): ErrorCode => CODE_OF_STATUS[status] ?? (status >= 500 ? "internal" : "invalid_request");
+const codeForStatus = (status: number): ErrorCode => CODE_BY_STATUS[status] ?? (status < 500 ? "bad_request" : "internal");
 
-export const ErrorSchema = z
-  .object({
-    error: z.string().openapi({ description: "What went wrong, for people", example: "invalid request body" }),
-    code: z.enum(errorCodes).openapi({ description: "What went wrong, for programs", example: "invalid_body" }),
-    details: z
-      .union([z.record(z.string(), z.unknown()), z.array(z.unknown())])
-      .nullable()
-      .openapi({ description: "Field-level problems or other context; null when there is none" }),
-    request_id: z.string().openapi({
-      description: "This request's id, also in the X-Request-Id header and in every log line the request wrote",
-      example: "8c3f2c1b6f2e4b7e",
-    }),
-  })
-  .openapi("Error");
-
-export type ErrorBody = z.infer<typeof ErrorSchema>;
-
-/** A failure the client can act on; rendered as the one error shape with its status. */
+/** A failure the client can act on; rendered as the Error shape with its status. */
 export class ApiError extends Error {
   readonly code: ErrorCode;
+  readonly headers: Record<string, string> | undefined;
   constructor(
     readonly status: ContentfulStatusCode,
     message: string,
     readonly details?: unknown,
-    /** Extra response headers, e.g. Retry-After. */
-    readonly headers?: Record<string, string>,
-    code?: ErrorCode,
+    /** `code` defaults from the status; `headers` are extra response headers, e.g. Retry-After. */
+    opts: { code?: ErrorCode; headers?: Record<string, string> } = {},
   ) {
     super(message);
-    this.code = code ?? codeForStatus(status);
+    this.code = opts.code ?? codeForStatus(status);
+    this.headers = opts.headers;
   }
 }
 
 export const notFound = (what: string, id: string) => new ApiError(404, `${what} not found`, { id });
 export const conflict = (message: string, details?: unknown) => new ApiError(409, message, details);
-/** A delete refused because other things still use what it would remove. */
-export const inUse = (message: string, details: unknown) => new ApiError(409, message, details, undefined, "in_use");
-
-/** The request id of the request under way: the one the request-id middleware chose. */
-export function requestIdOf(c: Context): string {
-  return (c.get("requestId" as never) as string | undefined) ?? currentRequestId() ?? "unknown";
-}
-
-/** Details are always an object, an array or null, so clients read one type. */
-function normalizeDetails(details: unknown): ErrorBody["details"] {
-  if (details === undefined || details === null) return null;
-  if (Array.isArray(details)) return details;
-  if (typeof details === "object") return details as Record<string, unknown>;
-  return { value: details };
-}
-
-export function errorBody(c: Context, message: string, code: ErrorCode, details?: unknown): ErrorBody {
-  return { error: message, code, details: normalizeDetails(details), request_id: requestIdOf(c) };
-}
-
-/** The one way an error response is built, wherever it is answered from (handlers, middleware). */
-export function errorResponse(
-  c: Context,
-  status: ContentfulStatusCode,
-  message: string,
-  details?: unknown,
-  { code, headers }: { code?: ErrorCode; headers?: Record<string, string> } = {},
-): Response {
-  return c.json(errorBody(c, message, code ?? codeForStatus(status), details), status, headers);
-}
+/** Refused because other things still depend on it: the client removes those first. */
+export const inUse = (message: string, details?: unknown) => new ApiError(409, message, details, { code: "in_use" });
+export const invalidTransition = (status: ContentfulStatusCode, message: string, details?: unknown) =>
+  new ApiError(status, message, details, { code: "invalid_transition" });
+/** A body that parsed but names something that does not exist or does not fit: field-level problems like the schema's. */
+export const invalidBody = (problems: FieldProblem[]) => new ApiError(400, "invalid request body", problems, { code: "invalid_body" });
 
 export interface FieldProblem {
   path: string;
@@ -123,6 +116,24 @@ export function zodDetails(error: z.ZodError): FieldProblem[] {
     path: issue.path.map(String).join(".") || "(root)",
     message: issue.message,
   }));
+}
+
+/**
+ * The request id errors and logs carry: set by the request-id middleware (src/http/request-id.ts)
+ * for every request; the fallback covers a response built before it ran.
+ */
+function requestIdOf(c: Context): string {
+  const fromContext = (c.get as (key: string) => unknown)("requestId");
+  return typeof fromContext === "string" ? fromContext : (currentRequestId() ?? crypto.randomUUID());
+}
+
+const asDetails = (details: unknown): ErrorBody["details"] =>
+  details === undefined || details === null ? null : typeof details === "object" ? (details as ErrorBody["details"]) : { value: details };
+
+/** The one place an error body is built: every JSON error answer goes through here. */
+export function errorResponse(c: Context, err: ApiError): Response {
+  const body: ErrorBody = { error: err.message, code: err.code, details: asDetails(err.details), request_id: requestIdOf(c) };
+  return c.json(body, err.status, err.headers);
 }
 
 const SQLITE_CONFLICT = /UNIQUE constraint failed|FOREIGN KEY constraint failed|SQLITE_CONSTRAINT/;
@@ -138,23 +149,25 @@ function causeMessages(err: unknown): string {
   return parts.join(" | ");
 }
 
+/** What the framework throws (hono's JSON parsing, @hono/zod-openapi's media type gate), in our terms. */
+function fromHttpException(err: HTTPException): ApiError {
+  const status = err.status as ContentfulStatusCode;
+  if (status === 400 && /JSON/i.test(err.message)) return new ApiError(400, "malformed JSON body", null, { code: "malformed_json" });
+  if (status === 415) return new ApiError(415, "unsupported media type: send application/json", null);
+  return new ApiError(status, err.message || "request rejected", null);
+}
+
 /**
  * Turns anything thrown by a handler into a JSON error. Constraint violations that slip
  * past the handlers' own checks (a concurrent insert of the same name) are conflicts, not 500s.
  */
 export function renderError(err: unknown, c: Context): Response {
-  if (err instanceof ApiError) {
-    return errorResponse(c, err.status, err.message, err.details, { code: err.code, headers: err.headers });
-  }
-  if (err instanceof HTTPException) {
-    if (err.status === 400 && /JSON/i.test(err.message)) return errorResponse(c, 400, "malformed JSON body", null, { code: "malformed_json" });
-    if (err.status === 415) return errorResponse(c, 415, "the body must be application/json", { content_type: c.req.header("content-type") ?? null });
-    return errorResponse(c, err.status, err.message || "request rejected");
-  }
+  if (err instanceof ApiError) return errorResponse(c, err);
+  if (err instanceof HTTPException) return errorResponse(c, fromHttpException(err));
   const messages = causeMessages(err);
   if (SQLITE_CONFLICT.test(messages)) {
-    return errorResponse(c, 409, "conflicts with existing data", { reason: messages.match(SQLITE_CONFLICT)?.[0] });
+    return errorResponse(c, new ApiError(409, "conflicts with existing data", { reason: messages.match(SQLITE_CONFLICT)?.[0] }));
   }
   logError({ event: "unhandled_error", path: c.req.path, error: errorText(err) });
-  return errorResponse(c, 500, "internal error");
+  return errorResponse(c, new ApiError(500, "internal error"));
 }

@@ -3,7 +3,7 @@ import type { AppEnv } from "../env";
 import type { InstanceStatus, RunnerStatus } from "../db/schema";
 import { readInstanceToken } from "../scaleset/instance-token";
 import { logEvent } from "../observability/log";
-import { errorResponse } from "./errors";
+import { ApiError, errorResponse } from "./errors";
 
 export interface CallingInstance {
   id: string;
@@ -27,7 +27,7 @@ const LIVE_INSTANCE: readonly InstanceStatus[] = ["creating", "running"];
 /** Why a call was refused goes to the log (never the token); the caller only learns it was. */
 function unauthorized(c: Context, reason: string, claims?: { sub: string; ss: string }) {
   logEvent({ event: "instance_auth_refused", path: c.req.path, reason, instance: claims?.sub, scale_set: claims?.ss });
-  return errorResponse(c, 401, "unauthorized", null, { headers: { "www-authenticate": 'Bearer realm="edgerunner-instance"' } });
+  return errorResponse(c, new ApiError(401, "unauthorized", null, { headers: { "www-authenticate": 'Bearer realm="edgerunner-instance"' } }));
 }
 
 /**

@@ -1,24 +1,28 @@
 import type { MiddlewareHandler } from "hono";
 import type { AppEnv } from "../env";
-import { requestIdFor, withRequestContext } from "../observability/request-context";
+import { currentRequestId, inRequestScope } from "../observability/log";
 
 export const REQUEST_ID_HEADER = "X-Request-Id";
 
+/** Cloudflare's ray id ("8f1b2c3d4e5f6a7b-AMS"); anything else in the header is not taken. */
+const CF_RAY = /^[0-9A-Za-z-]{1,64}$/;
+
 /**
- * Names the request: the id goes into the response's X-Request-Id header, every error body
- * and every log line written while the request is handled, so a user can quote one value and
- * we can find the request's whole story with `wrangler tail`.
+ * Gives every request one id: Cloudflare's `cf-ray` when there is one (so it matches
+ * Cloudflare's own logs), else a fresh UUID. A request dispatched in-process while another is
+ * handled (the dashboard's calls to the API) keeps the outer id. The id is answered in
+ * X-Request-Id, put in every error body, and added to every log line written meanwhile.
  */
-export const requestContext: MiddlewareHandler<AppEnv> = async (c, next) => {
-  const requestId = requestIdFor(c.req.raw.headers);
-  c.set("requestId", requestId);
-  await withRequestContext({ requestId }, next);
-  if (c.res.headers.has(REQUEST_ID_HEADER)) return;
+export const requestId: MiddlewareHandler<AppEnv> = async (c, next) => {
+  const ray = c.req.header("cf-ray");
+  const id = currentRequestId() ?? (ray && CF_RAY.test(ray) ? ray : crypto.randomUUID());
+  c.set("requestId", id);
+  await inRequestScope(id, next);
   try {
-    c.res.headers.set(REQUEST_ID_HEADER, requestId);
+    c.res.headers.set(REQUEST_ID_HEADER, id);
   } catch {
-    // Some responses (a fetched one passed through) have immutable headers: copy them.
+    // Immutable headers (a Response made by Response.redirect or passed through): copy it.
     c.res = new Response(c.res.body, c.res);
-    c.res.headers.set(REQUEST_ID_HEADER, requestId);
+    c.res.headers.set(REQUEST_ID_HEADER, id);
   }
 };

@@ -1,16 +1,17 @@
 import { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../env";
-import { errorResponse, zodDetails } from "./errors";
+import { ApiError, errorResponse, zodDetails } from "./errors";
 
-/** A route group whose validation failures are 400s in the one error shape (http/errors.ts). */
+/** A route group whose validation failures are 400s in the Error shape, with field-level details. */
 export function createRouter() {
   return new OpenAPIHono<AppEnv>({
     defaultHook: (result, c) => {
       if (!result.success) {
-        const target = targetName(result.target);
-        return errorResponse(c, 400, `invalid request ${target}`, zodDetails(result.error), {
-          code: target === "body" ? "invalid_body" : "invalid_request",
-        });
+        const body = result.target === "json";
+        return errorResponse(
+          c,
+          new ApiError(400, `invalid request ${targetName(result.target)}`, zodDetails(result.error), { code: body ? "invalid_body" : "invalid_parameter" }),
+        );
       }
     },
   });

@@ -1,4 +1,4 @@
-import { currentRequestId } from "./request-context";
+import { AsyncLocalStorage } from "node:async_hooks";
 
 /**
  * One JSON object per line, the shape `wrangler tail --format json` and jq recipes rely on.
@@ -15,13 +15,28 @@ export interface LogFields {
   duration_ms?: number;
   /** Present only when something failed: `select(.error)` finds every failure. */
   error?: string;
+  /** Added by the logger itself while a request is being handled (see inRequestScope). */
+  request_id?: string;
   [field: string]: unknown;
 }
 
-/** Lines written while handling a request carry its id, the one its error bodies quote. */
+// The request a line is written for, carried through every await of its handling (and the
+// work it leaves to waitUntil) without passing it down every call.
+const requestScope = new AsyncLocalStorage<{ requestId: string }>();
+
+/** Runs `fn` so that every line it logs, however deep, carries `request_id`. */
+export function inRequestScope<T>(requestId: string, fn: () => T): T {
+  return requestScope.run({ requestId }, fn);
+}
+
+/** The id of the request being handled, if any. */
+export function currentRequestId(): string | undefined {
+  return requestScope.getStore()?.requestId;
+}
+
 function line(fields: LogFields): string {
   const requestId = currentRequestId();
-  return JSON.stringify(requestId && fields.request_id === undefined ? { ...fields, request_id: requestId } : fields);
+  return JSON.stringify(requestId === undefined || fields.request_id !== undefined ? fields : { ...fields, request_id: requestId });
 }
 
 export function logEvent(fields: LogFields): void {

@@ -1,4 +1,3 @@
-import { errorText, logError } from "./log";
 /**
  * Counts of outbound calls (GitHub, provider shims) and reconcile runs, kept in memory and
  * written to D1's `counters` table in one batch by whoever flushes (the scale set object at
@@ -8,6 +7,8 @@ import { errorText, logError } from "./log";
  * Counter names are `<family>|<label>|<label>`: labels never contain `|` (operations are
  * code constants, providers are resource names, credentials and scale sets are UUIDs).
  */
+
+import { errorText, logError } from "./log";
 
 const pending = new Map<string, number>();
 

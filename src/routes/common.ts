@@ -5,18 +5,22 @@ export const iso = (ms: number | null | undefined): string | null => (ms == null
 
 export const Timestamp = z.iso.datetime().openapi({ example: "2026-11-22T10:00:00.000Z" });
 
+/** An error response in the OpenAPI document: every one has the Error shape. */
+export const errorJson = (description: string) => ({ description, content: { "application/json": { schema: ErrorSchema } } }) as const;
+
 /** Responses every admin route can give besides its own. */
 export const errorResponses = {
-  400: { description: "Invalid request", content: { "application/json": { schema: ErrorSchema } } },
-  401: { description: "Missing or wrong admin token", content: { "application/json": { schema: ErrorSchema } } },
+  400: errorJson("Invalid request"),
+  401: errorJson("Missing or wrong admin token"),
+  429: errorJson("Too many wrong tokens from this client: refused until Retry-After"),
 } as const;
 
 export const notFoundResponse = {
-  404: { description: "Not found", content: { "application/json": { schema: ErrorSchema } } },
+  404: errorJson("Not found"),
 } as const;
 
 export const conflictResponse = {
-  409: { description: "Name taken, or still in use", content: { "application/json": { schema: ErrorSchema } } },
+  409: errorJson("Name taken, or still in use"),
 } as const;
 
 export const jsonBody = <T extends z.ZodType>(schema: T) => ({
@@ -30,6 +34,18 @@ export const jsonResponse = <T extends z.ZodType>(schema: T, description: string
 });
 
 export const noContent = { 204: { description: "Deleted" } } as const;
+
+/**
+ * An integer in a query string or path: decimal digits only, so `0x10`, `1e2`, `+16`, ` 16`
+ * and `16.0` are refused rather than read as numbers (what z.coerce.number and Number() do).
+ */
+export const decimalInt = (min: number, max: number) =>
+  z
+    .string()
+    .regex(/^\d{1,16}$/, "a decimal integer (digits only)")
+    .transform(Number)
+    .pipe(z.int().min(min).max(max))
+    .openapi({ type: "integer", minimum: min, maximum: max });
 
 export const IdParam = z.object({
   id: z.uuid().openapi({ param: { name: "id", in: "path" }, example: "0f0c2a4e-8a4b-4f6e-9d55-2b8c1b1f5b1e" }),

@@ -7,7 +7,7 @@ import { keyringFor } from "../crypto/keyring";
 import { entityLookupKey } from "../github/entity-names";
 import { seal } from "../crypto/secret-box";
 import { secretContext } from "../crypto/secret-contexts";
-import { ApiError, conflict, inUse, notFound } from "../http/errors";
+import { conflict, inUse, invalidBody, notFound } from "../http/errors";
 import { createRouter } from "../http/router";
 import {
   conflictResponse,
@@ -175,9 +175,7 @@ async function checkEnterpriseLink(db: Db, endpointName: string, enterprise: str
     .from(entities)
     .where(and(eq(entities.endpointName, endpointName), eq(entities.lookupKey, entityLookupKey("enterprise", enterprise))));
   if (!found) {
-    throw new ApiError(400, "invalid request body", [
-      { path: "enterprise", message: `no enterprise '${enterprise}' is registered on endpoint '${endpointName}'` },
-    ]);
+    throw invalidBody([{ path: "enterprise", message: `no enterprise '${enterprise}' is registered on endpoint '${endpointName}'` }]);
   }
 }
 
@@ -197,7 +195,7 @@ export async function requireEntity(db: Db, kind: EntityKind, id: string): Promi
 async function credentialsByName(db: Db, name: string) {
   const [creds] = await db.select().from(githubCredentials).where(eq(githubCredentials.name, name));
   if (!creds) {
-    throw new ApiError(400, "invalid request body", [{ path: "credentials_name", message: `unknown credentials '${name}'` }]);
+    throw invalidBody([{ path: "credentials_name", message: `unknown credentials '${name}'` }]);
   }
   return creds;
 }
@@ -299,7 +297,7 @@ function registerKind(router: ReturnType<typeof createRouter>, spec: KindSpec) {
         if (body.credentials_name !== undefined) {
           const creds = await credentialsByName(db, body.credentials_name);
           if (creds.endpointName !== entity.endpointName) {
-            throw new ApiError(400, "invalid request body", [
+            throw invalidBody([
               { path: "credentials_name", message: `credentials are for endpoint '${creds.endpointName}', this ${kind} is on '${entity.endpointName}'` },
             ]);
           }

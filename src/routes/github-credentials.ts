@@ -6,7 +6,7 @@ import { clearCredentialState } from "../github/credential-state";
 import { keyringFor } from "../crypto/keyring";
 import { seal } from "../crypto/secret-box";
 import { secretContext } from "../crypto/secret-contexts";
-import { ApiError, conflict, inUse, notFound } from "../http/errors";
+import { conflict, inUse, invalidBody, notFound } from "../http/errors";
 import { createRouter } from "../http/router";
 import {
   conflictResponse,
@@ -182,7 +182,7 @@ export const githubCredentialRoutes = createRouter()
         db.select({ id: githubCredentials.id }).from(githubCredentials).where(eq(githubCredentials.name, body.name)),
       ]);
       if (!endpoint.length) {
-        throw new ApiError(400, "invalid request body", [{ path: "endpoint", message: `unknown endpoint '${body.endpoint}'` }]);
+        throw invalidBody([{ path: "endpoint", message: `unknown endpoint '${body.endpoint}'` }]);
       }
       if (taken.length) throw conflict("credentials with this name exist", { name: body.name });
       const id = crypto.randomUUID();
@@ -243,10 +243,10 @@ export const githubCredentialRoutes = createRouter()
       const [row] = await db.select().from(githubCredentials).where(eq(githubCredentials.id, id));
       if (!row) throw notFound("credentials", id);
       if (body.pat && row.authType !== "pat") {
-        throw new ApiError(400, "invalid request body", [{ path: "pat", message: "these are GitHub App credentials" }]);
+        throw invalidBody([{ path: "pat", message: "these are GitHub App credentials" }]);
       }
       if (body.app && row.authType !== "app") {
-        throw new ApiError(400, "invalid request body", [{ path: "app", message: "these are PAT credentials" }]);
+        throw invalidBody([{ path: "app", message: "these are PAT credentials" }]);
       }
       if (body.name && body.name !== row.name) {
         const taken = await db.select({ id: githubCredentials.id }).from(githubCredentials).where(eq(githubCredentials.name, body.name));

@@ -14,10 +14,12 @@ import { ApiError } from "../http/errors";
  */
 export function githubFailure(err: unknown, hint?: (status: number) => string | undefined): ApiError {
   if (err instanceof GithubCredentialFailingError) {
-    return new ApiError(409, "GitHub refuses these credentials; update them to retry", {
-      credentials_id: err.credentialId,
-      reason: err.reason,
-    });
+    return new ApiError(
+      409,
+      "GitHub refuses these credentials; update them to retry",
+      { credentials_id: err.credentialId, reason: err.reason },
+      { code: "credentials_refused" },
+    );
   }
   if (err instanceof GithubRateLimitedError) {
     return new RetryLaterError(err.retryAt);
@@ -41,7 +43,8 @@ export function githubFailure(err: unknown, hint?: (status: number) => string | 
 export class RetryLaterError extends ApiError {
   constructor(readonly retryAt: number) {
     super(503, "GitHub rate limit: try again later", { retry_at: new Date(retryAt).toISOString() }, {
-      "retry-after": String(Math.max(1, Math.ceil((retryAt - Date.now()) / 1000))),
+      code: "upstream_rate_limited",
+      headers: { "retry-after": String(Math.max(1, Math.ceil((retryAt - Date.now()) / 1000))) },
     });
   }
 }

@@ -2,7 +2,7 @@ import { createRoute, z } from "@hono/zod-openapi";
 import { and, desc, eq, type SQL } from "drizzle-orm";
 import { createDb } from "../db/client";
 import { instances, instanceStatuses, instanceTransitions, runnerStatuses } from "../db/schema";
-import { ApiError, notFound } from "../http/errors";
+import { ErrorSchema, invalidTransition, notFound } from "../http/errors";
 import { scaleSetObject } from "../scaleset/stub";
 import { createRouter } from "../http/router";
 import { errorResponses, iso, jsonResponse, notFoundResponse, Timestamp } from "./common";
@@ -155,7 +155,7 @@ export const instanceRoutes = createRouter()
         202: jsonResponse(z.object({ name: z.string(), status: z.enum(instanceStatuses) }), "Deletion under way"),
         ...errorResponses,
         ...notFoundResponse,
-        409: jsonResponse(z.object({ error: z.string(), details: z.unknown() }), "The instance cannot be deleted from its status"),
+        409: jsonResponse(ErrorSchema, "The instance cannot be deleted from its status"),
       },
     }),
     async (c) => {
@@ -166,12 +166,12 @@ export const instanceRoutes = createRouter()
         .from(instances)
         .where(eq(instances.name, name));
       if (!row) throw notFound("instance", name);
-      if (row.status === "deleted") throw new ApiError(409, "instance is already deleted", { name });
+      if (row.status === "deleted") throw invalidTransition(409, "instance is already deleted", { name });
       // The scale set's object is the only writer of instance lifecycles: it makes the move.
       const result = await scaleSetObject(c.env, row.scaleSetId).deleteInstance(row.scaleSetId, name, force);
       if ("error" in result) {
         if (result.error === "not_found") throw notFound("instance", name);
-        throw new ApiError(409, "instance cannot be deleted now", { reason: result.error });
+        throw invalidTransition(409, "instance cannot be deleted now", { reason: result.error });
       }
       return c.json({ name, status: result.status }, 202);
     },

@@ -3,7 +3,7 @@ import { and, desc, eq, isNull, lt, type SQL } from "drizzle-orm";
 import { createDb } from "../db/client";
 import { jobs, jobStatuses } from "../db/schema";
 import { createRouter } from "../http/router";
-import { errorResponses, iso, jsonResponse, queryInt, Timestamp } from "./common";
+import { decimalInt, errorResponses, iso, jsonResponse, Timestamp } from "./common";
 
 const JobSchema = z
   .object({
@@ -43,11 +43,8 @@ const ListQuery = z.object({
     .transform((v) => v === "true")
     .optional()
     .openapi({ description: "Only jobs no scale set matches" }),
-  limit: queryInt({ min: 1, max: 500, fallback: 50 }),
-  cursor: z
-    .string()
-    .regex(/^\d{1,16}$/, "not a cursor from this API")
-    .optional(),
+  limit: decimalInt(1, 500).default(50),
+  cursor: decimalInt(1, Number.MAX_SAFE_INTEGER).optional().openapi({ description: "`next_cursor` of the previous page" }),
 });
 
 type JobRow = typeof jobs.$inferSelect;
@@ -88,7 +85,7 @@ export const jobRoutes = createRouter().openapi(
     if (q.status) filters.push(eq(jobs.status, q.status));
     if (q.scaleset_id) filters.push(eq(jobs.scaleSetId, q.scaleset_id));
     if (q.unmatched) filters.push(isNull(jobs.scaleSetId));
-    if (q.cursor) filters.push(lt(jobs.id, Number(q.cursor)));
+    if (q.cursor !== undefined) filters.push(lt(jobs.id, q.cursor));
     const rows = await createDb(c.env)
       .select()
       .from(jobs)

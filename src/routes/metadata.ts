@@ -1,16 +1,18 @@
 import { z } from "@hono/zod-openapi";
-import { Hono } from "hono";
+import { Hono, type Context } from "hono";
+import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { keyringFor } from "../crypto/keyring";
 import { open } from "../crypto/secret-box";
 import { secretContext } from "../crypto/secret-contexts";
 import { fromBase64 } from "../crypto/base64url";
-import { ApiError, ErrorSchema } from "../http/errors";
-import { logEvent as log } from "../observability/log";
+import { ApiError, errorResponse } from "../http/errors";
 import { instanceAuth, type InstanceAppEnv } from "../http/instance-auth";
 import type { Router } from "../http/router";
 import { pickTool, renderInstallScript } from "../bootstrap/install-script";
 import { runnerPortForScaleSet, runnerToolsForScaleSet } from "../scaleset/ports-factory";
 import { entityUrl } from "../scaleset/bootstrap";
+import { errorJson } from "./common";
+import { logEvent as log } from "../observability/log";
 
 /**
  * What a booting machine fetches about itself (GARM's metadata routes, same formats), each
@@ -81,6 +83,10 @@ const base = (publicUrl: string) => publicUrl.replace(/\/+$/, "");
 const repoUrl = (ctx: InstanceContext) => entityUrl({ entity: ctx.entity as any, endpoint: { baseUrl: ctx.baseUrl, caCertBundle: null } });
 const text = (body: string, status = 200) => new Response(body, { status, headers: { "content-type": "text/plain; charset=utf-8" } });
 
+const fail = (c: Context, status: ContentfulStatusCode, message: string, details?: unknown) => errorResponse(c, new ApiError(status, message, details));
+const invalidRunAsUser = (c: Context) =>
+  errorResponse(c, new ApiError(400, "invalid runAsUser", { pattern: RUN_AS_USER.source }, { code: "invalid_parameter" }));
+
 async function jitFiles(env: InstanceAppEnv["Bindings"], instanceId: string, sealed: string | null): Promise<Record<string, string> | null> {
   if (!sealed) return null;
   const encoded = await open(await keyringFor(env), sealed, secretContext.jitConfig(instanceId));
@@ -92,7 +98,7 @@ export const metadataRoutes = new Hono<InstanceAppEnv>()
   .get("/metadata/runner-metadata", async (c) => {
     const inst = c.get("instance");
     const ctx = await loadContext(c.env.DB, inst.scaleSetId);
-    if (!ctx) throw new ApiError(401, "unauthorized");
+    if (!ctx) return fail(c, 401, "unauthorized");
     return c.json({
       name: inst.name,
       scale_set_id: inst.scaleSetId,
@@ -110,18 +116,18 @@ export const metadataRoutes = new Hono<InstanceAppEnv>()
   .get("/metadata/install-script", async (c) => {
     const inst = c.get("instance");
     const ctx = await loadContext(c.env.DB, inst.scaleSetId);
-    if (!ctx) throw new ApiError(401, "unauthorized");
+    if (!ctx) return fail(c, 401, "unauthorized");
     let tools;
     try {
       tools = await runnerToolsForScaleSet(c.env, inst.scaleSetId);
     } catch (e) {
-      throw new ApiError(502, "could not get the runner downloads from GitHub", { reason: e instanceof Error ? e.message : String(e) });
+      return fail(c, 502, "could not get the runner downloads from GitHub", { reason: e instanceof Error ? e.message : String(e) });
     }
     const tool = pickTool(tools, ctx.osType, ctx.osArch);
-    if (!tool) throw new ApiError(409, `GitHub offers no runner for ${ctx.osType}/${ctx.osArch}`);
+    if (!tool) return fail(c, 409, `GitHub offers no runner for ${ctx.osType}/${ctx.osArch}`);
     const token = /^Bearer\s+(\S+)$/i.exec(c.req.header("authorization") ?? "")![1]!;
     const user = c.req.query("runAsUser") ?? "runner";
-    if (!RUN_AS_USER.test(user)) throw new ApiError(400, "invalid runAsUser");
+    if (!RUN_AS_USER.test(user)) return invalidRunAsUser(c);
     return text(
       renderInstallScript(ctx.osType, {
         instanceName: inst.name,
@@ -141,14 +147,14 @@ export const metadataRoutes = new Hono<InstanceAppEnv>()
   .get("/metadata/credentials/:file", async (c) => {
     const inst = c.get("instance");
     const file = JIT_FILES[c.req.param("file") as keyof typeof JIT_FILES];
-    if (!file) throw new ApiError(404, "unknown credentials file", { allowed: Object.keys(JIT_FILES) });
+    if (!file) return fail(c, 404, "unknown credentials file", { allowed: Object.keys(JIT_FILES) });
     const files = await jitFiles(c.env, inst.id, inst.jitConfigEnc);
-    if (!files?.[file]) throw new ApiError(404, "this runner has no JIT configuration");
+    if (!files?.[file]) return fail(c, 404, "this runner has no JIT configuration");
     return new Response(fromBase64(files[file]), { headers: { "content-type": "application/octet-stream" } });
   })
   .get("/metadata/runner-registration-token", async (c) => {
     const inst = c.get("instance");
-    if (inst.jitConfigEnc) throw new ApiError(404, "this runner registers with a JIT configuration; it has no registration token");
+    if (inst.jitConfigEnc) return fail(c, 404, "this runner registers with a JIT configuration; it has no registration token");
     // Once per create attempt: claim first (one conditional UPDATE, so two racing fetches
     // cannot both win), then mint; a failed mint gives the claim back.
     const claimedAt = Date.now();
@@ -160,7 +166,7 @@ export const metadataRoutes = new Hono<InstanceAppEnv>()
       .run();
     if (!claim.meta.changes) {
       log({ event: "registration_token_refused", scale_set: inst.scaleSetId, instance: inst.name, reason: "already served" });
-      throw new ApiError(409, "the registration token for this runner was already served", { instance: inst.name });
+      return fail(c, 409, "the registration token for this runner was already served", { instance: inst.name });
     }
     try {
       const port = await runnerPortForScaleSet(c.env, inst.scaleSetId);
@@ -174,31 +180,31 @@ export const metadataRoutes = new Hono<InstanceAppEnv>()
         .run();
       const reason = e instanceof Error ? e.message : String(e);
       log({ event: "registration_token_failed", scale_set: inst.scaleSetId, instance: inst.name, error: reason });
-      throw new ApiError(502, "could not get a registration token from GitHub", { reason });
+      return fail(c, 502, "could not get a registration token from GitHub", { reason });
     }
   })
   .get("/metadata/system/service-name", async (c) => {
     const ctx = await loadContext(c.env.DB, c.get("instance").scaleSetId);
-    if (!ctx) throw new ApiError(401, "unauthorized");
+    if (!ctx) return fail(c, 401, "unauthorized");
     return text(serviceName(ctx.entity));
   })
   .get("/metadata/systemd/unit-file", async (c) => {
     const ctx = await loadContext(c.env.DB, c.get("instance").scaleSetId);
-    if (!ctx) throw new ApiError(401, "unauthorized");
+    if (!ctx) return fail(c, 401, "unauthorized");
     const user = c.req.query("runAsUser") ?? "runner";
-    if (!RUN_AS_USER.test(user)) throw new ApiError(400, "invalid runAsUser", { pattern: RUN_AS_USER.source });
+    if (!RUN_AS_USER.test(user)) return invalidRunAsUser(c);
     return text(systemdUnit(serviceName(ctx.entity), user));
   })
   .get("/metadata/system/cert-bundle", async (c) => {
     const ctx = await loadContext(c.env.DB, c.get("instance").scaleSetId);
-    if (!ctx) throw new ApiError(401, "unauthorized");
+    if (!ctx) return fail(c, 401, "unauthorized");
     const certs: Record<string, string> = {};
     if (ctx.caCertBundle) certs["endpoint-ca.pem"] = btoa(ctx.caCertBundle);
     return c.json({ root_certificates: certs });
   });
 
 const instanceSecurity = [{ instanceToken: [] }];
-const unauthorized = { 401: { description: "Missing, invalid or spent instance token", content: { "application/json": { schema: ErrorSchema } } } };
+const unauthorized = { 401: errorJson("Missing, invalid or spent instance token") };
 
 export function documentMetadata(app: Router, prefix: string) {
   const doc = (path: string, summary: string, content: Record<string, unknown>, extra: Record<string, unknown> = {}) =>
@@ -213,19 +219,19 @@ export function documentMetadata(app: Router, prefix: string) {
   const plain = { "text/plain": { schema: z.string() } };
   doc("/runner-metadata", "The instance's runner metadata", { "application/json": { schema: z.record(z.string(), z.unknown()) } });
   doc("/install-script", "The rendered bootstrap script (bash or PowerShell; ?runAsUser=)", plain, {
-    400: { description: "Invalid runAsUser" },
-    409: { description: "GitHub offers no runner for the scale set's OS and architecture" },
-    502: { description: "GitHub's runner downloads could not be read" },
+    400: errorJson("Invalid runAsUser"),
+    409: errorJson("GitHub offers no runner for the scale set's OS and architecture"),
+    502: errorJson("GitHub's runner downloads could not be read"),
   });
   doc("/credentials/{file}", "A decoded JIT file: runner, credentials or credentials_rsaparams", { "application/octet-stream": { schema: z.string() } }, {
-    404: { description: "No such file, or no JIT configuration" },
+    404: errorJson("No such file, or no JIT configuration"),
   });
   doc("/runner-registration-token", "The runner's one-time registration token, raw text (scale sets without JIT)", plain, {
-    404: { description: "The runner registers with a JIT configuration" },
-    409: { description: "Already served for this create attempt" },
-    502: { description: "GitHub did not give a token" },
+    404: errorJson("The runner registers with a JIT configuration"),
+    409: errorJson("Already served for this create attempt"),
+    502: errorJson("GitHub did not give a token"),
   });
   doc("/system/service-name", "The runner service name", plain);
-  doc("/systemd/unit-file", "A systemd unit for the runner (?runAsUser=)", plain);
+  doc("/systemd/unit-file", "A systemd unit for the runner (?runAsUser=)", plain, { 400: errorJson("Invalid runAsUser") });
   doc("/system/cert-bundle", "Extra CA certificates to trust", { "application/json": { schema: z.object({ root_certificates: z.record(z.string(), z.string()) }) } });
 }

@@ -1,7 +1,7 @@
 import { Hono } from "hono";
 import type { AppEnv } from "../env";
-import { constantTimeEqual } from "../crypto/constant-time";
-import { errorResponse } from "../http/errors";
+import { requireBearer } from "../http/admin-auth";
+import { ApiError } from "../http/errors";
 import { Exposition, type Labels } from "../observability/prometheus";
 import { RECONCILE_BUCKETS } from "../observability/op-counters";
 
@@ -179,12 +179,7 @@ export async function renderMetrics(db: D1Database): Promise<string> {
 
 export const metricsRoutes = new Hono<AppEnv>().get(METRICS_PATH, async (c) => {
   const expected = c.env.METRICS_TOKEN;
-  if (!expected) return errorResponse(c, 503, "metrics disabled: METRICS_TOKEN is not configured");
-  const match = /^Bearer\s+(.+)$/i.exec(c.req.header("authorization") ?? "");
-  if (!match || !(await constantTimeEqual(match[1]!.trim(), expected))) {
-    return errorResponse(c, 401, "unauthorized", { reason: match ? "invalid token" : "missing bearer token" }, {
-      headers: { "WWW-Authenticate": 'Bearer realm="edgerunner-metrics"' },
-    });
-  }
+  if (!expected) throw new ApiError(503, "metrics disabled: METRICS_TOKEN is not configured");
+  await requireBearer(c, expected, "edgerunner-metrics");
   return c.body(await renderMetrics(c.env.DB), 200, { "content-type": "text/plain; version=0.0.4; charset=utf-8", "cache-control": "no-store" });
 });

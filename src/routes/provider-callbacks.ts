@@ -7,11 +7,11 @@ import { keyringFor } from "../crypto/keyring";
 import { open } from "../crypto/secret-box";
 import { secretContext } from "../crypto/secret-contexts";
 import type { AppEnv } from "../env";
-import { ApiError, ErrorSchema } from "../http/errors";
+import { ApiError } from "../http/errors";
 import { createRouter } from "../http/router";
 import { ShimCallback } from "../providers/shim-protocol";
 import { requestTarget, verifySignature } from "../providers/shim-signing";
-import { jsonBody, jsonResponse } from "./common";
+import { errorJson, jsonBody, jsonResponse } from "./common";
 import { logEvent } from "../observability/log";
 
 /** Route pattern, for the admin-auth exemption in app.ts: these callers sign with the provider secret instead. */
@@ -26,7 +26,7 @@ const signedBy = new WeakMap<Request, { id: string; name: string }>();
 let decoy: string | undefined;
 const decoySecret = () => (decoy ??= crypto.randomUUID() + crypto.randomUUID());
 
-const unauthorized = (reason: string) => new ApiError(401, "unauthorized", { reason });
+const unauthorized = (reason: string) => new ApiError(401, "unauthorized", { reason }, { code: "invalid_signature" });
 
 /** A callback is one small JSON object; bigger bodies are refused before they are read or hashed. */
 export const MAX_CALLBACK_BYTES = 256 * 1024;
@@ -64,7 +64,6 @@ const CallbackAccepted = z
   .object({ accepted: z.boolean().openapi({ description: "false when the scale set had nothing waiting for this operation" }) })
   .openapi("ShimCallbackAccepted");
 
-const errorJson = (description: string) => ({ description, content: { "application/json": { schema: ErrorSchema } } });
 
 const route = createRoute({
   method: "post",

@@ -1,12 +1,13 @@
 import { z } from "@hono/zod-openapi";
 import { Hono } from "hono";
 import { runnerStatuses } from "../db/schema";
-import { ApiError, ErrorSchema, zodDetails } from "../http/errors";
-import { logEvent as log } from "../observability/log";
+import { ApiError, errorResponse, invalidTransition, zodDetails } from "../http/errors";
 import { instanceAuth, type InstanceAppEnv } from "../http/instance-auth";
 import { claimOnReport } from "../scaleset/runner-identity";
 import { scaleSetObject } from "../scaleset/stub";
 import type { Router } from "../http/router";
+import { logEvent as log } from "../observability/log";
+import { errorJson } from "./common";
 
 /**
  * Where a bootstrapping runner reports progress (GARM's callback routes, same bodies). GARM's
@@ -35,10 +36,10 @@ async function readJson<T extends z.ZodType>(req: Request, schema: T): Promise<{
   try {
     raw = JSON.parse(text);
   } catch {
-    return { ok: false, error: new ApiError(400, "malformed JSON body", null, undefined, "malformed_json") };
+    return { ok: false, error: new ApiError(400, "malformed JSON body", null, { code: "malformed_json" }) };
   }
   const parsed = schema.safeParse(raw);
-  if (!parsed.success) return { ok: false, error: new ApiError(400, "invalid request body", zodDetails(parsed.error), undefined, "invalid_body") };
+  if (!parsed.success) return { ok: false, error: new ApiError(400, "invalid request body", zodDetails(parsed.error), { code: "invalid_body" }) };
   return { ok: true, value: parsed.data };
 }
 
@@ -49,7 +50,7 @@ export const runnerCallbackRoutes = new Hono<InstanceAppEnv>()
     const body = await readJson(c.req.raw, StatusReport);
     if (!body.ok) {
       log({ event: "runner_callback_invalid", route: "status", scale_set: inst.scaleSetId, instance: inst.name, error: body.error.message });
-      throw body.error;
+      return errorResponse(c, body.error);
     }
     const result = await scaleSetObject(c.env, inst.scaleSetId).runnerReport(inst.scaleSetId, inst.name, inst.createAttempt, {
       status: body.value.status,
@@ -58,8 +59,8 @@ export const runnerCallbackRoutes = new Hono<InstanceAppEnv>()
     });
     if ("error" in result) {
       log({ event: "runner_status_refused", scale_set: inst.scaleSetId, instance: inst.name, to: body.value.status, reason: result.error });
-      if (result.error === "gone") throw new ApiError(401, "unauthorized");
-      throw new ApiError(400, `runner status cannot go from ${result.from} to ${result.to}`, { from: result.from, to: result.to }, undefined, "invalid_transition");
+      if (result.error === "gone") return errorResponse(c, new ApiError(401, "unauthorized"));
+      return errorResponse(c, invalidTransition(400, `runner status cannot go from ${result.from} to ${result.to}`, { from: result.from, to: result.to }));
     }
     return c.body(null, 200);
   })
@@ -68,7 +69,7 @@ export const runnerCallbackRoutes = new Hono<InstanceAppEnv>()
     const body = await readJson(c.req.raw, SystemInfo);
     if (!body.ok) {
       log({ event: "runner_callback_invalid", route: "system-info", scale_set: inst.scaleSetId, instance: inst.name, error: body.error.message });
-      throw body.error;
+      return errorResponse(c, body.error);
     }
     // A reported id is a claim, kept apart from GitHub's own (runner-identity.ts): removal
     // confirms it at GitHub, so a machine cannot make the scale set remove another runner.
@@ -95,8 +96,8 @@ export const runnerCallbackRoutes = new Hono<InstanceAppEnv>()
 
 const instanceSecurity = [{ instanceToken: [] }];
 const errors = {
-  400: { description: "Invalid body or a forbidden runner status change", content: { "application/json": { schema: ErrorSchema } } },
-  401: { description: "Missing, invalid or spent instance token", content: { "application/json": { schema: ErrorSchema } } },
+  400: errorJson("Invalid body or a forbidden runner status change"),
+  401: errorJson("Missing, invalid or spent instance token"),
 };
 
 /** The callback routes take their bodies by hand, so they are described here for the OpenAPI document. */

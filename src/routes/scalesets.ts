@@ -3,7 +3,7 @@ import { and, eq, ne } from "drizzle-orm";
 import { createDb, type Db } from "../db/client";
 import { entities, instances, osArches, osTypes, providers, scaleSets } from "../db/schema";
 import { normalizeLabels } from "../scaleset/labels";
-import { ApiError, conflict, inUse, notFound } from "../http/errors";
+import { conflict, inUse, invalidBody, notFound } from "../http/errors";
 import { createRouter } from "../http/router";
 import {
   conflictResponse,
@@ -197,7 +197,7 @@ async function loadJoined(db: Db, id: string): Promise<ScaleSetJoined> {
 
 async function providerIdByName(db: Db, name: string): Promise<string> {
   const [row] = await db.select({ id: providers.id }).from(providers).where(eq(providers.name, name));
-  if (!row) throw new ApiError(400, "invalid request body", [{ path: "provider_name", message: `unknown provider '${name}'` }]);
+  if (!row) throw invalidBody([{ path: "provider_name", message: `unknown provider '${name}'` }]);
   return row.id;
 }
 
@@ -367,7 +367,7 @@ export const scaleSetRoutes = Object.keys(entityKindByPath)
       const minIdle = body.min_idle_runners ?? s.minIdleRunners;
       const max = body.max_runners ?? s.maxRunners;
       if (minIdle > max) {
-        throw new ApiError(400, "invalid request body", [
+        throw invalidBody([
           { path: "min_idle_runners", message: `min_idle_runners (${minIdle}) cannot exceed max_runners (${max})` },
         ]);
       }
@@ -375,7 +375,7 @@ export const scaleSetRoutes = Object.keys(entityKindByPath)
       if (body.provider_name !== undefined && body.provider_name !== current.providerName) {
         providerId = await providerIdByName(db, body.provider_name);
         const live = await liveInstances(db, id);
-        if (live.length) throw conflict("cannot change the provider while instances are live", { instances: live });
+        if (live.length) throw inUse("cannot change the provider while instances are live", { instances: live });
       }
       if (body.name !== undefined && body.name !== s.name) await assertNameFree(db, s.entityId, body.name);
       await db

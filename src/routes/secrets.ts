@@ -2,7 +2,7 @@ import { createRoute, z } from "@hono/zod-openapi";
 import { keyringFor } from "../crypto/keyring";
 import { open, seal, sealedWithOldKey } from "../crypto/secret-box";
 import { sealedColumns } from "../crypto/secret-contexts";
-import { ApiError } from "../http/errors";
+import { ApiError, ErrorSchema } from "../http/errors";
 import { createRouter } from "../http/router";
 import { errorResponses, jsonResponse } from "./common";
 import { logEvent } from "../observability/log";
@@ -27,7 +27,7 @@ export const secretRoutes = createRouter().openapi(
     responses: {
       200: jsonResponse(RotationResult, "Rotation done"),
       ...errorResponses,
-      422: jsonResponse(z.object({ error: z.string(), details: z.unknown() }), "Some values open with no configured key"),
+      422: jsonResponse(ErrorSchema, "Some values open with no configured key"),
     },
   }),
   async (c) => {

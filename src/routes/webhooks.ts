@@ -5,7 +5,7 @@ import { keyringFor } from "../crypto/keyring";
 import { recordWorkflowJob } from "../db/job-intake";
 import { loadDirectory, reporterOf, type Directory } from "../db/webhook-directory";
 import { afterResponse } from "../http/after-response";
-import { errorResponse, zodDetails, type ErrorCode } from "../http/errors";
+import { ApiError, errorResponse, zodDetails, type ErrorCode } from "../http/errors";
 import { BodyTooLarge, readLimitedBody } from "../http/limited-body";
 import { findSigners } from "../github/webhook-signature";
 import { DeliverySubject, deliveryEntities, jobEventFrom, onlyOutOfBounds, PAYLOAD_BOUNDS, WorkflowJobPayload } from "../github/workflow-job";
@@ -37,14 +37,13 @@ type Rejection =
   | "invalid_payload"
   | "out_of_bounds";
 
-/** The error code each rejection answers with (the reason itself goes to the counters and the log). */
-const CODE_OF_REJECTION: Record<Rejection, ErrorCode> = {
-  missing_headers: "invalid_request",
-  invalid_headers: "invalid_request",
-  payload_too_large: "payload_too_large",
+/** The API error code of each rejection (the reason itself is the finer-grained counter name). */
+const REJECTION_CODES: Partial<Record<Rejection, ErrorCode>> = {
+  missing_headers: "invalid_parameter",
+  invalid_headers: "invalid_parameter",
   malformed_json: "malformed_json",
-  unknown_entity: "unauthorized",
-  bad_signature: "unauthorized",
+  unknown_entity: "invalid_signature",
+  bad_signature: "invalid_signature",
   invalid_payload: "invalid_body",
   out_of_bounds: "invalid_body",
 };
@@ -79,7 +78,7 @@ async function reject(
 ): Promise<Response> {
   log({ event: "webhook_rejected", reason, status, delivery_id: delivery.id ?? null, github_event: delivery.event ?? null });
   await countRejection(c.env, reason);
-  return errorResponse(c, status, error, details, { code: CODE_OF_REJECTION[reason] });
+  return errorResponse(c, new ApiError(status, error, details, { code: REJECTION_CODES[reason] }));
 }
 
 function parseBody(raw: Uint8Array, contentType: string): { text: string; json: unknown } | null {

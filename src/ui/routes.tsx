@@ -3,6 +3,8 @@ import { pool } from "../lib/pool";
 import { deleteCookie, getCookie, setCookie } from "hono/cookie";
 import type { AppEnv, Env } from "../env";
 import { constantTimeEqual } from "../crypto/constant-time";
+import { clientKey, countLoginAttempt } from "../http/auth-throttle";
+import { errorResponse } from "../http/errors";
 import { logEvent } from "../observability/log";
 import type { ScaleSetStatus } from "../scaleset/scaleset-object";
 import { scaleSetObject } from "../scaleset/stub";
@@ -73,6 +75,14 @@ export function createUiRoutes(dispatch: ApiDispatch) {
   ui.get("/login", (c) => c.html(<LoginPage />));
 
   ui.post("/login", async (c) => {
+    // Every attempt counts, and a client over the limit is refused before its token is read.
+    const client = clientKey(c.req.header("cf-connecting-ip"));
+    const throttled = client && (await countLoginAttempt(c.env, client));
+    if (throttled) {
+      // A browser gets the page back; anything else (a script) gets the API's Error shape.
+      if (!/\btext\/html\b/.test(c.req.header("accept") ?? "")) return errorResponse(c, throttled);
+      return c.html(<LoginPage error="Too many login attempts from this address. Wait a minute and try again." />, 429, throttled.headers);
+    }
     const expected = c.env.ADMIN_TOKEN;
     const form = await c.req.parseBody();
     const token = typeof form.token === "string" ? form.token.trim() : "";

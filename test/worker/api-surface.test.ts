@@ -1,7 +1,8 @@
 import { exports } from "cloudflare:workers";
-import { describe, expect, it, vi } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { createApp } from "../../src/app";
-import { api, call, dumpDb, expectErrorShape, expectRejectedWithoutWrites } from "./helpers";
+import { errorCodes } from "../../src/http/errors";
+import { api, call, dumpDb, expectErrorShape, expectRejectedWithoutWrites, type ApiResponse } from "./helpers";
 
 const SAMPLE_ID = "3b241101-e2bb-4255-8caf-4136c566a962";
 
@@ -68,7 +69,6 @@ describe("admin authentication", () => {
       for (const opts of [{ token: null }, { token: "wrong-token" }, { token: null, headers: { authorization: "Basic dGVzdDp0ZXN0" } }]) {
         const res = await expectRejectedWithoutWrites(401, () => call(method, path, body, opts));
         expect(res.body.error).toBe("unauthorized");
-        expect(res.body.code).toBe("unauthorized");
         expect(res.headers.get("www-authenticate")).toMatch(/^Bearer/);
       }
     }
@@ -91,17 +91,15 @@ describe("request shape", () => {
       if (!hasBody) continue;
       const res = await expectRejectedWithoutWrites(400, () => call(method, path, undefined, { raw: '{"name": "x",' }));
       expect(res.body.error, `${method} ${path}`).toMatch(/malformed JSON/);
-      expect(res.body.code, `${method} ${path}`).toBe("malformed_json");
     }
   });
 
   it("answers a non-JSON body with 415 on every route that takes a body, writing nothing", async () => {
     for (const { method, path, hasBody } of await operations()) {
       if (!hasBody) continue;
-      const res = await expectRejectedWithoutWrites(415, () =>
+      await expectRejectedWithoutWrites(415, () =>
         call(method, path, undefined, { raw: "name=x", headers: { "content-type": "application/x-www-form-urlencoded" } }),
       );
-      expect(res.body.code, `${method} ${path}`).toBe("unsupported_media_type");
     }
   });
 
@@ -109,7 +107,6 @@ describe("request shape", () => {
     for (const { method, path, template, requiresFields } of await operations()) {
       if (method !== "POST" || !requiresFields) continue;
       const res = await expectRejectedWithoutWrites(400, () => call(method, path, {}));
-      expect(res.body.code, template).toBe("invalid_body");
       expect(Array.isArray(res.body.details), template).toBe(true);
       expect(res.body.details.length, template).toBeGreaterThan(0);
       for (const d of res.body.details) expect(d).toEqual({ path: expect.any(String), message: expect.any(String) });
@@ -131,53 +128,103 @@ describe("request shape", () => {
   it("gives JSON 404s for unknown paths", async () => {
     const res = await api.get("/api/v1/nothing-here");
     expect(res.status).toBe(404);
-    expect(res.body).toEqual({
-      error: "not found",
-      code: "not_found",
-      details: { path: "/api/v1/nothing-here" },
-      request_id: res.headers.get("x-request-id"),
-    });
-    const outside = await api.get("/nope", { token: null });
-    expect(outside.status).toBe(404);
-    expectErrorShape(outside);
+    expect(res.body).toEqual({ error: "not found", code: "not_found", details: { path: "/api/v1/nothing-here" }, request_id: res.headers.get("x-request-id") });
+    expect((await api.get("/nope", { token: null })).status).toBe(404);
   });
+});
 
-  it("gives every request its own id, and takes Cloudflare's ray id when there is one", async () => {
-    const a = await api.get("/api/v1/providers");
-    const b = await api.get("/api/v1/providers");
-    expect(a.headers.get("x-request-id")).toMatch(/^[0-9a-f-]{36}$/);
-    expect(b.headers.get("x-request-id")).not.toBe(a.headers.get("x-request-id"));
-    const ray = await api.get("/api/v1/nothing-here", { headers: { "cf-ray": "8c3f2c1b6f2e4b7e-AMS" } });
-    expect(ray.body.request_id).toBe("8c3f2c1b6f2e4b7e-AMS");
-    // Anything else in the header is not trusted as an id.
-    const junk = await api.get("/api/v1/nothing-here", { headers: { "cf-ray": "not-a-ray" } });
-    expect(junk.body.request_id).not.toContain("ray");
-  });
+describe("one error shape", () => {
+  afterEach(() => vi.restoreAllMocks());
 
-  it("writes the request's id into every log line the request produced", async () => {
-    const lines: string[] = [];
-    const spies = (["log", "error"] as const).map((level) =>
-      vi.spyOn(console, level).mockImplementation((...args: unknown[]) => void lines.push(args.map(String).join(" "))),
+  it("documents the Error shape, with its closed set of codes, for every error response of every operation", async () => {
+    const doc = (await openapi()) as any;
+    const schema = doc.components.schemas.Error;
+    expect(schema.required.sort()).toEqual(["code", "details", "error", "request_id"]);
+    expect(doc.components.schemas.ErrorCode.enum).toEqual([...errorCodes]);
+    const errors = Object.entries(doc.paths as Record<string, Record<string, any>>).flatMap(([path, ops]) =>
+      Object.entries(ops).flatMap(([method, op]) =>
+        Object.entries(op.responses as Record<string, any>)
+          .filter(([status]) => Number(status) >= 400)
+          .map(([status, r]) => ({ where: `${method.toUpperCase()} ${path} ${status}`, ref: r.content?.["application/json"]?.schema?.$ref })),
+      ),
     );
-    let res;
-    try {
-      // Unsigned and unknown: the webhook route logs its rejection; an instance route logs a refused token.
-      res = await call("POST", "/webhooks/github", { action: "queued" }, {
-        token: null,
-        headers: { "x-github-event": "workflow_job", "x-github-delivery": "d-1", "x-hub-signature-256": "sha256=00" },
-      });
-      await call("GET", "/api/v1/metadata/runner-metadata", undefined, { token: "not-a-token" });
-    } finally {
-      for (const s of spies) s.mockRestore();
+    expect(errors.length).toBeGreaterThan(100);
+    expect(errors.filter((e) => e.ref !== "#/components/schemas/Error")).toEqual([]);
+  });
+
+  it("answers every 4xx of every route family in it, with a code that says which and the request's id", async () => {
+    // The refusals are logged (tested below); keep them off the test output.
+    vi.spyOn(console, "log").mockImplementation(() => {});
+    const doc = (await openapi()) as any;
+    const seen: { where: string; res: ApiResponse; code: string; status: number }[] = [];
+    const expectCode = async (code: string, status: number, where: string, res: Promise<ApiResponse>) => void seen.push({ where, res: await res, code, status });
+    // Every documented operation, whatever its own security, refuses a caller without credentials.
+    for (const [template, ops] of Object.entries(doc.paths as Record<string, Record<string, any>>)) {
+      const path = template.replace("{id}", SAMPLE_ID).replace("{name}", "sample").replace("{file}", "runner");
+      for (const [method, op] of Object.entries(ops)) {
+        const signed = JSON.stringify(op.security ?? "").includes("providerSignature");
+        await expectCode(signed ? "invalid_signature" : "unauthorized", 401, `${method} ${template}`, call(method.toUpperCase(), path, op.requestBody ? {} : undefined, { token: null }));
+      }
     }
-    expect(res.status).toBe(401);
-    const events = lines.map((l) => JSON.parse(l) as Record<string, unknown>);
-    const rejected = events.find((e) => e.event === "webhook_rejected");
-    expect(rejected?.request_id).toBe(res.body.request_id);
-    const refused = events.find((e) => e.event === "instance_auth_refused");
-    expect(refused?.request_id).toEqual(expect.any(String));
-    expect(refused?.request_id).not.toBe(res.body.request_id);
-    for (const e of events) expect(e.request_id, JSON.stringify(e)).toEqual(expect.any(String));
+    for (const { method, path, template, hasBody, requiresFields } of await operations()) {
+      if (hasBody) {
+        await expectCode("malformed_json", 400, `${method} ${template} malformed`, call(method, path, undefined, { raw: '{"name":' }));
+        await expectCode("unsupported_media_type", 415, `${method} ${template} form`, call(method, path, undefined, { raw: "a=b", headers: { "content-type": "application/x-www-form-urlencoded" } }));
+        if (method === "POST" && requiresFields) await expectCode("invalid_body", 400, `${method} ${template} {}`, call(method, path, {}));
+      }
+      if (template.includes("{id}")) await expectCode("invalid_parameter", 400, `${method} ${template} bad id`, call(method, template.replace("{id}", "nope"), hasBody ? {} : undefined));
+    }
+    await expectCode("not_found", 404, "unknown id", api.get(`/api/v1/scalesets/${SAMPLE_ID}`));
+    await expectCode("not_found", 404, "unknown path", api.get("/nope", { token: null }));
+    await expectCode("invalid_parameter", 400, "bad query", api.get("/api/v1/jobs?limit=abc"));
+    await expectCode("unauthorized", 401, "metrics", api.get("/metrics", { token: null }));
+    await expectCode("invalid_parameter", 400, "webhook without headers", api.post("/webhooks/github", { action: "queued" }, { token: null }));
+
+    expect(seen.length).toBeGreaterThan(100);
+    for (const { where, res, code, status } of seen) {
+      expect(res.status, `${where}: ${res.text}`).toBe(status);
+      expectErrorShape(res, where);
+      expect(res.body.code, where).toBe(code);
+    }
+    expect(new Set(seen.map((s) => s.res.body.request_id)).size).toBe(seen.length);
+  });
+
+  it("takes the request id from cf-ray when Cloudflare sends one, and answers it on successes too", async () => {
+    const ray = "8f1b2c3d4e5f6a7b-AMS";
+    const failed = await api.get("/api/v1/providers", { token: "wrong", headers: { "cf-ray": ray } });
+    expect(failed.status).toBe(401);
+    expect(failed.body.request_id).toBe(ray);
+    expect(failed.headers.get("x-request-id")).toBe(ray);
+    const ok = await api.get("/api/v1/providers");
+    expect(ok.status).toBe(200);
+    expect(ok.headers.get("x-request-id")).toMatch(/^[0-9a-f-]{36}$/);
+    // Not a ray id: a fresh one instead.
+    const odd = await api.get("/api/v1/providers", { headers: { "cf-ray": 'x y"{}' } });
+    expect(odd.headers.get("x-request-id")).toMatch(/^[0-9a-f-]{36}$/);
+  });
+});
+
+describe("request ids in the logs", () => {
+  afterEach(() => vi.restoreAllMocks());
+
+  it("puts the request's id on every log line written while handling it, concurrent requests apart", async () => {
+    const lines: Record<string, any>[] = [];
+    const capture = (line: unknown) => void lines.push(JSON.parse(String(line)));
+    vi.spyOn(console, "log").mockImplementation(capture);
+    vi.spyOn(console, "error").mockImplementation(capture);
+    // A refused runner token (instance_auth_refused) and a rejected webhook (webhook_rejected), side by side.
+    const [runner, hook] = await Promise.all([
+      api.post("/api/v1/callbacks/status", { status: "installing" }, { token: "not-an-instance-token" }),
+      api.post("/webhooks/github", { action: "queued" }, { token: null, headers: { "x-github-event": "workflow_job" } }),
+    ]);
+    vi.restoreAllMocks();
+    expect([runner.status, hook.status]).toEqual([401, 400]);
+    const byEvent = Object.fromEntries(lines.map((l) => [l.event, l]));
+    expect(byEvent.instance_auth_refused?.request_id).toBe(runner.headers.get("x-request-id"));
+    expect(byEvent.webhook_rejected?.request_id).toBe(hook.headers.get("x-request-id"));
+    expect(runner.headers.get("x-request-id")).not.toBe(hook.headers.get("x-request-id"));
+    const ids = new Set([runner.headers.get("x-request-id"), hook.headers.get("x-request-id")]);
+    for (const l of lines) expect(ids.has(l.request_id), JSON.stringify(l)).toBe(true);
   });
 });
 

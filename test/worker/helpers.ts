@@ -70,10 +70,16 @@ export async function dumpDb(): Promise<Record<string, unknown[]>> {
   return Object.fromEntries(TABLES.map((t, i) => [t, results[i]!.results]));
 }
 
-/** Every error body has one shape: message, code, details (object, array or null) and the request's id. */
-export function expectErrorShape(res: ApiResponse): void {
-  expect(ErrorSchema.safeParse(res.body).success, res.text).toBe(true);
-  expect(res.body.request_id, "request_id is the X-Request-Id header").toBe(res.headers.get("x-request-id"));
+/**
+ * Asserts a response is a JSON error in the API's one shape: exactly `{error, code, details,
+ * request_id}`, `code` from the closed set, and `request_id` the response's X-Request-Id.
+ */
+export function expectErrorShape(res: ApiResponse, context = ""): void {
+  expect(res.headers.get("content-type") ?? "", context).toContain("application/json");
+  const parsed = ErrorSchema.safeParse(res.body);
+  expect(parsed.success, `${context} ${res.text}`).toBe(true);
+  expect(Object.keys(res.body).sort(), context).toEqual(["code", "details", "error", "request_id"]);
+  expect(res.body.request_id, context).toBe(res.headers.get("x-request-id"));
 }
 
 /** Runs `fn` (which must be rejected with `status`) and asserts the database is unchanged. */
@@ -81,11 +87,13 @@ export async function expectRejectedWithoutWrites(status: number, fn: () => Prom
   const before = await dumpDb();
   const res = await fn();
   expect(res.status, res.text).toBe(status);
-  expect(res.headers.get("content-type") ?? "").toContain("application/json");
   expectErrorShape(res);
   expect(await dumpDb()).toEqual(before);
   return res;
 }
+
+/** An error body without its per-request id, for comparing two answers. */
+export const withoutRequestId = ({ request_id: _, ...rest }: Record<string, unknown>) => rest;
 
 
 let seq = 0;

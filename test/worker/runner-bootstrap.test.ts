@@ -246,7 +246,11 @@ describe("runner bootstrap: status callbacks", () => {
     // From pending: a runner cannot be busy, online or pending again before it is installed.
     for (const status of ["active", "online", "pending"]) {
       const res = await expectRejectedWithoutWrites(400, () => report(r.token, status));
-      expect(res.body).toMatchObject({ error: `runner status cannot go from pending to ${status}`, code: "invalid_transition", details: { from: "pending", to: status } });
+      expect(res.body).toMatchObject({
+        error: `runner status cannot go from pending to ${status}`,
+        code: "invalid_transition",
+        details: { from: "pending", to: status },
+      });
     }
     expect((await report(r.token, "installing")).status).toBe(200);
     const back = await expectRejectedWithoutWrites(400, () => report(r.token, "pending"));
