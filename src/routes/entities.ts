@@ -9,6 +9,7 @@ import { seal } from "../crypto/secret-box";
 import { secretContext } from "../crypto/secret-contexts";
 import { conflict, inUse, invalidBody, notFound } from "../http/errors";
 import { createRouter } from "../http/router";
+import { routeWaiting } from "../intake/waiting-jobs";
 import {
   conflictResponse,
   errorResponses,
@@ -316,6 +317,8 @@ function registerKind(router: ReturnType<typeof createRouter>, spec: KindSpec) {
             updatedAt: now(),
           })
           .where(eq(entities.id, id));
+        // Jobs it reported that wait unmatched may now be served by its parents' scale sets.
+        if (body.use_parent_scale_sets !== undefined || body.enterprise !== undefined) await routeWaiting(c, id, null, "parent links changed");
         const [row] = await selectWithCreds(db).where(eq(entities.id, id));
         return c.json(entityView(c.env, row!), 200);
       },

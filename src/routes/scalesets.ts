@@ -22,12 +22,7 @@ import { entityKindByPath, requireEntity } from "./entities";
 import { entityFullName } from "../github/entity-names";
 import { InstanceSchema, instanceView } from "./instances";
 import { nudgeScaleSet, scaleSetObject } from "../scaleset/stub";
-import type { Context } from "hono";
-import { routeWaitingJobs } from "../db/unmatched-jobs";
-import { DIRECTORY_TTL_MS } from "../db/webhook-directory";
-import type { AppEnv } from "../env";
-import { afterResponse } from "../http/after-response";
-import { errorText, logEvent } from "../observability/log";
+import { routeWaiting } from "../intake/waiting-jobs";
 
 const Label = z.string().trim().min(1).max(256);
 const Labels = z
@@ -218,30 +213,6 @@ const liveInstances = (db: Db, scaleSetId: string) =>
 
 const tags = ["Scale sets"];
 
-/**
- * Jobs already waiting unmatched that the entity's scale sets now serve get routed; the scale
- * sets that got some are woken (`changed` is nudged by the caller anyway). Deliveries checked
- * against an isolate's cached directory may still store jobs unmatched until that cache
- * expires, so the same pass runs once more after it has, after the response: the webhook path
- * never re-reads for this.
- */
-async function routeWaiting(c: Context<AppEnv>, entityId: string, changed: string): Promise<void> {
-  const pass = async (nudged: string | null) => {
-    for (const [scaleSetId, jobs] of await routeWaitingJobs(c.env.DB, entityId)) {
-      if (!jobs) continue;
-      logEvent({ event: "jobs_routed", scale_set: scaleSetId, jobs, reason: "scale set created or changed" });
-      if (scaleSetId !== nudged) await nudgeScaleSet(c.env, scaleSetId);
-    }
-  };
-  await pass(changed);
-  void afterResponse(
-    c,
-    new Promise((r) => setTimeout(r, DIRECTORY_TTL_MS + 1_000))
-      .then(() => pass(null))
-      .catch((e) => logEvent({ event: "jobs_route_failed", error: errorText(e) })),
-  );
-}
-
 function registerEntityScaleSets(router: ReturnType<typeof createRouter>, path: string) {
   const kind = entityKindByPath[path]!;
   return router
@@ -307,7 +278,7 @@ function registerEntityScaleSets(router: ReturnType<typeof createRouter>, path: 
           createdAt: t,
           updatedAt: t,
         });
-        await routeWaiting(c, entityId, id);
+        await routeWaiting(c, entityId, id, "scale set created");
         await nudgeScaleSet(c.env, id);
         return c.json(view(await loadJoined(db, id)), 201);
       },
@@ -400,7 +371,7 @@ export const scaleSetRoutes = Object.keys(entityKindByPath)
           updatedAt: now(),
         })
         .where(eq(scaleSets.id, id));
-      if (body.labels !== undefined || body.enabled !== undefined || body.priority !== undefined) await routeWaiting(c, s.entityId, id);
+      if (body.labels !== undefined || body.enabled !== undefined || body.priority !== undefined) await routeWaiting(c, s.entityId, id, "scale set changed");
       // Takes effect at once: the object re-plans with the new settings now.
       await nudgeScaleSet(c.env, id);
       return c.json(view(await loadJoined(db, id)), 200);

@@ -1,5 +1,4 @@
 import type { Child, FC } from "hono/jsx";
-import { duration, when } from "./format";
 
 /**
  * The dashboard's pages: server-rendered JSX, no script at all. Hono's JSX escapes every

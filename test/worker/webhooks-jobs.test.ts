@@ -399,6 +399,19 @@ describe("jobs waiting for a scale set", () => {
     expect((await jobRow(4_000_093))!.scale_set_id).toBe(entPool);
   });
 
+  it("routes a repository's waiting jobs to its parents' scale sets once it is registered to use them", async () => {
+    const w = new World("optin");
+    const org = await w.organization("optin-org", "org-secret-optin");
+    const repo = await w.repository("optin-org", "app", "repo-secret-optin");
+    const pool = await w.scaleSet("organizations", org, "pool", ["self-hosted", "optin-pool"]);
+    const p = exampleIn("app", "queued", 289782451, 4_000_095, ["self-hosted", "optin-pool"]);
+    p.repository.owner.login = "optin-org";
+    p.repository.full_name = "optin-org/app";
+    expect((await deliver(p, "repo-secret-optin")).body).toMatchObject({ matched: false });
+    expect((await api.put(`/api/v1/repositories/${repo}`, { use_parent_scale_sets: true })).status).toBe(200);
+    expect((await jobRow(4_000_095))!.scale_set_id).toBe(pool);
+  });
+
   it("routes a job a stale cached directory stored unmatched once that cache has expired", async () => {
     const w = new World("fresh");
     const repo = await w.repository("octo-org", "fresh", "repo-secret-fresh");
