@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { BootstrapInstance, SHIM_INTERFACE_VERSION, type ShimCallback, type ValidProviderInstance } from "../../src/providers/shim-protocol.ts";
+import { matchShimRoute, type ShimRoute } from "../../src/providers/shim-routes.ts";
 import { verifySignature } from "../../src/providers/shim-signing.ts";
 import { type CallbackSender, createCallbackSender } from "./callbacks.ts";
 import type { BridgeConfig } from "./config.ts";
@@ -39,12 +40,7 @@ export interface BridgeOptions {
 
 const MAX_REQUEST_BYTES = 1024 * 1024;
 
-type Route =
-  | { op: "capabilities" }
-  | { op: "create" }
-  | { op: "list" }
-  | { op: "remove_all" }
-  | { op: "get" | "delete" | "start" | "stop"; id: string };
+type Route = ShimRoute;
 
 type CreateResult = { ok: true; status: 200 | 201; instance: ValidProviderInstance } | { ok: false; failure: Failure };
 type DeleteResult = { ok: true; found: boolean } | { ok: false; failure: Failure };
@@ -65,28 +61,6 @@ class HttpError extends Error {
   }
 }
 
-function matchRoute(method: string, rest: string): Route | "method_not_allowed" | null {
-  const allow = (ok: boolean, route: Route) => (ok ? route : "method_not_allowed");
-  if (rest === "/v1/capabilities") return allow(method === "GET", { op: "capabilities" });
-  if (rest === "/v1/instances") {
-    if (method === "POST") return { op: "create" };
-    if (method === "GET") return { op: "list" };
-    if (method === "DELETE") return { op: "remove_all" };
-    return "method_not_allowed";
-  }
-  const m = /^\/v1\/instances\/([^/]+)(?:\/(start|stop))?$/.exec(rest);
-  if (!m) return null;
-  let id: string;
-  try {
-    id = decodeURIComponent(m[1]!);
-  } catch {
-    throw new HttpError(400, "instance id is not valid percent-encoding");
-  }
-  if (m[2]) return allow(method === "POST", { op: m[2] as "start" | "stop", id });
-  if (method === "GET") return { op: "get", id };
-  if (method === "DELETE") return { op: "delete", id };
-  return "method_not_allowed";
-}
 
 function readBody(req: IncomingMessage): Promise<Buffer> {
   return new Promise((resolve, reject) => {
@@ -473,8 +447,9 @@ export async function startGarmBridge(opts: BridgeOptions): Promise<GarmBridge> 
         check = await verifySignature(previous, { method, pathWithQuery: signedTarget, body: raw }, received);
       }
       if (!check.ok) throw new HttpError(401, "unauthorized", { reason: check.reason });
-      const route = matchRoute(method, rest);
+      const route = matchShimRoute(method, rest);
       if (route === null) throw new HttpError(404, `no route ${method} ${path}`);
+      if (route === "bad_id") throw new HttpError(400, "instance id is not valid percent-encoding");
       if (route === "method_not_allowed") throw new HttpError(405, `${method} is not allowed on ${path}`);
       op = route.op;
       if ("id" in route) instance = route.id;
