@@ -121,9 +121,16 @@ export async function startGarmBridge(opts: BridgeOptions): Promise<GarmBridge> 
   let versionAsked = false;
   /** provider_id → instance name, from every machine the provider showed us: async delete callbacks must name the instance. */
   const names = new Map<string, string>();
+  /**
+   * Provider ids deleted lately. A GetInstance that read the machine just before its delete can
+   * finish after it: it must not put the machine back, or a repeated delete would answer 202
+   * for a machine that is gone instead of 404.
+   */
+  const deleted = new Set<string>();
   const remember = (pool: Pool, instances: ValidProviderInstance[]) => {
     for (const i of instances) {
       const k = key(pool, i.provider_id);
+      if (deleted.has(k)) continue;
       names.delete(k);
       names.set(k, i.name);
     }
@@ -203,6 +210,7 @@ export async function startGarmBridge(opts: BridgeOptions): Promise<GarmBridge> 
     if (made.type === "ok") {
       const parsed = parseInstance("CreateInstance", made.stdout, name);
       if (!parsed.ok) return { ok: false, failure: { ...parsed.failure, message: redact(parsed.failure.message, [...secrets, token]) } };
+      deleted.delete(key(pool, parsed.value.provider_id));
       remember(pool, [parsed.value]);
       return { ok: true, status: 201, instance: parsed.value };
     }
@@ -221,7 +229,17 @@ export async function startGarmBridge(opts: BridgeOptions): Promise<GarmBridge> 
     await creates.get(key(pool, id))?.promise;
     const done = await run(poolCall("DeleteInstance", pool, id), undefined, []);
     if (done.type === "ok" || done.type === "not_found") {
-      names.delete(key(pool, id));
+      // {id} is the provider id or the name: forget the machine under its provider id either way.
+      const prefix = key(pool, "");
+      const gone = [key(pool, id), ...[...names].filter(([k, name]) => name === id && k.startsWith(prefix)).map(([k]) => k)];
+      for (const k of gone) {
+        names.delete(k);
+        deleted.add(k);
+      }
+      for (const old of deleted) {
+        if (deleted.size <= 10_000) break;
+        deleted.delete(old);
+      }
       return { ok: true, found: done.type === "ok" };
     }
     if (done.type === "duplicate") return { ok: false, failure: { status: 500, retryable: true, message: done.message } };
