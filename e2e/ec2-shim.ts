@@ -48,6 +48,8 @@ export async function startEc2Shim(opts: { endpoint: string; account: Ec2Account
       // already gone
     }
   };
+  // A run that dies takes the Worker with it (nothing left holding the port).
+  process.once("exit", killNow);
   for (let i = 0; ; i++) {
     try {
       if ((await fetch(`${url}/healthz`)).ok) break;
@@ -75,6 +77,7 @@ export async function startEc2Shim(opts: { endpoint: string; account: Ec2Account
         await Promise.race([exited, sleep(5000)]);
       }
       killNow();
+      process.off("exit", killNow);
       rmSync(work, { recursive: true, force: true });
     },
   };
