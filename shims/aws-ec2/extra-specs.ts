@@ -20,7 +20,8 @@ const RESERVED_TAG = /^(name|edgerunner:.*)$/i;
 const hexId = (prefix: string, what: string) =>
   z.string().regex(new RegExp(`^${prefix}-(?:[0-9a-f]{8}|[0-9a-f]{17})$`), `must be ${what} id such as ${prefix}-0123456789abcdef0`);
 
-const instanceType = z.string().regex(/^[a-z0-9][a-z0-9-]*\.[a-z0-9-]+$/, "must be an instance type such as c6i.large");
+export const INSTANCE_TYPE = /^[a-z0-9][a-z0-9-]*\.[a-z0-9-]+$/;
+const instanceType = z.string().regex(INSTANCE_TYPE, "must be an instance type such as c6i.large");
 
 const LaunchTemplate = z
   .strictObject({

@@ -2,7 +2,7 @@ import { BootstrapInstance, SHIM_INTERFACE_VERSION } from "../../src/providers/s
 import type { Ec2Api } from "./ec2-api.ts";
 import { instanceIdsParams } from "./ec2-params.ts";
 import { answer, ec2ErrorAnswer, type ShimAnswer } from "./errors.ts";
-import { parseExtraSpecs } from "./extra-specs.ts";
+import { INSTANCE_TYPE, parseExtraSpecs } from "./extra-specs.ts";
 import { findInstance, listPool, type PoolScope, toProviderInstance } from "./instances.ts";
 import { launch } from "./launch.ts";
 import { describeAttempt, describeFailures } from "./launch-plan.ts";
@@ -42,9 +42,11 @@ export async function create(o: Operations, rawBody: string): Promise<ShimAnswer
   if (b.pool_id !== o.scope.poolId) problems.push("pool_id in the body differs from X-Edgerunner-Pool-Id");
   if (!/^ami-(?:[0-9a-f]{8}|[0-9a-f]{17})$/.test(b.image)) problems.push(`image must be an AMI id such as ami-0123456789abcdef0, not ${JSON.stringify(b.image.slice(0, 64))}`);
   if (b.os_type === "unknown") problems.push("os_type must be linux or windows (set the scale set's os_type)");
+  if (b.flavor !== "" && !INSTANCE_TYPE.test(b.flavor)) problems.push(`flavor must be an EC2 instance type such as c6i.large, not ${JSON.stringify(b.flavor.slice(0, 64))}`);
   if (b.name.length > 255) problems.push("name is longer than EC2's 255-character tag values");
   const specs = parseExtraSpecs(b.extra_specs ?? o.headerSpecs);
   if (!specs.ok) problems.push(...specs.problems);
+  else if (b.flavor === "" && !specs.specs.instance_types) problems.push("no instance type: set the scale set's flavor (or extra_specs.instance_types)");
   if (problems.length || !specs.ok) return answer(400, { error: `cannot create ${b.name}: ${problems.join("; ")}`, details: problems });
   const userData = await renderUserData(b);
   if (!userData.ok) return answer(400, { error: `cannot create ${b.name}: ${userData.problem}` });

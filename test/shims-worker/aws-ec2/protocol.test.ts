@@ -260,8 +260,10 @@ describe("bad requests change nothing", () => {
       w.call("POST", "/v1/instances", { body: bootstrap({ image: "ubuntu:24.04" }) }),
       w.call("POST", "/v1/instances", { body: bootstrap({ os_type: "unknown" }) }),
       w.call("POST", "/v1/instances", { body: bootstrap({ "instance-token": "line\nbreak" }) }),
+      w.call("POST", "/v1/instances", { body: bootstrap({ flavor: "small" }) }),
     ]);
-    expect(answers.map((a) => a.status)).toEqual([400, 400, 400, 400, 400, 400]);
+    expect(answers.map((a) => a.status)).toEqual([400, 400, 400, 400, 400, 400, 400]);
+    expect(answers[6]!.body.error).toMatch(/flavor must be an EC2 instance type such as c6i.large, not "small"/);
     expect(answers[3]!.body.error).toMatch(/image must be an AMI id/);
     expect(answers[5]!.body.error).toMatch(/instance-token contains control characters/);
     expect(await w.account.requests()).toEqual([]);
