@@ -1,11 +1,18 @@
-import { beforeAll, describe, expect, it } from "vitest";
+import { afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
 import { validateProviderInstance, validateProviderInstanceList } from "../../../src/providers/shim-protocol";
-import { bootstrap, CONTROLLER, faultText, launches, OTHER_POOL, POOL, shimWorld, type ShimWorld } from "./harness";
+import { bootstrap, CONTROLLER, SECRET, faultText, launches, OTHER_POOL, POOL, shimWorld, type ShimWorld } from "./harness";
 
 let w: ShimWorld;
 beforeAll(async () => {
   w = await shimWorld({ images: { "ami-0aaaaaaaaaaaaaaa1": { root_device_name: "/dev/sda1" } } });
 });
+/** The Worker's log lines, kept instead of printed. */
+let logs: string[] = [];
+beforeEach(() => {
+  logs = [];
+  vi.spyOn(console, "log").mockImplementation((line: unknown) => void logs.push(String(line)));
+});
+afterEach(() => vi.restoreAllMocks());
 
 const waitForState = async (id: string, state: string) => {
   for (let i = 0; i < 100; i++) {
@@ -120,6 +127,19 @@ describe("create", () => {
     expect(text).toMatch(/^<powershell>\n/);
     expect(text).toContain("<persist>false</persist>");
   });
+});
+
+it("logs one line per request and per failed EC2 call, never the instance token or a secret", async () => {
+  await w.account.reset();
+  await w.account.setFaults({ launch: [{ code: "InsufficientInstanceCapacity", instance_type: "c5.large", times: 1 }] });
+  const b = bootstrap({ extra_specs: { instance_types: ["m5.large"] } });
+  expect((await w.call("POST", "/v1/instances", { body: b })).status).toBe(201);
+  const lines = logs.map((l) => JSON.parse(l));
+  expect(lines).toEqual([
+    expect.objectContaining({ event: "ec2_call_failed", scale_set: POOL, action: "RunInstances", code: "InsufficientInstanceCapacity", status: 500 }),
+    expect.objectContaining({ event: "shim_request", method: "POST", operation: "create", scale_set: POOL, status: 201, ec2_calls: 3 }),
+  ]);
+  for (const secret of [b["instance-token"], SECRET, w.account.secret_access_key]) expect(logs.join("\n")).not.toContain(secret);
 });
 
 describe("capacity fallback", () => {
