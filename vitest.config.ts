@@ -6,7 +6,8 @@ import { defineConfig } from "vitest/config";
 // Node by the worker project's globalSetup, reached at inject("fakeGithubUrl")); the contract
 // project checks the fake's answers against GitHub's published OpenAPI description; the e2e
 // project runs the rendered install script with bash against the coordinator under `wrangler dev`;
-// the shims project runs the reference provider shims (shims/) against real processes.
+// the shims project runs the reference provider shims (shims/) against real processes; the
+// shims-worker project runs the EC2 shim Worker in workerd against the fake EC2.
 export default defineConfig(async () => {
   const migrations = await readD1Migrations("./migrations");
   return {
@@ -29,6 +30,16 @@ export default defineConfig(async () => {
         {
           // The dashboard in Debian's Chromium (playwright-core) against `wrangler dev`; see test/browser.
           test: { name: "browser", include: ["test/browser/**/*.test.ts"], environment: "node", testTimeout: 120_000, hookTimeout: 180_000 },
+        },
+        {
+          // The EC2 shim Worker (shims/aws-ec2) in workerd, against the fake EC2 started in Node
+          // (reached at inject("fakeEc2Url"); each test file makes its own account there).
+          plugins: [cloudflareTest({ wrangler: { configPath: "./shims/aws-ec2/wrangler.toml" } })],
+          test: {
+            name: "shims-worker",
+            include: ["test/shims-worker/**/*.test.ts"],
+            globalSetup: ["./test/fake-ec2/global-setup.ts"],
+          },
         },
         {
           plugins: [

@@ -17,11 +17,18 @@
  * B: the same under chaos: every webhook delivered twice and shuffled; 30 % of creates fail and
  *    10 % hang; 10 % of deletes fail; 10 % of GitHub calls answer 5xx and one rate-limit window
  *    opens; the coordinator is killed (SIGKILL) and restarted twice mid-run on its persisted state.
+ * EC2: the EC2 shim Worker (wrangler dev) and the fake EC2, whose instances boot into simulated
+ *    runners from their user data: 2 scale sets (spot-with-fallback, on-demand), 24 jobs in 3
+ *    bursts, no capacity for the flavor in the first subnet, no spot capacity for it at all, the
+ *    account's spot limit hit three times, two throttled launches. Also checked: every fallback
+ *    landed where capacity was, every instance carries its tags, and nothing is left running.
  */
 import { percentile, sleep } from "../bench/harness.mjs";
 import type { DeliveryConfig } from "../test/fake-github/types.ts";
 import type { SimulatorConfig } from "../shims/simulator/simulator.ts";
 import type { FaultRule } from "../test/fake-shim/types.ts";
+import type { Ec2Faults } from "../test/fake-ec2/types.ts";
+import { EC2_LIVE_STATES } from "./ec2-cloud.ts";
 import { startStack, type Stack } from "./stack.ts";
 
 interface ScaleSetSpec {
@@ -29,6 +36,7 @@ interface ScaleSetSpec {
   labels: string[];
   max: number;
   minIdle: number;
+  extraSpecs?: Record<string, unknown>;
 }
 
 interface Scenario {
@@ -48,6 +56,10 @@ interface Scenario {
   restartAfterBursts?: number[];
   jobsTimeoutMs: number;
   settleTimeoutMs: number;
+  /** Run on EC2 (the shim Worker and the fake EC2, with these faults) instead of the simulator shim. */
+  ec2?: { faults: Ec2Faults };
+  /** More invariants, checked once the world has settled. */
+  check?: (stack: Stack, ids: Map<string, ScaleSetSpec>) => Promise<{ violations: string[]; summary: Record<string, unknown> }>;
 }
 
 const SCALE_SETS: ScaleSetSpec[] = [
@@ -71,6 +83,36 @@ const TIMINGS = {
   STUCK_GRACE_SECONDS: "5",
   OPERATION_POLL_SECONDS: "5",
 };
+
+const SUBNET_A = "subnet-0aaaaaaaaaaaaaaa1";
+const SUBNET_B = "subnet-0bbbbbbbbbbbbbbb2";
+
+/** Which instances the EC2 scenario's faults leave room for, per scale set: anything else is a launch where there was no capacity. */
+async function checkEc2(stack: Stack, ids: Map<string, ScaleSetSpec>) {
+  const violations: string[] = [];
+  const account = stack.ec2!.account;
+  const [instances, requests] = await Promise.all([account.instances(), account.requests()]);
+  const launches = requests.filter((r) => r.action === "RunInstances");
+  const launchedAs: Record<string, number> = {};
+  for (const i of instances) {
+    const spec = ids.get(i.tags["edgerunner:pool-id"] ?? "");
+    if (!spec || !i.tags.Name || i.tags["edgerunner:controller-id"] === undefined) {
+      violations.push(`instance ${i.instanceId} lacks its tags: ${JSON.stringify(i.tags)}`);
+      continue;
+    }
+    const as = `${spec.name}: ${i.instanceType} ${i.lifecycle ?? "on-demand"} in ${i.subnetId === SUBNET_A ? "A" : "B"}`;
+    launchedAs[as] = (launchedAs[as] ?? 0) + 1;
+    if (i.instanceType === "c5.large" && (i.subnetId === SUBNET_A || i.lifecycle === "spot")) violations.push(`${i.instanceId} launched as ${as}, where the fake EC2 had no capacity`);
+    if (EC2_LIVE_STATES.has(i.state)) violations.push(`${i.instanceId} (${as}) is still ${i.state}`);
+  }
+  const capacityErrors = launches.filter((r) => ["InsufficientInstanceCapacity", "MaxSpotInstanceCountExceeded"].includes(r.error_code ?? "")).length;
+  const throttled = launches.filter((r) => r.error_code === "RequestLimitExceeded").length;
+  if (!capacityErrors) violations.push("no launch hit a capacity error: the fallback was not exercised");
+  if (!Object.keys(launchedAs).some((k) => k.startsWith("ec2-spot") && k.includes("on-demand"))) violations.push("no spot-with-fallback instance fell back to on-demand");
+  if (!Object.keys(launchedAs).some((k) => k.includes("m5.large spot"))) violations.push("no spot instance of the second type");
+  if (throttled !== 2) violations.push(`${throttled} throttled launches, expected 2`);
+  return { violations, summary: { ec2: { run_instances_calls: launches.length, capacity_errors: capacityErrors, throttled, instances: instances.length, launched_as: launchedAs } } };
+}
 
 const scenarios: Record<string, Scenario> = {
   A: {
@@ -113,6 +155,36 @@ const scenarios: Record<string, Scenario> = {
     jobsTimeoutMs: 120_000,
     settleTimeoutMs: 90_000,
   },
+  EC2: {
+    name: "EC2",
+    vars: TIMINGS,
+    sim: { boot_delay_ms: 0, job_ms: 400 },
+    scaleSets: [
+      { name: "ec2-spot", labels: ["self-hosted", "linux", "ec2-spot"], max: 4, minIdle: 0, extraSpecs: { instance_types: ["m5.large"], subnet_ids: [SUBNET_A, SUBNET_B], capacity: "spot-with-fallback" } },
+      { name: "ec2-od", labels: ["self-hosted", "linux", "ec2"], max: 4, minIdle: 0, extraSpecs: { subnet_ids: [SUBNET_A, SUBNET_B], tags: { team: "ci" } } },
+    ],
+    bursts: [
+      { "ec2-spot": 4, "ec2-od": 4 },
+      { "ec2-spot": 4, "ec2-od": 4 },
+      { "ec2-spot": 4, "ec2-od": 4 },
+    ],
+    burstGapMs: 3000,
+    ec2: {
+      faults: {
+        launch: [
+          // The flavor has no capacity in subnet A, and none as spot anywhere…
+          { code: "InsufficientInstanceCapacity", instance_type: "c5.large", subnet_id: SUBNET_A },
+          { code: "InsufficientInstanceCapacity", instance_type: "c5.large", market: "spot" },
+          // …and the account's spot limit is hit three times (those creates go on-demand).
+          { code: "MaxSpotInstanceCountExceeded", market: "spot", instance_type: "m5.large", times: 3 },
+        ],
+        actions: [{ action: "RunInstances", code: "RequestLimitExceeded", times: 2 }],
+      },
+    },
+    check: checkEc2,
+    jobsTimeoutMs: 90_000,
+    settleTimeoutMs: 45_000,
+  },
 };
 
 const say = (msg: string) => process.stderr.write(`e2e: ${msg}\n`);
@@ -132,7 +204,14 @@ async function runScenario(sc: Scenario): Promise<{ ok: boolean; summary: Record
   const t0 = Date.now();
   // E2E_LOG_DIR=dir keeps the coordinator's log of each run there.
   const logDir = process.env.E2E_LOG_DIR;
-  const stack = await startStack({ vars: sc.vars, sim: sc.sim, delivery: sc.delivery, provider: sc.provider, coordinatorLog: logDir ? `${logDir}/coordinator-${sc.name}-${t0}.log` : undefined });
+  const stack = await startStack({
+    vars: sc.vars,
+    sim: sc.sim,
+    delivery: sc.delivery,
+    provider: sc.provider,
+    coordinatorLog: logDir ? `${logDir}/coordinator-${sc.name}-${t0}.log` : undefined,
+    ...(sc.ec2 ? { ec2: { faults: sc.ec2.faults, shimLog: logDir ? `${logDir}/ec2-shim-${sc.name}-${t0}.log` : undefined } } : {}),
+  });
   const { coordinator, gh, w } = stack;
   const violations: string[] = [];
   let monitor: Promise<void> | undefined;
@@ -142,17 +221,24 @@ async function runScenario(sc: Scenario): Promise<{ ok: boolean; summary: Record
     for (const s of sc.scaleSets) {
       const ss = await coordinator.api("POST", `/repositories/${w.repo.id}/scalesets`, {
         name: s.name,
-        provider_name: w.provider,
+        provider_name: stack.ec2?.provider ?? w.provider,
         labels: s.labels,
         max_runners: s.max,
         min_idle_runners: s.minIdle,
-        image: "ubuntu:24.04",
-        flavor: "small",
+        // On EC2 the image is an AMI and the flavor an instance type.
+        image: stack.ec2 ? "ami-0123456789abcdef0" : "ubuntu:24.04",
+        flavor: stack.ec2 ? "c5.large" : "small",
         bootstrap_timeout: 2,
+        ...(s.extraSpecs ? { extra_specs: s.extraSpecs } : {}),
       });
       ids.set(ss.id, s);
     }
     const instances = async () => ((await coordinator.api("GET", "/instances")) as any[]).filter((i) => ids.has(i.scale_set_id));
+    // The cloud's live machines, by pool: the simulator's, or the fake EC2's instances not yet terminated.
+    const machines = async (): Promise<{ pool_id: string; name: string }[]> =>
+      stack.ec2
+        ? (await stack.ec2.instances()).filter((i) => EC2_LIVE_STATES.has(i.state)).map((i) => ({ pool_id: i.tags["edgerunner:pool-id"] ?? "", name: i.tags.Name ?? i.instanceId }))
+        : stack.machines();
 
     // The idle minimum comes up before the first job.
     const minIdleTotal = sc.scaleSets.reduce((n, s) => n + s.minIdle, 0);
@@ -165,20 +251,20 @@ async function runScenario(sc: Scenario): Promise<{ ok: boolean; summary: Record
     say(`${sc.name}: ${ids.size} scale sets, ${minIdleTotal} idle runners up after ${Date.now() - t0} ms`);
     if (sc.chaos) await sc.chaos(stack);
 
-    // Sample live instances all along: D1 through the API, and the simulator's machines.
+    // Sample live instances all along: D1 through the API, and the cloud's machines.
     const maxLive = new Map<string, { d1: number; machines: number }>([...ids.keys()].map((id) => [id, { d1: 0, machines: 0 }]));
     const liveViolations = new Set<string>();
     let samples = 0;
     monitor = (async () => {
       while (monitoring) {
-        const [rows, machines] = await Promise.all([instances().catch(() => null), stack.machines().catch(() => null)]);
+        const [rows, live] = await Promise.all([instances().catch(() => null), machines().catch(() => null)]);
         for (const [id, spec] of ids) {
           const m = maxLive.get(id)!;
           if (rows) m.d1 = Math.max(m.d1, rows.filter((r) => r.scale_set_id === id && r.status !== "deleted").length);
-          if (machines) m.machines = Math.max(m.machines, machines.filter((x) => x.pool_id === id).length);
+          if (live) m.machines = Math.max(m.machines, live.filter((x) => x.pool_id === id).length);
           if (m.d1 > spec.max || m.machines > spec.max) liveViolations.add(`${spec.name}: ${Math.max(m.d1, m.machines)} live > max_runners ${spec.max}`);
         }
-        if (rows || machines) samples++;
+        if (rows || live) samples++;
         await sleep(150);
       }
     })();
@@ -214,14 +300,14 @@ async function runScenario(sc: Scenario): Promise<{ ok: boolean; summary: Record
     // The end state: only the idle minimum left, everywhere.
     const endProblems = async (): Promise<string[]> => {
       const out: string[] = [];
-      const [rows, machines, state] = await Promise.all([instances(), stack.machines(), gh.state()]);
+      const [rows, cloud, state] = await Promise.all([instances(), machines(), gh.state()]);
       for (const [id, spec] of ids) {
         const live = rows.filter((r) => r.scale_set_id === id && r.status !== "deleted");
         const notIdle = live.filter((r) => !(r.status === "running" && r.runner_status === "idle"));
         if (notIdle.length) out.push(`${spec.name}: D1 instances neither deleted nor idle: ${notIdle.map((r) => `${r.name} ${r.status}/${r.runner_status}`).join(", ")}`);
         if (live.length !== spec.minIdle) out.push(`${spec.name}: ${live.length} live D1 instances, idle minimum is ${spec.minIdle}`);
-        const pool = machines.filter((m) => m.pool_id === id);
-        if (pool.length !== spec.minIdle) out.push(`${spec.name}: ${pool.length} machines in the simulator, idle minimum is ${spec.minIdle}`);
+        const pool = cloud.filter((m) => m.pool_id === id);
+        if (pool.length !== spec.minIdle) out.push(`${spec.name}: ${pool.length} machines in the cloud, idle minimum is ${spec.minIdle}`);
       }
       const idleNames = new Set(rows.filter((r) => r.status === "running" && r.runner_status === "idle").map((r) => r.name));
       const extraRunners = state.runners.filter((r) => !idleNames.has(r.name) || r.busy || r.status !== "online");
@@ -249,11 +335,21 @@ async function runScenario(sc: Scenario): Promise<{ ok: boolean; summary: Record
       if (j.completions !== 1) violations.push(`job ${j.id} reported done ${j.completions} times`);
       if (j.runner_name !== null && !created.has(j.runner_name)) violations.push(`job ${j.id} ran on ${j.runner_name}, not a runner the coordinator created`);
     }
-    const requests = (await (await fetch(`${w.shimControl}/requests`)).json()) as { operation: string; status: number | null; body: any }[];
-    const machinesCreated = new Set(requests.filter((r) => r.operation === "create" && r.status === 201).map((r) => r.body.name)).size;
-    const createCalls = requests.filter((r) => r.operation === "create").length;
+    let machinesCreated: number;
+    let createCalls: number;
+    if (stack.ec2) {
+      // Every instance EC2 ever launched (terminated ones stay listed), and the shim's create calls as the coordinator made them.
+      machinesCreated = (await stack.ec2.instances()).length;
+      createCalls = (await stack.ec2.account.requests()).filter((r) => r.action === "RunInstances" && r.status === 200).length;
+    } else {
+      const requests = (await (await fetch(`${w.shimControl}/requests`)).json()) as { operation: string; status: number | null; body: any }[];
+      machinesCreated = new Set(requests.filter((r) => r.operation === "create" && r.status === 201).map((r) => r.body.name)).size;
+      createCalls = requests.filter((r) => r.operation === "create").length;
+    }
     if (machinesCreated > jobs.length + minIdleTotal) violations.push(`${machinesCreated} machines created for ${jobs.length} jobs + ${minIdleTotal} idle minimum`);
     if (samples < 10) violations.push(`only ${samples} samples of live instances`);
+    const extra = sc.check ? await sc.check(stack, ids) : { violations: [], summary: {} };
+    violations.push(...extra.violations);
 
     const waits = jobs.filter((j) => j.in_progress_at !== null).map((j) => j.in_progress_at! - j.queued_at).sort((a, b) => a - b);
     const deliveries = await gh.webhookDeliveries();
@@ -273,6 +369,7 @@ async function runScenario(sc: Scenario): Promise<{ ok: boolean; summary: Record
       samples,
       all_jobs_done_s: Math.round((allDoneAt - t0) / 100) / 10,
       settled_s: Math.round((settledAt - t0) / 100) / 10,
+      ...extra.summary,
       violations,
     };
     return { ok: violations.length === 0, summary, violations };

@@ -2,7 +2,9 @@
  * The whole product on one machine: the fake GitHub (playing workflows), the simulator shim and
  * the coordinator under `wrangler dev` (bench/harness.mjs: own config, secrets and persisted
  * state), wired together: a repository with a PAT, its webhook secret, the simulator registered
- * as a provider, webhooks delivered to the coordinator. Loopback only.
+ * as a provider, webhooks delivered to the coordinator. With `ec2`, also the EC2 shim Worker
+ * under `wrangler dev` and the fake EC2 behind it, registered as a second provider
+ * (e2e/ec2-cloud.ts). Loopback only.
  */
 import { fakeWorld, startCoordinator, type Coordinator, type HarnessWorld } from "../bench/harness.mjs";
 import { FakeWorld } from "../test/fake-github/control-client.ts";
@@ -10,6 +12,8 @@ import { startFakeGithub, type FakeGithub } from "../test/fake-github/server.ts"
 import type { DeliveryConfig } from "../test/fake-github/types.ts";
 import { startSimulator, type Simulator, type SimulatorConfig } from "../shims/simulator/simulator.ts";
 import type { FakeMachine } from "../test/fake-shim/types.ts";
+import type { Ec2Faults } from "../test/fake-ec2/types.ts";
+import { type Ec2Cloud, startEc2Cloud } from "./ec2-cloud.ts";
 
 export interface Stack {
   github: FakeGithub;
@@ -18,6 +22,8 @@ export interface Stack {
   w: HarnessWorld;
   gh: FakeWorld;
   machines(): Promise<FakeMachine[]>;
+  /** With the `ec2` option. */
+  ec2?: Ec2Cloud;
   stop(): Promise<void>;
 }
 
@@ -30,6 +36,8 @@ export interface StackOptions {
   provider?: Record<string, unknown>;
   /** A file for the coordinator's log lines. */
   coordinatorLog?: string;
+  /** Also EC2: the shim Worker and the fake EC2 (with these faults); its machines are simulated runners with `sim`'s timings. */
+  ec2?: { faults?: Ec2Faults; shimLog?: string };
 }
 
 export async function startStack(opts: StackOptions = {}): Promise<Stack> {
@@ -49,7 +57,9 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
       ...opts.delivery,
     });
     const c = coordinator;
+    const ec2 = opts.ec2 ? await startEc2Cloud({ coordinator: c, sim: sim.config, faults: opts.ec2.faults, log: opts.log, shimLog: opts.ec2.shimLog }) : undefined;
     return {
+      ec2,
       github,
       sim,
       coordinator: c,
@@ -58,7 +68,7 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
       machines: async () => (await fetch(`${w.shimControl}/instances`)).json() as Promise<FakeMachine[]>,
       async stop() {
         await c.stop();
-        await Promise.all([sim.stop(), github.close()]);
+        await Promise.all([sim.stop(), github.close(), ec2?.stop()]);
         process.off("exit", cleanup);
       },
     };

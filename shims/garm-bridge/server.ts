@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { BootstrapInstance, SHIM_INTERFACE_VERSION, type ShimCallback, type ValidProviderInstance } from "../../src/providers/shim-protocol.ts";
+import { matchShimRoute, type ShimRoute } from "../../src/providers/shim-routes.ts";
 import { verifySignature } from "../../src/providers/shim-signing.ts";
 import { type CallbackSender, createCallbackSender } from "./callbacks.ts";
 import type { BridgeConfig } from "./config.ts";
@@ -39,12 +40,7 @@ export interface BridgeOptions {
 
 const MAX_REQUEST_BYTES = 1024 * 1024;
 
-type Route =
-  | { op: "capabilities" }
-  | { op: "create" }
-  | { op: "list" }
-  | { op: "remove_all" }
-  | { op: "get" | "delete" | "start" | "stop"; id: string };
+type Route = ShimRoute;
 
 type CreateResult = { ok: true; status: 200 | 201; instance: ValidProviderInstance } | { ok: false; failure: Failure };
 type DeleteResult = { ok: true; found: boolean } | { ok: false; failure: Failure };
@@ -65,28 +61,6 @@ class HttpError extends Error {
   }
 }
 
-function matchRoute(method: string, rest: string): Route | "method_not_allowed" | null {
-  const allow = (ok: boolean, route: Route) => (ok ? route : "method_not_allowed");
-  if (rest === "/v1/capabilities") return allow(method === "GET", { op: "capabilities" });
-  if (rest === "/v1/instances") {
-    if (method === "POST") return { op: "create" };
-    if (method === "GET") return { op: "list" };
-    if (method === "DELETE") return { op: "remove_all" };
-    return "method_not_allowed";
-  }
-  const m = /^\/v1\/instances\/([^/]+)(?:\/(start|stop))?$/.exec(rest);
-  if (!m) return null;
-  let id: string;
-  try {
-    id = decodeURIComponent(m[1]!);
-  } catch {
-    throw new HttpError(400, "instance id is not valid percent-encoding");
-  }
-  if (m[2]) return allow(method === "POST", { op: m[2] as "start" | "stop", id });
-  if (method === "GET") return { op: "get", id };
-  if (method === "DELETE") return { op: "delete", id };
-  return "method_not_allowed";
-}
 
 function readBody(req: IncomingMessage): Promise<Buffer> {
   return new Promise((resolve, reject) => {
@@ -147,9 +121,16 @@ export async function startGarmBridge(opts: BridgeOptions): Promise<GarmBridge> 
   let versionAsked = false;
   /** provider_id → instance name, from every machine the provider showed us: async delete callbacks must name the instance. */
   const names = new Map<string, string>();
+  /**
+   * Provider ids deleted lately. A GetInstance that read the machine just before its delete can
+   * finish after it: it must not put the machine back, or a repeated delete would answer 202
+   * for a machine that is gone instead of 404.
+   */
+  const deleted = new Set<string>();
   const remember = (pool: Pool, instances: ValidProviderInstance[]) => {
     for (const i of instances) {
       const k = key(pool, i.provider_id);
+      if (deleted.has(k)) continue;
       names.delete(k);
       names.set(k, i.name);
     }
@@ -229,6 +210,7 @@ export async function startGarmBridge(opts: BridgeOptions): Promise<GarmBridge> 
     if (made.type === "ok") {
       const parsed = parseInstance("CreateInstance", made.stdout, name);
       if (!parsed.ok) return { ok: false, failure: { ...parsed.failure, message: redact(parsed.failure.message, [...secrets, token]) } };
+      deleted.delete(key(pool, parsed.value.provider_id));
       remember(pool, [parsed.value]);
       return { ok: true, status: 201, instance: parsed.value };
     }
@@ -247,7 +229,17 @@ export async function startGarmBridge(opts: BridgeOptions): Promise<GarmBridge> 
     await creates.get(key(pool, id))?.promise;
     const done = await run(poolCall("DeleteInstance", pool, id), undefined, []);
     if (done.type === "ok" || done.type === "not_found") {
-      names.delete(key(pool, id));
+      // {id} is the provider id or the name: forget the machine under its provider id either way.
+      const prefix = key(pool, "");
+      const gone = [key(pool, id), ...[...names].filter(([k, name]) => name === id && k.startsWith(prefix)).map(([k]) => k)];
+      for (const k of gone) {
+        names.delete(k);
+        deleted.add(k);
+      }
+      for (const old of deleted) {
+        if (deleted.size <= 10_000) break;
+        deleted.delete(old);
+      }
       return { ok: true, found: done.type === "ok" };
     }
     if (done.type === "duplicate") return { ok: false, failure: { status: 500, retryable: true, message: done.message } };
@@ -473,8 +465,9 @@ export async function startGarmBridge(opts: BridgeOptions): Promise<GarmBridge> 
         check = await verifySignature(previous, { method, pathWithQuery: signedTarget, body: raw }, received);
       }
       if (!check.ok) throw new HttpError(401, "unauthorized", { reason: check.reason });
-      const route = matchRoute(method, rest);
+      const route = matchShimRoute(method, rest);
       if (route === null) throw new HttpError(404, `no route ${method} ${path}`);
+      if (route === "bad_id") throw new HttpError(400, "instance id is not valid percent-encoding");
       if (route === "method_not_allowed") throw new HttpError(405, `${method} is not allowed on ${path}`);
       op = route.op;
       if ("id" in route) instance = route.id;

@@ -17,17 +17,8 @@ export interface InstallScriptInput {
   registration: { repoUrl: string; labels: string[]; runnerGroup: string } | null;
 }
 
-/** Single-quotes a value for bash, so nothing in it is ever interpreted. */
-export const shellQuote = (v: string) => `'${v.replaceAll("'", `'"'"'`)}'`;
-
-/**
- * Single-quotes a value for PowerShell. PowerShell also ends a single-quoted string at the
- * typographic single quotes (U+2018..U+201B), so every one of them is doubled too.
- */
-export const psQuote = (v: string) => `'${v.replace(/['\u2018\u2019\u201A\u201B]/g, "$&$&")}'`;
-
-/** A value safe to put in a script comment: one line, printable. */
-export const commentSafe = (v: string) => v.replace(/[^\x20-\x7E]/g, "?");
+// Quoting lives in its own module so the EC2 shim's user data can use it without the rest.
+export { commentSafe, psQuote, shellQuote } from "./quoting";
 
 /** GitHub names runner architectures x64/arm64/x86/arm; GARM's BootstrapInstance uses amd64/arm64/i386/arm. */
 const GITHUB_ARCH: Record<string, string> = { amd64: "x64", arm64: "arm64", i386: "x86", arm: "arm" };

@@ -3,8 +3,8 @@ import { registerHooks } from "node:module";
 /**
  * The project's source (src/) imports siblings without a file extension, as bundlers and
  * vitest allow; Node's own loader does not. This resolve hook retries a relative specifier
- * that has no extension with `.ts`, so the bridge runs the project's pure modules
- * (shim-protocol, shim-signing) unchanged under `node --experimental-strip-types`.
+ * that has no extension with `.ts`, so the shims run the project's pure modules
+ * (shim-protocol, shim-signing) unchanged under `node --experimental-strip-types` (the GARM bridge, the conformance kit).
  * Imported for its effect, before anything that reaches into src/.
  */
 registerHooks({

@@ -1,0 +1,88 @@
+/**
+ * npm run shim:conformance:all [-- simulator garm-bridge aws-ec2]
+ *
+ * Runs the shim conformance kit (shims/conformance) against every shim this project ships, each
+ * on loopback: the simulator; the GARM bridge over the test provider
+ * (test/shims/garm-bridge/fake-provider.mjs) in async mode, so every create and delete is a 202
+ * and a signed callback; and the EC2 shim Worker under `wrangler dev` against the fake EC2, whose
+ * pages are cut to 2 instances so listing has to follow NextToken. Prints each table; exits 1 if
+ * any check failed.
+ */
+import "../shims/ts-resolve.ts";
+import { freePort } from "../bench/harness.mjs";
+
+const { formatResult, formatTotals, runConformance } = await import("../shims/conformance/kit.ts");
+const { startSimulator } = await import("../shims/simulator/simulator.ts");
+const { BridgeConfig } = await import("../shims/garm-bridge/config.ts");
+const { startGarmBridge } = await import("../shims/garm-bridge/server.ts");
+const { makeProviderWorld } = await import("../test/shims/garm-bridge/harness.ts");
+const { startFakeEc2 } = await import("../test/fake-ec2/server.ts");
+const { createAccount } = await import("../test/fake-ec2/control.ts");
+const { startEc2Shim } = await import("./ec2-shim.ts");
+
+const SECRET = "conformance-secret-0123456789abcdef";
+
+interface Target {
+  url: string;
+  provider?: Record<string, unknown>;
+  stop(): Promise<void>;
+}
+
+/** Each target is told where to send callbacks: the kit listens there. */
+const targets: Record<string, (callbackUrl: string) => Promise<Target>> = {
+  async simulator(callbackUrl) {
+    const sim = await startSimulator({ config: { boot_delay_ms: 50 } });
+    const res = await fetch(`${sim.url}/_control/tenants`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ secret: SECRET, callback_url: callbackUrl }) });
+    const tenant = (await res.json()) as { url: string };
+    return { url: tenant.url, stop: () => sim.stop() };
+  },
+  async "garm-bridge"(callbackUrl) {
+    const world = makeProviderWorld();
+    const bridge = await startGarmBridge({
+      config: BridgeConfig.parse({ port: 0, provider_executable: world.executable, provider_config_file: world.configFile, secret: SECRET, async: true, callback_url: callbackUrl, callback_initial_delay_ms: 200 }),
+      environ: { PATH: process.env.PATH },
+      log: () => {},
+    });
+    return {
+      url: bridge.url,
+      async stop() {
+        await bridge.stop();
+        world.cleanup();
+      },
+    };
+  },
+  async "aws-ec2"() {
+    const ec2 = await startFakeEc2();
+    const account = await createAccount(ec2.url, { config: { page_size: 2, boot_delay_ms: 50, stop_delay_ms: 50 } });
+    const shim = await startEc2Shim({ endpoint: ec2.url, account, secret: SECRET }).catch(async (err) => {
+      await ec2.stop();
+      throw err;
+    });
+    return {
+      url: shim.url,
+      provider: { image: "ami-0123456789abcdef0", flavor: "t3.micro", extra_specs: { subnet_ids: ["subnet-0123456789abcdef0"], tags: { purpose: "conformance" } } },
+      async stop() {
+        await shim.stop();
+        await ec2.stop();
+      },
+    };
+  },
+};
+
+const chosen = process.argv.slice(2).length ? process.argv.slice(2) : Object.keys(targets);
+let failed = 0;
+for (const name of chosen) {
+  const start = targets[name];
+  if (!start) throw new Error(`no target ${name}; have ${Object.keys(targets).join(", ")}`);
+  const port = await freePort();
+  const target = await start(`http://127.0.0.1:${port}/api/v1/providers/conformance/callbacks`);
+  console.log(`shim conformance: ${name} (${target.url})`);
+  try {
+    const report = await runConformance({ url: target.url, secret: SECRET, provider: target.provider, callbackPort: port, waitMs: 20_000, onResult: (r) => console.log(formatResult(r)) });
+    console.log(`${name}: ${formatTotals(report)}`);
+    failed += report.failed;
+  } finally {
+    await target.stop();
+  }
+}
+process.exit(failed ? 1 : 0);

@@ -1,0 +1,136 @@
+/**
+ * A simulated runner machine: what a real machine does once it booted, the way GARM's install
+ * script does it, against the coordinator and the fake GitHub. Used by the simulator shim for
+ * its machines, and by the fake EC2's instances in the EC2 end-to-end scenario (which know only
+ * what their user data says: the metadata URL and the instance token).
+ *
+ *   GET  {metadata-url}/runner-metadata (where to report, JIT or not) and the three JIT files
+ *   POST {callback-url}/status installing …, /system-info, then connects to GitHub (the serverUrl
+ *        in `.runner`) with the JIT identity, and reports idle with the agent id from `.runner`
+ *   asks GitHub for a job until it gets one, runs it for `job_ms`, reports it done and exits
+ *   (ephemeral: GitHub forgets the runner; the machine stays until it is deleted).
+ */
+import { runnerSession } from "../../test/fake-github/control-client.ts";
+
+export interface SimulatorConfig {
+  boot_delay_ms: number;
+  job_ms: number;
+  boot_failure_rate: number;
+  poll_ms: number;
+}
+
+export type RunnerPhase = "booting" | "bootstrapping" | "idle" | "busy" | "done" | "failed" | "stopped";
+
+export interface SimulatedRunner {
+  tenant: string;
+  name: string;
+  provider_id: string;
+  phase: RunnerPhase;
+  agent_id: number | null;
+  job_id: number | null;
+  created_at: number;
+  /** GitHub as the runner knows it (serverUrl in `.runner`). */
+  server_url: string | null;
+  error?: string;
+}
+
+/** What a booting machine knows: from its BootstrapInstance, or read out of its user data. */
+export interface MachineBoot {
+  metadataUrl: string;
+  token: string;
+  /** Where to report; when absent, read from runner-metadata. */
+  callbackUrl?: string;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** A machine's HTTP calls: retried like curl --retry while the coordinator is unreachable or 5xx. */
+async function call(url: string, init: RequestInit, alive: () => boolean): Promise<Response> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      const res = await fetch(url, { ...init, signal: AbortSignal.timeout(10_000) });
+      if (res.status < 500 || attempt >= 40 || !alive()) return res;
+      await res.arrayBuffer();
+    } catch (err) {
+      if (attempt >= 40 || !alive()) throw err;
+    }
+    await sleep(Math.min(250 * attempt, 2000));
+  }
+}
+
+export async function bootRunner(r: SimulatedRunner, boot: MachineBoot, config: SimulatorConfig, log: (line: object) => void = () => {}): Promise<void> {
+  const alive = () => r.phase !== "stopped";
+  const token = { authorization: `Bearer ${boot.token}` };
+  let callbackUrl = boot.callbackUrl ?? null;
+  const status = (s: string, message: string, extra: object = {}) =>
+    call(`${callbackUrl}/status`, { method: "POST", headers: { ...token, "content-type": "application/json" }, body: JSON.stringify({ status: s, message, ...extra }) }, alive);
+  const fail = async (message: string) => {
+    r.phase = "failed";
+    r.error = message;
+    log({ event: "sim_runner_failed", instance: r.name, message });
+    if (alive() && callbackUrl) await status("failed", message, r.agent_id ? { agent_id: r.agent_id } : {}).catch(() => {});
+  };
+
+  await sleep(config.boot_delay_ms);
+  if (!alive()) return;
+  r.phase = "bootstrapping";
+  if (Math.random() < config.boot_failure_rate) return fail("simulated boot failure");
+  const meta = await call(`${boot.metadataUrl}/runner-metadata`, { headers: token }, alive);
+  if (!meta.ok) return fail(`runner-metadata: ${meta.status} ${await meta.text()}`);
+  // What cloud-init would have been told, read back from the coordinator: where to report, JIT or not, which OS.
+  const about = (await meta.json()) as { "callback-url": string; jit_config_enabled: boolean; os_type: string };
+  callbackUrl ??= about["callback-url"];
+  await status("installing", "downloading runner");
+  if (!about.jit_config_enabled) return fail("the simulator runs JIT runners only");
+  const files: Record<string, string> = {};
+  for (const f of ["runner", "credentials", "credentials_rsaparams"]) {
+    const res = await call(`${boot.metadataUrl}/credentials/${f}`, { headers: token }, alive);
+    if (!res.ok) return fail(`credentials/${f}: ${res.status} ${await res.text()}`);
+    files[f] = await res.text();
+  }
+  const dotRunner = JSON.parse(files.runner!) as { agentId: number; agentName: string; serverUrl?: string };
+  const creds = JSON.parse(files.credentials!) as { data: { clientId: string } };
+  if (!dotRunner.serverUrl) return fail(".runner has no serverUrl");
+  r.agent_id = dotRunner.agentId;
+  r.server_url = dotRunner.serverUrl;
+  await status("installing", "configuring runner", { agent_id: r.agent_id });
+  await call(`${callbackUrl}/system-info`, { method: "POST", headers: { ...token, "content-type": "application/json" }, body: JSON.stringify({ os_name: "ubuntu", os_version: "24.04", agent_id: r.agent_id }) }, alive);
+  const gh = runnerSession(dotRunner.serverUrl);
+  const online = await gh.connect({ agent_id: dotRunner.agentId, name: dotRunner.agentName, client_id: creds.data.clientId, os: about.os_type });
+  if (online.status !== 200) return fail(`GitHub refused the runner: ${online.status} ${JSON.stringify(online.body)}`);
+  const idle = await status("idle", "runner successfully installed", { agent_id: r.agent_id });
+  if (!idle.ok) log({ event: "sim_idle_refused", instance: r.name, status: idle.status, body: await idle.text() });
+  if (!alive()) return;
+  r.phase = "idle";
+  log({ event: "sim_runner_idle", instance: r.name, agent_id: r.agent_id });
+
+  while (alive()) {
+    const got = await gh.acquire(r.agent_id).catch(() => ({ status: 0, body: null }));
+    if (got.status === 200) {
+      const job = got.body as { id: number };
+      r.phase = "busy";
+      r.job_id = job.id;
+      log({ event: "sim_job_started", instance: r.name, job_id: job.id });
+      await sleep(config.job_ms);
+      // A runner that lost its machine mid-job never reports; GitHub would time the job out.
+      if (!alive()) return;
+      await gh.complete(r.agent_id, job.id);
+      r.phase = "done";
+      log({ event: "sim_job_done", instance: r.name, job_id: job.id });
+      return; // ephemeral: the runner process exits, the machine idles until deleted
+    }
+    if (got.status === 404) {
+      // GitHub no longer knows this runner (the coordinator removed it): the runner exits.
+      r.phase = "done";
+      return;
+    }
+    await sleep(config.poll_ms);
+  }
+}
+
+/** The machine is gone: its runner stops, and if it was online GitHub sees it go offline. */
+export function stopRunner(r: SimulatedRunner): void {
+  const lostRunner = (r.phase === "idle" || r.phase === "busy") && r.agent_id !== null && r.server_url;
+  r.phase = "stopped";
+  if (lostRunner) void runnerSession(r.server_url!).disconnect(r.agent_id!).catch(() => {});
+}
