@@ -1,6 +1,6 @@
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../env";
-import { pool } from "../lib/pool";
+import { mapLimit } from "../lib/map-limit";
 import { validateProviderInstance, type ShimCallback } from "../providers/shim-protocol";
 import { keyringFor } from "../crypto/keyring";
 import { open, seal } from "../crypto/secret-box";
@@ -493,7 +493,7 @@ export class ScaleSet extends DurableObject<Env> {
       // Outbound, phase 1: JIT configs for new runners, GitHub removal before deleting, polls.
       const tools = fresh.length ? await runners.runnerDownloads().catch(() => []) : [];
       // Without JIT the machine registers itself with a one-time registration token (metadata route).
-      const jit = await pool(fresh, c, async (f) => {
+      const jit = await mapLimit(fresh, c, async (f) => {
         if (!ss.jitConfigEnabled) return { ok: true as const, runnerId: null, encodedJitConfig: null };
         try {
           const cfg = await runners.createJitRunner({ name: f.name, labels: ss.labels, runnerGroup: ss.runnerGroup });
@@ -502,7 +502,7 @@ export class ScaleSet extends DurableObject<Env> {
           return { ok: false as const, error: errorText(e) };
         }
       });
-      const removals = await pool(deletes, c, async (d) => {
+      const removals = await mapLimit(deletes, c, async (d) => {
         try {
           const out = await removeInstanceRunner(runners, d.row);
           if (out.rejectedClaim) {
@@ -521,7 +521,7 @@ export class ScaleSet extends DurableObject<Env> {
           return d.force ? ({ removal: "gone", confirmedId: null, rejectedClaim: null } as const) : "error:" + errorText(e);
         }
       });
-      const polled = await pool(polls, c, (p) => machines.getInstance(p.row.providerId ?? p.instance));
+      const polled = await mapLimit(polls, c, (p) => machines.getInstance(p.row.providerId ?? p.instance));
 
       // Batch 2: new rows to creating (with their sealed JIT config) or error; deletes to deleting; poll results.
       const t2 = Date.now();
@@ -581,7 +581,7 @@ export class ScaleSet extends DurableObject<Env> {
         machines.createInstance(buildBootstrapInstance({ scaleSet: ss, name: x.f.name, token: x.token, publicUrl: this.env.PUBLIC_URL, tools })),
       );
       for (const x of creating) background.add(x.f.name);
-      const deleted = await pool(deleting, c, (d) => machines.deleteInstance(d.row.providerId ?? d.instance));
+      const deleted = await mapLimit(deleting, c, (d) => machines.deleteInstance(d.row.providerId ?? d.instance));
 
       // Batch 3: what the provider said about deletes (creates: settleCreates).
       const t3 = Date.now();
@@ -616,7 +616,7 @@ export class ScaleSet extends DurableObject<Env> {
     const picked = pickStaleJobs(oldest, this.state.jobChecks(), now, this.settings.staleJobs);
     if (!picked.length) return 0;
     const github = githubRunnerPort(this.env, ss.entity);
-    const answers = await pool(picked, this.settings.concurrency, (j) => github.jobStatus(j.repository, j.id).catch(() => null));
+    const answers = await mapLimit(picked, this.settings.concurrency, (j) => github.jobStatus(j.repository, j.id).catch(() => null));
     const corrections = picked.flatMap((j, i) => {
       const verdict = staleJobVerdict(answers[i]!);
       return verdict ? [{ id: j.id, ...verdict }] : [];
@@ -669,7 +669,7 @@ export class ScaleSet extends DurableObject<Env> {
       return writing;
     };
     const window = new Promise<void>((r) => setTimeout(r, CREATE_WAIT_MS));
-    const all = pool(creating, this.settings.concurrency, async (x) => {
+    const all = mapLimit(creating, this.settings.concurrency, async (x) => {
       try {
         ready.push({ x, r: await create(x) });
       } catch (e) {
@@ -807,14 +807,14 @@ export class ScaleSet extends DurableObject<Env> {
     if (listed.ok) {
       const inCloud = new Set(listed.value.map((m) => m.name));
       const orphans = listed.value.filter((m) => !known.has(m.name) && !this.inFlight.has(m.name));
-      await pool(orphans, this.settings.concurrency, async (m) => {
+      await mapLimit(orphans, this.settings.concurrency, async (m) => {
         const r = await machines.deleteInstance(m.provider_id || m.name);
         log({ event: "orphan_machine_deleted", scale_set: ss.id, instance: m.name, provider_id: m.provider_id, ok: r.ok });
       });
       const missing = rows.filter(
         (r) => !inCloud.has(r.name) && !this.inFlight.has(r.name) && (r.status === "running" || r.status === "stopped" || r.status === "unknown"),
       );
-      const confirmed = await pool(missing, this.settings.concurrency, (r) => machines.getInstance(r.providerId ?? r.name));
+      const confirmed = await mapLimit(missing, this.settings.concurrency, (r) => machines.getInstance(r.providerId ?? r.name));
       for (const [i, r] of missing.entries()) {
         const c = confirmed[i]!;
         if (!c.ok && c.error.kind === "not_found") {
@@ -839,7 +839,7 @@ export class ScaleSet extends DurableObject<Env> {
             .all<{ name: string }>();
           for (const row of res.results) live.add(row.name);
         }
-        await pool(
+        await mapLimit(
           candidates.filter((r) => !live.has(r.name) && !r.busy),
           this.settings.concurrency,
           async (r) => {
