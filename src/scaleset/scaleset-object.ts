@@ -1,6 +1,7 @@
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../env";
 import { mapLimit } from "../lib/map-limit";
+import { countingD1 } from "../db/counting-d1";
 import { validateProviderInstance, type ShimCallback } from "../providers/shim-protocol";
 import { keyringFor } from "../crypto/keyring";
 import { open, seal } from "../crypto/secret-box";
@@ -39,43 +40,6 @@ export interface ScaleSetStatus {
   last_reconcile: LastReconcile | null;
   pending_operations: number;
   delete_retries: number;
-}
-
-/** A D1 handle that counts round trips, so each reconcile can report its own cost. */
-function countingD1(db: D1Database, counter: { n: number }): D1Database {
-  return new Proxy(db, {
-    get(target, prop, receiver) {
-      if (prop === "batch" || prop === "exec") {
-        return (...args: unknown[]) => {
-          counter.n++;
-          return (target as any)[prop](...args);
-        };
-      }
-      if (prop === "prepare") {
-        return (sql: string) => {
-          const stmt = target.prepare(sql);
-          return wrapStatement(stmt, counter);
-        };
-      }
-      return Reflect.get(target, prop, receiver);
-    },
-  });
-}
-
-function wrapStatement(stmt: D1PreparedStatement, counter: { n: number }): D1PreparedStatement {
-  return new Proxy(stmt, {
-    get(target, prop, receiver) {
-      if (prop === "run" || prop === "all" || prop === "first" || prop === "raw") {
-        return (...args: unknown[]) => {
-          counter.n++;
-          return (target as any)[prop](...args);
-        };
-      }
-      if (prop === "bind") return (...args: unknown[]) => wrapStatement(target.bind(...args), counter);
-      const v = Reflect.get(target, prop, receiver);
-      return typeof v === "function" ? v.bind(target) : v;
-    },
-  });
 }
 
 /** How long a pass waits for its shim creates before leaving them to finish on their own. */
