@@ -1,4 +1,4 @@
-import type { ScaleSetRecord } from "../db/scaleset-store";
+import { scaleSetEntity, type ScaleSetRecord } from "../db/scaleset-store";
 import type { Env } from "../env";
 import { GithubClient } from "../github/github-client";
 import {
@@ -103,20 +103,8 @@ export async function createScaleSetPorts(
 
 /** GitHub, as a scale set's instances need it (the metadata routes), or null if the scale set is gone. */
 export async function runnerPortForScaleSet(env: Env, scaleSetId: string): Promise<RunnerPort | null> {
-  const e = await env.DB.prepare(
-    `SELECT e.id, e.kind, e.owner, e.name, e.endpoint_name, e.credentials_id FROM scale_sets s JOIN entities e ON e.id = s.entity_id WHERE s.id = ?`,
-  )
-    .bind(scaleSetId)
-    .first<Record<string, any>>();
-  if (!e) return null;
-  return githubRunnerPort(env, {
-    id: e.id,
-    kind: e.kind,
-    owner: e.owner,
-    name: e.name,
-    endpointName: e.endpoint_name,
-    credentialsId: e.credentials_id,
-  });
+  const entity = await scaleSetEntity(env.DB, scaleSetId);
+  return entity && githubRunnerPort(env, entity);
 }
 
 /** GitHub's runner downloads for a scale set's entity (cached by the GitHub client). */

@@ -6,16 +6,8 @@ import { validateProviderInstance, type ShimCallback } from "../providers/shim-p
 import { keyringFor } from "../crypto/keyring";
 import { open, seal } from "../crypto/secret-box";
 import { secretContext } from "../crypto/secret-contexts";
-import {
-  applyJobCorrections,
-  applyStatusChanges,
-  insertInstancesStatements,
-  loadScaleSetSnapshot,
-  type InstanceRecord,
-  type NewInstance,
-  type ScaleSetRecord,
-  type StatusChange,
-} from "../db/scaleset-store";
+import { applyJobCorrections, loadScaleSetSnapshot, type InstanceRecord, type ScaleSetRecord } from "../db/scaleset-store";
+import { applyStatusChanges, findInstance, insertInstancesStatements, liveInstanceNames, type NewInstance, type StatusChange } from "../db/instance-store";
 import type { InstanceStatus, RunnerStatus } from "../db/schema";
 import { deleteRetryDelay, NO_CREATE_BACKOFF, recordCreateFailure, recordCreateSuccess } from "./backoff";
 import { buildBootstrapInstance } from "./bootstrap";
@@ -139,9 +131,7 @@ export class ScaleSet extends DurableObject<Env> {
   /** Sends an instance to deletion; `force` ignores provider errors. Returns the status it moved to. */
   async deleteInstance(scaleSetId: string, name: string, force: boolean): Promise<{ status: InstanceStatus } | { error: string }> {
     this.state.bind(scaleSetId);
-    const row = await this.env.DB.prepare("SELECT id, status FROM instances WHERE name = ? AND scale_set_id = ?")
-      .bind(name, scaleSetId)
-      .first<{ id: string; status: InstanceStatus }>();
+    const row = await findInstance(this.env.DB, name, scaleSetId);
     if (!row) return { error: "not_found" };
     const to: InstanceStatus = force ? "pending_force_delete" : "pending_delete";
     if (row.status === to || (row.status === "deleting" && !force)) return { status: row.status };
@@ -162,9 +152,7 @@ export class ScaleSet extends DurableObject<Env> {
     if (!scaleSetId) return { accepted: false, reason: "unknown scale set" };
     const ops = this.state.ops(cb.instance_name);
     if (!ops?.opId || ops.opId !== cb.operation_id) return { accepted: false, reason: "no such operation pending" };
-    const row = await this.env.DB.prepare("SELECT id, status FROM instances WHERE name = ? AND scale_set_id = ?")
-      .bind(cb.instance_name, scaleSetId)
-      .first<{ id: string; status: InstanceStatus }>();
+    const row = await findInstance(this.env.DB, cb.instance_name, scaleSetId);
     if (!row) return { accepted: false, reason: "unknown instance" };
     const now = Date.now();
     // GARM's validity rule: a result without provider id, name or a known status is a fault, not a machine.
@@ -208,12 +196,10 @@ export class ScaleSet extends DurableObject<Env> {
     report: { status: RunnerStatus; message: string; agentId: number | null },
   ): Promise<{ ok: true } | { error: "gone" } | { error: "forbidden"; from: RunnerStatus; to: RunnerStatus }> {
     this.state.bind(scaleSetId);
-    const row = await this.env.DB.prepare("SELECT id, status, runner_status, create_attempt, agent_id FROM instances WHERE name = ? AND scale_set_id = ?")
-      .bind(name, scaleSetId)
-      .first<{ id: string; status: InstanceStatus; runner_status: RunnerStatus; create_attempt: number; agent_id: number | null }>();
-    if (!row || row.create_attempt !== createAttempt || (row.status !== "creating" && row.status !== "running")) return { error: "gone" };
-    if (!canRunnerTransition(row.runner_status, report.status)) return { error: "forbidden", from: row.runner_status, to: report.status };
-    const claim = claimOnReport(row.agent_id, report.agentId);
+    const row = await findInstance(this.env.DB, name, scaleSetId);
+    if (!row || row.createAttempt !== createAttempt || (row.status !== "creating" && row.status !== "running")) return { error: "gone" };
+    if (!canRunnerTransition(row.runnerStatus, report.status)) return { error: "forbidden", from: row.runnerStatus, to: report.status };
+    const claim = claimOnReport(row.agentId, report.agentId);
     const failed = report.status === "failed";
     const message = report.message.slice(0, 2000);
     const applied = await applyStatusChanges(this.env.DB, [
@@ -233,9 +219,9 @@ export class ScaleSet extends DurableObject<Env> {
       },
     ]);
     if (!applied.size) return { error: "gone" };
-    log({ event: "runner_status", scale_set: scaleSetId, instance: name, from: row.runner_status, to: report.status, message, reported_agent_id: report.agentId });
+    log({ event: "runner_status", scale_set: scaleSetId, instance: name, from: row.runnerStatus, to: report.status, message, reported_agent_id: report.agentId });
     if (claim.rejected) {
-      log({ event: "runner_id_claim_rejected", scale_set: scaleSetId, instance: name, runner_id: report.agentId, reason: "GitHub gave this runner another id", agent_id: row.agent_id });
+      log({ event: "runner_id_claim_rejected", scale_set: scaleSetId, instance: name, runner_id: report.agentId, reason: "GitHub gave this runner another id", agent_id: row.agentId });
     }
     if (failed || report.status === "idle") await this.nudge(scaleSetId);
     return { ok: true };
@@ -794,15 +780,7 @@ export class ScaleSet extends DurableObject<Env> {
       const candidates = ghRunners.filter((r) => r.name.startsWith(prefix) && !known.has(r.name));
       if (candidates.length) {
         // A runner is ours to remove only if no scale set has a live instance by that name.
-        const live = new Set<string>();
-        for (let i = 0; i < candidates.length; i += 90) {
-          const chunk = candidates.slice(i, i + 90);
-          const res = await db
-            .prepare(`SELECT name FROM instances WHERE status != 'deleted' AND name IN (${chunk.map(() => "?").join(",")})`)
-            .bind(...chunk.map((r) => r.name))
-            .all<{ name: string }>();
-          for (const row of res.results) live.add(row.name);
-        }
+        const live = await liveInstanceNames(db, candidates.map((r) => r.name));
         await mapLimit(
           candidates.filter((r) => !live.has(r.name) && !r.busy),
           this.settings.concurrency,
