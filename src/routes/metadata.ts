@@ -14,7 +14,7 @@ import { entityUrl } from "../scaleset/bootstrap";
 import { claimRegistrationToken, releaseRegistrationToken } from "../db/instance-store";
 import { loadRunnerSetup, type RunnerSetup } from "../db/scaleset-store";
 import { errorJson } from "./common";
-import { logEvent as log } from "../observability/log";
+import { errorText, logEvent as log } from "../observability/log";
 
 /**
  * What a booting machine fetches about itself (GARM's metadata routes, same formats), each
@@ -90,7 +90,7 @@ export const metadataRoutes = new Hono<InstanceAppEnv>()
     try {
       tools = await runnerToolsForScaleSet(c.env, inst.scaleSetId);
     } catch (e) {
-      return fail(c, 502, "could not get the runner downloads from GitHub", { reason: e instanceof Error ? e.message : String(e) });
+      return fail(c, 502, "could not get the runner downloads from GitHub", { reason: errorText(e) });
     }
     const tool = pickTool(tools, ctx.osType, ctx.osArch);
     if (!tool) return fail(c, 409, `GitHub offers no runner for ${ctx.osType}/${ctx.osArch}`);
@@ -139,7 +139,7 @@ export const metadataRoutes = new Hono<InstanceAppEnv>()
       return new Response(token, { headers: { "content-type": "text/plain; charset=utf-8", "cache-control": "no-store" } });
     } catch (e) {
       await releaseRegistrationToken(c.env.DB, inst.id, claimedAt);
-      const reason = e instanceof Error ? e.message : String(e);
+      const reason = errorText(e);
       log({ event: "registration_token_failed", scale_set: inst.scaleSetId, instance: inst.name, error: reason });
       return fail(c, 502, "could not get a registration token from GitHub", { reason });
     }

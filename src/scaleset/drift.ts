@@ -1,7 +1,7 @@
 import { applyStatusChanges, liveInstanceNames, type StatusChange } from "../db/instance-store";
 import type { InstanceRecord, ScaleSetRecord } from "../db/scaleset-store";
 import { mapLimit } from "../lib/map-limit";
-import { logEvent as log } from "../observability/log";
+import { errorText, logEvent as log } from "../observability/log";
 import { faultOf } from "./machine-outcomes";
 import type { GithubRunnerInfo, MachineInfo, MachinePort, RunnerPort } from "./ports";
 
@@ -30,8 +30,6 @@ export function strayRunners(runners: readonly GithubRunnerInfo[], runnerPrefix:
   const prefix = `${runnerPrefix}-`;
   return runners.filter((runner) => runner.name.startsWith(prefix) && !known.has(runner.name));
 }
-
-const errorText = (e: unknown) => (e instanceof Error ? e.message : String(e));
 
 /** Compares the cloud and GitHub with D1 and removes what only one side knows. */
 export async function checkDrift(input: {
@@ -73,13 +71,13 @@ export async function checkDrift(input: {
         candidates.filter((runner) => !live.has(runner.name) && !runner.busy),
         concurrency,
         async (runner) => {
-          const result = await runners.removeRunner(runner.id).catch((e) => `error: ${errorText(e)}`);
+          const result = await runners.removeRunner(runner.id).catch((err) => `error: ${errorText(err)}`);
           log({ event: "orphan_runner_removed", scale_set: ss.id, instance: runner.name, runner_id: runner.id, result });
         },
       );
     }
-  } catch (e) {
-    log({ event: "drift_check_failed", scale_set: ss.id, error: `github: ${errorText(e)}` });
+  } catch (err) {
+    log({ event: "drift_check_failed", scale_set: ss.id, error: `github: ${errorText(err)}` });
   }
   if (changes.length) await applyStatusChanges(db, changes);
 }

@@ -5,7 +5,7 @@ import { applyStatusChanges, insertInstancesStatements, type NewInstance, type S
 import type { InstanceRecord, ScaleSetRecord } from "../db/scaleset-store";
 import type { Env } from "../env";
 import { mapLimit } from "../lib/map-limit";
-import { logEvent as log } from "../observability/log";
+import { errorText, logEvent as log } from "../observability/log";
 import { recordCreateFailure, recordCreateSuccess } from "./backoff";
 import { buildBootstrapInstance } from "./bootstrap";
 import { mintInstanceToken } from "./instance-token";
@@ -52,8 +52,6 @@ interface CreateAnswer {
   answer: PortResult<MachineCreated>;
 }
 
-const errorText = (e: unknown) => (e instanceof Error ? e.message : String(e));
-
 /** Writes an outcome's operation state and logs a delete backoff; returns the status change to write. */
 export function keepOutcome(state: ObjectState, scaleSetId: string, instance: string, outcome: Outcome): StatusChange | null {
   if (outcome.ops) state.updateOps(instance, outcome.ops);
@@ -65,6 +63,7 @@ export function keepOutcome(state: ObjectState, scaleSetId: string, instance: st
 
 const deleteAttempts = (state: ObjectState, instance: string) => state.ops(instance)?.deleteAttempts ?? 0;
 
+/** Carries out one pass's plan; returns once its creates are recorded or left to settle in the background. */
 export async function executePlan(ctx: ExecutorContext, db: D1Database, ss: ScaleSetRecord, rows: InstanceRecord[], actions: Action[]): Promise<void> {
   const { env, state, settings, inFlight } = ctx;
   const keyring = await keyringFor(env);
@@ -105,7 +104,7 @@ export async function executePlan(ctx: ExecutorContext, db: D1Database, ss: Scal
   };
 
   try {
-    // Batch 1.
+    // Batch 1: marks and new rows.
     if (marks.length || fresh.length) {
       await applyStatusChanges(db, marks, insertInstancesStatements(db, fresh, "created to meet demand"));
       logTransitions(marks);
@@ -119,8 +118,8 @@ export async function executePlan(ctx: ExecutorContext, db: D1Database, ss: Scal
       try {
         const config = await runners.createJitRunner({ name: instance.name, labels: ss.labels, runnerGroup: ss.runnerGroup });
         return { ok: true as const, ...config };
-      } catch (e) {
-        return { ok: false as const, error: errorText(e) };
+      } catch (err) {
+        return { ok: false as const, error: errorText(err) };
       }
     });
     const removals = await mapLimit(deletes, concurrency, async (del) => {
@@ -137,14 +136,14 @@ export async function executePlan(ctx: ExecutorContext, db: D1Database, ss: Scal
           });
         }
         return removal;
-      } catch (e) {
+      } catch (err) {
         // Without GitHub we cannot know the runner is idle; a forced delete goes on regardless.
-        return del.force ? ({ removal: "gone", confirmedId: null, rejectedClaim: null } as const) : "error:" + errorText(e);
+        return del.force ? ({ removal: "gone", confirmedId: null, rejectedClaim: null } as const) : "error:" + errorText(err);
       }
     });
     const polled = await mapLimit(polls, concurrency, (poll) => machines.getInstance(poll.row.providerId ?? poll.instance));
 
-    // Batch 2.
+    // Batch 2: new rows to creating or error, deletes to deleting, poll results.
     const t2 = Date.now();
     const batch2: StatusChange[] = [];
     const toCreate: PendingCreate[] = [];
@@ -250,9 +249,9 @@ function settleCreates(
       if (!group.length) return;
       try {
         await recordCreates(ctx, db, ss, group);
-      } catch (e) {
+      } catch (err) {
         // The rows stay `creating`; the stuck check asks the shim about them later.
-        log({ event: "create_settle_failed", scale_set: ss.id, error: errorText(e) });
+        log({ event: "create_settle_failed", scale_set: ss.id, error: errorText(err) });
       } finally {
         for (const answered of group) ctx.inFlight.delete(answered.create.instance.name);
       }
@@ -264,10 +263,10 @@ function settleCreates(
   const all = mapLimit(creating, ctx.settings.concurrency, async (pending) => {
     try {
       ready.push({ create: pending, answer: await create(pending) });
-    } catch (e) {
+    } catch (err) {
       // The row stays `creating`; the stuck check asks the shim about it later.
       ctx.inFlight.delete(pending.instance.name);
-      log({ event: "create_settle_failed", scale_set: ss.id, instance: pending.instance.name, error: errorText(e) });
+      log({ event: "create_settle_failed", scale_set: ss.id, instance: pending.instance.name, error: errorText(err) });
       return;
     }
     if (late) void flush();

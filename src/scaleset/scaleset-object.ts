@@ -4,7 +4,7 @@ import { applyStatusChanges, findInstance } from "../db/instance-store";
 import type { InstanceStatus } from "../db/schema";
 import { loadScaleSetSnapshot } from "../db/scaleset-store";
 import type { Env } from "../env";
-import { logEvent as log } from "../observability/log";
+import { errorText, logEvent as log } from "../observability/log";
 import { counterName, countReconcile, flushCounters, hasPendingCalls, setCounterStatement } from "../observability/op-counters";
 import type { ShimCallback } from "../providers/shim-protocol";
 import { NO_CREATE_BACKOFF, recordCreateFailure } from "./backoff";
@@ -28,8 +28,6 @@ export interface ScaleSetStatus {
   pending_operations: number;
   delete_retries: number;
 }
-
-const errorText = (e: unknown) => (e instanceof Error ? e.message : String(e));
 
 /**
  * One object per scale set, the single writer of its instances' lifecycle. Woken by nudges
@@ -196,8 +194,8 @@ export class ScaleSet extends DurableObject<Env> {
     // recorded, and the object re-arms itself for its next tick either way.
     try {
       await this.reconcile("alarm");
-    } catch (e) {
-      log({ event: "reconcile_failed", scale_set: this.state.scaleSetId, error: errorText(e) });
+    } catch (err) {
+      log({ event: "reconcile_failed", scale_set: this.state.scaleSetId, error: errorText(err) });
       this.state.setTimer("retry", Date.now() + 5_000);
     }
     await this.arm();
@@ -331,8 +329,8 @@ export class ScaleSet extends DurableObject<Env> {
         concurrency: this.settings.concurrency,
       });
       if (corrected > 0) this.rerun = true;
-    } catch (e) {
-      error = errorText(e);
+    } catch (err) {
+      error = errorText(err);
       log({ event: "reconcile_error", scale_set: ss.id, error });
     }
 
