@@ -1,9 +1,9 @@
-import type { InstanceAddress, InstanceStatus, JobStatus, RunnerStatus } from "./schema";
+import type { InstanceStatus, JobStatus, RunnerStatus } from "./schema";
 
 /**
- * D1 access for the ScaleSet object. Every function is one round trip whatever the number of
- * instances: rows travel as one JSON parameter and SQLite's json_each spreads them out, which
- * also keeps each statement under D1's 100 bound parameters.
+ * D1 access for a scale set: the snapshot its object plans from (one batch), and what its
+ * GitHub adapter and its booting machines need to know of it. Each function is one round trip;
+ * the job corrections travel as one JSON parameter that SQLite's json_each spreads out.
  */
 
 export interface ScaleSetRecord {
@@ -134,141 +134,50 @@ export async function loadScaleSetSnapshot(db: D1Database, scaleSetId: string): 
   };
 }
 
-export interface NewInstance {
-  id: string;
-  name: string;
+/** The GitHub entity a scale set serves, or null if the scale set is gone. */
+export async function scaleSetEntity(db: D1Database, scaleSetId: string): Promise<ScaleSetRecord["entity"] | null> {
+  const e = await db
+    .prepare(
+      `SELECT e.id, e.kind, e.owner, e.name, e.endpoint_name, e.credentials_id FROM scale_sets s JOIN entities e ON e.id = s.entity_id WHERE s.id = ?`,
+    )
+    .bind(scaleSetId)
+    .first<Record<string, any>>();
+  if (!e) return null;
+  return { id: e.id, kind: e.kind, owner: e.owner, name: e.name, endpointName: e.endpoint_name, credentialsId: e.credentials_id };
+}
+
+/** What a booting machine is told about its runner: labels, group, OS, and where GitHub is. */
+export interface RunnerSetup {
   scaleSetId: string;
+  labels: string[];
+  runnerGroup: string;
   osType: string;
   osArch: string;
-  createdAt: number;
+  entity: { kind: string; owner: string; name: string };
+  baseUrl: string;
+  caCertBundle: string | null;
 }
 
-/** Fields a status change may also set; absent fields keep their value. */
-export interface InstanceFields {
-  providerId?: string;
-  addresses?: InstanceAddress[];
-  osType?: string;
-  osName?: string;
-  osVersion?: string;
-  osArch?: string;
-  statusMessage?: string;
-  providerFault?: string | null;
-  runnerStatus?: RunnerStatus;
-  agentId?: number;
-  reportedAgentId?: number;
-  jitConfigEnc?: string;
-  /** Record the runner status report even when the status stays the same (bootstrap progress). */
-  recordRunnerReport?: boolean;
-}
-
-export interface StatusChange {
-  id: string;
-  from: InstanceStatus;
-  to: InstanceStatus;
-  reason: string;
-  at: number;
-  set?: InstanceFields;
-}
-
-const CHANGES_CTE = `
-  changes AS (
-    SELECT json_extract(value, '$.id') AS id, json_extract(value, '$.from') AS from_status,
-           json_extract(value, '$.to') AS to_status, json_extract(value, '$.reason') AS reason,
-           json_extract(value, '$.at') AS at, json_extract(value, '$.set') AS f
-      FROM json_each(?1)
-  )`;
-
-// A present key sets the column (JSON null clears it); an absent key keeps it.
-const field = (json: string, column: string) =>
-  `${column} = CASE WHEN json_type(c.f, '$.${json}') IS NOT NULL THEN json_extract(c.f, '$.${json}') ELSE instances.${column} END`;
-
-/**
- * Statements that insert new instance rows as pending_create, with their first transition.
- * Returned unexecuted so the caller can put them in the same batch as other writes.
- */
-export function insertInstancesStatements(db: D1Database, rows: NewInstance[], reason: string): D1PreparedStatement[] {
-  if (!rows.length) return [];
-  const json = JSON.stringify(rows);
-  return [
-    db
-      .prepare(
-        `INSERT INTO instances (id, name, scale_set_id, status, runner_status, runner_status_changed_at, addresses, os_type, os_arch,
-                                create_attempt, created_at, updated_at, status_changed_at)
-         SELECT json_extract(value, '$.id'), json_extract(value, '$.name'), json_extract(value, '$.scaleSetId'), 'pending_create', 'pending',
-                json_extract(value, '$.createdAt'), '[]', json_extract(value, '$.osType'), json_extract(value, '$.osArch'), 1,
-                json_extract(value, '$.createdAt'), json_extract(value, '$.createdAt'), json_extract(value, '$.createdAt')
-           FROM json_each(?1)`,
-      )
-      .bind(json),
-    db
-      .prepare(
-        `INSERT INTO instance_transitions (instance_id, at, field, from_value, to_value, reason)
-         SELECT json_extract(value, '$.id'), json_extract(value, '$.createdAt'), 'status', NULL, 'pending_create', ?2 FROM json_each(?1)`,
-      )
-      .bind(json, reason),
-  ];
-}
-
-/**
- * Statements applying status changes, each only if the row still has the status the change
- * expects (so a concurrent writer wins cleanly), recording each applied transition.
- * The last statement RETURNS the ids that changed.
- */
-export function statusChangeStatements(db: D1Database, changes: StatusChange[]): D1PreparedStatement[] {
-  if (!changes.length) return [];
-  const json = JSON.stringify(changes);
-  return [
-    db
-      .prepare(
-        `WITH ${CHANGES_CTE}
-         INSERT INTO instance_transitions (instance_id, at, field, from_value, to_value, reason)
-         SELECT c.id, c.at, 'status', c.from_status, c.to_status, c.reason
-           FROM changes c JOIN instances i ON i.id = c.id AND i.status = c.from_status
-          WHERE c.from_status != c.to_status
-         UNION ALL
-         SELECT c.id, c.at, 'runner_status', i.runner_status, json_extract(c.f, '$.runnerStatus'), c.reason
-           FROM changes c JOIN instances i ON i.id = c.id AND i.status = c.from_status
-          WHERE json_extract(c.f, '$.runnerStatus') IS NOT NULL
-            AND (json_extract(c.f, '$.runnerStatus') != i.runner_status OR json_extract(c.f, '$.recordRunnerReport') = 1)`,
-      )
-      .bind(json),
-    db
-      .prepare(
-        `WITH ${CHANGES_CTE}
-         UPDATE instances SET
-           status = c.to_status,
-           status_changed_at = CASE WHEN c.to_status != instances.status THEN c.at ELSE instances.status_changed_at END,
-           updated_at = c.at,
-           runner_status_changed_at = CASE WHEN json_extract(c.f, '$.runnerStatus') IS NOT NULL
-                                            AND json_extract(c.f, '$.runnerStatus') != instances.runner_status
-                                           THEN c.at ELSE instances.runner_status_changed_at END,
-           ${field("runnerStatus", "runner_status")},
-           ${field("providerId", "provider_id")},
-           addresses = CASE WHEN json_type(c.f, '$.addresses') = 'array' THEN json_extract(c.f, '$.addresses') ELSE instances.addresses END,
-           ${field("osType", "os_type")},
-           ${field("osName", "os_name")},
-           ${field("osVersion", "os_version")},
-           ${field("osArch", "os_arch")},
-           ${field("statusMessage", "status_message")},
-           ${field("providerFault", "provider_fault")},
-           ${field("agentId", "agent_id")},
-           ${field("reportedAgentId", "reported_agent_id")},
-           ${field("jitConfigEnc", "jit_config_enc")}
-         FROM changes c
-         WHERE instances.id = c.id AND instances.status = c.from_status
-         RETURNING instances.id`,
-      )
-      .bind(json),
-  ];
-}
-
-/** Runs status changes as one batch and returns the ids that were applied. */
-export async function applyStatusChanges(db: D1Database, changes: StatusChange[], extra: D1PreparedStatement[] = []): Promise<Set<string>> {
-  const stmts = [...extra, ...statusChangeStatements(db, changes)];
-  if (!stmts.length) return new Set();
-  const results = await db.batch(stmts);
-  if (!changes.length) return new Set();
-  return new Set((results[results.length - 1]!.results as { id: string }[]).map((r) => r.id));
+export async function loadRunnerSetup(db: D1Database, scaleSetId: string): Promise<RunnerSetup | null> {
+  const r = await db
+    .prepare(
+      `SELECT s.labels, s.runner_group, s.os_type, s.os_arch, e.kind, e.owner, e.name, g.base_url, g.ca_cert_bundle
+         FROM scale_sets s JOIN entities e ON e.id = s.entity_id JOIN github_endpoints g ON g.name = e.endpoint_name
+        WHERE s.id = ?`,
+    )
+    .bind(scaleSetId)
+    .first<Record<string, any>>();
+  if (!r) return null;
+  return {
+    scaleSetId,
+    labels: JSON.parse(r.labels),
+    runnerGroup: r.runner_group,
+    osType: r.os_type,
+    osArch: r.os_arch,
+    entity: { kind: r.kind, owner: r.owner, name: r.name },
+    baseUrl: r.base_url,
+    caCertBundle: r.ca_cert_bundle,
+  };
 }
 
 /**

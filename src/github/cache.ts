@@ -1,26 +1,5 @@
-import { and, eq } from "drizzle-orm";
 import type { Db } from "../db/client";
-import { githubCache } from "../db/schema";
-
-export interface Cached<T> {
-  value: T;
-  fetchedAt: number;
-}
-
-export async function readCache<T>(db: Db, endpointName: string, key: string): Promise<Cached<T> | null> {
-  const [row] = await db
-    .select({ value: githubCache.value, fetchedAt: githubCache.fetchedAt })
-    .from(githubCache)
-    .where(and(eq(githubCache.endpointName, endpointName), eq(githubCache.key, key)));
-  return row ? { value: row.value as T, fetchedAt: row.fetchedAt } : null;
-}
-
-export async function writeCache(db: Db, endpointName: string, key: string, value: unknown, fetchedAt: number): Promise<void> {
-  await db
-    .insert(githubCache)
-    .values({ endpointName, key, value, fetchedAt })
-    .onConflictDoUpdate({ target: [githubCache.endpointName, githubCache.key], set: { value, fetchedAt } });
-}
+import { readCache, writeCache, type Cached } from "../db/github-state-store";
 
 /**
  * The cached value while younger than `ttlMs`, else a fresh one from `load` (stored for the

@@ -4,7 +4,7 @@ import { keyringFor } from "../crypto/keyring";
 import { open, seal } from "../crypto/secret-box";
 import { secretContext } from "../crypto/secret-contexts";
 import { createAppJwt, importAppKey } from "./app-auth";
-import { loadCredentialContext, writeCredentialState, type CredentialContext, type StatePatch } from "./credential-state";
+import { loadCredentialContext, writeCredentialState, type CredentialContext, type StatePatch } from "../db/github-state-store";
 import {
   GithubApiError,
   GithubCredentialFailingError,

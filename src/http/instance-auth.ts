@@ -1,22 +1,13 @@
 import type { Context, MiddlewareHandler } from "hono";
 import type { AppEnv } from "../env";
+import { findInstance, type InstanceSummary } from "../db/instance-store";
 import type { InstanceStatus, RunnerStatus } from "../db/schema";
 import { readInstanceToken } from "../scaleset/instance-token";
 import { logEvent } from "../observability/log";
 import { ApiError, errorResponse } from "./errors";
 
-export interface CallingInstance {
-  id: string;
-  name: string;
-  scaleSetId: string;
-  status: InstanceStatus;
-  runnerStatus: RunnerStatus;
-  createAttempt: number;
-  agentId: number | null;
-  jitConfigEnc: string | null;
-  osType: string | null;
-  osArch: string | null;
-}
+/** The instance a runner token speaks for, as it is in D1 at the time of the call. */
+export type CallingInstance = InstanceSummary;
 
 export type InstanceAppEnv = AppEnv & { Variables: { instance: CallingInstance } };
 
@@ -40,35 +31,19 @@ export const instanceAuth: MiddlewareHandler<InstanceAppEnv> = async (c, next) =
   if (!match) return unauthorized(c, "no bearer token");
   const claims = await readInstanceToken(c.env.INSTANCE_TOKEN_SECRET, match[1]!);
   if (!claims) return unauthorized(c, "invalid or expired token");
-  const row = await c.env.DB.prepare(
-    `SELECT id, name, scale_set_id, status, runner_status, create_attempt, agent_id, jit_config_enc, os_type, os_arch
-       FROM instances WHERE name = ?`,
-  )
-    .bind(claims.sub)
-    .first<Record<string, any>>();
+  const row = await findInstance(c.env.DB, claims.sub);
   const refusal = !row
     ? "no such instance"
-    : row.scale_set_id !== claims.ss
+    : row.scaleSetId !== claims.ss
       ? "instance is in another scale set"
-      : row.create_attempt !== claims.att
+      : row.createAttempt !== claims.att
         ? "token is for another create attempt"
         : !LIVE_INSTANCE.includes(row.status)
           ? `instance is ${row.status}`
-          : !BOOTSTRAPPING_RUNNER.includes(row.runner_status)
-            ? `runner is ${row.runner_status}`
+          : !BOOTSTRAPPING_RUNNER.includes(row.runnerStatus)
+            ? `runner is ${row.runnerStatus}`
             : null;
   if (refusal || !row) return unauthorized(c, refusal ?? "no such instance", claims);
-  c.set("instance", {
-    id: row.id,
-    name: row.name,
-    scaleSetId: row.scale_set_id,
-    status: row.status,
-    runnerStatus: row.runner_status,
-    createAttempt: row.create_attempt,
-    agentId: row.agent_id,
-    jitConfigEnc: row.jit_config_enc,
-    osType: row.os_type,
-    osArch: row.os_arch,
-  });
+  c.set("instance", row);
   await next();
 };

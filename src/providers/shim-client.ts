@@ -11,6 +11,7 @@ import {
 import { classifyShimStatus, classifyTransportError, type ShimError, type ShimResult } from "./shim-errors";
 import { requestTarget, signRequest } from "./shim-signing";
 import { logEvent } from "../observability/log";
+import type { MachineCreated, MachineDeleted } from "../scaleset/ports";
 import { countShimCall } from "../observability/op-counters";
 
 export type { ShimError, ShimErrorKind, ShimResult } from "./shim-errors";
@@ -29,8 +30,6 @@ export interface ShimPoolContext {
   extraSpecs: Record<string, unknown>;
 }
 
-export type CreateOutcome = { state: "done"; instance: ValidProviderInstance } | { state: "accepted"; operationId: string };
-export type DeleteOutcome = { state: "done" } | { state: "accepted"; operationId: string };
 
 export interface ShimClientOptions {
   /** Per call, covering connect, answer and body. Default 30 s (each provider sets its own). */
@@ -184,7 +183,7 @@ export function createShimClient(target: ShimTarget, pool: ShimPoolContext, opts
   const instancePath = (id: string) => `/v1/instances/${encodeURIComponent(id)}`;
 
   return {
-    createInstance(b: BootstrapInstance): Promise<ShimResult<CreateOutcome>> {
+    createInstance(b: BootstrapInstance): Promise<ShimResult<MachineCreated>> {
       const op = "create_instance";
       return send(
         op,
@@ -218,7 +217,7 @@ export function createShimClient(target: ShimTarget, pool: ShimPoolContext, opts
       });
     },
 
-    deleteInstance(providerIdOrName: string): Promise<ShimResult<DeleteOutcome>> {
+    deleteInstance(providerIdOrName: string): Promise<ShimResult<MachineDeleted>> {
       const op = "delete_instance";
       return send(op, "DELETE", instancePath(providerIdOrName), undefined, providerIdOrName, (a) => {
         if (a.status === 202) return accepted(op, a);

@@ -4,16 +4,12 @@
  * says which kind a failure is.
  */
 
-export type ShimErrorKind = "not_found" | "duplicate" | "permanent" | "retryable" | "malformed";
+import type { PortError, PortErrorKind, PortResult } from "../scaleset/ports";
 
-export interface ShimError {
-  kind: ShimErrorKind;
-  message: string;
-  /** The HTTP status, when the shim answered at all. */
-  status?: number;
-}
-
-export type ShimResult<T> = { ok: true; value: T } | { ok: false; error: ShimError };
+// The kinds are the scale set's (its machine port): the shim client is that port's adapter.
+export type ShimErrorKind = PortErrorKind;
+export type ShimError = PortError;
+export type ShimResult<T> = PortResult<T>;
 
 /**
  * The kind of failure an HTTP status means, or null for success (2xx).

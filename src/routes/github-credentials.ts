@@ -2,7 +2,7 @@ import { createRoute, z } from "@hono/zod-openapi";
 import { eq } from "drizzle-orm";
 import { createDb } from "../db/client";
 import { entities, githubCredentials, githubCredentialState, githubEndpoints } from "../db/schema";
-import { clearCredentialState } from "../github/credential-state";
+import { clearCredentialState } from "../db/github-state-store";
 import { keyringFor } from "../crypto/keyring";
 import { seal } from "../crypto/secret-box";
 import { secretContext } from "../crypto/secret-contexts";

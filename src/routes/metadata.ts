@@ -11,8 +11,10 @@ import type { Router } from "../http/router";
 import { pickTool, renderInstallScript } from "../bootstrap/install-script";
 import { runnerPortForScaleSet, runnerToolsForScaleSet } from "../scaleset/ports-factory";
 import { entityUrl } from "../scaleset/bootstrap";
+import { claimRegistrationToken, releaseRegistrationToken } from "../db/instance-store";
+import { loadRunnerSetup, type RunnerSetup } from "../db/scaleset-store";
 import { errorJson } from "./common";
-import { logEvent as log } from "../observability/log";
+import { errorText, logEvent as log } from "../observability/log";
 
 /**
  * What a booting machine fetches about itself (GARM's metadata routes, same formats), each
@@ -21,39 +23,6 @@ import { logEvent as log } from "../observability/log";
 
 const JIT_FILES = { runner: ".runner", credentials: ".credentials", credentials_rsaparams: ".credentials_rsaparams" } as const;
 const RUN_AS_USER = /^[a-z_][a-z0-9_-]{0,31}$/;
-
-interface InstanceContext {
-  scaleSetId: string;
-  labels: string[];
-  runnerGroup: string;
-  osType: string;
-  osArch: string;
-  entity: { kind: string; owner: string; name: string };
-  baseUrl: string;
-  caCertBundle: string | null;
-}
-
-async function loadContext(db: D1Database, scaleSetId: string): Promise<InstanceContext | null> {
-  const r = await db
-    .prepare(
-      `SELECT s.labels, s.runner_group, s.os_type, s.os_arch, e.kind, e.owner, e.name, g.base_url, g.ca_cert_bundle
-         FROM scale_sets s JOIN entities e ON e.id = s.entity_id JOIN github_endpoints g ON g.name = e.endpoint_name
-        WHERE s.id = ?`,
-    )
-    .bind(scaleSetId)
-    .first<Record<string, any>>();
-  if (!r) return null;
-  return {
-    scaleSetId,
-    labels: JSON.parse(r.labels),
-    runnerGroup: r.runner_group,
-    osType: r.os_type,
-    osArch: r.os_arch,
-    entity: { kind: r.kind, owner: r.owner, name: r.name },
-    baseUrl: r.base_url,
-    caCertBundle: r.ca_cert_bundle,
-  };
-}
 
 /** GARM's service name: `actions.runner.<owner>[.<repo>]`. */
 export function serviceName(entity: { kind: string; owner: string; name: string }): string {
@@ -80,7 +49,7 @@ WantedBy=multi-user.target
 }
 
 const base = (publicUrl: string) => publicUrl.replace(/\/+$/, "");
-const repoUrl = (ctx: InstanceContext) => entityUrl({ entity: ctx.entity as any, endpoint: { baseUrl: ctx.baseUrl, caCertBundle: null } });
+const repoUrl = (ctx: RunnerSetup) => entityUrl({ entity: ctx.entity as any, endpoint: { baseUrl: ctx.baseUrl, caCertBundle: null } });
 const text = (body: string, status = 200) => new Response(body, { status, headers: { "content-type": "text/plain; charset=utf-8" } });
 
 const fail = (c: Context, status: ContentfulStatusCode, message: string, details?: unknown) => errorResponse(c, new ApiError(status, message, details));
@@ -97,7 +66,7 @@ export const metadataRoutes = new Hono<InstanceAppEnv>()
   .use("/metadata/*", instanceAuth)
   .get("/metadata/runner-metadata", async (c) => {
     const inst = c.get("instance");
-    const ctx = await loadContext(c.env.DB, inst.scaleSetId);
+    const ctx = await loadRunnerSetup(c.env.DB, inst.scaleSetId);
     if (!ctx) return fail(c, 401, "unauthorized");
     return c.json({
       name: inst.name,
@@ -115,13 +84,13 @@ export const metadataRoutes = new Hono<InstanceAppEnv>()
   })
   .get("/metadata/install-script", async (c) => {
     const inst = c.get("instance");
-    const ctx = await loadContext(c.env.DB, inst.scaleSetId);
+    const ctx = await loadRunnerSetup(c.env.DB, inst.scaleSetId);
     if (!ctx) return fail(c, 401, "unauthorized");
     let tools;
     try {
       tools = await runnerToolsForScaleSet(c.env, inst.scaleSetId);
     } catch (e) {
-      return fail(c, 502, "could not get the runner downloads from GitHub", { reason: e instanceof Error ? e.message : String(e) });
+      return fail(c, 502, "could not get the runner downloads from GitHub", { reason: errorText(e) });
     }
     const tool = pickTool(tools, ctx.osType, ctx.osArch);
     if (!tool) return fail(c, 409, `GitHub offers no runner for ${ctx.osType}/${ctx.osArch}`);
@@ -158,13 +127,7 @@ export const metadataRoutes = new Hono<InstanceAppEnv>()
     // Once per create attempt: claim first (one conditional UPDATE, so two racing fetches
     // cannot both win), then mint; a failed mint gives the claim back.
     const claimedAt = Date.now();
-    const claim = await c.env.DB.prepare(
-      `UPDATE instances SET registration_token_served_at = ?
-        WHERE id = ? AND create_attempt = ? AND jit_config_enc IS NULL AND registration_token_served_at IS NULL`,
-    )
-      .bind(claimedAt, inst.id, inst.createAttempt)
-      .run();
-    if (!claim.meta.changes) {
+    if (!(await claimRegistrationToken(c.env.DB, inst, claimedAt))) {
       log({ event: "registration_token_refused", scale_set: inst.scaleSetId, instance: inst.name, reason: "already served" });
       return fail(c, 409, "the registration token for this runner was already served", { instance: inst.name });
     }
@@ -175,28 +138,26 @@ export const metadataRoutes = new Hono<InstanceAppEnv>()
       log({ event: "registration_token_served", scale_set: inst.scaleSetId, instance: inst.name });
       return new Response(token, { headers: { "content-type": "text/plain; charset=utf-8", "cache-control": "no-store" } });
     } catch (e) {
-      await c.env.DB.prepare("UPDATE instances SET registration_token_served_at = NULL WHERE id = ? AND registration_token_served_at = ?")
-        .bind(inst.id, claimedAt)
-        .run();
-      const reason = e instanceof Error ? e.message : String(e);
+      await releaseRegistrationToken(c.env.DB, inst.id, claimedAt);
+      const reason = errorText(e);
       log({ event: "registration_token_failed", scale_set: inst.scaleSetId, instance: inst.name, error: reason });
       return fail(c, 502, "could not get a registration token from GitHub", { reason });
     }
   })
   .get("/metadata/system/service-name", async (c) => {
-    const ctx = await loadContext(c.env.DB, c.get("instance").scaleSetId);
+    const ctx = await loadRunnerSetup(c.env.DB, c.get("instance").scaleSetId);
     if (!ctx) return fail(c, 401, "unauthorized");
     return text(serviceName(ctx.entity));
   })
   .get("/metadata/systemd/unit-file", async (c) => {
-    const ctx = await loadContext(c.env.DB, c.get("instance").scaleSetId);
+    const ctx = await loadRunnerSetup(c.env.DB, c.get("instance").scaleSetId);
     if (!ctx) return fail(c, 401, "unauthorized");
     const user = c.req.query("runAsUser") ?? "runner";
     if (!RUN_AS_USER.test(user)) return invalidRunAsUser(c);
     return text(systemdUnit(serviceName(ctx.entity), user));
   })
   .get("/metadata/system/cert-bundle", async (c) => {
-    const ctx = await loadContext(c.env.DB, c.get("instance").scaleSetId);
+    const ctx = await loadRunnerSetup(c.env.DB, c.get("instance").scaleSetId);
     if (!ctx) return fail(c, 401, "unauthorized");
     const certs: Record<string, string> = {};
     if (ctx.caCertBundle) certs["endpoint-ca.pem"] = btoa(ctx.caCertBundle);

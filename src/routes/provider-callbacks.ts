@@ -1,8 +1,8 @@
 import { createRoute, z } from "@hono/zod-openapi";
-import { eq } from "drizzle-orm";
 import type { MiddlewareHandler } from "hono";
 import { createDb } from "../db/client";
-import { instances, providers, scaleSets } from "../db/schema";
+import { instanceOwner } from "../db/instance-store";
+import { providerSecretByName } from "../db/provider-store";
 import { keyringFor } from "../crypto/keyring";
 import { open } from "../crypto/secret-box";
 import { secretContext } from "../crypto/secret-contexts";
@@ -39,10 +39,7 @@ const tooLarge = () => new ApiError(413, "body too large", { max_bytes: MAX_CALL
 const providerSignature: MiddlewareHandler<AppEnv> = async (c, next) => {
   if (Number(c.req.header("content-length") ?? 0) > MAX_CALLBACK_BYTES) throw tooLarge();
   const name = c.req.param("name") ?? "";
-  const [row] = await createDb(c.env)
-    .select({ id: providers.id, name: providers.name, secretEnc: providers.secretEnc })
-    .from(providers)
-    .where(eq(providers.name, name));
+  const row = await providerSecretByName(createDb(c.env), name);
   const secret = row ? await open(await keyringFor(c.env), row.secretEnc, secretContext.provider(row.id)) : decoySecret();
   const body = new Uint8Array(await c.req.arrayBuffer());
   if (body.byteLength > MAX_CALLBACK_BYTES) throw tooLarge();
@@ -100,11 +97,7 @@ export const providerCallbackRoutes = createRouter().openapi(route, async (c) =>
   const cb = c.req.valid("json");
   const provider = signedBy.get(c.req.raw);
   if (!provider) throw unauthorized("not_verified");
-  const [owner] = await createDb(c.env)
-    .select({ scaleSetId: instances.scaleSetId, providerId: scaleSets.providerId })
-    .from(instances)
-    .innerJoin(scaleSets, eq(scaleSets.id, instances.scaleSetId))
-    .where(eq(instances.name, cb.instance_name));
+  const owner = await instanceOwner(createDb(c.env), cb.instance_name);
   // An instance of another provider gets the same answer as none at all: a shim sees only its own machines.
   if (!owner || owner.providerId !== provider.id) {
     logEvent({ event: "provider_callback_unknown_instance", provider: provider.name, instance: cb.instance_name, operation_id: cb.operation_id });

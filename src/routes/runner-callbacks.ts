@@ -1,5 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { Hono } from "hono";
+import { recordSystemInfo } from "../db/instance-store";
 import { runnerStatuses } from "../db/schema";
 import { ApiError, errorResponse, invalidTransition, zodDetails } from "../http/errors";
 import { instanceAuth, type InstanceAppEnv } from "../http/instance-auth";
@@ -74,12 +75,12 @@ export const runnerCallbackRoutes = new Hono<InstanceAppEnv>()
     // A reported id is a claim, kept apart from GitHub's own (runner-identity.ts): removal
     // confirms it at GitHub, so a machine cannot make the scale set remove another runner.
     const claim = claimOnReport(inst.agentId, body.value.agent_id ?? null);
-    await c.env.DB.prepare(
-      `UPDATE instances SET os_name = coalesce(?, os_name), os_version = coalesce(?, os_version), reported_agent_id = coalesce(?, reported_agent_id), updated_at = ?
-        WHERE id = ? AND create_attempt = ?`,
-    )
-      .bind(body.value.os_name ?? null, body.value.os_version ?? null, claim.record, Date.now(), inst.id, inst.createAttempt)
-      .run();
+    await recordSystemInfo(
+      c.env.DB,
+      inst,
+      { osName: body.value.os_name ?? null, osVersion: body.value.os_version ?? null, reportedAgentId: claim.record },
+      Date.now(),
+    );
     log({
       event: "runner_system_info",
       scale_set: inst.scaleSetId,

@@ -1,4 +1,7 @@
-import type { ScaleSetRecord } from "../db/scaleset-store";
+import { scaleSetEntity, type ScaleSetRecord } from "../db/scaleset-store";
+import { keyringFor } from "../crypto/keyring";
+import { open } from "../crypto/secret-box";
+import { secretContext } from "../crypto/secret-contexts";
 import type { Env } from "../env";
 import { GithubClient } from "../github/github-client";
 import {
@@ -87,12 +90,9 @@ export async function controllerId(env: Pick<Env, "PUBLIC_URL">): Promise<string
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-5${hex.slice(13, 16)}-${((parseInt(hex[16]!, 16) & 3) | 8).toString(16)}${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
 }
 
-/** Builds the shim and GitHub adapters for one scale set. */
-export async function createScaleSetPorts(
-  env: Env,
-  ss: ScaleSetRecord,
-  providerSecret: string,
-): Promise<{ machines: MachinePort; runners: RunnerPort }> {
+/** The shim and GitHub adapters for one scale set, with its provider's secret opened. */
+export async function openScaleSetPorts(env: Env, ss: ScaleSetRecord): Promise<{ machines: MachinePort; runners: RunnerPort }> {
+  const providerSecret = await open(await keyringFor(env), ss.provider.secretEnc, secretContext.provider(ss.provider.id));
   const machines = createShimClient(
     { name: ss.provider.name, url: ss.provider.url, secret: providerSecret },
     { controllerId: await controllerId(env), poolId: ss.id, extraSpecs: ss.extraSpecs },
@@ -103,20 +103,8 @@ export async function createScaleSetPorts(
 
 /** GitHub, as a scale set's instances need it (the metadata routes), or null if the scale set is gone. */
 export async function runnerPortForScaleSet(env: Env, scaleSetId: string): Promise<RunnerPort | null> {
-  const e = await env.DB.prepare(
-    `SELECT e.id, e.kind, e.owner, e.name, e.endpoint_name, e.credentials_id FROM scale_sets s JOIN entities e ON e.id = s.entity_id WHERE s.id = ?`,
-  )
-    .bind(scaleSetId)
-    .first<Record<string, any>>();
-  if (!e) return null;
-  return githubRunnerPort(env, {
-    id: e.id,
-    kind: e.kind,
-    owner: e.owner,
-    name: e.name,
-    endpointName: e.endpoint_name,
-    credentialsId: e.credentials_id,
-  });
+  const entity = await scaleSetEntity(env.DB, scaleSetId);
+  return entity && githubRunnerPort(env, entity);
 }
 
 /** GitHub's runner downloads for a scale set's entity (cached by the GitHub client). */

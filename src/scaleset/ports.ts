@@ -1,23 +1,64 @@
-import type { RunnerDownload } from "../github/runners";
+import type { InstanceAddress } from "../db/schema";
+import type { BootstrapInstance } from "../providers/shim-protocol";
+
 /**
- * What the ScaleSet object needs from the outside world, as narrow interfaces: the provider
- * shim for machines and GitHub for runner registrations. The adapters live in src/providers
- * and src/github; the object never sees an HTTP detail.
+ * What a scale set needs from the outside world, in its own terms: machines from a provider
+ * and runner registrations from GitHub. The adapters implement these (the shim client in
+ * src/providers, the GitHub runner port in ports-factory.ts); the object never sees an HTTP
+ * detail. Machines keep the shim protocol's field names: that protocol is GARM's, and the
+ * scale set speaks it to every provider.
  */
 
-import type { ShimClient } from "../providers/shim-client";
-import type { ValidProviderInstance } from "../providers/shim-protocol";
+/** Why a provider call failed, as the scale set acts on it (retry, give up, treat as gone). */
+export type PortErrorKind = "not_found" | "duplicate" | "permanent" | "retryable" | "malformed";
 
-export type { ShimError as PortError, ShimResult as PortResult } from "../providers/shim-client";
+export interface PortError {
+  kind: PortErrorKind;
+  message: string;
+  /** The HTTP status, when the provider answered at all. */
+  status?: number;
+}
 
-/** A machine as a shim reports it, already checked with GARM's validity rule. */
-export type MachineInfo = ValidProviderInstance;
+/** Provider calls never throw: every outcome is a value. */
+export type PortResult<T> = { ok: true; value: T } | { ok: false; error: PortError };
 
-/** The provider shim: the shim client is the adapter. */
-export type MachinePort = Pick<ShimClient, "createInstance" | "getInstance" | "deleteInstance" | "listInstances">;
+/** A machine as its provider reports it, already checked with GARM's validity rule. */
+export interface MachineInfo {
+  provider_id: string;
+  name: string;
+  status: "running" | "error" | "stopped" | "unknown";
+  addresses?: InstanceAddress[] | null;
+  os_type?: string | null;
+  os_name?: string | null;
+  os_version?: string | null;
+  os_arch?: string | null;
+  /** base64 of the cloud's error output. */
+  provider_fault?: string | null;
+}
+
+/** A create either finished, or the provider took it on and reports back later (callback or poll). */
+export type MachineCreated = { state: "done"; instance: MachineInfo } | { state: "accepted"; operationId: string };
+export type MachineDeleted = { state: "done" } | { state: "accepted"; operationId: string };
+
+/** The provider's machines for one scale set. */
+export interface MachinePort {
+  createInstance(bootstrap: BootstrapInstance): Promise<PortResult<MachineCreated>>;
+  /** The machine by provider id or name; `not_found` when the provider has none. */
+  getInstance(providerIdOrName: string): Promise<PortResult<MachineInfo>>;
+  /** A machine already gone counts as deleted. */
+  deleteInstance(providerIdOrName: string): Promise<PortResult<MachineDeleted>>;
+  listInstances(): Promise<PortResult<MachineInfo[]>>;
+}
 
 /** A runner download as GitHub lists it (os, architecture, URL, temporary token, checksum). */
-export type RunnerTool = RunnerDownload;
+export interface RunnerTool {
+  os: string;
+  architecture: string;
+  download_url: string;
+  filename: string;
+  temp_download_token?: string;
+  sha256_checksum?: string;
+}
 
 export type RunnerRemoval = "removed" | "gone" | "busy";
 
@@ -28,6 +69,7 @@ export interface GithubRunnerInfo {
   busy: boolean;
 }
 
+/** GitHub, for one scale set's entity. */
 export interface RunnerPort {
   createJitRunner(input: { name: string; labels: string[]; runnerGroup: string }): Promise<{ runnerId: number; encodedJitConfig: string }>;
   removeRunner(runnerId: number): Promise<RunnerRemoval>;

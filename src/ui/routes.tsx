@@ -1,5 +1,5 @@
 import { Hono, type Context } from "hono";
-import { pool } from "../lib/pool";
+import { mapLimit } from "../lib/map-limit";
 import { deleteCookie, getCookie, setCookie } from "hono/cookie";
 import type { AppEnv, Env } from "../env";
 import { constantTimeEqual } from "../crypto/constant-time";
@@ -206,7 +206,7 @@ export function createUiRoutes(dispatch: ApiDispatch) {
     const scaleSets = rows<Record<string, any>>(sets);
     const byId = new Map(rows<Record<string, any>>(counts).map((r) => [r.scale_set_id, r]));
     const queuedBy = new Map(rows<{ scale_set_id: string; n: number }>(queued).map((r) => [r.scale_set_id, r.n]));
-    const statuses = await pool(scaleSets.slice(0, STATUS_FAN_OUT), STATUS_CONCURRENCY, (s) =>
+    const statuses = await mapLimit(scaleSets.slice(0, STATUS_FAN_OUT), STATUS_CONCURRENCY, (s) =>
       scaleSetObject(c.env, s.id)
         .status(s.id)
         .catch(() => null as ScaleSetStatus | null),

@@ -1,6 +1,12 @@
-import { eq } from "drizzle-orm";
-import type { Db } from "../db/client";
-import { githubCredentials, githubCredentialState, githubEndpoints } from "../db/schema";
+import { and, eq } from "drizzle-orm";
+import type { Db } from "./client";
+import { githubCache, githubCredentials, githubCredentialState, githubEndpoints } from "./schema";
+
+/**
+ * D1 access for what every isolate must agree on about GitHub: each credential's shared state
+ * (health, rate-limit window, installation token) and the cache of slow-changing facts
+ * (runner groups, runner downloads).
+ */
 
 export type CredentialRow = typeof githubCredentials.$inferSelect;
 export type CredentialStateRow = typeof githubCredentialState.$inferSelect;
@@ -79,3 +85,23 @@ export async function writeCredentialState(
 /** Forget failing state, rate-limit waits and tokens: the credential changed. */
 export const clearCredentialState = (db: Db, credentialId: string) =>
   db.delete(githubCredentialState).where(eq(githubCredentialState.credentialId, credentialId));
+
+export interface Cached<T> {
+  value: T;
+  fetchedAt: number;
+}
+
+export async function readCache<T>(db: Db, endpointName: string, key: string): Promise<Cached<T> | null> {
+  const [row] = await db
+    .select({ value: githubCache.value, fetchedAt: githubCache.fetchedAt })
+    .from(githubCache)
+    .where(and(eq(githubCache.endpointName, endpointName), eq(githubCache.key, key)));
+  return row ? { value: row.value as T, fetchedAt: row.fetchedAt } : null;
+}
+
+export async function writeCache(db: Db, endpointName: string, key: string, value: unknown, fetchedAt: number): Promise<void> {
+  await db
+    .insert(githubCache)
+    .values({ endpointName, key, value, fetchedAt })
+    .onConflictDoUpdate({ target: [githubCache.endpointName, githubCache.key], set: { value, fetchedAt } });
+}

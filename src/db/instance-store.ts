@@ -1,0 +1,248 @@
+import { eq } from "drizzle-orm";
+import type { Db } from "./client";
+import { instances, scaleSets, type InstanceAddress, type InstanceStatus, type RunnerStatus } from "./schema";
+
+/**
+ * D1 access for instances: their lifecycle writes (the scale set object's status changes, in
+ * one round trip whatever their number: rows travel as one JSON parameter that SQLite's
+ * json_each spreads out, which also keeps each statement under D1's 100 bound parameters), the
+ * lookups of one instance by name, and what a booting machine records about itself.
+ */
+
+export interface NewInstance {
+  id: string;
+  name: string;
+  scaleSetId: string;
+  osType: string;
+  osArch: string;
+  createdAt: number;
+}
+
+/** Fields a status change may also set; absent fields keep their value. */
+export interface InstanceFields {
+  providerId?: string;
+  addresses?: InstanceAddress[];
+  osType?: string;
+  osName?: string;
+  osVersion?: string;
+  osArch?: string;
+  statusMessage?: string;
+  providerFault?: string | null;
+  runnerStatus?: RunnerStatus;
+  agentId?: number;
+  reportedAgentId?: number;
+  jitConfigEnc?: string;
+  /** Record the runner status report even when the status stays the same (bootstrap progress). */
+  recordRunnerReport?: boolean;
+}
+
+export interface StatusChange {
+  id: string;
+  from: InstanceStatus;
+  to: InstanceStatus;
+  reason: string;
+  at: number;
+  set?: InstanceFields;
+}
+
+const CHANGES_CTE = `
+  changes AS (
+    SELECT json_extract(value, '$.id') AS id, json_extract(value, '$.from') AS from_status,
+           json_extract(value, '$.to') AS to_status, json_extract(value, '$.reason') AS reason,
+           json_extract(value, '$.at') AS at, json_extract(value, '$.set') AS f
+      FROM json_each(?1)
+  )`;
+
+// A present key sets the column (JSON null clears it); an absent key keeps it.
+const field = (json: string, column: string) =>
+  `${column} = CASE WHEN json_type(c.f, '$.${json}') IS NOT NULL THEN json_extract(c.f, '$.${json}') ELSE instances.${column} END`;
+
+/**
+ * Statements that insert new instance rows as pending_create, with their first transition.
+ * Returned unexecuted so the caller can put them in the same batch as other writes.
+ */
+export function insertInstancesStatements(db: D1Database, rows: NewInstance[], reason: string): D1PreparedStatement[] {
+  if (!rows.length) return [];
+  const json = JSON.stringify(rows);
+  return [
+    db
+      .prepare(
+        `INSERT INTO instances (id, name, scale_set_id, status, runner_status, runner_status_changed_at, addresses, os_type, os_arch,
+                                create_attempt, created_at, updated_at, status_changed_at)
+         SELECT json_extract(value, '$.id'), json_extract(value, '$.name'), json_extract(value, '$.scaleSetId'), 'pending_create', 'pending',
+                json_extract(value, '$.createdAt'), '[]', json_extract(value, '$.osType'), json_extract(value, '$.osArch'), 1,
+                json_extract(value, '$.createdAt'), json_extract(value, '$.createdAt'), json_extract(value, '$.createdAt')
+           FROM json_each(?1)`,
+      )
+      .bind(json),
+    db
+      .prepare(
+        `INSERT INTO instance_transitions (instance_id, at, field, from_value, to_value, reason)
+         SELECT json_extract(value, '$.id'), json_extract(value, '$.createdAt'), 'status', NULL, 'pending_create', ?2 FROM json_each(?1)`,
+      )
+      .bind(json, reason),
+  ];
+}
+
+/**
+ * Statements applying status changes, each only if the row still has the status the change
+ * expects (so a concurrent writer wins cleanly), recording each applied transition.
+ * The last statement RETURNS the ids that changed.
+ */
+export function statusChangeStatements(db: D1Database, changes: StatusChange[]): D1PreparedStatement[] {
+  if (!changes.length) return [];
+  const json = JSON.stringify(changes);
+  return [
+    db
+      .prepare(
+        `WITH ${CHANGES_CTE}
+         INSERT INTO instance_transitions (instance_id, at, field, from_value, to_value, reason)
+         SELECT c.id, c.at, 'status', c.from_status, c.to_status, c.reason
+           FROM changes c JOIN instances i ON i.id = c.id AND i.status = c.from_status
+          WHERE c.from_status != c.to_status
+         UNION ALL
+         SELECT c.id, c.at, 'runner_status', i.runner_status, json_extract(c.f, '$.runnerStatus'), c.reason
+           FROM changes c JOIN instances i ON i.id = c.id AND i.status = c.from_status
+          WHERE json_extract(c.f, '$.runnerStatus') IS NOT NULL
+            AND (json_extract(c.f, '$.runnerStatus') != i.runner_status OR json_extract(c.f, '$.recordRunnerReport') = 1)`,
+      )
+      .bind(json),
+    db
+      .prepare(
+        `WITH ${CHANGES_CTE}
+         UPDATE instances SET
+           status = c.to_status,
+           status_changed_at = CASE WHEN c.to_status != instances.status THEN c.at ELSE instances.status_changed_at END,
+           updated_at = c.at,
+           runner_status_changed_at = CASE WHEN json_extract(c.f, '$.runnerStatus') IS NOT NULL
+                                            AND json_extract(c.f, '$.runnerStatus') != instances.runner_status
+                                           THEN c.at ELSE instances.runner_status_changed_at END,
+           ${field("runnerStatus", "runner_status")},
+           ${field("providerId", "provider_id")},
+           addresses = CASE WHEN json_type(c.f, '$.addresses') = 'array' THEN json_extract(c.f, '$.addresses') ELSE instances.addresses END,
+           ${field("osType", "os_type")},
+           ${field("osName", "os_name")},
+           ${field("osVersion", "os_version")},
+           ${field("osArch", "os_arch")},
+           ${field("statusMessage", "status_message")},
+           ${field("providerFault", "provider_fault")},
+           ${field("agentId", "agent_id")},
+           ${field("reportedAgentId", "reported_agent_id")},
+           ${field("jitConfigEnc", "jit_config_enc")}
+         FROM changes c
+         WHERE instances.id = c.id AND instances.status = c.from_status
+         RETURNING instances.id`,
+      )
+      .bind(json),
+  ];
+}
+
+/** Runs status changes as one batch and returns the ids that were applied. */
+export async function applyStatusChanges(db: D1Database, changes: StatusChange[], extra: D1PreparedStatement[] = []): Promise<Set<string>> {
+  const stmts = [...extra, ...statusChangeStatements(db, changes)];
+  if (!stmts.length) return new Set();
+  const results = await db.batch(stmts);
+  if (!changes.length) return new Set();
+  return new Set((results[results.length - 1]!.results as { id: string }[]).map((r) => r.id));
+}
+
+/** One instance as its callers need it: status, runner status, create attempt and runner ids. */
+export interface InstanceSummary {
+  id: string;
+  name: string;
+  scaleSetId: string;
+  status: InstanceStatus;
+  runnerStatus: RunnerStatus;
+  createAttempt: number;
+  agentId: number | null;
+  jitConfigEnc: string | null;
+  osType: string | null;
+  osArch: string | null;
+}
+
+/** The instance with this name (names are unique), only within `scaleSetId` when given. */
+export async function findInstance(db: D1Database, name: string, scaleSetId?: string): Promise<InstanceSummary | null> {
+  const columns = "id, name, scale_set_id, status, runner_status, create_attempt, agent_id, jit_config_enc, os_type, os_arch";
+  const stmt =
+    scaleSetId === undefined
+      ? db.prepare(`SELECT ${columns} FROM instances WHERE name = ?`).bind(name)
+      : db.prepare(`SELECT ${columns} FROM instances WHERE name = ? AND scale_set_id = ?`).bind(name, scaleSetId);
+  const row = await stmt.first<Record<string, any>>();
+  if (!row) return null;
+  return {
+    id: row.id,
+    name: row.name,
+    scaleSetId: row.scale_set_id,
+    status: row.status,
+    runnerStatus: row.runner_status,
+    createAttempt: row.create_attempt,
+    agentId: row.agent_id,
+    jitConfigEnc: row.jit_config_enc,
+    osType: row.os_type,
+    osArch: row.os_arch,
+  };
+}
+
+/** The scale set an instance belongs to and that scale set's provider (a shim callback's check). */
+export async function instanceOwner(db: Db, name: string): Promise<{ scaleSetId: string; providerId: string } | null> {
+  const [owner] = await db
+    .select({ scaleSetId: instances.scaleSetId, providerId: scaleSets.providerId })
+    .from(instances)
+    .innerJoin(scaleSets, eq(scaleSets.id, instances.scaleSetId))
+    .where(eq(instances.name, name));
+  return owner ?? null;
+}
+
+/** Which of these names a live instance has, in any scale set. */
+export async function liveInstanceNames(db: D1Database, names: string[]): Promise<Set<string>> {
+  const live = new Set<string>();
+  // Chunks keep each statement under D1's 100 bound parameters.
+  for (let i = 0; i < names.length; i += 90) {
+    const chunk = names.slice(i, i + 90);
+    const res = await db
+      .prepare(`SELECT name FROM instances WHERE status != 'deleted' AND name IN (${chunk.map(() => "?").join(",")})`)
+      .bind(...chunk)
+      .all<{ name: string }>();
+    for (const row of res.results) live.add(row.name);
+  }
+  return live;
+}
+
+/** The create attempt a booting machine speaks for: what it writes is dropped once the instance is recreated. */
+export type InstanceAttempt = Pick<InstanceSummary, "id" | "createAttempt">;
+
+/** What a booting machine says about its OS and runner id; absent values keep what is there. */
+export async function recordSystemInfo(
+  db: D1Database,
+  inst: InstanceAttempt,
+  info: { osName: string | null; osVersion: string | null; reportedAgentId: number | null },
+  at: number,
+): Promise<void> {
+  await db
+    .prepare(
+      `UPDATE instances SET os_name = coalesce(?, os_name), os_version = coalesce(?, os_version), reported_agent_id = coalesce(?, reported_agent_id), updated_at = ?
+        WHERE id = ? AND create_attempt = ?`,
+    )
+    .bind(info.osName, info.osVersion, info.reportedAgentId, at, inst.id, inst.createAttempt)
+    .run();
+}
+
+/**
+ * Claims the one registration token of a create attempt (runners without JIT). One conditional
+ * UPDATE, so of two racing claims only one wins. Returns whether this one did.
+ */
+export async function claimRegistrationToken(db: D1Database, inst: InstanceAttempt, at: number): Promise<boolean> {
+  const claim = await db
+    .prepare(
+      `UPDATE instances SET registration_token_served_at = ?
+        WHERE id = ? AND create_attempt = ? AND jit_config_enc IS NULL AND registration_token_served_at IS NULL`,
+    )
+    .bind(at, inst.id, inst.createAttempt)
+    .run();
+  return Boolean(claim.meta.changes);
+}
+
+/** Gives back a claim made at `claimedAt` (the token could not be minted). */
+export async function releaseRegistrationToken(db: D1Database, instanceId: string, claimedAt: number): Promise<void> {
+  await db.prepare("UPDATE instances SET registration_token_served_at = NULL WHERE id = ? AND registration_token_served_at = ?").bind(instanceId, claimedAt).run();
+}

@@ -1,0 +1,307 @@
+import { keyringFor } from "../crypto/keyring";
+import { seal } from "../crypto/secret-box";
+import { secretContext } from "../crypto/secret-contexts";
+import { applyStatusChanges, insertInstancesStatements, type NewInstance, type StatusChange } from "../db/instance-store";
+import type { InstanceRecord, ScaleSetRecord } from "../db/scaleset-store";
+import type { Env } from "../env";
+import { mapLimit } from "../lib/map-limit";
+import { errorText, logEvent as log } from "../observability/log";
+import { recordCreateFailure, recordCreateSuccess } from "./backoff";
+import { buildBootstrapInstance } from "./bootstrap";
+import { mintInstanceToken } from "./instance-token";
+import { createOutcome, deleteOutcome, faultOf, nextDeleteRetry, pollOutcome, type Outcome } from "./machine-outcomes";
+import type { ObjectState } from "./object-state";
+import type { MachineCreated, PortResult } from "./ports";
+import { openScaleSetPorts } from "./ports-factory";
+import type { Action } from "./reconcile";
+import { runnerName } from "./runner-names";
+import { removeInstanceRunner } from "./runner-identity";
+import type { ScaleSetSettings } from "./settings";
+
+/**
+ * Carries out a plan with a fixed number of D1 batches whatever its size, the outbound calls
+ * (GitHub, the shim) running in parallel between them:
+ *   1. marks, and new rows as pending_create (so overlapping passes cannot double-create);
+ *   2. new rows to creating (with their sealed JIT config) or error, deletes to deleting, poll results;
+ *   3. what the provider said of the deletes; creates are written as their answers come (settleCreates).
+ */
+
+/** What the executor needs of the scale set object it works for. */
+export interface ExecutorContext {
+  env: Env;
+  state: ObjectState;
+  settings: ScaleSetSettings;
+  /** Instances with an operation of this incarnation under way: nobody else may touch them. */
+  inFlight: Set<string>;
+  /** Plans again: a create answer that came after its pass may need a replacement or a backoff. */
+  replan(): void;
+}
+
+/** How long a pass waits for its shim creates before leaving them to finish on their own. */
+const CREATE_WAIT_MS = 2_000;
+
+/** A new instance on its way to the provider, with the token its machine will call back with. */
+interface PendingCreate {
+  instance: NewInstance;
+  token: string;
+}
+
+/** The shim's answer to one create. */
+interface CreateAnswer {
+  create: PendingCreate;
+  answer: PortResult<MachineCreated>;
+}
+
+/** Writes an outcome's operation state and logs a delete backoff; returns the status change to write. */
+export function keepOutcome(state: ObjectState, scaleSetId: string, instance: string, outcome: Outcome): StatusChange | null {
+  if (outcome.ops) state.updateOps(instance, outcome.ops);
+  if (outcome.deleteRetry) {
+    log({ event: "backoff_armed", scale_set: scaleSetId, kind: "delete", instance, attempt: outcome.deleteRetry.attempt, delay_ms: outcome.deleteRetry.delayMs });
+  }
+  return outcome.change;
+}
+
+const deleteAttempts = (state: ObjectState, instance: string) => state.ops(instance)?.deleteAttempts ?? 0;
+
+/** Carries out one pass's plan; returns once its creates are recorded or left to settle in the background. */
+export async function executePlan(ctx: ExecutorContext, db: D1Database, ss: ScaleSetRecord, rows: InstanceRecord[], actions: Action[]): Promise<void> {
+  const { env, state, settings, inFlight } = ctx;
+  const keyring = await keyringFor(env);
+  const { machines, runners } = await openScaleSetPorts(env, ss);
+  const byName = new Map(rows.map((row) => [row.name, row]));
+  const now = Date.now();
+  const concurrency = settings.concurrency;
+  const background = new Set<string>();
+
+  const marks: StatusChange[] = [];
+  for (const action of actions) {
+    if (action.type !== "mark_delete") continue;
+    const row = byName.get(action.instance)!;
+    marks.push({ id: row.id, from: row.status, to: "pending_delete", reason: action.reason, at: now });
+  }
+  const createCount = actions.reduce((count, action) => count + (action.type === "create" ? action.count : 0), 0);
+  const fresh: NewInstance[] = Array.from({ length: createCount }, () => ({
+    id: crypto.randomUUID(),
+    name: runnerName(ss.runnerPrefix),
+    scaleSetId: ss.id,
+    osType: ss.osType,
+    osArch: ss.osArch,
+    createdAt: now,
+  }));
+  const deletes = actions
+    .filter((action): action is Extract<Action, { type: "delete" }> => action.type === "delete")
+    .map((action) => ({ ...action, row: byName.get(action.instance)! }));
+  const polls = actions
+    .filter((action): action is Extract<Action, { type: "poll" }> => action.type === "poll")
+    .map((action) => ({ ...action, row: byName.get(action.instance)! }));
+  const touched = [...fresh.map((instance) => instance.name), ...deletes.map((del) => del.instance), ...polls.map((poll) => poll.instance)];
+  for (const name of touched) inFlight.add(name);
+  const nameOf = (id: string) => rows.find((row) => row.id === id)?.name ?? fresh.find((instance) => instance.id === id)?.name;
+  const logTransitions = (changes: StatusChange[]) => {
+    for (const change of changes) {
+      log({ event: "instance_transition", scale_set: ss.id, instance: nameOf(change.id), from: change.from, to: change.to, reason: change.reason });
+    }
+  };
+
+  try {
+    // Batch 1: marks and new rows.
+    if (marks.length || fresh.length) {
+      await applyStatusChanges(db, marks, insertInstancesStatements(db, fresh, "created to meet demand"));
+      logTransitions(marks);
+    }
+
+    // Outbound, phase 1: JIT configs for new runners, GitHub removal before deleting, polls.
+    const tools = fresh.length ? await runners.runnerDownloads().catch(() => []) : [];
+    // Without JIT the machine registers itself with a one-time registration token (metadata route).
+    const jitConfigs = await mapLimit(fresh, concurrency, async (instance) => {
+      if (!ss.jitConfigEnabled) return { ok: true as const, runnerId: null, encodedJitConfig: null };
+      try {
+        const config = await runners.createJitRunner({ name: instance.name, labels: ss.labels, runnerGroup: ss.runnerGroup });
+        return { ok: true as const, ...config };
+      } catch (err) {
+        return { ok: false as const, error: errorText(err) };
+      }
+    });
+    const removals = await mapLimit(deletes, concurrency, async (del) => {
+      try {
+        const removal = await removeInstanceRunner(runners, del.row);
+        if (removal.rejectedClaim) {
+          log({
+            event: "runner_id_claim_rejected",
+            scale_set: ss.id,
+            instance: del.instance,
+            runner_id: removal.rejectedClaim.runnerId,
+            runner_name: removal.rejectedClaim.runnerName,
+            reason: "GitHub has that id under another runner's name",
+          });
+        }
+        return removal;
+      } catch (err) {
+        // Without GitHub we cannot know the runner is idle; a forced delete goes on regardless.
+        return del.force ? ({ removal: "gone", confirmedId: null, rejectedClaim: null } as const) : "error:" + errorText(err);
+      }
+    });
+    const polled = await mapLimit(polls, concurrency, (poll) => machines.getInstance(poll.row.providerId ?? poll.instance));
+
+    // Batch 2: new rows to creating or error, deletes to deleting, poll results.
+    const t2 = Date.now();
+    const batch2: StatusChange[] = [];
+    const toCreate: PendingCreate[] = [];
+    for (const [index, instance] of fresh.entries()) {
+      const jit = jitConfigs[index]!;
+      if (!jit.ok) {
+        batch2.push({ id: instance.id, from: "pending_create", to: "error", reason: "GitHub JIT config failed", at: t2, set: { providerFault: `github: ${jit.error}`.slice(0, 2000) } });
+        continue;
+      }
+      const sealed = jit.encodedJitConfig === null ? null : await seal(keyring, jit.encodedJitConfig, secretContext.jitConfig(instance.id));
+      const token = await mintInstanceToken(
+        env.INSTANCE_TOKEN_SECRET,
+        { instance: instance.name, scaleSetId: ss.id, createAttempt: 1, bootstrapTimeoutMinutes: ss.bootstrapTimeout },
+        t2,
+      );
+      batch2.push({
+        id: instance.id,
+        from: "pending_create",
+        to: "creating",
+        reason: "calling provider",
+        at: t2,
+        set: sealed === null || jit.runnerId === null ? {} : { agentId: jit.runnerId, jitConfigEnc: sealed },
+      });
+      toCreate.push({ instance, token });
+    }
+    const toDelete: typeof deletes = [];
+    for (const [index, del] of deletes.entries()) {
+      const removal = removals[index]!;
+      if (typeof removal === "string") {
+        keepOutcome(state, ss.id, del.instance, { change: null, ...nextDeleteRetry(deleteAttempts(state, del.instance), Date.now()) });
+        log({ event: "delete_deferred", scale_set: ss.id, instance: del.instance, error: removal.slice(6) });
+        continue;
+      }
+      // The runner id GitHub just vouched for is recorded as the instance's own.
+      const set = removal.confirmedId === null ? undefined : { agentId: removal.confirmedId };
+      if (removal.removal === "busy") {
+        batch2.push({ id: del.row.id, from: del.row.status, to: "running", reason: "runner took a job before it could be removed; kept", at: t2, set });
+      } else {
+        batch2.push({ id: del.row.id, from: del.row.status, to: "deleting", reason: del.force ? "force deleting" : "deleting", at: t2, set });
+        toDelete.push(del);
+      }
+    }
+    const askAgainMs = Math.min(settings.operationPollMs, 60_000);
+    for (const [index, poll] of polls.entries()) {
+      const change = keepOutcome(state, ss.id, poll.instance, pollOutcome(poll.row, state.ops(poll.instance)?.opKind ?? null, polled[index]!, t2, askAgainMs));
+      if (change) batch2.push(change);
+    }
+    const applied2 = await applyStatusChanges(db, batch2);
+
+    // Outbound, phase 2: the provider creates and deletes.
+    const creating = toCreate.filter((create) => applied2.has(create.instance.id));
+    const deleting = toDelete.filter((del) => applied2.has(del.row.id));
+    // Creates settle in the background: a slow or hung shim call (up to its timeout) must not hold
+    // up this scale set's deletes and later passes. The pass waits for them only briefly.
+    const creates = settleCreates(ctx, db, ss, creating, (create) =>
+      machines.createInstance(buildBootstrapInstance({ scaleSet: ss, name: create.instance.name, token: create.token, publicUrl: env.PUBLIC_URL, tools })),
+    );
+    for (const create of creating) background.add(create.instance.name);
+    const deleted = await mapLimit(deleting, concurrency, (del) => machines.deleteInstance(del.row.providerId ?? del.instance));
+
+    // Batch 3 (deletes; creates: settleCreates).
+    const t3 = Date.now();
+    const batch3: StatusChange[] = [];
+    for (const [index, del] of deleting.entries()) {
+      const outcome = deleteOutcome(del.row, del.force, deleted[index]!, deleteAttempts(state, del.instance), t3, settings.operationPollMs);
+      const change = keepOutcome(state, ss.id, del.instance, outcome);
+      if (change) batch3.push(change);
+    }
+    await applyStatusChanges(db, batch3);
+    logTransitions([...batch2, ...batch3]);
+    await creates;
+  } finally {
+    // Names whose create is still under way stay in flight until settleCreates is done with them.
+    for (const name of touched) if (!background.has(name)) inFlight.delete(name);
+  }
+}
+
+/**
+ * Runs the provider creates and records what the shim said. Answers that come within the
+ * pass's wait (CREATE_WAIT_MS) are written together (one D1 batch however many); later ones are
+ * written as they come, so one hung create does not hide the others' machines until it times
+ * out. A late outcome (a failure to replace, a backoff) needs a new plan: each late write is
+ * followed by a reconcile.
+ */
+function settleCreates(
+  ctx: ExecutorContext,
+  db: D1Database,
+  ss: ScaleSetRecord,
+  creating: PendingCreate[],
+  create: (pending: PendingCreate) => Promise<PortResult<MachineCreated>>,
+): Promise<void> {
+  if (!creating.length) return Promise.resolve();
+  const ready: CreateAnswer[] = [];
+  let late = false;
+  let writing: Promise<void> = Promise.resolve();
+  let queued = false;
+  const flush = (): Promise<void> => {
+    if (queued) return writing;
+    queued = true;
+    writing = writing.then(async () => {
+      queued = false;
+      const group = ready.splice(0);
+      if (!group.length) return;
+      try {
+        await recordCreates(ctx, db, ss, group);
+      } catch (err) {
+        // The rows stay `creating`; the stuck check asks the shim about them later.
+        log({ event: "create_settle_failed", scale_set: ss.id, error: errorText(err) });
+      } finally {
+        for (const answered of group) ctx.inFlight.delete(answered.create.instance.name);
+      }
+      if (late) ctx.replan();
+    });
+    return writing;
+  };
+  const window = new Promise<void>((resolve) => setTimeout(resolve, CREATE_WAIT_MS));
+  const all = mapLimit(creating, ctx.settings.concurrency, async (pending) => {
+    try {
+      ready.push({ create: pending, answer: await create(pending) });
+    } catch (err) {
+      // The row stays `creating`; the stuck check asks the shim about it later.
+      ctx.inFlight.delete(pending.instance.name);
+      log({ event: "create_settle_failed", scale_set: ss.id, instance: pending.instance.name, error: errorText(err) });
+      return;
+    }
+    if (late) void flush();
+  });
+  const windowed = window.then(() => {
+    late = true;
+    return flush();
+  });
+  // The pass waits for what came within the window to be recorded, never for the stragglers.
+  return Promise.race([all.then(() => flush()), windowed]);
+}
+
+/** Writes a group of create answers in one batch, and moves the create backoff with them. */
+async function recordCreates(ctx: ExecutorContext, db: D1Database, ss: ScaleSetRecord, answers: CreateAnswer[]): Promise<void> {
+  const { state, settings } = ctx;
+  const t3 = Date.now();
+  const batch3: StatusChange[] = [];
+  let backoff = state.createBackoff;
+  for (const { create, answer } of answers) {
+    const outcome = createOutcome(create.instance.id, answer, t3, settings.operationPollMs);
+    backoff = outcome.create === "failed" ? recordCreateFailure(backoff, t3, settings.createBackoff) : recordCreateSuccess(backoff);
+    if (!answer.ok) log({ event: "create_failed", scale_set: ss.id, instance: create.instance.name, error: faultOf(answer.error), failures: backoff.failures });
+    const change = keepOutcome(state, ss.id, create.instance.name, outcome);
+    if (change) batch3.push(change);
+  }
+  if (backoff.hardLimitedAt !== null && state.createBackoff.hardLimitedAt === null) {
+    state.hardLimitVersion = ss.updatedAt;
+    log({ event: "hard_limit_hit", scale_set: ss.id, failures: backoff.failures, error: "creation stopped after too many straight failures" });
+  } else if (backoff.hardLimitedAt === null && backoff.failures > state.createBackoff.failures && backoff.lastFailureAt !== null) {
+    const allowedAt = backoff.lastFailureAt + backoff.failures * settings.createBackoff.intervalMs;
+    log({ event: "backoff_armed", scale_set: ss.id, kind: "create", failures: backoff.failures, delay_ms: allowedAt - t3 });
+  }
+  state.createBackoff = backoff;
+  await applyStatusChanges(db, batch3);
+  for (const change of batch3) {
+    log({ event: "instance_transition", scale_set: ss.id, instance: answers.find((answered) => answered.create.instance.id === change.id)?.create.instance.name, from: change.from, to: change.to, reason: change.reason });
+  }
+}

@@ -1,0 +1,55 @@
+import type { InstanceRecord, ScaleSetRecord } from "../db/scaleset-store";
+import type { CreateBackoff } from "./backoff";
+import type { InstanceOps } from "./object-state";
+import type { PlanSnapshot } from "./reconcile";
+import type { ScaleSetSettings } from "./settings";
+
+/**
+ * The planner's view of a scale set: its D1 snapshot joined with the object's own state (the
+ * operations it awaits, the retries it has scheduled, what it has under way right now).
+ */
+export function planSnapshot(input: {
+  scaleSet: ScaleSetRecord;
+  instances: readonly InstanceRecord[];
+  queuedJobs: number;
+  ops: ReadonlyMap<string, InstanceOps>;
+  inFlight: ReadonlySet<string>;
+  createBackoff: CreateBackoff;
+  settings: ScaleSetSettings;
+  /** When this object incarnation started (see PlanConfig.startedAt). */
+  startedAt: number;
+  now: number;
+}): PlanSnapshot {
+  const { scaleSet: ss, settings, now } = input;
+  return {
+    config: {
+      enabled: ss.enabled,
+      minIdleRunners: ss.minIdleRunners,
+      maxRunners: ss.maxRunners,
+      bootstrapTimeoutMs: ss.bootstrapTimeout * 60_000,
+      scaleDownIdleMs: settings.scaleDownIdleMs,
+      operationPollMs: settings.operationPollMs,
+      stuckGraceMs: settings.stuckGraceMs,
+      startedAt: input.startedAt,
+      createBackoff: settings.createBackoff,
+    },
+    instances: input.instances.map((instance) => {
+      const ops = input.ops.get(instance.name);
+      return {
+        name: instance.name,
+        status: instance.status,
+        runnerStatus: instance.runnerStatus,
+        createdAt: instance.createdAt,
+        statusChangedAt: instance.statusChangedAt,
+        idleSince: instance.runnerStatus === "idle" ? (instance.runnerStatusChangedAt ?? instance.statusChangedAt) : null,
+        jobStatus: instance.jobStatus,
+        retryAt: ops?.retryAt ?? null,
+        inFlight: input.inFlight.has(instance.name),
+        awaiting: ops?.opId && ops.opKind ? { kind: ops.opKind, pollAt: ops.pollAt ?? now } : null,
+      };
+    }),
+    queuedJobs: input.queuedJobs,
+    createBackoff: input.createBackoff,
+    now,
+  };
+}

@@ -1,0 +1,46 @@
+import type { StatusChange } from "../db/instance-store";
+import type { InstanceStatus, RunnerStatus } from "../db/schema";
+import { canRunnerTransition } from "./instance-states";
+import { claimOnReport } from "./runner-identity";
+
+/** What a bootstrapping runner reports through the callback routes. */
+export interface RunnerReport {
+  status: RunnerStatus;
+  message: string;
+  agentId: number | null;
+}
+
+export type RunnerReportRefusal = { error: "gone" } | { error: "forbidden"; from: RunnerStatus; to: RunnerStatus };
+
+/**
+ * What a runner's report means for its instance: the change to write (`failed` sends the
+ * instance to deletion) and whether the runner id it reported was rejected; or why the report
+ * is refused: its create attempt is over, or the runner status cannot go there.
+ */
+export function runnerReportChange(
+  row: { id: string; status: InstanceStatus; runnerStatus: RunnerStatus; createAttempt: number; agentId: number | null },
+  createAttempt: number,
+  report: RunnerReport,
+  now: number,
+): RunnerReportRefusal | { change: StatusChange; message: string; claimRejected: boolean } {
+  if (row.createAttempt !== createAttempt || (row.status !== "creating" && row.status !== "running")) return { error: "gone" };
+  if (!canRunnerTransition(row.runnerStatus, report.status)) return { error: "forbidden", from: row.runnerStatus, to: report.status };
+  const claim = claimOnReport(row.agentId, report.agentId);
+  const failed = report.status === "failed";
+  const message = report.message.slice(0, 2000);
+  const change: StatusChange = {
+    id: row.id,
+    from: row.status,
+    to: failed ? "pending_delete" : row.status,
+    reason: failed ? `runner failed: ${message}` : message || `runner ${report.status}`,
+    at: now,
+    set: {
+      runnerStatus: report.status,
+      statusMessage: message,
+      recordRunnerReport: true,
+      // Kept apart from GitHub's id: removal confirms it at GitHub first (runner-identity.ts).
+      ...(claim.record !== null && { reportedAgentId: claim.record }),
+    },
+  };
+  return { change, message, claimRejected: claim.rejected };
+}

@@ -1,0 +1,50 @@
+import { describe, expect, it } from "vitest";
+import { runnerReportChange } from "../../src/scaleset/runner-report";
+
+const NOW = 1_000_000;
+const row = (over: Partial<Parameters<typeof runnerReportChange>[0]> = {}) => ({
+  id: "id",
+  status: "running" as const,
+  runnerStatus: "pending" as const,
+  createAttempt: 2,
+  agentId: null,
+  ...over,
+});
+
+describe("runnerReportChange", () => {
+  it("records the runner's progress on its instance, keeping the instance status", () => {
+    expect(runnerReportChange(row(), 2, { status: "installing", message: "downloading", agentId: null }, NOW)).toEqual({
+      change: { id: "id", from: "running", to: "running", reason: "downloading", at: NOW, set: { runnerStatus: "installing", statusMessage: "downloading", recordRunnerReport: true } },
+      message: "downloading",
+      claimRejected: false,
+    });
+    expect(runnerReportChange(row(), 2, { status: "idle", message: "", agentId: null }, NOW)).toMatchObject({ change: { reason: "runner idle" } });
+  });
+
+  it("sends a failed runner's instance to deletion, with a bounded message", () => {
+    const out = runnerReportChange(row({ status: "creating" }), 2, { status: "failed", message: "x".repeat(3000), agentId: null }, NOW);
+    expect(out).toMatchObject({ change: { from: "creating", to: "pending_delete", reason: `runner failed: ${"x".repeat(2000)}` } });
+    expect("message" in out && out.message).toHaveLength(2000);
+  });
+
+  it("refuses reports for another create attempt or an instance no longer live", () => {
+    const report = { status: "idle" as const, message: "", agentId: null };
+    expect(runnerReportChange(row(), 1, report, NOW)).toEqual({ error: "gone" });
+    expect(runnerReportChange(row({ status: "pending_delete" }), 2, report, NOW)).toEqual({ error: "gone" });
+  });
+
+  it("refuses a runner status change the bootstrap does not allow", () => {
+    expect(runnerReportChange(row({ runnerStatus: "failed" }), 2, { status: "idle", message: "", agentId: null }, NOW)).toEqual({
+      error: "forbidden",
+      from: "failed",
+      to: "idle",
+    });
+  });
+
+  it("keeps a reported runner id as a claim, and rejects one that contradicts GitHub's", () => {
+    expect(runnerReportChange(row(), 2, { status: "idle", message: "", agentId: 7 }, NOW)).toMatchObject({ change: { set: { reportedAgentId: 7 } }, claimRejected: false });
+    const contradicted = runnerReportChange(row({ agentId: 5 }), 2, { status: "idle", message: "", agentId: 7 }, NOW);
+    expect(contradicted).toMatchObject({ claimRejected: true });
+    expect("change" in contradicted && contradicted.change.set).not.toHaveProperty("reportedAgentId");
+  });
+});
