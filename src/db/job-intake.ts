@@ -1,11 +1,11 @@
 import { jobStatuses, type JobStatus } from "./schema";
-import { jobMergeRules, type JobState, type MergeRule } from "../github/job-merge";
-import { statusRank } from "../github/workflow-job";
+import { statusRank } from "../intake/job-event";
+import { jobMergeRules, type JobState, type MergeRule } from "../intake/job-merge";
 
 /**
  * Writes one `workflow_job` delivery as a single D1 batch (one transaction, one round trip):
  *
- * 1. upsert the job, merged by the rules of github/job-merge.ts;
+ * 1. upsert the job, merged by the rules of intake/job-merge.ts;
  * 2. link the runner's instance to the job, when the runner is ours;
  * 3. record the delivery id with its outcome (`ON CONFLICT DO NOTHING … RETURNING`: no row
  *    back means the delivery was seen before).

@@ -1,4 +1,4 @@
-import { rerouteWaitingJobs, type ScopedScaleSet, type WaitingJob } from "../scaleset/routing";
+import { rerouteWaitingJobs, type ScopedScaleSet, type WaitingJob } from "../intake/routing";
 
 /**
  * Jobs that came in while no scale set could take them wait unmatched (GitHub keeps them
@@ -15,7 +15,7 @@ const CHUNK = 90;
 /**
  * Routes again the waiting unmatched jobs an entity's scale sets might serve: jobs it reported
  * itself, and jobs reported by entities registered to use their parents' scale sets when it
- * is such a parent (scaleset/routing.ts Reporter). Two D1 round trips: one read, one write that
+ * is such a parent (intake/routing.ts Reporter). Two D1 round trips: one read, one write that
  * only claims jobs still unmatched. Returns how many jobs each scale set got.
  */
 export async function routeWaitingJobs(db: D1Database, entityId: string, now = Date.now()): Promise<Map<string, number>> {

@@ -1,18 +1,6 @@
 import type { EntityKind } from "./schema";
-import type { EntityRef } from "../github/workflow-job";
-import type { Reporter, ScopedScaleSet } from "../scaleset/routing";
-
-/** A registered entity a delivery may come from. */
-export interface SenderEntity {
-  id: string;
-  kind: EntityKind;
-  lookupKey: string;
-  owner: string;
-  endpointName: string;
-  webhookSecretEnc: string;
-  useParentScaleSets: boolean;
-  enterprise: string | null;
-}
+import type { ScopedScaleSet } from "../intake/routing";
+import { endpointMatches, type EntityRef, type SenderEntity } from "../intake/senders";
 
 export type DirectoryScaleSet = ScopedScaleSet;
 
@@ -23,28 +11,11 @@ export interface Directory {
   /**
    * Every scale set of those entities and of the enterprises they were registered under
    * (disabled ones too; routing skips them). Which of them a job may use depends on who signed
-   * it (scaleset/routing.ts inScope).
+   * it (intake/routing.ts inScope).
    */
   scaleSets: DirectoryScaleSet[];
   /** Served from this isolate's cache rather than read just now. */
   cached: boolean;
-}
-
-/**
- * Which endpoint a delivery belongs to: GitHub Enterprise Server names itself in
- * `X-GitHub-Enterprise-Host`, matched against the host of each endpoint's base URL;
- * without it the delivery is from github.com.
- */
-export function endpointMatches(endpoint: { name: string; baseUrl: string }, enterpriseHost: string | null): boolean {
-  if (!enterpriseHost) return endpoint.name === "github.com";
-  let url: URL;
-  try {
-    url = new URL(endpoint.baseUrl);
-  } catch {
-    return false;
-  }
-  const h = enterpriseHost.trim().toLowerCase();
-  return url.host.toLowerCase() === h || url.hostname.toLowerCase() === h;
 }
 
 // Per-isolate cache: a burst of deliveries for one repository reads the directory once.
@@ -153,20 +124,6 @@ export async function loadDirectory(
     cache.set(key, { at: now, directory });
   }
   return directory;
-}
-
-/** What routing needs to know about an entity that signed a delivery (its organization's link comes from the directory too). */
-export function reporterOf(signer: SenderEntity, directory: Pick<Directory, "entities">): Reporter {
-  const organization =
-    signer.kind === "repository" ? directory.entities.find((e) => e.kind === "organization" && e.owner.toLowerCase() === signer.owner.toLowerCase()) : undefined;
-  return {
-    id: signer.id,
-    kind: signer.kind,
-    owner: signer.owner,
-    useParentScaleSets: signer.useParentScaleSets,
-    enterprise: signer.enterprise,
-    organizationEnterprise: organization?.enterprise ?? null,
-  };
 }
 
 /** Forgets cached directories (tests that change entities between deliveries). */

@@ -3,14 +3,16 @@ import type { ContentfulStatusCode } from "hono/utils/http-status";
 import type { AppEnv, Env } from "../env";
 import { keyringFor } from "../crypto/keyring";
 import { recordWorkflowJob } from "../db/job-intake";
-import { loadDirectory, reporterOf, type Directory } from "../db/webhook-directory";
+import { loadDirectory, type Directory } from "../db/webhook-directory";
 import { afterResponse } from "../http/after-response";
 import { ApiError, errorResponse, zodDetails, type ErrorCode } from "../http/errors";
 import { BodyTooLarge, readLimitedBody } from "../http/limited-body";
-import { findSigners } from "../github/webhook-signature";
-import { DeliverySubject, deliveryEntities, jobEventFrom, onlyOutOfBounds, PAYLOAD_BOUNDS, WorkflowJobPayload } from "../github/workflow-job";
+import { jobEventFrom } from "../intake/job-event";
+import { DeliverySubject, onlyOutOfBounds, PAYLOAD_BOUNDS, WorkflowJobPayload } from "../intake/payload";
+import { inScope, routeJob } from "../intake/routing";
+import { deliveryEntities, reporterOf } from "../intake/senders";
+import { findSigners } from "../intake/signature";
 import { nudgeScaleSet } from "../scaleset/stub";
-import { inScope, routeJob } from "../scaleset/routing";
 import { logError, logEvent as log } from "../observability/log";
 
 /**
@@ -183,7 +185,7 @@ export const webhookRoutes = new Hono<AppEnv>().post(WEBHOOK_PATH, async (c) => 
   }
 
   // Only the signers' scale sets, and their parents' where we registered that they may use them.
-  const candidates = inScope(directory.scaleSets, signers.map((e) => reporterOf(e, directory)));
+  const candidates = inScope(directory.scaleSets, signers.map((e) => reporterOf(e, directory.entities)));
   const route = routeJob(jobEvent.labels, candidates);
   const result = await recordWorkflowJob(c.env.DB, {
     deliveryId: id!,
