@@ -1,19 +1,19 @@
 import { Hono, type Context } from "hono";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
-import type { AppEnv, Env } from "../env";
+import type { AppEnv } from "../env";
 import { keyringFor } from "../crypto/keyring";
-import { recordWorkflowJob } from "../db/job-intake";
-import { loadDirectory, type Directory } from "../db/webhook-directory";
+import { countWebhookRejection, recordWorkflowJob } from "../db/delivery-store";
 import { afterResponse } from "../http/after-response";
 import { ApiError, errorResponse, zodDetails, type ErrorCode } from "../http/errors";
 import { BodyTooLarge, readLimitedBody } from "../http/limited-body";
+import { loadDirectory, type Directory } from "../intake/directory";
 import { jobEventFrom } from "../intake/job-event";
 import { DeliverySubject, onlyOutOfBounds, PAYLOAD_BOUNDS, WorkflowJobPayload } from "../intake/payload";
 import { inScope, routeJob } from "../intake/routing";
 import { deliveryEntities, reporterOf } from "../intake/senders";
 import { findSigners } from "../intake/signature";
 import { nudgeScaleSet } from "../scaleset/stub";
-import { logError, logEvent as log } from "../observability/log";
+import { logEvent as log } from "../observability/log";
 
 /**
  * GitHub webhook intake: `POST /webhooks/github`. Authenticity comes from the HMAC
@@ -55,21 +55,6 @@ interface Delivery {
   event: string;
 }
 
-
-async function countRejection(env: Env, reason: Rejection): Promise<void> {
-  try {
-    await env.DB.prepare(
-      `INSERT INTO counters (name, value, updated_at) VALUES (?, 1, ?)
-       ON CONFLICT(name) DO UPDATE SET value = value + 1, updated_at = excluded.updated_at`,
-    )
-      .bind(`webhook.rejected.${reason}`, Date.now())
-      .run();
-  } catch (err) {
-    // The answer is the same either way; a lost count must not turn a 4xx into a 500.
-    logError({ event: "counter_failed", counter: `webhook.rejected.${reason}`, error: String(err) });
-  }
-}
-
 async function reject(
   c: Context<AppEnv>,
   delivery: Partial<Delivery>,
@@ -79,7 +64,7 @@ async function reject(
   details?: unknown,
 ): Promise<Response> {
   log({ event: "webhook_rejected", reason, status, delivery_id: delivery.id ?? null, github_event: delivery.event ?? null });
-  await countRejection(c.env, reason);
+  await countWebhookRejection(c.env.DB, reason);
   return errorResponse(c, new ApiError(status, error, details, { code: REJECTION_CODES[reason] }));
 }
 
