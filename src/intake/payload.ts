@@ -64,3 +64,20 @@ export const WorkflowJobPayload = z.object({
 export const onlyOutOfBounds = (error: z.ZodError): boolean => error.issues.length > 0 && error.issues.every((i) => i.code === "too_big");
 export type WorkflowJobPayload = z.infer<typeof WorkflowJobPayload>;
 
+/**
+ * The JSON object a delivery carries, and the body's text (what the signature covers), or
+ * null when the body holds no JSON object.
+ */
+export function decodeBody(raw: Uint8Array, contentType: string): { text: string; json: unknown } | null {
+  const text = new TextDecoder().decode(raw);
+  // GitHub's other content type: the JSON is the form field `payload`; the signature still
+  // covers the raw body.
+  const payload = /^application\/x-www-form-urlencoded\b/i.test(contentType) ? new URLSearchParams(text).get("payload") : text;
+  if (payload === null) return null;
+  try {
+    const json: unknown = JSON.parse(payload);
+    return json !== null && typeof json === "object" && !Array.isArray(json) ? { text, json } : null;
+  } catch {
+    return null;
+  }
+}
