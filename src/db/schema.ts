@@ -154,7 +154,7 @@ export const scaleSets = sqliteTable(
     providerId: text("provider_id")
       .notNull()
       .references(() => providers.id),
-    /** JSON array of normalized labels (see scaleset/labels.ts). */
+    /** JSON array of normalized labels (see intake/labels.ts). */
     labels: text("labels", { mode: "json" }).$type<string[]>().notNull(),
     minIdleRunners: integer("min_idle_runners").notNull().default(0),
     maxRunners: integer("max_runners").notNull(),

@@ -2,7 +2,7 @@ import { createRoute, z } from "@hono/zod-openapi";
 import { and, eq, ne } from "drizzle-orm";
 import { createDb, type Db } from "../db/client";
 import { entities, instances, osArches, osTypes, providers, scaleSets } from "../db/schema";
-import { normalizeLabels } from "../scaleset/labels";
+import { normalizeLabels } from "../intake/labels";
 import { conflict, inUse, invalidBody, notFound } from "../http/errors";
 import { createRouter } from "../http/router";
 import {

@@ -1,6 +1,5 @@
 import { describe, expect, it } from "vitest";
 import { BodyTooLarge, readLimitedBody } from "../../src/http/limited-body";
-import { endpointMatches } from "../../src/db/webhook-directory";
 
 function streamOf(chunks: number[], onPull: () => void): ReadableStream<Uint8Array> {
   let i = 0;
@@ -36,20 +35,5 @@ describe("readLimitedBody", () => {
     const req = new Request("http://x/", { method: "POST", body: streamOf([4, 4, 4, 4, 4, 4], () => pulls++), duplex: "half" } as RequestInit);
     await expect(readLimitedBody(req, 10)).rejects.toBeInstanceOf(BodyTooLarge);
     expect(pulls).toBeLessThan(6);
-  });
-});
-
-describe("endpointMatches", () => {
-  const ghes = { name: "corp", baseUrl: "https://GHES.corp.example:8443" };
-  const dotcom = { name: "github.com", baseUrl: "https://github.com" };
-  it("takes deliveries without X-GitHub-Enterprise-Host as github.com's", () => {
-    expect(endpointMatches(dotcom, null)).toBe(true);
-    expect(endpointMatches(ghes, null)).toBe(false);
-  });
-  it("matches GHES by the host of the endpoint's base URL, with or without port, in any case", () => {
-    expect(endpointMatches(ghes, "ghes.corp.example")).toBe(true);
-    expect(endpointMatches(ghes, "GHES.corp.example:8443")).toBe(true);
-    expect(endpointMatches(ghes, "other.example")).toBe(false);
-    expect(endpointMatches(dotcom, "ghes.corp.example")).toBe(false);
   });
 });

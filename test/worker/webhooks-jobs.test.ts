@@ -1,7 +1,8 @@
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
-import { mergeJob, type JobState } from "../../src/github/job-merge";
-import { jobEventFrom, WorkflowJobPayload } from "../../src/github/workflow-job";
+import { mergeJob, type JobState } from "../../src/intake/job-merge";
+import { jobEventFrom } from "../../src/intake/job-event";
+import { WorkflowJobPayload } from "../../src/intake/payload";
 import { clone, exampleFor, workflowJobExamples } from "../fixtures/webhook-examples";
 import { api, dumpDb } from "./helpers";
 import { deliver, jobRow, newDeliveryId, World } from "./webhook-setup";

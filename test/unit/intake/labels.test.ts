@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { normalizeLabels } from "../../src/scaleset/labels";
+import { normalizeLabels } from "../../../src/intake/labels";
 
 describe("normalizeLabels", () => {
   it("makes a sorted, lower-cased set without blanks", () => {

@@ -1,11 +1,14 @@
 import { jobStatuses, type JobStatus } from "./schema";
-import { jobMergeRules, type JobState, type MergeRule } from "../github/job-merge";
-import { statusRank } from "../github/workflow-job";
+import { statusRank } from "../intake/job-event";
+import { jobMergeRules, type JobState, type MergeRule } from "../intake/job-merge";
+import { logError } from "../observability/log";
 
 /**
- * Writes one `workflow_job` delivery as a single D1 batch (one transaction, one round trip):
+ * Webhook deliveries: what an accepted one writes, and the count of rejected ones.
  *
- * 1. upsert the job, merged by the rules of github/job-merge.ts;
+ * recordWorkflowJob writes one `workflow_job` delivery as a single D1 batch (one transaction, one round trip):
+ *
+ * 1. upsert the job, merged by the rules of intake/job-merge.ts;
  * 2. link the runner's instance to the job, when the runner is ours;
  * 3. record the delivery id with its outcome (`ON CONFLICT DO NOTHING … RETURNING`: no row
  *    back means the delivery was seen before).
@@ -129,4 +132,23 @@ export async function recordWorkflowJob(db: D1Database, input: IntakeInput): Pro
     status: row.status,
     instanceScaleSetId: instance?.scale_set_id ?? null,
   };
+}
+
+/**
+ * Counts a delivery turned away (`webhook.rejected.<reason>` in `counters`), the only trace a
+ * rejected delivery leaves.
+ */
+export async function countWebhookRejection(db: D1Database, reason: string, now = Date.now()): Promise<void> {
+  try {
+    await db
+      .prepare(
+        `INSERT INTO counters (name, value, updated_at) VALUES (?, 1, ?)
+         ON CONFLICT(name) DO UPDATE SET value = value + 1, updated_at = excluded.updated_at`,
+      )
+      .bind(`webhook.rejected.${reason}`, now)
+      .run();
+  } catch (err) {
+    // The answer is the same either way; a lost count must not turn a 4xx into a 500.
+    logError({ event: "counter_failed", counter: `webhook.rejected.${reason}`, error: String(err) });
+  }
 }

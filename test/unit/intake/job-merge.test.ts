@@ -1,9 +1,10 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { jobMergeRules, mergeJob, type JobState } from "../../src/github/job-merge";
-import { jobEventFrom, WorkflowJobPayload } from "../../src/github/workflow-job";
-import { exampleFor } from "../fixtures/webhook-examples";
-import { jobStatuses, type JobStatus } from "../../src/db/schema";
+import { jobMergeRules, mergeJob, type JobState } from "../../../src/intake/job-merge";
+import { jobEventFrom } from "../../../src/intake/job-event";
+import { WorkflowJobPayload } from "../../../src/intake/payload";
+import { exampleFor } from "../../fixtures/webhook-examples";
+import { jobStatuses, type JobStatus } from "../../../src/db/schema";
 
 const stateOf = (action: string, jobId: number, over: Partial<JobState> = {}): JobState => ({
   ...jobEventFrom(WorkflowJobPayload.parse(exampleFor(action, jobId).payload))!,

@@ -1,11 +1,7 @@
 import { describe, expect, it } from "vitest";
-import {
-  DeliverySubject,
-  deliveryEntities,
-  jobEventFrom,
-  WorkflowJobPayload,
-} from "../../src/github/workflow-job";
-import { clone, exampleFor, ghesWorkflowJobExamples, pingExamples, workflowJobExamples } from "../fixtures/webhook-examples";
+import { jobEventFrom } from "../../../src/intake/job-event";
+import { WorkflowJobPayload } from "../../../src/intake/payload";
+import { clone, exampleFor, ghesWorkflowJobExamples, workflowJobExamples } from "../../fixtures/webhook-examples";
 
 describe("workflow_job payloads", () => {
   it("has GitHub's examples to test with", () => {
@@ -55,37 +51,5 @@ describe("workflow_job payloads", () => {
     const p = clone(exampleFor("queued", 289782451).payload);
     delete p.workflow_job.labels;
     expect(WorkflowJobPayload.safeParse(p).success).toBe(false);
-  });
-});
-
-describe("deliveryEntities", () => {
-  it("names the repository, its owner as organization, and the enterprise, lower-cased", () => {
-    const p = clone(exampleFor("in_progress", 2832853555).payload);
-    p.enterprise = { slug: "Octo-Corp" };
-    expect(deliveryEntities(DeliverySubject.parse(p))).toEqual([
-      { kind: "repository", lookupKey: "repository:octo-org/example-workflow" },
-      { kind: "organization", lookupKey: "organization:octo-org" },
-      { kind: "enterprise", lookupKey: "enterprise:octo-corp" },
-    ]);
-  });
-
-  it("takes the organization from the repository's owner, not from what the payload claims", () => {
-    const p = clone(exampleFor("in_progress", 2832853555).payload);
-    p.organization = { login: "someone-else" };
-    expect(deliveryEntities(DeliverySubject.parse(p)).map((r) => r.lookupKey)).toEqual([
-      "repository:octo-org/example-workflow",
-      "organization:octo-org",
-    ]);
-  });
-
-  it("uses the organization of a delivery without a repository (an organization's ping)", () => {
-    const p = clone(pingExamples[0]!.payload);
-    delete p.repository;
-    p.organization = { login: "Octo-Org" };
-    expect(deliveryEntities(DeliverySubject.parse(p))).toEqual([{ kind: "organization", lookupKey: "organization:octo-org" }]);
-  });
-
-  it("names nothing for a payload that names nothing", () => {
-    expect(deliveryEntities(DeliverySubject.parse({ repository: 5, organization: "x" }))).toEqual([]);
   });
 });

@@ -1,24 +1,17 @@
-import { rerouteWaitingJobs, type ScopedScaleSet, type WaitingJob } from "../scaleset/routing";
-
-/**
- * Jobs that came in while no scale set could take them wait unmatched (GitHub keeps them
- * queued). When a scale set is created or changed, the waiting jobs it might now serve are
- * routed again, by the same rules as intake: a user who adds the missing scale set gets runners
- * for the jobs already waiting, not only for the next ones.
- */
+import type { ScopedScaleSet, WaitingJob } from "../intake/routing";
 
 /** At most this many waiting jobs are looked at per change (the oldest first). */
-const MAX_JOBS = 1_000;
+const MAX_WAITING_JOBS = 1_000;
 /** IDs per UPDATE statement (D1 binds at most 100 parameters). */
 const CHUNK = 90;
 
 /**
- * Routes again the waiting unmatched jobs an entity's scale sets might serve: jobs it reported
- * itself, and jobs reported by entities registered to use their parents' scale sets when it
- * is such a parent (scaleset/routing.ts Reporter). Two D1 round trips: one read, one write that
- * only claims jobs still unmatched. Returns how many jobs each scale set got.
+ * The waiting unmatched jobs an entity's scale sets might serve, and every scale set on the
+ * entity's endpoint, in one D1 round trip. The jobs are those it reported itself, and those
+ * reported by entities registered to use their parents' scale sets when it is such a parent
+ * (intake/routing.ts Reporter); the oldest first, at most MAX_WAITING_JOBS.
  */
-export async function routeWaitingJobs(db: D1Database, entityId: string, now = Date.now()): Promise<Map<string, number>> {
+export async function readWaitingJobs(db: D1Database, entityId: string): Promise<{ jobs: WaitingJob[]; scaleSets: ScopedScaleSet[] }> {
   const [jobRows, setRows] = await db.batch<Record<string, any>>([
     db
       .prepare(
@@ -34,7 +27,7 @@ export async function routeWaitingJobs(db: D1Database, entityId: string, now = D
               OR (r.use_parent_scale_sets = 1 AND (
                    (me.kind = 'organization' AND r.kind = 'repository' AND lower(r.owner) = lower(me.owner))
                 OR (me.kind = 'enterprise' AND lower(coalesce(r.enterprise, o.enterprise)) = lower(me.owner)))))
-          ORDER BY j.id LIMIT ${MAX_JOBS}`,
+          ORDER BY j.id LIMIT ${MAX_WAITING_JOBS}`,
       )
       .bind(entityId),
     db
@@ -57,7 +50,7 @@ export async function routeWaitingJobs(db: D1Database, entityId: string, now = D
       organizationEnterprise: r.o_enterprise ?? null,
     },
   }));
-  if (!jobs.length) return new Map();
+  if (!jobs.length) return { jobs, scaleSets: [] };
   const scaleSets: ScopedScaleSet[] = setRows!.results.map((r) => ({
     id: r.id,
     entityId: r.entity_id,
@@ -67,7 +60,16 @@ export async function routeWaitingJobs(db: D1Database, entityId: string, now = D
     createdAt: r.created_at,
     lookupKey: r.lookup_key,
   }));
-  const routes = rerouteWaitingJobs(jobs, scaleSets);
+  return { jobs, scaleSets };
+}
+
+/**
+ * Gives waiting jobs the scale sets chosen for them, in one D1 round trip (none when there is
+ * nothing to give). Only jobs still unmatched are claimed, so an intake that routed one
+ * meanwhile wins, and only while the scale set is still enabled. Returns how many jobs each
+ * scale set got.
+ */
+export async function claimWaitingJobs(db: D1Database, routes: ReadonlyMap<number, { id: string }>, now: number): Promise<Map<string, number>> {
   const idsBySet = new Map<string, number[]>();
   for (const [jobId, s] of routes) idsBySet.set(s.id, [...(idsBySet.get(s.id) ?? []), jobId]);
   const statements: D1PreparedStatement[] = [];
@@ -78,7 +80,6 @@ export async function routeWaitingJobs(db: D1Database, entityId: string, now = D
       statements.push(
         db
           .prepare(
-            // Only jobs still unmatched: an intake that routed one meanwhile wins. The scale set must still be enabled.
             `UPDATE jobs SET scale_set_id = ?, updated_at = ?
               WHERE scale_set_id IS NULL AND id IN (${chunk.map(() => "?").join(", ")})
                 AND EXISTS (SELECT 1 FROM scale_sets WHERE id = ?1 AND enabled = 1)`,

@@ -1,0 +1,80 @@
+import type { EntityKind } from "./schema";
+import type { ScopedScaleSet } from "../intake/routing";
+import type { EntityRef, SenderEntity } from "../intake/senders";
+
+/** A registered entity a delivery names, with its endpoint's base URL (which endpoint it came from is decided by intake). */
+export interface NamedEntity extends SenderEntity {
+  baseUrl: string;
+}
+
+interface EntityRow {
+  id: string;
+  kind: EntityKind;
+  lookup_key: string;
+  owner: string;
+  endpoint_name: string;
+  webhook_secret_enc: string;
+  use_parent_scale_sets: number;
+  enterprise: string | null;
+  base_url: string;
+}
+
+interface ScaleSetRow {
+  id: string;
+  entity_id: string;
+  labels: string;
+  enabled: number;
+  priority: number;
+  created_at: number;
+  lookup_key: string;
+}
+
+/**
+ * The webhook directory's read, in one D1 round trip: the registered entities a delivery
+ * names (on any endpoint), the enterprises they were registered under (their scale sets may
+ * take the jobs of entities registered to use them), and the scale sets of all of those.
+ */
+export async function readDirectory(db: D1Database, refs: readonly EntityRef[]): Promise<{ entities: NamedEntity[]; scaleSets: ScopedScaleSet[] }> {
+  const keys = refs.map((r) => r.lookupKey);
+  const marks = keys.map((_, i) => `?${i + 1}`).join(", ");
+  const wanted = `(e.lookup_key IN (${marks})
+    OR e.lookup_key IN (SELECT 'enterprise:' || lower(x.enterprise) FROM entities x WHERE x.lookup_key IN (${marks}) AND x.enterprise IS NOT NULL))`;
+  const [entityRows, scaleSetRows] = await db.batch<EntityRow | ScaleSetRow>([
+    db
+      .prepare(
+        `SELECT e.id, e.kind, e.lookup_key, e.owner, e.endpoint_name, e.webhook_secret_enc, e.use_parent_scale_sets, e.enterprise, g.base_url
+         FROM entities e JOIN github_endpoints g ON g.name = e.endpoint_name
+         WHERE ${wanted}`,
+      )
+      .bind(...keys),
+    db
+      .prepare(
+        `SELECT s.id, s.entity_id, s.labels, s.enabled, s.priority, s.created_at, e.lookup_key
+         FROM scale_sets s JOIN entities e ON e.id = s.entity_id
+         WHERE ${wanted}`,
+      )
+      .bind(...keys),
+  ]);
+  return {
+    entities: (entityRows!.results as EntityRow[]).map((r) => ({
+      id: r.id,
+      kind: r.kind,
+      lookupKey: r.lookup_key,
+      owner: r.owner,
+      endpointName: r.endpoint_name,
+      webhookSecretEnc: r.webhook_secret_enc,
+      useParentScaleSets: r.use_parent_scale_sets === 1,
+      enterprise: r.enterprise,
+      baseUrl: r.base_url,
+    })),
+    scaleSets: (scaleSetRows!.results as ScaleSetRow[]).map((s) => ({
+      id: s.id,
+      entityId: s.entity_id,
+      lookupKey: s.lookup_key,
+      labels: JSON.parse(s.labels) as string[],
+      enabled: s.enabled === 1,
+      priority: s.priority,
+      createdAt: s.created_at,
+    })),
+  };
+}

@@ -1,0 +1,63 @@
+import { readDirectory } from "../db/directory-store";
+import type { ScopedScaleSet } from "./routing";
+import { endpointMatches, type EntityRef, type SenderEntity } from "./senders";
+
+/** What intake needs to authenticate and route one delivery. */
+export interface Directory {
+  /** The delivery's entities registered on its endpoint, most specific first: the ones whose secrets may have signed it. */
+  entities: SenderEntity[];
+  /**
+   * Every scale set of those entities and of the enterprises they were registered under
+   * (disabled ones too; routing skips them). Which of them a job may use depends on who signed
+   * it (routing.ts inScope).
+   */
+  scaleSets: ScopedScaleSet[];
+  /** Served from this isolate's cache rather than read just now. */
+  cached: boolean;
+}
+
+// Per-isolate cache: a burst of deliveries for one repository reads the directory once.
+// Entries live briefly (a changed secret, scale set or label takes effect within DIRECTORY_TTL_MS;
+// a delivery that fails verification always re-reads, so a new secret works at once).
+export const DIRECTORY_TTL_MS = 5_000;
+const MAX_ENTRIES = 512;
+const cache = new Map<string, { at: number; directory: Directory }>();
+
+/**
+ * The delivery's entities on its endpoint and their scale sets: one D1 round trip, or none
+ * from the cache. `fresh` bypasses the cache.
+ */
+export async function loadDirectory(
+  db: D1Database,
+  refs: readonly EntityRef[],
+  enterpriseHost: string | null,
+  { fresh = false, now = Date.now() }: { fresh?: boolean; now?: number } = {},
+): Promise<Directory> {
+  if (refs.length === 0) return { entities: [], scaleSets: [], cached: false };
+  const key = `${enterpriseHost ?? ""}|${refs.map((r) => r.lookupKey).join("|")}`;
+  const hit = cache.get(key);
+  if (!fresh && hit && now - hit.at < DIRECTORY_TTL_MS) return { ...hit.directory, cached: true };
+
+  const named = await readDirectory(db, refs);
+  const onEndpoint = named.entities.filter((e) => endpointMatches({ name: e.endpointName, baseUrl: e.baseUrl }, enterpriseHost));
+  const entities: SenderEntity[] = [];
+  for (const ref of refs) {
+    const e = onEndpoint.find((row) => row.lookupKey === ref.lookupKey && row.kind === ref.kind);
+    if (e) entities.push(e);
+  }
+  const ids = new Set(onEndpoint.map((e) => e.id));
+  const scaleSets = named.scaleSets.filter((s) => ids.has(s.entityId));
+
+  const directory = { entities, scaleSets, cached: false };
+  if (entities.length > 0) {
+    cache.delete(key);
+    if (cache.size >= MAX_ENTRIES) cache.delete(cache.keys().next().value!);
+    cache.set(key, { at: now, directory });
+  }
+  return directory;
+}
+
+/** Forgets cached directories (tests that change entities between deliveries). */
+export function clearDirectoryCache(): void {
+  cache.clear();
+}

@@ -1,0 +1,141 @@
+import type { z } from "zod";
+import { keyringFor } from "../crypto/keyring";
+import { recordWorkflowJob } from "../db/delivery-store";
+import type { EntityKind, JobStatus } from "../db/schema";
+import type { Env } from "../env";
+import { logEvent as log } from "../observability/log";
+import { loadDirectory } from "./directory";
+import { jobEventFrom } from "./job-event";
+import { nudgeTargets } from "./nudge-targets";
+import { decodeBody, DeliverySubject, onlyOutOfBounds, WorkflowJobPayload } from "./payload";
+import { inScope, routeJob } from "./routing";
+import { deliveryEntities, reporterOf } from "./senders";
+import { findSigners } from "./signature";
+
+/**
+ * The path from a webhook delivery to a routed job: decode, authenticate, parse, route, store.
+ * It makes no GitHub or provider call: it reads the directory from D1 (or the isolate's cache),
+ * writes one D1 batch, and says which scale sets to nudge; the HTTP handler answers first and
+ * nudges after.
+ */
+
+/** Why a delivery was turned away: the `webhook.rejected.<reason>` counter and the log line's `reason`. */
+export type Rejection =
+  | "missing_headers"
+  | "invalid_headers"
+  | "payload_too_large"
+  | "malformed_json"
+  | "unknown_entity"
+  | "bad_signature"
+  | "invalid_payload"
+  | "out_of_bounds";
+
+/** A delivery whose headers and size the HTTP handler has checked. */
+export interface Delivery {
+  /** X-GitHub-Delivery. */
+  id: string;
+  /** X-GitHub-Event. */
+  event: string;
+  /** X-Hub-Signature-256. */
+  signature: string;
+  /** X-GitHub-Enterprise-Host: the GitHub Enterprise Server that sent it; null for github.com. */
+  enterpriseHost: string | null;
+  contentType: string;
+  body: Uint8Array;
+  receivedAt: number;
+}
+
+/**
+ * What became of a delivery. `problems`: why a workflow_job payload did not parse (the HTTP
+ * handler lists them); `nudge`: the scale sets whose objects should reconcile now.
+ */
+export type IntakeOutcome =
+  | { kind: "rejected"; reason: Rejection; details?: unknown; problems?: z.ZodError }
+  | { kind: "ignored"; reason: string }
+  | { kind: "pong"; entity: { id: string; kind: EntityKind } }
+  | { kind: "duplicate"; jobId: number }
+  | { kind: "accepted"; jobId: number; status: JobStatus; scaleSetId: string | null; nudge: string[] };
+
+export async function receiveDelivery(
+  env: Pick<Env, "DB" | "ENCRYPTION_KEY" | "ENCRYPTION_KEYS_PREVIOUS">,
+  delivery: Delivery,
+): Promise<IntakeOutcome> {
+  const { id, event, signature, enterpriseHost } = delivery;
+  const body = decodeBody(delivery.body, delivery.contentType);
+  if (!body) return { kind: "rejected", reason: "malformed_json" };
+
+  if (event !== "workflow_job" && event !== "ping") {
+    log({ event: "webhook_ignored", delivery_id: id, github_event: event });
+    return { kind: "ignored", reason: `event '${event}' is not handled` };
+  }
+
+  // Authenticity: a registered entity the payload names must have signed it. The payload only
+  // says whose secrets to try; the entities whose secret verified are the ones it speaks for.
+  const refs = deliveryEntities(DeliverySubject.parse(body.json));
+  const keyring = await keyringFor(env);
+  let directory = await loadDirectory(env.DB, refs, enterpriseHost);
+  let signers = await findSigners(keyring, directory.entities, body.text, signature);
+  if (!signers.length && directory.cached) {
+    // Maybe an entity or its secret changed since the directory was cached: decide on fresh data.
+    directory = await loadDirectory(env.DB, refs, enterpriseHost, { fresh: true });
+    signers = await findSigners(keyring, directory.entities, body.text, signature);
+  }
+  const signer = signers[0];
+  if (!signer) {
+    return {
+      kind: "rejected",
+      reason: directory.entities.length ? "bad_signature" : "unknown_entity",
+      details: {
+        reason: "no registered repository, organization or enterprise named in this delivery has a webhook secret matching X-Hub-Signature-256",
+        endpoint: enterpriseHost ?? "github.com",
+      },
+    };
+  }
+
+  if (event === "ping") {
+    log({ event: "webhook_ping", delivery_id: id, entity: signer.id });
+    return { kind: "pong", entity: { id: signer.id, kind: signer.kind } };
+  }
+
+  const parsed = WorkflowJobPayload.safeParse(body.json);
+  if (!parsed.success) {
+    return { kind: "rejected", reason: onlyOutOfBounds(parsed.error) ? "out_of_bounds" : "invalid_payload", problems: parsed.error };
+  }
+  const jobEvent = jobEventFrom(parsed.data);
+  if (!jobEvent) {
+    log({ event: "webhook_ignored", delivery_id: id, github_event: event, action: parsed.data.action });
+    return { kind: "ignored", reason: `workflow_job status '${parsed.data.workflow_job.status}' is not handled` };
+  }
+
+  // Only the signers' scale sets, and their parents' where we registered that they may use them.
+  const candidates = inScope(directory.scaleSets, signers.map((e) => reporterOf(e, directory.entities)));
+  const route = routeJob(jobEvent.labels, candidates);
+  const result = await recordWorkflowJob(env.DB, {
+    deliveryId: id,
+    action: parsed.data.action,
+    receivedAt: delivery.receivedAt,
+    job: { ...jobEvent, entityId: signer.id, scaleSetId: route?.id ?? null },
+  });
+
+  if (result.duplicate) {
+    log({ event: "webhook_duplicate", delivery_id: id, job_id: jobEvent.id });
+    return { kind: "duplicate", jobId: jobEvent.id };
+  }
+
+  // One line per accepted delivery: what it said and where the job went.
+  log({
+    event: "webhook_accepted",
+    delivery_id: id,
+    github_event: event,
+    action: parsed.data.action,
+    entity: signer.id,
+    job_id: jobEvent.id,
+    status: result.status,
+    job: result.scaleSetId ? "routed" : "unmatched",
+    scale_set: result.scaleSetId,
+    labels: jobEvent.labels,
+    // The runner that took the job: an instance name when it is one of ours (a job's story goes on under it).
+    ...(jobEvent.runnerName && { instance: jobEvent.runnerName }),
+  });
+  return { kind: "accepted", jobId: jobEvent.id, status: result.status, scaleSetId: result.scaleSetId, nudge: nudgeTargets(result) };
+}

@@ -1,0 +1,85 @@
+import type { EntityKind } from "../db/schema";
+import { entityLookupKey } from "../github/entity-names";
+import type { DeliverySubject } from "./payload";
+import type { Reporter } from "./routing";
+
+/**
+ * Who may have sent a delivery: the entities its payload names, which of the registered ones
+ * belong to the delivery's GitHub endpoint, and what routing needs to know about the ones
+ * whose secret verified.
+ */
+
+export interface EntityRef {
+  kind: EntityKind;
+  /** Lower-cased, as entities.lookup_key. */
+  lookupKey: string;
+}
+
+/**
+ * The entities a delivery may come from, most specific first: the repository, the
+ * organization that owns it, the enterprise it names. The organization is taken from the
+ * repository's owner rather than from `organization`, so a payload signed with one
+ * repository's secret cannot claim another organization. Keys follow entityLookupKey.
+ */
+export function deliveryEntities(s: DeliverySubject): EntityRef[] {
+  const refs: EntityRef[] = [];
+  const add = (kind: EntityKind, owner: string, name?: string) => {
+    const lookupKey = entityLookupKey(kind, owner, name);
+    if (!refs.some((r) => r.lookupKey === lookupKey)) refs.push({ kind, lookupKey });
+  };
+  if (s.repository) {
+    add("repository", s.repository.owner.login, s.repository.name);
+    add("organization", s.repository.owner.login);
+  } else if (s.organization) {
+    add("organization", s.organization.login);
+  }
+  if (s.enterprise) add("enterprise", s.enterprise.slug);
+  return refs;
+}
+
+/** A registered entity a delivery may come from. */
+export interface SenderEntity {
+  id: string;
+  kind: EntityKind;
+  lookupKey: string;
+  owner: string;
+  endpointName: string;
+  webhookSecretEnc: string;
+  useParentScaleSets: boolean;
+  enterprise: string | null;
+}
+
+/**
+ * Which endpoint a delivery belongs to: GitHub Enterprise Server names itself in
+ * `X-GitHub-Enterprise-Host`, matched against the host of each endpoint's base URL;
+ * without it the delivery is from github.com.
+ */
+export function endpointMatches(endpoint: { name: string; baseUrl: string }, enterpriseHost: string | null): boolean {
+  if (!enterpriseHost) return endpoint.name === "github.com";
+  let url: URL;
+  try {
+    url = new URL(endpoint.baseUrl);
+  } catch {
+    return false;
+  }
+  const h = enterpriseHost.trim().toLowerCase();
+  return url.host.toLowerCase() === h || url.hostname.toLowerCase() === h;
+}
+
+/**
+ * What routing needs to know about an entity that signed a delivery. A repository's
+ * organization link comes from the other senders: its organization, when registered, is
+ * among the entities the delivery names.
+ */
+export function reporterOf(signer: SenderEntity, senders: readonly SenderEntity[]): Reporter {
+  const organization =
+    signer.kind === "repository" ? senders.find((e) => e.kind === "organization" && e.owner.toLowerCase() === signer.owner.toLowerCase()) : undefined;
+  return {
+    id: signer.id,
+    kind: signer.kind,
+    owner: signer.owner,
+    useParentScaleSets: signer.useParentScaleSets,
+    enterprise: signer.enterprise,
+    organizationEnterprise: organization?.enterprise ?? null,
+  };
+}
