@@ -19,7 +19,8 @@ export function createUiRoutes(dispatch: ApiDispatch) {
   ui.use("*", securityHeaders, noStore);
   ui.route("/", loginRoutes);
 
-  // Order matters: everything mounted after this needs a session (and POSTs its CSRF token).
+  // Mounted after the login page, so that only the login page goes without a session; POSTs
+  // also need the session's CSRF token.
   const session = new Hono<UiEnv>();
   session.use("*", requireSession);
   session.route("/", logoutRoutes);
