@@ -51,6 +51,30 @@ describe("dashboard login", () => {
     expect((await ui("POST", "/ui/scalesets/00000000-0000-4000-8000-000000000000/enabled", { form: { enabled: "false" } })).status).toBe(401);
   });
 
+  it("sends the same security headers with every answer: pages, redirects, refusals", async () => {
+    const { cookie } = await login();
+    const answers = [
+      await ui("GET", "/ui/login"),
+      await ui("GET", "/ui"),
+      await ui("GET", "/ui", { cookie: cookie! }),
+      await ui("POST", "/ui/logout", { cookie: cookie! }),
+      await login("wrong").then((l) => l.res),
+    ];
+    expect(answers.map((a) => a.status)).toEqual([200, 303, 200, 403, 401]);
+    for (const a of answers) {
+      expect(a.headers.get("content-security-policy")).toBe(
+        "default-src 'none'; style-src 'unsafe-inline'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+      );
+      expect(a.headers.get("x-frame-options")).toBe("DENY");
+      expect(a.headers.get("x-content-type-options")).toBe("nosniff");
+      // Not no-referrer: with it Chromium sends `Origin: null` on the dashboard's own form posts.
+      expect(a.headers.get("referrer-policy")).toBe("same-origin");
+      expect(a.headers.get("cache-control")).toBe("no-store");
+      // Whether the whole host is HTTPS-only is the zone's setting, not the dashboard's.
+      expect(a.headers.get("strict-transport-security")).toBeNull();
+    }
+  });
+
   it("refuses a wrong token without setting a cookie", async () => {
     for (const token of ["wrong", `${ADMIN_TOKEN}x`, ""]) {
       const { res, cookie } = await login(token);

@@ -1,0 +1,248 @@
+import type { EntityKind, InstanceStatus, JobStatus, RunnerStatus } from "./schema";
+
+/**
+ * What the dashboard reads from D1: one function per page, each one D1 round trip (a batch),
+ * returning plain rows in the shape the page shows. Raw SQL rather than drizzle: the overview's
+ * counts are CASE sums and correlated subqueries, and every page batches several reads into one
+ * round trip. Columns keep D1's snake_case names; JSON columns come back parsed.
+ */
+
+const rows = <T>(r: D1Result | undefined) => (r?.results ?? []) as T[];
+const parsedLabels = (json: string | null): string[] => JSON.parse(json ?? "[]") as string[];
+
+/** An entity as the dashboard names it: `owner` or `owner/name`. */
+const ENTITY_NAME = `e.owner || CASE WHEN e.name = '' THEN '' ELSE '/' || e.name END`;
+
+export interface OverviewScaleSet {
+  id: string;
+  name: string;
+  enabled: boolean;
+  max_runners: number;
+  provider: string;
+  kind: EntityKind;
+  entity: string;
+}
+
+/** A scale set's live (not deleted) instances, by what they are doing. */
+export interface InstanceCounts {
+  live: number;
+  idle: number;
+  busy: number;
+  starting: number;
+  errored: number;
+}
+
+export interface CredentialHealthRow {
+  name: string;
+  endpoint_name: string;
+  auth_type: string;
+  /** Null while GitHub has not been called with the credential yet (no state row). */
+  health: string | null;
+  failure_reason: string | null;
+  rate_limit_limit: number | null;
+  rate_limit_remaining: number | null;
+  rate_limit_reset_at: number | null;
+  blocked_until: number | null;
+}
+
+export interface ProviderSummary {
+  name: string;
+  url: string;
+  scale_sets: number;
+  /** Instances of the provider's scale sets in status `error`. */
+  errored: number;
+}
+
+export interface ShimCallCounts {
+  calls: number;
+  errors: number;
+}
+
+export interface Overview {
+  /** Ordered by entity, then name. */
+  scaleSets: OverviewScaleSet[];
+  /** By scale set id; a scale set without live instances has no entry. */
+  instanceCounts: Map<string, InstanceCounts>;
+  /** Jobs queued or waiting, by scale set id. */
+  queuedJobs: Map<string, number>;
+  credentials: CredentialHealthRow[];
+  providers: ProviderSummary[];
+  /** Shim calls over all operations, by provider name. */
+  shimCalls: Map<string, ShimCallCounts>;
+  /** Jobs queued or waiting that no scale set took. */
+  unmatchedJobs: number;
+}
+
+/**
+ * Sums the `shim.calls` and `shim.errors` counters over operations, per provider. Counter names
+ * are `<family>|<operation>|<provider>` (observability/op-counters.ts).
+ */
+export function shimCallsByProvider(counters: readonly { name: string; value: number }[]): Map<string, ShimCallCounts> {
+  const byProvider = new Map<string, ShimCallCounts>();
+  for (const r of counters) {
+    const [family, , provider = ""] = r.name.split("|");
+    const t = byProvider.get(provider) ?? { calls: 0, errors: 0 };
+    if (family === "shim.calls") t.calls += r.value;
+    if (family === "shim.errors") t.errors += r.value;
+    byProvider.set(provider, t);
+  }
+  return byProvider;
+}
+
+export async function overview(db: D1Database): Promise<Overview> {
+  const [sets, counts, queued, creds, provs, calls, unmatched] = await db.batch([
+    db.prepare(
+      `SELECT s.id, s.name, s.enabled, s.max_runners, p.name AS provider,
+              e.kind, ${ENTITY_NAME} AS entity
+       FROM scale_sets s JOIN providers p ON p.id = s.provider_id JOIN entities e ON e.id = s.entity_id ORDER BY entity, s.name`,
+    ),
+    db.prepare(
+      `SELECT scale_set_id,
+              COUNT(*) AS live,
+              SUM(CASE WHEN status = 'running' AND runner_status IN ('idle', 'online') AND job_id IS NULL THEN 1 ELSE 0 END) AS idle,
+              SUM(CASE WHEN runner_status = 'active' OR job_id IS NOT NULL THEN 1 ELSE 0 END) AS busy,
+              SUM(CASE WHEN status IN ('pending_create', 'creating') OR (status = 'running' AND runner_status IN ('pending', 'installing')) THEN 1 ELSE 0 END) AS starting,
+              SUM(CASE WHEN status = 'error' THEN 1 ELSE 0 END) AS errored
+       FROM instances WHERE status != 'deleted' GROUP BY scale_set_id`,
+    ),
+    db.prepare(`SELECT scale_set_id, COUNT(*) AS n FROM jobs WHERE status IN ('queued', 'waiting') AND scale_set_id IS NOT NULL GROUP BY 1`),
+    db.prepare(
+      `SELECT c.name, c.endpoint_name, c.auth_type, s.health, s.failure_reason, s.rate_limit_limit, s.rate_limit_remaining, s.rate_limit_reset_at, s.blocked_until
+       FROM github_credentials c LEFT JOIN github_credential_state s ON s.credential_id = c.id ORDER BY c.name`,
+    ),
+    db.prepare(
+      `SELECT p.name, p.url, (SELECT COUNT(*) FROM scale_sets s WHERE s.provider_id = p.id) AS scale_sets,
+              (SELECT COUNT(*) FROM instances i JOIN scale_sets s ON s.id = i.scale_set_id WHERE s.provider_id = p.id AND i.status = 'error') AS errored
+       FROM providers p ORDER BY p.name`,
+    ),
+    db.prepare(`SELECT name, value FROM counters WHERE name LIKE 'shim.%'`),
+    db.prepare(`SELECT COUNT(*) AS n FROM jobs WHERE scale_set_id IS NULL AND status IN ('queued', 'waiting')`),
+  ]);
+  return {
+    scaleSets: rows<Omit<OverviewScaleSet, "enabled"> & { enabled: number }>(sets).map((s) => ({ ...s, enabled: Boolean(s.enabled) })),
+    instanceCounts: new Map(rows<InstanceCounts & { scale_set_id: string }>(counts).map(({ scale_set_id, ...n }) => [scale_set_id, n])),
+    queuedJobs: new Map(rows<{ scale_set_id: string; n: number }>(queued).map((r) => [r.scale_set_id, r.n])),
+    credentials: rows<CredentialHealthRow>(creds),
+    providers: rows<ProviderSummary>(provs),
+    shimCalls: shimCallsByProvider(rows<{ name: string; value: number }>(calls)),
+    unmatchedJobs: rows<{ n: number }>(unmatched)[0]?.n ?? 0,
+  };
+}
+
+export interface ScaleSetDetail {
+  id: string;
+  name: string;
+  enabled: boolean;
+  labels: string[];
+  min_idle_runners: number;
+  max_runners: number;
+  image: string;
+  flavor: string;
+  os_type: string;
+  os_arch: string;
+  provider: string;
+  kind: EntityKind;
+  entity: string;
+}
+
+export interface InstanceRow {
+  name: string;
+  status: InstanceStatus;
+  runner_status: RunnerStatus;
+  job_id: number | null;
+  provider_fault: string | null;
+  status_message: string | null;
+  created_at: number;
+  status_changed_at: number;
+}
+
+export interface TransitionRow {
+  at: number;
+  /** The instance's name. */
+  name: string;
+  field: "status" | "runner_status";
+  from_value: string | null;
+  to_value: string;
+  reason: string;
+}
+
+export interface JobRow {
+  id: number;
+  name: string;
+  workflow_name: string | null;
+  repository: string;
+  labels: string[];
+  status: JobStatus;
+  scale_set_id: string | null;
+  queued_at: number | null;
+  started_at: number | null;
+  runner_name: string | null;
+}
+
+const JOB_COLUMNS = "id, name, workflow_name, repository, labels, status, scale_set_id, queued_at, started_at, runner_name";
+const jobRows = (r: D1Result | undefined): JobRow[] =>
+  rows<Omit<JobRow, "labels"> & { labels: string | null }>(r).map((j) => ({ ...j, labels: parsedLabels(j.labels) }));
+
+export interface ScaleSetPage {
+  scaleSet: ScaleSetDetail;
+  /** Live instances (oldest first), then the 20 most recently deleted. */
+  instances: InstanceRow[];
+  /** The 50 newest transitions of its instances, newest first. */
+  transitions: TransitionRow[];
+  /** Its 50 newest jobs. */
+  jobs: JobRow[];
+}
+
+/** One scale set with its instances, recent transitions and jobs; null when there is no such scale set. */
+export async function scaleSetPage(db: D1Database, id: string): Promise<ScaleSetPage | null> {
+  const [sets, insts, trans, jobs] = await db.batch([
+    db
+      .prepare(
+        `SELECT s.id, s.name, s.enabled, s.labels, s.min_idle_runners, s.max_runners, s.image, s.flavor, s.os_type, s.os_arch,
+                p.name AS provider, e.kind, ${ENTITY_NAME} AS entity
+         FROM scale_sets s JOIN providers p ON p.id = s.provider_id JOIN entities e ON e.id = s.entity_id WHERE s.id = ?`,
+      )
+      .bind(id),
+    db
+      .prepare(
+        `SELECT name, status, runner_status, job_id, provider_fault, status_message, created_at, status_changed_at FROM (
+           SELECT * FROM instances WHERE scale_set_id = ? AND status != 'deleted'
+           UNION ALL SELECT * FROM (SELECT * FROM instances WHERE scale_set_id = ? AND status = 'deleted' ORDER BY status_changed_at DESC LIMIT 20))
+         ORDER BY status = 'deleted', created_at`,
+      )
+      .bind(id, id),
+    db
+      .prepare(
+        `SELECT t.at, t.field, t.from_value, t.to_value, t.reason, i.name FROM instance_transitions t JOIN instances i ON i.id = t.instance_id
+         WHERE i.scale_set_id = ? ORDER BY t.id DESC LIMIT 50`,
+      )
+      .bind(id),
+    db.prepare(`SELECT ${JOB_COLUMNS} FROM jobs WHERE scale_set_id = ? ORDER BY id DESC LIMIT 50`).bind(id),
+  ]);
+  const s = rows<Omit<ScaleSetDetail, "enabled" | "labels"> & { enabled: number; labels: string | null }>(sets)[0];
+  if (!s) return null;
+  return {
+    scaleSet: { ...s, enabled: Boolean(s.enabled), labels: parsedLabels(s.labels) },
+    instances: rows<InstanceRow>(insts),
+    transitions: rows<TransitionRow>(trans),
+    jobs: jobRows(jobs),
+  };
+}
+
+export interface JobsPage {
+  /** The 200 newest jobs (only unmatched ones when asked). */
+  jobs: JobRow[];
+  /** Every scale set's name, by id. */
+  scaleSetNames: Map<string, string>;
+}
+
+export async function jobsPage(db: D1Database, opts: { unmatched: boolean }): Promise<JobsPage> {
+  const [jobs, sets] = await db.batch([
+    db.prepare(`SELECT ${JOB_COLUMNS} FROM jobs ${opts.unmatched ? "WHERE scale_set_id IS NULL" : ""} ORDER BY id DESC LIMIT 200`),
+    db.prepare(`SELECT id, name FROM scale_sets`),
+  ]);
+  return {
+    jobs: jobRows(jobs),
+    scaleSetNames: new Map(rows<{ id: string; name: string }>(sets).map((s) => [s.id, s.name])),
+  };
+}

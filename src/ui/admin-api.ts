@@ -1,0 +1,40 @@
+import type { Context } from "hono";
+import type { AppEnv, Env } from "../env";
+
+/** The Worker's own fetch: the dashboard's actions go through the admin API in-process. */
+export type ApiDispatch = (req: Request, env: Env, ctx: ExecutionContext | undefined) => Response | Promise<Response>;
+
+export interface ApiAnswer {
+  status: number;
+  /** The parsed JSON body; the raw text when it is not JSON. */
+  body: any;
+}
+
+function executionCtx(c: Context): ExecutionContext | undefined {
+  try {
+    return c.executionCtx as ExecutionContext;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Calls the admin API with the admin token, so a dashboard action validates, nudges and logs
+ * exactly as the same API call would.
+ */
+export async function callAdminApi<E extends AppEnv>(c: Context<E>, dispatch: ApiDispatch, method: string, path: string, body?: unknown): Promise<ApiAnswer> {
+  const req = new Request(new URL(`/api/v1${path}`, c.req.url), {
+    method,
+    headers: { authorization: `Bearer ${c.env.ADMIN_TOKEN}`, ...(body === undefined ? {} : { "content-type": "application/json" }) },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const res = await dispatch(req, c.env, executionCtx(c));
+  const text = await res.text();
+  let parsed: unknown = text;
+  try {
+    parsed = text ? JSON.parse(text) : null;
+  } catch {
+    // keep text
+  }
+  return { status: res.status, body: parsed };
+}

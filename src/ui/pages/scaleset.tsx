@@ -1,0 +1,155 @@
+import { Hono } from "hono";
+import { scaleSetPage } from "../../db/dashboard-queries";
+import { scaleSetObject } from "../../scaleset/stub";
+import { flashMessage } from "../flash";
+import { duration, when } from "../format";
+import { JobsTable } from "../jobs-table";
+import type { UiEnv } from "../session-middleware";
+import { Action, Badge, Flash, Page } from "../views";
+
+/**
+ * One scale set: its settings, its object's last plan and backoff, its instances (with delete
+ * buttons), their recent transitions and its jobs; and the buttons to pause, resume, reconcile.
+ */
+export const scaleSetRoutes = new Hono<UiEnv>().get("/scalesets/:id", async (c) => {
+  const id = c.req.param("id");
+  const data = await scaleSetPage(c.env.DB, id);
+  if (!data) return c.html(<Page title="Not found" csrf={c.get("csrf")}><p class="flash bad">No such scale set.</p></Page>, 404);
+  const { scaleSet: s, instances, transitions, jobs } = data;
+  const st = await scaleSetObject(c.env, id)
+    .status(id)
+    .catch(() => null);
+  const csrf = c.get("csrf");
+  const now = Date.now();
+  const back = `/ui/scalesets/${id}`;
+  const lr = st?.last_reconcile;
+  return c.html(
+    <Page title={s.name} csrf={csrf}>
+      <h1>
+        {`Scale set ${s.name} `}
+        {s.enabled ? <span class="badge ok">enabled</span> : <span class="badge warn">paused</span>}
+      </h1>
+      <Flash message={flashMessage(c.req.query("done"))} />
+      <div class="actions">
+        {s.enabled ? (
+          <Action action={`${back}/enabled`} csrf={csrf} label="Pause" fields={{ enabled: "false" }} />
+        ) : (
+          <Action action={`${back}/enabled`} csrf={csrf} label="Resume" fields={{ enabled: "true" }} />
+        )}
+        <Action action={`${back}/reconcile`} csrf={csrf} label="Reconcile now" />
+        {st && (st.create_backoff.failures > 0 || st.create_backoff.hard_limited_at) ? (
+          <Action action={`${back}/reset`} csrf={csrf} label="Lift create backoff" />
+        ) : null}
+      </div>
+      <dl class="kv">
+        <dt>Entity</dt>
+        <dd>{`${s.kind}: ${s.entity}`}</dd>
+        <dt>Provider</dt>
+        <dd>{s.provider}</dd>
+        <dt>Labels</dt>
+        <dd>{s.labels.join(", ")}</dd>
+        <dt>Runners</dt>
+        <dd>{`min idle ${s.min_idle_runners}, max ${s.max_runners}; ${s.image} on ${s.flavor} (${s.os_type}/${s.os_arch})`}</dd>
+        <dt>Last plan</dt>
+        <dd>
+          {lr?.summary
+            ? `desired ${lr.summary.desired}, live ${lr.summary.live}, idle ${lr.summary.idle}, busy ${lr.summary.busy}, creating ${lr.summary.creating}, deleting ${lr.summary.deleting}, queued ${lr.summary.queued}${lr.summary.blocked ? `, blocked: ${lr.summary.blocked}` : ""}`
+            : "not reconciled yet"}
+        </dd>
+        <dt>Last reconcile</dt>
+        <dd>{lr ? `${when(lr.at)} (${duration(now - lr.at)} ago), ${lr.durationMs} ms, ${lr.d1RoundTrips} D1 round trips${lr.error ? `, error: ${lr.error}` : ""}` : "—"}</dd>
+        <dt>Create backoff</dt>
+        <dd>
+          {st
+            ? st.create_backoff.hard_limited_at
+              ? `hard limit since ${st.create_backoff.hard_limited_at} (${st.create_backoff.failures} failures)`
+              : st.create_backoff.failures
+                ? `${st.create_backoff.failures} failure(s), creates allowed at ${st.create_backoff.create_allowed_at ?? "—"}`
+                : "none"
+            : "—"}
+        </dd>
+        <dt>Next wake</dt>
+        <dd>{st?.next_wake_at ?? "—"}</dd>
+      </dl>
+
+      <h2>Instances</h2>
+      <table id="instances">
+        <thead>
+          <tr>
+            <th>Name</th>
+            <th>Status</th>
+            <th>Runner</th>
+            <th>Age</th>
+            <th>In status for</th>
+            <th>Job</th>
+            <th>Last fault / message</th>
+            <th></th>
+          </tr>
+        </thead>
+        <tbody>
+          {instances.length === 0 && (
+            <tr>
+              <td colspan={8} class="mut">
+                No instances.
+              </td>
+            </tr>
+          )}
+          {instances.map((i) => (
+            <tr data-instance={i.name}>
+              <td>{i.name}</td>
+              <td>
+                <Badge v={i.status} />
+              </td>
+              <td>
+                <Badge v={i.runner_status} />
+              </td>
+              <td>{duration(now - i.created_at)}</td>
+              <td>{duration(now - i.status_changed_at)}</td>
+              <td>{i.job_id === null ? "—" : String(i.job_id)}</td>
+              <td class="fault">{i.provider_fault ?? i.status_message ?? ""}</td>
+              <td>
+                {i.status !== "deleted" && (
+                  <div class="actions">
+                    {i.status !== "deleting" && i.status !== "pending_delete" && i.status !== "pending_force_delete" && (
+                      <Action action={`/ui/instances/${encodeURIComponent(i.name)}/delete`} csrf={csrf} label="Delete" fields={{ back }} />
+                    )}
+                    {i.status !== "pending_force_delete" && (
+                      <Action action={`/ui/instances/${encodeURIComponent(i.name)}/delete`} csrf={csrf} label="Force delete" danger fields={{ back, force: "true" }} />
+                    )}
+                  </div>
+                )}
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+
+      <h2>Recent transitions</h2>
+      <table id="transitions">
+        <thead>
+          <tr>
+            <th>At</th>
+            <th>Instance</th>
+            <th>Field</th>
+            <th>From → to</th>
+            <th>Why</th>
+          </tr>
+        </thead>
+        <tbody>
+          {transitions.map((t) => (
+            <tr>
+              <td class="small">{when(t.at)}</td>
+              <td>{t.name}</td>
+              <td class="mut">{t.field}</td>
+              <td>{`${t.from_value ?? "∅"} → ${t.to_value}`}</td>
+              <td class="fault">{t.reason}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+
+      <h2>Jobs</h2>
+      <JobsTable jobs={jobs} now={now} names={new Map([[id, s.name]])} />
+    </Page>,
+  );
+});

@@ -1,0 +1,33 @@
+import { Hono } from "hono";
+import type { AppEnv } from "../env";
+import { actionRoutes } from "./actions";
+import type { ApiDispatch } from "./admin-api";
+import { jobsRoutes } from "./pages/jobs";
+import { loginRoutes, logoutRoutes } from "./pages/login";
+import { overviewRoutes } from "./pages/overview";
+import { scaleSetRoutes } from "./pages/scaleset";
+import { noStore, securityHeaders } from "./security-headers";
+import { requireSession, type UiEnv } from "./session-middleware";
+
+/**
+ * The dashboard at /ui: server-rendered pages over D1 and the scale set objects' status, and
+ * POST forms for the few actions an operator takes while jobs wait. Actions go through the
+ * admin API itself (dispatched in-process), so they validate, nudge and log exactly as the API does.
+ */
+export function createUiRoutes(dispatch: ApiDispatch) {
+  const ui = new Hono<AppEnv>();
+  ui.use("*", securityHeaders, noStore);
+  ui.route("/", loginRoutes);
+
+  // Mounted after the login page, so that only the login page goes without a session; POSTs
+  // also need the session's CSRF token.
+  const session = new Hono<UiEnv>();
+  session.use("*", requireSession);
+  session.route("/", logoutRoutes);
+  session.route("/", overviewRoutes);
+  session.route("/", scaleSetRoutes);
+  session.route("/", jobsRoutes);
+  session.route("/", actionRoutes(dispatch));
+  ui.route("/", session);
+  return ui;
+}
