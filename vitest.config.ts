@@ -12,6 +12,9 @@ export default defineConfig(async () => {
   const migrations = await readD1Migrations("./migrations");
   return {
     test: {
+      // Passing tests print nothing: what a test logs (the coordinator's JSON events, in Node or
+      // in workerd) is shown only when that test fails, under its name.
+      silent: "passed-only" as const,
       projects: [
         {
           test: { name: "unit", include: ["test/unit/**/*.test.ts", "test/fake-shim/**/*.test.ts"], environment: "node" },
@@ -45,6 +48,9 @@ export default defineConfig(async () => {
           plugins: [
             cloudflareTest({
               wrangler: { configPath: "./wrangler.toml" },
+              // workerd's own reports (uncaught rejections in background work, runtime warnings)
+              // belong to no test, so they would print whatever the outcome: WORKERD_VERBOSE=1 shows them.
+              verbose: process.env.WORKERD_VERBOSE === "1",
               miniflare: {
                 bindings: {
                   TEST_MIGRATIONS: migrations,

@@ -20,6 +20,8 @@ export interface Env {
   INSTANCE_TOKEN_SECRET: string;
   /** Bearer token for GET /metrics (Prometheus); separate from ADMIN_TOKEN. Secret, optional: without it /metrics answers 503. */
   METRICS_TOKEN?: string;
+  /** The least severe log lines written: debug, info (default), warn or error. Logs read it from process.env (see observability/log.ts). */
+  LOG_LEVEL?: string;
   // Optional timing knobs, in seconds (see src/scaleset/settings.ts for defaults).
   RECONCILE_INTERVAL_SECONDS?: string;
   NUDGE_DELAY_SECONDS?: string;

@@ -8,6 +8,7 @@
  * code constants, providers are resource names, credentials and scale sets are UUIDs).
  */
 
+import { addToCounterStatement, type StatementMaker } from "../db/counters-store";
 import { errorText, logError } from "./log";
 
 const pending = new Map<string, number>();
@@ -46,38 +47,26 @@ export const hasPendingCounts = (): boolean => pending.size > 0;
 /** Whether any GitHub or shim call is waiting to be written. */
 export const hasPendingCalls = (): boolean => [...pending.keys()].some((k) => k.startsWith("github.") || k.startsWith("shim."));
 
-const UPSERT = `INSERT INTO counters (name, value, updated_at) VALUES (?, ?, ?)
-ON CONFLICT(name) DO UPDATE SET value = value + excluded.value, updated_at = excluded.updated_at`;
-const SET = `INSERT INTO counters (name, value, updated_at) VALUES (?, ?, ?)
-ON CONFLICT(name) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at`;
-
 /**
  * Takes everything pending as upsert statements (the caller batches them, alone or with its
  * own writes). If the batch fails, hand the counts back with `restore`.
  */
-// Typed by shape rather than by D1's globals, so Node-side code (the reference shims) can load
-// the counting half of this file; in the Worker `S` is D1PreparedStatement.
-interface StatementMaker<S> {
-  prepare(sql: string): { bind(...values: unknown[]): S };
-}
-interface Batcher<S> extends StatementMaker<S> {
-  batch(statements: S[]): Promise<unknown>;
-}
-
 export function drainCounterStatements<S>(db: StatementMaker<S>, now = Date.now()): { statements: S[]; restore: () => void } {
   const taken = [...pending.entries()];
   pending.clear();
   return {
-    statements: taken.map(([name, value]) => db.prepare(UPSERT).bind(name, value, now)),
+    statements: taken.map(([name, value]) => addToCounterStatement(db, name, value, now)),
     restore: () => {
       for (const [name, value] of taken) count(name, value);
     },
   };
 }
 
-/** A gauge-like row (the last value wins), e.g. a scale set's desired runner count. */
-export function setCounterStatement<S>(db: StatementMaker<S>, name: string, value: number, now = Date.now()): S {
-  return db.prepare(SET).bind(name, value, now);
+// The scale set object writes its desired-runner gauge in the same batch as the counts.
+export { setCounterStatement } from "../db/counters-store";
+
+interface Batcher<S> extends StatementMaker<S> {
+  batch(statements: S[]): Promise<unknown>;
 }
 
 /** Writes pending counts (plus `extra` statements) in one batch; never throws. */
