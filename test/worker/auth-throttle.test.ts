@@ -54,6 +54,10 @@ function expectThrottled(res: ApiResponse, maxRetryAfter = 60) {
   expect(res.body.details).toEqual({ retry_after_seconds: retryAfter });
 }
 
+// A test may first wait up to 10 s for the start of a window (earlyInWindow): more than the
+// default 5 s test timeout.
+vi.setConfig({ testTimeout: 30_000 });
+
 beforeEach(() => {
   // Failed logins and throttling are logged; keep them off the test output.
   vi.spyOn(console, "log").mockImplementation(() => {});

@@ -1,6 +1,7 @@
 import { env } from "cloudflare:workers";
-import { describe, expect, it } from "vitest";
+import { describe, expect, inject, it } from "vitest";
 import pkcs1 from "../fixtures/app-key-pkcs1.pem?raw";
+import { createEndpoint, newWorld } from "./github-helpers";
 import { api, call, dumpDb, seed, unique } from "./helpers";
 
 const PAT = "ghp_plaintextTokenThatMustNeverLeak";
@@ -16,10 +17,14 @@ describe("secrets", () => {
       responses.push(r.text);
       return r;
     };
-    const patCreds = (await record(api.post("/api/v1/github/credentials", { name: unique("pat"), auth_type: "pat", pat: { oauth2_token: PAT } })) as any).body;
+    // GitHub and the shim are the local fakes: the reads below ask both, and nothing leaves the machine.
+    const endpoint = await createEndpoint(await newWorld());
+    const patCreds = (await record(api.post("/api/v1/github/credentials", { name: unique("pat"), endpoint, auth_type: "pat", pat: { oauth2_token: PAT } })) as any)
+      .body;
     await record(
       api.post("/api/v1/github/credentials", {
         name: unique("app"),
+        endpoint,
         auth_type: "app",
         app: { app_id: 1, installation_id: 2, private_key: pkcs1 },
       }),
@@ -28,7 +33,7 @@ describe("secrets", () => {
       api.post("/api/v1/repositories", { owner: "octo", name: "secret-test", credentials_name: patCreds.name, webhook_secret: WEBHOOK_SECRET }),
     )) as any;
     const org = (await record(api.post("/api/v1/organizations", { name: "octo-org", credentials_name: patCreds.name, webhook_secret: WEBHOOK_SECRET }))) as any;
-    const provider = (await record(api.post("/api/v1/providers", { name: unique("p"), url: "https://shim.example.com", secret: PROVIDER_SECRET }))) as any;
+    const provider = (await record(api.post("/api/v1/providers", { name: unique("p"), url: inject("fakeShimUrl"), secret: PROVIDER_SECRET }))) as any;
     await record(api.put(`/api/v1/providers/${provider.body.name}`, { secret: PROVIDER_SECRET + "2" }));
     await record(api.put(`/api/v1/repositories/${repo.body.id}`, { webhook_secret: WEBHOOK_SECRET + "2" }));
     await record(api.put(`/api/v1/github/credentials/${patCreds.id}`, { pat: { oauth2_token: PAT + "2" } }));
