@@ -1,8 +1,20 @@
 import { createRoute, z } from "@hono/zod-openapi";
-import { and, eq } from "drizzle-orm";
 import type { AppEnv } from "../env";
 import { createDb, type Db } from "../db/client";
-import { entities, githubCredentials, scaleSets, type EntityKind } from "../db/schema";
+import type { EntityKind } from "../db/schema";
+import {
+  deleteEntity,
+  entityIdByLookupKey,
+  entityUse,
+  findEntity,
+  findEntityWithCredentials,
+  insertEntity,
+  listEntities,
+  updateEntity,
+  type EntityRow,
+  type EntityWithCredentials,
+} from "../db/entity-store";
+import { findCredentialsByName } from "../db/github-credential-store";
 import { keyringFor } from "../crypto/keyring";
 import { entityLookupKey } from "../github/entity-names";
 import { seal } from "../crypto/secret-box";
@@ -37,7 +49,7 @@ const RepoName = z
   .refine((v) => v !== "." && v !== "..", "not a valid repository name");
 const WebhookSecret = z.string().min(8, "use at least 8 characters").max(512);
 
-export type EntityRow = typeof entities.$inferSelect;
+export type { EntityRow };
 
 
 /** What a create or update says about parents; enterprises have none. */
@@ -150,9 +162,7 @@ const specs: KindSpec[] = [
 ];
 
 
-type EntityWithCreds = { entity: EntityRow; credentialsName: string };
-
-export function entityView(env: AppEnv["Bindings"], { entity: e, credentialsName }: EntityWithCreds) {
+export function entityView(env: AppEnv["Bindings"], { entity: e, credentialsName }: EntityWithCredentials) {
   const base = {
     id: e.id,
     endpoint: e.endpointName,
@@ -171,30 +181,20 @@ export function entityView(env: AppEnv["Bindings"], { entity: e, credentialsName
 /** An enterprise link must name an enterprise registered on the entity's endpoint. */
 async function checkEnterpriseLink(db: Db, endpointName: string, enterprise: string | null | undefined): Promise<void> {
   if (enterprise === undefined || enterprise === null) return;
-  const [found] = await db
-    .select({ id: entities.id })
-    .from(entities)
-    .where(and(eq(entities.endpointName, endpointName), eq(entities.lookupKey, entityLookupKey("enterprise", enterprise))));
-  if (!found) {
+  if (!(await entityIdByLookupKey(db, endpointName, entityLookupKey("enterprise", enterprise)))) {
     throw invalidBody([{ path: "enterprise", message: `no enterprise '${enterprise}' is registered on endpoint '${endpointName}'` }]);
   }
 }
 
-const selectWithCreds = (db: Db) =>
-  db
-    .select({ entity: entities, credentialsName: githubCredentials.name })
-    .from(entities)
-    .innerJoin(githubCredentials, eq(githubCredentials.id, entities.credentialsId));
-
 /** Loads an entity of the given kind or fails with 404. */
 export async function requireEntity(db: Db, kind: EntityKind, id: string): Promise<EntityRow> {
-  const [row] = await db.select().from(entities).where(and(eq(entities.id, id), eq(entities.kind, kind)));
+  const row = await findEntity(db, kind, id);
   if (!row) throw notFound(kind, id);
   return row;
 }
 
 async function credentialsByName(db: Db, name: string) {
-  const [creds] = await db.select().from(githubCredentials).where(eq(githubCredentials.name, name));
+  const creds = await findCredentialsByName(db, name);
   if (!creds) {
     throw invalidBody([{ path: "credentials_name", message: `unknown credentials '${name}'` }]);
   }
@@ -215,7 +215,7 @@ function registerKind(router: ReturnType<typeof createRouter>, spec: KindSpec) {
         responses: { 200: jsonResponse(z.array(spec.view), spec.title), ...errorResponses },
       }),
       async (c) => {
-        const rows = await selectWithCreds(createDb(c.env)).where(eq(entities.kind, kind)).orderBy(entities.lookupKey);
+        const rows = await listEntities(createDb(c.env), kind);
         return c.json(
           rows.map((r) => entityView(c.env, r)),
           200,
@@ -236,32 +236,26 @@ function registerKind(router: ReturnType<typeof createRouter>, spec: KindSpec) {
         const db = createDb(c.env);
         const creds = await credentialsByName(db, parsed.credentials_name);
         const lookupKey = entityLookupKey(kind, parsed.owner, parsed.name);
-        const taken = await db
-          .select({ id: entities.id })
-          .from(entities)
-          .where(and(eq(entities.endpointName, creds.endpointName), eq(entities.lookupKey, lookupKey)));
-        if (taken.length) throw conflict(`this ${kind} is already registered`, { id: taken[0]!.id });
+        const taken = await entityIdByLookupKey(db, creds.endpointName, lookupKey);
+        if (taken) throw conflict(`this ${kind} is already registered`, { id: taken });
         await checkEnterpriseLink(db, creds.endpointName, parsed.enterprise);
         const id = crypto.randomUUID();
         const t = now();
-        const [row] = await db
-          .insert(entities)
-          .values({
-            id,
-            kind,
-            owner: parsed.owner,
-            name: parsed.name,
-            lookupKey,
-            endpointName: creds.endpointName,
-            credentialsId: creds.id,
-            webhookSecretEnc: await seal(await keyringFor(c.env), parsed.webhook_secret, secretContext.webhookSecret(id)),
-            useParentScaleSets: parsed.use_parent_scale_sets ?? false,
-            enterprise: parsed.enterprise ?? null,
-            createdAt: t,
-            updatedAt: t,
-          })
-          .returning();
-        return c.json(entityView(c.env, { entity: row!, credentialsName: creds.name }), 201);
+        const row = await insertEntity(db, {
+          id,
+          kind,
+          owner: parsed.owner,
+          name: parsed.name,
+          lookupKey,
+          endpointName: creds.endpointName,
+          credentialsId: creds.id,
+          webhookSecretEnc: await seal(await keyringFor(c.env), parsed.webhook_secret, secretContext.webhookSecret(id)),
+          useParentScaleSets: parsed.use_parent_scale_sets ?? false,
+          enterprise: parsed.enterprise ?? null,
+          createdAt: t,
+          updatedAt: t,
+        });
+        return c.json(entityView(c.env, { entity: row, credentialsName: creds.name }), 201);
       },
     )
     .openapi(
@@ -275,7 +269,7 @@ function registerKind(router: ReturnType<typeof createRouter>, spec: KindSpec) {
       }),
       async (c) => {
         const { id } = c.req.valid("param");
-        const [row] = await selectWithCreds(createDb(c.env)).where(and(eq(entities.id, id), eq(entities.kind, kind)));
+        const row = await findEntityWithCredentials(createDb(c.env), kind, id);
         if (!row) throw notFound(kind, id);
         return c.json(entityView(c.env, row), 200);
       },
@@ -305,21 +299,18 @@ function registerKind(router: ReturnType<typeof createRouter>, spec: KindSpec) {
           credentialsId = creds.id;
         }
         await checkEnterpriseLink(db, entity.endpointName, body.enterprise);
-        await db
-          .update(entities)
-          .set({
-            credentialsId,
-            ...(body.webhook_secret !== undefined && {
-              webhookSecretEnc: await seal(await keyringFor(c.env), body.webhook_secret, secretContext.webhookSecret(id)),
-            }),
-            ...(body.use_parent_scale_sets !== undefined && { useParentScaleSets: body.use_parent_scale_sets }),
-            ...(body.enterprise !== undefined && { enterprise: body.enterprise }),
-            updatedAt: now(),
-          })
-          .where(eq(entities.id, id));
+        await updateEntity(db, id, {
+          credentialsId,
+          ...(body.webhook_secret !== undefined && {
+            webhookSecretEnc: await seal(await keyringFor(c.env), body.webhook_secret, secretContext.webhookSecret(id)),
+          }),
+          ...(body.use_parent_scale_sets !== undefined && { useParentScaleSets: body.use_parent_scale_sets }),
+          ...(body.enterprise !== undefined && { enterprise: body.enterprise }),
+          updatedAt: now(),
+        });
         // Jobs it reported that wait unmatched may now be served by its parents' scale sets.
         if (body.use_parent_scale_sets !== undefined || body.enterprise !== undefined) await routeWaiting(c, id, null, "parent links changed");
-        const [row] = await selectWithCreds(db).where(eq(entities.id, id));
+        const row = await findEntityWithCredentials(db, kind, id);
         return c.json(entityView(c.env, row!), 200);
       },
     )
@@ -335,13 +326,10 @@ function registerKind(router: ReturnType<typeof createRouter>, spec: KindSpec) {
       async (c) => {
         const { id } = c.req.valid("param");
         const db = createDb(c.env);
-        const [found, sets] = await db.batch([
-          db.select({ id: entities.id }).from(entities).where(and(eq(entities.id, id), eq(entities.kind, kind))),
-          db.select({ id: scaleSets.id, name: scaleSets.name }).from(scaleSets).where(eq(scaleSets.entityId, id)).limit(20),
-        ]);
-        if (!found.length) throw notFound(kind, id);
-        if (sets.length) throw inUse(`${kind} still has scale sets`, { scale_sets: sets });
-        await db.delete(entities).where(eq(entities.id, id));
+        const use = await entityUse(db, kind, id);
+        if (!use) throw notFound(kind, id);
+        if (use.scaleSets.length) throw inUse(`${kind} still has scale sets`, { scale_sets: use.scaleSets });
+        await deleteEntity(db, id);
         return c.body(null, 204);
       },
     );

@@ -1,8 +1,17 @@
 import { createRoute, z } from "@hono/zod-openapi";
-import { eq } from "drizzle-orm";
 import { createDb } from "../db/client";
-import { entities, githubCredentials, githubCredentialState, githubEndpoints } from "../db/schema";
-import { clearCredentialState } from "../db/github-state-store";
+import {
+  credentialsNameTaken,
+  credentialsUse,
+  deleteCredentials,
+  findCredentials,
+  findCredentialsWithState,
+  insertCredentials,
+  listCredentials,
+  newCredentialsChecks,
+  updateCredentials,
+} from "../db/github-credential-store";
+import type { CredentialRow, CredentialStateRow } from "../db/github-state-store";
 import { keyringFor } from "../crypto/keyring";
 import { seal } from "../crypto/secret-box";
 import { secretContext } from "../crypto/secret-contexts";
@@ -103,10 +112,7 @@ const CredentialsSchema = z
   })
   .openapi("GithubCredentials");
 
-type CredentialsRow = typeof githubCredentials.$inferSelect;
-type StateRow = typeof githubCredentialState.$inferSelect;
-
-const view = (r: CredentialsRow, state: StateRow | null, at = now()): z.infer<typeof CredentialsSchema> => ({
+const view = (r: CredentialRow, state: CredentialStateRow | null, at = now()): z.infer<typeof CredentialsSchema> => ({
   id: r.id,
   name: r.name,
   description: r.description,
@@ -138,12 +144,6 @@ const view = (r: CredentialsRow, state: StateRow | null, at = now()): z.infer<ty
 
 const tags = ["GitHub credentials"];
 
-const withState = (db: ReturnType<typeof createDb>) =>
-  db
-    .select({ credential: githubCredentials, state: githubCredentialState })
-    .from(githubCredentials)
-    .leftJoin(githubCredentialState, eq(githubCredentialState.credentialId, githubCredentials.id));
-
 export const githubCredentialRoutes = createRouter()
   .openapi(
     createRoute({
@@ -154,7 +154,7 @@ export const githubCredentialRoutes = createRouter()
       responses: { 200: jsonResponse(z.array(CredentialsSchema), "Credentials"), ...errorResponses },
     }),
     async (c) => {
-      const rows = await withState(createDb(c.env)).orderBy(githubCredentials.name);
+      const rows = await listCredentials(createDb(c.env));
       return c.json(
         rows.map((r) => view(r.credential, r.state)),
         200,
@@ -177,33 +177,27 @@ export const githubCredentialRoutes = createRouter()
     async (c) => {
       const body = c.req.valid("json");
       const db = createDb(c.env);
-      const [endpoint, taken] = await db.batch([
-        db.select({ name: githubEndpoints.name }).from(githubEndpoints).where(eq(githubEndpoints.name, body.endpoint)),
-        db.select({ id: githubCredentials.id }).from(githubCredentials).where(eq(githubCredentials.name, body.name)),
-      ]);
-      if (!endpoint.length) {
+      const checks = await newCredentialsChecks(db, body.endpoint, body.name);
+      if (!checks.endpointExists) {
         throw invalidBody([{ path: "endpoint", message: `unknown endpoint '${body.endpoint}'` }]);
       }
-      if (taken.length) throw conflict("credentials with this name exist", { name: body.name });
+      if (checks.nameTaken) throw conflict("credentials with this name exist", { name: body.name });
       const id = crypto.randomUUID();
       const secret = body.auth_type === "pat" ? body.pat.oauth2_token : body.app.private_key;
       const t = now();
-      const [row] = await db
-        .insert(githubCredentials)
-        .values({
-          id,
-          name: body.name,
-          description: body.description,
-          endpointName: body.endpoint,
-          authType: body.auth_type,
-          appId: body.auth_type === "app" ? body.app.app_id : null,
-          installationId: body.auth_type === "app" ? body.app.installation_id : null,
-          secretEnc: await seal(await keyringFor(c.env), secret, secretContext.credential(id)),
-          createdAt: t,
-          updatedAt: t,
-        })
-        .returning();
-      return c.json(view(row!, null), 201);
+      const row = await insertCredentials(db, {
+        id,
+        name: body.name,
+        description: body.description,
+        endpointName: body.endpoint,
+        authType: body.auth_type,
+        appId: body.auth_type === "app" ? body.app.app_id : null,
+        installationId: body.auth_type === "app" ? body.app.installation_id : null,
+        secretEnc: await seal(await keyringFor(c.env), secret, secretContext.credential(id)),
+        createdAt: t,
+        updatedAt: t,
+      });
+      return c.json(view(row, null), 201);
     },
   )
   .openapi(
@@ -217,7 +211,7 @@ export const githubCredentialRoutes = createRouter()
     }),
     async (c) => {
       const { id } = c.req.valid("param");
-      const [row] = await withState(createDb(c.env)).where(eq(githubCredentials.id, id));
+      const row = await findCredentialsWithState(createDb(c.env), id);
       if (!row) throw notFound("credentials", id);
       return c.json(view(row.credential, row.state), 200);
     },
@@ -240,7 +234,7 @@ export const githubCredentialRoutes = createRouter()
       const { id } = c.req.valid("param");
       const body = c.req.valid("json");
       const db = createDb(c.env);
-      const [row] = await db.select().from(githubCredentials).where(eq(githubCredentials.id, id));
+      const row = await findCredentials(db, id);
       if (!row) throw notFound("credentials", id);
       if (body.pat && row.authType !== "pat") {
         throw invalidBody([{ path: "pat", message: "these are GitHub App credentials" }]);
@@ -249,8 +243,7 @@ export const githubCredentialRoutes = createRouter()
         throw invalidBody([{ path: "app", message: "these are PAT credentials" }]);
       }
       if (body.name && body.name !== row.name) {
-        const taken = await db.select({ id: githubCredentials.id }).from(githubCredentials).where(eq(githubCredentials.name, body.name));
-        if (taken.length) throw conflict("credentials with this name exist", { name: body.name });
+        if (await credentialsNameTaken(db, body.name)) throw conflict("credentials with this name exist", { name: body.name });
       }
       const newSecret = body.pat?.oauth2_token ?? body.app?.private_key;
       // A new token, key, App or installation is a different credential to GitHub: forget that
@@ -259,9 +252,10 @@ export const githubCredentialRoutes = createRouter()
         newSecret !== undefined ||
         (body.app?.app_id !== undefined && body.app.app_id !== row.appId) ||
         (body.app?.installation_id !== undefined && body.app.installation_id !== row.installationId);
-      const update = db
-        .update(githubCredentials)
-        .set({
+      const updated = await updateCredentials(
+        db,
+        id,
+        {
           ...(body.name !== undefined && { name: body.name }),
           ...(body.description !== undefined && { description: body.description }),
           ...(body.app?.app_id !== undefined && { appId: body.app.app_id }),
@@ -270,14 +264,10 @@ export const githubCredentialRoutes = createRouter()
             secretEnc: await seal(await keyringFor(c.env), newSecret, secretContext.credential(id)),
           }),
           updatedAt: now(),
-        })
-        .where(eq(githubCredentials.id, id))
-        .returning();
-      const [updatedRows] = changesIdentity ? await db.batch([update, clearCredentialState(db, id)]) : [await update];
-      const [state] = changesIdentity
-        ? [null]
-        : await db.select().from(githubCredentialState).where(eq(githubCredentialState.credentialId, id));
-      return c.json(view(updatedRows[0]!, state ?? null), 200);
+        },
+        changesIdentity,
+      );
+      return c.json(view(updated.credential, updated.state), 200);
     },
   )
   .openapi(
@@ -292,13 +282,10 @@ export const githubCredentialRoutes = createRouter()
     async (c) => {
       const { id } = c.req.valid("param");
       const db = createDb(c.env);
-      const [row, users] = await db.batch([
-        db.select({ id: githubCredentials.id }).from(githubCredentials).where(eq(githubCredentials.id, id)),
-        db.select({ id: entities.id, kind: entities.kind }).from(entities).where(eq(entities.credentialsId, id)).limit(20),
-      ]);
-      if (!row.length) throw notFound("credentials", id);
-      if (users.length) throw inUse("credentials are in use", { entities: users });
-      await db.delete(githubCredentials).where(eq(githubCredentials.id, id));
+      const use = await credentialsUse(db, id);
+      if (!use) throw notFound("credentials", id);
+      if (use.entities.length) throw inUse("credentials are in use", { entities: use.entities });
+      await deleteCredentials(db, id);
       return c.body(null, 204);
     },
   );

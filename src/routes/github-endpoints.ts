@@ -1,7 +1,15 @@
 import { createRoute, z } from "@hono/zod-openapi";
-import { eq } from "drizzle-orm";
 import { createDb } from "../db/client";
-import { entities, githubCredentials, githubEndpoints } from "../db/schema";
+import {
+  deleteEndpoint,
+  endpointExists,
+  endpointUse,
+  findEndpoint,
+  insertEndpoint,
+  listEndpoints,
+  updateEndpoint,
+  type EndpointRow,
+} from "../db/github-endpoint-store";
 import { ApiError, conflict, inUse, notFound } from "../http/errors";
 import { createRouter } from "../http/router";
 import {
@@ -61,8 +69,6 @@ const UpdateEndpoint = z
   })
   .openapi("UpdateGithubEndpoint");
 
-type EndpointRow = typeof githubEndpoints.$inferSelect;
-
 const view = (r: EndpointRow): z.infer<typeof EndpointSchema> => ({
   name: r.name,
   description: r.description,
@@ -86,7 +92,7 @@ export const githubEndpointRoutes = createRouter()
       responses: { 200: jsonResponse(z.array(EndpointSchema), "Endpoints"), ...errorResponses },
     }),
     async (c) => {
-      const rows = await createDb(c.env).select().from(githubEndpoints).orderBy(githubEndpoints.name);
+      const rows = await listEndpoints(createDb(c.env));
       return c.json(rows.map(view), 200);
     },
   )
@@ -102,23 +108,19 @@ export const githubEndpointRoutes = createRouter()
     async (c) => {
       const body = c.req.valid("json");
       const db = createDb(c.env);
-      const existing = await db.select({ name: githubEndpoints.name }).from(githubEndpoints).where(eq(githubEndpoints.name, body.name));
-      if (existing.length) throw conflict("an endpoint with this name exists", { name: body.name });
+      if (await endpointExists(db, body.name)) throw conflict("an endpoint with this name exists", { name: body.name });
       const t = now();
-      const [row] = await db
-        .insert(githubEndpoints)
-        .values({
-          name: body.name,
-          description: body.description,
-          baseUrl: body.base_url,
-          apiBaseUrl: body.api_base_url,
-          uploadBaseUrl: body.upload_base_url ?? "",
-          caCertBundle: body.ca_cert_bundle ?? null,
-          createdAt: t,
-          updatedAt: t,
-        })
-        .returning();
-      return c.json(view(row!), 201);
+      const row = await insertEndpoint(db, {
+        name: body.name,
+        description: body.description,
+        baseUrl: body.base_url,
+        apiBaseUrl: body.api_base_url,
+        uploadBaseUrl: body.upload_base_url ?? "",
+        caCertBundle: body.ca_cert_bundle ?? null,
+        createdAt: t,
+        updatedAt: t,
+      });
+      return c.json(view(row), 201);
     },
   )
   .openapi(
@@ -132,7 +134,7 @@ export const githubEndpointRoutes = createRouter()
     }),
     async (c) => {
       const { name } = c.req.valid("param");
-      const [row] = await createDb(c.env).select().from(githubEndpoints).where(eq(githubEndpoints.name, name));
+      const row = await findEndpoint(createDb(c.env), name);
       if (!row) throw notFound("endpoint", name);
       return c.json(view(row), 200);
     },
@@ -149,18 +151,14 @@ export const githubEndpointRoutes = createRouter()
     async (c) => {
       const { name } = c.req.valid("param");
       const body = c.req.valid("json");
-      const [row] = await createDb(c.env)
-        .update(githubEndpoints)
-        .set({
-          ...(body.description !== undefined && { description: body.description }),
-          ...(body.base_url !== undefined && { baseUrl: body.base_url }),
-          ...(body.api_base_url !== undefined && { apiBaseUrl: body.api_base_url }),
-          ...(body.upload_base_url !== undefined && { uploadBaseUrl: body.upload_base_url }),
-          ...(body.ca_cert_bundle !== undefined && { caCertBundle: body.ca_cert_bundle }),
-          updatedAt: now(),
-        })
-        .where(eq(githubEndpoints.name, name))
-        .returning();
+      const row = await updateEndpoint(createDb(c.env), name, {
+        ...(body.description !== undefined && { description: body.description }),
+        ...(body.base_url !== undefined && { baseUrl: body.base_url }),
+        ...(body.api_base_url !== undefined && { apiBaseUrl: body.api_base_url }),
+        ...(body.upload_base_url !== undefined && { uploadBaseUrl: body.upload_base_url }),
+        ...(body.ca_cert_bundle !== undefined && { caCertBundle: body.ca_cert_bundle }),
+        updatedAt: now(),
+      });
       if (!row) throw notFound("endpoint", name);
       return c.json(view(row), 200);
     },
@@ -178,16 +176,12 @@ export const githubEndpointRoutes = createRouter()
       const { name } = c.req.valid("param");
       if (name === DEFAULT_ENDPOINT) throw new ApiError(409, "the github.com endpoint cannot be deleted");
       const db = createDb(c.env);
-      const [endpoint, creds, ents] = await db.batch([
-        db.select({ name: githubEndpoints.name }).from(githubEndpoints).where(eq(githubEndpoints.name, name)),
-        db.select({ name: githubCredentials.name }).from(githubCredentials).where(eq(githubCredentials.endpointName, name)).limit(20),
-        db.select({ id: entities.id }).from(entities).where(eq(entities.endpointName, name)).limit(1),
-      ]);
-      if (!endpoint.length) throw notFound("endpoint", name);
-      if (creds.length || ents.length) {
-        throw inUse("endpoint is in use", { credentials: creds.map((r) => r.name) });
+      const use = await endpointUse(db, name);
+      if (!use) throw notFound("endpoint", name);
+      if (use.credentials.length || use.hasEntities) {
+        throw inUse("endpoint is in use", { credentials: use.credentials });
       }
-      await db.delete(githubEndpoints).where(eq(githubEndpoints.name, name));
+      await deleteEndpoint(db, name);
       return c.body(null, 204);
     },
   );

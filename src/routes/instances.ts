@@ -1,7 +1,7 @@
 import { createRoute, z } from "@hono/zod-openapi";
-import { and, desc, eq, type SQL } from "drizzle-orm";
 import { createDb } from "../db/client";
-import { instances, instanceStatuses, instanceTransitions, runnerStatuses } from "../db/schema";
+import { instanceStatuses, runnerStatuses } from "../db/schema";
+import { findInstance, instanceWithTransitions, listInstances, type InstanceRow } from "../db/instance-store";
 import { ErrorSchema, invalidTransition, notFound } from "../http/errors";
 import { scaleSetObject } from "../scaleset/stub";
 import { createRouter } from "../http/router";
@@ -50,8 +50,6 @@ const InstanceDetailSchema = InstanceSchema.extend({
   transitions: z.array(TransitionSchema).openapi({ description: "Newest first, at most 100" }),
 }).openapi("InstanceDetail");
 
-type InstanceRow = typeof instances.$inferSelect;
-
 export const instanceView = (r: InstanceRow): z.infer<typeof InstanceSchema> => ({
   id: r.id,
   name: r.name,
@@ -95,14 +93,7 @@ export const instanceRoutes = createRouter()
     }),
     async (c) => {
       const q = c.req.valid("query");
-      const filters: SQL[] = [];
-      if (q.status) filters.push(eq(instances.status, q.status));
-      if (q.scaleset_id) filters.push(eq(instances.scaleSetId, q.scaleset_id));
-      const rows = await createDb(c.env)
-        .select()
-        .from(instances)
-        .where(and(...filters))
-        .orderBy(instances.createdAt);
+      const rows = await listInstances(createDb(c.env), { status: q.status, scaleSetId: q.scaleset_id });
       return c.json(rows.map(instanceView), 200);
     },
   )
@@ -117,18 +108,12 @@ export const instanceRoutes = createRouter()
     }),
     async (c) => {
       const { name } = c.req.valid("param");
-      const db = createDb(c.env);
-      const [row] = await db.select().from(instances).where(eq(instances.name, name));
-      if (!row) throw notFound("instance", name);
-      const transitions = await db
-        .select()
-        .from(instanceTransitions)
-        .where(eq(instanceTransitions.instanceId, row.id))
-        .orderBy(desc(instanceTransitions.id))
-        .limit(100);
+      const found = await instanceWithTransitions(createDb(c.env), name);
+      if (!found) throw notFound("instance", name);
+      const { instance, transitions } = found;
       return c.json(
         {
-          ...instanceView(row),
+          ...instanceView(instance),
           transitions: transitions.map((t) => ({
             at: iso(t.at)!,
             field: t.field,
@@ -161,10 +146,7 @@ export const instanceRoutes = createRouter()
     async (c) => {
       const { name } = c.req.valid("param");
       const force = c.req.valid("query").force === "true";
-      const [row] = await createDb(c.env)
-        .select({ scaleSetId: instances.scaleSetId, status: instances.status })
-        .from(instances)
-        .where(eq(instances.name, name));
+      const row = await findInstance(c.env.DB, name);
       if (!row) throw notFound("instance", name);
       if (row.status === "deleted") throw invalidTransition(409, "instance is already deleted", { name });
       // The scale set's object is the only writer of instance lifecycles: it makes the move.

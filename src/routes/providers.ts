@@ -1,7 +1,15 @@
 import { createRoute, z } from "@hono/zod-openapi";
-import { eq } from "drizzle-orm";
 import { createDb } from "../db/client";
-import { providers, scaleSets } from "../db/schema";
+import {
+  deleteProvider,
+  findProvider,
+  insertProvider,
+  listProviders,
+  providerIdByName,
+  providerUsers,
+  updateProvider,
+  type ProviderRow,
+} from "../db/provider-store";
 import { keyringFor } from "../crypto/keyring";
 import { seal } from "../crypto/secret-box";
 import { secretContext } from "../crypto/secret-contexts";
@@ -71,8 +79,6 @@ const ProviderSchema = z
   })
   .openapi("Provider");
 
-type ProviderRow = typeof providers.$inferSelect;
-
 const view = (r: ProviderRow): z.infer<typeof ProviderSchema> => ({
   id: r.id,
   name: r.name,
@@ -96,7 +102,7 @@ export const providerRoutes = createRouter()
       responses: { 200: jsonResponse(z.array(ProviderSchema), "Providers"), ...errorResponses },
     }),
     async (c) => {
-      const rows = await createDb(c.env).select().from(providers).orderBy(providers.name);
+      const rows = await listProviders(createDb(c.env));
       return c.json(rows.map(view), 200);
     },
   )
@@ -112,24 +118,20 @@ export const providerRoutes = createRouter()
     async (c) => {
       const body = c.req.valid("json");
       const db = createDb(c.env);
-      const taken = await db.select({ id: providers.id }).from(providers).where(eq(providers.name, body.name));
-      if (taken.length) throw conflict("a provider with this name exists", { name: body.name });
+      if (await providerIdByName(db, body.name)) throw conflict("a provider with this name exists", { name: body.name });
       const id = crypto.randomUUID();
       const t = now();
-      const [row] = await db
-        .insert(providers)
-        .values({
-          id,
-          name: body.name,
-          url: body.url,
-          description: body.description,
-          timeoutSeconds: body.timeout_seconds,
-          secretEnc: await seal(await keyringFor(c.env), body.secret, secretContext.provider(id)),
-          createdAt: t,
-          updatedAt: t,
-        })
-        .returning();
-      return c.json(view(row!), 201);
+      const row = await insertProvider(db, {
+        id,
+        name: body.name,
+        url: body.url,
+        description: body.description,
+        timeoutSeconds: body.timeout_seconds,
+        secretEnc: await seal(await keyringFor(c.env), body.secret, secretContext.provider(id)),
+        createdAt: t,
+        updatedAt: t,
+      });
+      return c.json(view(row), 201);
     },
   )
   .openapi(
@@ -143,7 +145,7 @@ export const providerRoutes = createRouter()
     }),
     async (c) => {
       const { name } = c.req.valid("param");
-      const [row] = await createDb(c.env).select().from(providers).where(eq(providers.name, name));
+      const row = await findProvider(createDb(c.env), name);
       if (!row) throw notFound("provider", name);
       return c.json(view(row), 200);
     },
@@ -161,22 +163,18 @@ export const providerRoutes = createRouter()
       const { name } = c.req.valid("param");
       const body = c.req.valid("json");
       const db = createDb(c.env);
-      const [row] = await db.select().from(providers).where(eq(providers.name, name));
+      const row = await findProvider(db, name);
       if (!row) throw notFound("provider", name);
-      const [updated] = await db
-        .update(providers)
-        .set({
-          ...(body.url !== undefined && { url: body.url }),
-          ...(body.description !== undefined && { description: body.description }),
-          ...(body.timeout_seconds !== undefined && { timeoutSeconds: body.timeout_seconds }),
-          ...(body.secret !== undefined && {
-            secretEnc: await seal(await keyringFor(c.env), body.secret, secretContext.provider(row.id)),
-          }),
-          updatedAt: now(),
-        })
-        .where(eq(providers.id, row.id))
-        .returning();
-      return c.json(view(updated!), 200);
+      const updated = await updateProvider(db, row.id, {
+        ...(body.url !== undefined && { url: body.url }),
+        ...(body.description !== undefined && { description: body.description }),
+        ...(body.timeout_seconds !== undefined && { timeoutSeconds: body.timeout_seconds }),
+        ...(body.secret !== undefined && {
+          secretEnc: await seal(await keyringFor(c.env), body.secret, secretContext.provider(row.id)),
+        }),
+        updatedAt: now(),
+      });
+      return c.json(view(updated), 200);
     },
   )
   .openapi(
@@ -191,15 +189,11 @@ export const providerRoutes = createRouter()
     async (c) => {
       const { name } = c.req.valid("param");
       const db = createDb(c.env);
-      const [row] = await db.select({ id: providers.id }).from(providers).where(eq(providers.name, name));
-      if (!row) throw notFound("provider", name);
-      const users = await db
-        .select({ id: scaleSets.id, name: scaleSets.name })
-        .from(scaleSets)
-        .where(eq(scaleSets.providerId, row.id))
-        .limit(20);
+      const id = await providerIdByName(db, name);
+      if (!id) throw notFound("provider", name);
+      const users = await providerUsers(db, id);
       if (users.length) throw inUse("provider is used by scale sets", { scale_sets: users });
-      await db.delete(providers).where(eq(providers.id, row.id));
+      await deleteProvider(db, id);
       return c.body(null, 204);
     },
   );

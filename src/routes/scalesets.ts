@@ -1,7 +1,19 @@
 import { createRoute, z } from "@hono/zod-openapi";
-import { and, eq, ne } from "drizzle-orm";
 import { createDb, type Db } from "../db/client";
-import { entities, instances, osArches, osTypes, providers, scaleSets } from "../db/schema";
+import { osArches, osTypes } from "../db/schema";
+import { providerIdByName } from "../db/provider-store";
+import {
+  deleteScaleSet,
+  findScaleSet,
+  insertScaleSet,
+  listScaleSets,
+  liveInstances,
+  scaleSetNameTaken,
+  scaleSetUse,
+  updateScaleSet,
+  type ScaleSetWithOwners,
+} from "../db/scaleset-store";
+import { scaleSetInstances } from "../db/instance-store";
 import { normalizeLabels } from "../intake/labels";
 import { conflict, inUse, invalidBody, notFound } from "../http/errors";
 import { createRouter } from "../http/router";
@@ -147,13 +159,7 @@ const ObjectStatusSchema = z
 
 const ScaleSetDetailSchema = ScaleSetSchema.extend({ status: ObjectStatusSchema }).openapi("ScaleSetDetail");
 
-type ScaleSetJoined = {
-  scaleSet: typeof scaleSets.$inferSelect;
-  entity: typeof entities.$inferSelect;
-  providerName: string;
-};
-
-const view = ({ scaleSet: s, entity: e, providerName }: ScaleSetJoined): z.infer<typeof ScaleSetSchema> => ({
+const view = ({ scaleSet: s, entity: e, providerName }: ScaleSetWithOwners): z.infer<typeof ScaleSetSchema> => ({
   id: s.id,
   name: s.name,
   entity: { kind: e.kind, id: e.id, name: entityFullName(e) },
@@ -177,39 +183,21 @@ const view = ({ scaleSet: s, entity: e, providerName }: ScaleSetJoined): z.infer
   updated_at: iso(s.updatedAt)!,
 });
 
-const selectJoined = (db: Db) =>
-  db
-    .select({ scaleSet: scaleSets, entity: entities, providerName: providers.name })
-    .from(scaleSets)
-    .innerJoin(entities, eq(entities.id, scaleSets.entityId))
-    .innerJoin(providers, eq(providers.id, scaleSets.providerId));
-
-async function loadJoined(db: Db, id: string): Promise<ScaleSetJoined> {
-  const [row] = await selectJoined(db).where(eq(scaleSets.id, id));
+async function loadJoined(db: Db, id: string): Promise<ScaleSetWithOwners> {
+  const row = await findScaleSet(db, id);
   if (!row) throw notFound("scale set", id);
   return row;
 }
 
-async function providerIdByName(db: Db, name: string): Promise<string> {
-  const [row] = await db.select({ id: providers.id }).from(providers).where(eq(providers.name, name));
-  if (!row) throw invalidBody([{ path: "provider_name", message: `unknown provider '${name}'` }]);
-  return row.id;
+async function knownProviderId(db: Db, name: string): Promise<string> {
+  const id = await providerIdByName(db, name);
+  if (!id) throw invalidBody([{ path: "provider_name", message: `unknown provider '${name}'` }]);
+  return id;
 }
 
 async function assertNameFree(db: Db, entityId: string, name: string) {
-  const taken = await db
-    .select({ id: scaleSets.id })
-    .from(scaleSets)
-    .where(and(eq(scaleSets.entityId, entityId), eq(scaleSets.name, name)));
-  if (taken.length) throw conflict("this entity already has a scale set with this name", { name });
+  if (await scaleSetNameTaken(db, entityId, name)) throw conflict("this entity already has a scale set with this name", { name });
 }
-
-const liveInstances = (db: Db, scaleSetId: string) =>
-  db
-    .select({ name: instances.name, status: instances.status })
-    .from(instances)
-    .where(and(eq(instances.scaleSetId, scaleSetId), ne(instances.status, "deleted")))
-    .limit(20);
 
 const tags = ["Scale sets"];
 
@@ -229,7 +217,7 @@ function registerEntityScaleSets(router: ReturnType<typeof createRouter>, path: 
         const { id } = c.req.valid("param");
         const db = createDb(c.env);
         await requireEntity(db, kind, id);
-        const rows = await selectJoined(db).where(eq(scaleSets.entityId, id)).orderBy(scaleSets.name);
+        const rows = await listScaleSets(db, id);
         return c.json(rows.map(view), 200);
       },
     )
@@ -252,11 +240,11 @@ function registerEntityScaleSets(router: ReturnType<typeof createRouter>, path: 
         const body = c.req.valid("json");
         const db = createDb(c.env);
         await requireEntity(db, kind, entityId);
-        const providerId = await providerIdByName(db, body.provider_name);
+        const providerId = await knownProviderId(db, body.provider_name);
         await assertNameFree(db, entityId, body.name);
         const id = crypto.randomUUID();
         const t = now();
-        await db.insert(scaleSets).values({
+        await insertScaleSet(db, {
           id,
           name: body.name,
           entityId,
@@ -296,7 +284,7 @@ export const scaleSetRoutes = Object.keys(entityKindByPath)
       responses: { 200: jsonResponse(z.array(ScaleSetSchema), "Scale sets"), ...errorResponses },
     }),
     async (c) => {
-      const rows = await selectJoined(createDb(c.env)).orderBy(entities.lookupKey, scaleSets.name);
+      const rows = await listScaleSets(createDb(c.env));
       return c.json(rows.map(view), 200);
     },
   )
@@ -344,33 +332,30 @@ export const scaleSetRoutes = Object.keys(entityKindByPath)
       }
       let providerId = s.providerId;
       if (body.provider_name !== undefined && body.provider_name !== current.providerName) {
-        providerId = await providerIdByName(db, body.provider_name);
+        providerId = await knownProviderId(db, body.provider_name);
         const live = await liveInstances(db, id);
         if (live.length) throw inUse("cannot change the provider while instances are live", { instances: live });
       }
       if (body.name !== undefined && body.name !== s.name) await assertNameFree(db, s.entityId, body.name);
-      await db
-        .update(scaleSets)
-        .set({
-          ...(body.name !== undefined && { name: body.name }),
-          providerId,
-          ...(body.labels !== undefined && { labels: body.labels }),
-          minIdleRunners: minIdle,
-          maxRunners: max,
-          ...(body.image !== undefined && { image: body.image }),
-          ...(body.flavor !== undefined && { flavor: body.flavor }),
-          ...(body.os_type !== undefined && { osType: body.os_type }),
-          ...(body.os_arch !== undefined && { osArch: body.os_arch }),
-          ...(body.bootstrap_timeout !== undefined && { bootstrapTimeout: body.bootstrap_timeout }),
-          ...(body.runner_prefix !== undefined && { runnerPrefix: body.runner_prefix }),
-          ...(body.runner_group !== undefined && { runnerGroup: body.runner_group }),
-          ...(body.extra_specs !== undefined && { extraSpecs: body.extra_specs }),
-          ...(body.enabled !== undefined && { enabled: body.enabled }),
-          ...(body.priority !== undefined && { priority: body.priority }),
-          ...(body.jit_config_enabled !== undefined && { jitConfigEnabled: body.jit_config_enabled }),
-          updatedAt: now(),
-        })
-        .where(eq(scaleSets.id, id));
+      await updateScaleSet(db, id, {
+        ...(body.name !== undefined && { name: body.name }),
+        providerId,
+        ...(body.labels !== undefined && { labels: body.labels }),
+        minIdleRunners: minIdle,
+        maxRunners: max,
+        ...(body.image !== undefined && { image: body.image }),
+        ...(body.flavor !== undefined && { flavor: body.flavor }),
+        ...(body.os_type !== undefined && { osType: body.os_type }),
+        ...(body.os_arch !== undefined && { osArch: body.os_arch }),
+        ...(body.bootstrap_timeout !== undefined && { bootstrapTimeout: body.bootstrap_timeout }),
+        ...(body.runner_prefix !== undefined && { runnerPrefix: body.runner_prefix }),
+        ...(body.runner_group !== undefined && { runnerGroup: body.runner_group }),
+        ...(body.extra_specs !== undefined && { extraSpecs: body.extra_specs }),
+        ...(body.enabled !== undefined && { enabled: body.enabled }),
+        ...(body.priority !== undefined && { priority: body.priority }),
+        ...(body.jit_config_enabled !== undefined && { jitConfigEnabled: body.jit_config_enabled }),
+        updatedAt: now(),
+      });
       if (body.labels !== undefined || body.enabled !== undefined || body.priority !== undefined) await routeWaiting(c, s.entityId, id, "scale set changed");
       // Takes effect at once: the object re-plans with the new settings now.
       await nudgeScaleSet(c.env, id);
@@ -389,13 +374,10 @@ export const scaleSetRoutes = Object.keys(entityKindByPath)
     async (c) => {
       const { id } = c.req.valid("param");
       const db = createDb(c.env);
-      const [found, live] = await db.batch([
-        db.select({ id: scaleSets.id }).from(scaleSets).where(eq(scaleSets.id, id)),
-        liveInstances(db, id),
-      ]);
-      if (!found.length) throw notFound("scale set", id);
-      if (live.length) throw inUse("scale set still has live instances", { instances: live });
-      await db.delete(scaleSets).where(eq(scaleSets.id, id));
+      const use = await scaleSetUse(db, id);
+      if (!use) throw notFound("scale set", id);
+      if (use.liveInstances.length) throw inUse("scale set still has live instances", { instances: use.liveInstances });
+      await deleteScaleSet(db, id);
       // The object notices its scale set is gone and clears its own state.
       await nudgeScaleSet(c.env, id);
       return c.body(null, 204);
@@ -412,12 +394,8 @@ export const scaleSetRoutes = Object.keys(entityKindByPath)
     }),
     async (c) => {
       const { id } = c.req.valid("param");
-      const db = createDb(c.env);
-      const [found, rows] = await db.batch([
-        db.select({ id: scaleSets.id }).from(scaleSets).where(eq(scaleSets.id, id)),
-        db.select().from(instances).where(eq(instances.scaleSetId, id)).orderBy(instances.createdAt),
-      ]);
-      if (!found.length) throw notFound("scale set", id);
+      const rows = await scaleSetInstances(createDb(c.env), id);
+      if (!rows) throw notFound("scale set", id);
       return c.json(rows.map(instanceView), 200);
     },
   )
