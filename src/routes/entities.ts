@@ -1,7 +1,6 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import type { AppEnv } from "../env";
 import { createDb, type Db } from "../db/client";
-import type { EntityKind } from "../db/schema";
 import {
   deleteEntity,
   entityIdByLookupKey,
@@ -11,7 +10,6 @@ import {
   insertEntity,
   listEntities,
   updateEntity,
-  type EntityRow,
   type EntityWithCredentials,
 } from "../db/entity-store";
 import { findCredentialsByName } from "../db/github-credential-store";
@@ -21,6 +19,8 @@ import { seal } from "../crypto/secret-box";
 import { secretContext } from "../crypto/secret-contexts";
 import { conflict, inUse, invalidBody, notFound } from "../http/errors";
 import { createRouter } from "../http/router";
+import { requireFound } from "../http/require-found";
+import { entityPaths, type EntityPath } from "../api/entity-paths";
 import { routeWaiting } from "../intake/waiting-jobs";
 import {
   conflictResponse,
@@ -34,7 +34,7 @@ import {
   now,
   ResourceName,
   Timestamp,
-} from "./common";
+} from "../http/openapi";
 
 const GithubLogin = z
   .string()
@@ -49,7 +49,6 @@ const RepoName = z
   .refine((v) => v !== "." && v !== "..", "not a valid repository name");
 const WebhookSecret = z.string().min(8, "use at least 8 characters").max(512);
 
-export type { EntityRow };
 
 
 /** What a create or update says about parents; enterprises have none. */
@@ -58,10 +57,7 @@ interface ParentLinks {
   enterprise?: string | null;
 }
 
-interface KindSpec {
-  kind: EntityKind;
-  path: string;
-  title: string;
+interface KindSpec extends EntityPath {
   create: z.ZodType<{ owner: string; name: string; credentials_name: string; webhook_secret: string } & ParentLinks>;
   createDoc: z.ZodType;
   update: z.ZodType<{ credentials_name?: string; webhook_secret?: string } & ParentLinks>;
@@ -131,29 +127,24 @@ const UpdateLinkedEntity = z
   })
   .openapi("UpdateRepositoryOrOrganization");
 
+const [repositories, organizations, enterprises] = entityPaths;
 const specs: KindSpec[] = [
   {
-    kind: "repository",
-    path: "repositories",
-    title: "Repositories",
+    ...repositories,
     createDoc: CreateRepository,
     create: CreateRepository,
     update: UpdateLinkedEntity,
     view: z.object({ ...commonView, owner: z.string(), name: z.string(), ...parentLinkView }).openapi("Repository"),
   },
   {
-    kind: "organization",
-    path: "organizations",
-    title: "Organizations",
+    ...organizations,
     createDoc: CreateOrganization,
     create: CreateOrganization.transform((b) => ({ ...b, owner: b.name, name: "" })),
     update: UpdateLinkedEntity,
     view: z.object({ ...commonView, name: z.string(), ...parentLinkView }).openapi("Organization"),
   },
   {
-    kind: "enterprise",
-    path: "enterprises",
-    title: "Enterprises",
+    ...enterprises,
     createDoc: CreateEnterprise,
     create: CreateEnterprise.transform((b) => ({ ...b, owner: b.name, name: "" })),
     update: UpdateEntity,
@@ -184,13 +175,6 @@ async function checkEnterpriseLink(db: Db, endpointName: string, enterprise: str
   if (!(await entityIdByLookupKey(db, endpointName, entityLookupKey("enterprise", enterprise)))) {
     throw invalidBody([{ path: "enterprise", message: `no enterprise '${enterprise}' is registered on endpoint '${endpointName}'` }]);
   }
-}
-
-/** Loads an entity of the given kind or fails with 404. */
-export async function requireEntity(db: Db, kind: EntityKind, id: string): Promise<EntityRow> {
-  const row = await findEntity(db, kind, id);
-  if (!row) throw notFound(kind, id);
-  return row;
 }
 
 async function credentialsByName(db: Db, name: string) {
@@ -287,7 +271,7 @@ function registerKind(router: ReturnType<typeof createRouter>, spec: KindSpec) {
         const { id } = c.req.valid("param");
         const body = c.req.valid("json");
         const db = createDb(c.env);
-        const entity = await requireEntity(db, kind, id);
+        const entity = requireFound(await findEntity(db, kind, id), kind, id);
         let credentialsId = entity.credentialsId;
         if (body.credentials_name !== undefined) {
           const creds = await credentialsByName(db, body.credentials_name);
@@ -336,5 +320,3 @@ function registerKind(router: ReturnType<typeof createRouter>, spec: KindSpec) {
 }
 
 export const entityRoutes = specs.reduce((router, spec) => registerKind(router, spec), createRouter());
-
-export const entityKindByPath: Record<string, EntityKind> = Object.fromEntries(specs.map((s) => [s.path, s.kind]));

@@ -11,9 +11,11 @@ import { findHook, installHook, uninstallHook, type GithubHook, type HookScope }
 import { scopeOf } from "../github/scope";
 import { ApiError, ErrorSchema } from "../http/errors";
 import { createRouter } from "../http/router";
-import { errorResponses, IdParam, jsonResponse, notFoundResponse, Timestamp } from "./common";
-import { requireEntity, type EntityRow } from "./entities";
-import { githubFailure } from "./github-errors";
+import { errorResponses, IdParam, jsonResponse, notFoundResponse, Timestamp } from "../http/openapi";
+import { findEntity, type EntityRow } from "../db/entity-store";
+import { requireFound } from "../http/require-found";
+import { entityPaths } from "../api/entity-paths";
+import { githubFailure } from "../http/github-failure";
 
 const WebhookSchema = z
   .object({
@@ -74,7 +76,7 @@ const permissionHint = (kind: EntityKind) => (status: number) =>
 
 async function withGithub<T>(c: Context<AppEnv>, kind: EntityKind, id: string, fn: (gh: GithubClient, entity: EntityRow) => Promise<T>) {
   const db = createDb(c.env);
-  const entity = await requireEntity(db, kind, id);
+  const entity = requireFound(await findEntity(db, kind, id), kind, id);
   const gh = new GithubClient({ env: c.env, credentialId: entity.credentialsId });
   try {
     return await fn(gh, entity);
@@ -91,10 +93,7 @@ function hookScope(entity: EntityRow): HookScope {
   return scope;
 }
 
-const kinds: { kind: Extract<EntityKind, "repository" | "organization">; path: string; title: string }[] = [
-  { kind: "repository", path: "repositories", title: "Repositories" },
-  { kind: "organization", path: "organizations", title: "Organizations" },
-];
+const kinds = entityPaths.filter((p) => p.kind !== "enterprise");
 
 function register(router: ReturnType<typeof createRouter>, spec: (typeof kinds)[number]) {
   const { kind } = spec;

@@ -30,8 +30,8 @@ import {
   now,
   ResourceName,
   Timestamp,
-} from "./common";
-import { DEFAULT_ENDPOINT } from "./github-endpoints";
+} from "../http/openapi";
+import { DEFAULT_ENDPOINT } from "../github/default-endpoint";
 
 const PrivateKeyPem = z
   .string()

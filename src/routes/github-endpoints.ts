@@ -12,6 +12,7 @@ import {
 } from "../db/github-endpoint-store";
 import { ApiError, conflict, inUse, notFound } from "../http/errors";
 import { createRouter } from "../http/router";
+import { DEFAULT_ENDPOINT } from "../github/default-endpoint";
 import {
   conflictResponse,
   Description,
@@ -26,9 +27,7 @@ import {
   now,
   ResourceName,
   Timestamp,
-} from "./common";
-
-export const DEFAULT_ENDPOINT = "github.com";
+} from "../http/openapi";
 
 const PemBundle = z
   .string()

@@ -3,7 +3,7 @@ import { createDb } from "../db/client";
 import { jobStatuses } from "../db/schema";
 import { jobPage, type JobRow } from "../db/job-store";
 import { createRouter } from "../http/router";
-import { decimalInt, errorResponses, iso, jsonResponse, Timestamp } from "./common";
+import { decimalInt, errorResponses, iso, jsonResponse, Timestamp } from "../http/openapi";
 
 const JobSchema = z
   .object({

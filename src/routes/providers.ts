@@ -29,7 +29,7 @@ import {
   now,
   ResourceName,
   Timestamp,
-} from "./common";
+} from "../http/openapi";
 
 const ProviderSecret = z
   .string()

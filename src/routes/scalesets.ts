@@ -29,10 +29,12 @@ import {
   now,
   ResourceName,
   Timestamp,
-} from "./common";
-import { entityKindByPath, requireEntity } from "./entities";
+} from "../http/openapi";
+import { entityPaths } from "../api/entity-paths";
+import { findEntity } from "../db/entity-store";
+import { requireFound } from "../http/require-found";
 import { entityFullName } from "../github/entity-names";
-import { InstanceSchema, instanceView } from "./instances";
+import { InstanceSchema, instanceView } from "../api/instance-view";
 import { nudgeScaleSet, scaleSetObject } from "../scaleset/stub";
 import { routeWaiting } from "../intake/waiting-jobs";
 
@@ -201,8 +203,7 @@ async function assertNameFree(db: Db, entityId: string, name: string) {
 
 const tags = ["Scale sets"];
 
-function registerEntityScaleSets(router: ReturnType<typeof createRouter>, path: string) {
-  const kind = entityKindByPath[path]!;
+function registerEntityScaleSets(router: ReturnType<typeof createRouter>, { kind, path }: (typeof entityPaths)[number]) {
   return router
     .openapi(
       createRoute({
@@ -216,7 +217,7 @@ function registerEntityScaleSets(router: ReturnType<typeof createRouter>, path: 
       async (c) => {
         const { id } = c.req.valid("param");
         const db = createDb(c.env);
-        await requireEntity(db, kind, id);
+        requireFound(await findEntity(db, kind, id), kind, id);
         const rows = await listScaleSets(db, id);
         return c.json(rows.map(view), 200);
       },
@@ -239,7 +240,7 @@ function registerEntityScaleSets(router: ReturnType<typeof createRouter>, path: 
         const { id: entityId } = c.req.valid("param");
         const body = c.req.valid("json");
         const db = createDb(c.env);
-        await requireEntity(db, kind, entityId);
+        requireFound(await findEntity(db, kind, entityId), kind, entityId);
         const providerId = await knownProviderId(db, body.provider_name);
         await assertNameFree(db, entityId, body.name);
         const id = crypto.randomUUID();
@@ -273,7 +274,7 @@ function registerEntityScaleSets(router: ReturnType<typeof createRouter>, path: 
     );
 }
 
-export const scaleSetRoutes = Object.keys(entityKindByPath)
+export const scaleSetRoutes = entityPaths
   .reduce(registerEntityScaleSets, createRouter())
   .openapi(
     createRoute({

@@ -5,7 +5,7 @@ import { sealedColumns } from "../crypto/secret-contexts";
 import { readSealedValues, replaceSealedValues } from "../db/sealed-values-store";
 import { ApiError, ErrorSchema } from "../http/errors";
 import { createRouter } from "../http/router";
-import { errorResponses, jsonResponse } from "./common";
+import { errorResponses, jsonResponse } from "../http/openapi";
 import { logEvent } from "../observability/log";
 
 const RotationResult = z
