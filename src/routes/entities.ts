@@ -1,4 +1,4 @@
-import { createRoute, z } from "@hono/zod-openapi";
+import { z } from "@hono/zod-openapi";
 import type { AppEnv } from "../env";
 import { createDb, type Db } from "../db/client";
 import {
@@ -17,24 +17,14 @@ import { keyringFor } from "../crypto/keyring";
 import { entityLookupKey } from "../github/entity-names";
 import { seal } from "../crypto/secret-box";
 import { secretContext } from "../crypto/secret-contexts";
-import { conflict, inUse, invalidBody, notFound } from "../http/errors";
+import { conflict, inUse, invalidBody } from "../http/errors";
 import { createRouter } from "../http/router";
+import { sentFields } from "../http/sent-fields";
 import { requireFound } from "../http/require-found";
+import { resourceRoutes } from "../http/resource-routes";
 import { entityPaths, type EntityPath } from "../api/entity-paths";
 import { routeWaiting } from "../intake/waiting-jobs";
-import {
-  conflictResponse,
-  errorResponses,
-  IdParam,
-  iso,
-  jsonBody,
-  jsonResponse,
-  noContent,
-  notFoundResponse,
-  now,
-  ResourceName,
-  Timestamp,
-} from "../http/openapi";
+import { IdParam, iso, now, ResourceName, Timestamp } from "../http/openapi";
 
 const GithubLogin = z
   .string()
@@ -48,8 +38,6 @@ const RepoName = z
   .regex(/^[A-Za-z0-9_.-]+$/, "not a valid repository name")
   .refine((v) => v !== "." && v !== "..", "not a valid repository name");
 const WebhookSecret = z.string().min(8, "use at least 8 characters").max(512);
-
-
 
 /** What a create or update says about parents; enterprises have none. */
 interface ParentLinks {
@@ -152,7 +140,6 @@ const specs: KindSpec[] = [
   },
 ];
 
-
 export function entityView(env: AppEnv["Bindings"], { entity: e, credentialsName }: EntityWithCredentials) {
   const base = {
     id: e.id,
@@ -186,87 +173,53 @@ async function credentialsByName(db: Db, name: string) {
 }
 
 function registerKind(router: ReturnType<typeof createRouter>, spec: KindSpec) {
-  const tags = [spec.title];
+  const routes = resourceRoutes({ collection: `/${spec.path}`, item: `/${spec.path}/{id}`, tags: [spec.title], params: IdParam, view: spec.view });
   const { kind } = spec;
 
   return router
+    .openapi(routes.list(`List ${spec.path}`, spec.title), async (c) => {
+      const rows = await listEntities(createDb(c.env), kind);
+      return c.json(
+        rows.map((r) => entityView(c.env, r)),
+        200,
+      );
+    })
+    .openapi(routes.create(`Add a ${kind}`, spec.createDoc), async (c) => {
+      const parsed = spec.create.parse(c.req.valid("json"));
+      const db = createDb(c.env);
+      const creds = await credentialsByName(db, parsed.credentials_name);
+      const lookupKey = entityLookupKey(kind, parsed.owner, parsed.name);
+      const taken = await entityIdByLookupKey(db, creds.endpointName, lookupKey);
+      if (taken) throw conflict(`this ${kind} is already registered`, { id: taken });
+      await checkEnterpriseLink(db, creds.endpointName, parsed.enterprise);
+      const id = crypto.randomUUID();
+      const t = now();
+      const row = await insertEntity(db, {
+        id,
+        kind,
+        owner: parsed.owner,
+        name: parsed.name,
+        lookupKey,
+        endpointName: creds.endpointName,
+        credentialsId: creds.id,
+        webhookSecretEnc: await seal(await keyringFor(c.env), parsed.webhook_secret, secretContext.webhookSecret(id)),
+        useParentScaleSets: parsed.use_parent_scale_sets ?? false,
+        enterprise: parsed.enterprise ?? null,
+        createdAt: t,
+        updatedAt: t,
+      });
+      return c.json(entityView(c.env, { entity: row, credentialsName: creds.name }), 201);
+    })
+    .openapi(routes.show(`Show a ${kind}`, spec.title), async (c) => {
+      const { id } = c.req.valid("param");
+      const row = requireFound(await findEntityWithCredentials(createDb(c.env), kind, id), kind, id);
+      return c.json(entityView(c.env, row), 200);
+    })
     .openapi(
-      createRoute({
-        method: "get",
-        path: `/${spec.path}`,
-        tags,
-        summary: `List ${spec.path}`,
-        responses: { 200: jsonResponse(z.array(spec.view), spec.title), ...errorResponses },
-      }),
-      async (c) => {
-        const rows = await listEntities(createDb(c.env), kind);
-        return c.json(
-          rows.map((r) => entityView(c.env, r)),
-          200,
-        );
-      },
-    )
-    .openapi(
-      createRoute({
-        method: "post",
-        path: `/${spec.path}`,
-        tags,
-        summary: `Add a ${kind}`,
-        request: { body: jsonBody(spec.createDoc) },
-        responses: { 201: jsonResponse(spec.view, "Created"), ...errorResponses, ...conflictResponse },
-      }),
-      async (c) => {
-        const parsed = spec.create.parse(c.req.valid("json"));
-        const db = createDb(c.env);
-        const creds = await credentialsByName(db, parsed.credentials_name);
-        const lookupKey = entityLookupKey(kind, parsed.owner, parsed.name);
-        const taken = await entityIdByLookupKey(db, creds.endpointName, lookupKey);
-        if (taken) throw conflict(`this ${kind} is already registered`, { id: taken });
-        await checkEnterpriseLink(db, creds.endpointName, parsed.enterprise);
-        const id = crypto.randomUUID();
-        const t = now();
-        const row = await insertEntity(db, {
-          id,
-          kind,
-          owner: parsed.owner,
-          name: parsed.name,
-          lookupKey,
-          endpointName: creds.endpointName,
-          credentialsId: creds.id,
-          webhookSecretEnc: await seal(await keyringFor(c.env), parsed.webhook_secret, secretContext.webhookSecret(id)),
-          useParentScaleSets: parsed.use_parent_scale_sets ?? false,
-          enterprise: parsed.enterprise ?? null,
-          createdAt: t,
-          updatedAt: t,
-        });
-        return c.json(entityView(c.env, { entity: row, credentialsName: creds.name }), 201);
-      },
-    )
-    .openapi(
-      createRoute({
-        method: "get",
-        path: `/${spec.path}/{id}`,
-        tags,
-        summary: `Show a ${kind}`,
-        request: { params: IdParam },
-        responses: { 200: jsonResponse(spec.view, spec.title), ...errorResponses, ...notFoundResponse },
-      }),
-      async (c) => {
-        const { id } = c.req.valid("param");
-        const row = await findEntityWithCredentials(createDb(c.env), kind, id);
-        if (!row) throw notFound(kind, id);
-        return c.json(entityView(c.env, row), 200);
-      },
-    )
-    .openapi(
-      createRoute({
-        method: "put",
-        path: `/${spec.path}/{id}`,
-        tags,
-        summary: kind === "enterprise" ? `Change an enterprise's credentials or webhook secret` : `Change a ${kind}'s credentials, webhook secret or parent links`,
-        request: { params: IdParam, body: jsonBody(spec.update) },
-        responses: { 200: jsonResponse(spec.view, "Updated"), ...errorResponses, ...notFoundResponse },
-      }),
+      routes.update(
+        kind === "enterprise" ? `Change an enterprise's credentials or webhook secret` : `Change a ${kind}'s credentials, webhook secret or parent links`,
+        spec.update,
+      ),
       async (c) => {
         const { id } = c.req.valid("param");
         const body = c.req.valid("json");
@@ -288,8 +241,7 @@ function registerKind(router: ReturnType<typeof createRouter>, spec: KindSpec) {
           ...(body.webhook_secret !== undefined && {
             webhookSecretEnc: await seal(await keyringFor(c.env), body.webhook_secret, secretContext.webhookSecret(id)),
           }),
-          ...(body.use_parent_scale_sets !== undefined && { useParentScaleSets: body.use_parent_scale_sets }),
-          ...(body.enterprise !== undefined && { enterprise: body.enterprise }),
+          ...sentFields(body, { use_parent_scale_sets: "useParentScaleSets", enterprise: "enterprise" }),
           updatedAt: now(),
         });
         // Jobs it reported that wait unmatched may now be served by its parents' scale sets.
@@ -298,25 +250,14 @@ function registerKind(router: ReturnType<typeof createRouter>, spec: KindSpec) {
         return c.json(entityView(c.env, row!), 200);
       },
     )
-    .openapi(
-      createRoute({
-        method: "delete",
-        path: `/${spec.path}/{id}`,
-        tags,
-        summary: `Delete a ${kind} that has no scale sets`,
-        request: { params: IdParam },
-        responses: { ...noContent, ...errorResponses, ...notFoundResponse, ...conflictResponse },
-      }),
-      async (c) => {
-        const { id } = c.req.valid("param");
-        const db = createDb(c.env);
-        const use = await entityUse(db, kind, id);
-        if (!use) throw notFound(kind, id);
-        if (use.scaleSets.length) throw inUse(`${kind} still has scale sets`, { scale_sets: use.scaleSets });
-        await deleteEntity(db, id);
-        return c.body(null, 204);
-      },
-    );
+    .openapi(routes.remove(`Delete a ${kind} that has no scale sets`), async (c) => {
+      const { id } = c.req.valid("param");
+      const db = createDb(c.env);
+      const use = requireFound(await entityUse(db, kind, id), kind, id);
+      if (use.scaleSets.length) throw inUse(`${kind} still has scale sets`, { scale_sets: use.scaleSets });
+      await deleteEntity(db, id);
+      return c.body(null, 204);
+    });
 }
 
 export const entityRoutes = specs.reduce((router, spec) => registerKind(router, spec), createRouter());

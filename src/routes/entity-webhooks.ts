@@ -9,9 +9,9 @@ import { secretContext } from "../crypto/secret-contexts";
 import { GithubClient } from "../github/github-client";
 import { findHook, installHook, uninstallHook, type GithubHook, type HookScope } from "../github/hooks";
 import { scopeOf } from "../github/scope";
-import { ApiError, ErrorSchema } from "../http/errors";
+import { ApiError } from "../http/errors";
 import { createRouter } from "../http/router";
-import { errorResponses, IdParam, jsonResponse, notFoundResponse, Timestamp } from "../http/openapi";
+import { errorJson, errorResponses, IdParam, jsonResponse, notFoundResponse, Timestamp } from "../http/openapi";
 import { findEntity, type EntityRow } from "../db/entity-store";
 import { requireFound } from "../http/require-found";
 import { entityPaths } from "../api/entity-paths";
@@ -41,9 +41,9 @@ const InstallWebhook = z
   .openapi("InstallWebhook");
 
 const githubErrors = {
-  409: { description: "GitHub refuses the entity's credentials", content: { "application/json": { schema: ErrorSchema } } },
-  502: { description: "GitHub refused or failed the request", content: { "application/json": { schema: ErrorSchema } } },
-  503: { description: "Credentials are rate limited (see Retry-After)", content: { "application/json": { schema: ErrorSchema } } },
+  409: errorJson("GitHub refuses the entity's credentials"),
+  502: errorJson("GitHub refused or failed the request"),
+  503: errorJson("Credentials are rate limited (see Retry-After)"),
 } as const;
 
 const hookView = (h: GithubHook): z.infer<typeof WebhookSchema> => ({

@@ -6,6 +6,7 @@ import { InstanceSchema, instanceView } from "../api/instance-view";
 import { ErrorSchema, invalidTransition, notFound } from "../http/errors";
 import { scaleSetObject } from "../scaleset/stub";
 import { createRouter } from "../http/router";
+import { requireFound } from "../http/require-found";
 import { errorResponses, iso, jsonResponse, notFoundResponse, Timestamp } from "../http/openapi";
 
 const TransitionSchema = z
@@ -57,8 +58,7 @@ export const instanceRoutes = createRouter()
     }),
     async (c) => {
       const { name } = c.req.valid("param");
-      const found = await instanceWithTransitions(createDb(c.env), name);
-      if (!found) throw notFound("instance", name);
+      const found = requireFound(await instanceWithTransitions(createDb(c.env), name), "instance", name);
       const { instance, transitions } = found;
       return c.json(
         {
@@ -95,8 +95,7 @@ export const instanceRoutes = createRouter()
     async (c) => {
       const { name } = c.req.valid("param");
       const force = c.req.valid("query").force === "true";
-      const row = await findInstance(c.env.DB, name);
-      if (!row) throw notFound("instance", name);
+      const row = requireFound(await findInstance(c.env.DB, name), "instance", name);
       if (row.status === "deleted") throw invalidTransition(409, "instance is already deleted", { name });
       // The scale set's object is the only writer of instance lifecycles: it makes the move.
       const result = await scaleSetObject(c.env, row.scaleSetId).deleteInstance(row.scaleSetId, name, force);

@@ -15,8 +15,9 @@ import {
 } from "../db/scaleset-store";
 import { scaleSetInstances } from "../db/instance-store";
 import { normalizeLabels } from "../intake/labels";
-import { conflict, inUse, invalidBody, notFound } from "../http/errors";
+import { conflict, inUse, invalidBody } from "../http/errors";
 import { createRouter } from "../http/router";
+import { sentFields } from "../http/sent-fields";
 import {
   conflictResponse,
   errorResponses,
@@ -24,7 +25,6 @@ import {
   iso,
   jsonBody,
   jsonResponse,
-  noContent,
   notFoundResponse,
   now,
   ResourceName,
@@ -33,6 +33,7 @@ import {
 import { entityPaths } from "../api/entity-paths";
 import { findEntity } from "../db/entity-store";
 import { requireFound } from "../http/require-found";
+import { resourceRoutes } from "../http/resource-routes";
 import { entityFullName } from "../github/entity-names";
 import { InstanceSchema, instanceView } from "../api/instance-view";
 import { nudgeScaleSet, scaleSetObject } from "../scaleset/stub";
@@ -186,8 +187,7 @@ const view = ({ scaleSet: s, entity: e, providerName }: ScaleSetWithOwners): z.i
 });
 
 async function loadJoined(db: Db, id: string): Promise<ScaleSetWithOwners> {
-  const row = await findScaleSet(db, id);
-  if (!row) throw notFound("scale set", id);
+  const row = requireFound(await findScaleSet(db, id), "scale set", id);
   return row;
 }
 
@@ -202,6 +202,7 @@ async function assertNameFree(db: Db, entityId: string, name: string) {
 }
 
 const tags = ["Scale sets"];
+const routes = resourceRoutes({ collection: "/scalesets", item: "/scalesets/{id}", tags, params: IdParam, view: ScaleSetSchema });
 
 function registerEntityScaleSets(router: ReturnType<typeof createRouter>, { kind, path }: (typeof entityPaths)[number]) {
   return router
@@ -276,19 +277,10 @@ function registerEntityScaleSets(router: ReturnType<typeof createRouter>, { kind
 
 export const scaleSetRoutes = entityPaths
   .reduce(registerEntityScaleSets, createRouter())
-  .openapi(
-    createRoute({
-      method: "get",
-      path: "/scalesets",
-      tags,
-      summary: "List all scale sets",
-      responses: { 200: jsonResponse(z.array(ScaleSetSchema), "Scale sets"), ...errorResponses },
-    }),
-    async (c) => {
-      const rows = await listScaleSets(createDb(c.env));
-      return c.json(rows.map(view), 200);
-    },
-  )
+  .openapi(routes.list("List all scale sets", "Scale sets"), async (c) => {
+    const rows = await listScaleSets(createDb(c.env));
+    return c.json(rows.map(view), 200);
+  })
   .openapi(
     createRoute({
       method: "get",
@@ -304,86 +296,62 @@ export const scaleSetRoutes = entityPaths
       return c.json({ ...row, status: await scaleSetObject(c.env, id).status(id) }, 200);
     },
   )
-  .openapi(
-    createRoute({
-      method: "put",
-      path: "/scalesets/{id}",
-      tags,
-      summary: "Update a scale set",
-      request: { params: IdParam, body: jsonBody(UpdateScaleSet) },
-      responses: {
-        200: jsonResponse(ScaleSetSchema, "Updated"),
-        ...errorResponses,
-        ...notFoundResponse,
-        ...conflictResponse,
-      },
-    }),
-    async (c) => {
-      const { id } = c.req.valid("param");
-      const body = c.req.valid("json");
-      const db = createDb(c.env);
-      const current = await loadJoined(db, id);
-      const s = current.scaleSet;
-      const minIdle = body.min_idle_runners ?? s.minIdleRunners;
-      const max = body.max_runners ?? s.maxRunners;
-      if (minIdle > max) {
-        throw invalidBody([
-          { path: "min_idle_runners", message: `min_idle_runners (${minIdle}) cannot exceed max_runners (${max})` },
-        ]);
-      }
-      let providerId = s.providerId;
-      if (body.provider_name !== undefined && body.provider_name !== current.providerName) {
-        providerId = await knownProviderId(db, body.provider_name);
-        const live = await liveInstances(db, id);
-        if (live.length) throw inUse("cannot change the provider while instances are live", { instances: live });
-      }
-      if (body.name !== undefined && body.name !== s.name) await assertNameFree(db, s.entityId, body.name);
-      await updateScaleSet(db, id, {
-        ...(body.name !== undefined && { name: body.name }),
-        providerId,
-        ...(body.labels !== undefined && { labels: body.labels }),
-        minIdleRunners: minIdle,
-        maxRunners: max,
-        ...(body.image !== undefined && { image: body.image }),
-        ...(body.flavor !== undefined && { flavor: body.flavor }),
-        ...(body.os_type !== undefined && { osType: body.os_type }),
-        ...(body.os_arch !== undefined && { osArch: body.os_arch }),
-        ...(body.bootstrap_timeout !== undefined && { bootstrapTimeout: body.bootstrap_timeout }),
-        ...(body.runner_prefix !== undefined && { runnerPrefix: body.runner_prefix }),
-        ...(body.runner_group !== undefined && { runnerGroup: body.runner_group }),
-        ...(body.extra_specs !== undefined && { extraSpecs: body.extra_specs }),
-        ...(body.enabled !== undefined && { enabled: body.enabled }),
-        ...(body.priority !== undefined && { priority: body.priority }),
-        ...(body.jit_config_enabled !== undefined && { jitConfigEnabled: body.jit_config_enabled }),
-        updatedAt: now(),
-      });
-      if (body.labels !== undefined || body.enabled !== undefined || body.priority !== undefined) await routeWaiting(c, s.entityId, id, "scale set changed");
-      // Takes effect at once: the object re-plans with the new settings now.
-      await nudgeScaleSet(c.env, id);
-      return c.json(view(await loadJoined(db, id)), 200);
-    },
-  )
-  .openapi(
-    createRoute({
-      method: "delete",
-      path: "/scalesets/{id}",
-      tags,
-      summary: "Delete a scale set that has no live instances",
-      request: { params: IdParam },
-      responses: { ...noContent, ...errorResponses, ...notFoundResponse, ...conflictResponse },
-    }),
-    async (c) => {
-      const { id } = c.req.valid("param");
-      const db = createDb(c.env);
-      const use = await scaleSetUse(db, id);
-      if (!use) throw notFound("scale set", id);
-      if (use.liveInstances.length) throw inUse("scale set still has live instances", { instances: use.liveInstances });
-      await deleteScaleSet(db, id);
-      // The object notices its scale set is gone and clears its own state.
-      await nudgeScaleSet(c.env, id);
-      return c.body(null, 204);
-    },
-  )
+  .openapi(routes.update("Update a scale set", UpdateScaleSet, { renames: true }), async (c) => {
+    const { id } = c.req.valid("param");
+    const body = c.req.valid("json");
+    const db = createDb(c.env);
+    const current = await loadJoined(db, id);
+    const s = current.scaleSet;
+    const minIdle = body.min_idle_runners ?? s.minIdleRunners;
+    const max = body.max_runners ?? s.maxRunners;
+    if (minIdle > max) {
+      throw invalidBody([
+        { path: "min_idle_runners", message: `min_idle_runners (${minIdle}) cannot exceed max_runners (${max})` },
+      ]);
+    }
+    let providerId = s.providerId;
+    if (body.provider_name !== undefined && body.provider_name !== current.providerName) {
+      providerId = await knownProviderId(db, body.provider_name);
+      const live = await liveInstances(db, id);
+      if (live.length) throw inUse("cannot change the provider while instances are live", { instances: live });
+    }
+    if (body.name !== undefined && body.name !== s.name) await assertNameFree(db, s.entityId, body.name);
+    await updateScaleSet(db, id, {
+      ...sentFields(body, {
+        name: "name",
+        labels: "labels",
+        image: "image",
+        flavor: "flavor",
+        os_type: "osType",
+        os_arch: "osArch",
+        bootstrap_timeout: "bootstrapTimeout",
+        runner_prefix: "runnerPrefix",
+        runner_group: "runnerGroup",
+        extra_specs: "extraSpecs",
+        enabled: "enabled",
+        priority: "priority",
+        jit_config_enabled: "jitConfigEnabled",
+      }),
+      providerId,
+      minIdleRunners: minIdle,
+      maxRunners: max,
+      updatedAt: now(),
+    });
+    if (body.labels !== undefined || body.enabled !== undefined || body.priority !== undefined) await routeWaiting(c, s.entityId, id, "scale set changed");
+    // Takes effect at once: the object re-plans with the new settings now.
+    await nudgeScaleSet(c.env, id);
+    return c.json(view(await loadJoined(db, id)), 200);
+  })
+  .openapi(routes.remove("Delete a scale set that has no live instances"), async (c) => {
+    const { id } = c.req.valid("param");
+    const db = createDb(c.env);
+    const use = requireFound(await scaleSetUse(db, id), "scale set", id);
+    if (use.liveInstances.length) throw inUse("scale set still has live instances", { instances: use.liveInstances });
+    await deleteScaleSet(db, id);
+    // The object notices its scale set is gone and clears its own state.
+    await nudgeScaleSet(c.env, id);
+    return c.body(null, 204);
+  })
   .openapi(
     createRoute({
       method: "get",
@@ -395,8 +363,7 @@ export const scaleSetRoutes = entityPaths
     }),
     async (c) => {
       const { id } = c.req.valid("param");
-      const rows = await scaleSetInstances(createDb(c.env), id);
-      if (!rows) throw notFound("scale set", id);
+      const rows = requireFound(await scaleSetInstances(createDb(c.env), id), "scale set", id);
       return c.json(rows.map(instanceView), 200);
     },
   )
