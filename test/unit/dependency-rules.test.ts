@@ -5,7 +5,7 @@ import { describe, expect, it } from "vitest";
 // The layout rules of CONTRIBUTING/the architecture doc, checked on every run so they stay true:
 // dependencies point inward (routes are adapters: only the app that mounts them imports them,
 // and they never import each other; what they share lives in src/http/ or src/api/), and SQL
-// lives in src/db/ stores (no `.prepare(` elsewhere).
+// lives in src/db/ stores (no `.prepare(` and no drizzle-orm import elsewhere).
 
 const root = resolve(import.meta.dirname, "../..");
 const src = join(root, "src");
@@ -54,6 +54,11 @@ describe("dependency rules", () => {
     const offenders = files
       .filter((f) => !inRoutes(f.name) && f.name !== "src/app.ts")
       .flatMap((f) => f.imports.filter(inRoutes).map((i) => `${f.name} → ${i}`));
+    expect(offenders).toEqual([]);
+  });
+
+  it("no drizzle query is built outside src/db/", () => {
+    const offenders = files.filter((f) => !f.name.startsWith("src/db/") && /from\s*["']drizzle-orm/.test(f.text)).map((f) => f.name);
     expect(offenders).toEqual([]);
   });
 
