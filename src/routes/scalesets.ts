@@ -30,7 +30,7 @@ import {
   ResourceName,
   Timestamp,
 } from "../http/openapi";
-import { entityPaths } from "../api/entity-paths";
+import { entityPaths, type EntityPath } from "../api/entity-paths";
 import { findEntity } from "../db/entity-store";
 import { requireFound } from "../http/require-found";
 import { resourceRoutes } from "../http/resource-routes";
@@ -186,9 +186,9 @@ const view = ({ scaleSet: s, entity: e, providerName }: ScaleSetWithOwners): z.i
   updated_at: iso(s.updatedAt)!,
 });
 
-async function loadJoined(db: Db, id: string): Promise<ScaleSetWithOwners> {
-  const row = requireFound(await findScaleSet(db, id), "scale set", id);
-  return row;
+/** The scale set with its entity and provider name, or 404. */
+async function requireScaleSet(db: Db, id: string): Promise<ScaleSetWithOwners> {
+  return requireFound(await findScaleSet(db, id), "scale set", id);
 }
 
 async function knownProviderId(db: Db, name: string): Promise<string> {
@@ -204,7 +204,7 @@ async function assertNameFree(db: Db, entityId: string, name: string) {
 const tags = ["Scale sets"];
 const routes = resourceRoutes({ collection: "/scalesets", item: "/scalesets/{id}", tags, params: IdParam, view: ScaleSetSchema });
 
-function registerEntityScaleSets(router: ReturnType<typeof createRouter>, { kind, path }: (typeof entityPaths)[number]) {
+function registerEntityScaleSets(router: ReturnType<typeof createRouter>, { kind, path }: EntityPath) {
   return router
     .openapi(
       createRoute({
@@ -270,7 +270,7 @@ function registerEntityScaleSets(router: ReturnType<typeof createRouter>, { kind
         });
         await routeWaiting(c, entityId, id, "scale set created");
         await nudgeScaleSet(c.env, id);
-        return c.json(view(await loadJoined(db, id)), 201);
+        return c.json(view(await requireScaleSet(db, id)), 201);
       },
     );
 }
@@ -292,7 +292,7 @@ export const scaleSetRoutes = entityPaths
     }),
     async (c) => {
       const { id } = c.req.valid("param");
-      const row = view(await loadJoined(createDb(c.env), id));
+      const row = view(await requireScaleSet(createDb(c.env), id));
       return c.json({ ...row, status: await scaleSetObject(c.env, id).status(id) }, 200);
     },
   )
@@ -300,7 +300,7 @@ export const scaleSetRoutes = entityPaths
     const { id } = c.req.valid("param");
     const body = c.req.valid("json");
     const db = createDb(c.env);
-    const current = await loadJoined(db, id);
+    const current = await requireScaleSet(db, id);
     const s = current.scaleSet;
     const minIdle = body.min_idle_runners ?? s.minIdleRunners;
     const max = body.max_runners ?? s.maxRunners;
@@ -340,7 +340,7 @@ export const scaleSetRoutes = entityPaths
     if (body.labels !== undefined || body.enabled !== undefined || body.priority !== undefined) await routeWaiting(c, s.entityId, id, "scale set changed");
     // Takes effect at once: the object re-plans with the new settings now.
     await nudgeScaleSet(c.env, id);
-    return c.json(view(await loadJoined(db, id)), 200);
+    return c.json(view(await requireScaleSet(db, id)), 200);
   })
   .openapi(routes.remove("Delete a scale set that has no live instances"), async (c) => {
     const { id } = c.req.valid("param");
@@ -378,7 +378,7 @@ export const scaleSetRoutes = entityPaths
     }),
     async (c) => {
       const { id } = c.req.valid("param");
-      await loadJoined(createDb(c.env), id);
+      await requireScaleSet(createDb(c.env), id);
       return c.json(await scaleSetObject(c.env, id).reconcileNow(id), 200);
     },
   )
@@ -393,7 +393,7 @@ export const scaleSetRoutes = entityPaths
     }),
     async (c) => {
       const { id } = c.req.valid("param");
-      await loadJoined(createDb(c.env), id);
+      await requireScaleSet(createDb(c.env), id);
       return c.json(await scaleSetObject(c.env, id).resetBackoff(id), 200);
     },
   );
