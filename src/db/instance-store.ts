@@ -1,12 +1,13 @@
-import { eq } from "drizzle-orm";
+import { and, desc, eq, type SQL } from "drizzle-orm";
 import type { Db } from "./client";
-import { instances, scaleSets, type InstanceAddress, type InstanceStatus, type RunnerStatus } from "./schema";
+import { instances, instanceTransitions, scaleSets, type InstanceAddress, type InstanceStatus, type RunnerStatus } from "./schema";
 
 /**
  * D1 access for instances: their lifecycle writes (the scale set object's status changes, in
  * one round trip whatever their number: rows travel as one JSON parameter that SQLite's
  * json_each spreads out, which also keeps each statement under D1's 100 bound parameters), the
- * lookups of one instance by name, and what a booting machine records about itself.
+ * lookups of one instance by name, what a booting machine records about itself, and the admin
+ * API's listings.
  */
 
 export interface NewInstance {
@@ -245,4 +246,41 @@ export async function claimRegistrationToken(db: D1Database, inst: InstanceAttem
 /** Gives back a claim made at `claimedAt` (the token could not be minted). */
 export async function releaseRegistrationToken(db: D1Database, instanceId: string, claimedAt: number): Promise<void> {
   await db.prepare("UPDATE instances SET registration_token_served_at = NULL WHERE id = ? AND registration_token_served_at = ?").bind(instanceId, claimedAt).run();
+}
+
+export type InstanceRow = typeof instances.$inferSelect;
+export type TransitionRow = typeof instanceTransitions.$inferSelect;
+
+/** Instances, oldest first, of one status and/or one scale set when given. */
+export function listInstances(db: Db, filter: { status?: InstanceStatus | undefined; scaleSetId?: string | undefined }): Promise<InstanceRow[]> {
+  const filters: SQL[] = [];
+  if (filter.status) filters.push(eq(instances.status, filter.status));
+  if (filter.scaleSetId) filters.push(eq(instances.scaleSetId, filter.scaleSetId));
+  return db
+    .select()
+    .from(instances)
+    .where(and(...filters))
+    .orderBy(instances.createdAt);
+}
+
+/** A scale set's instances, oldest first, in one round trip with the check that the scale set exists: null when it does not. */
+export async function scaleSetInstances(db: Db, scaleSetId: string): Promise<InstanceRow[] | null> {
+  const [found, rows] = await db.batch([
+    db.select({ id: scaleSets.id }).from(scaleSets).where(eq(scaleSets.id, scaleSetId)),
+    db.select().from(instances).where(eq(instances.scaleSetId, scaleSetId)).orderBy(instances.createdAt),
+  ]);
+  return found.length ? rows : null;
+}
+
+/** An instance by name with its last 100 status transitions, newest first. */
+export async function instanceWithTransitions(db: Db, name: string): Promise<{ instance: InstanceRow; transitions: TransitionRow[] } | null> {
+  const [instance] = await db.select().from(instances).where(eq(instances.name, name));
+  if (!instance) return null;
+  const transitions = await db
+    .select()
+    .from(instanceTransitions)
+    .where(eq(instanceTransitions.instanceId, instance.id))
+    .orderBy(desc(instanceTransitions.id))
+    .limit(100);
+  return { instance, transitions };
 }

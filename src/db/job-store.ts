@@ -1,4 +1,13 @@
+import { and, desc, eq, isNull, lt, type SQL } from "drizzle-orm";
+import type { Db } from "./client";
+import { jobs, type JobStatus } from "./schema";
 import type { ScopedScaleSet, WaitingJob } from "../intake/routing";
+
+/**
+ * D1 access for workflow jobs outside the webhook intake (delivery-store.ts writes what a
+ * delivery says): routing waiting jobs to scale sets, the corrections a re-check against
+ * GitHub makes, and the admin API's listing.
+ */
 
 /** At most this many waiting jobs are looked at per change (the oldest first). */
 const MAX_WAITING_JOBS = 1_000;
@@ -95,4 +104,58 @@ export async function claimWaitingJobs(db: D1Database, routes: ReadonlyMap<numbe
     counts.set(claimedBy[i]!, (counts.get(claimedBy[i]!) ?? 0) + (r.meta.changes ?? 0));
   }
   return counts;
+}
+
+/**
+ * Moves jobs forward to what GitHub says they are, never backward (a webhook may have done
+ * it meanwhile): the statement only touches rows still queued or waiting.
+ */
+export async function applyJobCorrections(
+  db: D1Database,
+  corrections: { id: number; status: "in_progress" | "completed"; conclusion: string | null }[],
+  now: number,
+): Promise<void> {
+  if (!corrections.length) return;
+  await db
+    .prepare(
+      `UPDATE jobs SET
+         status = json_extract(c.value, '$.status'),
+         conclusion = coalesce(json_extract(c.value, '$.conclusion'), jobs.conclusion),
+         started_at = coalesce(jobs.started_at, ?2),
+         completed_at = CASE WHEN json_extract(c.value, '$.status') = 'completed' THEN coalesce(jobs.completed_at, ?2) ELSE jobs.completed_at END,
+         updated_at = ?2
+       FROM json_each(?1) AS c
+       WHERE jobs.id = json_extract(c.value, '$.id') AND jobs.status IN ('queued', 'waiting')`,
+    )
+    .bind(JSON.stringify(corrections), now)
+    .run();
+}
+
+export type JobRow = typeof jobs.$inferSelect;
+
+export interface JobFilter {
+  status?: JobStatus | undefined;
+  scaleSetId?: string | undefined;
+  /** Only jobs no scale set matches. */
+  unmatched?: boolean | undefined;
+  /** Only jobs older (lower id) than this one: the previous page's cursor. */
+  before?: number | undefined;
+}
+
+/** A page of jobs, newest first, and the cursor of the next page (null on the last). */
+export async function jobPage(db: Db, filter: JobFilter, limit: number): Promise<{ jobs: JobRow[]; nextCursor: number | null }> {
+  const filters: SQL[] = [];
+  if (filter.status) filters.push(eq(jobs.status, filter.status));
+  if (filter.scaleSetId) filters.push(eq(jobs.scaleSetId, filter.scaleSetId));
+  if (filter.unmatched) filters.push(isNull(jobs.scaleSetId));
+  if (filter.before !== undefined) filters.push(lt(jobs.id, filter.before));
+  // One row more than asked says whether there is a next page.
+  const rows = await db
+    .select()
+    .from(jobs)
+    .where(and(...filters))
+    .orderBy(desc(jobs.id))
+    .limit(limit + 1);
+  const page = rows.slice(0, limit);
+  return { jobs: page, nextCursor: rows.length > limit ? page[page.length - 1]!.id : null };
 }

@@ -1,9 +1,11 @@
-import type { InstanceStatus, JobStatus, RunnerStatus } from "./schema";
+import { and, eq, ne } from "drizzle-orm";
+import type { Db } from "./client";
+import { entities, instances, providers, scaleSets, type InstanceStatus, type JobStatus, type RunnerStatus } from "./schema";
 
 /**
  * D1 access for a scale set: the snapshot its object plans from (one batch), and what its
- * GitHub adapter and its booting machines need to know of it. Each function is one round trip;
- * the job corrections travel as one JSON parameter that SQLite's json_each spreads out.
+ * GitHub adapter and its booting machines need to know of it, each in one round trip; and the
+ * scale sets as the admin API keeps them.
  */
 
 export interface ScaleSetRecord {
@@ -180,27 +182,71 @@ export async function loadRunnerSetup(db: D1Database, scaleSetId: string): Promi
   };
 }
 
-/**
- * Moves jobs forward to what GitHub says they are, never backward (a webhook may have done
- * it meanwhile): the statement only touches rows still queued or waiting.
- */
-export async function applyJobCorrections(
-  db: D1Database,
-  corrections: { id: number; status: "in_progress" | "completed"; conclusion: string | null }[],
-  now: number,
-): Promise<void> {
-  if (!corrections.length) return;
-  await db
-    .prepare(
-      `UPDATE jobs SET
-         status = json_extract(c.value, '$.status'),
-         conclusion = coalesce(json_extract(c.value, '$.conclusion'), jobs.conclusion),
-         started_at = coalesce(jobs.started_at, ?2),
-         completed_at = CASE WHEN json_extract(c.value, '$.status') = 'completed' THEN coalesce(jobs.completed_at, ?2) ELSE jobs.completed_at END,
-         updated_at = ?2
-       FROM json_each(?1) AS c
-       WHERE jobs.id = json_extract(c.value, '$.id') AND jobs.status IN ('queued', 'waiting')`,
-    )
-    .bind(JSON.stringify(corrections), now)
-    .run();
+export type ScaleSetRow = typeof scaleSets.$inferSelect;
+export type NewScaleSet = typeof scaleSets.$inferInsert;
+/** What an update may change; absent fields keep their value. */
+export type ScaleSetPatch = Partial<Omit<ScaleSetRow, "id" | "entityId" | "createdAt">>;
+
+/** A scale set with the entity it serves and its provider's name: what the admin API shows. */
+export interface ScaleSetWithOwners {
+  scaleSet: ScaleSetRow;
+  entity: typeof entities.$inferSelect;
+  providerName: string;
+}
+
+const withOwners = (db: Db) =>
+  db
+    .select({ scaleSet: scaleSets, entity: entities, providerName: providers.name })
+    .from(scaleSets)
+    .innerJoin(entities, eq(entities.id, scaleSets.entityId))
+    .innerJoin(providers, eq(providers.id, scaleSets.providerId));
+
+/** Every scale set by entity then name, or one entity's by name. */
+export function listScaleSets(db: Db, entityId?: string): Promise<ScaleSetWithOwners[]> {
+  return entityId === undefined
+    ? withOwners(db).orderBy(entities.lookupKey, scaleSets.name)
+    : withOwners(db).where(eq(scaleSets.entityId, entityId)).orderBy(scaleSets.name);
+}
+
+export async function findScaleSet(db: Db, id: string): Promise<ScaleSetWithOwners | null> {
+  const [row] = await withOwners(db).where(eq(scaleSets.id, id));
+  return row ?? null;
+}
+
+export async function scaleSetNameTaken(db: Db, entityId: string, name: string): Promise<boolean> {
+  const rows = await db
+    .select({ id: scaleSets.id })
+    .from(scaleSets)
+    .where(and(eq(scaleSets.entityId, entityId), eq(scaleSets.name, name)));
+  return rows.length > 0;
+}
+
+export async function insertScaleSet(db: Db, row: NewScaleSet): Promise<void> {
+  await db.insert(scaleSets).values(row);
+}
+
+export async function updateScaleSet(db: Db, id: string, patch: ScaleSetPatch): Promise<void> {
+  await db.update(scaleSets).set(patch).where(eq(scaleSets.id, id));
+}
+
+const liveInstancesQuery = (db: Db, scaleSetId: string) =>
+  db
+    .select({ name: instances.name, status: instances.status })
+    .from(instances)
+    .where(and(eq(instances.scaleSetId, scaleSetId), ne(instances.status, "deleted")))
+    .limit(20);
+
+/** A scale set's instances that are not deleted (at most 20): what keeps it from being deleted or moved to another provider. */
+export async function liveInstances(db: Db, scaleSetId: string): Promise<{ name: string; status: InstanceStatus }[]> {
+  return liveInstancesQuery(db, scaleSetId);
+}
+
+/** Whether the scale set exists and its live instances, in one round trip: null when there is no such scale set. */
+export async function scaleSetUse(db: Db, id: string): Promise<{ liveInstances: { name: string; status: InstanceStatus }[] } | null> {
+  const [found, live] = await db.batch([db.select({ id: scaleSets.id }).from(scaleSets).where(eq(scaleSets.id, id)), liveInstancesQuery(db, id)]);
+  return found.length ? { liveInstances: live } : null;
+}
+
+export async function deleteScaleSet(db: Db, id: string): Promise<void> {
+  await db.delete(scaleSets).where(eq(scaleSets.id, id));
 }

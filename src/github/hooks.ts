@@ -1,18 +1,15 @@
+import type { components } from "@octokit/openapi-types";
 import { GithubError } from "./errors";
 import type { GithubClient } from "./github-client";
 import { scopePath, type GithubScope } from "./scope";
 
-/** A repository or organization webhook as GitHub shows it (the secret never comes back). */
-export interface GithubHook {
-  id: number;
-  name: string;
-  active: boolean;
-  events: string[];
-  config: { url?: string; content_type?: string; insecure_ssl?: string | number; secret?: string };
-  created_at: string;
-  updated_at: string;
-  last_response?: { code: number | null; status: string | null; message: string | null };
-}
+type Hook = components["schemas"]["hook"];
+
+/**
+ * A repository or organization webhook as GitHub shows it (GitHub's OpenAPI description; the
+ * secret never comes back). Only repository hooks carry last_response.
+ */
+export type GithubHook = Omit<Hook, "last_response"> & Partial<Pick<Hook, "last_response">>;
 
 export const HOOK_EVENTS = ["workflow_job"];
 

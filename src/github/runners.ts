@@ -1,34 +1,23 @@
+import type { components } from "@octokit/openapi-types";
 import { cachedFetch } from "./cache";
 import { GithubApiError, GithubError } from "./errors";
 import type { GithubClient } from "./github-client";
 import { scopeKey, scopePath, type GithubScope } from "./scope";
 
+// GitHub's own shapes come from its OpenAPI description (@octokit/openapi-types, types only),
+// the same description the fake GitHub is checked against (test/contract).
+type Schemas = components["schemas"];
+
 /** A self-hosted runner as GitHub lists it. */
-export interface GithubRunner {
-  id: number;
-  name: string;
-  os: string;
-  status: "online" | "offline" | string;
-  busy: boolean;
-  labels: { id?: number; name: string; type?: string }[];
-  runner_group_id?: number;
-  ephemeral?: boolean;
-}
+export type GithubRunner = Schemas["runner"];
 
-export interface RunnerGroup {
-  id: number;
-  name: string;
-  default: boolean;
-}
+/** A runner group as far as we keep it (the cache holds these three fields). */
+export type RunnerGroup = Pick<Schemas["runner-groups-org"], "id" | "name" | "default">;
 
-export interface RunnerDownload {
-  os: string;
-  architecture: string;
-  download_url: string;
-  filename: string;
-  temp_download_token?: string;
-  sha256_checksum?: string;
-}
+/** Where to download the runner for one OS and architecture. */
+export type RunnerDownload = Schemas["runner-application"];
+
+type JitConfigResponse = components["responses"]["actions_runner_jitconfig"]["content"]["application/json"];
 
 export interface JitConfig {
   runner: GithubRunner;
@@ -100,7 +89,7 @@ export async function deleteRunner(gh: GithubClient, scope: GithubScope, runnerI
 }
 
 export async function createRegistrationToken(gh: GithubClient, scope: GithubScope): Promise<RegistrationToken> {
-  const res = await gh.request<{ token: string; expires_at: string }>(
+  const res = await gh.request<Schemas["authentication-token"]>(
     "create_registration_token",
     "POST",
     `${scopePath(scope)}/actions/runners/registration-token`,
@@ -158,7 +147,7 @@ export async function generateJitConfig(
   input: { name: string; labels: string[]; runnerGroup?: string; workFolder?: string },
 ): Promise<JitConfig> {
   const runnerGroupId = await resolveRunnerGroupId(gh, scope, input.runnerGroup ?? "");
-  const res = await gh.request<{ runner: GithubRunner; encoded_jit_config: string }>(
+  const res = await gh.request<JitConfigResponse>(
     "generate_jit_config",
     "POST",
     `${scopePath(scope)}/actions/runners/generate-jitconfig`,

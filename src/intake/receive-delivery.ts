@@ -1,5 +1,6 @@
 import type { z } from "zod";
 import { keyringFor } from "../crypto/keyring";
+import { DEFAULT_ENDPOINT } from "../github/default-endpoint";
 import { recordWorkflowJob } from "../db/delivery-store";
 import type { EntityKind, JobStatus } from "../db/schema";
 import type { Env } from "../env";
@@ -87,7 +88,7 @@ export async function receiveDelivery(
       reason: directory.entities.length ? "bad_signature" : "unknown_entity",
       details: {
         reason: "no registered repository, organization or enterprise named in this delivery has a webhook secret matching X-Hub-Signature-256",
-        endpoint: enterpriseHost ?? "github.com",
+        endpoint: enterpriseHost ?? DEFAULT_ENDPOINT,
       },
     };
   }

@@ -1,4 +1,5 @@
 import type { EntityKind } from "../db/schema";
+import { DEFAULT_ENDPOINT } from "../github/default-endpoint";
 import { entityLookupKey } from "../github/entity-names";
 import type { DeliverySubject } from "./payload";
 import type { Reporter } from "./routing";
@@ -55,7 +56,7 @@ export interface SenderEntity {
  * without it the delivery is from github.com.
  */
 export function endpointMatches(endpoint: { name: string; baseUrl: string }, enterpriseHost: string | null): boolean {
-  if (!enterpriseHost) return endpoint.name === "github.com";
+  if (!enterpriseHost) return endpoint.name === DEFAULT_ENDPOINT;
   let url: URL;
   try {
     url = new URL(endpoint.baseUrl);

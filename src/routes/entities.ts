@@ -1,28 +1,30 @@
-import { createRoute, z } from "@hono/zod-openapi";
-import { and, eq } from "drizzle-orm";
+import { z } from "@hono/zod-openapi";
 import type { AppEnv } from "../env";
 import { createDb, type Db } from "../db/client";
-import { entities, githubCredentials, scaleSets, type EntityKind } from "../db/schema";
+import {
+  deleteEntity,
+  entityIdByLookupKey,
+  entityUse,
+  findEntity,
+  findEntityWithCredentials,
+  insertEntity,
+  listEntities,
+  updateEntity,
+  type EntityWithCredentials,
+} from "../db/entity-store";
+import { findCredentialsByName } from "../db/github-credential-store";
 import { keyringFor } from "../crypto/keyring";
 import { entityLookupKey } from "../github/entity-names";
 import { seal } from "../crypto/secret-box";
 import { secretContext } from "../crypto/secret-contexts";
-import { conflict, inUse, invalidBody, notFound } from "../http/errors";
+import { conflict, inUse, invalidBody } from "../http/errors";
 import { createRouter } from "../http/router";
+import { sentFields } from "../http/sent-fields";
+import { requireFound } from "../http/require-found";
+import { resourceRoutes } from "../http/resource-routes";
+import { entityPaths, type EntityPath } from "../api/entity-paths";
 import { routeWaiting } from "../intake/waiting-jobs";
-import {
-  conflictResponse,
-  errorResponses,
-  IdParam,
-  iso,
-  jsonBody,
-  jsonResponse,
-  noContent,
-  notFoundResponse,
-  now,
-  ResourceName,
-  Timestamp,
-} from "./common";
+import { IdParam, iso, now, ResourceName, Timestamp } from "../http/openapi";
 
 const GithubLogin = z
   .string()
@@ -37,19 +39,13 @@ const RepoName = z
   .refine((v) => v !== "." && v !== "..", "not a valid repository name");
 const WebhookSecret = z.string().min(8, "use at least 8 characters").max(512);
 
-export type EntityRow = typeof entities.$inferSelect;
-
-
 /** What a create or update says about parents; enterprises have none. */
 interface ParentLinks {
   use_parent_scale_sets?: boolean;
   enterprise?: string | null;
 }
 
-interface KindSpec {
-  kind: EntityKind;
-  path: string;
-  title: string;
+interface KindSpec extends EntityPath {
   create: z.ZodType<{ owner: string; name: string; credentials_name: string; webhook_secret: string } & ParentLinks>;
   createDoc: z.ZodType;
   update: z.ZodType<{ credentials_name?: string; webhook_secret?: string } & ParentLinks>;
@@ -119,29 +115,24 @@ const UpdateLinkedEntity = z
   })
   .openapi("UpdateRepositoryOrOrganization");
 
+const [repositories, organizations, enterprises] = entityPaths;
 const specs: KindSpec[] = [
   {
-    kind: "repository",
-    path: "repositories",
-    title: "Repositories",
+    ...repositories,
     createDoc: CreateRepository,
     create: CreateRepository,
     update: UpdateLinkedEntity,
     view: z.object({ ...commonView, owner: z.string(), name: z.string(), ...parentLinkView }).openapi("Repository"),
   },
   {
-    kind: "organization",
-    path: "organizations",
-    title: "Organizations",
+    ...organizations,
     createDoc: CreateOrganization,
     create: CreateOrganization.transform((b) => ({ ...b, owner: b.name, name: "" })),
     update: UpdateLinkedEntity,
     view: z.object({ ...commonView, name: z.string(), ...parentLinkView }).openapi("Organization"),
   },
   {
-    kind: "enterprise",
-    path: "enterprises",
-    title: "Enterprises",
+    ...enterprises,
     createDoc: CreateEnterprise,
     create: CreateEnterprise.transform((b) => ({ ...b, owner: b.name, name: "" })),
     update: UpdateEntity,
@@ -149,10 +140,7 @@ const specs: KindSpec[] = [
   },
 ];
 
-
-type EntityWithCreds = { entity: EntityRow; credentialsName: string };
-
-export function entityView(env: AppEnv["Bindings"], { entity: e, credentialsName }: EntityWithCreds) {
+export function entityView(env: AppEnv["Bindings"], { entity: e, credentialsName }: EntityWithCredentials) {
   const base = {
     id: e.id,
     endpoint: e.endpointName,
@@ -171,30 +159,13 @@ export function entityView(env: AppEnv["Bindings"], { entity: e, credentialsName
 /** An enterprise link must name an enterprise registered on the entity's endpoint. */
 async function checkEnterpriseLink(db: Db, endpointName: string, enterprise: string | null | undefined): Promise<void> {
   if (enterprise === undefined || enterprise === null) return;
-  const [found] = await db
-    .select({ id: entities.id })
-    .from(entities)
-    .where(and(eq(entities.endpointName, endpointName), eq(entities.lookupKey, entityLookupKey("enterprise", enterprise))));
-  if (!found) {
+  if (!(await entityIdByLookupKey(db, endpointName, entityLookupKey("enterprise", enterprise)))) {
     throw invalidBody([{ path: "enterprise", message: `no enterprise '${enterprise}' is registered on endpoint '${endpointName}'` }]);
   }
 }
 
-const selectWithCreds = (db: Db) =>
-  db
-    .select({ entity: entities, credentialsName: githubCredentials.name })
-    .from(entities)
-    .innerJoin(githubCredentials, eq(githubCredentials.id, entities.credentialsId));
-
-/** Loads an entity of the given kind or fails with 404. */
-export async function requireEntity(db: Db, kind: EntityKind, id: string): Promise<EntityRow> {
-  const [row] = await db.select().from(entities).where(and(eq(entities.id, id), eq(entities.kind, kind)));
-  if (!row) throw notFound(kind, id);
-  return row;
-}
-
 async function credentialsByName(db: Db, name: string) {
-  const [creds] = await db.select().from(githubCredentials).where(eq(githubCredentials.name, name));
+  const creds = await findCredentialsByName(db, name);
   if (!creds) {
     throw invalidBody([{ path: "credentials_name", message: `unknown credentials '${name}'` }]);
   }
@@ -202,98 +173,58 @@ async function credentialsByName(db: Db, name: string) {
 }
 
 function registerKind(router: ReturnType<typeof createRouter>, spec: KindSpec) {
-  const tags = [spec.title];
+  const routes = resourceRoutes({ collection: `/${spec.path}`, item: `/${spec.path}/{id}`, tags: [spec.title], params: IdParam, view: spec.view });
   const { kind } = spec;
 
   return router
+    .openapi(routes.list(`List ${spec.path}`, spec.title), async (c) => {
+      const rows = await listEntities(createDb(c.env), kind);
+      return c.json(
+        rows.map((r) => entityView(c.env, r)),
+        200,
+      );
+    })
+    .openapi(routes.create(`Add a ${kind}`, spec.createDoc), async (c) => {
+      const parsed = spec.create.parse(c.req.valid("json"));
+      const db = createDb(c.env);
+      const creds = await credentialsByName(db, parsed.credentials_name);
+      const lookupKey = entityLookupKey(kind, parsed.owner, parsed.name);
+      const taken = await entityIdByLookupKey(db, creds.endpointName, lookupKey);
+      if (taken) throw conflict(`this ${kind} is already registered`, { id: taken });
+      await checkEnterpriseLink(db, creds.endpointName, parsed.enterprise);
+      const id = crypto.randomUUID();
+      const t = now();
+      const row = await insertEntity(db, {
+        id,
+        kind,
+        owner: parsed.owner,
+        name: parsed.name,
+        lookupKey,
+        endpointName: creds.endpointName,
+        credentialsId: creds.id,
+        webhookSecretEnc: await seal(await keyringFor(c.env), parsed.webhook_secret, secretContext.webhookSecret(id)),
+        useParentScaleSets: parsed.use_parent_scale_sets ?? false,
+        enterprise: parsed.enterprise ?? null,
+        createdAt: t,
+        updatedAt: t,
+      });
+      return c.json(entityView(c.env, { entity: row, credentialsName: creds.name }), 201);
+    })
+    .openapi(routes.show(`Show a ${kind}`, spec.title), async (c) => {
+      const { id } = c.req.valid("param");
+      const row = requireFound(await findEntityWithCredentials(createDb(c.env), kind, id), kind, id);
+      return c.json(entityView(c.env, row), 200);
+    })
     .openapi(
-      createRoute({
-        method: "get",
-        path: `/${spec.path}`,
-        tags,
-        summary: `List ${spec.path}`,
-        responses: { 200: jsonResponse(z.array(spec.view), spec.title), ...errorResponses },
-      }),
-      async (c) => {
-        const rows = await selectWithCreds(createDb(c.env)).where(eq(entities.kind, kind)).orderBy(entities.lookupKey);
-        return c.json(
-          rows.map((r) => entityView(c.env, r)),
-          200,
-        );
-      },
-    )
-    .openapi(
-      createRoute({
-        method: "post",
-        path: `/${spec.path}`,
-        tags,
-        summary: `Add a ${kind}`,
-        request: { body: jsonBody(spec.createDoc) },
-        responses: { 201: jsonResponse(spec.view, "Created"), ...errorResponses, ...conflictResponse },
-      }),
-      async (c) => {
-        const parsed = spec.create.parse(c.req.valid("json"));
-        const db = createDb(c.env);
-        const creds = await credentialsByName(db, parsed.credentials_name);
-        const lookupKey = entityLookupKey(kind, parsed.owner, parsed.name);
-        const taken = await db
-          .select({ id: entities.id })
-          .from(entities)
-          .where(and(eq(entities.endpointName, creds.endpointName), eq(entities.lookupKey, lookupKey)));
-        if (taken.length) throw conflict(`this ${kind} is already registered`, { id: taken[0]!.id });
-        await checkEnterpriseLink(db, creds.endpointName, parsed.enterprise);
-        const id = crypto.randomUUID();
-        const t = now();
-        const [row] = await db
-          .insert(entities)
-          .values({
-            id,
-            kind,
-            owner: parsed.owner,
-            name: parsed.name,
-            lookupKey,
-            endpointName: creds.endpointName,
-            credentialsId: creds.id,
-            webhookSecretEnc: await seal(await keyringFor(c.env), parsed.webhook_secret, secretContext.webhookSecret(id)),
-            useParentScaleSets: parsed.use_parent_scale_sets ?? false,
-            enterprise: parsed.enterprise ?? null,
-            createdAt: t,
-            updatedAt: t,
-          })
-          .returning();
-        return c.json(entityView(c.env, { entity: row!, credentialsName: creds.name }), 201);
-      },
-    )
-    .openapi(
-      createRoute({
-        method: "get",
-        path: `/${spec.path}/{id}`,
-        tags,
-        summary: `Show a ${kind}`,
-        request: { params: IdParam },
-        responses: { 200: jsonResponse(spec.view, spec.title), ...errorResponses, ...notFoundResponse },
-      }),
-      async (c) => {
-        const { id } = c.req.valid("param");
-        const [row] = await selectWithCreds(createDb(c.env)).where(and(eq(entities.id, id), eq(entities.kind, kind)));
-        if (!row) throw notFound(kind, id);
-        return c.json(entityView(c.env, row), 200);
-      },
-    )
-    .openapi(
-      createRoute({
-        method: "put",
-        path: `/${spec.path}/{id}`,
-        tags,
-        summary: kind === "enterprise" ? `Change an enterprise's credentials or webhook secret` : `Change a ${kind}'s credentials, webhook secret or parent links`,
-        request: { params: IdParam, body: jsonBody(spec.update) },
-        responses: { 200: jsonResponse(spec.view, "Updated"), ...errorResponses, ...notFoundResponse },
-      }),
+      routes.update(
+        kind === "enterprise" ? `Change an enterprise's credentials or webhook secret` : `Change a ${kind}'s credentials, webhook secret or parent links`,
+        spec.update,
+      ),
       async (c) => {
         const { id } = c.req.valid("param");
         const body = c.req.valid("json");
         const db = createDb(c.env);
-        const entity = await requireEntity(db, kind, id);
+        const entity = requireFound(await findEntity(db, kind, id), kind, id);
         let credentialsId = entity.credentialsId;
         if (body.credentials_name !== undefined) {
           const creds = await credentialsByName(db, body.credentials_name);
@@ -305,48 +236,28 @@ function registerKind(router: ReturnType<typeof createRouter>, spec: KindSpec) {
           credentialsId = creds.id;
         }
         await checkEnterpriseLink(db, entity.endpointName, body.enterprise);
-        await db
-          .update(entities)
-          .set({
-            credentialsId,
-            ...(body.webhook_secret !== undefined && {
-              webhookSecretEnc: await seal(await keyringFor(c.env), body.webhook_secret, secretContext.webhookSecret(id)),
-            }),
-            ...(body.use_parent_scale_sets !== undefined && { useParentScaleSets: body.use_parent_scale_sets }),
-            ...(body.enterprise !== undefined && { enterprise: body.enterprise }),
-            updatedAt: now(),
-          })
-          .where(eq(entities.id, id));
+        await updateEntity(db, id, {
+          credentialsId,
+          ...(body.webhook_secret !== undefined && {
+            webhookSecretEnc: await seal(await keyringFor(c.env), body.webhook_secret, secretContext.webhookSecret(id)),
+          }),
+          ...sentFields(body, { use_parent_scale_sets: "useParentScaleSets", enterprise: "enterprise" }),
+          updatedAt: now(),
+        });
         // Jobs it reported that wait unmatched may now be served by its parents' scale sets.
         if (body.use_parent_scale_sets !== undefined || body.enterprise !== undefined) await routeWaiting(c, id, null, "parent links changed");
-        const [row] = await selectWithCreds(db).where(eq(entities.id, id));
+        const row = await findEntityWithCredentials(db, kind, id);
         return c.json(entityView(c.env, row!), 200);
       },
     )
-    .openapi(
-      createRoute({
-        method: "delete",
-        path: `/${spec.path}/{id}`,
-        tags,
-        summary: `Delete a ${kind} that has no scale sets`,
-        request: { params: IdParam },
-        responses: { ...noContent, ...errorResponses, ...notFoundResponse, ...conflictResponse },
-      }),
-      async (c) => {
-        const { id } = c.req.valid("param");
-        const db = createDb(c.env);
-        const [found, sets] = await db.batch([
-          db.select({ id: entities.id }).from(entities).where(and(eq(entities.id, id), eq(entities.kind, kind))),
-          db.select({ id: scaleSets.id, name: scaleSets.name }).from(scaleSets).where(eq(scaleSets.entityId, id)).limit(20),
-        ]);
-        if (!found.length) throw notFound(kind, id);
-        if (sets.length) throw inUse(`${kind} still has scale sets`, { scale_sets: sets });
-        await db.delete(entities).where(eq(entities.id, id));
-        return c.body(null, 204);
-      },
-    );
+    .openapi(routes.remove(`Delete a ${kind} that has no scale sets`), async (c) => {
+      const { id } = c.req.valid("param");
+      const db = createDb(c.env);
+      const use = requireFound(await entityUse(db, kind, id), kind, id);
+      if (use.scaleSets.length) throw inUse(`${kind} still has scale sets`, { scale_sets: use.scaleSets });
+      await deleteEntity(db, id);
+      return c.body(null, 204);
+    });
 }
 
 export const entityRoutes = specs.reduce((router, spec) => registerKind(router, spec), createRouter());
-
-export const entityKindByPath: Record<string, EntityKind> = Object.fromEntries(specs.map((s) => [s.path, s.kind]));

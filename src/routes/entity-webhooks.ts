@@ -9,11 +9,13 @@ import { secretContext } from "../crypto/secret-contexts";
 import { GithubClient } from "../github/github-client";
 import { findHook, installHook, uninstallHook, type GithubHook, type HookScope } from "../github/hooks";
 import { scopeOf } from "../github/scope";
-import { ApiError, ErrorSchema } from "../http/errors";
+import { ApiError } from "../http/errors";
 import { createRouter } from "../http/router";
-import { errorResponses, IdParam, jsonResponse, notFoundResponse, Timestamp } from "./common";
-import { requireEntity, type EntityRow } from "./entities";
-import { githubFailure } from "./github-errors";
+import { errorJson, errorResponses, IdParam, jsonResponse, notFoundResponse, Timestamp } from "../http/openapi";
+import { findEntity, type EntityRow } from "../db/entity-store";
+import { requireFound } from "../http/require-found";
+import { entityPaths } from "../api/entity-paths";
+import { githubFailure } from "../http/github-failure";
 
 const WebhookSchema = z
   .object({
@@ -39,9 +41,9 @@ const InstallWebhook = z
   .openapi("InstallWebhook");
 
 const githubErrors = {
-  409: { description: "GitHub refuses the entity's credentials", content: { "application/json": { schema: ErrorSchema } } },
-  502: { description: "GitHub refused or failed the request", content: { "application/json": { schema: ErrorSchema } } },
-  503: { description: "Credentials are rate limited (see Retry-After)", content: { "application/json": { schema: ErrorSchema } } },
+  409: errorJson("GitHub refuses the entity's credentials"),
+  502: errorJson("GitHub refused or failed the request"),
+  503: errorJson("Credentials are rate limited (see Retry-After)"),
 } as const;
 
 const hookView = (h: GithubHook): z.infer<typeof WebhookSchema> => ({
@@ -74,7 +76,7 @@ const permissionHint = (kind: EntityKind) => (status: number) =>
 
 async function withGithub<T>(c: Context<AppEnv>, kind: EntityKind, id: string, fn: (gh: GithubClient, entity: EntityRow) => Promise<T>) {
   const db = createDb(c.env);
-  const entity = await requireEntity(db, kind, id);
+  const entity = requireFound(await findEntity(db, kind, id), kind, id);
   const gh = new GithubClient({ env: c.env, credentialId: entity.credentialsId });
   try {
     return await fn(gh, entity);
@@ -91,10 +93,7 @@ function hookScope(entity: EntityRow): HookScope {
   return scope;
 }
 
-const kinds: { kind: Extract<EntityKind, "repository" | "organization">; path: string; title: string }[] = [
-  { kind: "repository", path: "repositories", title: "Repositories" },
-  { kind: "organization", path: "organizations", title: "Organizations" },
-];
+const kinds = entityPaths.filter((p) => p.kind !== "enterprise");
 
 function register(router: ReturnType<typeof createRouter>, spec: (typeof kinds)[number]) {
   const { kind } = spec;

@@ -1,28 +1,27 @@
-import { createRoute, z } from "@hono/zod-openapi";
-import { eq } from "drizzle-orm";
+import { z } from "@hono/zod-openapi";
 import { createDb } from "../db/client";
-import { entities, githubCredentials, githubCredentialState, githubEndpoints } from "../db/schema";
-import { clearCredentialState } from "../db/github-state-store";
+import {
+  credentialsNameTaken,
+  credentialsUse,
+  deleteCredentials,
+  findCredentials,
+  findCredentialsWithState,
+  insertCredentials,
+  listCredentials,
+  newCredentialsChecks,
+  updateCredentials,
+} from "../db/github-credential-store";
+import type { CredentialRow, CredentialStateRow } from "../db/github-state-store";
 import { keyringFor } from "../crypto/keyring";
 import { seal } from "../crypto/secret-box";
 import { secretContext } from "../crypto/secret-contexts";
-import { conflict, inUse, invalidBody, notFound } from "../http/errors";
+import { conflict, inUse, invalidBody } from "../http/errors";
 import { createRouter } from "../http/router";
-import {
-  conflictResponse,
-  Description,
-  errorResponses,
-  IdParam,
-  iso,
-  jsonBody,
-  jsonResponse,
-  noContent,
-  notFoundResponse,
-  now,
-  ResourceName,
-  Timestamp,
-} from "./common";
-import { DEFAULT_ENDPOINT } from "./github-endpoints";
+import { sentFields } from "../http/sent-fields";
+import { requireFound } from "../http/require-found";
+import { resourceRoutes } from "../http/resource-routes";
+import { Description, IdParam, iso, now, ResourceName, Timestamp } from "../http/openapi";
+import { DEFAULT_ENDPOINT } from "../github/default-endpoint";
 
 const PrivateKeyPem = z
   .string()
@@ -103,10 +102,7 @@ const CredentialsSchema = z
   })
   .openapi("GithubCredentials");
 
-type CredentialsRow = typeof githubCredentials.$inferSelect;
-type StateRow = typeof githubCredentialState.$inferSelect;
-
-const view = (r: CredentialsRow, state: StateRow | null, at = now()): z.infer<typeof CredentialsSchema> => ({
+const view = (r: CredentialRow, state: CredentialStateRow | null, at = now()): z.infer<typeof CredentialsSchema> => ({
   id: r.id,
   name: r.name,
   description: r.description,
@@ -136,169 +132,94 @@ const view = (r: CredentialsRow, state: StateRow | null, at = now()): z.infer<ty
   updated_at: iso(r.updatedAt)!,
 });
 
-const tags = ["GitHub credentials"];
-
-const withState = (db: ReturnType<typeof createDb>) =>
-  db
-    .select({ credential: githubCredentials, state: githubCredentialState })
-    .from(githubCredentials)
-    .leftJoin(githubCredentialState, eq(githubCredentialState.credentialId, githubCredentials.id));
+const routes = resourceRoutes({
+  collection: "/github/credentials",
+  item: "/github/credentials/{id}",
+  tags: ["GitHub credentials"],
+  params: IdParam,
+  view: CredentialsSchema,
+});
 
 export const githubCredentialRoutes = createRouter()
-  .openapi(
-    createRoute({
-      method: "get",
-      path: "/github/credentials",
-      tags,
-      summary: "List GitHub credentials",
-      responses: { 200: jsonResponse(z.array(CredentialsSchema), "Credentials"), ...errorResponses },
-    }),
-    async (c) => {
-      const rows = await withState(createDb(c.env)).orderBy(githubCredentials.name);
-      return c.json(
-        rows.map((r) => view(r.credential, r.state)),
-        200,
-      );
-    },
-  )
-  .openapi(
-    createRoute({
-      method: "post",
-      path: "/github/credentials",
-      tags,
-      summary: "Add a PAT or GitHub App credential",
-      request: { body: jsonBody(CreateCredentials) },
-      responses: {
-        201: jsonResponse(CredentialsSchema, "Created"),
-        ...errorResponses,
-        ...conflictResponse,
+  .openapi(routes.list("List GitHub credentials", "Credentials"), async (c) => {
+    const rows = await listCredentials(createDb(c.env));
+    return c.json(
+      rows.map((r) => view(r.credential, r.state)),
+      200,
+    );
+  })
+  .openapi(routes.create("Add a PAT or GitHub App credential", CreateCredentials), async (c) => {
+    const body = c.req.valid("json");
+    const db = createDb(c.env);
+    const checks = await newCredentialsChecks(db, body.endpoint, body.name);
+    if (!checks.endpointExists) {
+      throw invalidBody([{ path: "endpoint", message: `unknown endpoint '${body.endpoint}'` }]);
+    }
+    if (checks.nameTaken) throw conflict("credentials with this name exist", { name: body.name });
+    const id = crypto.randomUUID();
+    const secret = body.auth_type === "pat" ? body.pat.oauth2_token : body.app.private_key;
+    const t = now();
+    const row = await insertCredentials(db, {
+      id,
+      name: body.name,
+      description: body.description,
+      endpointName: body.endpoint,
+      authType: body.auth_type,
+      appId: body.auth_type === "app" ? body.app.app_id : null,
+      installationId: body.auth_type === "app" ? body.app.installation_id : null,
+      secretEnc: await seal(await keyringFor(c.env), secret, secretContext.credential(id)),
+      createdAt: t,
+      updatedAt: t,
+    });
+    return c.json(view(row, null), 201);
+  })
+  .openapi(routes.show("Show GitHub credentials", "Credentials"), async (c) => {
+    const { id } = c.req.valid("param");
+    const row = requireFound(await findCredentialsWithState(createDb(c.env), id), "credentials", id);
+    return c.json(view(row.credential, row.state), 200);
+  })
+  .openapi(routes.update("Update GitHub credentials (rename, new token, new key)", UpdateCredentials, { renames: true }), async (c) => {
+    const { id } = c.req.valid("param");
+    const body = c.req.valid("json");
+    const db = createDb(c.env);
+    const row = requireFound(await findCredentials(db, id), "credentials", id);
+    if (body.pat && row.authType !== "pat") {
+      throw invalidBody([{ path: "pat", message: "these are GitHub App credentials" }]);
+    }
+    if (body.app && row.authType !== "app") {
+      throw invalidBody([{ path: "app", message: "these are PAT credentials" }]);
+    }
+    if (body.name && body.name !== row.name) {
+      if (await credentialsNameTaken(db, body.name)) throw conflict("credentials with this name exist", { name: body.name });
+    }
+    const newSecret = body.pat?.oauth2_token ?? body.app?.private_key;
+    // A new token, key, App or installation is a different credential to GitHub: forget that
+    // the old one was failing or rate limited, and its installation token.
+    const changesIdentity =
+      newSecret !== undefined ||
+      (body.app?.app_id !== undefined && body.app.app_id !== row.appId) ||
+      (body.app?.installation_id !== undefined && body.app.installation_id !== row.installationId);
+    const updated = await updateCredentials(
+      db,
+      id,
+      {
+        ...sentFields(body, { name: "name", description: "description" }),
+        ...(body.app?.app_id !== undefined && { appId: body.app.app_id }),
+        ...(body.app?.installation_id !== undefined && { installationId: body.app.installation_id }),
+        ...(newSecret !== undefined && {
+          secretEnc: await seal(await keyringFor(c.env), newSecret, secretContext.credential(id)),
+        }),
+        updatedAt: now(),
       },
-    }),
-    async (c) => {
-      const body = c.req.valid("json");
-      const db = createDb(c.env);
-      const [endpoint, taken] = await db.batch([
-        db.select({ name: githubEndpoints.name }).from(githubEndpoints).where(eq(githubEndpoints.name, body.endpoint)),
-        db.select({ id: githubCredentials.id }).from(githubCredentials).where(eq(githubCredentials.name, body.name)),
-      ]);
-      if (!endpoint.length) {
-        throw invalidBody([{ path: "endpoint", message: `unknown endpoint '${body.endpoint}'` }]);
-      }
-      if (taken.length) throw conflict("credentials with this name exist", { name: body.name });
-      const id = crypto.randomUUID();
-      const secret = body.auth_type === "pat" ? body.pat.oauth2_token : body.app.private_key;
-      const t = now();
-      const [row] = await db
-        .insert(githubCredentials)
-        .values({
-          id,
-          name: body.name,
-          description: body.description,
-          endpointName: body.endpoint,
-          authType: body.auth_type,
-          appId: body.auth_type === "app" ? body.app.app_id : null,
-          installationId: body.auth_type === "app" ? body.app.installation_id : null,
-          secretEnc: await seal(await keyringFor(c.env), secret, secretContext.credential(id)),
-          createdAt: t,
-          updatedAt: t,
-        })
-        .returning();
-      return c.json(view(row!, null), 201);
-    },
-  )
-  .openapi(
-    createRoute({
-      method: "get",
-      path: "/github/credentials/{id}",
-      tags,
-      summary: "Show GitHub credentials",
-      request: { params: IdParam },
-      responses: { 200: jsonResponse(CredentialsSchema, "Credentials"), ...errorResponses, ...notFoundResponse },
-    }),
-    async (c) => {
-      const { id } = c.req.valid("param");
-      const [row] = await withState(createDb(c.env)).where(eq(githubCredentials.id, id));
-      if (!row) throw notFound("credentials", id);
-      return c.json(view(row.credential, row.state), 200);
-    },
-  )
-  .openapi(
-    createRoute({
-      method: "put",
-      path: "/github/credentials/{id}",
-      tags,
-      summary: "Update GitHub credentials (rename, new token, new key)",
-      request: { params: IdParam, body: jsonBody(UpdateCredentials) },
-      responses: {
-        200: jsonResponse(CredentialsSchema, "Updated"),
-        ...errorResponses,
-        ...notFoundResponse,
-        ...conflictResponse,
-      },
-    }),
-    async (c) => {
-      const { id } = c.req.valid("param");
-      const body = c.req.valid("json");
-      const db = createDb(c.env);
-      const [row] = await db.select().from(githubCredentials).where(eq(githubCredentials.id, id));
-      if (!row) throw notFound("credentials", id);
-      if (body.pat && row.authType !== "pat") {
-        throw invalidBody([{ path: "pat", message: "these are GitHub App credentials" }]);
-      }
-      if (body.app && row.authType !== "app") {
-        throw invalidBody([{ path: "app", message: "these are PAT credentials" }]);
-      }
-      if (body.name && body.name !== row.name) {
-        const taken = await db.select({ id: githubCredentials.id }).from(githubCredentials).where(eq(githubCredentials.name, body.name));
-        if (taken.length) throw conflict("credentials with this name exist", { name: body.name });
-      }
-      const newSecret = body.pat?.oauth2_token ?? body.app?.private_key;
-      // A new token, key, App or installation is a different credential to GitHub: forget that
-      // the old one was failing or rate limited, and its installation token.
-      const changesIdentity =
-        newSecret !== undefined ||
-        (body.app?.app_id !== undefined && body.app.app_id !== row.appId) ||
-        (body.app?.installation_id !== undefined && body.app.installation_id !== row.installationId);
-      const update = db
-        .update(githubCredentials)
-        .set({
-          ...(body.name !== undefined && { name: body.name }),
-          ...(body.description !== undefined && { description: body.description }),
-          ...(body.app?.app_id !== undefined && { appId: body.app.app_id }),
-          ...(body.app?.installation_id !== undefined && { installationId: body.app.installation_id }),
-          ...(newSecret !== undefined && {
-            secretEnc: await seal(await keyringFor(c.env), newSecret, secretContext.credential(id)),
-          }),
-          updatedAt: now(),
-        })
-        .where(eq(githubCredentials.id, id))
-        .returning();
-      const [updatedRows] = changesIdentity ? await db.batch([update, clearCredentialState(db, id)]) : [await update];
-      const [state] = changesIdentity
-        ? [null]
-        : await db.select().from(githubCredentialState).where(eq(githubCredentialState.credentialId, id));
-      return c.json(view(updatedRows[0]!, state ?? null), 200);
-    },
-  )
-  .openapi(
-    createRoute({
-      method: "delete",
-      path: "/github/credentials/{id}",
-      tags,
-      summary: "Delete GitHub credentials no entity uses",
-      request: { params: IdParam },
-      responses: { ...noContent, ...errorResponses, ...notFoundResponse, ...conflictResponse },
-    }),
-    async (c) => {
-      const { id } = c.req.valid("param");
-      const db = createDb(c.env);
-      const [row, users] = await db.batch([
-        db.select({ id: githubCredentials.id }).from(githubCredentials).where(eq(githubCredentials.id, id)),
-        db.select({ id: entities.id, kind: entities.kind }).from(entities).where(eq(entities.credentialsId, id)).limit(20),
-      ]);
-      if (!row.length) throw notFound("credentials", id);
-      if (users.length) throw inUse("credentials are in use", { entities: users });
-      await db.delete(githubCredentials).where(eq(githubCredentials.id, id));
-      return c.body(null, 204);
-    },
-  );
+      changesIdentity,
+    );
+    return c.json(view(updated.credential, updated.state), 200);
+  })
+  .openapi(routes.remove("Delete GitHub credentials no entity uses"), async (c) => {
+    const { id } = c.req.valid("param");
+    const db = createDb(c.env);
+    const use = requireFound(await credentialsUse(db, id), "credentials", id);
+    if (use.entities.length) throw inUse("credentials are in use", { entities: use.entities });
+    await deleteCredentials(db, id);
+    return c.body(null, 204);
+  });

@@ -1,26 +1,22 @@
-import { createRoute, z } from "@hono/zod-openapi";
-import { eq } from "drizzle-orm";
+import { z } from "@hono/zod-openapi";
 import { createDb } from "../db/client";
-import { entities, githubCredentials, githubEndpoints } from "../db/schema";
-import { ApiError, conflict, inUse, notFound } from "../http/errors";
-import { createRouter } from "../http/router";
 import {
-  conflictResponse,
-  Description,
-  errorResponses,
-  HttpUrl,
-  iso,
-  jsonBody,
-  jsonResponse,
-  NameParam,
-  noContent,
-  notFoundResponse,
-  now,
-  ResourceName,
-  Timestamp,
-} from "./common";
-
-export const DEFAULT_ENDPOINT = "github.com";
+  deleteEndpoint,
+  endpointExists,
+  endpointUse,
+  findEndpoint,
+  insertEndpoint,
+  listEndpoints,
+  updateEndpoint,
+  type EndpointRow,
+} from "../db/github-endpoint-store";
+import { ApiError, conflict, inUse } from "../http/errors";
+import { createRouter } from "../http/router";
+import { sentFields } from "../http/sent-fields";
+import { requireFound } from "../http/require-found";
+import { resourceRoutes } from "../http/resource-routes";
+import { DEFAULT_ENDPOINT } from "../github/default-endpoint";
+import { Description, HttpUrl, iso, NameParam, now, ResourceName, Timestamp } from "../http/openapi";
 
 const PemBundle = z
   .string()
@@ -61,8 +57,6 @@ const UpdateEndpoint = z
   })
   .openapi("UpdateGithubEndpoint");
 
-type EndpointRow = typeof githubEndpoints.$inferSelect;
-
 const view = (r: EndpointRow): z.infer<typeof EndpointSchema> => ({
   name: r.name,
   description: r.description,
@@ -74,120 +68,58 @@ const view = (r: EndpointRow): z.infer<typeof EndpointSchema> => ({
   updated_at: iso(r.updatedAt)!,
 });
 
-const tags = ["GitHub endpoints"];
+const routes = resourceRoutes({
+  collection: "/github/endpoints",
+  item: "/github/endpoints/{name}",
+  tags: ["GitHub endpoints"],
+  params: NameParam,
+  view: EndpointSchema,
+});
 
 export const githubEndpointRoutes = createRouter()
-  .openapi(
-    createRoute({
-      method: "get",
-      path: "/github/endpoints",
-      tags,
-      summary: "List GitHub endpoints",
-      responses: { 200: jsonResponse(z.array(EndpointSchema), "Endpoints"), ...errorResponses },
-    }),
-    async (c) => {
-      const rows = await createDb(c.env).select().from(githubEndpoints).orderBy(githubEndpoints.name);
-      return c.json(rows.map(view), 200);
-    },
-  )
-  .openapi(
-    createRoute({
-      method: "post",
-      path: "/github/endpoints",
-      tags,
-      summary: "Add a GitHub Enterprise Server endpoint",
-      request: { body: jsonBody(CreateEndpoint) },
-      responses: { 201: jsonResponse(EndpointSchema, "Created"), ...errorResponses, ...conflictResponse },
-    }),
-    async (c) => {
-      const body = c.req.valid("json");
-      const db = createDb(c.env);
-      const existing = await db.select({ name: githubEndpoints.name }).from(githubEndpoints).where(eq(githubEndpoints.name, body.name));
-      if (existing.length) throw conflict("an endpoint with this name exists", { name: body.name });
-      const t = now();
-      const [row] = await db
-        .insert(githubEndpoints)
-        .values({
-          name: body.name,
-          description: body.description,
-          baseUrl: body.base_url,
-          apiBaseUrl: body.api_base_url,
-          uploadBaseUrl: body.upload_base_url ?? "",
-          caCertBundle: body.ca_cert_bundle ?? null,
-          createdAt: t,
-          updatedAt: t,
-        })
-        .returning();
-      return c.json(view(row!), 201);
-    },
-  )
-  .openapi(
-    createRoute({
-      method: "get",
-      path: "/github/endpoints/{name}",
-      tags,
-      summary: "Show a GitHub endpoint",
-      request: { params: NameParam },
-      responses: { 200: jsonResponse(EndpointSchema, "Endpoint"), ...errorResponses, ...notFoundResponse },
-    }),
-    async (c) => {
-      const { name } = c.req.valid("param");
-      const [row] = await createDb(c.env).select().from(githubEndpoints).where(eq(githubEndpoints.name, name));
-      if (!row) throw notFound("endpoint", name);
-      return c.json(view(row), 200);
-    },
-  )
-  .openapi(
-    createRoute({
-      method: "put",
-      path: "/github/endpoints/{name}",
-      tags,
-      summary: "Update a GitHub endpoint",
-      request: { params: NameParam, body: jsonBody(UpdateEndpoint) },
-      responses: { 200: jsonResponse(EndpointSchema, "Updated"), ...errorResponses, ...notFoundResponse },
-    }),
-    async (c) => {
-      const { name } = c.req.valid("param");
-      const body = c.req.valid("json");
-      const [row] = await createDb(c.env)
-        .update(githubEndpoints)
-        .set({
-          ...(body.description !== undefined && { description: body.description }),
-          ...(body.base_url !== undefined && { baseUrl: body.base_url }),
-          ...(body.api_base_url !== undefined && { apiBaseUrl: body.api_base_url }),
-          ...(body.upload_base_url !== undefined && { uploadBaseUrl: body.upload_base_url }),
-          ...(body.ca_cert_bundle !== undefined && { caCertBundle: body.ca_cert_bundle }),
-          updatedAt: now(),
-        })
-        .where(eq(githubEndpoints.name, name))
-        .returning();
-      if (!row) throw notFound("endpoint", name);
-      return c.json(view(row), 200);
-    },
-  )
-  .openapi(
-    createRoute({
-      method: "delete",
-      path: "/github/endpoints/{name}",
-      tags,
-      summary: "Delete a GitHub endpoint no credentials use",
-      request: { params: NameParam },
-      responses: { ...noContent, ...errorResponses, ...notFoundResponse, ...conflictResponse },
-    }),
-    async (c) => {
-      const { name } = c.req.valid("param");
-      if (name === DEFAULT_ENDPOINT) throw new ApiError(409, "the github.com endpoint cannot be deleted");
-      const db = createDb(c.env);
-      const [endpoint, creds, ents] = await db.batch([
-        db.select({ name: githubEndpoints.name }).from(githubEndpoints).where(eq(githubEndpoints.name, name)),
-        db.select({ name: githubCredentials.name }).from(githubCredentials).where(eq(githubCredentials.endpointName, name)).limit(20),
-        db.select({ id: entities.id }).from(entities).where(eq(entities.endpointName, name)).limit(1),
-      ]);
-      if (!endpoint.length) throw notFound("endpoint", name);
-      if (creds.length || ents.length) {
-        throw inUse("endpoint is in use", { credentials: creds.map((r) => r.name) });
-      }
-      await db.delete(githubEndpoints).where(eq(githubEndpoints.name, name));
-      return c.body(null, 204);
-    },
-  );
+  .openapi(routes.list("List GitHub endpoints", "Endpoints"), async (c) => {
+    const rows = await listEndpoints(createDb(c.env));
+    return c.json(rows.map(view), 200);
+  })
+  .openapi(routes.create("Add a GitHub Enterprise Server endpoint", CreateEndpoint), async (c) => {
+    const body = c.req.valid("json");
+    const db = createDb(c.env);
+    if (await endpointExists(db, body.name)) throw conflict("an endpoint with this name exists", { name: body.name });
+    const t = now();
+    const row = await insertEndpoint(db, {
+      name: body.name,
+      description: body.description,
+      baseUrl: body.base_url,
+      apiBaseUrl: body.api_base_url,
+      uploadBaseUrl: body.upload_base_url ?? "",
+      caCertBundle: body.ca_cert_bundle ?? null,
+      createdAt: t,
+      updatedAt: t,
+    });
+    return c.json(view(row), 201);
+  })
+  .openapi(routes.show("Show a GitHub endpoint", "Endpoint"), async (c) => {
+    const { name } = c.req.valid("param");
+    const row = requireFound(await findEndpoint(createDb(c.env), name), "endpoint", name);
+    return c.json(view(row), 200);
+  })
+  .openapi(routes.update("Update a GitHub endpoint", UpdateEndpoint), async (c) => {
+    const { name } = c.req.valid("param");
+    const body = c.req.valid("json");
+    const row = await updateEndpoint(createDb(c.env), name, {
+      ...sentFields(body, { description: "description", base_url: "baseUrl", api_base_url: "apiBaseUrl", upload_base_url: "uploadBaseUrl", ca_cert_bundle: "caCertBundle" }),
+      updatedAt: now(),
+    });
+    return c.json(view(requireFound(row, "endpoint", name)), 200);
+  })
+  .openapi(routes.remove("Delete a GitHub endpoint no credentials use"), async (c) => {
+    const { name } = c.req.valid("param");
+    if (name === DEFAULT_ENDPOINT) throw new ApiError(409, "the github.com endpoint cannot be deleted");
+    const db = createDb(c.env);
+    const use = requireFound(await endpointUse(db, name), "endpoint", name);
+    if (use.credentials.length || use.hasEntities) {
+      throw inUse("endpoint is in use", { credentials: use.credentials });
+    }
+    await deleteEndpoint(db, name);
+    return c.body(null, 204);
+  });

@@ -1,40 +1,13 @@
 import { createRoute, z } from "@hono/zod-openapi";
-import { and, desc, eq, type SQL } from "drizzle-orm";
 import { createDb } from "../db/client";
-import { instances, instanceStatuses, instanceTransitions, runnerStatuses } from "../db/schema";
+import { instanceStatuses } from "../db/schema";
+import { findInstance, instanceWithTransitions, listInstances } from "../db/instance-store";
+import { InstanceSchema, instanceView } from "../api/instance-view";
 import { ErrorSchema, invalidTransition, notFound } from "../http/errors";
 import { scaleSetObject } from "../scaleset/stub";
 import { createRouter } from "../http/router";
-import { errorResponses, iso, jsonResponse, notFoundResponse, Timestamp } from "./common";
-
-export const InstanceSchema = z
-  .object({
-    id: z.uuid(),
-    name: z.string(),
-    scale_set_id: z.uuid(),
-    provider_id: z.string().nullable().openapi({ description: "The cloud's id for the machine" }),
-    status: z.enum(instanceStatuses),
-    runner_status: z.enum(runnerStatuses),
-    agent_id: z.int().nullable().openapi({
-      description: "GitHub's runner id: from GitHub's JIT answer, or confirmed at GitHub as the runner with this instance's name",
-    }),
-    reported_agent_id: z.int().nullable().openapi({
-      description: "The runner id the machine reported (runners without JIT). A claim: never used to remove a runner before GitHub confirms it",
-    }),
-    addresses: z.array(z.object({ address: z.string(), type: z.enum(["public", "private"]) })),
-    os_type: z.string().nullable(),
-    os_name: z.string().nullable(),
-    os_version: z.string().nullable(),
-    os_arch: z.string().nullable(),
-    create_attempt: z.int(),
-    status_message: z.string().nullable(),
-    provider_fault: z.string().nullable(),
-    job_id: z.int().nullable(),
-    created_at: Timestamp,
-    updated_at: Timestamp,
-    status_changed_at: Timestamp,
-  })
-  .openapi("Instance");
+import { requireFound } from "../http/require-found";
+import { errorResponses, iso, jsonResponse, notFoundResponse, Timestamp } from "../http/openapi";
 
 const TransitionSchema = z
   .object({
@@ -49,31 +22,6 @@ const TransitionSchema = z
 const InstanceDetailSchema = InstanceSchema.extend({
   transitions: z.array(TransitionSchema).openapi({ description: "Newest first, at most 100" }),
 }).openapi("InstanceDetail");
-
-type InstanceRow = typeof instances.$inferSelect;
-
-export const instanceView = (r: InstanceRow): z.infer<typeof InstanceSchema> => ({
-  id: r.id,
-  name: r.name,
-  scale_set_id: r.scaleSetId,
-  provider_id: r.providerId,
-  status: r.status,
-  runner_status: r.runnerStatus,
-  agent_id: r.agentId,
-  reported_agent_id: r.reportedAgentId,
-  addresses: r.addresses,
-  os_type: r.osType,
-  os_name: r.osName,
-  os_version: r.osVersion,
-  os_arch: r.osArch,
-  create_attempt: r.createAttempt,
-  status_message: r.statusMessage,
-  provider_fault: r.providerFault,
-  job_id: r.jobId,
-  created_at: iso(r.createdAt)!,
-  updated_at: iso(r.updatedAt)!,
-  status_changed_at: iso(r.statusChangedAt)!,
-});
 
 const ListQuery = z.object({
   status: z.enum(instanceStatuses).optional(),
@@ -95,14 +43,7 @@ export const instanceRoutes = createRouter()
     }),
     async (c) => {
       const q = c.req.valid("query");
-      const filters: SQL[] = [];
-      if (q.status) filters.push(eq(instances.status, q.status));
-      if (q.scaleset_id) filters.push(eq(instances.scaleSetId, q.scaleset_id));
-      const rows = await createDb(c.env)
-        .select()
-        .from(instances)
-        .where(and(...filters))
-        .orderBy(instances.createdAt);
+      const rows = await listInstances(createDb(c.env), { status: q.status, scaleSetId: q.scaleset_id });
       return c.json(rows.map(instanceView), 200);
     },
   )
@@ -117,18 +58,11 @@ export const instanceRoutes = createRouter()
     }),
     async (c) => {
       const { name } = c.req.valid("param");
-      const db = createDb(c.env);
-      const [row] = await db.select().from(instances).where(eq(instances.name, name));
-      if (!row) throw notFound("instance", name);
-      const transitions = await db
-        .select()
-        .from(instanceTransitions)
-        .where(eq(instanceTransitions.instanceId, row.id))
-        .orderBy(desc(instanceTransitions.id))
-        .limit(100);
+      const found = requireFound(await instanceWithTransitions(createDb(c.env), name), "instance", name);
+      const { instance, transitions } = found;
       return c.json(
         {
-          ...instanceView(row),
+          ...instanceView(instance),
           transitions: transitions.map((t) => ({
             at: iso(t.at)!,
             field: t.field,
@@ -161,11 +95,7 @@ export const instanceRoutes = createRouter()
     async (c) => {
       const { name } = c.req.valid("param");
       const force = c.req.valid("query").force === "true";
-      const [row] = await createDb(c.env)
-        .select({ scaleSetId: instances.scaleSetId, status: instances.status })
-        .from(instances)
-        .where(eq(instances.name, name));
-      if (!row) throw notFound("instance", name);
+      const row = requireFound(await findInstance(c.env.DB, name), "instance", name);
       if (row.status === "deleted") throw invalidTransition(409, "instance is already deleted", { name });
       // The scale set's object is the only writer of instance lifecycles: it makes the move.
       const result = await scaleSetObject(c.env, row.scaleSetId).deleteInstance(row.scaleSetId, name, force);

@@ -1,9 +1,9 @@
 import { createRoute, z } from "@hono/zod-openapi";
-import { and, desc, eq, isNull, lt, type SQL } from "drizzle-orm";
 import { createDb } from "../db/client";
-import { jobs, jobStatuses } from "../db/schema";
+import { jobStatuses } from "../db/schema";
+import { jobPage, type JobRow } from "../db/job-store";
 import { createRouter } from "../http/router";
-import { decimalInt, errorResponses, iso, jsonResponse, Timestamp } from "./common";
+import { decimalInt, errorResponses, iso, jsonResponse, Timestamp } from "../http/openapi";
 
 const JobSchema = z
   .object({
@@ -47,8 +47,6 @@ const ListQuery = z.object({
   cursor: decimalInt(1, Number.MAX_SAFE_INTEGER).optional().openapi({ description: "`next_cursor` of the previous page" }),
 });
 
-type JobRow = typeof jobs.$inferSelect;
-
 const view = (r: JobRow): z.infer<typeof JobSchema> => ({
   id: r.id,
   run_id: r.runId,
@@ -81,19 +79,7 @@ export const jobRoutes = createRouter().openapi(
   }),
   async (c) => {
     const q = c.req.valid("query");
-    const filters: SQL[] = [];
-    if (q.status) filters.push(eq(jobs.status, q.status));
-    if (q.scaleset_id) filters.push(eq(jobs.scaleSetId, q.scaleset_id));
-    if (q.unmatched) filters.push(isNull(jobs.scaleSetId));
-    if (q.cursor !== undefined) filters.push(lt(jobs.id, q.cursor));
-    const rows = await createDb(c.env)
-      .select()
-      .from(jobs)
-      .where(and(...filters))
-      .orderBy(desc(jobs.id))
-      .limit(q.limit + 1);
-    const page = rows.slice(0, q.limit);
-    const next = rows.length > q.limit ? String(page[page.length - 1]!.id) : null;
-    return c.json({ jobs: page.map(view), next_cursor: next }, 200);
+    const page = await jobPage(createDb(c.env), { status: q.status, scaleSetId: q.scaleset_id, unmatched: q.unmatched, before: q.cursor }, q.limit);
+    return c.json({ jobs: page.jobs.map(view), next_cursor: page.nextCursor === null ? null : String(page.nextCursor) }, 200);
   },
 );

@@ -13,7 +13,7 @@ import { runnerPortForScaleSet, runnerToolsForScaleSet } from "../scaleset/ports
 import { entityUrl } from "../scaleset/bootstrap";
 import { claimRegistrationToken, releaseRegistrationToken } from "../db/instance-store";
 import { loadRunnerSetup, type RunnerSetup } from "../db/scaleset-store";
-import { errorJson } from "./common";
+import { errorJson } from "../http/openapi";
 import { errorText, logEvent as log } from "../observability/log";
 
 /**

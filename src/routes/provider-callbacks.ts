@@ -11,7 +11,7 @@ import { ApiError } from "../http/errors";
 import { createRouter } from "../http/router";
 import { ShimCallback } from "../providers/shim-protocol";
 import { requestTarget, verifySignature } from "../providers/shim-signing";
-import { errorJson, jsonBody, jsonResponse } from "./common";
+import { errorJson, jsonBody, jsonResponse } from "../http/openapi";
 import { logEvent } from "../observability/log";
 
 /** Route pattern, for the admin-auth exemption in app.ts: these callers sign with the provider secret instead. */

@@ -1,27 +1,24 @@
-import { createRoute, z } from "@hono/zod-openapi";
-import { eq } from "drizzle-orm";
+import { z } from "@hono/zod-openapi";
 import { createDb } from "../db/client";
-import { providers, scaleSets } from "../db/schema";
+import {
+  deleteProvider,
+  findProvider,
+  insertProvider,
+  listProviders,
+  providerIdByName,
+  providerUsers,
+  updateProvider,
+  type ProviderRow,
+} from "../db/provider-store";
 import { keyringFor } from "../crypto/keyring";
 import { seal } from "../crypto/secret-box";
 import { secretContext } from "../crypto/secret-contexts";
-import { conflict, inUse, notFound } from "../http/errors";
+import { conflict, inUse } from "../http/errors";
 import { createRouter } from "../http/router";
-import {
-  conflictResponse,
-  Description,
-  errorResponses,
-  HttpUrl,
-  iso,
-  jsonBody,
-  jsonResponse,
-  NameParam,
-  noContent,
-  notFoundResponse,
-  now,
-  ResourceName,
-  Timestamp,
-} from "./common";
+import { sentFields } from "../http/sent-fields";
+import { requireFound } from "../http/require-found";
+import { resourceRoutes } from "../http/resource-routes";
+import { Description, HttpUrl, iso, NameParam, now, ResourceName, Timestamp } from "../http/openapi";
 
 const ProviderSecret = z
   .string()
@@ -71,8 +68,6 @@ const ProviderSchema = z
   })
   .openapi("Provider");
 
-type ProviderRow = typeof providers.$inferSelect;
-
 const view = (r: ProviderRow): z.infer<typeof ProviderSchema> => ({
   id: r.id,
   name: r.name,
@@ -84,122 +79,55 @@ const view = (r: ProviderRow): z.infer<typeof ProviderSchema> => ({
   updated_at: iso(r.updatedAt)!,
 });
 
-const tags = ["Providers"];
+const routes = resourceRoutes({ collection: "/providers", item: "/providers/{name}", tags: ["Providers"], params: NameParam, view: ProviderSchema });
 
 export const providerRoutes = createRouter()
-  .openapi(
-    createRoute({
-      method: "get",
-      path: "/providers",
-      tags,
-      summary: "List provider shims",
-      responses: { 200: jsonResponse(z.array(ProviderSchema), "Providers"), ...errorResponses },
-    }),
-    async (c) => {
-      const rows = await createDb(c.env).select().from(providers).orderBy(providers.name);
-      return c.json(rows.map(view), 200);
-    },
-  )
-  .openapi(
-    createRoute({
-      method: "post",
-      path: "/providers",
-      tags,
-      summary: "Register a provider shim",
-      request: { body: jsonBody(CreateProvider) },
-      responses: { 201: jsonResponse(ProviderSchema, "Created"), ...errorResponses, ...conflictResponse },
-    }),
-    async (c) => {
-      const body = c.req.valid("json");
-      const db = createDb(c.env);
-      const taken = await db.select({ id: providers.id }).from(providers).where(eq(providers.name, body.name));
-      if (taken.length) throw conflict("a provider with this name exists", { name: body.name });
-      const id = crypto.randomUUID();
-      const t = now();
-      const [row] = await db
-        .insert(providers)
-        .values({
-          id,
-          name: body.name,
-          url: body.url,
-          description: body.description,
-          timeoutSeconds: body.timeout_seconds,
-          secretEnc: await seal(await keyringFor(c.env), body.secret, secretContext.provider(id)),
-          createdAt: t,
-          updatedAt: t,
-        })
-        .returning();
-      return c.json(view(row!), 201);
-    },
-  )
-  .openapi(
-    createRoute({
-      method: "get",
-      path: "/providers/{name}",
-      tags,
-      summary: "Show a provider shim",
-      request: { params: NameParam },
-      responses: { 200: jsonResponse(ProviderSchema, "Provider"), ...errorResponses, ...notFoundResponse },
-    }),
-    async (c) => {
-      const { name } = c.req.valid("param");
-      const [row] = await createDb(c.env).select().from(providers).where(eq(providers.name, name));
-      if (!row) throw notFound("provider", name);
-      return c.json(view(row), 200);
-    },
-  )
-  .openapi(
-    createRoute({
-      method: "put",
-      path: "/providers/{name}",
-      tags,
-      summary: "Update a provider shim's URL, secret, timeout or description",
-      request: { params: NameParam, body: jsonBody(UpdateProvider) },
-      responses: { 200: jsonResponse(ProviderSchema, "Updated"), ...errorResponses, ...notFoundResponse },
-    }),
-    async (c) => {
-      const { name } = c.req.valid("param");
-      const body = c.req.valid("json");
-      const db = createDb(c.env);
-      const [row] = await db.select().from(providers).where(eq(providers.name, name));
-      if (!row) throw notFound("provider", name);
-      const [updated] = await db
-        .update(providers)
-        .set({
-          ...(body.url !== undefined && { url: body.url }),
-          ...(body.description !== undefined && { description: body.description }),
-          ...(body.timeout_seconds !== undefined && { timeoutSeconds: body.timeout_seconds }),
-          ...(body.secret !== undefined && {
-            secretEnc: await seal(await keyringFor(c.env), body.secret, secretContext.provider(row.id)),
-          }),
-          updatedAt: now(),
-        })
-        .where(eq(providers.id, row.id))
-        .returning();
-      return c.json(view(updated!), 200);
-    },
-  )
-  .openapi(
-    createRoute({
-      method: "delete",
-      path: "/providers/{name}",
-      tags,
-      summary: "Delete a provider no scale set uses",
-      request: { params: NameParam },
-      responses: { ...noContent, ...errorResponses, ...notFoundResponse, ...conflictResponse },
-    }),
-    async (c) => {
-      const { name } = c.req.valid("param");
-      const db = createDb(c.env);
-      const [row] = await db.select({ id: providers.id }).from(providers).where(eq(providers.name, name));
-      if (!row) throw notFound("provider", name);
-      const users = await db
-        .select({ id: scaleSets.id, name: scaleSets.name })
-        .from(scaleSets)
-        .where(eq(scaleSets.providerId, row.id))
-        .limit(20);
-      if (users.length) throw inUse("provider is used by scale sets", { scale_sets: users });
-      await db.delete(providers).where(eq(providers.id, row.id));
-      return c.body(null, 204);
-    },
-  );
+  .openapi(routes.list("List provider shims", "Providers"), async (c) => {
+    const rows = await listProviders(createDb(c.env));
+    return c.json(rows.map(view), 200);
+  })
+  .openapi(routes.create("Register a provider shim", CreateProvider), async (c) => {
+    const body = c.req.valid("json");
+    const db = createDb(c.env);
+    if (await providerIdByName(db, body.name)) throw conflict("a provider with this name exists", { name: body.name });
+    const id = crypto.randomUUID();
+    const t = now();
+    const row = await insertProvider(db, {
+      id,
+      name: body.name,
+      url: body.url,
+      description: body.description,
+      timeoutSeconds: body.timeout_seconds,
+      secretEnc: await seal(await keyringFor(c.env), body.secret, secretContext.provider(id)),
+      createdAt: t,
+      updatedAt: t,
+    });
+    return c.json(view(row), 201);
+  })
+  .openapi(routes.show("Show a provider shim", "Provider"), async (c) => {
+    const { name } = c.req.valid("param");
+    return c.json(view(requireFound(await findProvider(createDb(c.env), name), "provider", name)), 200);
+  })
+  .openapi(routes.update("Update a provider shim's URL, secret, timeout or description", UpdateProvider), async (c) => {
+    const { name } = c.req.valid("param");
+    const body = c.req.valid("json");
+    const db = createDb(c.env);
+    const row = requireFound(await findProvider(db, name), "provider", name);
+    const updated = await updateProvider(db, row.id, {
+      ...sentFields(body, { url: "url", description: "description", timeout_seconds: "timeoutSeconds" }),
+      ...(body.secret !== undefined && {
+        secretEnc: await seal(await keyringFor(c.env), body.secret, secretContext.provider(row.id)),
+      }),
+      updatedAt: now(),
+    });
+    return c.json(view(updated), 200);
+  })
+  .openapi(routes.remove("Delete a provider no scale set uses"), async (c) => {
+    const { name } = c.req.valid("param");
+    const db = createDb(c.env);
+    const id = requireFound(await providerIdByName(db, name), "provider", name);
+    const users = await providerUsers(db, id);
+    if (users.length) throw inUse("provider is used by scale sets", { scale_sets: users });
+    await deleteProvider(db, id);
+    return c.body(null, 204);
+  });

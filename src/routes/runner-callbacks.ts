@@ -8,7 +8,7 @@ import { claimOnReport } from "../scaleset/runner-identity";
 import { scaleSetObject } from "../scaleset/stub";
 import type { Router } from "../http/router";
 import { logEvent as log } from "../observability/log";
-import { errorJson } from "./common";
+import { errorJson } from "../http/openapi";
 
 /**
  * Where a bootstrapping runner reports progress (GARM's callback routes, same bodies). GARM's

@@ -1,10 +1,23 @@
 import { createRoute, z } from "@hono/zod-openapi";
-import { and, eq, ne } from "drizzle-orm";
 import { createDb, type Db } from "../db/client";
-import { entities, instances, osArches, osTypes, providers, scaleSets } from "../db/schema";
+import { osArches, osTypes } from "../db/schema";
+import { providerIdByName } from "../db/provider-store";
+import {
+  deleteScaleSet,
+  findScaleSet,
+  insertScaleSet,
+  listScaleSets,
+  liveInstances,
+  scaleSetNameTaken,
+  scaleSetUse,
+  updateScaleSet,
+  type ScaleSetWithOwners,
+} from "../db/scaleset-store";
+import { scaleSetInstances } from "../db/instance-store";
 import { normalizeLabels } from "../intake/labels";
-import { conflict, inUse, invalidBody, notFound } from "../http/errors";
+import { conflict, inUse, invalidBody } from "../http/errors";
 import { createRouter } from "../http/router";
+import { sentFields } from "../http/sent-fields";
 import {
   conflictResponse,
   errorResponses,
@@ -12,15 +25,17 @@ import {
   iso,
   jsonBody,
   jsonResponse,
-  noContent,
   notFoundResponse,
   now,
   ResourceName,
   Timestamp,
-} from "./common";
-import { entityKindByPath, requireEntity } from "./entities";
+} from "../http/openapi";
+import { entityPaths, type EntityPath } from "../api/entity-paths";
+import { findEntity } from "../db/entity-store";
+import { requireFound } from "../http/require-found";
+import { resourceRoutes } from "../http/resource-routes";
 import { entityFullName } from "../github/entity-names";
-import { InstanceSchema, instanceView } from "./instances";
+import { InstanceSchema, instanceView } from "../api/instance-view";
 import { nudgeScaleSet, scaleSetObject } from "../scaleset/stub";
 import { routeWaiting } from "../intake/waiting-jobs";
 
@@ -147,13 +162,7 @@ const ObjectStatusSchema = z
 
 const ScaleSetDetailSchema = ScaleSetSchema.extend({ status: ObjectStatusSchema }).openapi("ScaleSetDetail");
 
-type ScaleSetJoined = {
-  scaleSet: typeof scaleSets.$inferSelect;
-  entity: typeof entities.$inferSelect;
-  providerName: string;
-};
-
-const view = ({ scaleSet: s, entity: e, providerName }: ScaleSetJoined): z.infer<typeof ScaleSetSchema> => ({
+const view = ({ scaleSet: s, entity: e, providerName }: ScaleSetWithOwners): z.infer<typeof ScaleSetSchema> => ({
   id: s.id,
   name: s.name,
   entity: { kind: e.kind, id: e.id, name: entityFullName(e) },
@@ -177,44 +186,25 @@ const view = ({ scaleSet: s, entity: e, providerName }: ScaleSetJoined): z.infer
   updated_at: iso(s.updatedAt)!,
 });
 
-const selectJoined = (db: Db) =>
-  db
-    .select({ scaleSet: scaleSets, entity: entities, providerName: providers.name })
-    .from(scaleSets)
-    .innerJoin(entities, eq(entities.id, scaleSets.entityId))
-    .innerJoin(providers, eq(providers.id, scaleSets.providerId));
-
-async function loadJoined(db: Db, id: string): Promise<ScaleSetJoined> {
-  const [row] = await selectJoined(db).where(eq(scaleSets.id, id));
-  if (!row) throw notFound("scale set", id);
-  return row;
+/** The scale set with its entity and provider name, or 404. */
+async function requireScaleSet(db: Db, id: string): Promise<ScaleSetWithOwners> {
+  return requireFound(await findScaleSet(db, id), "scale set", id);
 }
 
-async function providerIdByName(db: Db, name: string): Promise<string> {
-  const [row] = await db.select({ id: providers.id }).from(providers).where(eq(providers.name, name));
-  if (!row) throw invalidBody([{ path: "provider_name", message: `unknown provider '${name}'` }]);
-  return row.id;
+async function knownProviderId(db: Db, name: string): Promise<string> {
+  const id = await providerIdByName(db, name);
+  if (!id) throw invalidBody([{ path: "provider_name", message: `unknown provider '${name}'` }]);
+  return id;
 }
 
 async function assertNameFree(db: Db, entityId: string, name: string) {
-  const taken = await db
-    .select({ id: scaleSets.id })
-    .from(scaleSets)
-    .where(and(eq(scaleSets.entityId, entityId), eq(scaleSets.name, name)));
-  if (taken.length) throw conflict("this entity already has a scale set with this name", { name });
+  if (await scaleSetNameTaken(db, entityId, name)) throw conflict("this entity already has a scale set with this name", { name });
 }
 
-const liveInstances = (db: Db, scaleSetId: string) =>
-  db
-    .select({ name: instances.name, status: instances.status })
-    .from(instances)
-    .where(and(eq(instances.scaleSetId, scaleSetId), ne(instances.status, "deleted")))
-    .limit(20);
-
 const tags = ["Scale sets"];
+const routes = resourceRoutes({ collection: "/scalesets", item: "/scalesets/{id}", tags, params: IdParam, view: ScaleSetSchema });
 
-function registerEntityScaleSets(router: ReturnType<typeof createRouter>, path: string) {
-  const kind = entityKindByPath[path]!;
+function registerEntityScaleSets(router: ReturnType<typeof createRouter>, { kind, path }: EntityPath) {
   return router
     .openapi(
       createRoute({
@@ -228,8 +218,8 @@ function registerEntityScaleSets(router: ReturnType<typeof createRouter>, path: 
       async (c) => {
         const { id } = c.req.valid("param");
         const db = createDb(c.env);
-        await requireEntity(db, kind, id);
-        const rows = await selectJoined(db).where(eq(scaleSets.entityId, id)).orderBy(scaleSets.name);
+        requireFound(await findEntity(db, kind, id), kind, id);
+        const rows = await listScaleSets(db, id);
         return c.json(rows.map(view), 200);
       },
     )
@@ -251,12 +241,12 @@ function registerEntityScaleSets(router: ReturnType<typeof createRouter>, path: 
         const { id: entityId } = c.req.valid("param");
         const body = c.req.valid("json");
         const db = createDb(c.env);
-        await requireEntity(db, kind, entityId);
-        const providerId = await providerIdByName(db, body.provider_name);
+        requireFound(await findEntity(db, kind, entityId), kind, entityId);
+        const providerId = await knownProviderId(db, body.provider_name);
         await assertNameFree(db, entityId, body.name);
         const id = crypto.randomUUID();
         const t = now();
-        await db.insert(scaleSets).values({
+        await insertScaleSet(db, {
           id,
           name: body.name,
           entityId,
@@ -280,26 +270,17 @@ function registerEntityScaleSets(router: ReturnType<typeof createRouter>, path: 
         });
         await routeWaiting(c, entityId, id, "scale set created");
         await nudgeScaleSet(c.env, id);
-        return c.json(view(await loadJoined(db, id)), 201);
+        return c.json(view(await requireScaleSet(db, id)), 201);
       },
     );
 }
 
-export const scaleSetRoutes = Object.keys(entityKindByPath)
+export const scaleSetRoutes = entityPaths
   .reduce(registerEntityScaleSets, createRouter())
-  .openapi(
-    createRoute({
-      method: "get",
-      path: "/scalesets",
-      tags,
-      summary: "List all scale sets",
-      responses: { 200: jsonResponse(z.array(ScaleSetSchema), "Scale sets"), ...errorResponses },
-    }),
-    async (c) => {
-      const rows = await selectJoined(createDb(c.env)).orderBy(entities.lookupKey, scaleSets.name);
-      return c.json(rows.map(view), 200);
-    },
-  )
+  .openapi(routes.list("List all scale sets", "Scale sets"), async (c) => {
+    const rows = await listScaleSets(createDb(c.env));
+    return c.json(rows.map(view), 200);
+  })
   .openapi(
     createRoute({
       method: "get",
@@ -311,96 +292,66 @@ export const scaleSetRoutes = Object.keys(entityKindByPath)
     }),
     async (c) => {
       const { id } = c.req.valid("param");
-      const row = view(await loadJoined(createDb(c.env), id));
+      const row = view(await requireScaleSet(createDb(c.env), id));
       return c.json({ ...row, status: await scaleSetObject(c.env, id).status(id) }, 200);
     },
   )
-  .openapi(
-    createRoute({
-      method: "put",
-      path: "/scalesets/{id}",
-      tags,
-      summary: "Update a scale set",
-      request: { params: IdParam, body: jsonBody(UpdateScaleSet) },
-      responses: {
-        200: jsonResponse(ScaleSetSchema, "Updated"),
-        ...errorResponses,
-        ...notFoundResponse,
-        ...conflictResponse,
-      },
-    }),
-    async (c) => {
-      const { id } = c.req.valid("param");
-      const body = c.req.valid("json");
-      const db = createDb(c.env);
-      const current = await loadJoined(db, id);
-      const s = current.scaleSet;
-      const minIdle = body.min_idle_runners ?? s.minIdleRunners;
-      const max = body.max_runners ?? s.maxRunners;
-      if (minIdle > max) {
-        throw invalidBody([
-          { path: "min_idle_runners", message: `min_idle_runners (${minIdle}) cannot exceed max_runners (${max})` },
-        ]);
-      }
-      let providerId = s.providerId;
-      if (body.provider_name !== undefined && body.provider_name !== current.providerName) {
-        providerId = await providerIdByName(db, body.provider_name);
-        const live = await liveInstances(db, id);
-        if (live.length) throw inUse("cannot change the provider while instances are live", { instances: live });
-      }
-      if (body.name !== undefined && body.name !== s.name) await assertNameFree(db, s.entityId, body.name);
-      await db
-        .update(scaleSets)
-        .set({
-          ...(body.name !== undefined && { name: body.name }),
-          providerId,
-          ...(body.labels !== undefined && { labels: body.labels }),
-          minIdleRunners: minIdle,
-          maxRunners: max,
-          ...(body.image !== undefined && { image: body.image }),
-          ...(body.flavor !== undefined && { flavor: body.flavor }),
-          ...(body.os_type !== undefined && { osType: body.os_type }),
-          ...(body.os_arch !== undefined && { osArch: body.os_arch }),
-          ...(body.bootstrap_timeout !== undefined && { bootstrapTimeout: body.bootstrap_timeout }),
-          ...(body.runner_prefix !== undefined && { runnerPrefix: body.runner_prefix }),
-          ...(body.runner_group !== undefined && { runnerGroup: body.runner_group }),
-          ...(body.extra_specs !== undefined && { extraSpecs: body.extra_specs }),
-          ...(body.enabled !== undefined && { enabled: body.enabled }),
-          ...(body.priority !== undefined && { priority: body.priority }),
-          ...(body.jit_config_enabled !== undefined && { jitConfigEnabled: body.jit_config_enabled }),
-          updatedAt: now(),
-        })
-        .where(eq(scaleSets.id, id));
-      if (body.labels !== undefined || body.enabled !== undefined || body.priority !== undefined) await routeWaiting(c, s.entityId, id, "scale set changed");
-      // Takes effect at once: the object re-plans with the new settings now.
-      await nudgeScaleSet(c.env, id);
-      return c.json(view(await loadJoined(db, id)), 200);
-    },
-  )
-  .openapi(
-    createRoute({
-      method: "delete",
-      path: "/scalesets/{id}",
-      tags,
-      summary: "Delete a scale set that has no live instances",
-      request: { params: IdParam },
-      responses: { ...noContent, ...errorResponses, ...notFoundResponse, ...conflictResponse },
-    }),
-    async (c) => {
-      const { id } = c.req.valid("param");
-      const db = createDb(c.env);
-      const [found, live] = await db.batch([
-        db.select({ id: scaleSets.id }).from(scaleSets).where(eq(scaleSets.id, id)),
-        liveInstances(db, id),
+  .openapi(routes.update("Update a scale set", UpdateScaleSet, { renames: true }), async (c) => {
+    const { id } = c.req.valid("param");
+    const body = c.req.valid("json");
+    const db = createDb(c.env);
+    const current = await requireScaleSet(db, id);
+    const s = current.scaleSet;
+    const minIdle = body.min_idle_runners ?? s.minIdleRunners;
+    const max = body.max_runners ?? s.maxRunners;
+    if (minIdle > max) {
+      throw invalidBody([
+        { path: "min_idle_runners", message: `min_idle_runners (${minIdle}) cannot exceed max_runners (${max})` },
       ]);
-      if (!found.length) throw notFound("scale set", id);
-      if (live.length) throw inUse("scale set still has live instances", { instances: live });
-      await db.delete(scaleSets).where(eq(scaleSets.id, id));
-      // The object notices its scale set is gone and clears its own state.
-      await nudgeScaleSet(c.env, id);
-      return c.body(null, 204);
-    },
-  )
+    }
+    let providerId = s.providerId;
+    if (body.provider_name !== undefined && body.provider_name !== current.providerName) {
+      providerId = await knownProviderId(db, body.provider_name);
+      const live = await liveInstances(db, id);
+      if (live.length) throw inUse("cannot change the provider while instances are live", { instances: live });
+    }
+    if (body.name !== undefined && body.name !== s.name) await assertNameFree(db, s.entityId, body.name);
+    await updateScaleSet(db, id, {
+      ...sentFields(body, {
+        name: "name",
+        labels: "labels",
+        image: "image",
+        flavor: "flavor",
+        os_type: "osType",
+        os_arch: "osArch",
+        bootstrap_timeout: "bootstrapTimeout",
+        runner_prefix: "runnerPrefix",
+        runner_group: "runnerGroup",
+        extra_specs: "extraSpecs",
+        enabled: "enabled",
+        priority: "priority",
+        jit_config_enabled: "jitConfigEnabled",
+      }),
+      providerId,
+      minIdleRunners: minIdle,
+      maxRunners: max,
+      updatedAt: now(),
+    });
+    if (body.labels !== undefined || body.enabled !== undefined || body.priority !== undefined) await routeWaiting(c, s.entityId, id, "scale set changed");
+    // Takes effect at once: the object re-plans with the new settings now.
+    await nudgeScaleSet(c.env, id);
+    return c.json(view(await requireScaleSet(db, id)), 200);
+  })
+  .openapi(routes.remove("Delete a scale set that has no live instances"), async (c) => {
+    const { id } = c.req.valid("param");
+    const db = createDb(c.env);
+    const use = requireFound(await scaleSetUse(db, id), "scale set", id);
+    if (use.liveInstances.length) throw inUse("scale set still has live instances", { instances: use.liveInstances });
+    await deleteScaleSet(db, id);
+    // The object notices its scale set is gone and clears its own state.
+    await nudgeScaleSet(c.env, id);
+    return c.body(null, 204);
+  })
   .openapi(
     createRoute({
       method: "get",
@@ -412,12 +363,7 @@ export const scaleSetRoutes = Object.keys(entityKindByPath)
     }),
     async (c) => {
       const { id } = c.req.valid("param");
-      const db = createDb(c.env);
-      const [found, rows] = await db.batch([
-        db.select({ id: scaleSets.id }).from(scaleSets).where(eq(scaleSets.id, id)),
-        db.select().from(instances).where(eq(instances.scaleSetId, id)).orderBy(instances.createdAt),
-      ]);
-      if (!found.length) throw notFound("scale set", id);
+      const rows = requireFound(await scaleSetInstances(createDb(c.env), id), "scale set", id);
       return c.json(rows.map(instanceView), 200);
     },
   )
@@ -432,7 +378,7 @@ export const scaleSetRoutes = Object.keys(entityKindByPath)
     }),
     async (c) => {
       const { id } = c.req.valid("param");
-      await loadJoined(createDb(c.env), id);
+      await requireScaleSet(createDb(c.env), id);
       return c.json(await scaleSetObject(c.env, id).reconcileNow(id), 200);
     },
   )
@@ -447,7 +393,7 @@ export const scaleSetRoutes = Object.keys(entityKindByPath)
     }),
     async (c) => {
       const { id } = c.req.valid("param");
-      await loadJoined(createDb(c.env), id);
+      await requireScaleSet(createDb(c.env), id);
       return c.json(await scaleSetObject(c.env, id).resetBackoff(id), 200);
     },
   );

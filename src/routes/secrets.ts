@@ -2,9 +2,10 @@ import { createRoute, z } from "@hono/zod-openapi";
 import { keyringFor } from "../crypto/keyring";
 import { open, seal, sealedWithOldKey } from "../crypto/secret-box";
 import { sealedColumns } from "../crypto/secret-contexts";
+import { readSealedValues, replaceSealedValues } from "../db/sealed-values-store";
 import { ApiError, ErrorSchema } from "../http/errors";
 import { createRouter } from "../http/router";
-import { errorResponses, jsonResponse } from "./common";
+import { errorResponses, jsonResponse } from "../http/openapi";
 import { logEvent } from "../observability/log";
 
 const RotationResult = z
@@ -32,14 +33,12 @@ export const secretRoutes = createRouter().openapi(
   }),
   async (c) => {
     const keyring = await keyringFor(c.env);
-    const reads = await c.env.DB.batch(
-      sealedColumns.map((s) => c.env.DB.prepare(`SELECT ${s.key} AS id, ${s.column} AS sealed FROM ${s.table} WHERE ${s.column} IS NOT NULL`)),
-    );
-    const updates: D1PreparedStatement[] = [];
+    const reads = await readSealedValues(c.env.DB, sealedColumns);
+    const replacements: Parameters<typeof replaceSealedValues>[1] = [];
     const unreadable: { table: string; id: string }[] = [];
     let current = 0;
     for (const [i, spec] of sealedColumns.entries()) {
-      for (const row of reads[i]!.results as { id: string; sealed: string }[]) {
+      for (const row of reads[i]!) {
         if (!sealedWithOldKey(keyring, row.sealed)) {
           current++;
           continue;
@@ -47,15 +46,7 @@ export const secretRoutes = createRouter().openapi(
         const context = spec.context(row.id);
         try {
           const plain = await open(keyring, row.sealed, context);
-          const resealed = await seal(keyring, plain, context);
-          // Only replace the exact value read, so a concurrent update is never overwritten.
-          updates.push(
-            c.env.DB.prepare(`UPDATE ${spec.table} SET ${spec.column} = ? WHERE ${spec.key} = ? AND ${spec.column} = ?`).bind(
-              resealed,
-              row.id,
-              row.sealed,
-            ),
-          );
+          replacements.push({ column: spec, id: row.id, read: row.sealed, resealed: await seal(keyring, plain, context) });
         } catch {
           unreadable.push({ table: spec.table, id: row.id });
         }
@@ -64,8 +55,8 @@ export const secretRoutes = createRouter().openapi(
     if (unreadable.length) {
       throw new ApiError(422, "some secrets open with no configured key; nothing was changed", { unreadable });
     }
-    if (updates.length) await c.env.DB.batch(updates);
-    logEvent({ event: "secrets_rotated", key_id: keyring.current.id, resealed: updates.length });
-    return c.json({ key_id: keyring.current.id, resealed: updates.length, current }, 200);
+    await replaceSealedValues(c.env.DB, replacements);
+    logEvent({ event: "secrets_rotated", key_id: keyring.current.id, resealed: replacements.length });
+    return c.json({ key_id: keyring.current.id, resealed: replacements.length, current }, 200);
   },
 );

@@ -1,4 +1,4 @@
-import { applyJobCorrections } from "../db/scaleset-store";
+import { applyJobCorrections } from "../db/job-store";
 import { mapLimit } from "../lib/map-limit";
 import { logEvent as log } from "../observability/log";
 import type { ObjectState } from "./object-state";

@@ -3,6 +3,8 @@
  * workerd). Type-only: no runtime code, so importing it never pulls in the server.
  */
 
+import type { components } from "@octokit/openapi-types";
+
 export interface SeedApp {
   id: number;
   client_id?: string;
@@ -119,15 +121,13 @@ export interface RecordedRequest {
   body: unknown;
 }
 
-export interface FakeRunner {
-  id: number;
-  name: string;
-  os: string;
+/**
+ * A runner as the world keeps it: GitHub's runner (its OpenAPI schema) with every field set but
+ * the runner version (the fake's runners report none), and the scope it is registered at.
+ */
+export interface FakeRunner extends Required<Omit<components["schemas"]["runner"], "status" | "labels" | "version">> {
   status: "online" | "offline";
-  busy: boolean;
-  labels: { id: number; name: string; type: "read-only" | "custom" }[];
-  runner_group_id: number;
-  ephemeral: boolean;
+  labels: Required<components["schemas"]["runner-label"]>[];
   scope: string;
 }
 

@@ -1,5 +1,11 @@
 import { z } from "@hono/zod-openapi";
-import { ErrorSchema } from "../http/errors";
+import { ErrorSchema } from "./errors";
+
+/**
+ * The pieces the admin API's routes are declared with: shared field types and parameters,
+ * and the request and response entries of the OpenAPI document. One definition gives the
+ * validation, the TypeScript type and the documentation.
+ */
 
 export const iso = (ms: number | null | undefined): string | null => (ms == null ? null : new Date(ms).toISOString());
 
@@ -68,18 +74,5 @@ export const HttpUrl = z
   .transform((u) => u.replace(/\/+$/, ""));
 
 export const Description = z.string().max(1024);
-
-/**
- * An integer in a query string: decimal digits only. `Number()` (and so `z.coerce`) also reads
- * `0x10`, `1e2`, ` 16` and `16.0`, which no client means; those are refused, not guessed at.
- */
-export const queryInt = ({ min, max, fallback }: { min: number; max: number; fallback: number }) =>
-  z
-    .string()
-    .regex(/^\d{1,10}$/, "a decimal integer")
-    .default(String(fallback))
-    .transform(Number)
-    .pipe(z.int().min(min).max(max))
-    .openapi({ type: "integer", minimum: min, maximum: max, default: fallback });
 
 export const now = () => Date.now();

@@ -5,7 +5,7 @@ import {
   GithubRateLimitedError,
   GithubUnavailableError,
 } from "../github/errors";
-import { ApiError } from "../http/errors";
+import { ApiError } from "./errors";
 
 /**
  * What an admin caller should see when GitHub did not do what a route asked: 409 for

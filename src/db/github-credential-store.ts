@@ -1,0 +1,92 @@
+import { eq } from "drizzle-orm";
+import type { Db } from "./client";
+import { entities, githubCredentials, githubCredentialState, githubEndpoints, type EntityKind } from "./schema";
+import { clearCredentialState, type CredentialRow, type CredentialStateRow } from "./github-state-store";
+
+/**
+ * D1 access for GitHub credentials as the admin API keeps them. Their shared state (health,
+ * rate limit, installation token) is written by the GitHub client through github-state-store.ts;
+ * here it is only read alongside, and forgotten when the credential changes identity.
+ */
+
+export type NewCredentials = typeof githubCredentials.$inferInsert;
+/** What an update may change; absent fields keep their value. */
+export type CredentialsPatch = Partial<Pick<CredentialRow, "name" | "description" | "appId" | "installationId" | "secretEnc" | "updatedAt">>;
+
+export interface CredentialsWithState {
+  credential: CredentialRow;
+  state: CredentialStateRow | null;
+}
+
+const withState = (db: Db) =>
+  db
+    .select({ credential: githubCredentials, state: githubCredentialState })
+    .from(githubCredentials)
+    .leftJoin(githubCredentialState, eq(githubCredentialState.credentialId, githubCredentials.id));
+
+export function listCredentials(db: Db): Promise<CredentialsWithState[]> {
+  return withState(db).orderBy(githubCredentials.name);
+}
+
+export async function findCredentialsWithState(db: Db, id: string): Promise<CredentialsWithState | null> {
+  const [row] = await withState(db).where(eq(githubCredentials.id, id));
+  return row ?? null;
+}
+
+export async function findCredentials(db: Db, id: string): Promise<CredentialRow | null> {
+  const [row] = await db.select().from(githubCredentials).where(eq(githubCredentials.id, id));
+  return row ?? null;
+}
+
+export async function findCredentialsByName(db: Db, name: string): Promise<CredentialRow | null> {
+  const [row] = await db.select().from(githubCredentials).where(eq(githubCredentials.name, name));
+  return row ?? null;
+}
+
+export async function credentialsNameTaken(db: Db, name: string): Promise<boolean> {
+  const rows = await db.select({ id: githubCredentials.id }).from(githubCredentials).where(eq(githubCredentials.name, name));
+  return rows.length > 0;
+}
+
+/** What adding credentials depends on, in one round trip: the endpoint exists, the name is free. */
+export async function newCredentialsChecks(db: Db, endpointName: string, name: string): Promise<{ endpointExists: boolean; nameTaken: boolean }> {
+  const [endpoint, taken] = await db.batch([
+    db.select({ name: githubEndpoints.name }).from(githubEndpoints).where(eq(githubEndpoints.name, endpointName)),
+    db.select({ id: githubCredentials.id }).from(githubCredentials).where(eq(githubCredentials.name, name)),
+  ]);
+  return { endpointExists: endpoint.length > 0, nameTaken: taken.length > 0 };
+}
+
+export async function insertCredentials(db: Db, row: NewCredentials): Promise<CredentialRow> {
+  const [inserted] = await db.insert(githubCredentials).values(row).returning();
+  return inserted!;
+}
+
+/**
+ * Updates credentials and returns them with their shared state. With `forgetState` (a new
+ * token, key, App or installation: a different credential to GitHub) the state is deleted in
+ * the same batch, so no isolate goes on using a failing mark or a token of the old one.
+ */
+export async function updateCredentials(db: Db, id: string, patch: CredentialsPatch, forgetState: boolean): Promise<CredentialsWithState> {
+  const update = db.update(githubCredentials).set(patch).where(eq(githubCredentials.id, id)).returning();
+  if (forgetState) {
+    const [updated] = await db.batch([update, clearCredentialState(db, id)]);
+    return { credential: updated[0]!, state: null };
+  }
+  const [updated] = await update;
+  const [state] = await db.select().from(githubCredentialState).where(eq(githubCredentialState.credentialId, id));
+  return { credential: updated!, state: state ?? null };
+}
+
+/** The entities (at most 20) that act with these credentials; null when there are no such credentials. */
+export async function credentialsUse(db: Db, id: string): Promise<{ entities: { id: string; kind: EntityKind }[] } | null> {
+  const [row, users] = await db.batch([
+    db.select({ id: githubCredentials.id }).from(githubCredentials).where(eq(githubCredentials.id, id)),
+    db.select({ id: entities.id, kind: entities.kind }).from(entities).where(eq(entities.credentialsId, id)).limit(20),
+  ]);
+  return row.length ? { entities: users } : null;
+}
+
+export async function deleteCredentials(db: Db, id: string): Promise<void> {
+  await db.delete(githubCredentials).where(eq(githubCredentials.id, id));
+}
