@@ -319,7 +319,16 @@ export class ScaleSet extends DurableObject<Env> {
         const at = Date.now();
         this.state.lastOrphanCheck = at;
         const ports = await openScaleSetPorts(this.env, ss);
-        await checkDrift({ db, scaleSet: ss, rows: rows.instances, ports, inFlight: this.inFlight, concurrency: this.settings.concurrency, now: at });
+        this.state.unconfirmedMachines = await checkDrift({
+          db,
+          scaleSet: ss,
+          rows: rows.instances,
+          ports,
+          inFlight: this.inFlight,
+          unconfirmed: this.state.unconfirmedMachines,
+          concurrency: this.settings.concurrency,
+          now: at,
+        });
       }
       if (result.actions.length) await executePlan(this.executor, db, ss, rows.instances, result.actions);
       // Lost webhooks: jobs GitHub has long started or finished must stop asking for runners.
