@@ -70,8 +70,11 @@ export const BridgeConfig = z
     /** Delivery attempts per callback, 1 s doubling between them (capped at 60 s). */
     callback_attempts: z.number().int().min(1).max(50).default(8),
     callback_initial_delay_ms: z.number().int().min(1).max(60_000).default(1000),
-    /** Before CreateInstance, ask the provider (GetInstance by name) whether the machine exists: see README. */
-    create_lookup: z.enum(["get", "none"]).default("get"),
+    /**
+     * Before CreateInstance, ask the provider whether the machine exists: `none` (GARM's way), `list`
+     * (ListInstances) or `get` (GetInstance by name). See docs/garm-bridge.md.
+     */
+    create_lookup: z.enum(["none", "list", "get"]).default("none"),
   })
   .refine((c) => !c.async || c.callback_url, { message: "async needs callback_url", path: ["callback_url"] });
 export type BridgeConfig = z.infer<typeof BridgeConfig>;
