@@ -53,7 +53,7 @@ export const BridgeConfig = z
           if (problem) ctx.addIssue({ code: "custom", message: problem, path: [name] });
         }
       }),
-    /** Names of the bridge's own environment variables handed to the provider when set (e.g. HTTPS_PROXY, OS_CLOUD). */
+    /** Name prefixes of the bridge's own environment variables handed to the provider (GARM's environment_variables: "OS_" passes OS_CLOUD…). */
     pass_env: z.array(envName).default([]),
     /** Per provider call; the process group is killed past it. Keep it under the coordinator's 30 s unless async. */
     timeout_seconds: z.number().positive().max(86_400).default(25),
