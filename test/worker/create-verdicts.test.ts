@@ -48,6 +48,15 @@ describe("create verdicts", () => {
     expect((await live(w.scaleSetId)).filter((r) => r.status !== "pending_delete" && r.status !== "deleting")).toHaveLength(0);
   });
 
+  it("counts a machine the shim answers in status error at once as a failed create", async () => {
+    const w = await scaleSetWorld(SHIM_SECRET);
+    await w.shim.addRule({ operation: "create", times: 5, action: { type: "machine_status", status: "error" } });
+    await queueJobs(w.scaleSetId, 5);
+    const status = await reconcile(w.scaleSetId);
+    expect(status.create_backoff).toMatchObject({ failures: 5, hard_limited_at: expect.any(String) });
+    expect((await w.shim.machines()).every((m) => m.status === "error")).toBe(true);
+  });
+
   it("ties a hard limit reached through failed callbacks to the scale set version, so an update lifts it", async () => {
     const w = await asyncWorld({ type: "async", complete_after_ms: 1, fail: { message: "quota exceeded", retryable: false } }, 5);
     await queueJobs(w.scaleSetId, 5);
