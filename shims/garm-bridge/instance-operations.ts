@@ -61,9 +61,9 @@ export function createInstanceOperations(cfg: BridgeConfig, provider: ProviderCa
   /** Machines created here, by pool and name: a retried create is answered from this. */
   const made = new Map<string, ValidProviderInstance>();
   /**
-   * Provider ids deleted lately. A ListInstances that read the machine just before its delete
-   * can finish after it: it must not put the machine back, or a repeated delete would answer 202
-   * for a machine that is gone instead of 404.
+   * Machines deleted lately, by pool and provider id (and name). A ListInstances that read the
+   * machine just before its delete can finish after it: it must not put the machine back, or a
+   * repeated delete would answer 202 for a machine that is gone instead of 404.
    */
   const deleted = new Set<string>();
   /** Oldest first in a Map: drop from the front. */
@@ -109,7 +109,7 @@ export function createInstanceOperations(cfg: BridgeConfig, provider: ProviderCa
     return { ok: true, instance: parsed.value };
   }
 
-  /** ListInstances: every machine of the pool, remembered for later delete callbacks. */
+  /** ListInstances: every machine of the pool, remembered as the pool's (see `owned`). */
   async function list(pool: Pool): Promise<Found<{ instances: ValidProviderInstance[] }> | Failed> {
     const out = await provider.run(poolCall("ListInstances", pool), undefined, []);
     if (out.type === "failed") return { ok: false, failure: out.failure };

@@ -75,6 +75,7 @@ export function afterCreate(backoff: CreateBackoff, verdict: CreateVerdict | und
  */
 export function keepCreateBackoff(state: ObjectState, scaleSetId: string, version: number | null, next: CreateBackoff, policy: CreateBackoffPolicy, now: number): void {
   const before = state.createBackoff;
+  if (next.failures === before.failures && next.lastFailureAt === before.lastFailureAt && next.hardLimitedAt === before.hardLimitedAt) return;
   if (next.hardLimitedAt !== null && before.hardLimitedAt === null) {
     state.hardLimitVersion = version;
     log({ event: "hard_limit_hit", scale_set: scaleSetId, failures: next.failures, error: "creation stopped after too many straight failures" });
