@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import { mapLimit } from "../../src/lib/map-limit.ts";
 import type { ShimCallback, ValidProviderInstance } from "../../src/providers/shim-protocol.ts";
 import type { CallbackSender } from "./callbacks.ts";
 import type { BridgeConfig } from "./config.ts";
@@ -24,6 +25,7 @@ import { type Pool, type ProviderCaller, poolCall } from "./provider-calls.ts";
  * pool to DeleteInstance and many providers ignore it in v0.1.1 too, so the bridge checks
  * itself: a machine it created for the pool or the provider listed for it (ListInstances,
  * asked when the bridge has no record). Another pool's machine is answered 404, untouched.
+ * Remove-all deletes the pool's listed machines one by one for the same reason.
  */
 
 export type CreateResult = { ok: true; status: 200 | 201; instance: ValidProviderInstance } | { ok: false; failure: Failure };
@@ -197,6 +199,18 @@ export function createInstanceOperations(cfg: BridgeConfig, provider: ProviderCa
     return { ok: false, failure: done.failure };
   }
 
+  /**
+   * Every machine of the pool, deleted one by one (`concurrency` at a time). RemoveAllInstances
+   * is never run: GARM never runs it, GARM's contrib scripts do not implement it, and in v0.1.0
+   * it gets no pool, so a provider would remove every pool's machines.
+   */
+  async function removeAll(pool: Pool): Promise<Settled> {
+    const listed = await list(pool);
+    if (!listed.ok) return listed;
+    const results = await mapLimit(listed.instances, cfg.concurrency, (i) => track(remove(pool, i.provider_id)));
+    return results.find((r): r is Failed => !r.ok) ?? { ok: true };
+  }
+
   /** In async mode, reports an operation's outcome to the coordinator once it settles. */
   function reportWhenDone<T extends Settled>(op: Operation<T>, instanceName: string, result: (r: T) => ValidProviderInstance | null) {
     if (!cfg.async) return;
@@ -244,6 +258,7 @@ export function createInstanceOperations(cfg: BridgeConfig, provider: ProviderCa
     list,
     startCreate,
     startDelete,
+    removeAll,
     owner,
     /** The delete of `id` under way, if any. */
     deleteUnderWay: (pool: Pool, id: string): Operation<DeleteResult> | undefined => deletes.get(key(pool, id)),

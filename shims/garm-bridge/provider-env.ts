@@ -10,11 +10,12 @@ import type { InterfaceVersion } from "./config.ts";
  *
  *   v0.1.0: GARM_POOL_ID on CreateInstance and ListInstances only;
  *           GARM_INSTANCE_ID on Delete/Get/Start/Stop.
- *   v0.1.1: GARM_POOL_ID also on Delete/Get/Start/Stop/RemoveAllInstances, and
+ *   v0.1.1: GARM_POOL_ID also on Delete/Get/Start/Stop, and
  *           GARM_POOL_EXTRASPECS (base64 of the pool's extra specs JSON) on every pool command.
  *
- * GARM never runs GetVersion (nor the v0.1.1 schema and validation commands), so the bridge
- * does not either: older providers answer any other command with an error.
+ * GARM never runs GetVersion or RemoveAllInstances (nor the v0.1.1 schema and validation
+ * commands), so the bridge does not either: older providers answer any other command with an
+ * error, and v0.1.0's RemoveAllInstances has no pool.
  */
 
 export const garmCommands = [
@@ -24,7 +25,6 @@ export const garmCommands = [
   "ListInstances",
   "StartInstance",
   "StopInstance",
-  "RemoveAllInstances",
 ] as const;
 export type GarmCommand = (typeof garmCommands)[number];
 

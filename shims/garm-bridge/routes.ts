@@ -122,11 +122,8 @@ export function protocolRoutes(cfg: BridgeConfig, provider: ProviderCaller, ops:
 
   const removeAll: Handler = async (c) => {
     operation(c, "remove_all");
-    const out = await provider.run(poolCall("RemoveAllInstances", poolOf(c)), undefined, []);
-    // Not found: there was nothing left to remove, which is what was asked.
-    if (out.type === "ok" || out.type === "not_found") return c.body(null, 204);
-    if (out.type === "duplicate") return failureAnswer(c, { status: 500, retryable: true, message: out.message });
-    return failureAnswer(c, out.failure);
+    const done = await ops.removeAll(poolOf(c));
+    return done.ok ? c.body(null, 204) : failureAnswer(c, done.failure);
   };
 
   const get: Handler = async (c) => {

@@ -91,6 +91,21 @@ describe("pool scoping", () => {
     expect(contrib.servers().map((s) => s.id)).not.toContain(id);
   });
 
+  it("removes all of the pool's machines one by one, and none of another pool's", async () => {
+    const bridge = await contribBridge();
+    contrib.seed({ id: "srv-all-1", name: "runner-all-1", pool: POOL });
+    contrib.seed({ id: "srv-all-2", name: "runner-all-2", pool: POOL });
+    contrib.seed({ id: "srv-all-other", name: "runner-all-other", pool: OTHER_POOL });
+    const before = contrib.calls().length;
+    expect((await send(bridge, "DELETE", "/v1/instances")).status).toBe(204);
+    const ids = contrib.servers().map((s) => s.id);
+    expect(ids).toContain("srv-all-other");
+    expect(ids).not.toContain("srv-all-1");
+    expect(ids).not.toContain("srv-all-2");
+    // The contrib script does not implement RemoveAllInstances (and in v0.1.0 it would get no pool).
+    expect(callsAfter(before).map((c) => c.command)).not.toContain("RemoveAllInstances");
+  });
+
   it("checks the pool in async mode too", async () => {
     const bridge = await contribBridge({ async: true, callback_url: "http://127.0.0.1:9/callbacks", callback_attempts: 1 });
     contrib.seed({ id: "srv-contrib-async", name: "runner-contrib-async", pool: POOL });
