@@ -4,14 +4,15 @@ import type { ProviderWorld } from "./harness";
 
 /**
  * A provider that behaves like GARM's own contrib scripts (contrib/providers.d/openstack,
- * bash + jq, interface v0.1.0) over a stub cloud kept as one JSON file per server:
+ * bash, interface v0.1.0) over a stub cloud kept as one file per server:
  *  - GetInstance and DeleteInstance exit 1, not 30, for a server that does not exist;
  *  - DeleteInstance looks the server up by id or name and ignores GARM_POOL_ID;
  *  - CreateInstance makes a new server whatever its name (OpenStack allows duplicate names)
  *    and reports it in status `error` when the cloud puts it in ERROR;
- *  - anything else (GetVersion…) is "Invalid GARM provider command", exit 1.
+ *  - anything else (GetVersion, RemoveAllInstances…) exits 1, as the contrib script does.
  * Its config file is a shell file it sources, as the contrib script sources its keystonerc.
- * Every call is recorded (command, pool, instance, and the names of the variables it got).
+ * Plain bash and coreutils (the contrib script's jq is not needed for a stub). Every call is
+ * recorded (command, pool, instance, and the names of the variables it got).
  */
 export function contribProvider(world: ProviderWorld, opts: { serverStatus?: "ACTIVE" | "ERROR" } = {}) {
   const stateDir = join(world.dir, "contrib-cloud");
@@ -24,33 +25,36 @@ export function contribProvider(world: ProviderWorld, opts: { serverStatus?: "AC
     `#!/bin/bash
 set -e
 source "$GARM_PROVIDER_CONFIG_FILE"
-jq -nc --arg c "$GARM_COMMAND" --arg p "\${GARM_POOL_ID-}" --arg i "\${GARM_INSTANCE_ID-}" --arg e "$(env | cut -d= -f1 | sort | tr '\\n' ' ')" \\
-  '{command: $c, pool: $p, instance: $i, env: ($e | split(" ") | map(select(. != "")))}' >> ${callsFile}
+NAMES=$(env | cut -d= -f1 | sort | sed 's/.*/"&"/' | paste -sd, -)
+printf '{"command":"%s","pool":"%s","instance":"%s","env":[%s]}\\n' "$GARM_COMMAND" "\${GARM_POOL_ID-}" "\${GARM_INSTANCE_ID-}" "$NAMES" >> ${callsFile}
 
-STATUS_MAP='{"ACTIVE":"running","SHUTOFF":"stopped","ERROR":"error"}'
+# A server file holds one line: id name pool status.
+function garmStatus() {
+  case "$1" in ACTIVE) echo running ;; SHUTOFF) echo stopped ;; ERROR) echo error ;; *) echo unknown ;; esac
+}
 
 function findServer() {
-  for f in "$STATE_DIR"/*.json; do
+  for f in "$STATE_DIR"/*; do
     [ -e "$f" ] || continue
-    if [ "$(jq -r --arg id "$1" '.id == $id or .name == $id' "$f")" == "true" ]; then echo "$f"; return 0; fi
+    read -r id name pool status < "$f"
+    if [ "$id" == "$1" ] || [ "$name" == "$1" ]; then echo "$f"; return 0; fi
   done
   echo "No server with a name or ID of '$1' exists." >&2
   return 1
 }
 
 function wire() {
-  jq -c --argjson m "$STATUS_MAP" \\
-    '{provider_id: .id, name: .name, os_type: "linux", os_name: "ubuntu", os_version: "22.04", os_arch: "amd64", status: $m[.status], pool_id: .pool}' "$@"
+  read -r id name pool status < "$1"
+  printf '{"provider_id":"%s","name":"%s","os_type":"linux","os_name":"ubuntu","os_version":"22.04","os_arch":"amd64","status":"%s","pool_id":"%s"}' \\
+    "$id" "$name" "$(garmStatus "$status")" "$pool"
 }
 
 case "$GARM_COMMAND" in
   CreateInstance)
-    BOOTSTRAP=$(cat)
-    NAME=$(echo "$BOOTSTRAP" | jq -r .name)
+    NAME=$(grep -o '"name" *: *"[^"]*"' | head -n 1 | sed 's/.*"\\([^"]*\\)"$/\\1/')
     ID=$(cat /proc/sys/kernel/random/uuid)
-    jq -nc --arg id "$ID" --arg name "$NAME" --arg pool "$GARM_POOL_ID" --arg status "$SERVER_STATUS" \\
-      '{id: $id, name: $name, pool: $pool, status: $status}' > "$STATE_DIR/$ID.json"
-    wire "$STATE_DIR/$ID.json"
+    echo "$ID $NAME $GARM_POOL_ID $SERVER_STATUS" > "$STATE_DIR/$ID"
+    wire "$STATE_DIR/$ID"
     ;;
   GetInstance)
     F=$(findServer "$GARM_INSTANCE_ID")
@@ -61,8 +65,14 @@ case "$GARM_COMMAND" in
     rm -f "$F"
     ;;
   ListInstances)
-    for f in "$STATE_DIR"/*.json; do [ -e "$f" ] && cat "$f"; done | jq -s --arg pool "$GARM_POOL_ID" --argjson m "$STATUS_MAP" \\
-      '[.[] | select(.pool == $pool) | {provider_id: .id, name: .name, status: $m[.status]}]'
+    OUT=""
+    for f in "$STATE_DIR"/*; do
+      [ -e "$f" ] || continue
+      read -r id name pool status < "$f"
+      [ "$pool" == "$GARM_POOL_ID" ] || continue
+      OUT="$OUT\${OUT:+,}$(wire "$f")"
+    done
+    echo "[$OUT]"
     ;;
   *)
     echo "Invalid GARM provider command: \\"$GARM_COMMAND\\""
@@ -82,15 +92,14 @@ esac
       }
     },
     servers(): { id: string; name: string; pool: string; status: string }[] {
-      try {
-        return readdirSync(stateDir).map((f) => JSON.parse(readFileSync(join(stateDir, f), "utf8")));
-      } catch {
-        return [];
-      }
+      return readdirSync(stateDir).map((f) => {
+        const [id, name, pool, status] = readFileSync(join(stateDir, f), "utf8").trim().split(" ");
+        return { id: id!, name: name!, pool: pool!, status: status! };
+      });
     },
     /** A server someone made straight in the cloud. */
     seed(server: { id: string; name: string; pool: string; status?: string }) {
-      writeFileSync(join(stateDir, `${server.id}.json`), JSON.stringify({ status: "ACTIVE", ...server }));
+      writeFileSync(join(stateDir, server.id), `${server.id} ${server.name} ${server.pool} ${server.status ?? "ACTIVE"}\n`);
     },
   };
 }
