@@ -6,7 +6,7 @@ import { startGarmBridge } from "./server.ts";
 const usage = `usage: npm run shim:garm -- --config bridge.json [flags]
 flags override the file: --host --port --base-path --provider-executable --provider-config-file
 --interface-version v0.1.0|v0.1.1 --secret-file PATH --controller-id ID --env NAME=VALUE (repeatable)
---pass-env NAME (repeatable) --timeout-seconds N --concurrency N --max-queue N --async --callback-url URL
+--pass-env PREFIX (repeatable) --timeout-seconds N --concurrency N --max-queue N --async --callback-url URL
 The secret comes from secret_file / --secret-file or the EDGERUNNER_SHIM_SECRET environment variable.`;
 
 /** Parses flags, starts the bridge and resolves once it has stopped; the exit code. */

@@ -53,7 +53,7 @@ export const BridgeConfig = z
           if (problem) ctx.addIssue({ code: "custom", message: problem, path: [name] });
         }
       }),
-    /** Names of the bridge's own environment variables handed to the provider when set (e.g. HTTPS_PROXY, OS_CLOUD). */
+    /** Name prefixes of the bridge's own environment variables handed to the provider (GARM's environment_variables: "OS_" passes OS_CLOUD…). */
     pass_env: z.array(envName).default([]),
     /** Per provider call; the process group is killed past it. Keep it under the coordinator's 30 s unless async. */
     timeout_seconds: z.number().positive().max(86_400).default(25),
@@ -70,8 +70,11 @@ export const BridgeConfig = z
     /** Delivery attempts per callback, 1 s doubling between them (capped at 60 s). */
     callback_attempts: z.number().int().min(1).max(50).default(8),
     callback_initial_delay_ms: z.number().int().min(1).max(60_000).default(1000),
-    /** Before CreateInstance, ask the provider (GetInstance by name) whether the machine exists: see README. */
-    create_lookup: z.enum(["get", "none"]).default("get"),
+    /**
+     * Before CreateInstance, ask the provider whether the machine exists: `none` (GARM's way), `list`
+     * (ListInstances) or `get` (GetInstance by name). See docs/garm-bridge.md.
+     */
+    create_lookup: z.enum(["none", "list", "get"]).default("none"),
   })
   .refine((c) => !c.async || c.callback_url, { message: "async needs callback_url", path: ["callback_url"] });
 export type BridgeConfig = z.infer<typeof BridgeConfig>;

@@ -27,8 +27,6 @@ export interface ProviderCaller {
    * messages, since a provider's output may echo what it was given.
    */
   run(call: ProviderCall, stdin: Uint8Array | undefined, hide: string[]): Promise<ExitOutcome>;
-  /** The provider's GetVersion, asked once per bridge: older providers lack it, and it never changes under us. */
-  version(controllerId: string): Promise<string | undefined>;
   /** Provider calls running and waiting, for the health check. */
   stats(): { running: number; queued: number };
 }
@@ -72,20 +70,8 @@ export function createProviderCaller(cfg: BridgeConfig, log: Logger, environ: No
     return outcome;
   }
 
-  let versionAsked = false;
-  let providerVersion: string | undefined;
-  async function version(controllerId: string): Promise<string | undefined> {
-    if (!versionAsked) {
-      versionAsked = true;
-      const v = await run({ command: "GetVersion", controllerId }, undefined, []);
-      if (v.type === "ok" && v.stdout.trim()) providerVersion = v.stdout.trim().slice(0, 200);
-    }
-    return providerVersion;
-  }
-
   return {
     run,
-    version,
     stats: () => limiter.stats(),
   };
 }

@@ -1,6 +1,7 @@
 import { Hono, type MiddlewareHandler } from "hono";
-import { BootstrapInstance, SHIM_INTERFACE_VERSION } from "../../src/providers/shim-protocol.ts";
+import { SHIM_INTERFACE_VERSION } from "../../src/providers/shim-protocol.ts";
 import { type BridgeContext, type BridgeEnv, errorAnswer, failureAnswer, HttpError, requestPath } from "./answers.ts";
+import { GarmBootstrapBody } from "./bootstrap-body.ts";
 import type { BridgeConfig } from "./config.ts";
 import type { InstanceOperations } from "./instance-operations.ts";
 import { type Pool, type ProviderCaller, poolCall } from "./provider-calls.ts";
@@ -75,15 +76,15 @@ export function protocolRoutes(cfg: BridgeConfig, provider: ProviderCaller, ops:
 
   const noInstance = (c: BridgeContext, id: string) => errorAnswer(c, 404, `no instance ${id}`);
 
-  const capabilities: Handler = async (c) => {
+  // No provider call: GARM never runs GetVersion, and older providers fail it.
+  const capabilities: Handler = (c) => {
     operation(c, "capabilities");
-    const version = await provider.version(controllerOf(c));
+    controllerOf(c);
     return c.json({
       interface_version: SHIM_INTERFACE_VERSION,
       async: cfg.async,
       idempotent_create: true,
       garm_interface_version: cfg.interface_version,
-      ...(version ? { provider_version: version } : {}),
     });
   };
 
@@ -97,15 +98,15 @@ export function protocolRoutes(cfg: BridgeConfig, provider: ProviderCaller, ops:
     } catch {
       throw new HttpError(400, "body is not JSON");
     }
-    const parsed = BootstrapInstance.safeParse(json);
+    const parsed = GarmBootstrapBody.safeParse(json);
     if (!parsed.success) {
       throw new HttpError(400, "body is not a BootstrapInstance", {
         issues: parsed.error.issues.map((i) => `${i.path.join(".") || "(root)"}: ${i.message}`),
       });
     }
     const b = parsed.data;
-    if (b.pool_id !== pool.poolId) throw new HttpError(400, "pool_id differs from X-Edgerunner-Pool-Id", { pool_id: b.pool_id });
-    const op = ops.startCreate(pool, b.name, raw, b["instance-token"]);
+    if (b.pool_id != null && b.pool_id !== pool.poolId) throw new HttpError(400, "pool_id differs from X-Edgerunner-Pool-Id", { pool_id: b.pool_id });
+    const op = ops.startCreate(pool, b.name, raw, b["instance-token"] ?? "");
     if (cfg.async) return c.json({ operation_id: op.operationId }, 202);
     const r = await op.promise;
     if (!r.ok) return failureAnswer(c, r.failure);
@@ -121,11 +122,8 @@ export function protocolRoutes(cfg: BridgeConfig, provider: ProviderCaller, ops:
 
   const removeAll: Handler = async (c) => {
     operation(c, "remove_all");
-    const out = await provider.run(poolCall("RemoveAllInstances", poolOf(c)), undefined, []);
-    // Not found: there was nothing left to remove, which is what was asked.
-    if (out.type === "ok" || out.type === "not_found") return c.body(null, 204);
-    if (out.type === "duplicate") return failureAnswer(c, { status: 500, retryable: true, message: out.message });
-    return failureAnswer(c, out.failure);
+    const done = await ops.removeAll(poolOf(c));
+    return done.ok ? c.body(null, 204) : failureAnswer(c, done.failure);
   };
 
   const get: Handler = async (c) => {
@@ -144,7 +142,7 @@ export function protocolRoutes(cfg: BridgeConfig, provider: ProviderCaller, ops:
     if (cfg.async) {
       const inFlight = ops.deleteUnderWay(pool, id);
       if (inFlight) return c.json({ operation_id: inFlight.operationId }, 202);
-      const name = await ops.nameFor(pool, id);
+      const name = await ops.owner(pool, id);
       if (!name.ok) return failureAnswer(c, name.failure);
       if (name.name === null) return noInstance(c, id);
       return c.json({ operation_id: ops.startDelete(pool, id, name.name).operationId }, 202);
@@ -158,7 +156,12 @@ export function protocolRoutes(cfg: BridgeConfig, provider: ProviderCaller, ops:
     (to: "start" | "stop"): Handler =>
     async (c) => {
       const id = operation(c, to);
-      const out = await provider.run(poolCall(to === "start" ? "StartInstance" : "StopInstance", poolOf(c), id), undefined, []);
+      const pool = poolOf(c);
+      // Only a machine of the caller's pool (see instance-operations.ts).
+      const member = await ops.owner(pool, id);
+      if (!member.ok) return failureAnswer(c, member.failure);
+      if (member.name === null) return noInstance(c, id);
+      const out = await provider.run(poolCall(to === "start" ? "StartInstance" : "StopInstance", pool, id), undefined, []);
       if (out.type === "ok") return c.body(null, 204);
       if (out.type === "not_found") return noInstance(c, id);
       if (out.type === "duplicate") return failureAnswer(c, { status: 500, retryable: true, message: out.message });

@@ -44,9 +44,16 @@ async function readJson<T extends z.ZodType>(req: Request, schema: T): Promise<{
   return { ok: true, value: parsed.data };
 }
 
+/**
+ * A status report. Older GARM templates post it to the callback URL itself rather than to
+ * `{callback-url}/status`, and swallow a failure: both paths take it.
+ */
+const STATUS_PATHS = ["/callbacks", "/callbacks/status"];
+
 export const runnerCallbackRoutes = new Hono<InstanceAppEnv>()
+  .use("/callbacks", instanceAuth)
   .use("/callbacks/*", instanceAuth)
-  .post("/callbacks/status", async (c) => {
+  .on("POST", STATUS_PATHS, async (c) => {
     const inst = c.get("instance");
     const body = await readJson(c.req.raw, StatusReport);
     if (!body.ok) {
@@ -108,15 +115,17 @@ export function documentRunnerCallbacks(app: Router, prefix: string) {
     scheme: "bearer",
     description: "The instance-token handed to the provider in the BootstrapInstance",
   });
-  app.openAPIRegistry.registerPath({
-    method: "post",
-    path: `${prefix}/callbacks/status`,
-    tags: ["Runner bootstrap"],
-    summary: "A runner reports its status (JSON body, any Content-Type)",
-    security: instanceSecurity,
-    request: { body: { content: { "application/json": { schema: StatusReport } } } },
-    responses: { 200: { description: "Recorded" }, ...errors },
-  });
+  for (const path of STATUS_PATHS) {
+    app.openAPIRegistry.registerPath({
+      method: "post",
+      path: `${prefix}${path}`,
+      tags: ["Runner bootstrap"],
+      summary: `A runner reports its status (JSON body, any Content-Type)${path === "/callbacks" ? ": older GARM templates post here" : ""}`,
+      security: instanceSecurity,
+      request: { body: { content: { "application/json": { schema: StatusReport } } } },
+      responses: { 200: { description: "Recorded" }, ...errors },
+    });
+  }
   app.openAPIRegistry.registerPath({
     method: "post",
     path: `${prefix}/callbacks/system-info`,

@@ -3,7 +3,7 @@ import type { InstanceRecord, ScaleSetRecord } from "../db/scaleset-store";
 import { mapLimit } from "../lib/map-limit";
 import { errorText, logEvent as log } from "../observability/log";
 import { faultOf } from "./machine-outcomes";
-import type { GithubRunnerInfo, MachineInfo, MachinePort, RunnerPort } from "./ports";
+import type { GithubRunnerInfo, MachineInfo, MachinePort, PortResult, RunnerPort } from "./ports";
 
 /**
  * Drift: what the cloud or GitHub has that D1 does not know, and the reverse. Machines without
@@ -25,23 +25,69 @@ export function unlistedInstances(rows: readonly InstanceRecord[], inCloud: Read
   return rows.filter((row) => !inCloud.has(row.name) && !inFlight.has(row.name) && SHOULD_HAVE_MACHINE.has(row.status));
 }
 
+/**
+ * How many drift checks in a row may fail to confirm an unlisted machine before it is taken
+ * for gone: some providers answer an error, not "not found", for a machine deleted behind
+ * their back, and the instance would otherwise stay `running` forever.
+ */
+export const UNCONFIRMED_CHECKS_BEFORE_GONE = 3;
+
+/** Unlisted instances, by name, whose machine the provider could not confirm, with how many checks in a row failed to. */
+export type Unconfirmed = Record<string, number>;
+
+/**
+ * What the provider's answers about unlisted instances mean: gone when it says not found, or
+ * when it has failed to confirm the machine UNCONFIRMED_CHECKS_BEFORE_GONE checks in a row.
+ * Returns the instances to force out (a delete would fail the same way) with their reasons,
+ * and the failed-check counts to keep (an instance listed again or confirmed starts over).
+ */
+export function judgeUnlisted(
+  missing: readonly InstanceRecord[],
+  answers: readonly PortResult<MachineInfo>[],
+  before: Unconfirmed,
+): { gone: { row: InstanceRecord; reason: string; force: boolean }[]; unconfirmed: Unconfirmed } {
+  const gone: { row: InstanceRecord; reason: string; force: boolean }[] = [];
+  const unconfirmed: Unconfirmed = {};
+  for (const [index, row] of missing.entries()) {
+    const answer = answers[index]!;
+    if (answer.ok) continue;
+    if (answer.error.kind === "not_found") {
+      gone.push({ row, reason: "machine is gone from the provider", force: false });
+      continue;
+    }
+    const failed = (before[row.name] ?? 0) + 1;
+    if (failed >= UNCONFIRMED_CHECKS_BEFORE_GONE) {
+      gone.push({ row, reason: `machine is not listed and the provider failed to confirm it ${failed} times: ${faultOf(answer.error)}`, force: true });
+    } else {
+      unconfirmed[row.name] = failed;
+    }
+  }
+  return { gone, unconfirmed };
+}
+
 /** GitHub runners named like this scale set's that its snapshot does not know (another scale set may still own one). */
 export function strayRunners(runners: readonly GithubRunnerInfo[], runnerPrefix: string, known: ReadonlySet<string>): GithubRunnerInfo[] {
   const prefix = `${runnerPrefix}-`;
   return runners.filter((runner) => runner.name.startsWith(prefix) && !known.has(runner.name));
 }
 
-/** Compares the cloud and GitHub with D1 and removes what only one side knows. */
+/**
+ * Compares the cloud and GitHub with D1 and removes what only one side knows. Returns the
+ * failed-confirmation counts for the next check (`unconfirmed` as it was when the cloud could
+ * not be listed).
+ */
 export async function checkDrift(input: {
   db: D1Database;
   scaleSet: ScaleSetRecord;
   rows: InstanceRecord[];
   ports: { machines: MachinePort; runners: RunnerPort };
   inFlight: ReadonlySet<string>;
+  unconfirmed: Unconfirmed;
   concurrency: number;
   now: number;
-}): Promise<void> {
+}): Promise<Unconfirmed> {
   const { db, scaleSet: ss, rows, inFlight, concurrency, now } = input;
+  let unconfirmed = input.unconfirmed;
   const { machines, runners } = input.ports;
   const known = new Set(rows.map((row) => row.name));
   const changes: StatusChange[] = [];
@@ -53,11 +99,11 @@ export async function checkDrift(input: {
     });
     const missing = unlistedInstances(rows, new Set(listed.value.map((machine) => machine.name)), inFlight);
     const confirmed = await mapLimit(missing, concurrency, (row) => machines.getInstance(row.providerId ?? row.name));
-    for (const [index, row] of missing.entries()) {
-      const answer = confirmed[index]!;
-      if (!answer.ok && answer.error.kind === "not_found") {
-        changes.push({ id: row.id, from: row.status, to: "pending_delete", reason: "machine is gone from the provider", at: now });
-      }
+    const judged = judgeUnlisted(missing, confirmed, unconfirmed);
+    unconfirmed = judged.unconfirmed;
+    for (const { row, reason, force } of judged.gone) {
+      changes.push({ id: row.id, from: row.status, to: force ? "pending_force_delete" : "pending_delete", reason, at: now });
+      log({ event: "machine_gone", scale_set: ss.id, instance: row.name, forced: force, reason });
     }
   } else {
     log({ event: "drift_check_failed", scale_set: ss.id, error: faultOf(listed.error) });
@@ -80,4 +126,5 @@ export async function checkDrift(input: {
     log({ event: "drift_check_failed", scale_set: ss.id, error: `github: ${errorText(err)}` });
   }
   if (changes.length) await applyStatusChanges(db, changes);
+  return unconfirmed;
 }

@@ -26,10 +26,19 @@ export interface Outcome {
   change: StatusChange | null;
   /** What becomes of the instance's operation state (absent: unchanged). */
   ops?: OpsPatch;
-  /** Whether the answer counts toward the scale set's create backoff, and how. */
-  create?: "failed" | "succeeded";
+  /** Whether the answer ends a create, and how: it moves the scale set's create backoff. */
+  create?: CreateVerdict;
   deleteRetry?: DeleteRetry;
 }
+
+/**
+ * How a finished create counts for the create backoff. A machine the provider reports in
+ * status `error` is a failed create, whether it came in the create's answer, an async
+ * callback or a poll: GARM deletes it at once and counts the attempt as failed.
+ */
+export type CreateVerdict = "failed" | "succeeded";
+
+const verdictOf = (machine: MachineInfo): CreateVerdict => (machine.status === "error" ? "failed" : "succeeded");
 
 /** Provider faults are stored and shown; a shim's whole error page is not. */
 const MAX_FAULT = 2000;
@@ -98,7 +107,7 @@ export function operationOutcome(input: {
         create: "failed",
       };
     }
-    return { change: machineChange(row.id, "creating", result, now, "provider created the machine"), ops: OPERATION_DONE };
+    return { change: machineChange(row.id, "creating", result, now, "provider created the machine"), ops: OPERATION_DONE, create: verdictOf(result) };
   }
   if (row.status !== "deleting") return { change: null, ops: OPERATION_DONE };
   if (error) {
@@ -135,8 +144,11 @@ export function pollOutcome(
     // Our create was cut off; whatever happened, the machine (if any) goes and a fresh one replaces it.
     return done({ id: row.id, from: "pending_create", to: "error", reason: "create was interrupted", at: now });
   }
-  if (!answer.ok) return done({ id: row.id, from: row.status, to: "error", reason: "provider never created the machine", at: now });
-  return done(machineChange(row.id, row.status, answer.value, now, "provider reports the machine"));
+  const outcome = answer.ok
+    ? { ...done(machineChange(row.id, row.status, answer.value, now, "provider reports the machine")), create: verdictOf(answer.value) }
+    : { ...done({ id: row.id, from: row.status, to: "error", reason: "provider never created the machine", at: now }), create: "failed" as const };
+  // Only a create still awaited ends here; a row in any other status is no verdict on a create.
+  return row.status === "creating" ? outcome : { change: outcome.change, ops: outcome.ops };
 }
 
 /** What the shim's answer to a create means for the new instance (`pollMs`: when to ask if no callback comes). */
@@ -147,10 +159,10 @@ export function createOutcome(id: string, answer: PortResult<MachineCreated>, no
       create: "failed",
     };
   }
-  if (answer.value.state === "accepted") {
-    return { change: null, ops: { opId: answer.value.operationId, opKind: "create", pollAt: now + pollMs }, create: "succeeded" };
-  }
-  return { change: machineChange(id, "creating", answer.value.instance, now, "provider created the machine"), create: "succeeded" };
+  // Accepted is no verdict yet: the callback (or a poll) brings it.
+  if (answer.value.state === "accepted") return { change: null, ops: { opId: answer.value.operationId, opKind: "create", pollAt: now + pollMs } };
+  const { instance } = answer.value;
+  return { change: machineChange(id, "creating", instance, now, "provider created the machine"), create: verdictOf(instance) };
 }
 
 /** What the shim's answer to a delete means; a forced delete goes past provider errors. */

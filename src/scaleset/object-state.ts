@@ -93,6 +93,15 @@ export class ObjectState {
     this.setMeta("last_reconcile", value);
   }
 
+  /** Unlisted instances whose machine the provider failed to confirm, by name: see drift.ts. */
+  get unconfirmedMachines(): Record<string, number> {
+    return this.getMeta<Record<string, number>>("unconfirmed_machines") ?? {};
+  }
+
+  set unconfirmedMachines(value: Record<string, number>) {
+    this.setMeta("unconfirmed_machines", value);
+  }
+
   get lastOrphanCheck(): number {
     return this.getMeta<number>("last_orphan_check") ?? 0;
   }

@@ -6,10 +6,10 @@ import type { InstanceRecord, ScaleSetRecord } from "../db/scaleset-store";
 import type { Env } from "../env";
 import { mapLimit } from "../lib/map-limit";
 import { errorText, logEvent as log } from "../observability/log";
-import { recordCreateFailure, recordCreateSuccess } from "./backoff";
+import { type CreateBackoff, type CreateBackoffPolicy, recordCreateFailure, recordCreateSuccess } from "./backoff";
 import { buildBootstrapInstance } from "./bootstrap";
 import { mintInstanceToken } from "./instance-token";
-import { createOutcome, deleteOutcome, faultOf, nextDeleteRetry, pollOutcome, type Outcome } from "./machine-outcomes";
+import { type CreateVerdict, createOutcome, deleteOutcome, faultOf, nextDeleteRetry, pollOutcome, type Outcome } from "./machine-outcomes";
 import type { ObjectState } from "./object-state";
 import type { MachineCreated, PortResult } from "./ports";
 import { openScaleSetPorts } from "./ports-factory";
@@ -59,6 +59,31 @@ export function keepOutcome(state: ObjectState, scaleSetId: string, instance: st
     log({ event: "backoff_armed", scale_set: scaleSetId, kind: "delete", instance, attempt: outcome.deleteRetry.attempt, delay_ms: outcome.deleteRetry.delayMs });
   }
   return outcome.change;
+}
+
+/** The create backoff after one more finished create (none: unchanged). */
+export function afterCreate(backoff: CreateBackoff, verdict: CreateVerdict | undefined, now: number, policy: CreateBackoffPolicy): CreateBackoff {
+  if (verdict === undefined) return backoff;
+  return verdict === "failed" ? recordCreateFailure(backoff, now, policy) : recordCreateSuccess(backoff);
+}
+
+/**
+ * Stores the create backoff `next`, wherever its creates finished (their answers, a callback,
+ * a poll), and marks a newly hit hard limit with `version`, the scale set's updated_at (an
+ * update after it lifts the limit). A caller without the scale set passes null: the next
+ * pass records the version (see ScaleSet.pass).
+ */
+export function keepCreateBackoff(state: ObjectState, scaleSetId: string, version: number | null, next: CreateBackoff, policy: CreateBackoffPolicy, now: number): void {
+  const before = state.createBackoff;
+  if (next.failures === before.failures && next.lastFailureAt === before.lastFailureAt && next.hardLimitedAt === before.hardLimitedAt) return;
+  if (next.hardLimitedAt !== null && before.hardLimitedAt === null) {
+    state.hardLimitVersion = version;
+    log({ event: "hard_limit_hit", scale_set: scaleSetId, failures: next.failures, error: "creation stopped after too many straight failures" });
+  } else if (next.hardLimitedAt === null && next.failures > before.failures && next.lastFailureAt !== null) {
+    const allowedAt = next.lastFailureAt + next.failures * policy.intervalMs;
+    log({ event: "backoff_armed", scale_set: scaleSetId, kind: "create", failures: next.failures, delay_ms: allowedAt - now });
+  }
+  state.createBackoff = next;
 }
 
 const deleteAttempts = (state: ObjectState, instance: string) => state.ops(instance)?.deleteAttempts ?? 0;
@@ -187,10 +212,14 @@ export async function executePlan(ctx: ExecutorContext, db: D1Database, ss: Scal
       }
     }
     const askAgainMs = Math.min(settings.operationPollMs, 60_000);
+    let backoff = state.createBackoff;
     for (const [index, poll] of polls.entries()) {
-      const change = keepOutcome(state, ss.id, poll.instance, pollOutcome(poll.row, state.ops(poll.instance)?.opKind ?? null, polled[index]!, t2, askAgainMs));
+      const outcome = pollOutcome(poll.row, state.ops(poll.instance)?.opKind ?? null, polled[index]!, t2, askAgainMs);
+      backoff = afterCreate(backoff, outcome.create, t2, settings.createBackoff);
+      const change = keepOutcome(state, ss.id, poll.instance, outcome);
       if (change) batch2.push(change);
     }
+    keepCreateBackoff(state, ss.id, ss.updatedAt, backoff, settings.createBackoff, t2);
     const applied2 = await applyStatusChanges(db, batch2);
 
     // Outbound, phase 2: the provider creates and deletes.
@@ -287,19 +316,15 @@ async function recordCreates(ctx: ExecutorContext, db: D1Database, ss: ScaleSetR
   let backoff = state.createBackoff;
   for (const { create, answer } of answers) {
     const outcome = createOutcome(create.instance.id, answer, t3, settings.operationPollMs);
-    backoff = outcome.create === "failed" ? recordCreateFailure(backoff, t3, settings.createBackoff) : recordCreateSuccess(backoff);
-    if (!answer.ok) log({ event: "create_failed", scale_set: ss.id, instance: create.instance.name, error: faultOf(answer.error), failures: backoff.failures });
+    backoff = afterCreate(backoff, outcome.create, t3, settings.createBackoff);
+    if (outcome.create === "failed") {
+      const error = answer.ok ? "provider reported the machine in status error" : faultOf(answer.error);
+      log({ event: "create_failed", scale_set: ss.id, instance: create.instance.name, error, failures: backoff.failures });
+    }
     const change = keepOutcome(state, ss.id, create.instance.name, outcome);
     if (change) batch3.push(change);
   }
-  if (backoff.hardLimitedAt !== null && state.createBackoff.hardLimitedAt === null) {
-    state.hardLimitVersion = ss.updatedAt;
-    log({ event: "hard_limit_hit", scale_set: ss.id, failures: backoff.failures, error: "creation stopped after too many straight failures" });
-  } else if (backoff.hardLimitedAt === null && backoff.failures > state.createBackoff.failures && backoff.lastFailureAt !== null) {
-    const allowedAt = backoff.lastFailureAt + backoff.failures * settings.createBackoff.intervalMs;
-    log({ event: "backoff_armed", scale_set: ss.id, kind: "create", failures: backoff.failures, delay_ms: allowedAt - t3 });
-  }
-  state.createBackoff = backoff;
+  keepCreateBackoff(state, ss.id, ss.updatedAt, backoff, settings.createBackoff, t3);
   await applyStatusChanges(db, batch3);
   for (const change of batch3) {
     log({ event: "instance_transition", scale_set: ss.id, instance: answers.find((answered) => answered.create.instance.id === change.id)?.create.instance.name, from: change.from, to: change.to, reason: change.reason });

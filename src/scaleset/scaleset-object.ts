@@ -7,12 +7,12 @@ import type { Env } from "../env";
 import { errorText, logEvent as log } from "../observability/log";
 import { counterName, countReconcile, flushCounters, hasPendingCalls, setCounterStatement } from "../observability/op-counters";
 import type { ShimCallback } from "../providers/shim-protocol";
-import { NO_CREATE_BACKOFF, recordCreateFailure } from "./backoff";
+import { NO_CREATE_BACKOFF } from "./backoff";
 import { checkDrift } from "./drift";
 import { canTransition } from "./instance-states";
 import { callbackResult, operationOutcome } from "./machine-outcomes";
 import { ObjectState, type LastReconcile } from "./object-state";
-import { executePlan, keepOutcome, type ExecutorContext } from "./plan-executor";
+import { afterCreate, executePlan, keepCreateBackoff, keepOutcome, type ExecutorContext } from "./plan-executor";
 import { githubRunnerPort, openScaleSetPorts } from "./ports-factory";
 import { planSnapshot } from "./plan-input";
 import { plan } from "./reconcile";
@@ -148,7 +148,8 @@ export class ScaleSet extends DurableObject<Env> {
     const now = Date.now();
     const { result, error } = callbackResult(cb);
     const outcome = operationOutcome({ kind: ops.opKind!, row, result, error, deleteAttempts: ops.deleteAttempts, now });
-    if (outcome.create === "failed") this.state.createBackoff = recordCreateFailure(this.state.createBackoff, now, this.settings.createBackoff);
+    const policy = this.settings.createBackoff;
+    keepCreateBackoff(this.state, scaleSetId, null, afterCreate(this.state.createBackoff, outcome.create, now, policy), policy, now);
     const change = keepOutcome(this.state, scaleSetId, cb.instance_name, outcome);
     await applyStatusChanges(this.env.DB, change ? [change] : []);
     log({ event: "provider_callback", scale_set: scaleSetId, instance: cb.instance_name, operation: ops.opKind, ok: !cb.error });
@@ -289,6 +290,9 @@ export class ScaleSet extends DurableObject<Env> {
       this.state.createBackoff = backoff;
       this.state.hardLimitVersion = null;
       log({ event: "hard_limit_lifted", scale_set: ss.id, reason: "scale set updated" });
+    } else if (backoff.hardLimitedAt !== null && limitVersion === null) {
+      // Hit outside a pass (a callback): the limit belongs to the scale set as it is now.
+      this.state.hardLimitVersion = ss.updatedAt;
     }
 
     this.state.pruneOps(new Set(rows.instances.map((i) => i.name)));
@@ -315,7 +319,16 @@ export class ScaleSet extends DurableObject<Env> {
         const at = Date.now();
         this.state.lastOrphanCheck = at;
         const ports = await openScaleSetPorts(this.env, ss);
-        await checkDrift({ db, scaleSet: ss, rows: rows.instances, ports, inFlight: this.inFlight, concurrency: this.settings.concurrency, now: at });
+        this.state.unconfirmedMachines = await checkDrift({
+          db,
+          scaleSet: ss,
+          rows: rows.instances,
+          ports,
+          inFlight: this.inFlight,
+          unconfirmed: this.state.unconfirmedMachines,
+          concurrency: this.settings.concurrency,
+          now: at,
+        });
       }
       if (result.actions.length) await executePlan(this.executor, db, ss, rows.instances, result.actions);
       // Lost webhooks: jobs GitHub has long started or finished must stop asking for runners.

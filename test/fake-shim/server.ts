@@ -334,6 +334,13 @@ export async function startFakeShim(opts: { port?: number; hooks?: MachineHooks;
       if (rule.action.apply) perform(t, r.operation, poolId, r.id, body);
       return answer(rule.action.status, rule.action.body);
     }
+    if (rule?.action.type === "machine_status" && r.operation === "create") {
+      const out = perform(t, r.operation, poolId, r.id, body);
+      const m = out.status === 201 ? find(t, poolId, (body as BootstrapInstance).name) : undefined;
+      if (!m) return answer(out.status, out.body);
+      m.status = rule.action.status;
+      return answer(201, providerInstance(m));
+    }
     if (rule?.action.type === "flood") {
       record.status = rule.action.status;
       res.writeHead(rule.action.status, { "content-type": "application/json" });

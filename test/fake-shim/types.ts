@@ -18,6 +18,8 @@ export type FaultAction =
   | { type: "respond"; status: number; body?: unknown; apply?: boolean }
   /** Answer this status with `bytes` bytes of junk, streamed (for oversized answers). */
   | { type: "flood"; status: number; bytes: number }
+  /** Create normally, but the machine comes up in this status (e.g. "error", as a cloud's failed boot). */
+  | { type: "machine_status"; status: string }
   /** Never answer (the socket stays open until the client gives up). `apply` performs the operation first. */
   | { type: "hang"; apply?: boolean }
   /**

@@ -77,7 +77,13 @@ describe("operationOutcome", () => {
 
   it("finishes a create with the machine", () => {
     const out = operationOutcome({ kind: "create", row: creating, result: machine(), error: null, deleteAttempts: 0, now: NOW });
-    expect(out).toEqual({ change: machineChange("id", "creating", machine(), NOW, "provider created the machine"), ops: DONE });
+    expect(out).toEqual({ change: machineChange("id", "creating", machine(), NOW, "provider created the machine"), ops: DONE, create: "succeeded" });
+  });
+
+  it("fails a create whose machine came up in status error", () => {
+    const broken = machine({ status: "error" });
+    const out = operationOutcome({ kind: "create", row: creating, result: broken, error: null, deleteAttempts: 0, now: NOW });
+    expect(out).toEqual({ change: machineChange("id", "creating", broken, NOW, "provider created the machine"), ops: DONE, create: "failed" });
   });
 
   it("fails a create that errored or brought nothing, and counts it toward the backoff", () => {
@@ -143,7 +149,15 @@ describe("pollOutcome", () => {
     expect(pollOutcome({ id: "id", status: "creating" }, "create", { ok: true, value: machine() }, NOW, ASK_AGAIN)).toEqual({
       change: machineChange("id", "creating", machine(), NOW, "provider reports the machine"),
       ops: DONE,
+      create: "succeeded",
     });
+  });
+
+  it("gives a verdict on an awaited create only: a machine never made or in error is a failed create", () => {
+    expect(pollOutcome({ id: "id", status: "creating" }, "create", failure("not_found", 404), NOW, ASK_AGAIN).create).toBe("failed");
+    expect(pollOutcome({ id: "id", status: "creating" }, "create", { ok: true, value: machine({ status: "error" }) }, NOW, ASK_AGAIN).create).toBe("failed");
+    expect(pollOutcome({ id: "id", status: "pending_create" }, null, failure("not_found", 404), NOW, ASK_AGAIN).create).toBeUndefined();
+    expect(pollOutcome({ id: "id", status: "running" }, "create", { ok: true, value: machine() }, NOW, ASK_AGAIN).create).toBeUndefined();
   });
 });
 
@@ -159,7 +173,14 @@ describe("createOutcome", () => {
     expect(createOutcome("id", { ok: true, value: { state: "accepted", operationId: "op-1" } }, NOW, 120_000)).toEqual({
       change: null,
       ops: { opId: "op-1", opKind: "create", pollAt: NOW + 120_000 },
-      create: "succeeded",
+    });
+  });
+
+  it("counts a machine made at once in status error as a failed create", () => {
+    const broken = machine({ status: "error" });
+    expect(createOutcome("id", { ok: true, value: { state: "done", instance: broken } }, NOW, 120_000)).toEqual({
+      change: machineChange("id", "creating", broken, NOW, "provider created the machine"),
+      create: "failed",
     });
   });
 

@@ -227,6 +227,20 @@ describe("runner bootstrap: status callbacks", () => {
     ]);
   });
 
+  it("takes a status posted to the callback URL itself, as older GARM templates do", async () => {
+    const s = await setup();
+    const r = await createRunner(s);
+    expect(r.bootstrap["callback-url"]).toBe(`${ORIGIN}/api/v1/callbacks`);
+    for (const path of ["/callbacks", "/callbacks/"]) {
+      const res = await report(r.token, "installing", {}, path);
+      expect([res.status, res.text]).toEqual([200, ""]);
+    }
+    expect(await instanceRow(r.name)).toMatchObject({ runner_status: "installing", status_message: "now installing" });
+    // The same rules as /status: a token is needed, and a forbidden change writes nothing.
+    expect((await runnerCall("POST", "/callbacks", null, { body: JSON.stringify({ status: "idle" }) })).status).toBe(401);
+    await expectRejectedWithoutWrites(400, () => report(r.token, "pending", {}, "/callbacks"));
+  });
+
   it("records system info, without letting the machine change its JIT runner id", async () => {
     const s = await setup();
     const r = await createRunner(s);

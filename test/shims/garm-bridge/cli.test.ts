@@ -42,7 +42,7 @@ describe("loadConfig", () => {
       timeout_seconds: 25,
       concurrency: 4,
       async: false,
-      create_lookup: "get",
+      create_lookup: "none",
     });
   });
 
@@ -73,7 +73,6 @@ describe("npm run shim:garm", () => {
       "sh-provider",
       `#!/bin/sh
 case "$GARM_COMMAND" in
-  GetVersion) echo "sh-provider 1.0" ;;
   ListInstances) echo "[{\\"provider_id\\":\\"sh-1\\",\\"name\\":\\"runner-sh\\",\\"status\\":\\"running\\",\\"os_type\\":\\"linux\\"}]" ;;
   GetInstance) [ -n "$GARM_POOL_ID" ] && exit 9; exit 30 ;;
   *) echo "unknown command $GARM_COMMAND" >&2; exit 1 ;;
@@ -99,7 +98,7 @@ esac
     try {
       const url = await started;
       expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/sh$/);
-      expect(await send({ url }, "GET", "/v1/capabilities")).toMatchObject({ status: 200, body: { provider_version: "sh-provider 1.0" } });
+      expect(await send({ url }, "GET", "/v1/capabilities")).toMatchObject({ status: 200, body: { interface_version: "v1", garm_interface_version: "v0.1.0" } });
       expect(await send({ url }, "GET", "/v1/instances")).toMatchObject({ status: 200, body: [{ provider_id: "sh-1", name: "runner-sh" }] });
       // v0.1.0 gives GetInstance no pool id: the script's exit 9 would show it did.
       expect((await send({ url }, "GET", "/v1/instances/sh-2")).status).toBe(404);

@@ -103,9 +103,10 @@ describe("requests", () => {
     expect((await send(bridge, "GET", "/v1/instances", "", { headers: { "x-edgerunner-pool-extra-specs": "!!not base64" } })).status).toBe(400);
     const notJson = await send(bridge, "POST", "/v1/instances", "{nope");
     expect(notJson.status).toBe(400);
-    const bad = await send(bridge, "POST", "/v1/instances", JSON.stringify({ name: "x" }));
+    const bad = await send(bridge, "POST", "/v1/instances", JSON.stringify({ name: "x", tools: "not a list", arch: "sparc" }));
     expect(bad.status).toBe(400);
-    expect(bad.body.details.issues.length).toBeGreaterThan(0);
+    expect(bad.body.details.issues).toHaveLength(2);
+    expect((await send(bridge, "POST", "/v1/instances", JSON.stringify({ pool_id: "p" }))).status).toBe(400);
     expect((await create("runner-other-pool", { pool_id: "another-pool" })).status).toBe(400);
     expect((await send(bridge, "PUT", "/v1/instances")).status).toBe(405);
     expect((await send(bridge, "GET", "/v1/elsewhere")).status).toBe(404);
@@ -127,7 +128,8 @@ describe("requests", () => {
     expect(failed.status).toBe(500);
     expect(failed.body.error).toMatch(/ListInstances exited with code 2; stdout: partial output; stderr: openstack: 503 from nova/);
 
-    world.configure({ faults: { RemoveAllInstances: { exit: 30 } } });
+    // Remove all with nothing left to remove.
+    world.configure({ faults: { ListInstances: { stdout: "null" } } });
     expect((await send(bridge, "DELETE", "/v1/instances")).status).toBe(204);
   });
 
@@ -178,26 +180,26 @@ describe("idempotent create", () => {
     for (const r of [a, b, c]) expect(r.body).toMatchObject({ provider_id: "vm-runner-idem", name: "runner-idem" });
     expect(world.calls().filter((x) => x.command === "CreateInstance")).toHaveLength(1);
 
-    // Later retries find the machine through GetInstance by name.
+    // Later retries are answered from the bridge's own record, asking the provider nothing.
     const again = await create("runner-idem");
     expect(again).toMatchObject({ status: 200, body: { provider_id: "vm-runner-idem" } });
-    expect(world.calls().filter((x) => x.command === "CreateInstance")).toHaveLength(1);
+    expect(world.calls().map((x) => x.command)).toEqual(["CreateInstance"]);
   });
 
   it("answers a duplicate exit with the machine when it is ours (created by a run the bridge forgot)", async () => {
     expect((await create("runner-forgotten")).status).toBe(201);
-    // The provider's lookup by name fails to find it (some clouds index by id only), CreateInstance says duplicate.
-    world.configure({ faults: { GetInstance: { exit: 30 }, CreateInstance: { exit: 31 } } });
-    const res = await create("runner-forgotten");
-    expect(res.status).toBe(409);
-    world.configure({ faults: { CreateInstance: { exit: 31 } } });
-    // With the lookup answering, the duplicate resolves to the existing machine.
-    const bridgeNoLookup = await startTestBridge(world, { create_lookup: "none" });
+    // A restarted bridge: no records of its own.
+    const forgetful = await startTestBridge(world);
     try {
-      const found = await send(bridgeNoLookup, "POST", "/v1/instances", JSON.stringify(bootstrap("runner-forgotten")));
-      expect(found).toMatchObject({ status: 200, body: { provider_id: "vm-runner-forgotten" } });
+      const again = () => send(forgetful, "POST", "/v1/instances", JSON.stringify(bootstrap("runner-forgotten")));
+      // The provider's lookup by name fails to find it (some clouds index by id only), CreateInstance says duplicate.
+      world.configure({ faults: { GetInstance: { exit: 30 }, CreateInstance: { exit: 31 } } });
+      expect((await again()).status).toBe(409);
+      // With the lookup answering, the duplicate resolves to the existing machine.
+      world.configure({ faults: { CreateInstance: { exit: 31 } } });
+      expect(await again()).toMatchObject({ status: 200, body: { provider_id: "vm-runner-forgotten" } });
     } finally {
-      await bridgeNoLookup.stop();
+      await forgetful.stop();
     }
   });
 
