@@ -4,6 +4,7 @@
  */
 export const secretContext = {
   credential: (id: string) => `github_credentials.secret_enc:${id}`,
+  appWebhookSecret: (credentialId: string) => `github_credentials.webhook_secret_enc:${credentialId}`,
   webhookSecret: (entityId: string) => `entities.webhook_secret_enc:${entityId}`,
   provider: (id: string) => `providers.secret_enc:${id}`,
   jitConfig: (instanceId: string) => `instances.jit_config_enc:${instanceId}`,
@@ -13,6 +14,7 @@ export const secretContext = {
 /** Every D1 column holding sealed values, for key rotation. Add new sealed columns here. */
 export const sealedColumns = [
   { table: "github_credentials", key: "id", column: "secret_enc", context: secretContext.credential },
+  { table: "github_credentials", key: "id", column: "webhook_secret_enc", context: secretContext.appWebhookSecret },
   { table: "entities", key: "id", column: "webhook_secret_enc", context: secretContext.webhookSecret },
   { table: "providers", key: "id", column: "secret_enc", context: secretContext.provider },
   { table: "instances", key: "id", column: "jit_config_enc", context: secretContext.jitConfig },

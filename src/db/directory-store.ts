@@ -1,9 +1,16 @@
 import type { EntityKind } from "./schema";
 import type { ScopedScaleSet } from "../intake/routing";
+import type { AppHook } from "../intake/app-hooks";
 import type { EntityRef, SenderEntity } from "../intake/senders";
 
 /** A registered entity a delivery names, with its endpoint's base URL (which endpoint it came from is decided by intake). */
 export interface NamedEntity extends SenderEntity {
+  baseUrl: string;
+}
+
+/** An App credential with a webhook secret, with its endpoint's base URL. */
+export interface NamedAppHook extends AppHook {
+  endpointName: string;
   baseUrl: string;
 }
 
@@ -14,8 +21,18 @@ interface EntityRow {
   owner: string;
   endpoint_name: string;
   webhook_secret_enc: string;
+  credentials_id: string;
   use_parent_scale_sets: number;
   enterprise: string | null;
+  base_url: string;
+}
+
+interface AppHookRow {
+  id: string;
+  app_id: number;
+  installation_id: number;
+  webhook_secret_enc: string;
+  endpoint_name: string;
   base_url: string;
 }
 
@@ -32,17 +49,27 @@ interface ScaleSetRow {
 /**
  * The webhook directory's read, in one D1 round trip: the registered entities a delivery
  * names (on any endpoint), the enterprises they were registered under (their scale sets may
- * take the jobs of entities registered to use them), and the scale sets of all of those.
+ * take the jobs of entities registered to use them), the scale sets of all of those, and every
+ * GitHub App credential with a webhook secret (a handful: one per App installation, whatever
+ * the number of entities).
  */
-export async function readDirectory(db: D1Database, refs: readonly EntityRef[]): Promise<{ entities: NamedEntity[]; scaleSets: ScopedScaleSet[] }> {
+export async function readDirectory(
+  db: D1Database,
+  refs: readonly EntityRef[],
+): Promise<{ entities: NamedEntity[]; scaleSets: ScopedScaleSet[]; appHooks: NamedAppHook[] }> {
   const keys = refs.map((r) => r.lookupKey);
   const marks = keys.map((_, i) => `?${i + 1}`).join(", ");
   const wanted = `(e.lookup_key IN (${marks})
     OR e.lookup_key IN (SELECT 'enterprise:' || lower(x.enterprise) FROM entities x WHERE x.lookup_key IN (${marks}) AND x.enterprise IS NOT NULL))`;
-  const [entityRows, scaleSetRows] = await db.batch<EntityRow | ScaleSetRow>([
+  const [appHookRows, entityRows, scaleSetRows] = await db.batch<EntityRow | ScaleSetRow | AppHookRow>([
+    db.prepare(
+      `SELECT c.id, c.app_id, c.installation_id, c.webhook_secret_enc, c.endpoint_name, g.base_url
+       FROM github_credentials c JOIN github_endpoints g ON g.name = c.endpoint_name
+       WHERE c.auth_type = 'app' AND c.webhook_secret_enc IS NOT NULL AND c.app_id IS NOT NULL AND c.installation_id IS NOT NULL`,
+    ),
     db
       .prepare(
-        `SELECT e.id, e.kind, e.lookup_key, e.owner, e.endpoint_name, e.webhook_secret_enc, e.use_parent_scale_sets, e.enterprise, g.base_url
+        `SELECT e.id, e.kind, e.lookup_key, e.owner, e.endpoint_name, e.webhook_secret_enc, e.credentials_id, e.use_parent_scale_sets, e.enterprise, g.base_url
          FROM entities e JOIN github_endpoints g ON g.name = e.endpoint_name
          WHERE ${wanted}`,
       )
@@ -63,6 +90,7 @@ export async function readDirectory(db: D1Database, refs: readonly EntityRef[]):
       owner: r.owner,
       endpointName: r.endpoint_name,
       webhookSecretEnc: r.webhook_secret_enc,
+      credentialsId: r.credentials_id,
       useParentScaleSets: r.use_parent_scale_sets === 1,
       enterprise: r.enterprise,
       baseUrl: r.base_url,
@@ -75,6 +103,14 @@ export async function readDirectory(db: D1Database, refs: readonly EntityRef[]):
       enabled: s.enabled === 1,
       priority: s.priority,
       createdAt: s.created_at,
+    })),
+    appHooks: (appHookRows!.results as AppHookRow[]).map((a) => ({
+      id: a.id,
+      appId: a.app_id,
+      installationId: a.installation_id,
+      webhookSecretEnc: a.webhook_secret_enc,
+      endpointName: a.endpoint_name,
+      baseUrl: a.base_url,
     })),
   };
 }

@@ -11,7 +11,7 @@ import { clearCredentialState, type CredentialRow, type CredentialStateRow } fro
 
 export type NewCredentials = typeof githubCredentials.$inferInsert;
 /** What an update may change; absent fields keep their value. */
-export type CredentialsPatch = Partial<Pick<CredentialRow, "name" | "description" | "appId" | "installationId" | "secretEnc" | "updatedAt">>;
+export type CredentialsPatch = Partial<Pick<CredentialRow, "name" | "description" | "appId" | "installationId" | "secretEnc" | "webhookSecretEnc" | "updatedAt">>;
 
 export interface CredentialsWithState {
   credential: CredentialRow;

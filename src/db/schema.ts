@@ -31,6 +31,11 @@ export const githubCredentials = sqliteTable(
     installationId: integer("installation_id"),
     /** The PAT, or the App's private key (PEM). */
     secretEnc: text("secret_enc").notNull(),
+    /**
+     * An App's webhook secret, when the App's own webhook (one URL for every installation)
+     * feeds the coordinator: deliveries it signs reach the entities that use these credentials.
+     */
+    webhookSecretEnc: text("webhook_secret_enc"),
     createdAt: createdAt(),
     updatedAt: updatedAt(),
   },

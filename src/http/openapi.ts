@@ -75,4 +75,7 @@ export const HttpUrl = z
 
 export const Description = z.string().max(1024);
 
+/** A webhook secret as a user sets it (an entity's hook, a GitHub App's webhook). */
+export const WebhookSecret = z.string().min(8, "use at least 8 characters").max(512);
+
 export const now = () => Date.now();

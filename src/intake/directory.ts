@@ -1,4 +1,5 @@
 import { readDirectory } from "../db/directory-store";
+import type { AppHook } from "./app-hooks";
 import type { ScopedScaleSet } from "./routing";
 import { endpointMatches, type EntityRef, type SenderEntity } from "./senders";
 
@@ -12,6 +13,8 @@ export interface Directory {
    * it (routing.ts inScope).
    */
   scaleSets: ScopedScaleSet[];
+  /** The App credentials on the delivery's endpoint that hold their App's webhook secret. */
+  appHooks: AppHook[];
   /** Served from this isolate's cache rather than read just now. */
   cached: boolean;
 }
@@ -24,16 +27,17 @@ const MAX_ENTRIES = 512;
 const cache = new Map<string, { at: number; directory: Directory }>();
 
 /**
- * The delivery's entities on its endpoint and their scale sets: one D1 round trip, or none
- * from the cache. `fresh` bypasses the cache.
+ * The delivery's entities on its endpoint, their scale sets and the endpoint's App webhook
+ * secrets: one D1 round trip, or none from the cache. `fresh` bypasses the cache. A delivery
+ * that names no entity reads nothing unless it may come from an App's webhook (`app`: its ping).
  */
 export async function loadDirectory(
   db: D1Database,
   refs: readonly EntityRef[],
   enterpriseHost: string | null,
-  { fresh = false, now = Date.now() }: { fresh?: boolean; now?: number } = {},
+  { fresh = false, now = Date.now(), app = false }: { fresh?: boolean; now?: number; app?: boolean } = {},
 ): Promise<Directory> {
-  if (refs.length === 0) return { entities: [], scaleSets: [], cached: false };
+  if (refs.length === 0 && !app) return { entities: [], scaleSets: [], appHooks: [], cached: false };
   const key = `${enterpriseHost ?? ""}|${refs.map((r) => r.lookupKey).join("|")}`;
   const hit = cache.get(key);
   if (!fresh && hit && now - hit.at < DIRECTORY_TTL_MS) return { ...hit.directory, cached: true };
@@ -48,7 +52,11 @@ export async function loadDirectory(
   const ids = new Set(onEndpoint.map((e) => e.id));
   const scaleSets = named.scaleSets.filter((s) => ids.has(s.entityId));
 
-  const directory = { entities, scaleSets, cached: false };
+  const appHooks = named.appHooks
+    .filter((a) => endpointMatches({ name: a.endpointName, baseUrl: a.baseUrl }, enterpriseHost))
+    .map(({ id, appId, installationId, webhookSecretEnc }) => ({ id, appId, installationId, webhookSecretEnc }));
+
+  const directory = { entities, scaleSets, appHooks, cached: false };
   if (entities.length > 0) {
     cache.delete(key);
     if (cache.size >= MAX_ENTRIES) cache.delete(cache.keys().next().value!);

@@ -1,16 +1,19 @@
 import type { z } from "zod";
 import { keyringFor } from "../crypto/keyring";
+import type { Keyring } from "../crypto/secret-box";
+import { secretContext } from "../crypto/secret-contexts";
 import { DEFAULT_ENDPOINT } from "../github/default-endpoint";
 import { recordWorkflowJob } from "../db/delivery-store";
 import type { EntityKind, JobStatus } from "../db/schema";
 import type { Env } from "../env";
 import { logEvent as log } from "../observability/log";
-import { loadDirectory } from "./directory";
+import { appHookCandidates, appSigners, type AppHook } from "./app-hooks";
+import { loadDirectory, type Directory } from "./directory";
 import { jobEventFrom } from "./job-event";
 import { nudgeTargets } from "./nudge-targets";
 import { decodeBody, DeliverySubject, onlyOutOfBounds, WorkflowJobPayload } from "./payload";
 import { inScope, routeJob } from "./routing";
-import { deliveryEntities, reporterOf } from "./senders";
+import { deliveryEntities, reporterOf, type SenderEntity } from "./senders";
 import { findSigners } from "./signature";
 
 /**
@@ -53,7 +56,7 @@ export interface Delivery {
 export type IntakeOutcome =
   | { kind: "rejected"; reason: Rejection; details?: unknown; problems?: z.ZodError }
   | { kind: "ignored"; reason: string }
-  | { kind: "pong"; entity: { id: string; kind: EntityKind } }
+  | { kind: "pong"; entity: { id: string; kind: EntityKind } | null; credentials: { id: string; appId: number } | null }
   | { kind: "duplicate"; jobId: number }
   | { kind: "accepted"; jobId: number; status: JobStatus; scaleSetId: string | null; nudge: string[] };
 
@@ -70,32 +73,51 @@ export async function receiveDelivery(
     return { kind: "ignored", reason: `event '${event}' is not handled` };
   }
 
-  // Authenticity: a registered entity the payload names must have signed it. The payload only
-  // says whose secrets to try; the entities whose secret verified are the ones it speaks for.
-  const refs = deliveryEntities(DeliverySubject.parse(body.json));
+  // Authenticity: a registered entity the payload names must have signed it, with its own
+  // webhook secret or through its App's (see app-hooks.ts). The payload only says whose secrets
+  // to try; the entities whose secret verified are the ones it speaks for.
+  const subject = DeliverySubject.parse(body.json);
+  const refs = deliveryEntities(subject);
   const keyring = await keyringFor(env);
-  let directory = await loadDirectory(env.DB, refs, enterpriseHost);
-  let signers = await findSigners(keyring, directory.entities, body.text, signature);
-  if (!signers.length && directory.cached) {
+  const appPing = event === "ping" && subject.hook?.type === "App";
+  let directory = await loadDirectory(env.DB, refs, enterpriseHost, { app: appPing });
+  let verified = await verify(keyring, directory, subject, body.text, signature);
+  if (!verified.signers.length && directory.cached) {
     // Maybe an entity or its secret changed since the directory was cached: decide on fresh data.
-    directory = await loadDirectory(env.DB, refs, enterpriseHost, { fresh: true });
-    signers = await findSigners(keyring, directory.entities, body.text, signature);
+    directory = await loadDirectory(env.DB, refs, enterpriseHost, { fresh: true, app: appPing });
+    verified = await verify(keyring, directory, subject, body.text, signature);
   }
+  const { signers, apps } = verified;
   const signer = signers[0];
+  if (event === "ping" && (signer || apps[0])) {
+    log({ event: "webhook_ping", delivery_id: id, entity: signer?.id ?? null, credentials: signer ? null : apps[0]!.id });
+    return {
+      kind: "pong",
+      entity: signer ? { id: signer.id, kind: signer.kind } : null,
+      credentials: signer ? null : { id: apps[0]!.id, appId: apps[0]!.appId },
+    };
+  }
+  if (!signer && apps.length) {
+    // An App's webhook carries every repository of every installation, ours or not: a genuine
+    // delivery about nothing registered here is turned down quietly (a 4xx would fill the App's
+    // delivery log with failures), and speaks for nobody.
+    const installation = subject.installation?.id ?? null;
+    log({ event: "webhook_ignored", delivery_id: id, github_event: event, credentials: apps.map((a) => a.id), installation });
+    return {
+      kind: "ignored",
+      reason: `signed by a GitHub App's webhook, but no registered repository or organization named in it acts through installation ${installation}`,
+    };
+  }
   if (!signer) {
     return {
       kind: "rejected",
       reason: directory.entities.length ? "bad_signature" : "unknown_entity",
       details: {
-        reason: "no registered repository, organization or enterprise named in this delivery has a webhook secret matching X-Hub-Signature-256",
+        reason:
+          "no registered repository, organization or enterprise named in this delivery, nor any GitHub App credential, has a webhook secret matching X-Hub-Signature-256",
         endpoint: enterpriseHost ?? DEFAULT_ENDPOINT,
       },
     };
-  }
-
-  if (event === "ping") {
-    log({ event: "webhook_ping", delivery_id: id, entity: signer.id });
-    return { kind: "pong", entity: { id: signer.id, kind: signer.kind } };
   }
 
   const parsed = WorkflowJobPayload.safeParse(body.json);
@@ -139,4 +161,26 @@ export async function receiveDelivery(
     ...(jobEvent.runnerName && { instance: jobEvent.runnerName }),
   });
   return { kind: "accepted", jobId: jobEvent.id, status: result.status, scaleSetId: result.scaleSetId, nudge: nudgeTargets(result) };
+}
+
+/**
+ * Who signed a delivery: the named entities whose own webhook secret verified it, and those
+ * acting through an App credential whose webhook secret did (for the payload's installation),
+ * most specific first; and the App credentials that verified it, whether or not they speak for
+ * an entity here.
+ */
+async function verify(
+  keyring: Keyring,
+  directory: Directory,
+  subject: DeliverySubject,
+  body: string,
+  signature: string,
+): Promise<{ signers: SenderEntity[]; apps: AppHook[] }> {
+  const byHook = await findSigners(keyring, directory.entities, body, signature);
+  const apps = await findSigners(keyring, appHookCandidates(directory.appHooks, subject), body, signature, (a) =>
+    secretContext.appWebhookSecret(a.id),
+  );
+  const byApp = appSigners(directory.entities, apps, subject.installation?.id ?? null);
+  const signers = directory.entities.filter((e) => byHook.includes(e) || byApp.includes(e));
+  return { signers, apps };
 }

@@ -46,6 +46,8 @@ export interface SenderEntity {
   owner: string;
   endpointName: string;
   webhookSecretEnc: string;
+  /** The GitHub credentials it acts through (an App's webhook speaks for the entities of its installation). */
+  credentialsId: string;
   useParentScaleSets: boolean;
   enterprise: string | null;
 }

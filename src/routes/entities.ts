@@ -24,7 +24,7 @@ import { requireFound } from "../http/require-found";
 import { resourceRoutes } from "../http/resource-routes";
 import { entityPaths, type EntityPath } from "../api/entity-paths";
 import { routeWaiting } from "../intake/waiting-jobs";
-import { IdParam, iso, now, ResourceName, Timestamp } from "../http/openapi";
+import { IdParam, iso, now, ResourceName, Timestamp, WebhookSecret } from "../http/openapi";
 
 const GithubLogin = z
   .string()
@@ -37,7 +37,6 @@ const RepoName = z
   .max(100)
   .regex(/^[A-Za-z0-9_.-]+$/, "not a valid repository name")
   .refine((v) => v !== "." && v !== "..", "not a valid repository name");
-const WebhookSecret = z.string().min(8, "use at least 8 characters").max(512);
 
 /** What a create or update says about parents; enterprises have none. */
 interface ParentLinks {

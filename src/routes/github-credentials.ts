@@ -20,7 +20,7 @@ import { createRouter } from "../http/router";
 import { sentFields } from "../http/sent-fields";
 import { requireFound } from "../http/require-found";
 import { resourceRoutes } from "../http/resource-routes";
-import { Description, IdParam, iso, now, ResourceName, Timestamp } from "../http/openapi";
+import { Description, IdParam, iso, now, ResourceName, Timestamp, WebhookSecret } from "../http/openapi";
 import { DEFAULT_ENDPOINT } from "../github/default-endpoint";
 
 const PrivateKeyPem = z
@@ -32,10 +32,20 @@ const PrivateKeyPem = z
   );
 
 const PatBlock = z.strictObject({ oauth2_token: z.string().min(1).max(1024) });
+const appWebhookSecret = {
+  description:
+    "The secret of the App's own webhook (one URL for every installation): its deliveries then reach the entities that use these credentials. See docs/github-app-webhooks.md",
+};
 const AppBlock = z.strictObject({
   app_id: z.int().positive(),
   installation_id: z.int().positive(),
   private_key: PrivateKeyPem,
+  webhook_secret: WebhookSecret.optional().openapi(appWebhookSecret),
+});
+const AppUpdate = AppBlock.partial().extend({
+  webhook_secret: WebhookSecret.nullable()
+    .optional()
+    .openapi({ description: `${appWebhookSecret.description}. null removes it` }),
 });
 
 const common = {
@@ -56,7 +66,7 @@ const UpdateCredentials = z
     name: ResourceName.optional(),
     description: Description.optional(),
     pat: PatBlock.optional(),
-    app: AppBlock.partial().optional(),
+    app: AppUpdate.optional(),
   })
   .openapi("UpdateGithubCredentials");
 
@@ -95,6 +105,7 @@ const CredentialsSchema = z
     app_id: z.int().nullable(),
     installation_id: z.int().nullable(),
     has_secret: z.boolean().openapi({ description: "The token or private key is stored (never returned)" }),
+    has_webhook_secret: z.boolean().openapi({ description: "An App webhook secret is stored (never returned); always false for a PAT" }),
     health: Health,
     rate_limit: RateLimit,
     created_at: Timestamp,
@@ -111,6 +122,7 @@ const view = (r: CredentialRow, state: CredentialStateRow | null, at = now()): z
   app_id: r.appId,
   installation_id: r.installationId,
   has_secret: r.secretEnc.length > 0,
+  has_webhook_secret: r.webhookSecretEnc !== null,
   health: {
     status: state?.health ?? "ok",
     reason: state?.health === "failing" ? state.failureReason : null,
@@ -159,6 +171,8 @@ export const githubCredentialRoutes = createRouter()
     const id = crypto.randomUUID();
     const secret = body.auth_type === "pat" ? body.pat.oauth2_token : body.app.private_key;
     const t = now();
+    const keyring = await keyringFor(c.env);
+    const webhookSecret = body.auth_type === "app" ? body.app.webhook_secret : undefined;
     const row = await insertCredentials(db, {
       id,
       name: body.name,
@@ -167,7 +181,8 @@ export const githubCredentialRoutes = createRouter()
       authType: body.auth_type,
       appId: body.auth_type === "app" ? body.app.app_id : null,
       installationId: body.auth_type === "app" ? body.app.installation_id : null,
-      secretEnc: await seal(await keyringFor(c.env), secret, secretContext.credential(id)),
+      secretEnc: await seal(keyring, secret, secretContext.credential(id)),
+      webhookSecretEnc: webhookSecret === undefined ? null : await seal(keyring, webhookSecret, secretContext.appWebhookSecret(id)),
       createdAt: t,
       updatedAt: t,
     });
@@ -178,7 +193,7 @@ export const githubCredentialRoutes = createRouter()
     const row = requireFound(await findCredentialsWithState(createDb(c.env), id), "credentials", id);
     return c.json(view(row.credential, row.state), 200);
   })
-  .openapi(routes.update("Update GitHub credentials (rename, new token, new key)", UpdateCredentials, { renames: true }), async (c) => {
+  .openapi(routes.update("Update GitHub credentials (rename, new token, new key, App webhook secret)", UpdateCredentials, { renames: true }), async (c) => {
     const { id } = c.req.valid("param");
     const body = c.req.valid("json");
     const db = createDb(c.env);
@@ -193,6 +208,7 @@ export const githubCredentialRoutes = createRouter()
       if (await credentialsNameTaken(db, body.name)) throw conflict("credentials with this name exist", { name: body.name });
     }
     const newSecret = body.pat?.oauth2_token ?? body.app?.private_key;
+    const webhookSecret = body.app?.webhook_secret;
     // A new token, key, App or installation is a different credential to GitHub: forget that
     // the old one was failing or rate limited, and its installation token.
     const changesIdentity =
@@ -208,6 +224,10 @@ export const githubCredentialRoutes = createRouter()
         ...(body.app?.installation_id !== undefined && { installationId: body.app.installation_id }),
         ...(newSecret !== undefined && {
           secretEnc: await seal(await keyringFor(c.env), newSecret, secretContext.credential(id)),
+        }),
+        // The App's webhook secret says nothing about who we are to GitHub's API: no state is forgotten.
+        ...(webhookSecret !== undefined && {
+          webhookSecretEnc: webhookSecret === null ? null : await seal(await keyringFor(c.env), webhookSecret, secretContext.appWebhookSecret(id)),
         }),
         updatedAt: now(),
       },

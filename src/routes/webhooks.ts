@@ -96,7 +96,15 @@ export const webhookRoutes = new Hono<AppEnv>().post(WEBHOOK_PATH, async (c) => 
     case "ignored":
       return c.json({ ignored: true, reason: outcome.reason }, 202);
     case "pong":
-      return c.json({ pong: true, entity: outcome.entity }, 200);
+      return c.json(
+        {
+          pong: true,
+          entity: outcome.entity,
+          // An App's own webhook pings for the App, not for an entity.
+          ...(outcome.credentials && { credentials: { id: outcome.credentials.id, app_id: outcome.credentials.appId } }),
+        },
+        200,
+      );
     case "duplicate":
       return c.json({ duplicate: true, delivery: id, job_id: outcome.jobId }, 200);
     case "accepted": {

@@ -58,6 +58,7 @@ describe("reporterOf", () => {
     owner,
     endpointName: "github.com",
     webhookSecretEnc: "sealed",
+    credentialsId: "creds",
     useParentScaleSets: false,
     enterprise: null,
     ...over,

@@ -1,0 +1,1 @@
+ALTER TABLE `github_credentials` ADD `webhook_secret_enc` text;
