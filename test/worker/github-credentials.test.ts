@@ -29,6 +29,7 @@ describe("GitHub credentials", () => {
       app_id: null,
       installation_id: null,
       has_secret: true,
+      has_webhook_secret: false,
       health: { status: "ok", reason: null, since: null },
       rate_limit: null,
       created_at: expect.any(String),
