@@ -1,7 +1,12 @@
+import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
+import { createApp } from "../../src/app";
+import { keyringFor } from "../../src/crypto/keyring";
+import { open } from "../../src/crypto/secret-box";
+import { secretContext } from "../../src/crypto/secret-contexts";
 import pkcs1 from "../fixtures/app-key-pkcs1.pem?raw";
 import { clone, workflowJobExamples } from "../fixtures/webhook-examples";
-import { api, dumpDb, expectRejectedWithoutWrites, unique } from "./helpers";
+import { ADMIN_TOKEN, api, dumpDb, expectRejectedWithoutWrites, unique } from "./helpers";
 import { deliver, expectRejected, jobRow, World, type SendOptions } from "./webhook-setup";
 
 // GitHub App webhooks: one webhook on the App for every installation, signed with the App's
@@ -102,6 +107,20 @@ describe("App credentials' webhook secret", () => {
     expect(removed.status, removed.text).toBe(200);
     expect(removed.body.has_webhook_secret).toBe(false);
     expect(removed.body.app_id).toBe(99);
+  });
+
+  it("is re-sealed by key rotation like every other secret", async () => {
+    const creds = await appCredentials(4242, "rotate-this-app-secret");
+    const newKey = btoa(String.fromCharCode(...new Uint8Array(32).fill(9)));
+    const rotate = new Request("https://edgerunner.test/api/v1/secrets/rotate", { method: "POST", headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
+    const rotateTo = (key: string, previous: string) => createApp().fetch(rotate.clone(), { ...env, ENCRYPTION_KEY: key, ENCRYPTION_KEYS_PREVIOUS: previous });
+    const res = await rotateTo(newKey, env.ENCRYPTION_KEY);
+    expect(res.status, await res.clone().text()).toBe(200);
+    const row = await env.DB.prepare("SELECT webhook_secret_enc AS v FROM github_credentials WHERE id = ?").bind(creds.id).first<{ v: string }>();
+    const newOnly = await keyringFor({ ENCRYPTION_KEY: newKey });
+    expect(await open(newOnly, row!.v, secretContext.appWebhookSecret(creds.id))).toBe("rotate-this-app-secret");
+    // Back to the key the rest of this file runs with.
+    expect((await rotateTo(env.ENCRYPTION_KEY, newKey)).status).toBe(200);
   });
 
   it("is refused on PAT credentials and when too short, without writing", async () => {
