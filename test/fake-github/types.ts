@@ -184,8 +184,13 @@ export interface WorldInfo {
 /** Where the world sends workflow_job webhooks (PUT /_fake/webhook-delivery). */
 export interface DeliveryConfig {
   url: string;
-  /** The entity's webhook secret (X-Hub-Signature-256). */
+  /** The entity's webhook secret (X-Hub-Signature-256), or with `app_id` the App's. */
   secret: string;
+  /**
+   * Deliver as this App's own webhook (app-webhook.ts): each delivery carries its installation,
+   * and repositories no installation of the App covers get none.
+   */
+  app_id?: number;
   /** Sent as X-GitHub-Enterprise-Host (the coordinator picks the endpoint by it). */
   enterprise_host?: string;
   /** Deliver every webhook twice (same delivery GUID, as a redelivery). */

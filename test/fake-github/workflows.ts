@@ -11,6 +11,7 @@
  */
 import { createHmac, randomUUID } from "node:crypto";
 import { createRequire } from "node:module";
+import { appWebhookDelivery } from "./app-webhook.ts";
 import type { DeliveryConfig, RecordedDelivery, WorkflowJob } from "./types.ts";
 import type { World } from "./world.ts";
 
@@ -171,16 +172,18 @@ export class WorkflowPlayer {
   private send(job: WorkflowJob, action: "queued" | "in_progress" | "completed") {
     const d = this.delivery;
     if (!d) return;
-    const body = JSON.stringify(this.payload(job, action));
+    const app = d.app_id === undefined ? null : appWebhookDelivery(this.world, d.app_id, job.repository);
+    if (d.app_id !== undefined && !app) return; // no installation of the App covers this repository
+    const body = JSON.stringify({ ...this.payload(job, action), ...(app && { installation: app.installation }) });
     const guid = randomUUID();
     const copies = d.duplicate ? 2 : 1;
     for (let copy = 0; copy < copies; copy++) {
-      const p = this.deliver(d, body, guid, job.id, action).finally(() => this.inflight.delete(p));
+      const p = this.deliver(d, body, guid, job.id, action, app?.headers).finally(() => this.inflight.delete(p));
       this.inflight.add(p);
     }
   }
 
-  private async deliver(d: DeliveryConfig, body: string, guid: string, jobId: number, action: string) {
+  private async deliver(d: DeliveryConfig, body: string, guid: string, jobId: number, action: string, extraHeaders: Record<string, string> = {}) {
     if (d.shuffle_ms) await sleep(Math.random() * d.shuffle_ms);
     const record: RecordedDelivery = { guid, job_id: jobId, action, attempts: 0, status: null, sent_at: Date.now(), acked_at: null };
     this.deliveries.push(record);
@@ -191,6 +194,7 @@ export class WorkflowPlayer {
       "x-github-delivery": guid,
       "x-hub-signature-256": `sha256=${createHmac("sha256", d.secret).update(body).digest("hex")}`,
       ...(d.enterprise_host ? { "x-github-enterprise-host": d.enterprise_host } : {}),
+      ...extraHeaders,
     };
     // GitHub does not retry on its own; `retry` plays the operator pressing "Redeliver" until it lands.
     for (let delay = 100; ; delay = Math.min(delay * 2, 2000)) {
