@@ -1,13 +1,17 @@
+import { sign } from "@octokit/webhooks-methods";
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import { createApp } from "../../src/app";
 import { keyringFor } from "../../src/crypto/keyring";
 import { open } from "../../src/crypto/secret-box";
 import { secretContext } from "../../src/crypto/secret-contexts";
+import { countingD1 } from "../../src/db/counting-d1";
+import { clearDirectoryCache } from "../../src/intake/directory";
+import { receiveDelivery } from "../../src/intake/receive-delivery";
 import pkcs1 from "../fixtures/app-key-pkcs1.pem?raw";
 import { clone, workflowJobExamples } from "../fixtures/webhook-examples";
 import { ADMIN_TOKEN, api, dumpDb, expectRejectedWithoutWrites, unique } from "./helpers";
-import { deliver, expectRejected, jobRow, World, type SendOptions } from "./webhook-setup";
+import { deliver, expectRejected, jobRow, newDeliveryId, World, type SendOptions } from "./webhook-setup";
 
 // GitHub App webhooks: one webhook on the App for every installation, signed with the App's
 // secret, naming the installation. A delivery reaches only the entities that act through a
@@ -239,5 +243,30 @@ describe("both set-ups at once", () => {
     const own = job(["self-hosted", "linux"], { repository: "rotating", installation: null });
     expect((await deliver(own, "rotating-repo-hook-secret")).body.scale_set_id).toBe(set);
     await expectRejected(401, "bad_signature", () => send("second-app-secret-y", "rotating-2"));
+  });
+});
+
+describe("cost", () => {
+  /** D1 round trips one delivery takes through the intake pipeline, with nothing cached. */
+  const roundTrips = async (payload: unknown, secret: string) => {
+    const body = JSON.stringify(payload);
+    const trips = { n: 0 };
+    clearDirectoryCache();
+    const outcome = await receiveDelivery(
+      { ...env, DB: countingD1(env.DB, trips) },
+      { id: newDeliveryId(), event: "workflow_job", signature: await sign(secret, body), enterpriseHost: null, contentType: "application/json", body: new TextEncoder().encode(body), receivedAt: Date.now() },
+    );
+    expect(outcome.kind).toBe("accepted");
+    return trips.n;
+  };
+
+  it("an App delivery takes the D1 round trips of a hook delivery, however many App credentials there are", async () => {
+    const viaHook = await roundTrips(job(["self-hosted", "linux"], { installation: null }), REPO_HOOK_SECRET);
+    const viaApp = await roundTrips(job(["self-hosted", "linux"]), APP_SECRET);
+    for (let i = 0; i < 8; i++) await appCredentials(9_000 + i, APP_SECRET);
+    const viaManyApps = await roundTrips(job(["self-hosted", "linux"]), APP_SECRET);
+    expect(viaHook).toBe(2); // the directory read, the delivery's write batch
+    expect(viaApp).toBe(viaHook);
+    expect(viaManyApps).toBe(viaApp);
   });
 });
