@@ -32,6 +32,12 @@ export interface Env {
   CREATE_BACKOFF_SECONDS?: string;
   CREATE_FAILURE_LIMIT?: string;
   STALE_JOB_SECONDS?: string;
+  /**
+   * At most this many outbound calls (GitHub, the shim) of one scale set object wait for response
+   * headers at once, the rest queue: Cloudflare's six per invocation, which a Durable Object shares
+   * across all its work. Unset or 0: no limit of ours (the platform's still applies when deployed).
+   */
+  OUTBOUND_CONNECTIONS_PER_OBJECT?: string;
 }
 
 /** `requestId` is set for every request by src/http/request-id.ts. */
