@@ -23,6 +23,7 @@
  *    account's spot limit hit three times, two throttled launches. Also checked: every fallback
  *    landed where capacity was, every instance carries its tags, and nothing is left running.
  */
+import { appendFileSync } from "node:fs";
 import { percentile, sleep } from "../bench/harness.mjs";
 import type { DeliveryConfig } from "../test/fake-github/types.ts";
 import type { SimulatorConfig } from "../shims/simulator/simulator.ts";
@@ -202,7 +203,7 @@ async function retrying<T>(fn: () => Promise<T>, tries = 100): Promise<T> {
 
 async function runScenario(sc: Scenario): Promise<{ ok: boolean; summary: Record<string, unknown>; violations: string[] }> {
   const t0 = Date.now();
-  // E2E_LOG_DIR=dir keeps the coordinator's log of each run there.
+  // E2E_LOG_DIR=dir keeps the coordinator's log of each run there…
   const logDir = process.env.E2E_LOG_DIR;
   const stack = await startStack({
     vars: sc.vars,
@@ -210,6 +211,8 @@ async function runScenario(sc: Scenario): Promise<{ ok: boolean; summary: Record
     delivery: sc.delivery,
     provider: sc.provider,
     coordinatorLog: logDir ? `${logDir}/coordinator-${sc.name}-${t0}.log` : undefined,
+    // …and what the simulated machines did (booted, failed, ran a job), one JSON line each.
+    log: logDir ? (line) => appendFileSync(`${logDir}/machines-${sc.name}-${t0}.log`, `${JSON.stringify({ ts: new Date().toISOString(), ...line })}\n`) : undefined,
     ...(sc.ec2 ? { ec2: { faults: sc.ec2.faults, shimLog: logDir ? `${logDir}/ec2-shim-${sc.name}-${t0}.log` : undefined } } : {}),
   });
   const { coordinator, gh, w } = stack;
