@@ -140,6 +140,7 @@ export class GithubClient {
   }
 
   /** Follows `Link: rel="next"` to collect every page of a list. */
+  // biome-ignore lint/suspicious/noExplicitAny: each caller picks its list out of a GitHub page whose shape it knows
   async paginate<T>(operation: string, path: string, pick: (page: any) => T[], query: RequestOptions["query"] = {}): Promise<T[]> {
     const items: T[] = [];
     let next: string | null = path;
