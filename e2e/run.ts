@@ -23,6 +23,7 @@
  *    account's spot limit hit three times, two throttled launches. Also checked: every fallback
  *    landed where capacity was, every instance carries its tags, and nothing is left running.
  */
+import { appendFileSync } from "node:fs";
 import { percentile, sleep } from "../bench/harness.mjs";
 import type { DeliveryConfig } from "../test/fake-github/types.ts";
 import type { SimulatorConfig } from "../shims/simulator/simulator.ts";
@@ -208,7 +209,7 @@ async function runScenario(sc: Scenario, profile: StackProfile): Promise<{ ok: b
   const t0 = Date.now();
   // A production-like profile is slower by design: give it more time.
   const slack = profile.name === "production" ? 3 : 1;
-  // E2E_LOG_DIR=dir keeps the coordinator's log of each run there.
+  // E2E_LOG_DIR=dir keeps the coordinator's log of each run there…
   const logDir = process.env.E2E_LOG_DIR;
   const stack = await startStack({
     profile,
@@ -217,6 +218,8 @@ async function runScenario(sc: Scenario, profile: StackProfile): Promise<{ ok: b
     delivery: sc.delivery,
     provider: sc.provider,
     coordinatorLog: logDir ? `${logDir}/coordinator-${sc.name}-${t0}.log` : undefined,
+    // …and what the simulated machines did (booted, failed, ran a job), one JSON line each.
+    log: logDir ? (line) => appendFileSync(`${logDir}/machines-${sc.name}-${t0}.log`, `${JSON.stringify({ ts: new Date().toISOString(), ...line })}\n`) : undefined,
     ...(sc.ec2 ? { ec2: { faults: sc.ec2.faults, shimLog: logDir ? `${logDir}/ec2-shim-${sc.name}-${t0}.log` : undefined } } : {}),
   });
   const { coordinator, gh, w } = stack;

@@ -18,6 +18,7 @@ export interface Ec2Error {
   requestId?: string;
 }
 
+// biome-ignore lint/suspicious/noExplicitAny: EC2 XML parsed into a tree whose shape each action knows
 export type Ec2Answer = { ok: true; doc: Record<string, any> } | { ok: false; error: Ec2Error };
 
 export interface Ec2Api {

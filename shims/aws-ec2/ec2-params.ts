@@ -46,7 +46,9 @@ export interface RunInstanceInput {
   rootVolume?: RootVolume;
 }
 
-const list = (p: QueryParams, prefix: string, values: readonly string[]) => values.forEach((v, i) => (p[`${prefix}.${i + 1}`] = v));
+const list = (p: QueryParams, prefix: string, values: readonly string[]) => values.forEach((v, i) => {
+    p[`${prefix}.${i + 1}`] = v;
+  });
 
 function tagSpecification(p: QueryParams, n: number, resourceType: string, tags: Tag[]) {
   p[`TagSpecification.${n}.ResourceType`] = resourceType;

@@ -45,6 +45,7 @@ export interface Ec2ErrorBody {
   requestId?: string;
 }
 
+// biome-ignore lint/suspicious/noExplicitAny: EC2 XML parsed into a tree whose shape each action knows
 type Node = Record<string, any>;
 
 const parser = new XMLParser({

@@ -23,6 +23,7 @@ const encoder = new TextEncoder();
 
 // Values end up inside quoted strings and YAML blocks: one line of printable text, or refused.
 const oneLine = (what: string, v: string) => {
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are exactly what is refused
   if (/[\x00-\x1f\x7f]/.test(v)) throw new UserDataProblem(`${what} contains control characters`);
   return v;
 };
@@ -74,6 +75,7 @@ export function linuxBootstrapScript(b: BootstrapInstance): string {
     // The token goes to curl as a header file, never on a command line other users could see.
     'curl --fail --silent --show-error --location --retry 30 --retry-delay 5 --retry-connrefused \\',
     `  -H @<(printf 'Authorization: Bearer %s\\n' "$INSTANCE_TOKEN") \\`,
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: shell parameter expansion in the rendered script
     '  -o "$script" "${METADATA_URL%/}/install-script/?runAsUser=$RUN_AS_USER"',
     'exec bash "$script"',
     "",

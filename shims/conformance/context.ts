@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import {
   type BootstrapInstance,
   OperationAccepted,
-  ShimCapabilities,
+  type ShimCapabilities,
   type ValidProviderInstance,
   validateProviderInstance,
   validateProviderInstanceList,

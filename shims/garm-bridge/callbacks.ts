@@ -29,7 +29,10 @@ export function createCallbackSender(settings: CallbackSettings, log: Logger) {
   const sleeps = new Set<{ timer: ReturnType<typeof setTimeout>; resolve: () => void }>();
   const sleep = (ms: number) =>
     new Promise<void>((resolve) => {
-      const entry = { timer: setTimeout(() => (sleeps.delete(entry), resolve()), ms), resolve };
+      const entry = { timer: setTimeout(() => {
+        sleeps.delete(entry);
+        resolve();
+      }, ms), resolve };
       sleeps.add(entry);
     });
 

@@ -43,14 +43,21 @@ export interface MachineBoot {
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/** Statuses a Response may not carry a body with. */
+const NULL_BODY = new Set([101, 204, 205, 304]);
 
-/** A machine's HTTP calls: retried like curl --retry while the coordinator is unreachable or 5xx. */
-async function call(url: string, init: RequestInit, alive: () => boolean): Promise<Response> {
+/**
+ * A machine's HTTP calls: retried like curl --retry while the coordinator is unreachable or 5xx.
+ * The body is read inside the retry: a coordinator restarted between the headers and the body
+ * (e2e scenario B kills it) cuts the transfer, and that is a transient error too, not a machine
+ * that failed to bootstrap.
+ */
+export async function machineFetch(url: string, init: RequestInit, alive: () => boolean): Promise<Response> {
   for (let attempt = 1; ; attempt++) {
     try {
       const res = await fetch(url, { ...init, signal: AbortSignal.timeout(10_000) });
-      if (res.status < 500 || attempt >= 40 || !alive()) return res;
-      await res.arrayBuffer();
+      const body = await res.arrayBuffer();
+      if (res.status < 500 || attempt >= 40 || !alive()) return new Response(NULL_BODY.has(res.status) ? null : body, { status: res.status, headers: res.headers });
     } catch (err) {
       if (attempt >= 40 || !alive()) throw err;
     }
@@ -63,7 +70,7 @@ export async function bootRunner(r: SimulatedRunner, boot: MachineBoot, config: 
   const token = { authorization: `Bearer ${boot.token}` };
   let callbackUrl = boot.callbackUrl ?? null;
   const status = (s: string, message: string, extra: object = {}) =>
-    call(`${callbackUrl}/status`, { method: "POST", headers: { ...token, "content-type": "application/json" }, body: JSON.stringify({ status: s, message, ...extra }) }, alive);
+    machineFetch(`${callbackUrl}/status`, { method: "POST", headers: { ...token, "content-type": "application/json" }, body: JSON.stringify({ status: s, message, ...extra }) }, alive);
   const fail = async (message: string) => {
     r.phase = "failed";
     r.error = message;
@@ -75,7 +82,7 @@ export async function bootRunner(r: SimulatedRunner, boot: MachineBoot, config: 
   if (!alive()) return;
   r.phase = "bootstrapping";
   if (Math.random() < config.boot_failure_rate) return fail("simulated boot failure");
-  const meta = await call(`${boot.metadataUrl}/runner-metadata`, { headers: token }, alive);
+  const meta = await machineFetch(`${boot.metadataUrl}/runner-metadata`, { headers: token }, alive);
   if (!meta.ok) return fail(`runner-metadata: ${meta.status} ${await meta.text()}`);
   // What cloud-init would have been told, read back from the coordinator: where to report, JIT or not, which OS.
   const about = (await meta.json()) as { "callback-url": string; jit_config_enabled: boolean; os_type: string };
@@ -84,7 +91,7 @@ export async function bootRunner(r: SimulatedRunner, boot: MachineBoot, config: 
   if (!about.jit_config_enabled) return fail("the simulator runs JIT runners only");
   const files: Record<string, string> = {};
   for (const f of ["runner", "credentials", "credentials_rsaparams"]) {
-    const res = await call(`${boot.metadataUrl}/credentials/${f}`, { headers: token }, alive);
+    const res = await machineFetch(`${boot.metadataUrl}/credentials/${f}`, { headers: token }, alive);
     if (!res.ok) return fail(`credentials/${f}: ${res.status} ${await res.text()}`);
     files[f] = await res.text();
   }
@@ -94,7 +101,7 @@ export async function bootRunner(r: SimulatedRunner, boot: MachineBoot, config: 
   r.agent_id = dotRunner.agentId;
   r.server_url = dotRunner.serverUrl;
   await status("installing", "configuring runner", { agent_id: r.agent_id });
-  await call(`${callbackUrl}/system-info`, { method: "POST", headers: { ...token, "content-type": "application/json" }, body: JSON.stringify({ os_name: "ubuntu", os_version: "24.04", agent_id: r.agent_id }) }, alive);
+  await machineFetch(`${callbackUrl}/system-info`, { method: "POST", headers: { ...token, "content-type": "application/json" }, body: JSON.stringify({ os_name: "ubuntu", os_version: "24.04", agent_id: r.agent_id }) }, alive);
   const gh = runnerSession(dotRunner.serverUrl);
   const online = await gh.connect({ agent_id: dotRunner.agentId, name: dotRunner.agentName, client_id: creds.data.clientId, os: about.os_type });
   if (online.status !== 200) return fail(`GitHub refused the runner: ${online.status} ${JSON.stringify(online.body)}`);

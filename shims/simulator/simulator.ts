@@ -35,6 +35,7 @@ export async function startSimulator(opts: { port?: number; config?: Partial<Sim
         void bootRunner(r, { metadataUrl: b["metadata-url"], token: b["instance-token"], callbackUrl: b["callback-url"] }, config, log).catch((err) => {
           r.error = err instanceof Error ? err.message : String(err);
           if (r.phase !== "stopped") r.phase = "failed";
+          log({ event: "sim_runner_failed", instance: m.name, message: r.error });
         });
       },
       deleted(_tenant: string, m: FakeMachine) {

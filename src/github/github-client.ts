@@ -1,9 +1,6 @@
 import { createDb, type Db } from "../db/client";
 import type { Env } from "../env";
-import { keyringFor } from "../crypto/keyring";
-import { open, seal } from "../crypto/secret-box";
-import { secretContext } from "../crypto/secret-contexts";
-import { createAppJwt, importAppKey } from "./app-auth";
+import { CredentialAuth } from "./credential-auth";
 import { loadCredentialContext, writeCredentialState, type CredentialContext, type StatePatch } from "../db/github-state-store";
 import {
   GithubApiError,
@@ -75,8 +72,6 @@ export interface GithubResponse<T> {
 export const STATE_TTL_MS = 5_000;
 /** Rate-limit figures are written at most this often per credential, unless they matter now. */
 export const RATE_LIMIT_PERSIST_INTERVAL_MS = 15_000;
-/** An installation token is replaced this long before it expires. */
-export const TOKEN_REFRESH_MARGIN_MS = 5 * 60_000;
 
 const DEFAULT_MAX_WAIT_MS = 15_000;
 const DEFAULT_MAX_ATTEMPTS = 3;
@@ -90,7 +85,9 @@ type AuthMode = { kind: "token" } | { kind: "app-jwt" };
  * A GitHub REST client for one credential. State every isolate must agree on — whether the
  * credential works, until when it is rate limited, its installation token — lives in D1
  * (github_credential_state); this object holds a snapshot of it, re-read every few seconds.
- * Cheap to create: make one per unit of work.
+ * Cheap to create: make one per unit of work. This file is the transport (retries, rate-limit
+ * waits, the shared state); how a request is authenticated is credential-auth.ts, and the
+ * operations on runners and hooks are runners.ts and hooks.ts.
  */
 export class GithubClient {
   readonly credentialId: string;
@@ -102,10 +99,7 @@ export class GithubClient {
   private readonly timeoutMs: number;
   private ctx: CredentialContext | null = null;
   private ctxLoadedAt = 0;
-  private secret: string | null = null;
-  private appKey: Promise<CryptoKey> | null = null;
-  private token: { value: string; expiresAt: number } | null = null;
-  private minting: Promise<string> | null = null;
+  private readonly auth: CredentialAuth;
 
   constructor(private readonly options: GithubClientOptions) {
     this.credentialId = options.credentialId;
@@ -115,6 +109,15 @@ export class GithubClient {
     this.maxWaitMs = options.maxWaitMs ?? DEFAULT_MAX_WAIT_MS;
     this.maxAttempts = Math.max(1, options.maxAttempts ?? DEFAULT_MAX_ATTEMPTS);
     this.timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    this.auth = new CredentialAuth({
+      credentialId: this.credentialId,
+      clock: this.clock,
+      env: options.env,
+      context: () => this.context(),
+      saveState: (patch) => this.saveState(patch),
+      markFailing: (reason) => this.markFailing(reason),
+      callAsApp: (operation, method, path) => this.call(operation, method, path, {}, { kind: "app-jwt" }),
+    });
   }
 
   /** The credential, its endpoint and shared state, re-read when older than STATE_TTL_MS. */
@@ -124,10 +127,7 @@ export class GithubClient {
     const ctx = await loadCredentialContext(this.db, this.credentialId);
     if (!ctx) throw new GithubError(`GitHub credentials ${this.credentialId} do not exist`);
     if (this.ctx && this.ctx.credential.updatedAt !== ctx.credential.updatedAt) {
-      // The operator changed the credential: nothing derived from the old one is good.
-      this.secret = null;
-      this.appKey = null;
-      this.token = null;
+      this.auth.forget();
     }
     this.ctx = ctx;
     this.ctxLoadedAt = now;
@@ -140,6 +140,7 @@ export class GithubClient {
   }
 
   /** Follows `Link: rel="next"` to collect every page of a list. */
+  // biome-ignore lint/suspicious/noExplicitAny: each caller picks its list out of a GitHub page whose shape it knows
   async paginate<T>(operation: string, path: string, pick: (page: any) => T[], query: RequestOptions["query"] = {}): Promise<T[]> {
     const items: T[] = [];
     let next: string | null = path;
@@ -177,7 +178,7 @@ export class GithubClient {
         continue;
       }
 
-      const authorization = auth.kind === "token" ? await this.tokenAuthorization(operation) : await this.appJwtAuthorization();
+      const authorization = auth.kind === "token" ? await this.auth.tokenAuthorization(operation) : await this.auth.appJwtAuthorization();
       const url = buildUrl(ctx.apiBaseUrl, path, opts.query);
       const started = this.clock.now();
       let res: Response;
@@ -221,7 +222,7 @@ export class GithubClient {
         if (auth.kind === "token" && ctx.credential.authType === "app" && !retriedWithFreshToken) {
           // An installation token can be revoked before it expires; one fresh token settles it.
           retriedWithFreshToken = true;
-          await this.dropToken();
+          await this.auth.dropToken();
           continue;
         }
         await this.markFailing(`${res.status} ${message || "Bad credentials"}`);
@@ -299,7 +300,7 @@ export class GithubClient {
   }
 
   private async markFailing(reason: string) {
-    this.token = null;
+    this.auth.clearToken();
     const recorded = await this.saveState({
       health: "failing",
       failureReason: reason.slice(0, 500),
@@ -309,90 +310,6 @@ export class GithubClient {
     });
     // Not recorded: the credential was replaced while this call used the old one.
     logEvent({ event: "github_credentials_failing", credential: this.credentialId, reason, recorded, error: reason });
-  }
-
-  private async openSecret(): Promise<string> {
-    if (this.secret === null) {
-      const { credential } = await this.context();
-      this.secret = await open(await keyringFor(this.options.env), credential.secretEnc, secretContext.credential(credential.id));
-    }
-    return this.secret;
-  }
-
-  private async appJwtAuthorization(): Promise<string> {
-    const { credential } = await this.context();
-    if (!this.appKey) {
-      const pending = this.openSecret().then(importAppKey);
-      pending.catch(() => {
-        if (this.appKey === pending) this.appKey = null;
-      });
-      this.appKey = pending;
-    }
-    const jwt = await createAppJwt({ appId: credential.appId ?? 0, key: await this.appKey, now: this.clock.now() });
-    return `Bearer ${jwt}`;
-  }
-
-  private async tokenAuthorization(operation: string): Promise<string> {
-    const ctx = await this.context();
-    if (ctx.credential.authType === "pat") return `Bearer ${await this.openSecret()}`;
-    return `Bearer ${await this.installationToken(operation)}`;
-  }
-
-  /** The installation token: this object's, else the one in D1, else a newly minted one. */
-  private async installationToken(operation: string): Promise<string> {
-    const fresh = (expiresAt: number | null | undefined) => (expiresAt ?? 0) - TOKEN_REFRESH_MARGIN_MS > this.clock.now();
-    if (this.token && fresh(this.token.expiresAt)) return this.token.value;
-    const ctx = await this.context();
-    const state = ctx.state;
-    if (state?.tokenEnc && fresh(state.tokenExpiresAt)) {
-      try {
-        const value = await open(await keyringFor(this.options.env), state.tokenEnc, secretContext.installationToken(this.credentialId));
-        this.token = { value, expiresAt: state.tokenExpiresAt! };
-        return value;
-      } catch {
-        // Sealed under a key that is gone (rotation): a token is cheap to replace.
-      }
-    }
-    // Concurrent calls on this object share one mint.
-    if (!this.minting) {
-      this.minting = this.mintInstallationToken(operation).finally(() => {
-        this.minting = null;
-      });
-    }
-    return this.minting;
-  }
-
-  private async mintInstallationToken(operation: string): Promise<string> {
-    const { credential } = await this.context();
-    let res: GithubResponse<{ token: string; expires_at: string }>;
-    try {
-      res = await this.call("create_installation_token", "POST", `/app/installations/${credential.installationId}/access_tokens`, {}, { kind: "app-jwt" });
-    } catch (err) {
-      if (err instanceof GithubApiError && (err.status === 404 || err.status === 403)) {
-        // The App is not installed there (any more), or lost access: retrying cannot help.
-        const reason = `installation ${credential.installationId}: ${err.status} ${err.githubMessage}`;
-        await this.markFailing(reason);
-        throw new GithubCredentialFailingError(this.credentialId, reason);
-      }
-      throw err;
-    }
-    const value = res.data.token;
-    const expiresAt = Date.parse(res.data.expires_at);
-    if (typeof value !== "string" || !value || Number.isNaN(expiresAt)) {
-      throw new GithubApiError(operation, res.status, "installation token response without token/expires_at");
-    }
-    this.token = { value, expiresAt };
-    await this.saveState({
-      tokenEnc: await seal(await keyringFor(this.options.env), value, secretContext.installationToken(this.credentialId)),
-      tokenExpiresAt: expiresAt,
-    });
-    logEvent({ event: "github_installation_token_minted", credential: this.credentialId, expires_at: res.data.expires_at });
-    return value;
-  }
-
-  private async dropToken() {
-    this.token = null;
-    await this.saveState({ tokenEnc: null, tokenExpiresAt: null });
   }
 }
 

@@ -12,7 +12,7 @@ import { z } from "zod";
  * the dashboard. Sources: GitHub account names are at most 39 characters and repository names
  * 100; runner label APIs (generate-jitconfig, add labels) take at most 100 labels; runner names
  * are at most 64 characters. GitHub publishes no limit on a label's or a job's name length, so
- * those get generous caps no real workflow reaches. README "Webhooks" lists them.
+ * those get generous caps no real workflow reaches. docs/github.md "Payload bounds" lists them.
  */
 export const PAYLOAD_BOUNDS = {
   /** Account logins, enterprise slugs, repository names. */

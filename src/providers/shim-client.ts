@@ -89,11 +89,14 @@ export function createShimClient(target: ShimTarget, pool: ShimPoolContext, opts
     path: string,
     body: string | undefined,
     instance: string | undefined,
+    // biome-ignore lint/suspicious/noExplicitAny: each operation returns its own result type; the public methods type it
     handle: (answer: Answer) => ShimResult<any>,
     secrets: string[] = [],
+  // biome-ignore lint/suspicious/noExplicitAny: each operation returns its own result type; the public methods type it
   ): Promise<ShimResult<any>> {
     const started = Date.now();
     let status: number | undefined;
+    // biome-ignore lint/suspicious/noExplicitAny: each operation returns its own result type; the public methods type it
     let result: ShimResult<any>;
     let url: URL;
     try {

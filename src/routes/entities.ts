@@ -67,7 +67,7 @@ const commonView = {
   updated_at: Timestamp,
 };
 
-/** See README "Security": which scale sets a delivery can reach. */
+/** See docs/security.md: which scale sets a delivery can reach. */
 const parentLinks = {
   use_parent_scale_sets: z.boolean().openapi({
     description:

@@ -49,6 +49,7 @@ WantedBy=multi-user.target
 }
 
 const base = (publicUrl: string) => publicUrl.replace(/\/+$/, "");
+// biome-ignore lint/suspicious/noExplicitAny: RunnerSetup carries the entity columns entityUrl reads, not the whole row type
 const repoUrl = (ctx: RunnerSetup) => entityUrl({ entity: ctx.entity as any, endpoint: { baseUrl: ctx.baseUrl, caCertBundle: null } });
 const text = (body: string, status = 200) => new Response(body, { status, headers: { "content-type": "text/plain; charset=utf-8" } });
 
@@ -175,6 +176,7 @@ export function documentMetadata(app: Router, prefix: string) {
       tags: ["Runner bootstrap"],
       summary,
       security: instanceSecurity,
+      // biome-ignore lint/suspicious/noExplicitAny: the OpenAPI registry types responses per route; these documented-only routes share one builder
       responses: { 200: { description: summary, content: content as any }, ...unauthorized, ...extra } as any,
     });
   const plain = { "text/plain": { schema: z.string() } };

@@ -145,6 +145,7 @@ export async function renderMetrics(db: D1Database): Promise<string> {
     reset: "When the rate-limit window resets, unix seconds",
   };
   m.declare(`${P}github_credentials_healthy`, credHelp.healthy, "gauge");
+  // biome-ignore lint/suspicious/noExplicitAny: a raw D1 row, read column by column
   for (const c of credentials!.results as Record<string, any>[]) {
     const l: Labels = { credentials: c.name, endpoint: c.endpoint_name };
     g("github_credentials_healthy", credHelp.healthy, l, c.health === "failing" ? 0 : 1);

@@ -7,6 +7,7 @@ export type ApiDispatch = (req: Request, env: Env, ctx: ExecutionContext | undef
 export interface ApiAnswer {
   status: number;
   /** The parsed JSON body; the raw text when it is not JSON. */
+  // biome-ignore lint/suspicious/noExplicitAny: the dashboard reads the JSON answers of many admin routes
   body: any;
 }
 

@@ -77,7 +77,7 @@ beforeAll(async () => {
   }
 
   // Another site's page that posts a forged form to the dashboard.
-  forger = createServer((req, res) => {
+  forger = createServer((_req, res) => {
     res.writeHead(200, { "content-type": "text/html" });
     res.end(
       `<!doctype html><form id="f" method="post" action="${coordinator.url}/ui/scalesets/${scaleSet.id}/enabled">` +
@@ -162,7 +162,9 @@ describe("dashboard in Chromium", () => {
   it("refuses forged actions: a form without the CSRF token, and another site's form", async () => {
     await page.goto(`${coordinator.url}/ui/scalesets/${scaleSet.id}`);
     // The page's own Resume form, with its CSRF token removed.
-    await page.locator("input[name=_csrf]").evaluateAll((inputs) => inputs.forEach((i) => i.remove()));
+    await page.locator("input[name=_csrf]").evaluateAll((inputs) => {
+      for (const i of inputs) i.remove();
+    });
     const [res] = await Promise.all([page.waitForResponse((r) => r.url().endsWith("/enabled")), page.click("button:text-is('Resume')")]);
     expect(res.status()).toBe(403);
     await expect(page.locator(".flash.bad").textContent()).resolves.toContain("CSRF");

@@ -61,7 +61,10 @@ function templateFor(path: string): string | null {
  * (ajv) needs null in the enum itself.
  */
 function nullableEnums(node: unknown): void {
-  if (Array.isArray(node)) return node.forEach(nullableEnums);
+  if (Array.isArray(node)) {
+    node.forEach(nullableEnums);
+    return;
+  }
   if (!node || typeof node !== "object") return;
   const o = node as Record<string, unknown>;
   if (o.nullable === true && Array.isArray(o.enum) && !o.enum.includes(null)) o.enum = [...o.enum, null];

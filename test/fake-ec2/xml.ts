@@ -10,13 +10,13 @@ export const NAMESPACE = "http://ec2.amazonaws.com/doc/2016-11-15/";
 
 export const STATE_CODES: Record<string, number> = { pending: 0, running: 16, "shutting-down": 32, terminated: 48, stopping: 64, stopped: 80 };
 
-const escape = (s: string) => s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;").replace(/'/g, "&apos;");
+const escapeXml = (s: string) => s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;").replace(/'/g, "&apos;");
 
 export type Xml = string;
 
 /** `<name>text</name>`, or nothing for undefined. */
 export const el = (name: string, content: string | number | boolean | undefined | Xml[]): Xml =>
-  content === undefined ? "" : `<${name}>${Array.isArray(content) ? content.join("") : escape(String(content))}</${name}>`;
+  content === undefined ? "" : `<${name}>${Array.isArray(content) ? content.join("") : escapeXml(String(content))}</${name}>`;
 
 /** A list element: `<name><item>…</item>…</name>` (empty lists are written as `<name/>`). */
 export const set = (name: string, items: Xml[][]): Xml => (items.length ? `<${name}>${items.map((i) => `<item>${i.join("")}</item>`).join("")}</${name}>` : `<${name}/>`);

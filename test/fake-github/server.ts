@@ -79,7 +79,10 @@ export async function startFakeGithub(options: { port?: number; host?: string } 
   const players = new Map<World, WorkflowPlayer>();
   const playerOf = (w: World) => {
     let p = players.get(w);
-    if (!p) players.set(w, (p = new WorkflowPlayer(w)));
+    if (!p) {
+      p = new WorkflowPlayer(w);
+      players.set(w, p);
+    }
     return p;
   };
   let origin = "";

@@ -85,7 +85,7 @@ export class WorkflowPlayer {
   /** An online idle runner asks for work: the oldest queued job it can run, or nothing (204). */
   acquire(agentId: number): { status: number; body: unknown } {
     const runner = this.world.runners.get(agentId);
-    if (!runner || runner.status !== "online") return { status: 404, body: { message: "fake: runner is not online" } };
+    if (runner?.status !== "online") return { status: 404, body: { message: "fake: runner is not online" } };
     if (runner.busy) return { status: 409, body: { message: "fake: runner is busy" } };
     const have = new Set(runner.labels.map((l) => lc(l.name)));
     const scopeRepo = runner.scope.startsWith("repos/") ? runner.scope.slice("repos/".length) : null;

@@ -259,7 +259,7 @@ export class World {
       this.downloadRequests.push({ filename, authorization: authorization ?? null, status });
       return { status, body };
     };
-    if (!p || !p.content) return answer(404, "Not Found");
+    if (!p?.content) return answer(404, "Not Found");
     if (p.token !== null && authorization !== `Bearer ${p.token}`) return answer(401, "Unauthorized");
     return answer(200, p.content);
   }

@@ -32,7 +32,10 @@ describe("Prometheus exposition", () => {
 describe("call counters", () => {
   it("puts a reconcile run into every bucket at or above its duration, and drains into one upsert per counter", () => {
     const bound: unknown[][] = [];
-    const db = { prepare: () => ({ bind: (...args: unknown[]) => (bound.push(args), {}) }) } as unknown as D1Database;
+    const db = { prepare: () => ({ bind: (...args: unknown[]) => {
+        bound.push(args);
+        return {};
+      } }) } as unknown as D1Database;
     drainCounterStatements(db); // start empty
     bound.length = 0;
     countReconcile("ss-1", 700);

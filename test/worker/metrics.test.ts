@@ -1,5 +1,5 @@
 import { env, exports } from "cloudflare:workers";
-import { afterEach, describe, expect, inject, it, vi } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { clone, exampleFor } from "../fixtures/webhook-examples";
 import { ADMIN_TOKEN, api } from "./helpers";
 import { SHIM_SECRET, WEBHOOK_SECRET, world } from "./observed-world";

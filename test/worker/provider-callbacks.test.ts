@@ -226,7 +226,7 @@ describe("provider callbacks", () => {
   });
 
   it("follows a provider secret rotation", async () => {
-    const { provider, scaleSet, instance } = await setup();
+    const { provider, instance } = await setup();
     expect((await api.put(`/api/v1/providers/${provider.name}`, { secret: "rotated-provider-secret-9" })).status).toBe(200);
     expect((await sendCallback(provider.name, callbackFor(instance.name))).status).toBe(401);
     const cb = callbackFor(instance.name);

@@ -1,6 +1,6 @@
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
-import { applyStatusChanges, insertInstancesStatements } from "../../src/db/instance-store";
+import { insertInstancesStatements } from "../../src/db/instance-store";
 import { loadRunnerSetup, loadScaleSetSnapshot, scaleSetEntity } from "../../src/db/scaleset-store";
 import { seed } from "./helpers";
 

@@ -90,7 +90,7 @@ describe("Linux (cloud-init)", () => {
     expect(big.gzipped).toBe(true);
     expect(big.bytes.length).toBeLessThanOrEqual(USER_DATA_LIMIT);
     expect(readBootstrap(big.base64)?.token).toBe(TOKEN);
-    const random = Buffer.from(Array.from({ length: 40 }, (_, i) => `-----BEGIN CERTIFICATE-----\n${Buffer.from(crypto.getRandomValues(new Uint8Array(700))).toString("base64")}\n-----END CERTIFICATE-----\n`).join("")).toString("base64");
+    const random = Buffer.from(Array.from({ length: 40 }, () => `-----BEGIN CERTIFICATE-----\n${Buffer.from(crypto.getRandomValues(new Uint8Array(700))).toString("base64")}\n-----END CERTIFICATE-----\n`).join("")).toString("base64");
     expect(await renderUserData(boot({ "ca-cert-bundle": random }))).toEqual({ ok: false, problem: expect.stringMatching(/^the user data would be \d+ bytes even gzipped, over EC2's 16384$/) });
   });
 
