@@ -20,6 +20,7 @@
  *
  * Prints one JSON document on stdout; progress on stderr.
  */
+import { appendFileSync } from "node:fs";
 import { note, percentile, sleep } from "./harness.mjs";
 import { JIT_PER_MINUTE, profileFromArgs } from "../e2e/profiles.ts";
 import { startStack } from "../e2e/stack.ts";
@@ -53,6 +54,10 @@ const stack = await startStack({
   sim: { boot_delay_ms: 0, job_ms: 200, poll_ms: 20 },
   // BENCH_LOG=file keeps the coordinator's log.
   coordinatorLog: process.env.BENCH_LOG,
+  // BENCH_MACHINE_LOG=file keeps what the simulated machines did (booted, failed, ran a job).
+  log: process.env.BENCH_MACHINE_LOG
+    ? (line) => appendFileSync(process.env.BENCH_MACHINE_LOG!, `${JSON.stringify({ ts: new Date().toISOString(), ...line })}\n`)
+    : undefined,
 });
 const { coordinator, gh, w } = stack;
 
