@@ -39,7 +39,9 @@ export const SHIM_CREATE_MS = 1000;
 export function stackProfile(name: ProfileName = "loopback", shim: ShimMode = "sync"): StackProfile {
   if (name === "loopback") {
     const shimFaults: Faults | null =
-      shim === "async" ? { rules: [{ operation: "create", probability: 1, action: { type: "async", complete_after_ms: 0, callback: "deliver" } }] } : null;
+      shim === "async"
+        ? { rules: [{ operation: "create", probability: 1, action: { type: "async", complete_after_ms: 0, callback: "deliver" } }] }
+        : null;
     return { name, shim, vars: {}, github: null, shimFaults };
   }
   return {
@@ -49,7 +51,11 @@ export function stackProfile(name: ProfileName = "loopback", shim: ShimMode = "s
     github: { latency: { jit_ms: 300, other_ms: 100, jitter: 0.2 }, secondary: { ...GITHUB_SECONDARY } },
     shimFaults:
       shim === "async"
-        ? { rules: [{ operation: "create", probability: 1, action: { type: "async", complete_after_ms: SHIM_CREATE_MS, callback: "deliver" } }] }
+        ? {
+            rules: [
+              { operation: "create", probability: 1, action: { type: "async", complete_after_ms: SHIM_CREATE_MS, callback: "deliver" } },
+            ],
+          }
         : { latency_ms: { create: SHIM_CREATE_MS } },
   };
 }

@@ -28,8 +28,10 @@ export class GithubLimits {
   }
 
   private of(key: string): Usage {
-    let u = this.usage.get(key);
-    if (!u) this.usage.set(key, (u = { charges: [], inFlight: 0 }));
+    const known = this.usage.get(key);
+    if (known) return known;
+    const u: Usage = { charges: [], inFlight: 0 };
+    this.usage.set(key, u);
     return u;
   }
 

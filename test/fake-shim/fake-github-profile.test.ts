@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createWorld, type FakeWorld } from "../fake-github/control-client.ts";
 import { GithubLimits } from "../fake-github/profile.ts";
-import { startFakeGithub, type FakeGithub } from "../fake-github/server.ts";
+import { type FakeGithub, startFakeGithub } from "../fake-github/server.ts";
 
 let github: FakeGithub;
 beforeAll(async () => {
@@ -27,7 +27,8 @@ const call = (w: FakeWorld, method: string, path: string, token = "ghp_a", body?
     body: body === undefined ? undefined : JSON.stringify(body),
   });
 let n = 0;
-const jit = (w: FakeWorld, token = "ghp_a") => call(w, "POST", "/generate-jitconfig", token, { name: `er-${n++}`, runner_group_id: 1, labels: ["self-hosted"] });
+const jit = (w: FakeWorld, token = "ghp_a") =>
+  call(w, "POST", "/generate-jitconfig", token, { name: `er-${n++}`, runner_group_id: 1, labels: ["self-hosted"] });
 
 describe("fake GitHub: production profile", () => {
   it("charges 5 points per mutation and 1 per read per credential, and past 900-style limits answers 403 with retry-after", async () => {
@@ -48,7 +49,9 @@ describe("fake GitHub: production profile", () => {
     expect((await call(w, "GET", "")).status).toBe(200);
     expect((await jit(w, "ghp_b")).status).toBe(201);
     const recorded = await w.requests();
-    expect(recorded.filter((r) => r.secondary_limit).map((r) => [r.status, r.secondary_limit, r.operation])).toEqual([[403, "points", "generate_jit_config"]]);
+    expect(recorded.filter((r) => r.secondary_limit).map((r) => [r.status, r.secondary_limit, r.operation])).toEqual([
+      [403, "points", "generate_jit_config"],
+    ]);
   });
 
   it("answers 429 instead when told to, and {} turns the profile off", async () => {

@@ -10,7 +10,11 @@ describe("benchmark and e2e profiles", () => {
       secondary: { points_per_minute: 900, mutation_points: 5, read_points: 1, max_concurrent: 100 },
     });
     expect(p.shimFaults).toEqual({ latency_ms: { create: 1000 } });
-    expect(stackProfile("production", "async").shimFaults!.rules![0]).toMatchObject({ operation: "create", probability: 1, action: { type: "async", complete_after_ms: 1000, callback: "deliver" } });
+    expect(stackProfile("production", "async").shimFaults!.rules![0]).toMatchObject({
+      operation: "create",
+      probability: 1,
+      action: { type: "async", complete_after_ms: 1000, callback: "deliver" },
+    });
     expect(JIT_PER_MINUTE).toBe(180);
   });
 

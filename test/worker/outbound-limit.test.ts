@@ -15,7 +15,10 @@ describe("a scale set's outbound connection limit", () => {
       return fetch(input, init);
     });
     const { machines, runners } = await openScaleSetPorts(env, scaleSet!, limiter.fetch);
-    const [jit, listed] = await Promise.all([runners.createJitRunner({ name: "er-limited", labels: ["self-hosted"], runnerGroup: "Default" }), machines.listInstances()]);
+    const [jit, listed] = await Promise.all([
+      runners.createJitRunner({ name: "er-limited", labels: ["self-hosted"], runnerGroup: "Default" }),
+      machines.listInstances(),
+    ]);
     expect(jit.runnerId).toEqual(expect.any(Number));
     expect(listed.ok).toBe(true);
     expect(seen.some((p) => p.endsWith("/actions/runners/generate-jitconfig"))).toBe(true);
