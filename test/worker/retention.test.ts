@@ -1,0 +1,226 @@
+import { createExecutionContext, createScheduledController, waitOnExecutionContext } from "cloudflare:test";
+import { env } from "cloudflare:workers";
+import { afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
+import worker from "../../src/index";
+import { countingD1 } from "../../src/db/counting-d1";
+import { insertInstance, seed } from "./helpers";
+
+const DAY = 86_400_000;
+const NOW = Date.now();
+const ago = (days: number) => NOW - days * DAY;
+
+let scaleSetId: string;
+
+beforeAll(async () => {
+  const repo = await seed.repository();
+  scaleSetId = (await seed.scaleSet(`repositories/${repo.id}`)).id;
+});
+
+beforeEach(async () => {
+  await env.DB.batch(["webhook_deliveries", "jobs", "instance_transitions", "instances", "retention_last_run"].map((t) => env.DB.prepare(`DELETE FROM ${t}`)));
+});
+
+afterEach(() => vi.restoreAllMocks());
+
+/** Captures the JSON log lines of everything run while it is on. */
+function captureLogs() {
+  const lines: { level: string; event: Record<string, any> }[] = [];
+  for (const level of ["log", "warn", "error", "debug"] as const) {
+    vi.spyOn(console, level).mockImplementation((text: unknown) => void lines.push({ level, event: JSON.parse(String(text)) }));
+  }
+  return lines;
+}
+
+/** Runs the Worker's own `scheduled` handler, as the Cron Trigger would; returns the D1 queries it spent. */
+async function cron(vars: Record<string, string> = {}): Promise<number> {
+  const trips = { n: 0 };
+  const ctx = createExecutionContext();
+  await worker.scheduled!(createScheduledController({ scheduledTime: NOW, cron: "17 * * * *" }), { ...env, ...vars, DB: countingD1(env.DB, trips) }, ctx);
+  await waitOnExecutionContext(ctx);
+  return trips.n;
+}
+
+async function deliveries(ats: number[]) {
+  const rows = ats.map((at, i) => ({ id: `d-${at}-${i}-${Math.random()}`, at }));
+  await env.DB.prepare(
+    `INSERT INTO webhook_deliveries (delivery_id, event, action, received_at, outcome)
+     SELECT json_extract(value, '$.id'), 'workflow_job', 'queued', json_extract(value, '$.at'), 'routed' FROM json_each(?)`,
+  )
+    .bind(JSON.stringify(rows))
+    .run();
+  return rows.map((r) => r.id);
+}
+
+let jobSeq = 9_000_000;
+async function jobs(n: number, status: string, updatedAt: number, runnerName: string | null = null): Promise<number[]> {
+  const ids = Array.from({ length: n }, () => jobSeq++);
+  await env.DB.prepare(
+    `INSERT INTO jobs (id, run_id, repository, owner, labels, status, runner_name, created_at, updated_at)
+     SELECT value, 1, 'app', 'octo', '[]', ?, ?, ?, ? FROM json_each(?)`,
+  )
+    .bind(status, runnerName, updatedAt, updatedAt, JSON.stringify(ids))
+    .run();
+  return ids;
+}
+
+async function instance(status: string, changedAt: number, transitions: number, over: Record<string, unknown> = {}) {
+  const row = await insertInstance(scaleSetId, { status, status_changed_at: changedAt, created_at: changedAt, updated_at: changedAt, ...over });
+  if (transitions > 0) {
+    await env.DB.prepare(
+      `INSERT INTO instance_transitions (instance_id, at, field, from_value, to_value, reason)
+       SELECT ?, ?, 'status', NULL, 'x', 'test' FROM json_each(?)`,
+    )
+      .bind(row.id, changedAt, JSON.stringify(Array.from({ length: transitions }, (_, i) => i)))
+      .run();
+  }
+  return row;
+}
+
+async function count(sql: string, ...binds: unknown[]): Promise<number> {
+  return (await env.DB.prepare(`SELECT COUNT(*) AS n FROM ${sql}`).bind(...binds).first<{ n: number }>())!.n;
+}
+
+describe("retention (the Cron Trigger)", () => {
+  it("deletes old delivery ids, old completed jobs and old deleted instances with their transitions, and nothing live", async () => {
+    const [oldDelivery, recentDelivery] = await deliveries([ago(15), ago(13)]);
+
+    const [oldCompleted] = await jobs(1, "completed", ago(31));
+    const [recentCompleted] = await jobs(1, "completed", ago(29));
+    const [oldQueued] = await jobs(1, "queued", ago(60));
+    const [oldWaiting] = await jobs(1, "waiting", ago(60));
+    const [oldInProgress] = await jobs(1, "in_progress", ago(60));
+
+    const running = await instance("running", ago(90), 4);
+    // A completed job still linked to a live instance (its job_id, or its runner name).
+    const [linkedById] = await jobs(1, "completed", ago(60));
+    const busy = await instance("pending_delete", ago(90), 2, { job_id: linkedById });
+    const [linkedByName] = await jobs(1, "completed", ago(60), running.name);
+
+    const oldDeleted = await instance("deleted", ago(31), 3);
+    const recentDeleted = await instance("deleted", ago(29), 3);
+    // A deleted instance an unfinished job still names: kept until the job finishes.
+    const [unfinished] = await jobs(1, "in_progress", ago(40));
+    const deletedServing = await instance("deleted", ago(40), 2, { job_id: unfinished });
+    const deletedNamed = await instance("deleted", ago(40), 1);
+    await jobs(1, "queued", ago(40), deletedNamed.name);
+
+    const logs = captureLogs();
+    const queries = await cron();
+    vi.restoreAllMocks();
+
+    const deliveryIds = (await env.DB.prepare("SELECT delivery_id FROM webhook_deliveries").all<{ delivery_id: string }>()).results.map((r) => r.delivery_id);
+    expect(deliveryIds).toEqual([recentDelivery]);
+    expect(deliveryIds).not.toContain(oldDelivery);
+
+    const jobIds = (await env.DB.prepare("SELECT id FROM jobs ORDER BY id").all<{ id: number }>()).results.map((r) => r.id);
+    expect(jobIds).not.toContain(oldCompleted);
+    for (const id of [recentCompleted, oldQueued, oldWaiting, oldInProgress, linkedById, linkedByName, unfinished]) expect(jobIds).toContain(id);
+
+    const instanceIds = (await env.DB.prepare("SELECT id FROM instances").all<{ id: string }>()).results.map((r) => r.id);
+    expect(instanceIds.sort()).toEqual([running.id, busy.id, recentDeleted.id, deletedServing.id, deletedNamed.id].sort());
+    expect(await count("instance_transitions WHERE instance_id = ?", oldDeleted.id)).toBe(0);
+    expect(await count("instance_transitions WHERE instance_id = ?", running.id)).toBe(4);
+    expect(await count("instance_transitions WHERE instance_id = ?", busy.id)).toBe(2);
+    expect(await count("instance_transitions WHERE instance_id = ?", recentDeleted.id)).toBe(3);
+    expect(await count("instance_transitions WHERE instance_id = ?", deletedServing.id)).toBe(2);
+    expect(await count("instance_transitions WHERE instance_id = ?", deletedNamed.id)).toBe(1);
+
+    // One event, with the counts; nothing failed, nothing was left.
+    const events = logs.filter((l) => l.event.event === "retention_pruned");
+    expect(events).toHaveLength(1);
+    expect(events[0]!.level).toBe("log");
+    expect(events[0]!.event).toMatchObject({
+      deleted: { webhook_deliveries: 1, jobs: 1, instance_transitions: 3, instances: 1 },
+      deleted_total: 6,
+      complete: true,
+      queries,
+      duration_ms: expect.any(Number),
+    });
+    expect(events[0]!.event).not.toHaveProperty("error");
+    expect(logs.filter((l) => l.level !== "log")).toEqual([]);
+
+    // Stored for /metrics: one query per table (each came back short) plus the write of the figures.
+    expect(queries).toBe(5);
+    const last = await env.DB.prepare("SELECT * FROM retention_last_run").all();
+    expect(last.results).toEqual([
+      expect.objectContaining({ id: 1, started_at: NOW, queries: 5, complete: 1, error: null, deleted: expect.any(String) }),
+    ]);
+  });
+
+  it("is idempotent: a second run finds nothing and changes nothing", async () => {
+    await deliveries([ago(20), ago(1)]);
+    await jobs(2, "completed", ago(40));
+    await instance("deleted", ago(40), 2);
+    await cron();
+    const before = await Promise.all(["webhook_deliveries", "jobs", "instances", "instance_transitions"].map((t) => count(t)));
+    expect(before).toEqual([1, 0, 0, 0]);
+    const logs = captureLogs();
+    await cron();
+    vi.restoreAllMocks();
+    expect(await Promise.all(["webhook_deliveries", "jobs", "instances", "instance_transitions"].map((t) => count(t)))).toEqual(before);
+    expect(logs.find((l) => l.event.event === "retention_pruned")!.event).toMatchObject({ deleted_total: 0, complete: true });
+  });
+
+  it("never spends more queries than RETENTION_MAX_QUERIES; the next run finishes the job", async () => {
+    // 100 deliveries (5 batches of 25, the last one short), 30 jobs (2), 30 transitions (2), 10 instances (1): 10 batches.
+    await deliveries(Array.from({ length: 100 }, (_, i) => ago(20) - i * 1000));
+    await jobs(30, "completed", ago(40));
+    for (let i = 0; i < 10; i++) await instance("deleted", ago(40 + i), 3);
+    const keep = await deliveries([ago(1)]);
+    const vars = { RETENTION_MAX_QUERIES: "8", RETENTION_BATCH_SIZE: "25" };
+
+    const logs = captureLogs();
+    const first = await cron(vars);
+    expect(first).toBe(8);
+    const firstEvent = logs.find((l) => l.event.event === "retention_pruned")!.event;
+    expect(firstEvent).toMatchObject({ complete: false, queries: 8 });
+    expect(firstEvent.deleted_total).toBeGreaterThan(0);
+    expect(firstEvent.deleted_total).toBeLessThanOrEqual(7 * 25);
+    // Oldest first: what is left of the deliveries is the newest.
+    const leftDeliveries = await count("webhook_deliveries WHERE received_at < ?", ago(14));
+    expect(leftDeliveries).toBe(100 - firstEvent.deleted.webhook_deliveries);
+    const oldestLeft = await env.DB.prepare("SELECT MIN(received_at) AS t FROM webhook_deliveries").first<{ t: number }>();
+    expect(oldestLeft!.t).toBe(ago(20) - (leftDeliveries - 1) * 1000);
+
+    logs.length = 0;
+    const second = await cron(vars);
+    expect(second).toBeLessThanOrEqual(8);
+    const secondEvent = logs.find((l) => l.event.event === "retention_pruned")!.event;
+    vi.restoreAllMocks();
+    expect(secondEvent.complete).toBe(true);
+    const total = (t: string) => firstEvent.deleted[t] + secondEvent.deleted[t];
+    expect([total("webhook_deliveries"), total("jobs"), total("instance_transitions"), total("instances")]).toEqual([100, 30, 30, 10]);
+    expect((await env.DB.prepare("SELECT delivery_id FROM webhook_deliveries").all()).results).toEqual([{ delivery_id: keep[0] }]);
+    expect(await Promise.all(["jobs", "instances", "instance_transitions"].map((t) => count(t)))).toEqual([0, 0, 0]);
+  });
+
+  it("honours RETENTION_DAYS and DELIVERY_RETENTION_DAYS", async () => {
+    await deliveries([ago(4), ago(2)]);
+    const [j10] = await jobs(1, "completed", ago(10));
+    const [j5] = await jobs(1, "completed", ago(5));
+    await cron({ RETENTION_DAYS: "7", DELIVERY_RETENTION_DAYS: "3" });
+    expect(await count("webhook_deliveries")).toBe(1);
+    const left = (await env.DB.prepare("SELECT id FROM jobs").all<{ id: number }>()).results.map((r) => r.id);
+    expect(left).toEqual([j5]);
+    expect(left).not.toContain(j10);
+  });
+
+  it("bad values: a warning naming the setting, the default used, no crash", async () => {
+    const [j40] = await jobs(1, "completed", ago(40));
+    const [j20] = await jobs(1, "completed", ago(20));
+    for (const bad of ["abc", "0"]) {
+      const logs = captureLogs();
+      await cron({ RETENTION_DAYS: bad, RETENTION_MAX_QUERIES: "-1" });
+      vi.restoreAllMocks();
+      const warnings = logs.filter((l) => l.level === "warn").map((l) => l.event);
+      expect(warnings).toEqual([
+        expect.objectContaining({ event: "retention_setting_invalid", setting: "RETENTION_DAYS", value: bad, used: 30 }),
+        expect.objectContaining({ event: "retention_setting_invalid", setting: "RETENTION_MAX_QUERIES", value: "-1", used: 100 }),
+      ]);
+      expect(logs.find((l) => l.event.event === "retention_pruned")?.level).toBe("log");
+    }
+    const left = (await env.DB.prepare("SELECT id FROM jobs").all<{ id: number }>()).results.map((r) => r.id);
+    expect(left).toEqual([j20]);
+    expect(left).not.toContain(j40);
+  });
+});
