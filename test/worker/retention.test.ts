@@ -1,9 +1,10 @@
-import { createExecutionContext, createScheduledController, waitOnExecutionContext } from "cloudflare:test";
-import { env } from "cloudflare:workers";
+import { createScheduledController } from "cloudflare:test";
+import { env, exports } from "cloudflare:workers";
 import { afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
 import worker from "../../src/index";
 import { countingD1 } from "../../src/db/counting-d1";
 import { insertInstance, seed } from "./helpers";
+import { find, parsePrometheus, value } from "./prometheus-parse";
 
 const DAY = 86_400_000;
 const NOW = Date.now();
@@ -34,9 +35,7 @@ function captureLogs() {
 /** Runs the Worker's own `scheduled` handler, as the Cron Trigger would; returns the D1 queries it spent. */
 async function cron(vars: Record<string, string> = {}): Promise<number> {
   const trips = { n: 0 };
-  const ctx = createExecutionContext();
-  await worker.scheduled!(createScheduledController({ scheduledTime: NOW, cron: "17 * * * *" }), { ...env, ...vars, DB: countingD1(env.DB, trips) }, ctx);
-  await waitOnExecutionContext(ctx);
+  await worker.scheduled(createScheduledController({ scheduledTime: NOW, cron: "17 * * * *" }), { ...env, ...vars, DB: countingD1(env.DB, trips) });
   return trips.n;
 }
 
@@ -222,5 +221,48 @@ describe("retention (the Cron Trigger)", () => {
     const left = (await env.DB.prepare("SELECT id FROM jobs").all<{ id: number }>()).results.map((r) => r.id);
     expect(left).toEqual([j20]);
     expect(left).not.toContain(j40);
+  });
+});
+
+describe("retention in /metrics", () => {
+  async function scrape() {
+    const res = await exports.default.fetch(new Request("https://edgerunner.test/metrics", { headers: { authorization: "Bearer test-metrics-token" } }));
+    expect(res.status).toBe(200);
+    return parsePrometheus(await res.text());
+  }
+
+  it("shows rows per table, the database size and the last run's figures, from D1", async () => {
+    const none = await scrape();
+    expect(find(none, "edgerunner_retention_last_run_deleted_rows", {})).toEqual([]);
+    expect(value(none, "edgerunner_retention_last_run_timestamp_seconds", {})).toBeUndefined();
+
+    await deliveries([ago(20), ago(20), ago(1)]);
+    await jobs(2, "completed", ago(40));
+    await jobs(1, "queued", ago(1));
+    await instance("deleted", ago(40), 3);
+    await instance("running", ago(1), 2);
+    await cron({ RETENTION_MAX_QUERIES: "3", RETENTION_BATCH_SIZE: "1" });
+
+    const m = await scrape();
+    expect(value(m, "edgerunner_retention_last_run_timestamp_seconds", {})).toBe(Math.floor(NOW / 1000));
+    expect(value(m, "edgerunner_retention_last_run_duration_seconds", {})).toBeGreaterThanOrEqual(0);
+    expect(value(m, "edgerunner_retention_last_run_deleted_rows", { table: "webhook_deliveries" })).toBe(1);
+    expect(value(m, "edgerunner_retention_last_run_deleted_rows", { table: "jobs" })).toBe(1);
+    expect(value(m, "edgerunner_retention_last_run_deleted_rows", { table: "instances" })).toBe(0);
+    expect(value(m, "edgerunner_retention_last_run_complete", {})).toBe(0);
+    expect(value(m, "edgerunner_retention_last_run_failed", {})).toBe(0);
+
+    for (const table of ["webhook_deliveries", "jobs", "instances", "instance_transitions", "scale_sets", "entities", "counters", "retention_last_run"]) {
+      expect(value(m, "edgerunner_table_rows", { table }), table).toBe(await count(table));
+    }
+    expect(value(m, "edgerunner_table_rows", { table: "webhook_deliveries" })).toBe(2);
+    expect(value(m, "edgerunner_table_rows", { table: "jobs" })).toBe(2);
+    expect(value(m, "edgerunner_database_size_bytes", {})).toBeGreaterThan(4096);
+
+    await cron();
+    const after = await scrape();
+    expect(value(after, "edgerunner_retention_last_run_complete", {})).toBe(1);
+    expect(value(after, "edgerunner_retention_last_run_deleted_rows", { table: "instance_transitions" })).toBe(3);
+    expect(value(after, "edgerunner_table_rows", { table: "instances" })).toBe(1);
   });
 });
