@@ -224,6 +224,38 @@ describe("retention (the Cron Trigger)", () => {
   });
 });
 
+describe("retention when D1 fails", () => {
+  it("stops at the failing statement, logs the error, keeps what it did and the next run goes on", async () => {
+    await deliveries([ago(20)]);
+    const [old] = await jobs(1, "completed", ago(40));
+    // A database whose job DELETE fails (as a D1 timeout or overload would).
+    const failing = new Proxy(env.DB, {
+      get(target, prop) {
+        if (prop === "prepare") {
+          return (sql: string) => {
+            if (sql.startsWith("DELETE FROM jobs")) return { bind: () => ({ run: () => Promise.reject(new Error("D1_ERROR: overloaded")) }) };
+            return target.prepare(sql);
+          };
+        }
+        const v = Reflect.get(target, prop);
+        return typeof v === "function" ? v.bind(target) : v;
+      },
+    });
+    const logs = captureLogs();
+    await worker.scheduled(createScheduledController({ scheduledTime: NOW }), { ...env, DB: failing });
+    vi.restoreAllMocks();
+    const event = logs.find((l) => l.event.event === "retention_pruned")!;
+    expect(event.level).toBe("error");
+    expect(event.event).toMatchObject({ deleted: { webhook_deliveries: 1, jobs: 0 }, complete: false, error: expect.stringContaining("jobs: Error: D1_ERROR: overloaded") });
+    expect(await env.DB.prepare("SELECT complete, error FROM retention_last_run").first()).toEqual({ complete: 0, error: expect.stringContaining("overloaded") });
+    expect(await count("webhook_deliveries")).toBe(0);
+
+    await cron();
+    expect(await count("jobs WHERE id = ?", old)).toBe(0);
+    expect(await env.DB.prepare("SELECT complete, error FROM retention_last_run").first()).toEqual({ complete: 1, error: null });
+  });
+});
+
 describe("retention in /metrics", () => {
   async function scrape() {
     const res = await exports.default.fetch(new Request("https://edgerunner.test/metrics", { headers: { authorization: "Bearer test-metrics-token" } }));
