@@ -1,5 +1,5 @@
 import { getTableName } from "drizzle-orm";
-import { lastRunStatement, parseLastRun, type RetentionRun } from "./retention-store";
+import { lastRunStatement, parseLastRun, PRUNED_JOB_LATENCY, PRUNED_WEBHOOKS, type RetentionRun } from "./retention-store";
 import { schema } from "./schema";
 
 /**
@@ -36,10 +36,14 @@ export interface MetricsData {
   /** Instances not yet deleted. */
   instances: { scale_set_id: string; status: string; runner_status: string; n: number }[];
   jobs: { scale_set_id: string; status: string; n: number }[];
+  /** Deliveries ever stored, by outcome: those in D1 plus those retention pruned. */
   deliveries: { outcome: string; n: number }[];
   counters: { name: string; value: number }[];
   credentials: MetricsCredential[];
-  /** Per scale set: `b<i>` = jobs that started within the i-th bucket, `sum_ms`, `n`. */
+  /**
+   * Per scale set: `b<i>` = jobs that started within the i-th bucket, `sum_ms`, `n`; the jobs in
+   * D1 plus those retention pruned.
+   */
   latency: Record<string, number | string>[];
   /** Rows in every table of the schema. */
   tableRows: Record<string, number>;
@@ -89,6 +93,7 @@ export async function readMetricsData(db: D1Database, latencyBucketsSeconds: rea
   const rows = <T>(i: number) => results[i]!.results as T[];
   const jobs = rows<MetricsData["jobs"][number]>(2);
   const deliveries = rows<MetricsData["deliveries"][number]>(3);
+  const counters = rows<MetricsData["counters"][number]>(4);
   const sum = (xs: { n: number }[]) => xs.reduce((a, x) => a + x.n, 0);
   const tableRows: Record<string, number> = { webhook_deliveries: sum(deliveries), jobs: sum(jobs) };
   Object.assign(tableRows, rows<Record<string, number>>(7)[0]);
@@ -97,12 +102,37 @@ export async function readMetricsData(db: D1Database, latencyBucketsSeconds: rea
     scaleSets: rows(0),
     instances: rows(1),
     jobs,
-    deliveries,
-    counters: rows(4),
+    deliveries: withPrunedDeliveries(deliveries, counters),
+    counters,
     credentials: rows(5),
-    latency: rows(6),
+    latency: withPrunedLatency(rows(6), counters, latencyBucketsSeconds),
     tableRows,
     databaseBytes: typeof size === "number" ? size : null,
     lastPrune: parseLastRun(rows(8)),
   };
+}
+
+/** Adds the deliveries retention pruned (`pruned.webhooks|<outcome>` counters) to those in D1. */
+function withPrunedDeliveries(inD1: MetricsData["deliveries"], counters: MetricsData["counters"]): MetricsData["deliveries"] {
+  const byOutcome = new Map(inD1.map((r) => [r.outcome, r.n]));
+  for (const c of counters) {
+    const [family, outcome = ""] = c.name.split("|");
+    if (family === PRUNED_WEBHOOKS) byOutcome.set(outcome, (byOutcome.get(outcome) ?? 0) + c.value);
+  }
+  return [...byOutcome].sort(([a], [b]) => a.localeCompare(b)).map(([outcome, n]) => ({ outcome, n }));
+}
+
+/** Adds the started jobs retention pruned (`pruned.job_latency|<scale set>|<le, count or sum_ms>`) to those in D1. */
+function withPrunedLatency(inD1: MetricsData["latency"], counters: MetricsData["counters"], bucketsSeconds: readonly number[]): MetricsData["latency"] {
+  const bySet = new Map(inD1.map((r) => [String(r.scale_set_id), { ...r }]));
+  for (const c of counters) {
+    const [family, scaleSetId = "", key = ""] = c.name.split("|");
+    if (family !== PRUNED_JOB_LATENCY) continue;
+    const column = key === "count" ? "n" : key === "sum_ms" ? "sum_ms" : `b${bucketsSeconds.findIndex((le) => String(le) === key)}`;
+    if (column === "b-1") continue; // a bucket no longer in the list
+    const row = bySet.get(scaleSetId) ?? { scale_set_id: scaleSetId };
+    row[column] = Number(row[column] ?? 0) + c.value;
+    bySet.set(scaleSetId, row);
+  }
+  return [...bySet.values()];
 }

@@ -16,6 +16,8 @@ export interface PruneTarget {
   window: keyof Cutoffs;
   /** Only pruned once this table is done for the run. */
   after?: string;
+  /** D1 queries one batch costs (statements in it): 2 when totals are kept before the DELETE. */
+  queries: number;
 }
 
 export interface RunProgress {
@@ -36,8 +38,8 @@ export function startRun(targets: readonly PruneTarget[]): RunProgress {
 }
 
 export function nextTarget<T extends PruneTarget>(targets: readonly T[], p: RunProgress, s: Pick<RetentionSettings, "maxQueries">): T | null {
-  if (p.queries + 1 + RESERVED_QUERIES > s.maxQueries) return null;
-  const ready = (t: T) => !p.finished.includes(t.table) && (t.after === undefined || p.finished.includes(t.after));
+  const ready = (t: T) =>
+    !p.finished.includes(t.table) && (t.after === undefined || p.finished.includes(t.after)) && p.queries + t.queries + RESERVED_QUERIES <= s.maxQueries;
   const start = p.last === null ? 0 : targets.findIndex((t) => t.table === p.last) + 1;
   for (let i = 0; i < targets.length; i++) {
     const t = targets[(start + i) % targets.length]!;
@@ -46,10 +48,11 @@ export function nextTarget<T extends PruneTarget>(targets: readonly T[], p: RunP
   return null;
 }
 
-/** The progress after one batch of `table` that deleted `deleted` rows (of at most `batchSize`). */
-export function afterBatch(p: RunProgress, table: string, deleted: number, batchSize: number): RunProgress {
+/** The progress after one batch of `target` that deleted `deleted` rows (of at most `batchSize`). */
+export function afterBatch(p: RunProgress, target: PruneTarget, deleted: number, batchSize: number): RunProgress {
+  const { table } = target;
   return {
-    queries: p.queries + 1,
+    queries: p.queries + target.queries,
     deleted: { ...p.deleted, [table]: (p.deleted[table] ?? 0) + deleted },
     finished: deleted < batchSize ? [...p.finished, table] : p.finished,
     last: table,

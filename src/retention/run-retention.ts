@@ -23,10 +23,10 @@ export async function runRetention(
   let error: string | null = null;
   for (let table = nextTarget(PRUNE_TABLES, progress, settings); table; table = nextTarget(PRUNE_TABLES, progress, settings)) {
     try {
-      progress = afterBatch(progress, table.table, await pruneBatch(db, table, cutoffs, settings.batchSize), settings.batchSize);
+      progress = afterBatch(progress, table, await pruneBatch(db, table, cutoffs, settings.batchSize, now), settings.batchSize);
     } catch (err) {
       error = `${table.table}: ${String(err)}`;
-      progress = { ...progress, queries: progress.queries + 1 };
+      progress = { ...progress, queries: progress.queries + table.queries };
       break;
     }
   }

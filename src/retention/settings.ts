@@ -32,7 +32,7 @@ interface Knob {
 export const RETENTION_KNOBS: Record<RetentionVar, Knob> = {
   RETENTION_DAYS: { key: "retentionDays", default: 30, min: 1, max: 3650 },
   DELIVERY_RETENTION_DAYS: { key: "deliveryRetentionDays", default: 14, min: 1, max: 3650 },
-  RETENTION_MAX_QUERIES: { key: "maxQueries", default: 100, min: 2, max: 900 },
+  RETENTION_MAX_QUERIES: { key: "maxQueries", default: 100, min: 3, max: 900 },
   RETENTION_BATCH_SIZE: { key: "batchSize", default: 500, min: 1, max: 5000 },
 };
 

@@ -4,7 +4,7 @@ import { requireBearer } from "../http/admin-auth";
 import { ApiError } from "../http/errors";
 import { readMetricsData } from "../db/metrics-store";
 import { Exposition, type Labels } from "../observability/prometheus";
-import { RECONCILE_BUCKETS } from "../observability/op-counters";
+import { JOB_LATENCY_BUCKETS, RECONCILE_BUCKETS } from "../observability/op-counters";
 
 /**
  * `GET /metrics`: Prometheus text, guarded by METRICS_TOKEN (not the admin token, so a scraper
@@ -16,8 +16,6 @@ import { RECONCILE_BUCKETS } from "../observability/op-counters";
 
 export const METRICS_PATH = "/metrics";
 
-/** Upper bounds (seconds) of the queued → in_progress latency histogram. */
-export const JOB_LATENCY_BUCKETS = [1, 2, 5, 10, 20, 30, 60, 120, 300, 600, 1800, 3600];
 
 const P = "edgerunner_";
 

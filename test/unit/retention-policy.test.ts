@@ -35,7 +35,7 @@ describe("retention settings", () => {
       ["RETENTION_MAX_QUERIES", 900],
       ["RETENTION_BATCH_SIZE", 5000],
     ]);
-    expect(readRetentionSettings({ RETENTION_MAX_QUERIES: "1" }).settings.maxQueries).toBe(2);
+    expect(readRetentionSettings({ RETENTION_MAX_QUERIES: "1" }).settings.maxQueries).toBe(3);
     expect(RETENTION_KNOBS.RETENTION_MAX_QUERIES.max).toBeLessThan(1000);
   });
 
@@ -46,24 +46,24 @@ describe("retention settings", () => {
 });
 
 const targets: PruneTarget[] = [
-  { table: "deliveries", window: "deliveries" },
-  { table: "jobs", window: "history" },
-  { table: "transitions", window: "history" },
-  { table: "instances", window: "history", after: "transitions" },
+  { table: "deliveries", window: "deliveries", queries: 1 },
+  { table: "jobs", window: "history", queries: 1 },
+  { table: "transitions", window: "history", queries: 1 },
+  { table: "instances", window: "history", after: "transitions", queries: 1 },
 ];
 
 /** Plays a run against tables holding `rows` eligible rows each; returns the batches in order. */
-function play(rows: Record<string, number>, maxQueries: number, batchSize: number) {
+function play(rows: Record<string, number>, maxQueries: number, batchSize: number, list: PruneTarget[] = targets) {
   const left = { ...rows };
-  let p = startRun(targets);
+  let p = startRun(list);
   const order: string[] = [];
-  for (let t = nextTarget(targets, p, { maxQueries }); t; t = nextTarget(targets, p, { maxQueries })) {
+  for (let t = nextTarget(list, p, { maxQueries }); t; t = nextTarget(list, p, { maxQueries })) {
     const n = Math.min(batchSize, left[t.table] ?? 0);
     left[t.table] = (left[t.table] ?? 0) - n;
     order.push(t.table);
-    p = afterBatch(p, t.table, n, batchSize);
+    p = afterBatch(p, t, n, batchSize);
   }
-  return { order, progress: p, left, complete: runComplete(targets, p) };
+  return { order, progress: p, left, complete: runComplete(list, p) };
 }
 
 describe("retention batch plan", () => {
@@ -92,8 +92,22 @@ describe("retention batch plan", () => {
     for (const t of Object.keys(rows)) expect(first.progress.deleted[t]! + second.progress.deleted[t]!).toBe(rows[t as keyof typeof rows]);
   });
 
-  it("with the smallest cap, still one batch a run", () => {
-    expect(play({ deliveries: 100 }, 2, 10).order).toEqual(["deliveries"]);
+  it("the smallest cap (3) still leaves room for one batch of two queries", () => {
+    expect(play({ deliveries: 100, jobs: 100 }, 3, 10).order).toEqual(["deliveries", "jobs"]);
+    expect(play({ deliveries: 100 }, 3, 10, [{ table: "deliveries", window: "deliveries", queries: 2 }]).order).toEqual(["deliveries"]);
+    expect(readRetentionSettings({ RETENTION_MAX_QUERIES: "2" }).settings.maxQueries).toBe(3);
+  });
+
+  it("counts what each batch costs: a batch that keeps totals first is two queries", () => {
+    const costly: PruneTarget[] = [
+      { table: "deliveries", window: "deliveries", queries: 2 },
+      { table: "transitions", window: "history", queries: 1 },
+    ];
+    const r = play({ deliveries: 100, transitions: 100 }, 10, 10, costly);
+    // 2 + 1 + 2 + 1 + 2 = 8; one more delivery batch would make 10 with the figures' write: too many.
+    expect(r.order).toEqual(["deliveries", "transitions", "deliveries", "transitions", "deliveries", "transitions"]);
+    expect(r.progress.queries).toBe(9);
+    expect(r.complete).toBe(false);
   });
 
   it("a full batch means more may be left: the table gets another turn", () => {

@@ -4,7 +4,7 @@ import { afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vite
 import worker from "../../src/index";
 import { countingD1 } from "../../src/db/counting-d1";
 import { insertInstance, seed } from "./helpers";
-import { find, parsePrometheus, value } from "./prometheus-parse";
+import { find, parsePrometheus, value, type Parsed } from "./prometheus-parse";
 
 const DAY = 86_400_000;
 const NOW = Date.now();
@@ -18,7 +18,7 @@ beforeAll(async () => {
 });
 
 beforeEach(async () => {
-  await env.DB.batch(["webhook_deliveries", "jobs", "instance_transitions", "instances", "retention_last_run"].map((t) => env.DB.prepare(`DELETE FROM ${t}`)));
+  await env.DB.batch(["webhook_deliveries", "jobs", "instance_transitions", "instances", "retention_last_run", "counters"].map((t) => env.DB.prepare(`DELETE FROM ${t}`)));
 });
 
 afterEach(() => vi.restoreAllMocks());
@@ -32,11 +32,27 @@ function captureLogs() {
   return lines;
 }
 
-/** Runs the Worker's own `scheduled` handler, as the Cron Trigger would; returns the D1 queries it spent. */
+/**
+ * Runs the Worker's own `scheduled` handler, as the Cron Trigger would; returns the D1 queries it
+ * spent, each statement of a batch counted, as D1's per-invocation limit counts them.
+ */
 async function cron(vars: Record<string, string> = {}): Promise<number> {
   const trips = { n: 0 };
-  await worker.scheduled(createScheduledController({ scheduledTime: NOW, cron: "17 * * * *" }), { ...env, ...vars, DB: countingD1(env.DB, trips) });
-  return trips.n;
+  let moreInBatches = 0;
+  const counted = countingD1(env.DB, trips);
+  const db = new Proxy(counted, {
+    get(target, prop, receiver) {
+      if (prop === "batch") {
+        return (statements: D1PreparedStatement[]) => {
+          moreInBatches += statements.length - 1;
+          return target.batch(statements);
+        };
+      }
+      return Reflect.get(target, prop, receiver);
+    },
+  });
+  await worker.scheduled(createScheduledController({ scheduledTime: NOW, cron: "17 * * * *" }), { ...env, ...vars, DB: db });
+  return trips.n + moreInBatches;
 }
 
 async function deliveries(ats: number[]) {
@@ -138,11 +154,12 @@ describe("retention (the Cron Trigger)", () => {
     expect(events[0]!.event).not.toHaveProperty("error");
     expect(logs.filter((l) => l.level !== "log")).toEqual([]);
 
-    // Stored for /metrics: one query per table (each came back short) plus the write of the figures.
-    expect(queries).toBe(5);
+    // Stored for /metrics: one batch per table (each came back short; deliveries and jobs keep
+    // their totals first, two statements) plus the write of the figures.
+    expect(queries).toBe(7);
     const last = await env.DB.prepare("SELECT * FROM retention_last_run").all();
     expect(last.results).toEqual([
-      expect.objectContaining({ id: 1, started_at: NOW, queries: 5, complete: 1, error: null, deleted: expect.any(String) }),
+      expect.objectContaining({ id: 1, started_at: NOW, queries: 7, complete: 1, error: null, deleted: expect.any(String) }),
     ]);
   });
 
@@ -161,20 +178,21 @@ describe("retention (the Cron Trigger)", () => {
   });
 
   it("never spends more queries than RETENTION_MAX_QUERIES; the next run finishes the job", async () => {
-    // 100 deliveries (5 batches of 25, the last one short), 30 jobs (2), 30 transitions (2), 10 instances (1): 10 batches.
+    // 100 deliveries (5 batches of 25, the last one short; 2 queries each), 30 jobs (2 batches, 2
+    // queries each), 30 transitions (2 batches), 10 instances (1): 18 queries, and one per run for its figures.
     await deliveries(Array.from({ length: 100 }, (_, i) => ago(20) - i * 1000));
     await jobs(30, "completed", ago(40));
     for (let i = 0; i < 10; i++) await instance("deleted", ago(40 + i), 3);
     const keep = await deliveries([ago(1)]);
-    const vars = { RETENTION_MAX_QUERIES: "8", RETENTION_BATCH_SIZE: "25" };
+    const vars = { RETENTION_MAX_QUERIES: "12", RETENTION_BATCH_SIZE: "25" };
 
     const logs = captureLogs();
     const first = await cron(vars);
-    expect(first).toBe(8);
+    expect(first).toBe(12);
     const firstEvent = logs.find((l) => l.event.event === "retention_pruned")!.event;
-    expect(firstEvent).toMatchObject({ complete: false, queries: 8 });
+    expect(firstEvent).toMatchObject({ complete: false, queries: 12 });
     expect(firstEvent.deleted_total).toBeGreaterThan(0);
-    expect(firstEvent.deleted_total).toBeLessThanOrEqual(7 * 25);
+    expect(firstEvent.deleted_total).toBeLessThanOrEqual(11 * 25);
     // Oldest first: what is left of the deliveries is the newest.
     const leftDeliveries = await count("webhook_deliveries WHERE received_at < ?", ago(14));
     expect(leftDeliveries).toBe(100 - firstEvent.deleted.webhook_deliveries);
@@ -183,7 +201,7 @@ describe("retention (the Cron Trigger)", () => {
 
     logs.length = 0;
     const second = await cron(vars);
-    expect(second).toBeLessThanOrEqual(8);
+    expect(second).toBeLessThanOrEqual(12);
     const secondEvent = logs.find((l) => l.event.event === "retention_pruned")!.event;
     vi.restoreAllMocks();
     expect(secondEvent.complete).toBe(true);
@@ -228,13 +246,13 @@ describe("retention when D1 fails", () => {
   it("stops at the failing statement, logs the error, keeps what it did and the next run goes on", async () => {
     await deliveries([ago(20)]);
     const [old] = await jobs(1, "completed", ago(40));
-    // A database whose job DELETE fails (as a D1 timeout or overload would).
+    // A database whose job DELETE fails (as a D1 timeout or overload would): the batch is one
+    // transaction, so the totals kept for the jobs roll back with it.
     const failing = new Proxy(env.DB, {
       get(target, prop) {
         if (prop === "prepare") {
           return (sql: string) => {
-            if (sql.startsWith("DELETE FROM jobs")) return { bind: () => ({ run: () => Promise.reject(new Error("D1_ERROR: overloaded")) }) };
-            return target.prepare(sql);
+            return target.prepare(sql.startsWith("DELETE FROM jobs") ? "DELETE FROM no_such_table WHERE ?1 < ?2" : sql);
           };
         }
         const v = Reflect.get(target, prop);
@@ -246,8 +264,8 @@ describe("retention when D1 fails", () => {
     vi.restoreAllMocks();
     const event = logs.find((l) => l.event.event === "retention_pruned")!;
     expect(event.level).toBe("error");
-    expect(event.event).toMatchObject({ deleted: { webhook_deliveries: 1, jobs: 0 }, complete: false, error: expect.stringContaining("jobs: Error: D1_ERROR: overloaded") });
-    expect(await env.DB.prepare("SELECT complete, error FROM retention_last_run").first()).toEqual({ complete: 0, error: expect.stringContaining("overloaded") });
+    expect(event.event).toMatchObject({ deleted: { webhook_deliveries: 1, jobs: 0 }, complete: false, error: expect.stringMatching(/^jobs: .*no such table/) });
+    expect(await env.DB.prepare("SELECT complete, error FROM retention_last_run").first()).toEqual({ complete: 0, error: expect.stringContaining("no such table") });
     expect(await count("webhook_deliveries")).toBe(0);
 
     await cron();
@@ -263,6 +281,46 @@ describe("retention in /metrics", () => {
     return parsePrometheus(await res.text());
   }
 
+  it("keeps counters counting: webhooks_total and the queue latency histogram never go down when rows are pruned", async () => {
+    await deliveries([ago(20), ago(20), ago(1)]);
+    await env.DB.prepare("UPDATE webhook_deliveries SET outcome = 'unmatched' WHERE received_at = ?").bind(ago(1)).run();
+    // Three started jobs of the scale set (2 s, 7 s and 90 s from queued to started), two of them old enough to go.
+    const started = async (updatedAt: number, latencyS: number) => {
+      const [id] = await jobs(1, "completed", updatedAt);
+      await env.DB.prepare("UPDATE jobs SET scale_set_id = ?, queued_at = ?, started_at = ? WHERE id = ?").bind(scaleSetId, 1_000_000, 1_000_000 + latencyS * 1000, id).run();
+    };
+    await started(ago(40), 2);
+    await started(ago(40), 90);
+    await started(ago(1), 7);
+
+    const ss = { scale_set_id: scaleSetId };
+    const series = (m: Parsed) => ({
+      routed: value(m, "edgerunner_webhooks_total", { outcome: "routed", reason: "" }),
+      unmatched: value(m, "edgerunner_webhooks_total", { outcome: "unmatched", reason: "" }),
+      count: value(m, "edgerunner_job_queue_latency_seconds_count", ss),
+      sum: value(m, "edgerunner_job_queue_latency_seconds_sum", ss),
+      le5: value(m, "edgerunner_job_queue_latency_seconds_bucket", { ...ss, le: "5" }),
+      le10: value(m, "edgerunner_job_queue_latency_seconds_bucket", { ...ss, le: "10" }),
+      le120: value(m, "edgerunner_job_queue_latency_seconds_bucket", { ...ss, le: "120" }),
+      inf: value(m, "edgerunner_job_queue_latency_seconds_bucket", { ...ss, le: "+Inf" }),
+    });
+    const before = series(await scrape());
+    expect(before).toEqual({ routed: 2, unmatched: 1, count: 3, sum: 99, le5: 1, le10: 2, le120: 3, inf: 3 });
+
+    await cron();
+    expect(await count("webhook_deliveries")).toBe(1);
+    expect(await count("jobs")).toBe(1);
+    expect(series(await scrape())).toEqual(before);
+
+    // New rows add to the totals as before; a second prune keeps them.
+    await deliveries([ago(1)]);
+    await started(ago(1), 1);
+    const more = series(await scrape());
+    expect(more).toEqual({ ...before, routed: 3, count: 4, sum: 100, le5: 2, le10: 3, le120: 4, inf: 4 });
+    await cron();
+    expect(series(await scrape())).toEqual(more);
+  });
+
   it("shows rows per table, the database size and the last run's figures, from D1", async () => {
     const none = await scrape();
     expect(find(none, "edgerunner_retention_last_run_deleted_rows", {})).toEqual([]);
@@ -273,7 +331,7 @@ describe("retention in /metrics", () => {
     await jobs(1, "queued", ago(1));
     await instance("deleted", ago(40), 3);
     await instance("running", ago(1), 2);
-    await cron({ RETENTION_MAX_QUERIES: "3", RETENTION_BATCH_SIZE: "1" });
+    await cron({ RETENTION_MAX_QUERIES: "5", RETENTION_BATCH_SIZE: "1" });
 
     const m = await scrape();
     expect(value(m, "edgerunner_retention_last_run_timestamp_seconds", {})).toBe(Math.floor(NOW / 1000));
