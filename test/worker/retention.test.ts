@@ -55,6 +55,12 @@ async function cron(vars: Record<string, string> = {}): Promise<number> {
   return trips.n + moreInBatches;
 }
 
+async function scrape() {
+  const res = await exports.default.fetch(new Request("https://edgerunner.test/metrics", { headers: { authorization: "Bearer test-metrics-token" } }));
+  expect(res.status).toBe(200);
+  return parsePrometheus(await res.text());
+}
+
 async function deliveries(ats: number[]) {
   const rows = ats.map((at, i) => ({ id: `d-${at}-${i}-${Math.random()}`, at }));
   await env.DB.prepare(
@@ -267,20 +273,18 @@ describe("retention when D1 fails", () => {
     expect(event.event).toMatchObject({ deleted: { webhook_deliveries: 1, jobs: 0 }, complete: false, error: expect.stringMatching(/^jobs: .*no such table/) });
     expect(await env.DB.prepare("SELECT complete, error FROM retention_last_run").first()).toEqual({ complete: 0, error: expect.stringContaining("no such table") });
     expect(await count("webhook_deliveries")).toBe(0);
+    const m = await scrape();
+    expect(value(m, "edgerunner_retention_last_run_failed")).toBe(1);
+    expect(value(m, "edgerunner_retention_last_run_deleted_rows", { table: "webhook_deliveries" })).toBe(1);
 
     await cron();
+    expect(value(await scrape(), "edgerunner_retention_last_run_failed")).toBe(0);
     expect(await count("jobs WHERE id = ?", old)).toBe(0);
     expect(await env.DB.prepare("SELECT complete, error FROM retention_last_run").first()).toEqual({ complete: 1, error: null });
   });
 });
 
 describe("retention in /metrics", () => {
-  async function scrape() {
-    const res = await exports.default.fetch(new Request("https://edgerunner.test/metrics", { headers: { authorization: "Bearer test-metrics-token" } }));
-    expect(res.status).toBe(200);
-    return parsePrometheus(await res.text());
-  }
-
   it("keeps counters counting: webhooks_total and the queue latency histogram never go down when rows are pruned", async () => {
     await deliveries([ago(20), ago(20), ago(1)]);
     await env.DB.prepare("UPDATE webhook_deliveries SET outcome = 'unmatched' WHERE received_at = ?").bind(ago(1)).run();
