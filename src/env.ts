@@ -32,6 +32,15 @@ export interface Env {
   CREATE_BACKOFF_SECONDS?: string;
   CREATE_FAILURE_LIMIT?: string;
   STALE_JOB_SECONDS?: string;
+  // Retention knobs (see src/retention/settings.ts and docs/retention.md).
+  /** Days completed jobs and deleted instances (with their transitions) are kept; default 30. */
+  RETENTION_DAYS?: string;
+  /** Days webhook delivery ids are kept for the duplicate check; default 14. */
+  DELIVERY_RETENTION_DAYS?: string;
+  /** Most D1 queries one retention run spends; default 100, at most 900. */
+  RETENTION_MAX_QUERIES?: string;
+  /** Most rows one retention DELETE removes; default 500. */
+  RETENTION_BATCH_SIZE?: string;
 }
 
 /** `requestId` is set for every request by src/http/request-id.ts. */

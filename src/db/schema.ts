@@ -266,7 +266,8 @@ export const instances = sqliteTable(
   },
   (t) => [
     index("instances_scale_set_status_idx").on(t.scaleSetId, t.status),
-    index("instances_status_idx").on(t.status),
+    // Also "deleted instances, oldest first" for retention.
+    index("instances_status_changed_idx").on(t.status, t.statusChangedAt),
     index("instances_job_idx").on(t.jobId),
   ],
 );
@@ -320,6 +321,8 @@ export const jobs = sqliteTable(
   (t) => [
     index("jobs_scale_set_status_idx").on(t.scaleSetId, t.status),
     index("jobs_status_idx").on(t.status, t.id),
+    // "Completed jobs, least recently touched first" for retention.
+    index("jobs_status_updated_idx").on(t.status, t.updatedAt),
     index("jobs_runner_name_idx").on(t.runnerName),
   ],
 );
@@ -347,6 +350,24 @@ export const counters = sqliteTable("counters", {
   updatedAt: updatedAt(),
 });
 
+/**
+ * What the last retention run (src/retention/) did: one row (id 1), replaced by every run, so
+ * /metrics shows it whichever isolate answers.
+ */
+export const retentionLastRun = sqliteTable("retention_last_run", {
+  id: integer("id").primaryKey(),
+  startedAt: integer("started_at").notNull(),
+  durationMs: integer("duration_ms").notNull(),
+  /** JSON object: rows deleted per table. */
+  deleted: text("deleted", { mode: "json" }).$type<Record<string, number>>().notNull(),
+  /** D1 queries the run spent. */
+  queries: integer("queries").notNull(),
+  /** 1 when nothing eligible was left; 0 when the run stopped at its query cap (the next run goes on). */
+  complete: integer("complete", { mode: "boolean" }).notNull(),
+  /** Why the run stopped early, when a statement failed. */
+  error: text("error"),
+});
+
 export const schema = {
   githubEndpoints,
   githubCredentials,
@@ -360,5 +381,6 @@ export const schema = {
   jobs,
   webhookDeliveries,
   counters,
+  retentionLastRun,
 };
 
