@@ -194,6 +194,57 @@ describe("GET /api/v1/audit", () => {
   });
 });
 
+describe("the dashboard's audit page", () => {
+  it("lists entries newest first, filters like the API, pages, and shows names as text", async () => {
+    const name = `${unique("p")}<b>`;
+    await api.post("/api/v1/providers", { name, url: "https://s.example.com", secret: "a-provider-secret-long-enough" });
+    const prov = await seed.provider();
+    const login = await exports.default.fetch(
+      new Request(`${ORIGIN}/ui/login`, { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded" }, body: `token=${ADMIN_TOKEN}`, redirect: "manual" }),
+    );
+    const cookie = `${SESSION_COOKIE}=${/edgerunner_session=([^;]+)/.exec(login.headers.get("set-cookie") ?? "")![1]!}`;
+    const page = async (query = "") => {
+      const res = await exports.default.fetch(new Request(`${ORIGIN}/ui/audit${query}`, { headers: { cookie }, redirect: "manual" }));
+      return { status: res.status, html: await res.text() };
+    };
+    expect((await exports.default.fetch(new Request(`${ORIGIN}/ui/audit`, { redirect: "manual" }))).status).toBe(303);
+    const all = await page();
+    expect(all.status).toBe(200);
+    expect(all.html).toContain('href="/ui/audit"');
+    expect(all.html.indexOf(prov.id)).toBeGreaterThan(-1);
+    // The bad name was refused (400) and is shown escaped, never as markup.
+    expect(all.html).not.toContain("<b>");
+    expect(all.html).toContain("&lt;b&gt;");
+    expect(all.html).not.toContain("a-provider-secret-long-enough");
+    const only = await page(`?resource=${prov.id}`);
+    expect(only.html).toContain(prov.id);
+    expect(only.html).not.toContain("&lt;b&gt;");
+    const refused = await page("?status=400&method=POST");
+    expect(refused.html).toContain("&lt;b&gt;");
+    expect(refused.html).not.toContain(prov.id);
+
+    // More than a page: a link to the older entries, keeping the filter.
+    const actor = unique("bulk");
+    await env.DB.batch(
+      Array.from({ length: 101 }, (_, i) =>
+        env.DB.prepare("INSERT INTO audit_log (at, actor, via, method, route, path, resource, status, request_id) VALUES (?, ?, 'api', 'POST', '/r', '/r', ?, 201, 'rid')").bind(
+          Date.now(),
+          actor,
+          `res-${i}`,
+        ),
+      ),
+    );
+    const first = await page(`?actor=${actor}`);
+    expect(first.html).toContain("res-100");
+    expect(first.html).not.toContain("res-0<");
+    const older = /href="(\/ui\/audit\?[^"]+)">Older entries/.exec(first.html)![1]!.replaceAll("&amp;", "&");
+    const second = await page(older.slice("/ui/audit".length));
+    expect(second.html).toContain("res-0<");
+    expect(second.html).not.toContain("res-1<");
+    expect(second.html).not.toContain("Older entries");
+  });
+});
+
 describe("what the trail redacts", () => {
   /** Every property name of every request body in the OpenAPI document. */
   function bodyFields(doc: any): Set<string> {
