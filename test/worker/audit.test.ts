@@ -7,6 +7,14 @@ import { ADMIN_TOKEN, api, expectErrorShape, seed, unique } from "./helpers";
 
 const ORIGIN = "https://edgerunner.test";
 
+/** A dashboard session cookie, logged in with the admin token. */
+async function dashboardCookie(): Promise<string> {
+  const login = await exports.default.fetch(
+    new Request(`${ORIGIN}/ui/login`, { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded" }, body: `token=${ADMIN_TOKEN}`, redirect: "manual" }),
+  );
+  return `${SESSION_COOKIE}=${new RegExp(`${SESSION_COOKIE}=([^;]+)`).exec(login.headers.get("set-cookie") ?? "")![1]!}`;
+}
+
 const auditRows = async () => (await env.DB.prepare("SELECT * FROM audit_log ORDER BY id").all<Record<string, any>>()).results;
 const lastAudit = async () => (await auditRows()).at(-1);
 
@@ -116,16 +124,13 @@ describe("audit trail", () => {
 
   it("records dashboard actions as the dashboard's user", async () => {
     const scaleSet = await seed.scaleSet("repositories/" + (await seed.repository()).id);
-    const login = await exports.default.fetch(
-      new Request(`${ORIGIN}/ui/login`, { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded" }, body: `token=${ADMIN_TOKEN}`, redirect: "manual" }),
-    );
-    const cookie = /edgerunner_session=([^;]+)/.exec(login.headers.get("set-cookie") ?? "")![1]!;
-    const page = await (await exports.default.fetch(new Request(`${ORIGIN}/ui/scalesets/${scaleSet.id}`, { headers: { cookie: `${SESSION_COOKIE}=${cookie}` } }))).text();
+    const cookie = await dashboardCookie();
+    const page = await (await exports.default.fetch(new Request(`${ORIGIN}/ui/scalesets/${scaleSet.id}`, { headers: { cookie } }))).text();
     const csrf = /name="_csrf" value="([^"]+)"/.exec(page)![1]!;
     const res = await exports.default.fetch(
       new Request(`${ORIGIN}/ui/scalesets/${scaleSet.id}/enabled`, {
         method: "POST",
-        headers: { cookie: `${SESSION_COOKIE}=${cookie}`, "content-type": "application/x-www-form-urlencoded" },
+        headers: { cookie, "content-type": "application/x-www-form-urlencoded" },
         body: new URLSearchParams({ _csrf: csrf, enabled: "false" }).toString(),
         redirect: "manual",
       }),
@@ -199,10 +204,7 @@ describe("the dashboard's audit page", () => {
     const name = `${unique("p")}<b>`;
     await api.post("/api/v1/providers", { name, url: "https://s.example.com", secret: "a-provider-secret-long-enough" });
     const prov = await seed.provider();
-    const login = await exports.default.fetch(
-      new Request(`${ORIGIN}/ui/login`, { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded" }, body: `token=${ADMIN_TOKEN}`, redirect: "manual" }),
-    );
-    const cookie = `${SESSION_COOKIE}=${/edgerunner_session=([^;]+)/.exec(login.headers.get("set-cookie") ?? "")![1]!}`;
+    const cookie = await dashboardCookie();
     const page = async (query = "") => {
       const res = await exports.default.fetch(new Request(`${ORIGIN}/ui/audit${query}`, { headers: { cookie }, redirect: "manual" }));
       return { status: res.status, html: await res.text() };
