@@ -66,7 +66,11 @@ function keySet(url: string) {
   return set;
 }
 
-export type AccessResult = { ok: true; identity: string } | { ok: false; reason: string };
+/**
+ * `unavailable`: the team's keys could not be fetched (Cloudflare unreachable, a wrong
+ * ACCESS_CERTS_URL): nobody's fault on the client side, so it is a 503 and not counted as a guess.
+ */
+export type AccessResult = { ok: true; identity: string } | { ok: false; reason: string; unavailable?: true };
 
 /** Verifies an Access JWT; the identity is its `email` (a service token's `common_name` when it has none). */
 export async function verifyAccessJwt(config: AccessConfig, jwt: string): Promise<AccessResult> {
@@ -79,11 +83,22 @@ export async function verifyAccessJwt(config: AccessConfig, jwt: string): Promis
       requiredClaims: ["exp"],
     }));
   } catch (e) {
+    if (keysUnavailable(e)) return { ok: false, reason: "the team's Access keys could not be fetched", unavailable: true };
     return { ok: false, reason: accessFailure(e) };
   }
   const identity = typeof payload.email === "string" && payload.email ? payload.email : typeof payload.common_name === "string" ? payload.common_name : "";
   if (!identity) return { ok: false, reason: "the Access token names no identity (email)" };
   return { ok: true, identity };
+}
+
+/**
+ * The key set's fetch failed: no connection (the runtime's own error: jose wraps everything it
+ * checks in its JOSEError classes), a timeout, not a 200, not a JWKS.
+ */
+function keysUnavailable(e: unknown): boolean {
+  if (e instanceof errors.JWKSTimeout || e instanceof errors.JWKSInvalid) return true;
+  if (e instanceof errors.JOSEError) return e.code === "ERR_JOSE_GENERIC";
+  return true;
 }
 
 /** Why a JWT was refused, in words safe to return (never the token). */
@@ -93,7 +108,6 @@ function accessFailure(e: unknown): string {
   if (e instanceof errors.JOSEAlgNotAllowed) return "the Access token is not signed with RS256";
   if (e instanceof errors.JWKSNoMatchingKey) return "the Access token's key is not one of the team's keys";
   if (e instanceof errors.JWSSignatureVerificationFailed) return "the Access token's signature does not verify";
-  if (e instanceof errors.JWKSTimeout || e instanceof errors.JWKSInvalid) return "the team's Access keys could not be fetched";
   if (e instanceof errors.JWTInvalid || e instanceof errors.JWSInvalid) return "the Access token is malformed";
   return "the Access token could not be verified";
 }

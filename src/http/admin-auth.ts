@@ -91,6 +91,7 @@ async function accessPrincipal(c: Context<AppEnv>, jwt: string): Promise<Princip
   const result = await verifyAccessJwt(config, jwt);
   if (result.ok) return { actor: accessActor(result.identity), scope: config.scope, via: "api" };
   logger.warn({ event: "access_refused", error: result.reason });
+  if (result.unavailable) throw new ApiError(503, "Cloudflare Access keys unavailable; try again, or use an API token", { reason: result.reason });
   const overLimit = client && (await countAdminFailure(c.env, client));
   if (overLimit) throw overLimit;
   throw new ApiError(401, "unauthorized", { reason: result.reason });

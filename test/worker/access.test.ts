@@ -141,6 +141,20 @@ describe("Cloudflare Access on the admin API", () => {
     expect((await env.DB.prepare("SELECT COUNT(*) AS n FROM audit_log WHERE actor LIKE 'access:%' AND status = 401").first())!.n).toBe(0);
   });
 
+  it("answers 503 when the team's keys cannot be fetched, without counting it as a wrong credential", async () => {
+    const jwt = await accessJwt();
+    const ip = `10.250.${Math.floor(Math.random() * 250)}.${Math.floor(Math.random() * 250)}`;
+    // More than the 30 wrong credentials a minute that would get this client a 429.
+    for (let i = 0; i < 16; i++) {
+      for (const certs of ["http://127.0.0.1:1/cdn-cgi/access/certs", `${inject("accessCertsUrl")}/missing`]) {
+        const res = await send("GET", "/api/v1/providers", { jwt, env: accessEnv({ ACCESS_CERTS_URL: certs }), headers: { "cf-connecting-ip": ip } });
+        expect(res.status, certs).toBe(503);
+        expectErrorShape(res);
+        expect(res.body.details).toEqual({ reason: "the team's Access keys could not be fetched" });
+      }
+    }
+  });
+
   it("ignores the header when Access is not configured, and lets a bearer token win over it", async () => {
     const jwt = await accessJwt();
     const off = await send("GET", "/api/v1/providers", { jwt, env: { ...env } as Env });
