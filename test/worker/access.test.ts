@@ -87,6 +87,19 @@ async function accessJwt(claims: JWTPayload = {}, opts: JwtOptions = {}) {
 
 const provider = () => ({ name: unique("prov"), url: "https://shim.example.com", secret: "a-provider-secret-long-enough" });
 
+/** A scale set (with its credentials, repository and provider) made through the API as an Access identity. */
+async function scaleSetAs(jwt: string): Promise<string> {
+  const creds = await send("POST", "/api/v1/github/credentials", { jwt, body: { name: unique("pat"), auth_type: "pat", pat: { oauth2_token: "ghp_x" } } });
+  const repo = await send("POST", "/api/v1/repositories", { jwt, body: { owner: "octo", name: unique("r"), credentials_name: creds.body.name, webhook_secret: "whsec-long-enough" } });
+  const prov = await send("POST", "/api/v1/providers", { jwt, body: provider() });
+  const ss = await send("POST", `/api/v1/repositories/${repo.body.id}/scalesets`, {
+    jwt,
+    body: { name: unique("ss"), provider_name: prov.body.name, labels: ["self-hosted"], max_runners: 2, image: "i", flavor: "f" },
+  });
+  expect(ss.status, ss.text).toBe(201);
+  return ss.body.id;
+}
+
 beforeEach(() => {
   vi.spyOn(console, "log").mockImplementation(() => {});
   vi.spyOn(console, "warn").mockImplementation(() => {});
@@ -173,23 +186,34 @@ describe("Cloudflare Access on the dashboard", () => {
     expect(home.status).toBe(200);
     expect(home.text).toContain("Scale sets");
     const csrf = /name="_csrf" value="([^"]+)"/.exec(home.text)![1]!;
-    // A scale set to pause, made through the API as the same identity.
-    const creds = await send("POST", "/api/v1/github/credentials", { jwt, body: { name: unique("pat"), auth_type: "pat", pat: { oauth2_token: "ghp_x" } } });
-    const repo = await send("POST", "/api/v1/repositories", { jwt, body: { owner: "octo", name: unique("r"), credentials_name: creds.body.name, webhook_secret: "whsec-long-enough" } });
-    const prov = await send("POST", "/api/v1/providers", { jwt, body: provider() });
-    const ss = await send("POST", `/api/v1/repositories/${repo.body.id}/scalesets`, {
-      jwt,
-      body: { name: unique("ss"), provider_name: prov.body.name, labels: ["self-hosted"], max_runners: 2, image: "i", flavor: "f" },
-    });
-    expect(ss.status, ss.text).toBe(201);
+    const id = await scaleSetAs(jwt);
     const form = { _csrf: csrf, enabled: "false" };
-    const res = await send("POST", `/ui/scalesets/${ss.body.id}/enabled`, { jwt, form });
+    const res = await send("POST", `/ui/scalesets/${id}/enabled`, { jwt, form });
     expect(res.status).toBe(303);
     const row = await env.DB.prepare("SELECT actor, via, method, status FROM audit_log ORDER BY id DESC LIMIT 1").first();
     expect(row).toEqual({ actor: "access:ops@example.com", via: "dashboard", method: "PUT", status: 200 });
     // The CSRF token is bound to the identity: another user's page token does not work for this one.
-    const crossUser = await send("POST", `/ui/scalesets/${ss.body.id}/enabled`, { jwt: await accessJwt({ email: "someone-else@example.com" }), form });
+    const crossUser = await send("POST", `/ui/scalesets/${id}/enabled`, { jwt: await accessJwt({ email: "someone-else@example.com" }), form });
     expect(crossUser.status).toBe(403);
+  });
+
+  it("shows a read-only user no buttons, and the API refuses their forged action", async () => {
+    const admin = await accessJwt({ email: "admin@example.com" });
+    const id = await scaleSetAs(admin);
+    const viewer = await accessJwt({ email: "viewer@example.com" });
+    const readOnly = accessEnv({ ACCESS_SCOPE: "read" });
+    const page = await send("GET", `/ui/scalesets/${id}`, { jwt: viewer, env: readOnly });
+    expect(page.status).toBe(200);
+    expect(page.text).toContain("Read-only");
+    expect(page.text).not.toContain(">Pause<");
+    expect((await send("GET", `/ui/scalesets/${id}`, { jwt: admin })).text).toContain(">Pause<");
+    const csrf = /name="_csrf" value="([^"]+)"/.exec(page.text)![1]!;
+    const forged = await send("POST", `/ui/scalesets/${id}/enabled`, { jwt: viewer, env: readOnly, form: { _csrf: csrf, enabled: "false" } });
+    expect(forged.status).toBe(403);
+    expect(forged.text).toContain("The action failed (403)");
+    expect((await env.DB.prepare("SELECT enabled FROM scale_sets WHERE id = ?").bind(id).first())!.enabled).toBe(1);
+    const row = await env.DB.prepare("SELECT actor, via, status FROM audit_log ORDER BY id DESC LIMIT 1").first();
+    expect(row).toEqual({ actor: "access:viewer@example.com", via: "dashboard", status: 403 });
   });
 
   it("refuses a bad JWT with a 401 page", async () => {
