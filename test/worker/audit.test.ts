@@ -181,6 +181,9 @@ describe("GET /api/v1/audit", () => {
     expect(await q(`resource=${encodeURIComponent(`/api/v1/providers/${b.body.name}`)}`)).toEqual([ids[0], ids[1]]);
     expect(await q(`resource=${encodeURIComponent("/api/v1/tokens")}`)).toEqual([ids[5]]);
     expect(await q(`until=${encodeURIComponent(start)}`)).toEqual([]);
+    // A prefix is taken literally: LIKE's wildcards in it match only themselves.
+    expect(await q(`resource=${encodeURIComponent("/api/v1/prov%")}`)).toEqual([]);
+    expect(await q(`resource=${encodeURIComponent("/api/v1/provider_")}`)).toEqual([]);
 
     const first = await api.get(`/api/v1/audit?since=${encodeURIComponent(start)}&limit=4`);
     expect(first.body.entries.map((e: any) => e.id)).toEqual(ids.slice(0, 4));
