@@ -46,6 +46,8 @@ export interface Env {
   RETENTION_DAYS?: string;
   /** Days webhook delivery ids are kept for the duplicate check; default 14. */
   DELIVERY_RETENTION_DAYS?: string;
+  /** Days audit trail entries are kept; default 365. */
+  AUDIT_RETENTION_DAYS?: string;
   /** Most D1 queries one retention run spends; default 100, at most 900. */
   RETENTION_MAX_QUERIES?: string;
   /** Most rows one retention DELETE removes; default 500. */
