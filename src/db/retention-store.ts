@@ -107,6 +107,8 @@ ${ADD_TO_COUNTERS}`,
   WHERE ${PRUNABLE_INSTANCE} AND NOT EXISTS (SELECT 1 FROM instance_transitions t WHERE t.instance_id = i.id)
   ORDER BY i.status_changed_at LIMIT ?2)`,
   },
+  // The audit trail (src/http/audit-trail.ts): entries older than AUDIT_RETENTION_DAYS, by `at` (indexed).
+  { table: "audit_log", window: "audit", ...byAge("audit_log", "at") },
 ];
 
 /** Deletes one batch of `target`: at most `limit` rows older than its cutoff. Returns how many went. */

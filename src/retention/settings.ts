@@ -9,13 +9,15 @@ export interface RetentionSettings {
   retentionDays: number;
   /** Webhook delivery ids (the duplicate check) are kept this many days. */
   deliveryRetentionDays: number;
+  /** Audit trail entries (docs/operations.md) are kept this many days. */
+  auditRetentionDays: number;
   /** Most D1 queries one run may spend, the write of its figures included. */
   maxQueries: number;
   /** Most rows one DELETE removes. */
   batchSize: number;
 }
 
-export type RetentionVar = "RETENTION_DAYS" | "DELIVERY_RETENTION_DAYS" | "RETENTION_MAX_QUERIES" | "RETENTION_BATCH_SIZE";
+export type RetentionVar = "RETENTION_DAYS" | "DELIVERY_RETENTION_DAYS" | "AUDIT_RETENTION_DAYS" | "RETENTION_MAX_QUERIES" | "RETENTION_BATCH_SIZE";
 
 interface Knob {
   key: keyof RetentionSettings;
@@ -28,10 +30,12 @@ interface Knob {
  * D1 allows 1,000 queries per Worker invocation (Workers Paid; 50 on Free). The cap stays well
  * under it by default and can never reach it. 14 days of delivery ids is twice the longest
  * window in which GitHub lets anyone redeliver a delivery (7 days on GHES, 3 on github.com).
+ * The audit trail is kept a year by default: who changed what is asked long after the jobs are gone.
  */
 export const RETENTION_KNOBS: Record<RetentionVar, Knob> = {
   RETENTION_DAYS: { key: "retentionDays", default: 30, min: 1, max: 3650 },
   DELIVERY_RETENTION_DAYS: { key: "deliveryRetentionDays", default: 14, min: 1, max: 3650 },
+  AUDIT_RETENTION_DAYS: { key: "auditRetentionDays", default: 365, min: 1, max: 3650 },
   RETENTION_MAX_QUERIES: { key: "maxQueries", default: 100, min: 3, max: 900 },
   RETENTION_BATCH_SIZE: { key: "batchSize", default: 500, min: 1, max: 5000 },
 };
@@ -76,8 +80,13 @@ const DAY_MS = 86_400_000;
 export interface Cutoffs {
   deliveries: number;
   history: number;
+  audit: number;
 }
 
 export function retentionCutoffs(now: number, s: RetentionSettings): Cutoffs {
-  return { deliveries: now - s.deliveryRetentionDays * DAY_MS, history: now - s.retentionDays * DAY_MS };
+  return {
+    deliveries: now - s.deliveryRetentionDays * DAY_MS,
+    history: now - s.retentionDays * DAY_MS,
+    audit: now - s.auditRetentionDays * DAY_MS,
+  };
 }

@@ -1,6 +1,6 @@
 import { Hono } from "hono";
 import type { AppEnv } from "../env";
-import { requireBearer } from "../http/admin-auth";
+import { bearerPrincipal } from "../http/admin-auth";
 import { ApiError } from "../http/errors";
 import { readMetricsData } from "../db/metrics-store";
 import { Exposition, type Labels } from "../observability/prometheus";
@@ -164,8 +164,11 @@ export async function renderMetrics(db: D1Database): Promise<string> {
 }
 
 export const metricsRoutes = new Hono<AppEnv>().get(METRICS_PATH, async (c) => {
+  // METRICS_TOKEN, or a named API token (a `read` one is enough: src/auth/api-token.ts).
   const expected = c.env.METRICS_TOKEN;
-  if (!expected) throw new ApiError(503, "metrics disabled: METRICS_TOKEN is not configured");
-  await requireBearer(c, expected, "edgerunner-metrics");
+  const named = /^Bearer\s+edr_/i.test(c.req.header("authorization") ?? "");
+  if (!expected && !named) throw new ApiError(503, "metrics disabled: METRICS_TOKEN is not configured");
+  const metricsPrincipal = { actor: "metrics_token", scope: "read", via: "api" } as const;
+  await bearerPrincipal(c, { extra: expected ? { token: expected, principal: metricsPrincipal } : undefined, realm: "edgerunner-metrics" });
   return c.body(await renderMetrics(c.env.DB), 200, { "content-type": "text/plain; version=0.0.4; charset=utf-8", "cache-control": "no-store" });
 });

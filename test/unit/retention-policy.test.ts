@@ -5,17 +5,23 @@ import { readRetentionSettings, retentionCutoffs, RETENTION_KNOBS } from "../../
 const DAY = 86_400_000;
 
 describe("retention settings", () => {
-  it("defaults: 30 days of history, 14 of delivery ids, 100 queries, 500 rows a batch", () => {
+  it("defaults: 30 days of history, 14 of delivery ids, 365 of audit trail, 100 queries, 500 rows a batch", () => {
     expect(readRetentionSettings({})).toEqual({
-      settings: { retentionDays: 30, deliveryRetentionDays: 14, maxQueries: 100, batchSize: 500 },
+      settings: { retentionDays: 30, deliveryRetentionDays: 14, auditRetentionDays: 365, maxQueries: 100, batchSize: 500 },
       warnings: [],
     });
     expect(readRetentionSettings({ RETENTION_DAYS: "", DELIVERY_RETENTION_DAYS: "  " }).warnings).toEqual([]);
   });
 
   it("reads whole numbers within bounds", () => {
-    const { settings, warnings } = readRetentionSettings({ RETENTION_DAYS: "90", DELIVERY_RETENTION_DAYS: " 7 ", RETENTION_MAX_QUERIES: "40", RETENTION_BATCH_SIZE: "1000" });
-    expect(settings).toEqual({ retentionDays: 90, deliveryRetentionDays: 7, maxQueries: 40, batchSize: 1000 });
+    const { settings, warnings } = readRetentionSettings({
+      RETENTION_DAYS: "90",
+      DELIVERY_RETENTION_DAYS: " 7 ",
+      AUDIT_RETENTION_DAYS: "180",
+      RETENTION_MAX_QUERIES: "40",
+      RETENTION_BATCH_SIZE: "1000",
+    });
+    expect(settings).toEqual({ retentionDays: 90, deliveryRetentionDays: 7, auditRetentionDays: 180, maxQueries: 40, batchSize: 1000 });
     expect(warnings).toEqual([]);
   });
 
@@ -40,8 +46,8 @@ describe("retention settings", () => {
   });
 
   it("cutoffs are that many days before now", () => {
-    const { settings } = readRetentionSettings({ RETENTION_DAYS: "30", DELIVERY_RETENTION_DAYS: "14" });
-    expect(retentionCutoffs(100 * DAY, settings)).toEqual({ history: 70 * DAY, deliveries: 86 * DAY });
+    const { settings } = readRetentionSettings({ RETENTION_DAYS: "30", DELIVERY_RETENTION_DAYS: "14", AUDIT_RETENTION_DAYS: "90" });
+    expect(retentionCutoffs(100 * DAY, settings)).toEqual({ history: 70 * DAY, deliveries: 86 * DAY, audit: 10 * DAY });
   });
 });
 

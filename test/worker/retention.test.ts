@@ -18,7 +18,7 @@ beforeAll(async () => {
 });
 
 beforeEach(async () => {
-  await env.DB.batch(["webhook_deliveries", "jobs", "instance_transitions", "instances", "retention_last_run", "counters"].map((t) => env.DB.prepare(`DELETE FROM ${t}`)));
+  await env.DB.batch(["webhook_deliveries", "jobs", "instance_transitions", "instances", "retention_last_run", "counters", "audit_log"].map((t) => env.DB.prepare(`DELETE FROM ${t}`)));
 });
 
 afterEach(() => vi.restoreAllMocks());
@@ -124,6 +124,9 @@ describe("retention (the Cron Trigger)", () => {
     const deletedServing = await instance("deleted", ago(40), 2, { job_id: unfinished });
     const deletedNamed = await instance("deleted", ago(40), 1);
     await jobs(1, "queued", ago(40), deletedNamed.name);
+    // Audit trail entries: kept AUDIT_RETENTION_DAYS (365), however old the things they name.
+    const audit = env.DB.prepare("INSERT INTO audit_log (at, actor, via, method, route, path, status, request_id) VALUES (?, 'admin_token', 'api', 'PUT', '/r', ?, 200, 'rid')");
+    await env.DB.batch([audit.bind(ago(366), "/old"), audit.bind(ago(364), "/recent")]);
 
     const logs = captureLogs();
     const queries = await cron();
@@ -145,14 +148,15 @@ describe("retention (the Cron Trigger)", () => {
     expect(await count("instance_transitions WHERE instance_id = ?", recentDeleted.id)).toBe(3);
     expect(await count("instance_transitions WHERE instance_id = ?", deletedServing.id)).toBe(2);
     expect(await count("instance_transitions WHERE instance_id = ?", deletedNamed.id)).toBe(1);
+    expect((await env.DB.prepare("SELECT path FROM audit_log").all()).results).toEqual([{ path: "/recent" }]);
 
     // One event, with the counts; nothing failed, nothing was left.
     const events = logs.filter((l) => l.event.event === "retention_pruned");
     expect(events).toHaveLength(1);
     expect(events[0]!.level).toBe("log");
     expect(events[0]!.event).toMatchObject({
-      deleted: { webhook_deliveries: 1, jobs: 1, instance_transitions: 3, instances: 1 },
-      deleted_total: 6,
+      deleted: { webhook_deliveries: 1, jobs: 1, instance_transitions: 3, instances: 1, audit_log: 1 },
+      deleted_total: 7,
       complete: true,
       queries,
       duration_ms: expect.any(Number),
@@ -162,10 +166,10 @@ describe("retention (the Cron Trigger)", () => {
 
     // Stored for /metrics: one batch per table (each came back short; deliveries and jobs keep
     // their totals first, two statements) plus the write of the figures.
-    expect(queries).toBe(7);
+    expect(queries).toBe(8);
     const last = await env.DB.prepare("SELECT * FROM retention_last_run").all();
     expect(last.results).toEqual([
-      expect.objectContaining({ id: 1, started_at: NOW, queries: 7, complete: 1, error: null, deleted: expect.any(String) }),
+      expect.objectContaining({ id: 1, started_at: NOW, queries: 8, complete: 1, error: null, deleted: expect.any(String) }),
     ]);
   });
 
