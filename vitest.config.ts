@@ -72,8 +72,9 @@ export default defineConfig(async () => {
             name: "worker",
             include: ["test/worker/**/*.test.ts"],
             setupFiles: ["./test/worker/apply-migrations.ts"],
-            // Fakes run in Node; tests find them with inject("fakeGithubUrl") and inject("fakeShimUrl").
-            globalSetup: ["./test/fake-github/global-setup.ts", "./test/fake-shim/global-setup.ts"],
+            // Fakes run in Node; tests find them with inject("fakeGithubUrl"), inject("fakeShimUrl") and
+            // inject("accessCertsUrl") (a Cloudflare Access JWKS, with inject("accessSigningJwk") to sign with).
+            globalSetup: ["./test/fake-github/global-setup.ts", "./test/fake-shim/global-setup.ts", "./test/fake-access/global-setup.ts"],
           },
         },
       ],

@@ -1,6 +1,7 @@
 import { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "./env";
 import { adminAuth } from "./http/admin-auth";
+import { auditTrail } from "./http/audit-trail";
 import { ApiError, errorResponse, renderError } from "./http/errors";
 import { requestId } from "./http/request-id";
 import { entityRoutes } from "./routes/entities";
@@ -17,6 +18,8 @@ import { documentMetadata, metadataRoutes } from "./routes/metadata";
 import { documentRunnerCallbacks, runnerCallbackRoutes } from "./routes/runner-callbacks";
 import { webhookRoutes } from "./routes/webhooks";
 import { metricsRoutes } from "./routes/metrics";
+import { auditRoutes } from "./routes/audit";
+import { tokenRoutes } from "./routes/tokens";
 import { flushCounters, hasPendingCalls } from "./observability/op-counters";
 import { createUiRoutes } from "./ui/routes";
 
@@ -52,6 +55,8 @@ export function createApp() {
   // Outside the admin API: GitHub authenticates with the webhook signature, not a token.
   app.route("/", webhookRoutes);
 
+  // The audit trail wraps authentication, so it sees the result of every authenticated write (refusals included).
+  app.use(`${API_PREFIX}/*`, auditTrail);
   app.use(`${API_PREFIX}/*`, adminAuth(PUBLIC_API_PATHS));
 
   const admin = [
@@ -64,6 +69,8 @@ export function createApp() {
     instanceRoutes,
     jobRoutes,
     secretRoutes,
+    tokenRoutes,
+    auditRoutes,
   ];
   for (const routes of admin) app.route(API_PREFIX, routes);
   // Signed by the provider shim, not the admin token (exempted in PUBLIC_API_PATHS).
@@ -77,7 +84,13 @@ export function createApp() {
   app.openAPIRegistry.registerComponent("securitySchemes", "adminToken", {
     type: "http",
     scheme: "bearer",
-    description: "The ADMIN_TOKEN secret",
+    description: "The ADMIN_TOKEN secret, or a named API token (`edr_…`, POST /api/v1/tokens): a `read` token may only GET",
+  });
+  app.openAPIRegistry.registerComponent("securitySchemes", "cloudflareAccess", {
+    type: "apiKey",
+    in: "header",
+    name: "Cf-Access-Jwt-Assertion",
+    description: "The JWT Cloudflare Access adds when ACCESS_TEAM_DOMAIN and ACCESS_AUD are set (docs/operations.md); its scope is ACCESS_SCOPE",
   });
   app.openAPIRegistry.registerComponent("securitySchemes", "providerSignature", {
     type: "apiKey",
@@ -95,7 +108,7 @@ export function createApp() {
       description: "Coordinator for self-hosted GitHub Actions runners on Cloudflare Workers",
     },
     servers: [{ url: new URL(c.req.url).origin }],
-    security: [{ adminToken: [] }],
+    security: [{ adminToken: [] } as Record<string, string[]>, { cloudflareAccess: [] }],
   }));
 
   return app;

@@ -1,3 +1,4 @@
+import type { Principal } from "./auth/principal";
 import type { ScaleSet } from "./scaleset/scaleset-object";
 
 /** Bindings, vars and secrets the Worker runs with (see wrangler.toml and .dev.vars.example). */
@@ -20,6 +21,14 @@ export interface Env {
   INSTANCE_TOKEN_SECRET: string;
   /** Bearer token for GET /metrics (Prometheus); separate from ADMIN_TOKEN. Secret, optional: without it /metrics answers 503. */
   METRICS_TOKEN?: string;
+  /** Cloudflare Access team, e.g. `myteam` or `myteam.cloudflareaccess.com`: with ACCESS_AUD, turns on Access sign-in (docs/operations.md). */
+  ACCESS_TEAM_DOMAIN?: string;
+  /** The Access application's AUD tag. */
+  ACCESS_AUD?: string;
+  /** What an Access identity may do: `admin` (default) or `read`. */
+  ACCESS_SCOPE?: string;
+  /** Where the team's signing keys are; defaults to https://<team>/cdn-cgi/access/certs (tests point it at a local JWKS). */
+  ACCESS_CERTS_URL?: string;
   /** The least severe log lines written: debug, info (default), warn or error. Logs read it from process.env (see observability/log.ts). */
   LOG_LEVEL?: string;
   // Optional timing knobs, in seconds (see src/scaleset/settings.ts for defaults).
@@ -38,7 +47,21 @@ export interface Env {
    * across all its work. Unset or 0: no limit of ours (the platform's still applies when deployed).
    */
   OUTBOUND_CONNECTIONS_PER_OBJECT?: string;
+  // Retention knobs (see src/retention/settings.ts and docs/retention.md).
+  /** Days completed jobs and deleted instances (with their transitions) are kept; default 30. */
+  RETENTION_DAYS?: string;
+  /** Days webhook delivery ids are kept for the duplicate check; default 14. */
+  DELIVERY_RETENTION_DAYS?: string;
+  /** Days audit trail entries are kept; default 365. */
+  AUDIT_RETENTION_DAYS?: string;
+  /** Most D1 queries one retention run spends; default 100, at most 900. */
+  RETENTION_MAX_QUERIES?: string;
+  /** Most rows one retention DELETE removes; default 500. */
+  RETENTION_BATCH_SIZE?: string;
 }
 
-/** `requestId` is set for every request by src/http/request-id.ts. */
-export type AppEnv = { Bindings: Env; Variables: { requestId: string } };
+/**
+ * `requestId` is set for every request by src/http/request-id.ts; `principal` for every
+ * authenticated admin API request by src/http/admin-auth.ts.
+ */
+export type AppEnv = { Bindings: Env; Variables: { requestId: string; principal?: Principal } };

@@ -1,3 +1,4 @@
+import { sql } from "drizzle-orm";
 import { index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 
 // Timestamps are unix milliseconds; columns ending in `_enc` hold values sealed by
@@ -266,7 +267,8 @@ export const instances = sqliteTable(
   },
   (t) => [
     index("instances_scale_set_status_idx").on(t.scaleSetId, t.status),
-    index("instances_status_idx").on(t.status),
+    // Also "deleted instances, oldest first" for retention.
+    index("instances_status_changed_idx").on(t.status, t.statusChangedAt),
     index("instances_job_idx").on(t.jobId),
   ],
 );
@@ -320,6 +322,8 @@ export const jobs = sqliteTable(
   (t) => [
     index("jobs_scale_set_status_idx").on(t.scaleSetId, t.status),
     index("jobs_status_idx").on(t.status, t.id),
+    // "Completed jobs, least recently touched first" for retention.
+    index("jobs_status_updated_idx").on(t.status, t.updatedAt),
     index("jobs_runner_name_idx").on(t.runnerName),
   ],
 );
@@ -347,6 +351,79 @@ export const counters = sqliteTable("counters", {
   updatedAt: updatedAt(),
 });
 
+/**
+ * What the last retention run (src/retention/) did: one row (id 1), replaced by every run, so
+ * /metrics shows it whichever isolate answers.
+ */
+export const retentionLastRun = sqliteTable("retention_last_run", {
+  id: integer("id").primaryKey(),
+  startedAt: integer("started_at").notNull(),
+  durationMs: integer("duration_ms").notNull(),
+  /** JSON object: rows deleted per table. */
+  deleted: text("deleted", { mode: "json" }).$type<Record<string, number>>().notNull(),
+  /** D1 queries the run spent. */
+  queries: integer("queries").notNull(),
+  /** 1 when nothing eligible was left; 0 when the run stopped at its query cap (the next run goes on). */
+  complete: integer("complete", { mode: "boolean" }).notNull(),
+  /** Why the run stopped early, when a statement failed. */
+  error: text("error"),
+});
+
+export const tokenScopes = ["read", "admin"] as const;
+export type TokenScope = (typeof tokenScopes)[number];
+
+/**
+ * Named API tokens (besides ADMIN_TOKEN). Only the SHA-256 of a token is stored: the token is
+ * shown once, when it is created. A revoked token keeps its row (the audit trail names it);
+ * its name can be taken again.
+ */
+export const apiTokens = sqliteTable(
+  "api_tokens",
+  {
+    id: text("id").primaryKey(),
+    name: text("name").notNull(),
+    scope: text("scope", { enum: tokenScopes }).notNull(),
+    /** hex SHA-256 of the whole token (see src/http/api-token.ts). */
+    tokenHash: text("token_hash").notNull().unique(),
+    createdAt: createdAt(),
+    /** The actor that created it (same form as the audit trail's). */
+    createdBy: text("created_by").notNull(),
+    expiresAt: integer("expires_at"),
+    /** Updated at most once a minute per token. */
+    lastUsedAt: integer("last_used_at"),
+    revokedAt: integer("revoked_at"),
+  },
+  (t) => [uniqueIndex("api_tokens_active_name_idx").on(t.name).where(sql`revoked_at IS NULL`)],
+);
+
+/**
+ * The audit trail: one row per authenticated admin write (API and dashboard), whatever its
+ * result. `changes` is the request's JSON with secrets replaced (src/audit/redact.ts).
+ */
+export const auditLog = sqliteTable(
+  "audit_log",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    at: integer("at").notNull(),
+    /** `admin_token`, `token:<name>`, `access:<email>` or `dashboard` (a dashboard login with the admin token). */
+    actor: text("actor").notNull(),
+    /** `api` or `dashboard`: where the write came from. */
+    via: text("via", { enum: ["api", "dashboard"] }).notNull(),
+    method: text("method").notNull(),
+    /** The route's pattern, e.g. `/api/v1/providers/:name`. */
+    route: text("route").notNull(),
+    /** The path as requested. */
+    path: text("path").notNull(),
+    /** The id or name of the resource written, when there is one. */
+    resource: text("resource"),
+    status: integer("status").notNull(),
+    requestId: text("request_id").notNull(),
+    /** JSON `{body?, query?}` with secrets redacted; null when the request carried neither. */
+    changes: text("changes"),
+  },
+  (t) => [index("audit_log_at_idx").on(t.at), index("audit_log_actor_idx").on(t.actor, t.id), index("audit_log_resource_idx").on(t.resource, t.id)],
+);
+
 export const schema = {
   githubEndpoints,
   githubCredentials,
@@ -360,5 +437,8 @@ export const schema = {
   jobs,
   webhookDeliveries,
   counters,
+  retentionLastRun,
+  apiTokens,
+  auditLog,
 };
 

@@ -31,6 +31,9 @@ export function countShimCall(operation: string, provider: string, ok: boolean):
   if (!ok) count(counterName("shim.errors", operation, provider));
 }
 
+/** Upper bounds (seconds) of the queued → in_progress latency histogram (/metrics). */
+export const JOB_LATENCY_BUCKETS = [1, 2, 5, 10, 20, 30, 60, 120, 300, 600, 1800, 3600];
+
 /** Upper bounds (seconds) of the reconcile duration histogram. */
 export const RECONCILE_BUCKETS = [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
 

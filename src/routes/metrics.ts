@@ -1,9 +1,10 @@
 import { Hono } from "hono";
 import type { AppEnv } from "../env";
-import { requireBearer } from "../http/admin-auth";
+import { bearerPrincipal } from "../http/admin-auth";
 import { ApiError } from "../http/errors";
+import { readMetricsData } from "../db/metrics-store";
 import { Exposition, type Labels } from "../observability/prometheus";
-import { RECONCILE_BUCKETS } from "../observability/op-counters";
+import { JOB_LATENCY_BUCKETS, RECONCILE_BUCKETS } from "../observability/op-counters";
 
 /**
  * `GET /metrics`: Prometheus text, guarded by METRICS_TOKEN (not the admin token, so a scraper
@@ -15,60 +16,23 @@ import { RECONCILE_BUCKETS } from "../observability/op-counters";
 
 export const METRICS_PATH = "/metrics";
 
-/** Upper bounds (seconds) of the queued → in_progress latency histogram. */
-export const JOB_LATENCY_BUCKETS = [1, 2, 5, 10, 20, 30, 60, 120, 300, 600, 1800, 3600];
 
 const P = "edgerunner_";
 
-interface ScaleSetRow {
-  id: string;
-  name: string;
-  enabled: number;
-  min_idle_runners: number;
-  max_runners: number;
-  provider: string;
-  entity: string;
-}
-
-function latencyQuery(): string {
-  const buckets = JOB_LATENCY_BUCKETS.map((le, i) => `SUM(CASE WHEN lat <= ${le * 1000} THEN 1 ELSE 0 END) AS b${i}`).join(", ");
-  return `SELECT COALESCE(scale_set_id, '') AS scale_set_id, ${buckets}, SUM(lat) AS sum_ms, COUNT(*) AS n
-FROM (SELECT scale_set_id, MAX(0, started_at - queued_at) AS lat FROM jobs WHERE started_at IS NOT NULL AND queued_at IS NOT NULL)
-GROUP BY 1`;
-}
-
 export async function renderMetrics(db: D1Database): Promise<string> {
-  const [scaleSets, instances, jobs, deliveries, counters, credentials, latency] = await db.batch([
-    db.prepare(
-      `SELECT s.id, s.name, s.enabled, s.min_idle_runners, s.max_runners, p.name AS provider,
-              e.kind || ':' || e.owner || CASE WHEN e.name = '' THEN '' ELSE '/' || e.name END AS entity
-       FROM scale_sets s JOIN providers p ON p.id = s.provider_id JOIN entities e ON e.id = s.entity_id ORDER BY s.id`,
-    ),
-    db.prepare(
-      `SELECT scale_set_id, status, runner_status, COUNT(*) AS n FROM instances WHERE status != 'deleted' GROUP BY 1, 2, 3 ORDER BY 1, 2, 3`,
-    ),
-    db.prepare(`SELECT COALESCE(scale_set_id, '') AS scale_set_id, status, COUNT(*) AS n FROM jobs GROUP BY 1, 2 ORDER BY 1, 2`),
-    db.prepare(`SELECT outcome, COUNT(*) AS n FROM webhook_deliveries GROUP BY 1 ORDER BY 1`),
-    db.prepare(`SELECT name, value FROM counters ORDER BY name`),
-    db.prepare(
-      `SELECT c.id, c.name, c.endpoint_name, s.health, s.rate_limit_limit, s.rate_limit_remaining, s.rate_limit_used,
-              s.rate_limit_reset_at, s.rate_limit_resource, s.blocked_until
-       FROM github_credentials c LEFT JOIN github_credential_state s ON s.credential_id = c.id ORDER BY c.name`,
-    ),
-    db.prepare(latencyQuery()),
-  ]);
+  const data = await readMetricsData(db, JOB_LATENCY_BUCKETS);
 
   const m = new Exposition();
-  const sets = new Map((scaleSets!.results as unknown as ScaleSetRow[]).map((s) => [s.id, s]));
+  const sets = new Map(data.scaleSets.map((s) => [s.id, s]));
   const ssLabels = (id: string): Labels => ({ scale_set_id: id, scale_set: sets.get(id)?.name ?? "" });
 
   // Webhooks: stored deliveries by outcome, rejected ones by reason (counted without storing them).
   const webhooks = `${P}webhooks_total`;
   const webhooksHelp = "workflow_job deliveries: routed or unmatched (stored), or rejected (with why)";
   m.declare(webhooks, webhooksHelp, "counter");
-  for (const r of deliveries!.results as { outcome: string; n: number }[]) m.add(webhooks, webhooksHelp, "counter", { outcome: r.outcome, reason: "" }, r.n);
+  for (const r of data.deliveries) m.add(webhooks, webhooksHelp, "counter", { outcome: r.outcome, reason: "" }, r.n);
 
-  const counterRows = counters!.results as { name: string; value: number }[];
+  const counterRows = data.counters;
   for (const c of counterRows) {
     if (c.name.startsWith("webhook.rejected.")) {
       m.add(webhooks, webhooksHelp, "counter", { outcome: "rejected", reason: c.name.slice("webhook.rejected.".length) }, c.value);
@@ -79,7 +43,7 @@ export async function renderMetrics(db: D1Database): Promise<string> {
   const jobsName = `${P}jobs`;
   const jobsHelp = "Workflow jobs in D1 by status and scale set; scale_set_id=\"\" means unmatched";
   m.declare(jobsName, jobsHelp, "gauge");
-  for (const r of jobs!.results as { scale_set_id: string; status: string; n: number }[]) {
+  for (const r of data.jobs) {
     m.add(jobsName, jobsHelp, "gauge", { ...ssLabels(r.scale_set_id), status: r.status }, r.n);
   }
 
@@ -88,14 +52,14 @@ export async function renderMetrics(db: D1Database): Promise<string> {
   const instName = `${P}instances`;
   const instHelp = "Instances not yet deleted, by scale set, status and runner status";
   m.declare(instName, instHelp, "gauge");
-  for (const r of instances!.results as { scale_set_id: string; status: string; runner_status: string; n: number }[]) {
+  for (const r of data.instances) {
     m.add(instName, instHelp, "gauge", { ...ssLabels(r.scale_set_id), status: r.status, runner_status: r.runner_status }, r.n);
     actual.set(r.scale_set_id, (actual.get(r.scale_set_id) ?? 0) + r.n);
   }
   const desired = new Map<string, number>();
   const calls = new Map<string, { family: string; labels: Labels; value: number }>();
   const reconcile = new Map<string, { buckets: Map<string, number>; count: number; sumMs: number }>();
-  const credentialNames = new Map((credentials!.results as { id: string; name: string }[]).map((c) => [c.id, c.name]));
+  const credentialNames = new Map(data.credentials.map((c) => [c.id, c.name]));
   for (const c of counterRows) {
     const [family, a = "", b = ""] = c.name.split("|");
     if (family === "scaleset.desired") desired.set(a, c.value);
@@ -145,8 +109,7 @@ export async function renderMetrics(db: D1Database): Promise<string> {
     reset: "When the rate-limit window resets, unix seconds",
   };
   m.declare(`${P}github_credentials_healthy`, credHelp.healthy, "gauge");
-  // biome-ignore lint/suspicious/noExplicitAny: a raw D1 row, read column by column
-  for (const c of credentials!.results as Record<string, any>[]) {
+  for (const c of data.credentials) {
     const l: Labels = { credentials: c.name, endpoint: c.endpoint_name };
     g("github_credentials_healthy", credHelp.healthy, l, c.health === "failing" ? 0 : 1);
     if (c.rate_limit_limit === null || c.rate_limit_limit === undefined) continue;
@@ -169,18 +132,43 @@ export async function renderMetrics(db: D1Database): Promise<string> {
   const latName = `${P}job_queue_latency_seconds`;
   const latHelp = "Time from a job being queued to it starting on a runner (GitHub's timestamps), jobs in D1";
   m.declare(latName, latHelp, "histogram");
-  for (const r of latency!.results as Record<string, number | string>[]) {
+  for (const r of data.latency) {
     const id = String(r.scale_set_id);
     const buckets = JOB_LATENCY_BUCKETS.map((le, i) => ({ le, count: Number(r[`b${i}`] ?? 0) }));
     m.histogram(latName, latHelp, ssLabels(id), buckets, Number(r.sum_ms ?? 0) / 1000, Number(r.n));
+  }
+
+  // Storage: rows per table, the database size, and what the last retention run deleted.
+  const rowsHelp = "Rows in each D1 table";
+  m.declare(`${P}table_rows`, rowsHelp, "gauge");
+  for (const [table, n] of Object.entries(data.tableRows).sort(([a], [b]) => a.localeCompare(b))) g("table_rows", rowsHelp, { table }, n);
+  if (data.databaseBytes !== null) g("database_size_bytes", "Size of the D1 database, as D1 reports it", {}, data.databaseBytes);
+  const prune = data.lastPrune;
+  const pruneHelp = {
+    at: "When the last retention run started, unix seconds",
+    duration: "Wall time of the last retention run",
+    deleted: "Rows the last retention run deleted, by table",
+    complete: "1 if the last retention run left nothing eligible, 0 if its query cap stopped it (the next run goes on)",
+    failed: "1 if a statement of the last retention run failed (see the retention_pruned log event)",
+  };
+  m.declare(`${P}retention_last_run_deleted_rows`, pruneHelp.deleted, "gauge");
+  if (prune) {
+    g("retention_last_run_timestamp_seconds", pruneHelp.at, {}, Math.floor(prune.startedAt / 1000));
+    g("retention_last_run_duration_seconds", pruneHelp.duration, {}, prune.durationMs / 1000);
+    for (const [table, n] of Object.entries(prune.deleted)) g("retention_last_run_deleted_rows", pruneHelp.deleted, { table }, n);
+    g("retention_last_run_complete", pruneHelp.complete, {}, prune.complete ? 1 : 0);
+    g("retention_last_run_failed", pruneHelp.failed, {}, prune.error === null ? 0 : 1);
   }
 
   return m.render();
 }
 
 export const metricsRoutes = new Hono<AppEnv>().get(METRICS_PATH, async (c) => {
+  // METRICS_TOKEN, or a named API token (a `read` one is enough: src/auth/api-token.ts).
   const expected = c.env.METRICS_TOKEN;
-  if (!expected) throw new ApiError(503, "metrics disabled: METRICS_TOKEN is not configured");
-  await requireBearer(c, expected, "edgerunner-metrics");
+  const named = /^Bearer\s+edr_/i.test(c.req.header("authorization") ?? "");
+  if (!expected && !named) throw new ApiError(503, "metrics disabled: METRICS_TOKEN is not configured");
+  const metricsPrincipal = { actor: "metrics_token", scope: "read", via: "api" } as const;
+  await bearerPrincipal(c, { extra: expected ? { token: expected, principal: metricsPrincipal } : undefined, realm: "edgerunner-metrics" });
   return c.body(await renderMetrics(c.env.DB), 200, { "content-type": "text/plain; version=0.0.4; charset=utf-8", "cache-control": "no-store" });
 });

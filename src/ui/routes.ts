@@ -2,6 +2,7 @@ import { Hono } from "hono";
 import type { AppEnv } from "../env";
 import { actionRoutes } from "./actions";
 import type { ApiDispatch } from "./admin-api";
+import { auditRoutes } from "./pages/audit";
 import { jobsRoutes } from "./pages/jobs";
 import { loginRoutes, logoutRoutes } from "./pages/login";
 import { overviewRoutes } from "./pages/overview";
@@ -27,6 +28,7 @@ export function createUiRoutes(dispatch: ApiDispatch) {
   session.route("/", overviewRoutes);
   session.route("/", scaleSetRoutes);
   session.route("/", jobsRoutes);
+  session.route("/", auditRoutes);
   session.route("/", actionRoutes(dispatch));
   ui.route("/", session);
   return ui;

@@ -62,6 +62,7 @@ const TABLES = [
   "jobs",
   "webhook_deliveries",
   "counters",
+  "api_tokens",
 ];
 
 /** Every row of every table, to prove that a rejected request changed nothing. */

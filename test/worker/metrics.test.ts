@@ -1,7 +1,10 @@
+import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
 import { env, exports } from "cloudflare:workers";
-import { afterEach, describe, expect, it, vi } from "vitest";
+import { afterEach, describe, expect, inject, it, vi } from "vitest";
+import { createApp } from "../../src/app";
+import { countingD1 } from "../../src/db/counting-d1";
 import { clone, exampleFor } from "../fixtures/webhook-examples";
-import { ADMIN_TOKEN, api } from "./helpers";
+import { ADMIN_TOKEN, api, insertInstance, seed } from "./helpers";
 import { SHIM_SECRET, WEBHOOK_SECRET, world } from "./observed-world";
 import { find, parsePrometheus, value, type Parsed } from "./prometheus-parse";
 import { deliver, newDeliveryId } from "./webhook-setup";
@@ -48,6 +51,26 @@ describe("GET /metrics", () => {
     expect(admin.status).toBe(401);
     expect(admin.headers.get("www-authenticate")).toContain("Bearer");
     expect((await scrape()).status).toBe(200);
+  });
+
+  it("costs one D1 round trip per scrape, whatever the database holds", async () => {
+    const scrapeTrips = async () => {
+      const trips = { n: 0 };
+      const ctx = createExecutionContext();
+      const res = await createApp().fetch(
+        new Request("https://edgerunner.test/metrics", { headers: { authorization: `Bearer ${METRICS_TOKEN}` } }),
+        { ...env, DB: countingD1(env.DB, trips) },
+        ctx,
+      );
+      await waitOnExecutionContext(ctx);
+      expect(res.status, await res.text()).toBe(200);
+      return trips.n;
+    };
+    expect(await scrapeTrips()).toBe(1);
+    const repo = await seed.repository();
+    const scaleSet = await seed.scaleSet(`repositories/${repo.id}`);
+    for (let i = 0; i < 3; i++) await insertInstance(scaleSet.id, { status: i === 0 ? "deleted" : "running" });
+    expect(await scrapeTrips()).toBe(1);
   });
 
   it("reports a scripted sequence of webhooks, reconciles, shim failures and job starts, from D1 alone", async () => {

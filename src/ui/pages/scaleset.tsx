@@ -20,6 +20,8 @@ export const scaleSetRoutes = new Hono<UiEnv>().get("/scalesets/:id", async (c) 
     .status(id)
     .catch(() => null);
   const csrf = c.get("csrf");
+  // A read-only user (ACCESS_SCOPE=read) sees no buttons; the API would refuse their actions anyway.
+  const canWrite = c.get("principal")?.scope === "admin";
   const now = Date.now();
   const back = `/ui/scalesets/${id}`;
   const lr = st?.last_reconcile;
@@ -30,17 +32,21 @@ export const scaleSetRoutes = new Hono<UiEnv>().get("/scalesets/:id", async (c) 
         {s.enabled ? <span class="badge ok">enabled</span> : <span class="badge warn">paused</span>}
       </h1>
       <Flash message={flashMessage(c.req.query("done"))} />
-      <div class="actions">
-        {s.enabled ? (
-          <Action action={`${back}/enabled`} csrf={csrf} label="Pause" fields={{ enabled: "false" }} />
-        ) : (
-          <Action action={`${back}/enabled`} csrf={csrf} label="Resume" fields={{ enabled: "true" }} />
-        )}
-        <Action action={`${back}/reconcile`} csrf={csrf} label="Reconcile now" />
-        {st && (st.create_backoff.failures > 0 || st.create_backoff.hard_limited_at) ? (
-          <Action action={`${back}/reset`} csrf={csrf} label="Lift create backoff" />
-        ) : null}
-      </div>
+      {canWrite ? (
+        <div class="actions">
+          {s.enabled ? (
+            <Action action={`${back}/enabled`} csrf={csrf} label="Pause" fields={{ enabled: "false" }} />
+          ) : (
+            <Action action={`${back}/enabled`} csrf={csrf} label="Resume" fields={{ enabled: "true" }} />
+          )}
+          <Action action={`${back}/reconcile`} csrf={csrf} label="Reconcile now" />
+          {st && (st.create_backoff.failures > 0 || st.create_backoff.hard_limited_at) ? (
+            <Action action={`${back}/reset`} csrf={csrf} label="Lift create backoff" />
+          ) : null}
+        </div>
+      ) : (
+        <p class="mut small">Read-only: your sign-in may look but not change anything.</p>
+      )}
       <dl class="kv">
         <dt>Entity</dt>
         <dd>{`${s.kind}: ${s.entity}`}</dd>
@@ -108,7 +114,7 @@ export const scaleSetRoutes = new Hono<UiEnv>().get("/scalesets/:id", async (c) 
               <td>{i.job_id === null ? "—" : String(i.job_id)}</td>
               <td class="fault">{i.provider_fault ?? i.status_message ?? ""}</td>
               <td>
-                {i.status !== "deleted" && (
+                {canWrite && i.status !== "deleted" && (
                   <div class="actions">
                     {i.status !== "deleting" && i.status !== "pending_delete" && i.status !== "pending_force_delete" && (
                       <Action action={`/ui/instances/${encodeURIComponent(i.name)}/delete`} csrf={csrf} label="Delete" fields={{ back }} />

@@ -1,0 +1,166 @@
+import type { PruneTarget } from "../retention/batch-plan";
+import type { Cutoffs } from "../retention/settings";
+import { JOB_LATENCY_BUCKETS } from "../observability/op-counters";
+
+/**
+ * Retention's SQL (src/retention/ decides how many batches and in which order). Every prune
+ * statement deletes "the oldest N eligible rows" of one table, bound as `?1` = the cutoff
+ * (unix ms) and `?2` = N, and reports how many went (`meta.changes`).
+ *
+ * Never a live row: a job goes only when completed and no live instance serves it; an instance
+ * only when deleted and no unfinished job names it (its `job_id`, or the job's runner name); its
+ * transitions go first, then the instance (so the counts are exact: no cascade does it unseen).
+ *
+ * A new table to prune is one entry in PRUNE_TABLES: for a plain table,
+ * `{ table, window: "history", ...byAge(table, column) }`.
+ */
+
+export interface PruneTable extends PruneTarget {
+  /**
+   * Run just before the DELETE, in the same batch (one transaction): adds what the rows about to
+   * go counted for to the `counters` table, so totals /metrics shows as counters never go down.
+   * Bound `?1` cutoff, `?2` N, `?3` now, then `params`.
+   */
+  keep?: { sql: string; params: unknown[] };
+  /** The DELETE, bound `?1` cutoff, `?2` N. */
+  sql: string;
+}
+
+/** The rowids of the oldest N rows of `table` whose `column` is before the cutoff (and match `where`). */
+function oldest(table: string, column: string, where = ""): string {
+  return `SELECT rowid FROM ${table} WHERE ${column} < ?1 ${where} ORDER BY ${column}, rowid LIMIT ?2`;
+}
+
+/** A table whose rows go by age alone: `{ table, window, ...byAge(table, column) }`. */
+function byAge(table: string, column: string, where = ""): Pick<PruneTable, "sql" | "queries"> {
+  return { sql: `DELETE FROM ${table} WHERE rowid IN (${oldest(table, column, where)})`, queries: 1 };
+}
+
+/** `byAge`, plus a statement that keeps the totals of the rows about to go (see PruneTable.keep). */
+function byAgeKeeping(table: string, column: string, where: string, keep: (rows: string) => string, params: unknown[] = []) {
+  return { ...byAge(table, column, where), keep: { sql: keep(oldest(table, column, where)), params }, queries: 2 };
+}
+
+const ADD_TO_COUNTERS = "ON CONFLICT(name) DO UPDATE SET value = value + excluded.value, updated_at = excluded.updated_at";
+
+/** Counter names for the totals of pruned rows, read back by the metrics store. */
+export const PRUNED_WEBHOOKS = "pruned.webhooks";
+export const PRUNED_JOB_LATENCY = "pruned.job_latency";
+
+const PRUNABLE_INSTANCE = `i.status = 'deleted' AND i.status_changed_at < ?1
+  AND NOT EXISTS (SELECT 1 FROM jobs j WHERE j.id = i.job_id AND j.status != 'completed')
+  AND NOT EXISTS (SELECT 1 FROM jobs j WHERE j.runner_name = i.name AND j.status != 'completed')`;
+
+const JOB_NOT_IN_USE = `AND status = 'completed'
+  AND NOT EXISTS (SELECT 1 FROM instances i WHERE i.job_id = jobs.id AND i.status != 'deleted')
+  AND NOT EXISTS (SELECT 1 FROM instances i WHERE i.name = jobs.runner_name AND i.status != 'deleted')`;
+
+export const PRUNE_TABLES: readonly PruneTable[] = [
+  {
+    table: "webhook_deliveries",
+    window: "deliveries",
+    // edgerunner_webhooks_total{outcome}: the stored deliveries by outcome, plus these.
+    ...byAgeKeeping(
+      "webhook_deliveries",
+      "received_at",
+      "",
+      (rows) => `INSERT INTO counters (name, value, updated_at)
+SELECT '${PRUNED_WEBHOOKS}|' || outcome, COUNT(*), ?3 FROM webhook_deliveries WHERE rowid IN (${rows}) GROUP BY outcome
+${ADD_TO_COUNTERS}`,
+    ),
+  },
+  {
+    table: "jobs",
+    window: "history",
+    // edgerunner_job_queue_latency_seconds: the started jobs in D1, plus these (per scale set:
+    // each bucket, the count and the sum), so the histogram stays cumulative.
+    ...byAgeKeeping(
+      "jobs",
+      "updated_at",
+      JOB_NOT_IN_USE,
+      (rows) => `INSERT INTO counters (name, value, updated_at)
+SELECT '${PRUNED_JOB_LATENCY}|' || j.scale_set_id || '|' || k.value,
+       SUM(CASE k.value WHEN 'count' THEN 1 WHEN 'sum_ms' THEN j.lat ELSE j.lat <= k.value * 1000 END), ?3
+FROM (SELECT COALESCE(scale_set_id, '') AS scale_set_id, MAX(0, started_at - queued_at) AS lat FROM jobs
+      WHERE rowid IN (${rows}) AND started_at IS NOT NULL AND queued_at IS NOT NULL) j
+JOIN json_each(?4) k
+GROUP BY j.scale_set_id, k.value
+${ADD_TO_COUNTERS}`,
+      [JSON.stringify([...JOB_LATENCY_BUCKETS, "count", "sum_ms"])],
+    ),
+  },
+  {
+    table: "instance_transitions",
+    window: "history",
+    queries: 1,
+    sql: `DELETE FROM instance_transitions WHERE id IN (
+  SELECT t.id FROM instances i JOIN instance_transitions t ON t.instance_id = i.id
+  WHERE ${PRUNABLE_INSTANCE} ORDER BY i.status_changed_at, t.id LIMIT ?2)`,
+  },
+  {
+    table: "instances",
+    window: "history",
+    after: "instance_transitions",
+    queries: 1,
+    sql: `DELETE FROM instances WHERE rowid IN (
+  SELECT i.rowid FROM instances i
+  WHERE ${PRUNABLE_INSTANCE} AND NOT EXISTS (SELECT 1 FROM instance_transitions t WHERE t.instance_id = i.id)
+  ORDER BY i.status_changed_at LIMIT ?2)`,
+  },
+  // The audit trail (src/http/audit-trail.ts): entries older than AUDIT_RETENTION_DAYS, by `at` (indexed).
+  { table: "audit_log", window: "audit", ...byAge("audit_log", "at") },
+];
+
+/** Deletes one batch of `target`: at most `limit` rows older than its cutoff. Returns how many went. */
+export async function pruneBatch(db: D1Database, target: PruneTable, cutoffs: Cutoffs, limit: number, now: number): Promise<number> {
+  const cutoff = cutoffs[target.window];
+  const remove = db.prepare(target.sql).bind(cutoff, limit);
+  if (!target.keep) return (await remove.run()).meta.changes ?? 0;
+  const results = await db.batch([db.prepare(target.keep.sql).bind(cutoff, limit, now, ...target.keep.params), remove]);
+  return results[1]!.meta.changes ?? 0;
+}
+
+export interface RetentionRun {
+  startedAt: number;
+  durationMs: number;
+  deleted: Record<string, number>;
+  queries: number;
+  complete: boolean;
+  error: string | null;
+}
+
+/** Replaces the figures of the last run. */
+export async function saveLastRun(db: D1Database, run: RetentionRun): Promise<void> {
+  await db
+    .prepare(
+      `INSERT INTO retention_last_run (id, started_at, duration_ms, deleted, queries, complete, error) VALUES (1, ?, ?, ?, ?, ?, ?)
+       ON CONFLICT(id) DO UPDATE SET started_at = excluded.started_at, duration_ms = excluded.duration_ms, deleted = excluded.deleted,
+         queries = excluded.queries, complete = excluded.complete, error = excluded.error`,
+    )
+    .bind(run.startedAt, run.durationMs, JSON.stringify(run.deleted), run.queries, run.complete ? 1 : 0, run.error)
+    .run();
+}
+
+/** The statement that reads the last run (for a caller's batch); `parseLastRun` reads its result. */
+export function lastRunStatement(db: D1Database): D1PreparedStatement {
+  return db.prepare("SELECT started_at, duration_ms, deleted, queries, complete, error FROM retention_last_run WHERE id = 1");
+}
+
+export function parseLastRun(rows: Record<string, unknown>[]): RetentionRun | null {
+  const r = rows[0];
+  if (!r) return null;
+  let deleted: Record<string, number> = {};
+  try {
+    deleted = JSON.parse(String(r.deleted)) as Record<string, number>;
+  } catch {
+    // A row this code did not write: show the run without its per-table figures.
+  }
+  return {
+    startedAt: Number(r.started_at),
+    durationMs: Number(r.duration_ms),
+    deleted,
+    queries: Number(r.queries),
+    complete: Number(r.complete) === 1,
+    error: r.error === null || r.error === undefined ? null : String(r.error),
+  };
+}

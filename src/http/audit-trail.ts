@@ -1,0 +1,70 @@
+import type { Context, MiddlewareHandler } from "hono";
+import { routePath } from "hono/route";
+import type { AppEnv } from "../env";
+import { auditChanges } from "../audit/redact";
+import { isWrite } from "../auth/principal";
+import { createDb } from "../db/client";
+import { insertAudit } from "../db/audit-store";
+import { errorText, logError } from "../observability/log";
+
+/**
+ * Records every authenticated admin write (API and dashboard: the dashboard's actions are API
+ * calls) once the handler has answered, so the entry carries the result: one D1 insert per write.
+ * Mounted before admin-auth, so refusals of an authenticated caller (a `read` token's write: 403)
+ * are recorded too; a request nobody authenticated (401, 429) is not: it names no one, and
+ * storing it would let anyone fill the table. A failed insert is logged, never turned into an
+ * error: the write it describes has happened.
+ */
+export const auditTrail: MiddlewareHandler<AppEnv> = async (c, next) => {
+  await next();
+  const principal = c.get("principal");
+  if (!principal || !isWrite(c.req.method)) return;
+  try {
+    await insertAudit(createDb(c.env), {
+      at: Date.now(),
+      actor: principal.actor,
+      via: principal.via,
+      method: c.req.method,
+      route: routePath(c) || c.req.path,
+      path: c.req.path,
+      resource: await resourceOf(c),
+      status: c.res.status,
+      requestId: c.get("requestId"),
+      changes: auditChanges(await jsonBody(c), c.req.query()),
+    });
+  } catch (e) {
+    logError({ event: "audit_write_failed", method: c.req.method, path: c.req.path, status: c.res.status, error: errorText(e) });
+  }
+};
+
+/** The request's JSON (already parsed by the route's validator, so cached), if it had one. */
+async function jsonBody(c: Context<AppEnv>): Promise<unknown> {
+  if (!/\bjson\b/i.test(c.req.header("content-type") ?? "")) return undefined;
+  try {
+    return await c.req.json();
+  } catch {
+    return undefined;
+  }
+}
+
+/** The resource written: the route's last path parameter, or what a create answered with (its id, else its name). */
+async function resourceOf(c: Context<AppEnv>): Promise<string | null> {
+  let params: Record<string, string> = {};
+  try {
+    params = c.req.param() as Record<string, string>;
+  } catch {
+    params = {};
+  }
+  const values = Object.values(params).filter((v) => typeof v === "string" && v !== "");
+  if (values.length) return values[values.length - 1]!;
+  if (c.res.status === 201 && /\bjson\b/.test(c.res.headers.get("content-type") ?? "")) {
+    try {
+      const body = (await c.res.clone().json()) as { id?: unknown; name?: unknown };
+      if (typeof body?.id === "string" || typeof body?.id === "number") return String(body.id);
+      if (typeof body?.name === "string") return body.name;
+    } catch {
+      // not JSON after all
+    }
+  }
+  return null;
+}
