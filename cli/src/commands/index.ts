@@ -1,0 +1,23 @@
+/** Every command, in the order help lists them. A new resource adds its file here. */
+import type { Command } from "../command.ts";
+import { credentialCommands } from "./credentials.ts";
+import { endpointCommands } from "./endpoints.ts";
+import { entityCommandList } from "./entities.ts";
+import { instanceCommands } from "./instances.ts";
+import { jobCommands } from "./jobs.ts";
+import { profileCommands } from "./profiles.ts";
+import { providerCommands } from "./providers.ts";
+import { scaleSetCommands } from "./scalesets.ts";
+import { secretCommands } from "./secrets.ts";
+
+export const COMMANDS: Command[] = [
+  ...profileCommands,
+  ...endpointCommands,
+  ...credentialCommands,
+  ...entityCommandList,
+  ...providerCommands,
+  ...scaleSetCommands,
+  ...instanceCommands,
+  ...jobCommands,
+  ...secretCommands,
+];

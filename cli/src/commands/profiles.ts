@@ -1,0 +1,57 @@
+/**
+ * `edgerunner login` and `edgerunner profile …`: the profile file (see config.ts). login checks the
+ * token against the coordinator before it writes anything; the file is written mode 0600.
+ */
+import { makeClient, unwrap } from "../client.ts";
+import type { Command } from "../command.ts";
+import { configPath, DEFAULT_PROFILE, normalizeUrl, readConfigFile, writeConfigFile } from "../config.ts";
+import { UsageError } from "../errors.ts";
+import { readSecret, secretOptions } from "../secrets.ts";
+import { renderTable } from "../table.ts";
+
+export const profileCommands: Command[] = [
+  {
+    words: ["login"],
+    summary: "Save a coordinator URL and token as a profile (checked first; the file is mode 0600)",
+    options: secretOptions("token", "the admin API token"),
+    example: "edgerunner login --url https://edgerunner.example.workers.dev --token-from-stdin < token.txt",
+    run: async (ctx) => {
+      if (!ctx.global.url) throw new UsageError("--url is required");
+      const url = normalizeUrl(ctx.global.url, "--url");
+      const token = (await readSecret(ctx, "token", { required: true }))!;
+      // One authenticated read: a wrong URL or token fails here rather than on the next command.
+      await unwrap(makeClient(url, token, ctx.io.fetch).GET("/api/v1/github/endpoints"));
+      const path = configPath(ctx.io.env);
+      const file = readConfigFile(path) ?? { profiles: {} };
+      const name = ctx.global.profile ?? ctx.io.env.EDGERUNNER_PROFILE ?? file.current ?? DEFAULT_PROFILE;
+      file.profiles[name] = { url, token };
+      file.current = name;
+      writeConfigFile(path, file);
+      return { data: { profile: name, url, config: path }, text: `logged in to ${url} as profile "${name}" (${path})\n` };
+    },
+  },
+  {
+    words: ["profile", "list"],
+    summary: "List the profiles in the profile file (without their tokens)",
+    run: async (ctx) => {
+      const path = configPath(ctx.io.env);
+      const file = readConfigFile(path) ?? { profiles: {} };
+      const data = Object.entries(file.profiles).map(([name, p]) => ({ name, url: p.url ?? null, current: name === file.current }));
+      return { data, text: renderTable([{ header: "", value: (r: (typeof data)[0]) => (r.current ? "*" : "") }, { header: "NAME", value: (r) => r.name }, { header: "URL", value: (r) => r.url }], data) };
+    },
+  },
+  {
+    words: ["profile", "use"],
+    summary: "Make a profile the one used when --profile and EDGERUNNER_PROFILE are not given",
+    args: ["<name>"],
+    run: async (ctx) => {
+      const path = configPath(ctx.io.env);
+      const file = readConfigFile(path);
+      const name = ctx.positionals[0]!;
+      if (!file?.profiles[name]) throw new UsageError(`no profile "${name}" in ${path}`);
+      file.current = name;
+      writeConfigFile(path, file);
+      return { data: { current: name }, text: `using profile "${name}"\n` };
+    },
+  },
+];
