@@ -19,7 +19,8 @@ const table = (rows: Provider[]) =>
   );
 
 const fields = {
-  url: { type: "string", arg: "URL", description: "the shim's base URL" },
+  // Not --url: that is the coordinator's (a global option).
+  "shim-url": { type: "string", arg: "URL", description: "the shim's base URL" },
   description: { type: "string", arg: "TEXT", description: "what it is for" },
   "timeout-seconds": { type: "string", arg: "N", description: "how long a call to the shim may take" },
 } as const;
@@ -46,12 +47,12 @@ export const providerCommands: Command[] = [
     words: ["provider", "create"],
     summary: "Register a provider shim",
     options: { name: { type: "string", arg: "NAME", description: "its name (required)" }, ...fields, ...secretOptions("secret", "the secret requests to the shim are signed with (required)") },
-    example: "edgerunner provider create --name aws --url https://shim.example.com --secret-from-file ./shim-secret",
+    example: "edgerunner provider create --name aws --shim-url https://shim.example.com --secret-from-file ./shim-secret",
     run: async (ctx) => {
       const v = ctx.values;
       const body = {
         name: requireStr(v, "name"),
-        url: requireStr(v, "url"),
+        url: requireStr(v, "shim-url"),
         secret: (await readSecret(ctx, "secret", { required: true }))!,
         ...defined({ description: str(v, "description"), timeout_seconds: int(v, "timeout-seconds") }),
       };
@@ -68,7 +69,7 @@ export const providerCommands: Command[] = [
       const v = ctx.values;
       const body = nonEmpty(
         defined({
-          url: str(v, "url"),
+          url: str(v, "shim-url"),
           description: str(v, "description"),
           timeout_seconds: int(v, "timeout-seconds"),
           secret: await readSecret(ctx, "secret", { required: false }),

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { buildOpenApiDocument, checkedInApiTypes, generateApiTypes } from "../../../scripts/cli-types";
+import { checkedInApiTypes, generateApiTypes } from "../../../cli/generate-api-types.ts";
+import { buildOpenApiDocument } from "../../../scripts/cli-types";
 
 // The CLI is typed from the admin API's document: a route that changes without `npm run cli:types`
 // fails here (and the CLI's e2e test checks the document a running coordinator serves).
