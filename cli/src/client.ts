@@ -4,7 +4,7 @@
  * NetworkFailure.
  */
 import createClient from "openapi-fetch";
-import type { paths } from "../api-types.ts";
+import type { paths } from "./api-types.ts";
 import { ApiFailure, NetworkFailure, toErrorBody } from "./errors.ts";
 
 export type ApiClient = ReturnType<typeof createClient<paths>>;

@@ -11,7 +11,7 @@ import { configPath, readConfigFile, resolveConfig } from "./config.ts";
 import { describeFailure, EXIT } from "./errors.ts";
 
 export function version(): string {
-  const pkg = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string };
+  const pkg = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as { version: string };
   return pkg.version;
 }
 

@@ -3,8 +3,8 @@
  * secrets on stdin or in files) against the coordinator under `wrangler dev`, the fake GitHub and
  * the fake shim. Also: the types the CLI is built on match the document the coordinator serves.
  */
-import { spawn } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync, existsSync } from "node:fs";
+import { spawn, spawnSync } from "node:child_process";
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -33,9 +33,9 @@ interface Run {
  * Runs the CLI (async: the fakes answer from this process meanwhile). Its environment has only
  * what `env` gives, plus a HOME and profile file of its own.
  */
-function cli(args: string[], opts: { stdin?: string; env?: Record<string, string> } = {}): Promise<Run> {
+function cli(args: string[], opts: { stdin?: string; env?: Record<string, string>; bin?: string } = {}): Promise<Run> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args], {
+    const child = spawn(process.execPath, [opts.bin ?? BIN, ...args], {
       env: { PATH: process.env.PATH ?? "", HOME: work, EDGERUNNER_CONFIG: join(work, "config.json"), ...opts.env },
       stdio: ["pipe", "pipe", "pipe"],
     });
@@ -69,7 +69,7 @@ beforeAll(async () => {
   await fetch(`${world.url}/_fake/seed`, {
     method: "POST",
     headers: { "content-type": "application/json" },
-    body: JSON.stringify({ repos: ["octo/app"], orgs: ["octo"], pats: [{ token: "ghp_cli", login: "cli" }] }),
+    body: JSON.stringify({ repos: ["octo/app"], orgs: ["octo"], enterprises: ["acme"], pats: [{ token: "ghp_cli", login: "cli" }] }),
   });
   tenant = await (
     await fetch(`${shim.url}/_control/tenants`, {
@@ -199,6 +199,50 @@ describe("edgerunner CLI against wrangler dev", () => {
     expect(await json(["scaleset", "list"])).toEqual([]);
   });
 
+  it("organizations and enterprises; the coordinator's webhook installed, shown and removed", async () => {
+    const org = await json(["org", "create", "--name", "octo", "--credentials", "pat", "--webhook-secret-from-stdin"], { stdin: "cli-org-secret-1" });
+    expect(org).toMatchObject({ name: "octo", credentials_name: "pat" });
+    expect(await ok(["orgs", "list"])).toContain(`${org.id}  octo  fake`);
+    const ent = await json(["enterprise", "create", "--name", "acme", "--credentials", "pat", "--webhook-secret-from-stdin"], { stdin: "cli-ent-secret-1" });
+    expect(await json(["enterprise", "show", "acme"])).toMatchObject({ id: ent.id, name: "acme" });
+    expect(await json(["repo", "update", "octo/app", "--use-parent-scale-sets", "--enterprise", "acme"])).toMatchObject({ use_parent_scale_sets: true, enterprise: "acme" });
+
+    const hook = await json(["repo", "webhook", "install", "octo/app"]);
+    expect(hook).toMatchObject({ url: `${coordinator.url}/webhooks/github`, events: ["workflow_job"], active: true });
+    expect(await ok(["repo", "webhook", "show", "octo/app"])).toMatch(new RegExp(`^url: +${coordinator.url}/webhooks/github$`, "m"));
+    expect(await ok(["org", "webhook", "install", "octo"])).toMatch(/^events: +workflow_job$/m);
+    expect(await ok(["org", "webhook", "remove", "octo"])).toBe("removed the webhook from organization octo\n");
+    const gone = await cli(["org", "webhook", "show", "octo"], { env: asAdmin() });
+    expect(gone.status).toBe(1);
+    expect(gone.stderr).toContain("(HTTP 404, not_found)");
+
+    expect(await ok(["enterprise", "delete", "acme"])).toBe("deleted enterprise acme\n");
+  });
+
+  it("instances: a scale set's idle runner listed, shown with its transitions, deleted with --force", async () => {
+    const scaleSet = await json([
+      "scaleset", "create", "--repo", "octo/app", "--name", "idle", "--provider", "shim", "--labels", "self-hosted,idle",
+      "--max-runners", "1", "--min-idle-runners", "1", "--image", "ubuntu:24.04", "--flavor", "small",
+    ]);
+    let instances: { name: string; status: string }[] = [];
+    for (let i = 0; i < 100 && !instances.some((x) => x.status === "running"); i++) {
+      await json(["scaleset", "reconcile", "idle"]);
+      instances = await json(["instance", "list", "--scaleset", scaleSet.id]);
+      if (!instances.some((x) => x.status === "running")) await new Promise((r) => setTimeout(r, 200));
+    }
+    expect(instances).toEqual([expect.objectContaining({ status: "running" })]);
+    const name = instances[0]!.name;
+    expect(await ok(["instance", "list", "--status", "running"])).toMatch(new RegExp(`^${name} +running +`, "m"));
+    const shown = await ok(["instance", "show", name]);
+    expect(shown).toMatch(new RegExp(`^name: +${name}$`, "m"));
+    expect(shown).toMatch(/^TRANSITIONS \(newest first\)\nAT +FIELD +FROM +TO +REASON\n/m);
+    expect(await json(["instance", "show", name])).toMatchObject({ name, transitions: expect.arrayContaining([expect.objectContaining({ field: "status", to: "running" })]) });
+
+    await json(["scaleset", "pause", "idle"]);
+    expect(await ok(["instance", "delete", name, "--force"])).toBe(`deleting instance ${name} (forced)\n`);
+    expect((await json(["instance", "show", name])).status).toMatch(/^(pending_force_delete|deleting|deleted)$/);
+  });
+
   it("prints the API's {error, details} and exits 1 on 404 and 400", async () => {
     const missing = await cli(["scaleset", "show", "0f0c2a4e-8a4b-4f6e-9d55-2b8c1b1f5b1e"], { env: asAdmin() });
     expect(missing.status).toBe(1);
@@ -237,7 +281,25 @@ describe("edgerunner CLI against wrangler dev", () => {
       child.stderr.on("data", (d) => (stderr += d));
       child.on("close", (status) => resolve({ status, stdout, stderr }));
     });
-    expect(r.stdout).toBe(`edgerunner ${JSON.parse(readFileSync(join(root, "package.json"), "utf8")).version}\n`);
+    expect(r.stdout).toBe(`edgerunner ${JSON.parse(readFileSync(join(root, "cli/package.json"), "utf8")).version}\n`);
     expect(r.status).toBe(0);
+  });
+
+  it("the package as published (compiled JavaScript, no sources) runs the same", async () => {
+    // What `npm pack` in cli/ ships: bin/, dist/ (built by prepack) and package.json.
+    const pkg = join(work, "published");
+    mkdirSync(join(pkg, "bin"), { recursive: true });
+    const tsc = spawnSync(process.execPath, [join(root, "node_modules/typescript/bin/tsc"), "-p", join(root, "cli/tsconfig.build.json"), "--outDir", join(pkg, "dist")], { encoding: "utf8" });
+    expect(tsc.stdout + tsc.stderr).toBe("");
+    copyFileSync(join(root, "cli/bin/edgerunner.mjs"), join(pkg, "bin/edgerunner.mjs"));
+    copyFileSync(join(root, "cli/package.json"), join(pkg, "package.json"));
+    symlinkSync(join(root, "node_modules"), join(pkg, "node_modules"));
+    const bin = join(pkg, "bin/edgerunner.mjs");
+
+    const version = await cli(["--version"], { bin });
+    expect(version.stdout).toBe(`edgerunner ${JSON.parse(readFileSync(join(root, "cli/package.json"), "utf8")).version}\n`);
+    const list = await cli(["credential", "list", "--json"], { bin, env: asAdmin() });
+    expect(list.stderr).toBe("");
+    expect(JSON.parse(list.stdout)).toEqual([expect.objectContaining({ name: "pat" })]);
   });
 });

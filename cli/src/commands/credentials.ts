@@ -8,7 +8,7 @@ import { UsageError } from "../errors.ts";
 import { credentialsId } from "../resolve.ts";
 import { checkOneStdinSecret, readSecret, secretOptions } from "../secrets.ts";
 import { renderRecord, renderTable } from "../table.ts";
-import type { components } from "../../api-types.ts";
+import type { components } from "../api-types.ts";
 
 type Credentials = components["schemas"]["GithubCredentials"];
 type Create = components["schemas"]["CreateGithubCredentials"];

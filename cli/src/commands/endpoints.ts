@@ -4,7 +4,7 @@ import { unwrap } from "../client.ts";
 import { defined, deleted, nonEmpty, requireStr, str, type Command, type Context } from "../command.ts";
 import { UsageError } from "../errors.ts";
 import { renderRecord, renderTable } from "../table.ts";
-import type { components } from "../../api-types.ts";
+import type { components } from "../api-types.ts";
 
 type Endpoint = components["schemas"]["GithubEndpoint"];
 

@@ -8,7 +8,7 @@ import { bool, defined, deleted, nonEmpty, requireStr, str, type Command, type C
 import { ENTITY_PATH, entityId, type EntityKind } from "../resolve.ts";
 import { readSecret, secretOptions } from "../secrets.ts";
 import { renderRecord, renderTable } from "../table.ts";
-import type { components } from "../../api-types.ts";
+import type { components } from "../api-types.ts";
 
 type Entity = components["schemas"]["Repository"] | components["schemas"]["Organization"] | components["schemas"]["Enterprise"];
 type Webhook = components["schemas"]["Webhook"];

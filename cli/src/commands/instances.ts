@@ -3,7 +3,7 @@ import { unwrap } from "../client.ts";
 import { bool, str, type Command } from "../command.ts";
 import { scaleSetId } from "../resolve.ts";
 import { renderRecord, renderTable } from "../table.ts";
-import type { components } from "../../api-types.ts";
+import type { components } from "../api-types.ts";
 
 type Instance = components["schemas"]["Instance"];
 type Transition = components["schemas"]["InstanceTransition"];

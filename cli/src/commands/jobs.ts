@@ -3,7 +3,7 @@ import { unwrap } from "../client.ts";
 import { bool, int, str, type Command } from "../command.ts";
 import { scaleSetId } from "../resolve.ts";
 import { renderTable } from "../table.ts";
-import type { components, paths } from "../../api-types.ts";
+import type { components, paths } from "../api-types.ts";
 
 type Job = components["schemas"]["Job"];
 type Query = NonNullable<paths["/api/v1/jobs"]["get"]["parameters"]["query"]>;

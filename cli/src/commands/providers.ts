@@ -3,7 +3,7 @@ import { unwrap } from "../client.ts";
 import { defined, deleted, int, nonEmpty, requireStr, str, type Command } from "../command.ts";
 import { readSecret, secretOptions } from "../secrets.ts";
 import { renderRecord, renderTable } from "../table.ts";
-import type { components } from "../../api-types.ts";
+import type { components } from "../api-types.ts";
 
 type Provider = components["schemas"]["Provider"];
 

@@ -7,7 +7,7 @@ import { bool, defined, deleted, int, jsonObject, list, missing, nonEmpty, requi
 import { UsageError } from "../errors.ts";
 import { entityId, scaleSetId, type EntityKind } from "../resolve.ts";
 import { renderRecord, renderTable } from "../table.ts";
-import type { components } from "../../api-types.ts";
+import type { components } from "../api-types.ts";
 
 type ScaleSet = components["schemas"]["ScaleSet"];
 type Create = components["schemas"]["CreateScaleSet"];
