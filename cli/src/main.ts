@@ -8,7 +8,7 @@ import { makeClient, type ApiClient } from "./client.ts";
 import type { Context, Io } from "./command.ts";
 import { COMMANDS } from "./commands/index.ts";
 import { configPath, readConfigFile, resolveConfig } from "./config.ts";
-import { describeFailure, EXIT } from "./errors.ts";
+import { ApiFailure, describeFailure, EXIT } from "./errors.ts";
 
 export function version(): string {
   const pkg = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as { version: string };
@@ -55,13 +55,20 @@ export async function main(argv: string[], io: Io): Promise<number> {
     return EXIT.ok;
   } catch (err) {
     const { lines, exit } = describeFailure(err);
-    io.stderr(lines.join("\n") + "\n");
+    // With --json a script gets the API's error body itself (and the status) on stderr.
+    if (err instanceof ApiFailure && argv.includes("--json")) io.stderr(JSON.stringify({ status: err.status, ...err.body }) + "\n");
+    else io.stderr(lines.join("\n") + "\n");
     return exit;
   }
 }
 
 /** The real process's streams and environment. */
 export function processIo(): Io {
+  // `edgerunner job list | head`: the reader left; stop quietly rather than with a stack trace.
+  process.stdout.on("error", (e: NodeJS.ErrnoException) => {
+    if (e.code === "EPIPE") process.exit(0);
+    throw e;
+  });
   return {
     stdout: (text) => void process.stdout.write(text),
     stderr: (text) => void process.stderr.write(text),
