@@ -103,7 +103,7 @@ function entityCommands(kind: EntityKind): Command[] {
       options: {
         credentials: { type: "string", arg: "NAME", description: "other GitHub credentials" },
         ...secretOptions("webhook-secret", "a new webhook secret"),
-        ...(kind === "enterprise" ? {} : { ...parentOpts, "no-enterprise": { type: "boolean", description: "belong to no enterprise" } }),
+        ...(kind === "enterprise" ? {} : { ...parentOpts, "remove-enterprise": { type: "boolean", description: "belong to no enterprise" } }),
       },
       run: async (ctx) => {
         const v = ctx.values;
@@ -112,7 +112,7 @@ function entityCommands(kind: EntityKind): Command[] {
             credentials_name: str(v, "credentials"),
             webhook_secret: await readSecret(ctx, "webhook-secret", { required: false }),
             use_parent_scale_sets: bool(v, "use-parent-scale-sets"),
-            enterprise: bool(v, "no-enterprise") ? null : str(v, "enterprise"),
+            enterprise: bool(v, "remove-enterprise") ? null : str(v, "enterprise"),
           }),
           `the ${kind}`,
         );

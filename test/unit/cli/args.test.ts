@@ -42,6 +42,9 @@ describe("parseCommandLine", () => {
     expect(usageError("scaleset show").message).toBe("missing <id|name>");
     expect(usageError("scaleset show a b").message).toBe('unexpected argument "b"');
     expect(usageError("scaleset list --bogus").message).toMatch(/Unknown option '--bogus'/);
+    // Only boolean options negate: --no-<string option> is not an option.
+    expect(usageError("repo update octo/app --no-enterprise").message).toMatch(/Unknown option '--no-enterprise'/);
+    expect(run("repo update octo/app --remove-enterprise --no-use-parent-scale-sets").values).toMatchObject({ "remove-enterprise": true, "use-parent-scale-sets": false });
   });
 
   it("points a secret given on argv to its file and stdin options", () => {
