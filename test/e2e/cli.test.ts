@@ -216,6 +216,7 @@ describe("edgerunner CLI against wrangler dev", () => {
     expect(gone.status).toBe(1);
     expect(gone.stderr).toContain("(HTTP 404, not_found)");
 
+    expect(await json(["repo", "update", "octo/app", "--remove-enterprise"])).toMatchObject({ enterprise: null });
     expect(await ok(["enterprise", "delete", "acme"])).toBe("deleted enterprise acme\n");
   });
 
