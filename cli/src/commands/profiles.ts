@@ -4,10 +4,10 @@
  */
 import { makeClient, unwrap } from "../client.ts";
 import type { Command } from "../command.ts";
-import { configPath, DEFAULT_PROFILE, normalizeUrl, readConfigFile, writeConfigFile } from "../config.ts";
+import { configPath, DEFAULT_PROFILE, normalizeUrl, readConfigFile, resolveConfig, writeConfigFile } from "../config.ts";
 import { UsageError } from "../errors.ts";
 import { readSecret, secretOptions } from "../secrets.ts";
-import { renderTable } from "../table.ts";
+import { renderRecord, renderTable } from "../table.ts";
 
 export const profileCommands: Command[] = [
   {
@@ -52,6 +52,16 @@ export const profileCommands: Command[] = [
       file.current = name;
       writeConfigFile(path, file);
       return { data: { current: name }, text: `using profile "${name}"\n` };
+    },
+  },
+  {
+    words: ["profile", "show"],
+    summary: "Show the URL the next command would use, and where the URL and token come from (never the token)",
+    run: async (ctx) => {
+      const path = configPath(ctx.io.env);
+      const r = resolveConfig(ctx.global, ctx.io.env, readConfigFile(path), path);
+      const data = { url: r.url, url_from: r.source.url, token_from: r.source.token, profile: r.profile, config: path };
+      return { data, text: renderRecord(data) };
     },
   },
 ];

@@ -74,4 +74,14 @@ describe("main", () => {
     expect(new URL(r.requests[0]!.url).searchParams.toString()).toBe("unmatched=true&status=queued&limit=20");
     expect(r.stdout).toContain("more: edgerunner job list --cursor 77");
   });
+
+  it("profile show: where the URL and token come from, never the token", async () => {
+    const r = await run(["profile", "show", "--url", "https://flag.example.com/"], () => json(500, {}));
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/^url: +https:\/\/flag\.example\.com$/m);
+    expect(r.stdout).toMatch(/^url_from: +--url$/m);
+    expect(r.stdout).toMatch(/^token_from: +EDGERUNNER_TOKEN$/m);
+    expect(r.stdout).not.toContain("t0k");
+    expect(r.requests).toEqual([]);
+  });
 });
