@@ -4,6 +4,92 @@
  */
 
 export interface paths {
+    "/api/v1/audit": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The audit trail: every authenticated admin write, newest first */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description Exactly, e.g. `admin_token`, `token:ci`, `access:ana@example.com` */
+                    actor?: string;
+                    /** @description `next_cursor` of the previous page */
+                    cursor?: number;
+                    limit?: number;
+                    method?: "POST" | "PUT" | "PATCH" | "DELETE";
+                    /** @description A resource id or name (exact), or a path prefix when it starts with `/`, e.g. `/api/v1/providers` */
+                    resource?: string;
+                    /** @description Entries at or after this time */
+                    since?: string;
+                    status?: number;
+                    /** @description Entries before this time */
+                    until?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description A page of audit entries */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AuditPage"];
+                    };
+                };
+                /** @description Invalid request */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing or wrong admin token, API token or Access JWT */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The caller's scope does not allow this: a `read` token or Access identity writing, or anyone but an admin managing tokens */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Too many wrong tokens from this client: refused until Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/callbacks": {
         parameters: {
             query?: never;
@@ -207,8 +293,17 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description Missing or wrong admin token */
+                /** @description Missing or wrong admin token, API token or Access JWT */
                 401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The caller's scope does not allow this: a `read` token or Access identity writing, or anyone but an admin managing tokens */
+                403: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -260,8 +355,17 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description Missing or wrong admin token */
+                /** @description Missing or wrong admin token, API token or Access JWT */
                 401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The caller's scope does not allow this: a `read` token or Access identity writing, or anyone but an admin managing tokens */
+                403: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -332,8 +436,17 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description Missing or wrong admin token */
+                /** @description Missing or wrong admin token, API token or Access JWT */
                 401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The caller's scope does not allow this: a `read` token or Access identity writing, or anyone but an admin managing tokens */
+                403: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -395,8 +508,17 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description Missing or wrong admin token */
+                /** @description Missing or wrong admin token, API token or Access JWT */
                 401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The caller's scope does not allow this: a `read` token or Access identity writing, or anyone but an admin managing tokens */
+                403: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -453,8 +575,17 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description Missing or wrong admin token */
+                /** @description Missing or wrong admin token, API token or Access JWT */
                 401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The caller's scope does not allow this: a `read` token or Access identity writing, or anyone but an admin managing tokens */
+                403: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -533,8 +664,17 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description Missing or wrong admin token */
+                /** @description Missing or wrong admin token, API token or Access JWT */
                 401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The caller's scope does not allow this: a `read` token or Access identity writing, or anyone but an admin managing tokens */
+                403: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -597,8 +737,17 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description Missing or wrong admin token */
+                /** @description Missing or wrong admin token, API token or Access JWT */
                 401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The caller's scope does not allow this: a `read` token or Access identity writing, or anyone but an admin managing tokens */
+                403: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -676,8 +825,17 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description Missing or wrong admin token */
+                /** @description Missing or wrong admin token, API token or Access JWT */
                 401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The caller's scope does not allow this: a `read` token or Access identity writing, or anyone but an admin managing tokens */
+                403: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -729,8 +887,17 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description Missing or wrong admin token */
+                /** @description Missing or wrong admin token, API token or Access JWT */
                 401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The caller's scope does not allow this: a `read` token or Access identity writing, or anyone but an admin managing tokens */
+                403: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -801,8 +968,17 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description Missing or wrong admin token */
+                /** @description Missing or wrong admin token, API token or Access JWT */
                 401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The caller's scope does not allow this: a `read` token or Access identity writing, or anyone but an admin managing tokens */
+                403: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -864,8 +1040,17 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description Missing or wrong admin token */
+                /** @description Missing or wrong admin token, API token or Access JWT */
                 401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The caller's scope does not allow this: a `read` token or Access identity writing, or anyone but an admin managing tokens */
+                403: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -931,8 +1116,17 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description Missing or wrong admin token */
+                /** @description Missing or wrong admin token, API token or Access JWT */
                 401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The caller's scope does not allow this: a `read` token or Access identity writing, or anyone but an admin managing tokens */
+                403: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -1009,8 +1203,17 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description Missing or wrong admin token */
+                /** @description Missing or wrong admin token, API token or Access JWT */
                 401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The caller's scope does not allow this: a `read` token or Access identity writing, or anyone but an admin managing tokens */
+                403: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -1062,8 +1265,17 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description Missing or wrong admin token */
+                /** @description Missing or wrong admin token, API token or Access JWT */
                 401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The caller's scope does not allow this: a `read` token or Access identity writing, or anyone but an admin managing tokens */
+                403: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -1134,8 +1346,17 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description Missing or wrong admin token */
+                /** @description Missing or wrong admin token, API token or Access JWT */
                 401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The caller's scope does not allow this: a `read` token or Access identity writing, or anyone but an admin managing tokens */
+                403: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -1197,8 +1418,17 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description Missing or wrong admin token */
+                /** @description Missing or wrong admin token, API token or Access JWT */
                 401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The caller's scope does not allow this: a `read` token or Access identity writing, or anyone but an admin managing tokens */
+                403: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -1255,8 +1485,17 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description Missing or wrong admin token */
+                /** @description Missing or wrong admin token, API token or Access JWT */
                 401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The caller's scope does not allow this: a `read` token or Access identity writing, or anyone but an admin managing tokens */
+                403: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -1336,8 +1575,17 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description Missing or wrong admin token */
+                /** @description Missing or wrong admin token, API token or Access JWT */
                 401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The caller's scope does not allow this: a `read` token or Access identity writing, or anyone but an admin managing tokens */
+                403: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -1401,8 +1649,17 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description Missing or wrong admin token */
+                /** @description Missing or wrong admin token, API token or Access JWT */
                 401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The caller's scope does not allow this: a `read` token or Access identity writing, or anyone but an admin managing tokens */
+                403: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -1469,8 +1726,17 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description Missing or wrong admin token */
+                /** @description Missing or wrong admin token, API token or Access JWT */
                 401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The caller's scope does not allow this: a `read` token or Access identity writing, or anyone but an admin managing tokens */
+                403: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -1555,8 +1821,17 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description Missing or wrong admin token */
+                /** @description Missing or wrong admin token, API token or Access JWT */
                 401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The caller's scope does not allow this: a `read` token or Access identity writing, or anyone but an admin managing tokens */
+                403: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -2011,8 +2286,17 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description Missing or wrong admin token */
+                /** @description Missing or wrong admin token, API token or Access JWT */
                 401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The caller's scope does not allow this: a `read` token or Access identity writing, or anyone but an admin managing tokens */
+                403: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -2064,8 +2348,17 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description Missing or wrong admin token */
+                /** @description Missing or wrong admin token, API token or Access JWT */
                 401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The caller's scope does not allow this: a `read` token or Access identity writing, or anyone but an admin managing tokens */
+                403: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -2136,8 +2429,17 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description Missing or wrong admin token */
+                /** @description Missing or wrong admin token, API token or Access JWT */
                 401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The caller's scope does not allow this: a `read` token or Access identity writing, or anyone but an admin managing tokens */
+                403: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -2199,8 +2501,17 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description Missing or wrong admin token */
+                /** @description Missing or wrong admin token, API token or Access JWT */
                 401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The caller's scope does not allow this: a `read` token or Access identity writing, or anyone but an admin managing tokens */
+                403: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -2257,8 +2568,17 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description Missing or wrong admin token */
+                /** @description Missing or wrong admin token, API token or Access JWT */
                 401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The caller's scope does not allow this: a `read` token or Access identity writing, or anyone but an admin managing tokens */
+                403: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -2337,8 +2657,17 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description Missing or wrong admin token */
+                /** @description Missing or wrong admin token, API token or Access JWT */
                 401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The caller's scope does not allow this: a `read` token or Access identity writing, or anyone but an admin managing tokens */
+                403: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -2401,8 +2730,17 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description Missing or wrong admin token */
+                /** @description Missing or wrong admin token, API token or Access JWT */
                 401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The caller's scope does not allow this: a `read` token or Access identity writing, or anyone but an admin managing tokens */
+                403: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -2482,8 +2820,17 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description Missing or wrong admin token */
+                /** @description Missing or wrong admin token, API token or Access JWT */
                 401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The caller's scope does not allow this: a `read` token or Access identity writing, or anyone but an admin managing tokens */
+                403: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -2585,8 +2932,17 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description Missing or wrong admin token */
+                /** @description Missing or wrong admin token, API token or Access JWT */
                 401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The caller's scope does not allow this: a `read` token or Access identity writing, or anyone but an admin managing tokens */
+                403: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -2672,8 +3028,17 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description Missing or wrong admin token */
+                /** @description Missing or wrong admin token, API token or Access JWT */
                 401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The caller's scope does not allow this: a `read` token or Access identity writing, or anyone but an admin managing tokens */
+                403: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -2768,8 +3133,17 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description Missing or wrong admin token */
+                /** @description Missing or wrong admin token, API token or Access JWT */
                 401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The caller's scope does not allow this: a `read` token or Access identity writing, or anyone but an admin managing tokens */
+                403: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -2821,8 +3195,17 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description Missing or wrong admin token */
+                /** @description Missing or wrong admin token, API token or Access JWT */
                 401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The caller's scope does not allow this: a `read` token or Access identity writing, or anyone but an admin managing tokens */
+                403: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -2893,8 +3276,17 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description Missing or wrong admin token */
+                /** @description Missing or wrong admin token, API token or Access JWT */
                 401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The caller's scope does not allow this: a `read` token or Access identity writing, or anyone but an admin managing tokens */
+                403: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -2956,8 +3348,17 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description Missing or wrong admin token */
+                /** @description Missing or wrong admin token, API token or Access JWT */
                 401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The caller's scope does not allow this: a `read` token or Access identity writing, or anyone but an admin managing tokens */
+                403: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -3014,8 +3415,17 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description Missing or wrong admin token */
+                /** @description Missing or wrong admin token, API token or Access JWT */
                 401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The caller's scope does not allow this: a `read` token or Access identity writing, or anyone but an admin managing tokens */
+                403: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -3187,8 +3597,17 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description Missing or wrong admin token */
+                /** @description Missing or wrong admin token, API token or Access JWT */
                 401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The caller's scope does not allow this: a `read` token or Access identity writing, or anyone but an admin managing tokens */
+                403: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -3240,8 +3659,17 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description Missing or wrong admin token */
+                /** @description Missing or wrong admin token, API token or Access JWT */
                 401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The caller's scope does not allow this: a `read` token or Access identity writing, or anyone but an admin managing tokens */
+                403: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -3312,8 +3740,17 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description Missing or wrong admin token */
+                /** @description Missing or wrong admin token, API token or Access JWT */
                 401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The caller's scope does not allow this: a `read` token or Access identity writing, or anyone but an admin managing tokens */
+                403: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -3375,8 +3812,17 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description Missing or wrong admin token */
+                /** @description Missing or wrong admin token, API token or Access JWT */
                 401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The caller's scope does not allow this: a `read` token or Access identity writing, or anyone but an admin managing tokens */
+                403: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -3433,8 +3879,17 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description Missing or wrong admin token */
+                /** @description Missing or wrong admin token, API token or Access JWT */
                 401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The caller's scope does not allow this: a `read` token or Access identity writing, or anyone but an admin managing tokens */
+                403: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -3513,8 +3968,17 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description Missing or wrong admin token */
+                /** @description Missing or wrong admin token, API token or Access JWT */
                 401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The caller's scope does not allow this: a `read` token or Access identity writing, or anyone but an admin managing tokens */
+                403: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -3577,8 +4041,17 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description Missing or wrong admin token */
+                /** @description Missing or wrong admin token, API token or Access JWT */
                 401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The caller's scope does not allow this: a `read` token or Access identity writing, or anyone but an admin managing tokens */
+                403: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -3658,8 +4131,17 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description Missing or wrong admin token */
+                /** @description Missing or wrong admin token, API token or Access JWT */
                 401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The caller's scope does not allow this: a `read` token or Access identity writing, or anyone but an admin managing tokens */
+                403: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -3761,8 +4243,17 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description Missing or wrong admin token */
+                /** @description Missing or wrong admin token, API token or Access JWT */
                 401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The caller's scope does not allow this: a `read` token or Access identity writing, or anyone but an admin managing tokens */
+                403: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -3848,8 +4339,17 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description Missing or wrong admin token */
+                /** @description Missing or wrong admin token, API token or Access JWT */
                 401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The caller's scope does not allow this: a `read` token or Access identity writing, or anyone but an admin managing tokens */
+                403: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -3944,8 +4444,17 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description Missing or wrong admin token */
+                /** @description Missing or wrong admin token, API token or Access JWT */
                 401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The caller's scope does not allow this: a `read` token or Access identity writing, or anyone but an admin managing tokens */
+                403: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -4009,8 +4518,17 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description Missing or wrong admin token */
+                /** @description Missing or wrong admin token, API token or Access JWT */
                 401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The caller's scope does not allow this: a `read` token or Access identity writing, or anyone but an admin managing tokens */
+                403: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -4072,8 +4590,17 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description Missing or wrong admin token */
+                /** @description Missing or wrong admin token, API token or Access JWT */
                 401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The caller's scope does not allow this: a `read` token or Access identity writing, or anyone but an admin managing tokens */
+                403: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -4139,8 +4666,17 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description Missing or wrong admin token */
+                /** @description Missing or wrong admin token, API token or Access JWT */
                 401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The caller's scope does not allow this: a `read` token or Access identity writing, or anyone but an admin managing tokens */
+                403: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -4219,8 +4755,17 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description Missing or wrong admin token */
+                /** @description Missing or wrong admin token, API token or Access JWT */
                 401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The caller's scope does not allow this: a `read` token or Access identity writing, or anyone but an admin managing tokens */
+                403: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -4295,8 +4840,17 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description Missing or wrong admin token */
+                /** @description Missing or wrong admin token, API token or Access JWT */
                 401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The caller's scope does not allow this: a `read` token or Access identity writing, or anyone but an admin managing tokens */
+                403: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -4369,8 +4923,17 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description Missing or wrong admin token */
+                /** @description Missing or wrong admin token, API token or Access JWT */
                 401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The caller's scope does not allow this: a `read` token or Access identity writing, or anyone but an admin managing tokens */
+                403: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -4444,8 +5007,17 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description Missing or wrong admin token */
+                /** @description Missing or wrong admin token, API token or Access JWT */
                 401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The caller's scope does not allow this: a `read` token or Access identity writing, or anyone but an admin managing tokens */
+                403: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -4479,10 +5051,327 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/tokens": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List API tokens (never their value), revoked ones included */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description API tokens, newest first */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiToken"][];
+                    };
+                };
+                /** @description Invalid request */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing or wrong admin token, API token or Access JWT */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The caller's scope does not allow this: a `read` token or Access identity writing, or anyone but an admin managing tokens */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Too many wrong tokens from this client: refused until Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        /** Create an API token: its value is in this answer only */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["CreateApiToken"];
+                };
+            };
+            responses: {
+                /** @description Created; keep `token`, it is not shown again */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["CreatedApiToken"];
+                    };
+                };
+                /** @description Invalid request */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing or wrong admin token, API token or Access JWT */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The caller's scope does not allow this: a `read` token or Access identity writing, or anyone but an admin managing tokens */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Name taken, or still in use */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Too many wrong tokens from this client: refused until Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/tokens/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Revoke an API token (its row stays, marked revoked) */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Deleted */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Invalid request */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing or wrong admin token, API token or Access JWT */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The caller's scope does not allow this: a `read` token or Access identity writing, or anyone but an admin managing tokens */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Not found */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Too many wrong tokens from this client: refused until Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        ApiToken: {
+            /**
+             * Format: date-time
+             * @example 2026-11-22T10:00:00.000Z
+             */
+            created_at: string;
+            /** @description Who created it, as the audit trail names them */
+            created_by: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T10:00:00.000Z
+             */
+            expires_at: string | null;
+            /** Format: uuid */
+            id: string;
+            /**
+             * Format: date-time
+             * @description Updated at most once a minute
+             * @example 2026-11-22T10:00:00.000Z
+             */
+            last_used_at: string | null;
+            name: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T10:00:00.000Z
+             */
+            revoked_at: string | null;
+            /**
+             * @description `read`: GET on every admin route and /metrics; `admin`: everything
+             * @enum {string}
+             */
+            scope: "read" | "admin";
+        };
+        AuditEntry: {
+            /**
+             * @description `admin_token`, `token:<name>`, `access:<email>` or `dashboard`
+             * @example token:deploy-bot
+             */
+            actor: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T10:00:00.000Z
+             */
+            at: string;
+            /** @description `{body?, query?}` as sent, every secret replaced by "[redacted]"; null when the request carried neither */
+            changes: {
+                [key: string]: unknown;
+            } | null;
+            id: number;
+            /** @example PUT */
+            method: string;
+            path: string;
+            request_id: string;
+            /** @description The id or name of the resource written, when there is one */
+            resource: string | null;
+            /**
+             * @description The route's pattern
+             * @example /api/v1/scalesets/:id
+             */
+            route: string;
+            /** @description The answer's HTTP status */
+            status: number;
+            /** @enum {string} */
+            via: "api" | "dashboard";
+        };
+        AuditPage: {
+            entries: components["schemas"]["AuditEntry"][];
+            /** @description Pass as `cursor` for the next page; null on the last */
+            next_cursor: string | null;
+        };
+        CreateApiToken: {
+            /**
+             * Format: date-time
+             * @description When the token stops working; never when absent
+             * @example 2026-11-22T10:00:00.000Z
+             */
+            expires_at?: string;
+            /**
+             * @description Unique among tokens not revoked
+             * @example prometheus
+             */
+            name: string;
+            /**
+             * @description `read`: GET on every admin route and /metrics; `admin`: everything
+             * @enum {string}
+             */
+            scope: "read" | "admin";
+        };
+        CreatedApiToken: components["schemas"]["ApiToken"] & {
+            /**
+             * @description The token (`edr_…`): shown only in this answer, never again
+             * @example edr_3q2-7w…
+             */
+            token: string;
+        };
         CreateEnterprise: {
             /** @description Name of the GitHub credentials to act with */
             credentials_name: string;

@@ -41,6 +41,7 @@ export const ALIASES: Record<string, string> = {
   rm: "delete",
   add: "create",
   profiles: "profile",
+  tokens: "token",
 };
 
 export type Parsed =

@@ -49,3 +49,10 @@ export async function scaleSetId(api: ApiClient, ref: string): Promise<string> {
   const all = await unwrap(api.GET("/api/v1/scalesets"));
   return pickOne(all.filter((s) => s.name === ref), "scale set named", ref, (s) => `${s.entity.kind} ${s.entity.name}: ${s.name}`);
 }
+
+/** A live (not revoked) API token by name, or any by id. */
+export async function tokenId(api: ApiClient, ref: string): Promise<string> {
+  if (isUuid(ref)) return ref;
+  const all = await unwrap(api.GET("/api/v1/tokens"));
+  return pickOne(all.filter((t) => t.name === ref && t.revoked_at === null), "live API token named", ref, (t) => t.name);
+}

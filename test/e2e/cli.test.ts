@@ -244,6 +244,37 @@ describe("edgerunner CLI against wrangler dev", () => {
     expect((await json(["instance", "show", name])).status).toMatch(/^(pending_force_delete|deleting|deleted)$/);
   });
 
+  it("API tokens: the value shown once, a read token reads but cannot write, revocation; the audit trail", async () => {
+    const created = await json(["token", "create", "--name", "ci-read", "--scope", "read"]);
+    expect(created).toMatchObject({ name: "ci-read", scope: "read", revoked_at: null });
+    expect(created.token).toMatch(/^\S{20,}$/);
+    const human = await ok(["token", "create", "--name", "ci-admin", "--scope", "admin"]);
+    expect(human).toMatch(/^scope: +admin$/m);
+    expect(human).toMatch(/\ntoken: \S{20,}\n\(shown once: store it now\)\n$/);
+    const list = await ok(["tokens", "list"]);
+    expect(list).not.toContain(created.token);
+    expect(list).toMatch(/^ID +NAME +SCOPE +CREATED BY +EXPIRES +LAST USED +REVOKED$/m);
+    expect(list).toMatch(/ ci-read +read +admin_token /);
+
+    const asReader = { EDGERUNNER_URL: coordinator.url, EDGERUNNER_TOKEN: created.token };
+    expect((await cli(["provider", "list", "--json"], { env: asReader })).status).toBe(0);
+    const write = await cli(["scaleset", "pause", "idle"], { env: asReader });
+    expect(write.status).toBe(1);
+    expect(write.stderr).toContain("(HTTP 403, forbidden)");
+
+    expect(await ok(["token", "revoke", "ci-read"])).toBe("revoked API token ci-read\n");
+    const revoked = await cli(["provider", "list"], { env: asReader });
+    expect(revoked.status).toBe(1);
+    expect(revoked.stderr).toContain("(HTTP 401, unauthorized)");
+
+    const deletes = await json(["audit", "list", "--method", "delete"]);
+    expect(deletes.entries[0]).toMatchObject({ method: "DELETE", actor: "admin_token", resource: created.id, status: 204 });
+    expect(deletes.entries.every((e: { method: string }) => e.method === "DELETE")).toBe(true);
+    const page = await ok(["audit", "list", "--limit", "2"]);
+    expect(page).toMatch(/^AT +ACTOR +VIA +METHOD +PATH +STATUS +RESOURCE\n.*\n.*\n\nmore: edgerunner audit list --cursor \d+\n$/);
+    expect(JSON.stringify(await json(["audit", "list", "--limit", "500"]))).not.toContain(created.token);
+  });
+
   it("prints the API's {error, details} and exits 1 on 404 and 400", async () => {
     const missing = await cli(["scaleset", "show", "0f0c2a4e-8a4b-4f6e-9d55-2b8c1b1f5b1e"], { env: asAdmin() });
     expect(missing.status).toBe(1);

@@ -1,5 +1,6 @@
 /** Every command, in the order help lists them. A new resource adds its file here. */
 import type { Command } from "../command.ts";
+import { auditCommands } from "./audit.ts";
 import { credentialCommands } from "./credentials.ts";
 import { endpointCommands } from "./endpoints.ts";
 import { entityCommandList } from "./entities.ts";
@@ -9,6 +10,7 @@ import { profileCommands } from "./profiles.ts";
 import { providerCommands } from "./providers.ts";
 import { scaleSetCommands } from "./scalesets.ts";
 import { secretCommands } from "./secrets.ts";
+import { tokenCommands } from "./tokens.ts";
 
 export const COMMANDS: Command[] = [
   ...profileCommands,
@@ -20,4 +22,6 @@ export const COMMANDS: Command[] = [
   ...instanceCommands,
   ...jobCommands,
   ...secretCommands,
+  ...tokenCommands,
+  ...auditCommands,
 ];

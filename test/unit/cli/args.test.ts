@@ -75,7 +75,7 @@ describe("parseCommandLine", () => {
     for (const noun of ["endpoint", "credential", "repo", "org", "enterprise", "provider", "scaleset"]) {
       for (const verb of ["list", "show", "create", "update", "delete"]) expect(names).toContain(`${noun} ${verb}`);
     }
-    for (const name of ["repo webhook install", "repo webhook show", "repo webhook remove", "org webhook install", "scaleset pause", "scaleset resume", "scaleset reconcile", "scaleset reset", "instance list", "instance show", "instance delete", "job list", "login"]) {
+    for (const name of ["repo webhook install", "repo webhook show", "repo webhook remove", "org webhook install", "scaleset pause", "scaleset resume", "scaleset reconcile", "scaleset reset", "instance list", "instance show", "instance delete", "job list", "login", "token create", "token list", "token revoke", "audit list"]) {
       expect(names).toContain(name);
     }
   });
