@@ -5,14 +5,19 @@
  */
 import createClient from "openapi-fetch";
 import type { paths } from "./api-types.ts";
+import type { AccessServiceToken } from "./config.ts";
 import { ApiFailure, NetworkFailure, toErrorBody } from "./errors.ts";
 
 export type ApiClient = ReturnType<typeof createClient<paths>>;
 
-export function makeClient(url: string, token: string, fetchImpl?: typeof fetch): ApiClient {
+export function makeClient(url: string, token: string | undefined, fetchImpl?: typeof fetch, access?: AccessServiceToken): ApiClient {
   const client = createClient<paths>({
     baseUrl: url,
-    headers: { authorization: `Bearer ${token}`, "user-agent": "edgerunner-cli" },
+    headers: {
+      "user-agent": "edgerunner-cli",
+      ...(token ? { authorization: `Bearer ${token}` } : {}),
+      ...(access ? { "cf-access-client-id": access.clientId, "cf-access-client-secret": access.clientSecret } : {}),
+    },
     ...(fetchImpl ? { fetch: fetchImpl } : {}),
   });
   // A request that gets no HTTP answer: the URL it was for, and the cause (ECONNREFUSED, ...).

@@ -13,6 +13,15 @@ import { UsageError } from "./errors.ts";
 export interface Profile {
   url?: string;
   token?: string;
+  /** A Cloudflare Access service token, when the admin API sits behind Access (docs/operations.md). */
+  access_client_id?: string;
+  access_client_secret?: string;
+}
+
+/** Sent as CF-Access-Client-Id / CF-Access-Client-Secret, for Cloudflare's edge to let the request through. */
+export interface AccessServiceToken {
+  clientId: string;
+  clientSecret: string;
 }
 
 export interface ConfigFile {
@@ -22,9 +31,11 @@ export interface ConfigFile {
 
 export interface Resolved {
   url: string;
-  token: string;
-  /** Where each value came from, for `edgerunner config` and error hints. */
-  source: { url: string; token: string };
+  /** Absent only with an Access service token (the coordinator then acts with ACCESS_SCOPE). */
+  token: string | undefined;
+  access: AccessServiceToken | undefined;
+  /** Where each value came from, for `edgerunner profile show` (never the values of secrets). */
+  source: { url: string; token: string; access: string };
   profile: string;
 }
 
@@ -91,8 +102,20 @@ export function resolveConfig(flags: { url?: string; profile?: string }, env: No
 
   const url = pick(flags.url, "--url", "EDGERUNNER_URL", profile?.url);
   const token = pick(undefined, "", "EDGERUNNER_TOKEN", profile?.token);
+  const accessId = pick(undefined, "", "EDGERUNNER_ACCESS_CLIENT_ID", profile?.access_client_id);
+  const accessSecret = pick(undefined, "", "EDGERUNNER_ACCESS_CLIENT_SECRET", profile?.access_client_secret);
   const hint = "set EDGERUNNER_URL and EDGERUNNER_TOKEN, or run `edgerunner login --url URL --token-from-stdin`";
   if (!url) throw new UsageError("no coordinator URL configured", hint);
-  if (!token) throw new UsageError("no API token configured", hint);
-  return { url: normalizeUrl(url.value, url.source), token: token.value, source: { url: url.source, token: token.source }, profile: profileName };
+  if (!accessId !== !accessSecret) {
+    throw new UsageError("an Access service token needs both its client id and its secret", "set EDGERUNNER_ACCESS_CLIENT_ID and EDGERUNNER_ACCESS_CLIENT_SECRET");
+  }
+  const access = accessId && accessSecret ? { clientId: accessId.value, clientSecret: accessSecret.value } : undefined;
+  if (!token && !access) throw new UsageError("no API token configured", hint);
+  return {
+    url: normalizeUrl(url.value, url.source),
+    token: token?.value,
+    access,
+    source: { url: url.source, token: token?.source ?? "none", access: accessId ? accessId.source : "none" },
+    profile: profileName,
+  };
 }

@@ -41,7 +41,7 @@ export async function main(argv: string[], io: Io): Promise<number> {
         if (!client) {
           const path = configPath(io.env);
           const config = resolveConfig(global, io.env, readConfigFile(path), path);
-          client = makeClient(config.url, config.token, io.fetch);
+          client = makeClient(config.url, config.token, io.fetch, config.access);
         }
         return client;
       },

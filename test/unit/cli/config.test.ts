@@ -42,6 +42,21 @@ describe("resolveConfig", () => {
   });
 });
 
+describe("an Access service token", () => {
+  it("comes from the environment or the profile, and may replace the API token", () => {
+    const env = { EDGERUNNER_URL: "https://x.example.com", EDGERUNNER_ACCESS_CLIENT_ID: "id.access", EDGERUNNER_ACCESS_CLIENT_SECRET: "s3cret" };
+    expect(resolve({}, env, null)).toMatchObject({ token: undefined, access: { clientId: "id.access", clientSecret: "s3cret" }, source: { token: "none", access: "EDGERUNNER_ACCESS_CLIENT_ID" } });
+    const file: ConfigFile = { profiles: { default: { url: "https://x.example.com", token: "t", access_client_id: "pid", access_client_secret: "ps" } } };
+    expect(resolve({}, {}, file)).toMatchObject({ token: "t", access: { clientId: "pid", clientSecret: "ps" } });
+  });
+
+  it("is a usage error with only half of it", () => {
+    expect(() => resolve({}, { EDGERUNNER_URL: "https://x.example.com", EDGERUNNER_TOKEN: "t", EDGERUNNER_ACCESS_CLIENT_ID: "id" }, null)).toThrow(
+      "an Access service token needs both its client id and its secret",
+    );
+  });
+});
+
 describe("normalizeUrl", () => {
   it("drops trailing slashes and a pasted /api/v1", () => {
     expect(normalizeUrl("https://x.example.com/api/v1/", "--url")).toBe("https://x.example.com");

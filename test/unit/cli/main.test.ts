@@ -1,3 +1,6 @@
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { Io } from "../../../cli/src/command.ts";
 import { main } from "../../../cli/src/main.ts";
@@ -83,5 +86,33 @@ describe("main", () => {
     expect(r.stdout).toMatch(/^token_from: +EDGERUNNER_TOKEN$/m);
     expect(r.stdout).not.toContain("t0k");
     expect(r.requests).toEqual([]);
+  });
+
+  it("sends an Access service token as CF-Access-Client-Id/Secret, with or without a bearer token", async () => {
+    const env = { EDGERUNNER_TOKEN: "", EDGERUNNER_ACCESS_CLIENT_ID: "cid.access", EDGERUNNER_ACCESS_CLIENT_SECRET: "csecret" };
+    const r = await run(["scaleset", "list", "--json"], () => json(200, []), env);
+    expect(r.code).toBe(0);
+    const headers = r.requests[0]!.headers;
+    expect([headers.get("cf-access-client-id"), headers.get("cf-access-client-secret"), headers.get("authorization")]).toEqual(["cid.access", "csecret", null]);
+  });
+
+  it("login checks the URL and credentials, then saves them as the current profile", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "edgerunner-cli-login-"));
+    try {
+      const env = { EDGERUNNER_CONFIG: join(dir, "config.json") };
+      const refused = await run(["login", "--url", "https://er.example.com/", "--token-from-stdin"], () => json(401, { error: "wrong token", code: "unauthorized" }), env);
+      expect(refused.code).toBe(1);
+      expect(existsSync(join(dir, "config.json"))).toBe(false);
+      writeFileSync(join(dir, "cs"), "csecret\n");
+      const r = await run(["login", "--url", "https://er.example.com/", "--profile", "edge", "--access-client-id", "cid.access", "--access-client-secret-from-file", join(dir, "cs")], () => json(200, []), env);
+      expect(r.code).toBe(0);
+      expect(r.requests[0]!.headers.get("cf-access-client-secret")).toBe("csecret");
+      expect(JSON.parse(readFileSync(join(dir, "config.json"), "utf8"))).toEqual({
+        current: "edge",
+        profiles: { edge: { url: "https://er.example.com", access_client_id: "cid.access", access_client_secret: "csecret" } },
+      });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
