@@ -1,0 +1,27 @@
+/** Every command, in the order help lists them. A new resource adds its file here. */
+import type { Command } from "../command.ts";
+import { auditCommands } from "./audit.ts";
+import { credentialCommands } from "./credentials.ts";
+import { endpointCommands } from "./endpoints.ts";
+import { entityCommandList } from "./entities.ts";
+import { instanceCommands } from "./instances.ts";
+import { jobCommands } from "./jobs.ts";
+import { profileCommands } from "./profiles.ts";
+import { providerCommands } from "./providers.ts";
+import { scaleSetCommands } from "./scalesets.ts";
+import { secretCommands } from "./secrets.ts";
+import { tokenCommands } from "./tokens.ts";
+
+export const COMMANDS: Command[] = [
+  ...profileCommands,
+  ...endpointCommands,
+  ...credentialCommands,
+  ...entityCommandList,
+  ...providerCommands,
+  ...scaleSetCommands,
+  ...instanceCommands,
+  ...jobCommands,
+  ...secretCommands,
+  ...tokenCommands,
+  ...auditCommands,
+];

@@ -1,0 +1,79 @@
+/** `edgerunner instance …`: runner machines (GARM's runners), by name. */
+import { unwrap } from "../client.ts";
+import { bool, str, type Command } from "../command.ts";
+import { scaleSetId } from "../resolve.ts";
+import { renderRecord, renderTable } from "../table.ts";
+import type { components } from "../api-types.ts";
+
+type Instance = components["schemas"]["Instance"];
+type Transition = components["schemas"]["InstanceTransition"];
+type Status = Instance["status"];
+
+const table = (rows: Instance[]) =>
+  renderTable<Instance>(
+    [
+      { header: "NAME", value: (i) => i.name },
+      { header: "STATUS", value: (i) => i.status },
+      { header: "RUNNER", value: (i) => i.runner_status },
+      { header: "SCALE SET", value: (i) => i.scale_set_id },
+      { header: "JOB", value: (i) => i.job_id },
+      { header: "PROVIDER ID", value: (i) => i.provider_id },
+      { header: "UPDATED", value: (i) => i.updated_at },
+    ],
+    rows,
+  );
+
+const transitions = (rows: Transition[]) =>
+  renderTable<Transition>(
+    [
+      { header: "AT", value: (t) => t.at },
+      { header: "FIELD", value: (t) => t.field },
+      { header: "FROM", value: (t) => t.from },
+      { header: "TO", value: (t) => t.to },
+      { header: "REASON", value: (t) => t.reason },
+    ],
+    rows,
+  );
+
+export const instanceCommands: Command[] = [
+  {
+    words: ["instance", "list"],
+    summary: "List instances",
+    options: {
+      status: { type: "string", arg: "STATUS", description: "only this status (running, error, pending_delete, …)" },
+      scaleset: { type: "string", arg: "ID|NAME", description: "only this scale set's" },
+    },
+    run: async (ctx) => {
+      const api = ctx.api();
+      const scaleset = str(ctx.values, "scaleset");
+      const query = {
+        ...(str(ctx.values, "status") ? { status: str(ctx.values, "status") as Status } : {}),
+        ...(scaleset ? { scaleset_id: await scaleSetId(api, scaleset) } : {}),
+      };
+      const data = await unwrap(api.GET("/api/v1/instances", { params: { query } }));
+      return { data, text: table(data) };
+    },
+  },
+  {
+    words: ["instance", "show"],
+    summary: "Show an instance and its recent status transitions",
+    args: ["<name>"],
+    run: async (ctx) => {
+      const data = await unwrap(ctx.api().GET("/api/v1/instances/{name}", { params: { path: { name: ctx.positionals[0]! } } }));
+      const { transitions: history, ...rest } = data;
+      return { data, text: renderRecord(rest) + (history.length ? `\nTRANSITIONS (newest first)\n${transitions(history)}` : "") };
+    },
+  },
+  {
+    words: ["instance", "delete"],
+    summary: "Delete an instance (the provider removes the machine)",
+    args: ["<name>"],
+    options: { force: { type: "boolean", description: "forget it even if the provider fails to delete it" } },
+    run: async (ctx) => {
+      const name = ctx.positionals[0]!;
+      const query = bool(ctx.values, "force") ? { force: "true" as const } : {};
+      await unwrap(ctx.api().DELETE("/api/v1/instances/{name}", { params: { path: { name }, query } }));
+      return { text: `deleting instance ${name}${query.force ? " (forced)" : ""}\n` };
+    },
+  },
+];

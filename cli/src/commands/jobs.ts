@@ -1,0 +1,54 @@
+/** `edgerunner job list`: workflow jobs the coordinator heard of, newest first, a page at a time. */
+import { unwrap } from "../client.ts";
+import { bool, int, str, type Command } from "../command.ts";
+import { scaleSetId } from "../resolve.ts";
+import { renderTable } from "../table.ts";
+import type { components, paths } from "../api-types.ts";
+
+type Job = components["schemas"]["Job"];
+type Query = NonNullable<paths["/api/v1/jobs"]["get"]["parameters"]["query"]>;
+
+const table = (rows: Job[]) =>
+  renderTable<Job>(
+    [
+      { header: "ID", value: (j) => j.id },
+      { header: "NAME", value: (j) => j.name },
+      { header: "REPOSITORY", value: (j) => `${j.owner}/${j.repository}` },
+      { header: "STATUS", value: (j) => j.status },
+      { header: "CONCLUSION", value: (j) => j.conclusion },
+      { header: "LABELS", value: (j) => j.labels },
+      { header: "MATCHED", value: (j) => (j.matched ? "yes" : "no") },
+      { header: "RUNNER", value: (j) => j.runner_name },
+      { header: "QUEUED", value: (j) => j.queued_at },
+    ],
+    rows,
+  );
+
+export const jobCommands: Command[] = [
+  {
+    words: ["job", "list"],
+    summary: "List workflow jobs, newest first",
+    options: {
+      unmatched: { type: "boolean", description: "only jobs no scale set matches" },
+      status: { type: "string", arg: "STATUS", description: "queued, waiting, in_progress or completed" },
+      scaleset: { type: "string", arg: "ID|NAME", description: "only this scale set's" },
+      limit: { type: "string", arg: "N", description: "jobs per page (1-500)" },
+      cursor: { type: "string", arg: "CURSOR", description: "the next page (printed under the table)" },
+    },
+    run: async (ctx) => {
+      const v = ctx.values;
+      const api = ctx.api();
+      const scaleset = str(v, "scaleset");
+      const query: Record<string, unknown> = {
+        ...(bool(v, "unmatched") ? { unmatched: "true" } : {}),
+        ...(str(v, "status") ? { status: str(v, "status") } : {}),
+        ...(scaleset ? { scaleset_id: await scaleSetId(api, scaleset) } : {}),
+        ...(int(v, "limit") !== undefined ? { limit: int(v, "limit") } : {}),
+        ...(int(v, "cursor") !== undefined ? { cursor: int(v, "cursor") } : {}),
+      };
+      const data = await unwrap(api.GET("/api/v1/jobs", { params: { query: query as Query } }));
+      const more = data.next_cursor ? `\nmore: edgerunner job list --cursor ${data.next_cursor}\n` : "";
+      return { data, text: table(data.jobs) + more };
+    },
+  },
+];

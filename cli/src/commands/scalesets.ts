@@ -1,0 +1,206 @@
+/**
+ * `edgerunner scaleset …`: scale sets (GARM's pools). A scale set is named by id, or by name when
+ * only one has it; pause and resume set `enabled`.
+ */
+import { unwrap } from "../client.ts";
+import { bool, defined, deleted, int, jsonObject, list, missing, nonEmpty, requireStr, str, type Command, type Context, type OptionSpec, type Values } from "../command.ts";
+import { UsageError } from "../errors.ts";
+import { entityId, scaleSetId, type EntityKind } from "../resolve.ts";
+import { renderRecord, renderTable } from "../table.ts";
+import type { components } from "../api-types.ts";
+
+type ScaleSet = components["schemas"]["ScaleSet"];
+type Create = components["schemas"]["CreateScaleSet"];
+type Update = components["schemas"]["UpdateScaleSet"];
+type Status = components["schemas"]["ScaleSetObjectStatus"];
+
+export const scaleSetTable = (rows: ScaleSet[]) =>
+  renderTable<ScaleSet>(
+    [
+      { header: "ID", value: (s) => s.id },
+      { header: "NAME", value: (s) => s.name },
+      { header: "ENTITY", value: (s) => `${s.entity.kind}:${s.entity.name}` },
+      { header: "PROVIDER", value: (s) => s.provider_name },
+      { header: "LABELS", value: (s) => s.labels },
+      { header: "MIN IDLE", value: (s) => s.min_idle_runners },
+      { header: "MAX", value: (s) => s.max_runners },
+      { header: "ENABLED", value: (s) => (s.enabled ? "yes" : "no") },
+      { header: "IMAGE", value: (s) => s.image },
+      { header: "FLAVOR", value: (s) => s.flavor },
+    ],
+    rows,
+  );
+
+const ENTITY_OPTS: Record<string, OptionSpec> = {
+  repo: { type: "string", arg: "OWNER/NAME", description: "a repository (owner/name or id)" },
+  org: { type: "string", arg: "NAME", description: "an organization (name or id)" },
+  enterprise: { type: "string", arg: "SLUG", description: "an enterprise (slug or id)" },
+};
+const KIND_OF = { repo: "repository", org: "organization", enterprise: "enterprise" } as const;
+
+/** The one entity --repo/--org/--enterprise names, if any. */
+function entityFlag(values: Values): { kind: EntityKind; ref: string } | undefined {
+  const given = (Object.keys(KIND_OF) as (keyof typeof KIND_OF)[]).filter((k) => str(values, k) !== undefined);
+  if (given.length > 1) throw new UsageError(`give one of --repo, --org, --enterprise (not ${given.map((g) => `--${g}`).join(" and ")})`);
+  const [flag] = given;
+  return flag ? { kind: KIND_OF[flag], ref: str(values, flag)! } : undefined;
+}
+
+const FIELDS: Record<string, OptionSpec> = {
+  provider: { type: "string", arg: "NAME", description: "the provider shim that makes its machines" },
+  labels: { type: "string", arg: "A,B", multiple: true, description: "runner labels (comma-separated; repeatable)" },
+  "min-idle-runners": { type: "string", arg: "N", description: "idle runners kept waiting" },
+  "max-runners": { type: "string", arg: "N", description: "most runners at once" },
+  image: { type: "string", arg: "IMAGE", description: "the provider's image" },
+  flavor: { type: "string", arg: "FLAVOR", description: "the provider's machine size" },
+  "os-type": { type: "string", arg: "linux|windows", description: "the runners' OS" },
+  "os-arch": { type: "string", arg: "ARCH", description: "amd64, arm64, …" },
+  "bootstrap-timeout": { type: "string", arg: "MINUTES", description: "how long a runner may take to come online" },
+  "runner-prefix": { type: "string", arg: "PREFIX", description: "prefix of the runners' names" },
+  "runner-group": { type: "string", arg: "GROUP", description: "the runner group (organizations and enterprises)" },
+  "extra-specs": { type: "string", arg: "JSON", description: "provider-specific settings, a JSON object" },
+  priority: { type: "string", arg: "N", description: "higher wins when several scale sets match a job" },
+  "jit-config": { type: "boolean", description: "just-in-time runner configuration (--no-jit-config: registration tokens)" },
+};
+
+/** The fields of a create or update, from the options (undefined where not given). */
+function fields(v: Values) {
+  return defined({
+    name: str(v, "name"),
+    provider_name: str(v, "provider"),
+    labels: list(v, "labels"),
+    min_idle_runners: int(v, "min-idle-runners"),
+    max_runners: int(v, "max-runners"),
+    image: str(v, "image"),
+    flavor: str(v, "flavor"),
+    os_type: str(v, "os-type") as Create["os_type"],
+    os_arch: str(v, "os-arch") as Create["os_arch"],
+    bootstrap_timeout: int(v, "bootstrap-timeout"),
+    runner_prefix: str(v, "runner-prefix"),
+    runner_group: str(v, "runner-group"),
+    extra_specs: jsonObject(v, "extra-specs"),
+    priority: int(v, "priority"),
+    jit_config_enabled: bool(v, "jit-config"),
+  });
+}
+
+const id = (ctx: Context) => scaleSetId(ctx.api(), ctx.positionals[0]!);
+
+async function update(ctx: Context, body: Update) {
+  const data = await unwrap(ctx.api().PUT("/api/v1/scalesets/{id}", { params: { path: { id: await id(ctx) } }, body }));
+  return { data, text: renderRecord(data) };
+}
+
+const statusText = (s: Status) => renderRecord(s);
+
+export const scaleSetCommands: Command[] = [
+  {
+    words: ["scaleset", "list"],
+    summary: "List scale sets (all, or one entity's)",
+    options: ENTITY_OPTS,
+    run: async (ctx) => {
+      const api = ctx.api();
+      const entity = entityFlag(ctx.values);
+      let data: ScaleSet[];
+      if (!entity) data = await unwrap(api.GET("/api/v1/scalesets"));
+      else {
+        const path = { id: await entityId(api, entity.kind, entity.ref) };
+        data =
+          entity.kind === "repository"
+            ? await unwrap(api.GET("/api/v1/repositories/{id}/scalesets", { params: { path } }))
+            : entity.kind === "organization"
+              ? await unwrap(api.GET("/api/v1/organizations/{id}/scalesets", { params: { path } }))
+              : await unwrap(api.GET("/api/v1/enterprises/{id}/scalesets", { params: { path } }));
+      }
+      return { data, text: scaleSetTable(data) };
+    },
+  },
+  {
+    words: ["scaleset", "show"],
+    summary: "Show a scale set and its object's status",
+    args: ["<id|name>"],
+    run: async (ctx) => {
+      const data = await unwrap(ctx.api().GET("/api/v1/scalesets/{id}", { params: { path: { id: await id(ctx) } } }));
+      return { data, text: renderRecord(data) };
+    },
+  },
+  {
+    words: ["scaleset", "create"],
+    summary: "Create a scale set for a repository, organization or enterprise",
+    options: { ...ENTITY_OPTS, name: { type: "string", arg: "NAME", description: "its name (required)" }, ...FIELDS, disabled: { type: "boolean", description: "create it paused" } },
+    example:
+      "edgerunner scaleset create --repo octo/app --name linux-small --provider aws --labels self-hosted,linux --max-runners 5 --image ubuntu-24.04 --flavor t3.small",
+    run: async (ctx) => {
+      const v = ctx.values;
+      const entity = entityFlag(v);
+      if (!entity) throw new UsageError("--repo, --org or --enterprise is required");
+      const f = fields(v);
+      const body: Create = {
+        ...f,
+        name: requireStr(v, "name"),
+        provider_name: requireStr(v, "provider"),
+        labels: f.labels ?? [],
+        max_runners: int(v, "max-runners") ?? missing("max-runners"),
+        image: requireStr(v, "image"),
+        flavor: requireStr(v, "flavor"),
+        ...(bool(v, "disabled") ? { enabled: false } : {}),
+      };
+      const api = ctx.api();
+      const path = { id: await entityId(api, entity.kind, entity.ref) };
+      const data =
+        entity.kind === "repository"
+          ? await unwrap(api.POST("/api/v1/repositories/{id}/scalesets", { params: { path }, body }))
+          : entity.kind === "organization"
+            ? await unwrap(api.POST("/api/v1/organizations/{id}/scalesets", { params: { path }, body }))
+            : await unwrap(api.POST("/api/v1/enterprises/{id}/scalesets", { params: { path }, body }));
+      return { data, text: renderRecord(data) };
+    },
+  },
+  {
+    words: ["scaleset", "update"],
+    summary: "Change a scale set",
+    args: ["<id|name>"],
+    options: { name: { type: "string", arg: "NAME", description: "a new name" }, ...FIELDS },
+    run: async (ctx) => update(ctx, nonEmpty(fields(ctx.values), "the scale set")),
+  },
+  {
+    words: ["scaleset", "pause"],
+    summary: "Stop creating runners for a scale set (enabled=false)",
+    args: ["<id|name>"],
+    run: async (ctx) => update(ctx, { enabled: false }),
+  },
+  {
+    words: ["scaleset", "resume"],
+    summary: "Create runners for a scale set again (enabled=true)",
+    args: ["<id|name>"],
+    run: async (ctx) => update(ctx, { enabled: true }),
+  },
+  {
+    words: ["scaleset", "reconcile"],
+    summary: "Reconcile a scale set now",
+    args: ["<id|name>"],
+    run: async (ctx) => {
+      const data = await unwrap(ctx.api().POST("/api/v1/scalesets/{id}/reconcile", { params: { path: { id: await id(ctx) } } }));
+      return { data, text: statusText(data) };
+    },
+  },
+  {
+    words: ["scaleset", "reset"],
+    summary: "Lift a scale set's create backoff and hard limit",
+    args: ["<id|name>"],
+    run: async (ctx) => {
+      const data = await unwrap(ctx.api().POST("/api/v1/scalesets/{id}/reset", { params: { path: { id: await id(ctx) } } }));
+      return { data, text: statusText(data) };
+    },
+  },
+  {
+    words: ["scaleset", "delete"],
+    summary: "Delete a scale set that has no live instances",
+    args: ["<id|name>"],
+    run: async (ctx) => {
+      await unwrap(ctx.api().DELETE("/api/v1/scalesets/{id}", { params: { path: { id: await id(ctx) } } }));
+      return deleted(`scale set ${ctx.positionals[0]}`);
+    },
+  },
+];
+

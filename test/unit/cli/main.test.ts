@@ -1,0 +1,118 @@
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import type { Io } from "../../../cli/src/command.ts";
+import { main } from "../../../cli/src/main.ts";
+
+/** main() with captured output and a fake API (no server): what a command sends and prints. */
+async function run(argv: string[], answer: (req: Request) => Response | Promise<Response>, env: Record<string, string> = {}) {
+  const out: string[] = [];
+  const err: string[] = [];
+  const requests: Request[] = [];
+  const io: Io = {
+    stdout: (t) => void out.push(t),
+    stderr: (t) => void err.push(t),
+    readStdin: async () => "stdin-secret-0000000001\n",
+    env: { EDGERUNNER_URL: "https://er.example.com", EDGERUNNER_TOKEN: "t0k", EDGERUNNER_CONFIG: "/nonexistent/config.json", ...env },
+    fetch: async (input, init) => {
+      const req = new Request(input, init);
+      requests.push(req.clone());
+      return answer(req);
+    },
+  };
+  const code = await main(argv, io);
+  return { code, stdout: out.join(""), stderr: err.join(""), requests };
+}
+const json = (status: number, body: unknown) => new Response(JSON.stringify(body), { status, headers: { "content-type": "application/json" } });
+
+describe("main", () => {
+  it("sends the token, prints --json as the API answered, exit 0", async () => {
+    const r = await run(["provider", "list", "--json"], () => json(200, [{ name: "aws", url: "https://s", timeout_seconds: 30, description: "" }]));
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.stdout)).toEqual([{ name: "aws", url: "https://s", timeout_seconds: 30, description: "" }]);
+    expect(r.requests[0]!.url).toBe("https://er.example.com/api/v1/providers");
+    expect(r.requests[0]!.headers.get("authorization")).toBe("Bearer t0k");
+  });
+
+  it("sends the secret from stdin in the body, never anywhere else", async () => {
+    const r = await run(["provider", "update", "aws", "--secret-from-stdin"], () => json(200, { name: "aws" }));
+    expect(r.code).toBe(0);
+    expect(r.requests[0]!.method).toBe("PUT");
+    expect(await r.requests[0]!.json()).toEqual({ secret: "stdin-secret-0000000001" });
+    expect(r.requests[0]!.url).not.toContain("stdin-secret");
+  });
+
+  it("an API error: the human form, or with --json the API's body; exit 1 either way", async () => {
+    const body = { error: "provider is in use", code: "in_use", details: { scale_sets: ["linux"] }, request_id: "rid" };
+    const human = await run(["provider", "delete", "aws"], () => json(409, body));
+    expect(human.code).toBe(1);
+    expect(human.stderr).toBe('edgerunner: provider is in use (HTTP 409, in_use)\n  {\n    "scale_sets": [\n      "linux"\n    ]\n  }\n  request id: rid\n');
+    const scripted = await run(["provider", "delete", "aws", "--json"], () => json(409, body));
+    expect(scripted.code).toBe(1);
+    expect(JSON.parse(scripted.stderr)).toEqual({ status: 409, ...body });
+    expect(scripted.stdout).toBe("");
+  });
+
+  it("a usage error sends nothing; help asked goes to stdout with exit 0", async () => {
+    const r = await run(["scaleset", "update", "linux"], () => json(200, {}));
+    expect(r).toMatchObject({ code: 2, stdout: "" });
+    expect(r.stderr).toContain("nothing to change");
+    expect(r.requests).toEqual([]);
+    const help = await run(["--help"], () => json(200, {}));
+    expect(help.code).toBe(0);
+    expect(help.stdout).toMatch(/^usage: edgerunner <command> \[options\]/);
+  });
+
+  it("no answer at all: exit 3", async () => {
+    const r = await run(["job", "list"], () => {
+      throw new TypeError("fetch failed", { cause: new Error("getaddrinfo ENOTFOUND er.example.com") });
+    });
+    expect(r.code).toBe(3);
+    expect(r.stderr).toBe("edgerunner: cannot reach https://er.example.com: getaddrinfo ENOTFOUND er.example.com\n");
+  });
+
+  it("job list passes its filters as the API's query", async () => {
+    const r = await run(["job", "list", "--unmatched", "--status", "queued", "--limit", "20"], () => json(200, { jobs: [], next_cursor: "77" }));
+    expect(new URL(r.requests[0]!.url).searchParams.toString()).toBe("unmatched=true&status=queued&limit=20");
+    expect(r.stdout).toContain("more: edgerunner job list --cursor 77");
+  });
+
+  it("profile show: where the URL and token come from, never the token", async () => {
+    const r = await run(["profile", "show", "--url", "https://flag.example.com/"], () => json(500, {}));
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/^url: +https:\/\/flag\.example\.com$/m);
+    expect(r.stdout).toMatch(/^url_from: +--url$/m);
+    expect(r.stdout).toMatch(/^token_from: +EDGERUNNER_TOKEN$/m);
+    expect(r.stdout).not.toContain("t0k");
+    expect(r.requests).toEqual([]);
+  });
+
+  it("sends an Access service token as CF-Access-Client-Id/Secret, with or without a bearer token", async () => {
+    const env = { EDGERUNNER_TOKEN: "", EDGERUNNER_ACCESS_CLIENT_ID: "cid.access", EDGERUNNER_ACCESS_CLIENT_SECRET: "csecret" };
+    const r = await run(["scaleset", "list", "--json"], () => json(200, []), env);
+    expect(r.code).toBe(0);
+    const headers = r.requests[0]!.headers;
+    expect([headers.get("cf-access-client-id"), headers.get("cf-access-client-secret"), headers.get("authorization")]).toEqual(["cid.access", "csecret", null]);
+  });
+
+  it("login checks the URL and credentials, then saves them as the current profile", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "edgerunner-cli-login-"));
+    try {
+      const env = { EDGERUNNER_CONFIG: join(dir, "config.json") };
+      const refused = await run(["login", "--url", "https://er.example.com/", "--token-from-stdin"], () => json(401, { error: "wrong token", code: "unauthorized" }), env);
+      expect(refused.code).toBe(1);
+      expect(existsSync(join(dir, "config.json"))).toBe(false);
+      writeFileSync(join(dir, "cs"), "csecret\n");
+      const r = await run(["login", "--url", "https://er.example.com/", "--profile", "edge", "--access-client-id", "cid.access", "--access-client-secret-from-file", join(dir, "cs")], () => json(200, []), env);
+      expect(r.code).toBe(0);
+      expect(r.requests[0]!.headers.get("cf-access-client-secret")).toBe("csecret");
+      expect(JSON.parse(readFileSync(join(dir, "config.json"), "utf8"))).toEqual({
+        current: "edge",
+        profiles: { edge: { url: "https://er.example.com", access_client_id: "cid.access", access_client_secret: "csecret" } },
+      });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
