@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// npm run bench [-- --quick]
+// npm run bench [-- --quick] [--profile loopback|production] [--shim sync|async] [--jobs N]
 //
 // Every benchmark, one after the other (they share this machine's cores, so never at once), and
 // one JSON document on stdout:
@@ -9,6 +9,10 @@
 //  - workflows: queued → in progress p50/p99 with instant boots, and a 1,000-job burst: time
 //    until all are in progress, GitHub calls per runner (bench/workflows.ts)
 // --quick runs each with smaller counts (a smoke run, not figures to quote).
+// --profile production runs the workflows part in the production-like profile (e2e/profiles.ts:
+// GitHub latency and secondary limits, ~1 s shim creates, six outbound calls per object; --shim
+// async for 202 creates); --jobs N sets its burst size. Webhooks and reconcile measure the
+// coordinator's own costs and stay on loopback.
 // Progress goes to stderr.
 
 import { spawn } from "node:child_process";
@@ -16,14 +20,23 @@ import { cpus } from "node:os";
 import { join } from "node:path";
 import { note, root } from "./harness.mjs";
 
-const quick = process.argv.includes("--quick");
-const unknown = process.argv.slice(2).filter((a) => a !== "--quick");
-if (unknown.length) throw new Error(`unknown flags: ${unknown.join(" ")} (only --quick)`);
+const argv = process.argv.slice(2);
+const quick = argv.includes("--quick");
+const passed = [];
+const unknown = [];
+for (let i = 0; i < argv.length; i++) {
+  const a = argv[i];
+  if (a === "--quick") continue;
+  if (a === "--profile" || a === "--shim" || a === "--jobs") passed.push(a, argv[++i]);
+  else unknown.push(a);
+}
+if (unknown.length) throw new Error(`unknown flags: ${unknown.join(" ")} (only --quick, --profile, --shim, --jobs)`);
+const profileName = passed.includes("--profile") ? passed[passed.indexOf("--profile") + 1] : "loopback";
 
 const parts = [
   { key: "webhooks", script: "bench/webhooks.mjs", args: quick ? ["--requests", "400", "--rounds", "4", "--warmup", "50"] : [] },
   { key: "reconcile", script: "bench/reconcile.mjs", args: ["--sizes", quick ? "100,1000" : "100,1000,5000", "--jobs", quick ? "30" : "200"] },
-  { key: "workflows", script: "bench/workflows.ts", args: quick ? ["--latency-jobs", "10", "--burst", "100"] : [] },
+  { key: "workflows", script: "bench/workflows.ts", args: [...(quick ? ["--latency-jobs", "10", "--burst", "100"] : []), ...passed] },
 ];
 
 function run(script, args) {
@@ -50,6 +63,7 @@ const started = Date.now();
 const result = {
   started_at: new Date(started).toISOString(),
   quick,
+  profile: profileName,
   machine: { cpus: cpus().length, cpu_model: cpus()[0]?.model ?? null, node: process.version },
 };
 for (const p of parts) {

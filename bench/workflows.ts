@@ -1,5 +1,5 @@
 /**
- * npm run bench:workflows [-- --latency-jobs 50 --burst 1000]
+ * npm run bench:workflows [-- --latency-jobs 50 --burst|--jobs 1000 --profile loopback|production --shim sync|async]
  *
  * The whole product on one machine (e2e/stack.ts: the coordinator under `wrangler dev`, the fake
  * GitHub playing workflows, the simulator with instant boots), measured from GitHub's side:
@@ -13,9 +13,16 @@
  *    until every job is in progress (and completed), and the coordinator's calls to GitHub per
  *    runner, counted by the fake GitHub once the world has settled.
  *
+ * --profile production (e2e/profiles.ts): GitHub's latency and secondary limits, a ~1 s shim
+ * create (--shim async: 202 and a callback after ~1 s), six outbound calls per scale set object.
+ * The burst then also reports the time until every create was sent, the floor GitHub's points
+ * limit alone sets for its JIT calls, and the secondary-limit answers the coordinator provoked.
+ *
  * Prints one JSON document on stdout; progress on stderr.
  */
+import { appendFileSync } from "node:fs";
 import { note, percentile, sleep } from "./harness.mjs";
+import { JIT_PER_MINUTE, profileFromArgs } from "../e2e/profiles.ts";
 import { startStack } from "../e2e/stack.ts";
 import type { RecordedRequest } from "../test/fake-github/types.ts";
 
@@ -26,15 +33,18 @@ function flags(argv: string[]) {
     const v = Number(argv[++i]);
     if (!Number.isInteger(v) || v < 1) throw new Error(`${a} takes a positive integer`);
     if (a === "--latency-jobs") out.latencyJobs = v;
-    else if (a === "--burst") out.burst = v;
+    else if (a === "--burst" || a === "--jobs") out.burst = v;
     else throw new Error(`unknown flag ${a}`);
   }
   return out;
 }
 
-const opts = flags(process.argv.slice(2));
+const { profile, rest } = profileFromArgs(process.argv.slice(2));
+const opts = flags(rest);
+const limited = profile.github?.secondary !== undefined;
 
 const stack = await startStack({
+  profile,
   vars: {
     // Reconciles come from nudges; the periodic tick only tidies up.
     RECONCILE_INTERVAL_SECONDS: "5",
@@ -44,6 +54,10 @@ const stack = await startStack({
   sim: { boot_delay_ms: 0, job_ms: 200, poll_ms: 20 },
   // BENCH_LOG=file keeps the coordinator's log.
   coordinatorLog: process.env.BENCH_LOG,
+  // BENCH_MACHINE_LOG=file keeps what the simulated machines did (booted, failed, ran a job).
+  log: process.env.BENCH_MACHINE_LOG
+    ? (line) => appendFileSync(process.env.BENCH_MACHINE_LOG!, `${JSON.stringify({ ts: new Date().toISOString(), ...line })}\n`)
+    : undefined,
 });
 const { coordinator, gh, w } = stack;
 
@@ -58,8 +72,8 @@ const scaleSet = (name: string, max: number) =>
     flavor: "small",
   });
 
-/** Waits until `done` holds for the jobs named `name`, polling the fake GitHub. */
-async function waitJobs(name: string, done: (j: Awaited<ReturnType<typeof gh.workflowJobs>>[number]) => boolean, timeoutMs: number, what?: string) {
+/** Waits until `done` holds for the jobs named `name`, polling the fake GitHub; `partial`: at the deadline, returns them as they are. */
+async function waitJobs(name: string, done: (j: Awaited<ReturnType<typeof gh.workflowJobs>>[number]) => boolean, timeoutMs: number, what?: string, partial = false) {
   const deadline = Date.now() + timeoutMs;
   let said = Date.now();
   for (;;) {
@@ -68,6 +82,10 @@ async function waitJobs(name: string, done: (j: Awaited<ReturnType<typeof gh.wor
     if (what && Date.now() - said > 10_000) {
       said = Date.now();
       note(`${name}: ${jobs.filter(done).length} of ${jobs.length} ${what}`);
+    }
+    if (Date.now() > deadline && partial) {
+      note(`${name}: gave up waiting: ${jobs.filter((j) => !done(j)).length} of ${jobs.length} jobs not ${what ?? "done"} after ${timeoutMs} ms`);
+      return jobs;
     }
     if (Date.now() > deadline) throw new Error(`${name}: ${jobs.filter((j) => !done(j)).length} of ${jobs.length} jobs not there after ${timeoutMs} ms`);
     await sleep(50);
@@ -109,6 +127,11 @@ try {
 
   // Let the latency runners finish and go, so the burst starts from an empty world.
   for (let i = 0; i < 600 && (await stack.machines()).length; i++) await sleep(100);
+  if (limited) {
+    // ...and from a fresh minute of GitHub points, so the burst's floor is the one printed.
+    note("waiting 60 s for GitHub's points window to clear");
+    await sleep(61_000);
+  }
 
   // --- burst ---
   await scaleSet("burst", opts.burst);
@@ -117,32 +140,59 @@ try {
   note(`burst: ${opts.burst} jobs queued at once`);
   const t0 = Date.now();
   await gh.queueJobs({ repository: "octo/app", labels: ["self-hosted", "linux", "burst"], count: opts.burst, name: "burst" });
-  const timeout = 600_000;
-  const started = await waitJobs("burst", (j) => j.in_progress_at !== null, timeout, "in progress");
-  const firstQueued = Math.min(...started.map((j) => j.queued_at));
+  const floorS = limited ? (opts.burst / JIT_PER_MINUTE) * 60 : null;
+  const timeout = Math.max(600_000, (floorS ?? 0) * 2000);
+  // A run that does not finish still reports what it saw (with how many jobs never got there).
+  const burstJobs = await waitJobs("burst", (j) => j.in_progress_at !== null, timeout, "in progress", true);
+  const started = burstJobs.filter((j) => j.in_progress_at !== null);
+  const firstQueued = Math.min(...burstJobs.map((j) => j.queued_at));
   const allStarted = Math.max(...started.map((j) => j.in_progress_at!));
-  note(`burst: all ${opts.burst} in progress after ${allStarted - firstQueued} ms`);
-  const completed = await waitJobs("burst", (j) => j.status === "completed", timeout, "completed");
+  note(`burst: ${started.length} of ${opts.burst} in progress after ${allStarted - firstQueued} ms`);
+  const completed = (await waitJobs("burst", (j) => j.status === "completed", started.length === burstJobs.length ? timeout : 1, "completed", true)).filter(
+    (j) => j.status === "completed",
+  );
   const allCompleted = Math.max(...completed.map((j) => j.completed_at!));
   // Settled: every machine gone, so every removal the coordinator makes at GitHub is counted.
   for (let i = 0; i < 1200 && (await stack.machines()).length; i++) await sleep(250);
   const left = (await stack.machines()).length;
-  const shimRequests = ((await (await fetch(`${w.shimControl}/requests`)).json()) as { operation: string; status: number | null; body: any }[]).slice(shimRequestsBefore);
-  const runnersCreated = new Set(shimRequests.filter((r) => r.operation === "create" && r.status === 201).map((r) => r.body.name)).size;
+  const shimRequests = ((await (await fetch(`${w.shimControl}/requests`)).json()) as { at: number; operation: string; status: number | null; body: any }[]).slice(shimRequestsBefore);
+  const runnersCreated = new Set(shimRequests.filter((r) => r.operation === "create" && r.status !== null && r.status < 300).map((r) => r.body.name)).size;
   const ghRequests = await gh.requests();
   const startWaits = started.map((j) => j.in_progress_at! - j.queued_at).sort((a, b) => a - b);
+  const seconds = (ms: number) => Math.round(ms / 100) / 10;
+  // The time by which the shim had been asked for as many machines as there were jobs.
+  const createTimes = shimRequests.filter((r) => r.operation === "create").map((r) => r.at).sort((a, b) => a - b);
+  const creates = createTimes.length >= opts.burst ? createTimes[opts.burst - 1]! : null;
+  const refused = ghRequests.filter((r) => r.status === 403 || r.status === 429);
+  const ops = byOperation(ghRequests);
   result.burst = {
+    profile: profile.name,
+    shim: profile.shim,
     jobs: opts.burst,
     boot_delay_ms: 0,
-    all_in_progress_s: Math.round((allStarted - firstQueued) / 100) / 10,
-    all_completed_s: Math.round((allCompleted - firstQueued) / 100) / 10,
+    all_creates_sent_s: creates === null ? null : seconds(creates - firstQueued),
+    all_in_progress_s: started.length === opts.burst ? seconds(allStarted - firstQueued) : null,
+    jobs_in_progress: started.length,
+    last_in_progress_s: seconds(allStarted - firstQueued),
+    all_completed_s: completed.length === opts.burst ? seconds(allCompleted - firstQueued) : null,
+    jobs_completed: completed.length,
     queued_to_in_progress: { p50_ms: percentile(startWaits, 50), p99_ms: percentile(startWaits, 99), max_ms: startWaits.at(-1) ?? null },
     runners_created: runnersCreated,
     machines_left: left,
     shim_create_calls: shimRequests.filter((r) => r.operation === "create").length,
     github_calls: ghRequests.length,
     github_calls_per_runner: runnersCreated ? Math.round((ghRequests.length / runnersCreated) * 100) / 100 : null,
-    github_calls_by_operation: byOperation(ghRequests),
+    github_calls_by_operation: ops,
+    github_calls_per_runner_by_operation: Object.fromEntries(Object.entries(ops).map(([op, n]) => [op, runnersCreated ? Math.round((n / runnersCreated) * 1000) / 1000 : null])),
+    // What GitHub's points limit alone allows one credential: jobs JIT configs at JIT_PER_MINUTE a minute.
+    github_floor_s: floorS === null ? null : Math.round(floorS * 10) / 10,
+    all_in_progress_over_floor: floorS && started.length === opts.burst ? Math.round(((allStarted - firstQueued) / 1000 / floorS) * 100) / 100 : null,
+    github_rate_limited_answers: {
+      total: refused.length,
+      secondary_points: refused.filter((r) => r.secondary_limit === "points").length,
+      secondary_concurrency: refused.filter((r) => r.secondary_limit === "concurrency").length,
+      other: refused.filter((r) => !r.secondary_limit).length,
+    },
     wall_s: Math.round((Date.now() - t0) / 100) / 10,
   };
   console.log(JSON.stringify(result, null, 2));

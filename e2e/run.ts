@@ -1,5 +1,5 @@
 /**
- * npm run e2e [-- A|B ...] [--repeat N]
+ * npm run e2e [-- A|B ...] [--repeat N] [--profile loopback|production] [--shim sync|async]
  *
  * End-to-end scenarios on one machine: the coordinator under `wrangler dev`, the fake GitHub
  * playing workflows, the simulator shim running simulated runners (see e2e/stack.ts). Each
@@ -30,6 +30,7 @@ import type { SimulatorConfig } from "../shims/simulator/simulator.ts";
 import type { FaultRule } from "../test/fake-shim/types.ts";
 import type { Ec2Faults } from "../test/fake-ec2/types.ts";
 import { EC2_LIVE_STATES } from "./ec2-cloud.ts";
+import { profileFromArgs, type StackProfile } from "./profiles.ts";
 import { startStack, type Stack } from "./stack.ts";
 
 interface ScaleSetSpec {
@@ -146,7 +147,10 @@ const scenarios: Record<string, Scenario> = {
         { operation: "create", probability: 1 / 3, action: { type: "respond", status: 500, body: { error: "simulated cloud failure" } } },
         { operation: "delete", probability: 0.1, action: { type: "respond", status: 503, body: { error: "simulated delete failure" } } },
       ];
-      await fetch(`${stack.w.shimControl}/faults`, { method: "PUT", headers: { "content-type": "application/json" }, body: JSON.stringify({ rules }) });
+      // Added to the profile's faults (a production profile's create latency stays).
+      for (const rule of rules) {
+        await fetch(`${stack.w.shimControl}/faults/rules`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(rule) });
+      }
       await stack.gh.fault(
         { kind: "server_error", times: -1, probability: 0.1, status: 502 },
         // One primary rate-limit window: GitHub says the budget is gone until it resets.
@@ -201,11 +205,14 @@ async function retrying<T>(fn: () => Promise<T>, tries = 100): Promise<T> {
   }
 }
 
-async function runScenario(sc: Scenario): Promise<{ ok: boolean; summary: Record<string, unknown>; violations: string[] }> {
+async function runScenario(sc: Scenario, profile: StackProfile): Promise<{ ok: boolean; summary: Record<string, unknown>; violations: string[] }> {
   const t0 = Date.now();
+  // A production-like profile is slower by design: give it more time.
+  const slack = profile.name === "production" ? 3 : 1;
   // E2E_LOG_DIR=dir keeps the coordinator's log of each run there…
   const logDir = process.env.E2E_LOG_DIR;
   const stack = await startStack({
+    profile,
     vars: sc.vars,
     sim: sc.sim,
     delivery: sc.delivery,
@@ -289,7 +296,7 @@ async function runScenario(sc: Scenario): Promise<{ ok: boolean; summary: Record
       if (b < sc.bursts.length - 1) await sleep(sc.burstGapMs);
     }
 
-    const jobsDeadline = Date.now() + sc.jobsTimeoutMs;
+    const jobsDeadline = Date.now() + sc.jobsTimeoutMs * slack;
     let jobs = await gh.workflowJobs();
     while (jobs.some((j) => j.status !== "completed") && Date.now() < jobsDeadline) {
       await sleep(250);
@@ -318,7 +325,7 @@ async function runScenario(sc: Scenario): Promise<{ ok: boolean; summary: Record
       if (state.runners.length !== minIdleTotal) out.push(`${state.runners.length} runners at GitHub, idle minimum is ${minIdleTotal}`);
       return out;
     };
-    const settleDeadline = Date.now() + sc.settleTimeoutMs;
+    const settleDeadline = Date.now() + sc.settleTimeoutMs * slack;
     let problems = await retrying(endProblems);
     while (problems.length && Date.now() < settleDeadline) {
       await sleep(500);
@@ -383,7 +390,7 @@ async function runScenario(sc: Scenario): Promise<{ ok: boolean; summary: Record
   }
 }
 
-const args = process.argv.slice(2);
+const { profile, rest: args } = profileFromArgs(process.argv.slice(2));
 let repeat = 1;
 const names: string[] = [];
 for (let i = 0; i < args.length; i++) {
@@ -398,8 +405,8 @@ for (let r = 0; r < repeat; r++) {
     if (!sc) throw new Error(`no scenario ${name}; have ${Object.keys(scenarios).join(", ")}`);
     const t = Date.now();
     say(`scenario ${name}${repeat > 1 ? ` (run ${r + 1}/${repeat})` : ""}`);
-    const out = await runScenario(sc);
-    console.log(JSON.stringify({ ...out.summary, wall_s: Math.round((Date.now() - t) / 100) / 10 }));
+    const out = await runScenario(sc, profile);
+    console.log(JSON.stringify({ ...out.summary, profile: profile.name, shim: profile.shim, wall_s: Math.round((Date.now() - t) / 100) / 10 }));
     if (!out.ok) {
       failed = true;
       for (const v of out.violations) say(`${name}: BROKEN: ${v}`);

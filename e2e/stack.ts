@@ -14,6 +14,7 @@ import { startSimulator, type Simulator, type SimulatorConfig } from "../shims/s
 import type { FakeMachine } from "../test/fake-shim/types.ts";
 import type { Ec2Faults } from "../test/fake-ec2/types.ts";
 import { type Ec2Cloud, startEc2Cloud } from "./ec2-cloud.ts";
+import type { StackProfile } from "./profiles.ts";
 
 export interface Stack {
   github: FakeGithub;
@@ -36,6 +37,8 @@ export interface StackOptions {
   provider?: Record<string, unknown>;
   /** A file for the coordinator's log lines. */
   coordinatorLog?: string;
+  /** How the fakes and the coordinator behave (e2e/profiles.ts); loopback when absent. `vars` win over its vars. */
+  profile?: StackProfile;
   /** Also EC2: the shim Worker and the fake EC2 (with these faults); its machines are simulated runners with `sim`'s timings. */
   ec2?: { faults?: Ec2Faults; shimLog?: string };
 }
@@ -46,9 +49,14 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
   const cleanup = () => coordinator?.killNow();
   process.once("exit", cleanup);
   try {
-    coordinator = await startCoordinator({ NUDGE_DELAY_SECONDS: "0", ...opts.vars }, { log: opts.coordinatorLog });
+    coordinator = await startCoordinator({ NUDGE_DELAY_SECONDS: "0", ...opts.profile?.vars, ...opts.vars }, { log: opts.coordinatorLog });
     const w = await fakeWorld(coordinator, github.url, sim.url, "sim-shim-secret-0000000001", opts.provider);
     const gh = new FakeWorld(w.world);
+    if (opts.profile?.github) await gh.setProfile(opts.profile.github);
+    if (opts.profile?.shimFaults) {
+      const res = await fetch(`${w.shimControl}/faults`, { method: "PUT", headers: { "content-type": "application/json" }, body: JSON.stringify(opts.profile.shimFaults) });
+      if (!res.ok) throw new Error(`simulator faults: ${res.status} ${await res.text()}`);
+    }
     await gh.deliverWebhooksTo({
       url: `${coordinator.url}/webhooks/github`,
       secret: w.webhookSecret,

@@ -41,6 +41,12 @@ export interface Env {
   CREATE_BACKOFF_SECONDS?: string;
   CREATE_FAILURE_LIMIT?: string;
   STALE_JOB_SECONDS?: string;
+  /**
+   * At most this many outbound calls (GitHub, the shim) of one scale set object wait for response
+   * headers at once, the rest queue: Cloudflare's six per invocation, which a Durable Object shares
+   * across all its work. Unset or 0: no limit of ours (the platform's still applies when deployed).
+   */
+  OUTBOUND_CONNECTIONS_PER_OBJECT?: string;
   // Retention knobs (see src/retention/settings.ts and docs/retention.md).
   /** Days completed jobs and deleted instances (with their transitions) are kept; default 30. */
   RETENTION_DAYS?: string;

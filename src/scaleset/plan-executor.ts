@@ -35,6 +35,8 @@ export interface ExecutorContext {
   inFlight: Set<string>;
   /** Plans again: a create answer that came after its pass may need a replacement or a backoff. */
   replan(): void;
+  /** The fetch the object's outbound calls go through (its connection limiter), if it has one. */
+  outbound?: typeof fetch;
 }
 
 /** How long a pass waits for its shim creates before leaving them to finish on their own. */
@@ -92,7 +94,7 @@ const deleteAttempts = (state: ObjectState, instance: string) => state.ops(insta
 export async function executePlan(ctx: ExecutorContext, db: D1Database, ss: ScaleSetRecord, rows: InstanceRecord[], actions: Action[]): Promise<void> {
   const { env, state, settings, inFlight } = ctx;
   const keyring = await keyringFor(env);
-  const { machines, runners } = await openScaleSetPorts(env, ss);
+  const { machines, runners } = await openScaleSetPorts(env, ss, ctx.outbound);
   const byName = new Map(rows.map((row) => [row.name, row]));
   const now = Date.now();
   const concurrency = settings.concurrency;

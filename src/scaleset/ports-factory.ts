@@ -22,26 +22,37 @@ import type { GithubRunnerInfo, MachinePort, RunnerPort, RunnerTool } from "./po
 // One client per credential per isolate: it keeps the credential, its token and runner group ids
 // in memory (re-reading shared state from D1 at most every few seconds), so a reconcile pass does
 // not pay D1 reads and token work on the way to GitHub.
+// An object that limits its outbound calls (OUTBOUND_CONNECTIONS_PER_OBJECT) gets clients of its own,
+// whose calls go through its limiter.
 const clients = new Map<string, GithubClient>();
+const limitedClients = new WeakMap<typeof fetch, Map<string, GithubClient>>();
 // Runner downloads change rarely; their temporary download tokens live about an hour.
 const DOWNLOADS_MEMO_MS = 5 * 60_000;
 const downloads = new Map<string, { at: number; tools: Promise<RunnerTool[]> }>();
 
-function clientFor(env: Env, credentialId: string): GithubClient {
-  let client = clients.get(credentialId);
+function clientFor(env: Env, credentialId: string, outbound?: typeof fetch): GithubClient {
+  let pool = clients;
+  if (outbound) {
+    pool = limitedClients.get(outbound) ?? new Map();
+    limitedClients.set(outbound, pool);
+  }
+  let client = pool.get(credentialId);
   if (!client) {
     // A rate-limit window longer than this ends the call; the object backs off and comes back.
-    client = new GithubClient({ env, credentialId, maxWaitMs: 10_000 });
-    clients.set(credentialId, client);
+    client = new GithubClient({ env, credentialId, maxWaitMs: 10_000, ...(outbound && { fetch: outbound }) });
+    pool.set(credentialId, client);
   }
   return client;
 }
 
 const runnerInfo = (r: GithubRunner): GithubRunnerInfo => ({ id: r.id, name: r.name, busy: r.busy });
 
-/** GitHub, as the scale set object needs it: JIT runners in, registrations out. */
-export function githubRunnerPort(env: Env, entity: ScaleSetRecord["entity"]): RunnerPort {
-  const gh = clientFor(env, entity.credentialsId);
+/**
+ * GitHub, as the scale set object needs it: JIT runners in, registrations out. `outbound`: the
+ * fetch every call goes through (the object's connection limiter), when it has one.
+ */
+export function githubRunnerPort(env: Env, entity: ScaleSetRecord["entity"], outbound?: typeof fetch): RunnerPort {
+  const gh = clientFor(env, entity.credentialsId, outbound);
   const scope = scopeOf(entity);
   const memoKey = `${entity.credentialsId}:${entity.kind}:${entity.owner}/${entity.name}`;
   return {
@@ -90,15 +101,15 @@ export async function controllerId(env: Pick<Env, "PUBLIC_URL">): Promise<string
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-5${hex.slice(13, 16)}-${((parseInt(hex[16]!, 16) & 3) | 8).toString(16)}${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
 }
 
-/** The shim and GitHub adapters for one scale set, with its provider's secret opened. */
-export async function openScaleSetPorts(env: Env, ss: ScaleSetRecord): Promise<{ machines: MachinePort; runners: RunnerPort }> {
+/** The shim and GitHub adapters for one scale set, with its provider's secret opened; `outbound` as for githubRunnerPort. */
+export async function openScaleSetPorts(env: Env, ss: ScaleSetRecord, outbound?: typeof fetch): Promise<{ machines: MachinePort; runners: RunnerPort }> {
   const providerSecret = await open(await keyringFor(env), ss.provider.secretEnc, secretContext.provider(ss.provider.id));
   const machines = createShimClient(
     { name: ss.provider.name, url: ss.provider.url, secret: providerSecret },
     { controllerId: await controllerId(env), poolId: ss.id, extraSpecs: ss.extraSpecs },
-    { timeoutMs: ss.provider.timeoutSeconds * 1000 },
+    { timeoutMs: ss.provider.timeoutSeconds * 1000, ...(outbound && { fetch: outbound }) },
   );
-  return { machines, runners: githubRunnerPort(env, ss.entity) };
+  return { machines, runners: githubRunnerPort(env, ss.entity, outbound) };
 }
 
 /** GitHub, as a scale set's instances need it (the metadata routes), or null if the scale set is gone. */

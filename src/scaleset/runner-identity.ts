@@ -1,3 +1,4 @@
+import type { JobStatus } from "../db/schema";
 import type { RunnerPort, RunnerRemoval } from "./ports";
 
 /**
@@ -16,9 +17,11 @@ export interface RunnerIdentity {
   reportedAgentId: number | null;
   /** The machine fetched a registration token, so it may have registered a runner itself. */
   registrationTokenServed: boolean;
+  /** Status of the job the runner took, if it took one (GitHub named it as the job's runner). */
+  jobStatus: JobStatus | null;
 }
 
-/** How to find the runner to remove. */
+/** How to find the runner to remove (`none`: there is nothing at GitHub for us to remove). */
 export type RemovalTarget =
   | { kind: "known"; runnerId: number }
   | { kind: "claimed"; runnerId: number }
@@ -26,6 +29,10 @@ export type RemovalTarget =
   | { kind: "none" };
 
 export function removalTarget(i: RunnerIdentity): RemovalTarget {
+  // Every runner we start is ephemeral (JIT, or config.sh --ephemeral): GitHub unregisters it
+  // itself once its one job is done, so a DELETE would only cost a call and answer 404. Should
+  // GitHub ever keep one, the drift check removes runners no live instance has.
+  if (i.jobStatus === "completed") return { kind: "none" };
   if (i.agentId !== null) return { kind: "known", runnerId: i.agentId };
   if (i.reportedAgentId !== null) return { kind: "claimed", runnerId: i.reportedAgentId };
   // Without a token the machine had no way to register a runner: nothing at GitHub is its own.

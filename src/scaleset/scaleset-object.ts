@@ -1,5 +1,6 @@
 import { DurableObject } from "cloudflare:workers";
 import { countingD1 } from "../db/counting-d1";
+import { outboundLimiter } from "../lib/outbound-limit";
 import { applyStatusChanges, findInstance } from "../db/instance-store";
 import type { InstanceStatus } from "../db/schema";
 import { loadScaleSetSnapshot } from "../db/scaleset-store";
@@ -55,7 +56,10 @@ export class ScaleSet extends DurableObject<Env> {
     super(ctx, env);
     this.state = new ObjectState(ctx.storage.sql);
     this.settings = scaleSetSettings(env);
+    // Every outbound call of this object (alarm and requests alike) shares one limiter, as the platform's limit does.
+    const outbound = this.settings.outboundConnections === null ? undefined : outboundLimiter(this.settings.outboundConnections).fetch;
     this.executor = {
+      outbound,
       env,
       state: this.state,
       settings: this.settings,
@@ -318,7 +322,7 @@ export class ScaleSet extends DurableObject<Env> {
       if (now - this.state.lastOrphanCheck >= this.settings.orphanCheckMs) {
         const at = Date.now();
         this.state.lastOrphanCheck = at;
-        const ports = await openScaleSetPorts(this.env, ss);
+        const ports = await openScaleSetPorts(this.env, ss, this.executor.outbound);
         this.state.unconfirmedMachines = await checkDrift({
           db,
           scaleSet: ss,
@@ -336,7 +340,7 @@ export class ScaleSet extends DurableObject<Env> {
         db,
         scaleSetId: ss.id,
         oldest: rows.oldestQueued,
-        github: githubRunnerPort(this.env, ss.entity),
+        github: githubRunnerPort(this.env, ss.entity, this.executor.outbound),
         checks: this.state,
         policy: this.settings.staleJobs,
         concurrency: this.settings.concurrency,

@@ -15,6 +15,8 @@ export interface ScaleSetSettings {
   staleJobs: StaleJobPolicy;
   /** Outbound calls (shim, GitHub) run at most this many at a time per scale set. */
   concurrency: number;
+  /** At most this many of the object's outbound calls wait for headers at once (null: no limit of ours). */
+  outboundConnections: number | null;
 }
 
 const seconds = (value: string | undefined, fallback: number): number => {
@@ -24,6 +26,7 @@ const seconds = (value: string | undefined, fallback: number): number => {
 
 export function scaleSetSettings(env: Partial<Env>): ScaleSetSettings {
   const limit = Number(env.CREATE_FAILURE_LIMIT);
+  const outbound = Number(env.OUTBOUND_CONNECTIONS_PER_OBJECT);
   return {
     tickMs: seconds(env.RECONCILE_INTERVAL_SECONDS, 30),
     nudgeDelayMs: seconds(env.NUDGE_DELAY_SECONDS, 0),
@@ -37,5 +40,6 @@ export function scaleSetSettings(env: Partial<Env>): ScaleSetSettings {
     },
     staleJobs: { ...DEFAULT_STALE_JOBS, staleAfterMs: seconds(env.STALE_JOB_SECONDS, DEFAULT_STALE_JOBS.staleAfterMs / 1000) },
     concurrency: 16,
+    outboundConnections: Number.isInteger(outbound) && outbound > 0 ? outbound : null,
   };
 }

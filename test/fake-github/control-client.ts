@@ -6,6 +6,7 @@ import type {
   DeliveryConfig,
   Fault,
   FakeRunner,
+  GithubProfile,
   RecordedDelivery,
   RecordedRequest,
   Seed,
@@ -62,6 +63,10 @@ export class FakeWorld {
   }
   async clearFaults() {
     await this.control("DELETE", "faults");
+  }
+  /** Latency and secondary limits (see GithubProfile); `{}` turns them off. */
+  async setProfile(profile: GithubProfile) {
+    await this.control("PUT", "profile", profile);
   }
   async setNow(now: number) {
     await this.control("POST", "clock", { now });

@@ -9,6 +9,7 @@
  *   {world}/_fake/requests      GET|DELETE recorded REST requests (never control calls)
  *   {world}/_fake/faults        POST|DELETE inject faults (see types.ts Fault)
  *   {world}/_fake/clock         POST       {now} or {advance_ms}: the fake's clock
+ *   {world}/_fake/profile       PUT|GET    GithubProfile: latency and secondary rate limits (profile.ts); {} = off
  *   {world}/_fake/runners/{id}  PATCH      {busy?, status?}
  *   {world}/_fake/jobs          POST       add or replace jobs
  *   {world}/_fake/runner-downloads POST    serve a runner package and list it (SeedRunnerDownload)
@@ -31,7 +32,7 @@
 
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import type { DeliveryConfig, Fault, Seed, SeedJob, SeedRunnerDownload, WorldInfo } from "./types.ts";
+import type { DeliveryConfig, Fault, GithubProfile, Seed, SeedJob, SeedRunnerDownload, WorldInfo } from "./types.ts";
 import { World } from "./world.ts";
 import { WorkflowPlayer } from "./workflows.ts";
 
@@ -140,6 +141,11 @@ export async function startFakeGithub(options: { port?: number; host?: string } 
       return send(res, 204, null);
     }
     if (path === "/_fake/state" && method === "GET") return send(res, 200, world.dump());
+    if (path === "/_fake/profile" && method === "PUT") {
+      world.setProfile(body === undefined ? null : (b as GithubProfile));
+      return send(res, 200, world.limits?.profile ?? {});
+    }
+    if (path === "/_fake/profile" && method === "GET") return send(res, 200, world.limits?.profile ?? {});
     if (path === "/_fake/requests" && method === "GET") return send(res, 200, world.requests);
     if (path === "/_fake/requests" && method === "DELETE") {
       world.requests = [];

@@ -105,6 +105,21 @@ export interface Fault {
   latency_ms?: number;
 }
 
+/**
+ * Production-like behaviour of a world (PUT /_fake/profile; see profile.ts). Absent parts are off.
+ */
+export interface GithubProfile {
+  /** Answer after ~this long: generate-jitconfig `jit_ms`, every other REST call `other_ms`, each ± `jitter` (a fraction, default 0.2). */
+  latency?: { jit_ms: number; other_ms: number; jitter?: number };
+  /**
+   * GitHub's secondary limits, per credential (PAT, installation, App): at most `points_per_minute`
+   * points in any 60 s (GET/HEAD/OPTIONS `read_points`, default 1; other methods
+   * `mutation_points`, default 5) and `max_concurrent` requests under way; beyond them `status`
+   * (403, default, or 429).
+   */
+  secondary?: { points_per_minute: number; max_concurrent: number; mutation_points?: number; read_points?: number; status?: number };
+}
+
 export interface RecordedRequest {
   at: number;
   method: string;
@@ -119,6 +134,10 @@ export interface RecordedRequest {
   user_agent: string | null;
   api_version: string | null;
   body: unknown;
+  /** Refused by the profile's secondary limits: which one. */
+  secondary_limit?: "points" | "concurrency";
+  /** The REST operation (world.ts route names, e.g. generate_jit_config); null when no route matched. */
+  operation?: string | null;
 }
 
 /**

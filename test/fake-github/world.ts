@@ -14,8 +14,10 @@
  */
 
 import { decodeJwt, importPublicKey, jwtTimeProblem, looksLikeJwt, verifyJwtSignature } from "./jwt.ts";
+import { GithubLimits } from "./profile.ts";
 import type {
   Fault,
+  GithubProfile,
   FakeHook,
   FakeRunner,
   RecordedRequest,
@@ -127,6 +129,8 @@ export class World {
   readonly jitConfigs = new Map<string, Record<string, string>>();
   faults: Fault[] = [];
   requests: RecordedRequest[] = [];
+  /** Latency and secondary limits (PUT /_fake/profile); null: answers at once, no secondary limits. */
+  limits: GithubLimits | null = null;
   private nextId = 1000;
 
   readonly id: string;
@@ -270,7 +274,9 @@ export class World {
     const ghes = req.path === "/api/v3" || req.path.startsWith("/api/v3/");
     const path = ghes ? req.path.slice("/api/v3".length) || "/" : req.path;
     const base = ghes ? `${req.baseUrl}/api/v3` : req.baseUrl;
-    const record = (status: number, auth: RecordedRequest["auth"], principal: string | null) =>
+    const route = ROUTES.find((r) => r.method === req.method && r.pattern.test(path));
+    const match = route ? route.pattern.exec(path)! : null;
+    const record = (status: number, auth: RecordedRequest["auth"], principal: string | null, secondary?: RecordedRequest["secondary_limit"]) =>
       this.requests.push({
         at: this.now(),
         method: req.method,
@@ -283,10 +289,9 @@ export class World {
         user_agent: req.headers["user-agent"] ?? null,
         api_version: req.headers["x-github-api-version"] ?? null,
         body: req.body ?? null,
+        operation: route?.operation ?? null,
+        ...(secondary && { secondary_limit: secondary }),
       });
-
-    const route = ROUTES.find((r) => r.method === req.method && r.pattern.test(path));
-    const match = route ? route.pattern.exec(path)! : null;
 
     const auth = await this.authenticate(req.headers.authorization, !!route?.appJwt);
     if ("denied" in auth) {
@@ -296,6 +301,34 @@ export class World {
     const who = auth.principal;
     const principalName = who.kind === "pat" ? who.login : who.kind === "installation" ? String(who.installationId) : String(who.appId);
 
+    const limits = this.limits;
+    if (!limits) return this.answer(req, path, base, route, match, who, (status) => record(status, who.kind, principalName));
+    const key = this.rateKey(who);
+    const refused = limits.enter(key, req.method, this.now());
+    if (refused) {
+      const res = error(refused.status, "You have exceeded a secondary rate limit. Please wait a few minutes before you try again.");
+      const final = { ...res, headers: { ...this.rateHeaders(who), ...(refused.retryAfterS !== null && { "retry-after": String(refused.retryAfterS) }) } };
+      record(final.status, who.kind, principalName, refused.kind);
+      return final;
+    }
+    try {
+      await new Promise((r) => setTimeout(r, limits.latencyMs(route?.operation ?? null)));
+      return await this.answer(req, path, base, route, match, who, (status) => record(status, who.kind, principalName));
+    } finally {
+      limits.leave(key);
+    }
+  }
+
+  /** Answers an authenticated request (faults, then the route), adds the rate-limit headers and records it. */
+  private async answer(
+    req: FakeRequest,
+    path: string,
+    base: string,
+    route: Route | undefined,
+    match: RegExpExecArray | null,
+    who: Principal,
+    record: (status: number) => void,
+  ): Promise<FakeResponse> {
     const fault = this.takeFault(req.method, path);
     if (fault?.kind === "latency") await new Promise((r) => setTimeout(r, fault.latency_ms ?? 1000));
     let res: FakeResponse;
@@ -307,7 +340,7 @@ export class World {
       res = await route.handler(this, { ...req, path, baseUrl: base }, match, who);
     }
     const final = { ...res, headers: { ...this.rateHeaders(who), ...res.headers } };
-    record(final.status, who.kind, principalName);
+    record(final.status);
     return final;
   }
 
@@ -382,6 +415,13 @@ export class World {
       default:
         return error(500, `fake: unknown fault on ${method} ${path}`);
     }
+  }
+
+  /** Sets (or with null, clears) the world's production-like profile. */
+  setProfile(profile: GithubProfile | null) {
+    if (!profile || (!profile.latency && !profile.secondary)) this.limits = null;
+    else if (this.limits) this.limits.profile = profile;
+    else this.limits = new GithubLimits(profile);
   }
 
   private rateKey(who: Principal) {

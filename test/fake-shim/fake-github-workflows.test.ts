@@ -99,6 +99,11 @@ describe("fake GitHub: playing workflows", () => {
 
     // Ephemeral: the runner is gone from GitHub; the job is recorded once.
     expect((await world.state()).runners.map((r) => r.name)).toEqual(["er-cpu"]);
+    const rest = (method: string, path: string) => fetch(`${world.url}/repos/octo/app/actions/runners${path}`, { method, headers: { authorization: "Bearer ghp_wf" } });
+    const listed = (await (await rest("GET", "")).json()) as { runners: { name: string }[] };
+    expect(listed.runners.map((r) => r.name)).toEqual(["er-cpu"]);
+    // Removing it again is a 404, which a coordinator takes as done.
+    expect((await rest("DELETE", `/${gpu.agentId}`)).status).toBe(404);
     expect((await world.workflowJobs())[0]).toMatchObject({ status: "completed", completions: 2, runner_name: "er-gpu" });
   });
 

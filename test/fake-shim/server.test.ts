@@ -5,7 +5,8 @@ import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { garmBootstrap } from "../fixtures/bootstrap-instance";
-import { createTenant, type FakeShimTenant } from "./control";
+import { stackProfile } from "../../e2e/profiles";
+import { createTenant, type FakeShimTenant, type FaultRule } from "./control";
 import { type FakeShim, startFakeShim } from "./server";
 
 const SECRET = "fake-shim-self-test-secret";
@@ -99,6 +100,32 @@ describe("fake shim", () => {
     expect(cb!.headers["x-edgerunner-signature"]).toBe(expected);
     expect(JSON.parse(cb!.body)).toMatchObject({ operation_id: accepted.body.operation_id, instance_name: "r-async", error: null, result: { name: "r-async" } });
     expect((await t.callbacks())[0]).toMatchObject({ state: "delivered", response_status: 200 });
+  });
+
+  it("holds a create for the production profile's latency: recorded on arrival, answered (and the machine made) only after it", async () => {
+    const t = await createTenant(shim.url, { secret: SECRET });
+    await t.setFaults(stackProfile("production", "sync").shimFaults!);
+    const answered = create(t, "r-slow");
+    await vi.waitFor(async () => expect(await t.requests()).toHaveLength(1));
+    expect((await t.requests())[0]).toMatchObject({ operation: "create", status: null });
+    expect(await t.machines()).toEqual([]);
+    expect((await answered).status).toBe(201);
+    expect((await t.requests())[0]).toMatchObject({ status: 201 });
+    expect((await t.machines()).map((m) => m.name)).toEqual(["r-slow"]);
+  });
+
+  it("answers every create 202 at once in the production profile's async variant, and calls back with the machine", async () => {
+    const t = await createTenant(shim.url, { secret: SECRET, callbackUrl: `${receiver.url}/api/v1/providers/async/callbacks` });
+    const faults = stackProfile("production", "async").shimFaults!;
+    // The profile's delay is a second; the knob is the same with a shorter one.
+    await t.setFaults({ rules: faults.rules!.map((r) => ({ ...r, action: { ...r.action, complete_after_ms: 20 } as FaultRule["action"] })) });
+    const before = receiver.got.length;
+    const [a, b] = await Promise.all([create(t, "r-a1"), create(t, "r-a2")]);
+    expect([a.status, b.status]).toEqual([202, 202]);
+    await vi.waitFor(() => expect(receiver.got.length).toBe(before + 2), { timeout: 3000 });
+    const results = receiver.got.slice(before).map((cb) => JSON.parse(cb.body).result.name).sort();
+    expect(results).toEqual(["r-a1", "r-a2"]);
+    expect((await t.machines()).map((m) => m.name).sort()).toEqual(["r-a1", "r-a2"]);
   });
 
   it("reports an async failure in the callback and creates nothing", async () => {

@@ -7,6 +7,7 @@ const identity = (over: Partial<RunnerIdentity> = {}): RunnerIdentity => ({
   agentId: null,
   reportedAgentId: null,
   registrationTokenServed: false,
+  jobStatus: null,
   ...over,
 });
 
@@ -40,6 +41,14 @@ describe("runner identity: which id may be acted on", () => {
     expect(removalTarget(identity({ reportedAgentId: 22 }))).toEqual({ kind: "claimed", runnerId: 22 });
     expect(removalTarget(identity({ registrationTokenServed: true }))).toEqual({ kind: "by_name" });
     expect(removalTarget(identity())).toEqual({ kind: "none" });
+  });
+
+  it("removalTarget leaves a runner whose job completed to GitHub, which unregisters an ephemeral runner after its job", () => {
+    expect(removalTarget(identity({ agentId: 11, jobStatus: "completed" }))).toEqual({ kind: "none" });
+    expect(removalTarget(identity({ reportedAgentId: 22, registrationTokenServed: true, jobStatus: "completed" }))).toEqual({ kind: "none" });
+    // Still running its job, or never got one: only we can remove it (a busy one answers 422 and is kept).
+    expect(removalTarget(identity({ agentId: 11, jobStatus: "in_progress" }))).toEqual({ kind: "known", runnerId: 11 });
+    expect(removalTarget(identity({ agentId: 11, jobStatus: "queued" }))).toEqual({ kind: "known", runnerId: 11 });
   });
 
   it("judgeClaim: the runner under the claimed id must carry the instance's name (case-insensitive)", () => {
@@ -98,6 +107,12 @@ describe("runner identity: removing an instance's runner", () => {
     const gh = github([{ ...OWN, busy: true }]);
     expect(await removeInstanceRunner(gh, identity({ registrationTokenServed: true }))).toEqual({ removal: "busy", confirmedId: 11, rejectedClaim: null });
     expect(gh.calls).toEqual(["find er-own", "delete 11"]);
+  });
+
+  it("asks GitHub nothing for a runner whose job completed: GitHub removed it", async () => {
+    const gh = github([OWN]);
+    expect(await removeInstanceRunner(gh, identity({ agentId: 11, jobStatus: "completed" }))).toEqual({ removal: "gone", confirmedId: null, rejectedClaim: null });
+    expect(gh.calls).toEqual([]);
   });
 
   it("asks GitHub nothing when the machine could not have registered a runner", async () => {

@@ -23,6 +23,14 @@ async function transitions(instanceId: string) {
   ).results;
 }
 
+/** The coordinator's runner DELETEs at GitHub since the world's requests were last cleared. */
+async function runnerDeletes(w: { github: { requests(): Promise<{ method: string; path: string; status: number }[]> } }) {
+  return (await w.github.requests())
+    .filter((r) => r.method === "DELETE" && /\/actions\/runners\/\d+$/.test(r.path))
+    .map((r) => ({ runner: Number(r.path.split("/").pop()), status: r.status }))
+    .sort((a, b) => a.runner - b.runner);
+}
+
 /** Moves an instance's pending retry or poll into the past, as time passing would. */
 const makeDue = (scaleSetId: string, name: string) =>
   inScaleSetObject(scaleSetId, (obj) => obj.state.updateOps(name, { ...(obj.state.ops(name)?.retryAt ? { retryAt: 1 } : {}), ...(obj.state.ops(name)?.pollAt ? { pollAt: 1 } : {}) }));
@@ -331,10 +339,13 @@ describe("ScaleSet object: lifecycle", () => {
       env.DB.prepare("UPDATE jobs SET status = 'completed' WHERE id = ?").bind(job),
       env.DB.prepare("UPDATE instances SET job_id = ?, runner_status = 'active' WHERE id = ?").bind(job, row!.id),
     ]);
+    await w.github.clearRequests();
     await reconcile(w.scaleSetId);
     expect((await instances(w.scaleSetId))[0]).toMatchObject({ status: "deleted" });
     expect((await transitions(row!.id)).find((t) => t.to_value === "pending_delete")!.reason).toBe("job_completed");
     expect(await w.shim.machines()).toHaveLength(0);
+    // GitHub unregisters an ephemeral runner after its job itself: no call to GitHub for it.
+    expect(await runnerDeletes(w)).toEqual([]);
   });
 
   it("reaps a runner that is not idle within the bootstrap timeout", async () => {
@@ -343,10 +354,14 @@ describe("ScaleSet object: lifecycle", () => {
     await reconcile(w.scaleSetId);
     const [row] = await live(w.scaleSetId);
     await env.DB.prepare("UPDATE instances SET created_at = created_at - 61000 WHERE id = ?").bind(row!.id).run();
+    await w.github.clearRequests();
     await reconcile(w.scaleSetId);
     const reaped = (await instances(w.scaleSetId)).find((i) => i.id === row!.id)!;
     expect(reaped.status).toBe("deleted");
     expect((await transitions(row!.id)).find((t) => t.to_value === "pending_delete")!.reason).toBe("bootstrap_timeout");
+    // It never took a job, so GitHub still has its runner: we remove it.
+    expect(await runnerDeletes(w)).toEqual([{ runner: row!.agent_id, status: 204 }]);
+    expect((await w.github.state()).runners.map((r) => r.name)).not.toContain(row!.name);
     // The job is still queued, so a replacement comes up.
     expect(await live(w.scaleSetId)).toHaveLength(1);
   });
@@ -364,6 +379,7 @@ describe("ScaleSet object: lifecycle", () => {
     const busy = rows[1]!;
     // GitHub gave it a job meanwhile: it refuses to remove a busy runner (422).
     await w.github.updateRunner(busy.agent_id, { busy: true });
+    await w.github.clearRequests();
     await reconcile(w.scaleSetId);
     const after = await instances(w.scaleSetId);
     expect(after.find((i) => i.id === rows[0]!.id)!.status).toBe("deleted");
@@ -371,6 +387,29 @@ describe("ScaleSet object: lifecycle", () => {
     expect((await transitions(busy.id)).at(-1)!.reason).toMatch(/took a job/);
     const ghRunners = (await w.github.state()).runners.map((r) => r.name);
     expect(ghRunners).not.toContain(rows[0]!.name);
+    // Idle ones never took a job, so only we can remove them; the busy one answers 422 (asked again while still idle-long).
+    const deletes = await runnerDeletes(w);
+    expect(deletes.filter((d) => d.runner === rows[0]!.agent_id)).toEqual([{ runner: rows[0]!.agent_id, status: 204 }]);
+    expect(new Set(deletes.filter((d) => d.runner !== rows[0]!.agent_id).map((d) => `${d.runner} ${d.status}`))).toEqual(new Set([`${busy.agent_id} 422`]));
+  });
+
+  it("takes a 404 from GitHub's runner DELETE as removed: the runner is already gone", async () => {
+    const w = await world();
+    const jobs = await queueJobs(w.scaleSetId, 1);
+    await reconcile(w.scaleSetId);
+    const [row] = await live(w.scaleSetId);
+    await env.DB.batch([
+      env.DB.prepare(`UPDATE jobs SET status = 'completed' WHERE id = ?`).bind(jobs[0]),
+      env.DB.prepare("UPDATE instances SET runner_status = 'idle', runner_status_changed_at = ? WHERE id = ?").bind(Date.now() - 3_600_000, row!.id),
+    ]);
+    // Someone removed the runner at GitHub behind the coordinator's back.
+    const gone = await fetch(`${w.github.url}/repos/octo/app/actions/runners/${row!.agent_id}`, { method: "DELETE", headers: { authorization: "Bearer ghp_test_token" } });
+    expect(gone.status).toBe(204);
+    await w.github.clearRequests();
+    await reconcile(w.scaleSetId);
+    expect(await runnerDeletes(w)).toEqual([{ runner: row!.agent_id, status: 404 }]);
+    expect((await instances(w.scaleSetId))[0]).toMatchObject({ status: "deleted" });
+    expect(await w.shim.machines()).toHaveLength(0);
   });
 
   it("keeps idle runners that have not idled long enough", async () => {
