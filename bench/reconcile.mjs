@@ -44,7 +44,8 @@ const coordinator = await startCoordinator({
   ORPHAN_CHECK_SECONDS: "86400",
   SCALE_DOWN_IDLE_SECONDS: "86400",
   NUDGE_DELAY_SECONDS: "0",
-});
+  // BENCH_COORDINATOR_LOG=file keeps the coordinator's log lines there.
+}, { log: process.env.BENCH_COORDINATOR_LOG });
 const stopAll = async () => {
   await coordinator.stop();
   github.proc.kill("SIGTERM");

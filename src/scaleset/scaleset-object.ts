@@ -19,7 +19,11 @@ import { planSnapshot } from "./plan-input";
 import { plan } from "./reconcile";
 import { runnerReportChange, type RunnerReport, type RunnerReportRefusal } from "./runner-report";
 import { scaleSetSettings, type ScaleSetSettings } from "./settings";
+import { RunCoalescer } from "./run-coalescer";
 import { recheckStaleJobs } from "./stale-job-recheck";
+
+/** Passes a run may make before it leaves the rest to the alarm (a pass that acted goes again at once). */
+const MAX_PASSES_PER_RUN = 4;
 
 export interface ScaleSetStatus {
   scale_set_id: string | null;
@@ -41,12 +45,11 @@ export class ScaleSet extends DurableObject<Env> {
   private readonly settings: ScaleSetSettings;
   /** Instances with an operation of this incarnation under way: nobody else may touch them. */
   private readonly inFlight = new Set<string>();
-  private running: Promise<void> | null = null;
+  private readonly runs = new RunCoalescer(MAX_PASSES_PER_RUN);
   /** When this incarnation started: rows left mid-way before it belong to a process that is gone. */
   private readonly startedAt = Date.now();
   /** Totals of the reconcile run under way (one run is up to a few passes). */
   private run: { at: number; started: number; actions: Record<string, number>; trips: number; passes: number; error: string | null } | null = null;
-  private rerun = false;
   /** Counters go to D1 at the end of a run that called out or changed the desired count, else at most once a minute. */
   private countersFlushedAt = 0;
   private desiredWritten: number | null = null;
@@ -73,6 +76,9 @@ export class ScaleSet extends DurableObject<Env> {
   /** Something changed (a job arrived, the scale set was edited): reconcile as soon as possible. */
   async nudge(scaleSetId: string): Promise<void> {
     this.state.bind(scaleSetId);
+    // A run under way may have read D1 before the caller wrote: it goes once more, or arms the
+    // alarm at once when it is done.
+    if (this.runs.underWay) return this.runs.ask();
     const due = Date.now() + this.settings.nudgeDelayMs;
     // An alarm armed no later than that has not started yet (a running alarm reads as none),
     // so its pass will see whatever the caller wrote: nothing to write. Webhook bursts nudge
@@ -219,28 +225,18 @@ export class ScaleSet extends DurableObject<Env> {
 
   // ---- reconciliation ---------------------------------------------------------------------
 
-  /** Runs reconciliation, coalescing overlapping requests into one more pass. */
-  private async reconcile(trigger: string): Promise<void> {
-    if (this.running) {
-      this.rerun = true;
-      return this.running;
-    }
-    this.running = (async () => {
-      try {
-        let passes = 0;
-        do {
-          this.rerun = false;
-          const acted = await this.pass(trigger);
-          // Marks and failures change what the next plan sees: go again at once, boundedly.
-          if (acted) this.rerun = true;
-        } while (this.rerun && ++passes < 4);
-        await this.afterRun();
-      } finally {
-        this.running = null;
+  /** Runs reconciliation, coalescing overlapping requests into more passes (run-coalescer.ts). */
+  private reconcile(trigger: string): Promise<void> {
+    return this.runs.run({
+      pass: () => this.pass(trigger),
+      after: () => this.afterRun(),
+      done: async (leftOver) => {
         this.run = null;
-      }
-    })();
-    return this.running;
+        if (!leftOver) return;
+        this.state.setTimer("nudge", Date.now());
+        await this.arm();
+      },
+    });
   }
 
   /** Logs the run and records it for /metrics, batching the counter writes (see observability/op-counters.ts). */
@@ -317,6 +313,7 @@ export class ScaleSet extends DurableObject<Env> {
     log({ event: "plan", scale_set: ss.id, trigger, ...result.summary, actions: result.actions.length });
 
     let error: string | null = null;
+    let staleCorrected = false;
     try {
       // Drift is judged against this snapshot, before the plan adds anything the cloud cannot know yet.
       if (now - this.state.lastOrphanCheck >= this.settings.orphanCheckMs) {
@@ -345,7 +342,7 @@ export class ScaleSet extends DurableObject<Env> {
         policy: this.settings.staleJobs,
         concurrency: this.settings.concurrency,
       });
-      if (corrected > 0) this.rerun = true;
+      if (corrected > 0) staleCorrected = true;
     } catch (err) {
       error = errorText(err);
       log({ event: "reconcile_error", scale_set: ss.id, error });
@@ -368,6 +365,6 @@ export class ScaleSet extends DurableObject<Env> {
     };
     this.state.setTimer("tick", Date.now() + this.settings.tickMs);
     this.state.setTimer("wake", result.wakeAt);
-    return result.actions.length > 0;
+    return result.actions.length > 0 || staleCorrected;
   }
 }
