@@ -32,6 +32,7 @@ export interface Env {
   CREATE_BACKOFF_SECONDS?: string;
   CREATE_FAILURE_LIMIT?: string;
   STALE_JOB_SECONDS?: string;
+  LISTEN_REARM_SECONDS?: string;
 }
 
 /** `requestId` is set for every request by src/http/request-id.ts. */

@@ -42,6 +42,8 @@ export const INITIAL_LISTENER: ListenerState = {
 export interface ListenerWants {
   /** scaleset_api intake and enabled: keep a session and poll. Else: hold no session. */
   listen: boolean;
+  /** The scale set is deleted: remove the runner scale set at GitHub too. */
+  unregister?: boolean;
 }
 
 export type ListenerStep =
@@ -55,7 +57,7 @@ export type ListenerStep =
   | { kind: "idle" };
 
 export function nextStep(s: ListenerState, wants: ListenerWants, now: number): ListenerStep {
-  if (!wants.listen) return s.session ? { kind: "close_session" } : { kind: "idle" };
+  if (!wants.listen) return s.session || (wants.unregister && s.githubScaleSetId !== null) ? { kind: "close_session" } : { kind: "idle" };
   if (s.retryAt !== null && s.retryAt > now) return { kind: "wait", until: s.retryAt };
   if (s.githubScaleSetId === null) return { kind: "register" };
   if (!s.session) return { kind: "open_session" };
@@ -73,7 +75,8 @@ export type StepOutcome =
   | { step: "register"; ok: true; githubScaleSetId: number }
   | { step: "open_session" | "refresh_session"; ok: true; session: ListenerSession }
   | { step: "poll"; ok: true; handled: { messageId: number; statistics: ScaleSetStatistics | null } | null }
-  | { step: "close_session"; ok: true }
+  /** `unregistered`: the runner scale set was deleted at GitHub as well. */
+  | { step: "close_session"; ok: true; unregistered: boolean }
   | { step: Exclude<ListenerStep["kind"], "wait" | "idle">; ok: false; error: ActionsError };
 
 /** The state after a step's outcome. Pure: `now` is the only time it knows. */
@@ -94,7 +97,7 @@ export function afterStep(s: ListenerState, o: StepOutcome, now: number): Listen
           ? { ...s, ...cleared, lastMessageId: o.handled.messageId, statistics: o.handled.statistics ?? s.statistics }
           : { ...s, ...cleared };
       case "close_session":
-        return { ...s, ...cleared, session: null, refreshNeeded: false, conflictSince: null, lastMessageId: 0 };
+        return { ...s, ...cleared, session: null, refreshNeeded: false, conflictSince: null, lastMessageId: 0, githubScaleSetId: o.unregistered ? null : s.githubScaleSetId };
     }
   }
   const e = o.error;
@@ -102,7 +105,7 @@ export function afterStep(s: ListenerState, o: StepOutcome, now: number): Listen
   const failed = { ...s, failures, retryAt: now + listenerBackoffMs(failures, e.kind), lastError: `${o.step}: ${e.kind}: ${e.message}` };
   if (o.step === "close_session") {
     // A session we cannot close (GitHub down) is forgotten after a few tries: it expires on its own.
-    return failures >= 3 ? { ...failed, session: null, failures: 0, retryAt: null } : failed;
+    return failures >= 3 ? { ...failed, session: null, githubScaleSetId: null, failures: 0, retryAt: null } : failed;
   }
   if (e.kind === "unauthorized" && (o.step === "poll" || o.step === "refresh_session")) {
     // Poll refused: the queue token expired; refresh at once. Refresh refused: start a new session.

@@ -19,6 +19,8 @@ import { plan } from "./reconcile";
 import { runnerReportChange, type RunnerReport, type RunnerReportRefusal } from "./runner-report";
 import { scaleSetSettings, type ScaleSetSettings } from "./settings";
 import { recheckStaleJobs } from "./stale-job-recheck";
+import { listenerDemand } from "./listener";
+import { ListenerHost, type ListenerStatus } from "./listener-host";
 
 export interface ScaleSetStatus {
   scale_set_id: string | null;
@@ -27,6 +29,8 @@ export interface ScaleSetStatus {
   last_reconcile: LastReconcile | null;
   pending_operations: number;
   delete_retries: number;
+  /** The runner scale set API listener (scaleset_api intake), if it ever ran. */
+  listener: ListenerStatus | null;
 }
 
 /**
@@ -50,11 +54,13 @@ export class ScaleSet extends DurableObject<Env> {
   private countersFlushedAt = 0;
   private desiredWritten: number | null = null;
   private readonly executor: ExecutorContext;
+  private readonly listener: ListenerHost;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     this.state = new ObjectState(ctx.storage.sql);
     this.settings = scaleSetSettings(env);
+    this.listener = new ListenerHost(env, this.state, this.settings.listenRearmMs);
     this.executor = {
       env,
       state: this.state,
@@ -106,6 +112,7 @@ export class ScaleSet extends DurableObject<Env> {
       last_reconcile: this.state.lastReconcile,
       pending_operations: ops.filter((o) => o.opId).length,
       delete_retries: ops.filter((o) => o.retryAt !== null).length,
+      listener: this.listener.status(),
     };
   }
 
@@ -188,6 +195,14 @@ export class ScaleSet extends DurableObject<Env> {
     return { ok: true };
   }
 
+  /** Takes the scale set API listener's next step now, ignoring its backoff (tests, operators); then reconciles. */
+  async listenNow(scaleSetId: string): Promise<ScaleSetStatus> {
+    this.state.bind(scaleSetId);
+    await this.listen(true);
+    await this.arm();
+    return this.status(scaleSetId);
+  }
+
   // ---- alarm ------------------------------------------------------------------------------
 
   override async alarm(): Promise<void> {
@@ -199,7 +214,33 @@ export class ScaleSet extends DurableObject<Env> {
       log({ event: "reconcile_failed", scale_set: this.state.scaleSetId, error: errorText(err) });
       this.state.setTimer("retry", Date.now() + 5_000);
     }
+    await this.listen(false);
     await this.arm();
+  }
+
+  /**
+   * The scale set API listener's step, when one is due (or `force`d): a long poll, usually. A
+   * message that changed anything is followed by a reconcile at once, so runners come without
+   * waiting for the next tick. Never throws.
+   */
+  private async listen(force: boolean): Promise<void> {
+    const scaleSetId = this.state.scaleSetId;
+    if (!scaleSetId) return;
+    try {
+      const ss = (await loadScaleSetSnapshot(this.env.DB, scaleSetId)).scaleSet;
+      const due = this.listener.dueAt(ss);
+      if (due === null || (!force && due > Date.now())) return;
+      const outcome = await this.listener.step(scaleSetId, ss, force);
+      if (outcome?.step === "poll" && outcome.ok && outcome.handled) await this.reconcile("listener");
+      // Deleted here and unregistered at GitHub: the next pass clears the object.
+      if (!ss && this.listener.dueAt(null) === null) {
+        this.listener.forget();
+        this.state.setTimer("retry", Date.now());
+      }
+    } catch (err) {
+      log({ event: "listener_failed", scale_set: scaleSetId, error: errorText(err) });
+      this.state.setTimer("listen", Date.now() + 5_000);
+    }
   }
 
   private async arm(): Promise<void> {
@@ -276,6 +317,11 @@ export class ScaleSet extends DurableObject<Env> {
     const rows = await loadScaleSetSnapshot(db, scaleSetId);
     const ss = rows.scaleSet;
     if (!ss) {
+      if (this.listener.dueAt(null) !== null) {
+        // Its runner scale set session must be closed at GitHub first (the listener step does it).
+        this.state.setTimer("listen", Date.now() + this.settings.listenRearmMs);
+        return false;
+      }
       // The scale set is gone (its API delete checks no instances are live): forget everything.
       log({ event: "scaleset_object_cleared", scale_set: scaleSetId });
       this.state.clear();
@@ -301,7 +347,8 @@ export class ScaleSet extends DurableObject<Env> {
       planSnapshot({
         scaleSet: ss,
         instances: rows.instances,
-        queuedJobs: rows.queuedJobs,
+        // scaleset_api: GitHub's statistics say how many jobs are assigned to the scale set and not yet running.
+        queuedJobs: (ss.intake === "scaleset_api" ? listenerDemand(this.state.listener?.state.statistics ?? null) : null) ?? rows.queuedJobs,
         ops: this.state.allOps(),
         inFlight: this.inFlight,
         createBackoff: backoff,
@@ -332,7 +379,8 @@ export class ScaleSet extends DurableObject<Env> {
       }
       if (result.actions.length) await executePlan(this.executor, db, ss, rows.instances, result.actions);
       // Lost webhooks: jobs GitHub has long started or finished must stop asking for runners.
-      const corrected = await recheckStaleJobs({
+      // (The scale set API loses nothing: its queue holds every event until acknowledged.)
+      const corrected = ss.intake === "scaleset_api" ? 0 : await recheckStaleJobs({
         db,
         scaleSetId: ss.id,
         oldest: rows.oldestQueued,

@@ -75,7 +75,8 @@ export class ActionsService {
   readonly agents = new Map<number, number>();
   requests: ActionsServiceState["requests"] = [];
   private nextMessageId = 1;
-  private nextRequestId = 9_000_000_001;
+  // Runner request ids are unique across GitHub: worlds start far apart, as ids of different tests must not meet in one D1.
+  private nextRequestId = 9_000_000_000 + Math.floor(Math.random() * 1_000_000) * 1000;
   private waiters = new Map<number, Set<() => void>>();
   private readonly world: World;
 

@@ -43,9 +43,19 @@ describe("listener steps", () => {
     expect(nextStep(open, off, NOW)).toEqual({ kind: "close_session" });
     expect(nextStep(registered, off, NOW)).toEqual({ kind: "idle" });
     expect(nextStepAt(registered, off, NOW)).toBeNull();
-    const closed = afterStep(open, { step: "close_session", ok: true }, NOW);
+    const closed = afterStep(open, { step: "close_session", ok: true, unregistered: false }, NOW);
     expect(closed.session).toBeNull();
-    expect(closed.githubScaleSetId).toBe(7); // the scale set stays registered
+    expect(closed.githubScaleSetId).toBe(7); // disabled: the scale set stays registered
+  });
+
+  it("closes the session and unregisters the runner scale set when the scale set is deleted", () => {
+    const gone = { listen: false, unregister: true };
+    expect(nextStep(listening, gone, NOW)).toEqual({ kind: "close_session" });
+    const registeredOnly = { ...INITIAL_LISTENER, githubScaleSetId: 7 };
+    expect(nextStep(registeredOnly, gone, NOW)).toEqual({ kind: "close_session" });
+    const done = afterStep(listening, { step: "close_session", ok: true, unregistered: true }, NOW);
+    expect(done).toMatchObject({ session: null, githubScaleSetId: null });
+    expect(nextStep(done, gone, NOW)).toEqual({ kind: "idle" });
   });
 
   it("moves the cursor only with a handled message, and keeps it on an empty poll", () => {
