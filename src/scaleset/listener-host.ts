@@ -7,7 +7,7 @@
 import { keyringFor } from "../crypto/keyring";
 import { open, seal } from "../crypto/secret-box";
 import { secretContext } from "../crypto/secret-contexts";
-import type { ScaleSetRecord } from "../db/scaleset-store";
+import { loadScaleSetSnapshot, type ScaleSetRecord } from "../db/scaleset-store";
 import type { Env } from "../env";
 import { errorText, logEvent as log } from "../observability/log";
 import type { ScaleSetStatistics } from "./actions-port";
@@ -45,6 +45,11 @@ export class ListenerHost {
     private readonly rearmMs: number,
   ) {}
 
+  /** A step (usually a long poll) is under way. */
+  get busy(): boolean {
+    return this.running !== null;
+  }
+
   /** When the listener's next step is due for this scale set (now, after a backoff), or null: nothing to do or undo. */
   dueAt(ss: ScaleSetRecord | null, now = Date.now()): number | null {
     const stored = this.objectState.listener;
@@ -65,6 +70,29 @@ export class ListenerHost {
       retry_at: s.retryAt === null ? null : new Date(s.retryAt).toISOString(),
       last_error: s.lastError,
     };
+  }
+
+  /**
+   * The object's turn for the listener: one step if one is due (or `force`d), then
+   * `afterMessage` when a message was handled (the object reconciles, so runners come at once).
+   * Once a deleted scale set is unregistered at GitHub, the listener forgets it and a `retry`
+   * pass clears the object. Never throws.
+   */
+  async tick(scaleSetId: string, force: boolean, afterMessage: () => Promise<void>): Promise<void> {
+    try {
+      const ss = (await loadScaleSetSnapshot(this.env.DB, scaleSetId)).scaleSet;
+      const due = this.dueAt(ss);
+      if (due === null || (!force && due > Date.now())) return;
+      const outcome = await this.step(scaleSetId, ss, force);
+      if (outcome?.step === "poll" && outcome.ok && outcome.handled) await afterMessage();
+      if (!ss && this.dueAt(null) === null) {
+        this.forget();
+        this.objectState.setTimer("retry", Date.now());
+      }
+    } catch (err) {
+      log({ event: "listener_failed", scale_set: scaleSetId, error: errorText(err) });
+      this.objectState.setTimer("listen", Date.now() + 5_000);
+    }
   }
 
   /**

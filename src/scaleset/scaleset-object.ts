@@ -75,6 +75,13 @@ export class ScaleSet extends DurableObject<Env> {
   /** Something changed (a job arrived, the scale set was edited): reconcile as soon as possible. */
   async nudge(scaleSetId: string): Promise<void> {
     this.state.bind(scaleSetId);
+    if (this.listener.busy) {
+      // The alarm is holding a long poll (up to ~50 s): reconcile beside it rather than after it.
+      void this.reconcile("nudge")
+        .then(() => this.arm())
+        .catch((err) => log({ event: "reconcile_failed", scale_set: scaleSetId, error: errorText(err) }));
+      return;
+    }
     const due = Date.now() + this.settings.nudgeDelayMs;
     // An alarm armed no later than that has not started yet (a running alarm reads as none),
     // so its pass will see whatever the caller wrote: nothing to write. Webhook bursts nudge
@@ -218,29 +225,10 @@ export class ScaleSet extends DurableObject<Env> {
     await this.arm();
   }
 
-  /**
-   * The scale set API listener's step, when one is due (or `force`d): a long poll, usually. A
-   * message that changed anything is followed by a reconcile at once, so runners come without
-   * waiting for the next tick. Never throws.
-   */
+  /** The scale set API listener's step, when one is due (or `force`d); a message that changed anything is reconciled at once. */
   private async listen(force: boolean): Promise<void> {
     const scaleSetId = this.state.scaleSetId;
-    if (!scaleSetId) return;
-    try {
-      const ss = (await loadScaleSetSnapshot(this.env.DB, scaleSetId)).scaleSet;
-      const due = this.listener.dueAt(ss);
-      if (due === null || (!force && due > Date.now())) return;
-      const outcome = await this.listener.step(scaleSetId, ss, force);
-      if (outcome?.step === "poll" && outcome.ok && outcome.handled) await this.reconcile("listener");
-      // Deleted here and unregistered at GitHub: the next pass clears the object.
-      if (!ss && this.listener.dueAt(null) === null) {
-        this.listener.forget();
-        this.state.setTimer("retry", Date.now());
-      }
-    } catch (err) {
-      log({ event: "listener_failed", scale_set: scaleSetId, error: errorText(err) });
-      this.state.setTimer("listen", Date.now() + 5_000);
-    }
+    if (scaleSetId) await this.listener.tick(scaleSetId, force, () => this.reconcile("listener"));
   }
 
   private async arm(): Promise<void> {
