@@ -186,12 +186,15 @@ export function messagePlan(msg: QueueMessage, route: { entityId: string; scaleS
 }
 
 /**
- * Jobs waiting for a runner, as the planner counts them (it adds min idle and caps at max):
- * assigned to the scale set but not yet running. So the total is ARC's and GARM's
- * min(min_runners + totalAssignedJobs, max_runners), busy runners included. Null before any
- * statistics arrived (the planner then counts queued jobs in D1).
+ * Jobs waiting for a runner, as the planner counts them (it adds min idle and caps at max), in
+ * scaleset_api intake: the jobs assigned to the scale set and not yet started that D1 holds
+ * (each came as a JobAssigned message), capped by GitHub's own count of them
+ * (totalAssignedJobs - totalRunningJobs). So the total is ARC's and GARM's
+ * min(min_runners + totalAssignedJobs, max_runners) once both agree; and neither a runner
+ * that reports busy before its JobStarted message nor a job GitHub dropped without telling us
+ * adds a runner. Without statistics yet, D1's count alone.
  */
-export function listenerDemand(stats: ScaleSetStatistics | null): number | null {
-  if (!stats) return null;
-  return Math.max(0, stats.totalAssignedJobs - stats.totalRunningJobs);
+export function listenerDemand(stats: ScaleSetStatistics | null, queuedInD1: number): number {
+  if (!stats) return queuedInD1;
+  return Math.min(queuedInD1, Math.max(0, stats.totalAssignedJobs - stats.totalRunningJobs));
 }

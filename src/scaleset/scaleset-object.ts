@@ -335,8 +335,8 @@ export class ScaleSet extends DurableObject<Env> {
       planSnapshot({
         scaleSet: ss,
         instances: rows.instances,
-        // scaleset_api: GitHub's statistics say how many jobs are assigned to the scale set and not yet running.
-        queuedJobs: (ss.intake === "scaleset_api" ? listenerDemand(this.state.listener?.state.statistics ?? null) : null) ?? rows.queuedJobs,
+        // scaleset_api: assigned jobs not yet started, as D1 and GitHub's statistics both count them.
+        queuedJobs: ss.intake === "scaleset_api" ? listenerDemand(this.state.listener?.state.statistics ?? null, rows.queuedJobs) : rows.queuedJobs,
         ops: this.state.allOps(),
         inFlight: this.inFlight,
         createBackoff: backoff,
