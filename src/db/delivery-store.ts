@@ -85,7 +85,7 @@ RETURNING scale_set_id, status`;
 const UPSERT_JOB = Object.fromEntries(jobStatuses.map((s) => [s, upsertFor(s)])) as Record<JobStatus, string>;
 
 const RECORD_DELIVERY = `INSERT INTO webhook_deliveries (delivery_id, event, action, received_at, outcome, job_id)
-SELECT ?, 'workflow_job', ?, ?, CASE WHEN scale_set_id IS NULL THEN 'unmatched' ELSE 'routed' END, id FROM jobs WHERE id = ?
+SELECT ?, ?, ?, ?, CASE WHEN scale_set_id IS NULL THEN 'unmatched' ELSE 'routed' END, id FROM jobs WHERE id = ?
 ON CONFLICT(delivery_id) DO NOTHING
 RETURNING delivery_id`;
 
@@ -97,6 +97,11 @@ RETURNING scale_set_id`;
 
 export interface IntakeInput {
   deliveryId: string;
+  /**
+   * What carried the event: `workflow_job` (a webhook, the default) or `scaleset_message` (a
+   * runner scale set API queue item, scaleset/listener-driver.ts): same merge, counted apart.
+   */
+  event?: "workflow_job" | "scaleset_message";
   action: string;
   job: JobState;
   receivedAt: number;
@@ -120,7 +125,7 @@ export async function recordWorkflowJob(db: D1Database, input: IntakeInput): Pro
   const statements = [db.prepare(UPSERT_JOB[job.status]).bind(...values, receivedAt, receivedAt, deliveryId)];
   const links = job.runnerName !== null && statusRank[job.status] >= statusRank.in_progress;
   if (links) statements.push(db.prepare(LINK_INSTANCE).bind(job.id, receivedAt, job.runnerName, job.id, deliveryId));
-  statements.push(db.prepare(RECORD_DELIVERY).bind(deliveryId, input.action, receivedAt, job.id));
+  statements.push(db.prepare(RECORD_DELIVERY).bind(deliveryId, input.event ?? "workflow_job", input.action, receivedAt, job.id));
 
   const results = await db.batch<Record<string, unknown>>(statements);
   if (results[results.length - 1]!.results.length === 0) return { duplicate: true };

@@ -48,7 +48,7 @@ export async function renderMetrics(db: D1Database): Promise<string> {
       `SELECT scale_set_id, status, runner_status, COUNT(*) AS n FROM instances WHERE status != 'deleted' GROUP BY 1, 2, 3 ORDER BY 1, 2, 3`,
     ),
     db.prepare(`SELECT COALESCE(scale_set_id, '') AS scale_set_id, status, COUNT(*) AS n FROM jobs GROUP BY 1, 2 ORDER BY 1, 2`),
-    db.prepare(`SELECT outcome, COUNT(*) AS n FROM webhook_deliveries GROUP BY 1 ORDER BY 1`),
+    db.prepare(`SELECT outcome, COUNT(*) AS n FROM webhook_deliveries WHERE event = 'workflow_job' GROUP BY 1 ORDER BY 1`),
     db.prepare(`SELECT name, value FROM counters ORDER BY name`),
     db.prepare(
       `SELECT c.id, c.name, c.endpoint_name, s.health, s.rate_limit_limit, s.rate_limit_remaining, s.rate_limit_used,

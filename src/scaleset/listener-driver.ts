@@ -91,7 +91,7 @@ async function poll(ctx: ListenerDriverContext): Promise<StepOutcome> {
     log({ event: "listener_jobs_acquired", scale_set: ss.id, requested: plan.acquire.length, acquired: acquired.value.length });
   }
   const at = ctx.now();
-  for (const j of plan.jobs) await recordWorkflowJob(ctx.db, { deliveryId: j.key, action: j.action, job: j.job, receivedAt: at });
+  for (const j of plan.jobs) await recordWorkflowJob(ctx.db, { deliveryId: j.key, event: "scaleset_message", action: j.action, job: j.job, receivedAt: at });
   const acked = await port.deleteMessage(session, msg.messageId);
   if (!acked.ok) return { step: "poll", ok: false, error: acked.error };
   log({

@@ -80,9 +80,13 @@ describe("scale set API intake", () => {
     // Done: the instance goes, and every message was acknowledged.
     expect((await w.liveInstances())[0]?.status ?? "deleted").not.toBe("running");
     expect(Object.values((await w.github.actionsState()).pending_messages).flat()).toEqual([]);
-    // The jobs API shows it like any other job.
-    const listed = await api.get(`/api/v1/jobs?scale_set_id=${w.scaleSetId}`);
-    if (listed.status === 200) expect(JSON.stringify(listed.body)).toContain(String(acquired.runner_request_id));
+    // Merged like webhook events, but not counted as webhook deliveries.
+    const carried = await env.DB.prepare("SELECT event, action FROM webhook_deliveries WHERE job_id = ? ORDER BY received_at").bind(acquired.runner_request_id).all();
+    expect(carried.results).toEqual([
+      { event: "scaleset_message", action: "queued" },
+      { event: "scaleset_message", action: "in_progress" },
+      { event: "scaleset_message", action: "completed" },
+    ]);
   });
 
   it("a message that is not acknowledged comes back and changes nothing twice", async () => {
