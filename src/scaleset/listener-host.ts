@@ -7,11 +7,11 @@
 import { keyringFor } from "../crypto/keyring";
 import { open, seal } from "../crypto/secret-box";
 import { secretContext } from "../crypto/secret-contexts";
-import { loadScaleSetSnapshot, type ScaleSetRecord } from "../db/scaleset-store";
+import { loadScaleSetSnapshot, type ScaleSetRecord, type ScaleSetSnapshotRows } from "../db/scaleset-store";
 import type { Env } from "../env";
 import { errorText, logEvent as log } from "../observability/log";
 import type { ScaleSetStatistics } from "./actions-port";
-import { afterStep, INITIAL_LISTENER, nextStep, nextStepAt, type ListenerState, type ListenerWants, type StepOutcome } from "./listener";
+import { afterStep, INITIAL_LISTENER, listenerDemand, nextStep, nextStepAt, type ListenerState, type ListenerWants, type StepOutcome } from "./listener";
 import { runListenerStep } from "./listener-driver";
 import type { ObjectState } from "./object-state";
 import { actionsServicePort } from "./ports-factory";
@@ -44,6 +44,12 @@ export class ListenerHost {
     /** Delay before a step that is due at once (0 in production; tests drive the object themselves). */
     private readonly rearmMs: number,
   ) {}
+
+  /** Jobs waiting for a runner, as the planner counts them in scaleset_api intake (see listenerDemand). */
+  demand(rows: Pick<ScaleSetSnapshotRows, "queuedJobs" | "instances">): number {
+    const busyWithoutJob = rows.instances.filter((i) => i.runnerStatus === "active" && (i.jobStatus === null || i.jobStatus === "queued")).length;
+    return listenerDemand(this.objectState.listener?.state.statistics ?? null, rows.queuedJobs, busyWithoutJob);
+  }
 
   /** A step (usually a long poll) is under way. */
   get busy(): boolean {

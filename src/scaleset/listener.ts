@@ -112,10 +112,13 @@ export function afterStep(s: ListenerState, o: StepOutcome, now: number): Listen
     if (o.step === "refresh_session") return { ...failed, session: null, refreshNeeded: false };
     return { ...failed, refreshNeeded: true, retryAt: failures > 2 ? failed.retryAt : null };
   }
-  if (e.kind === "not_found") {
-    // The session is gone (refresh/poll 404): open a new one. The scale set is gone (open 404): register again.
-    if (o.step === "open_session" || o.step === "register") return { ...failed, githubScaleSetId: null, session: null, retryAt: now };
-    return { ...failed, session: null, refreshNeeded: false, retryAt: now };
+  if (e.kind === "not_found" && o.step !== "register") {
+    // The session is gone (refresh/poll 404): open a new one. The scale set is gone (open 404):
+    // register again. At once, unless it keeps happening. (A register 404, a runner group or
+    // entity GitHub does not show these credentials, backs off like any failure.)
+    const retryAt = failures > 2 ? failed.retryAt : now;
+    if (o.step === "open_session") return { ...failed, githubScaleSetId: null, session: null, retryAt };
+    return { ...failed, session: null, refreshNeeded: false, retryAt };
   }
   if (e.kind === "conflict" && o.step === "open_session") return { ...failed, conflictSince: s.conflictSince ?? now };
   return failed;
@@ -191,10 +194,13 @@ export function messagePlan(msg: QueueMessage, route: { entityId: string; scaleS
  * (each came as a JobAssigned message), capped by GitHub's own count of them
  * (totalAssignedJobs - totalRunningJobs). So the total is ARC's and GARM's
  * min(min_runners + totalAssignedJobs, max_runners) once both agree; and neither a runner
- * that reports busy before its JobStarted message nor a job GitHub dropped without telling us
- * adds a runner. Without statistics yet, D1's count alone.
+ * that reports busy before its JobStarted message (`busyWithoutJob`: such runners of ours) nor a
+ * job GitHub dropped without telling us adds a runner. Without statistics yet, D1's count alone.
  */
-export function listenerDemand(stats: ScaleSetStatistics | null, queuedInD1: number): number {
-  if (!stats) return queuedInD1;
-  return Math.min(queuedInD1, Math.max(0, stats.totalAssignedJobs - stats.totalRunningJobs));
+export function listenerDemand(stats: ScaleSetStatistics | null, queuedInD1: number, busyWithoutJob = 0): number {
+  // A runner of ours that reports busy before its JobStarted message is running one of these
+  // jobs (a runner scale set's runners only get its jobs): that job needs no other runner.
+  const waiting = Math.max(0, queuedInD1 - busyWithoutJob);
+  if (!stats) return waiting;
+  return Math.min(waiting, Math.max(0, stats.totalAssignedJobs - stats.totalRunningJobs));
 }

@@ -19,7 +19,6 @@ import { plan } from "./reconcile";
 import { runnerReportChange, type RunnerReport, type RunnerReportRefusal } from "./runner-report";
 import { scaleSetSettings, type ScaleSetSettings } from "./settings";
 import { recheckStaleJobs } from "./stale-job-recheck";
-import { listenerDemand } from "./listener";
 import { ListenerHost, type ListenerStatus } from "./listener-host";
 
 export interface ScaleSetStatus {
@@ -336,7 +335,7 @@ export class ScaleSet extends DurableObject<Env> {
         scaleSet: ss,
         instances: rows.instances,
         // scaleset_api: assigned jobs not yet started, as D1 and GitHub's statistics both count them.
-        queuedJobs: ss.intake === "scaleset_api" ? listenerDemand(this.state.listener?.state.statistics ?? null, rows.queuedJobs) : rows.queuedJobs,
+        queuedJobs: ss.intake === "scaleset_api" ? this.listener.demand(rows) : rows.queuedJobs,
         ops: this.state.allOps(),
         inFlight: this.inFlight,
         createBackoff: backoff,

@@ -90,6 +90,10 @@ describe("listener steps", () => {
     const noSet = afterStep(noSession, { step: "open_session", ok: false, error: err("not_found") }, NOW);
     expect(noSet).toMatchObject({ session: null, githubScaleSetId: null });
     expect(nextStep(noSet, on, NOW)).toEqual({ kind: "register" });
+    // A runner group or entity GitHub does not show: backs off, never spins.
+    const refused = afterStep(noSet, { step: "register", ok: false, error: err("not_found") }, NOW);
+    expect(refused.retryAt).toBeGreaterThan(NOW);
+    expect(nextStep(refused, on, NOW)).toMatchObject({ kind: "wait" });
   });
 
   it("backs off on a session conflict (at least 30 s) until the other session is gone, then takes over", () => {
@@ -179,5 +183,8 @@ describe("listener messages", () => {
     expect(listenerDemand(stats(1, 1), 1)).toBe(0);
     // GitHub still counts a job D1 has seen start (statistics lag): D1 says so.
     expect(listenerDemand(stats(1, 0), 0)).toBe(0);
+    // A runner of ours reports busy before GitHub's JobStarted reaches us: its job needs no other runner.
+    expect(listenerDemand(stats(2, 0), 2, 1)).toBe(1);
+    expect(listenerDemand(null, 1, 1)).toBe(0);
   });
 });
