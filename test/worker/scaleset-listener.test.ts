@@ -9,6 +9,8 @@ import { runnerSession } from "../fake-github/control-client";
 import { scaleSetObject } from "../../src/scaleset/stub";
 import { api, unique } from "./helpers";
 import { scaleSetWorld } from "./scaleset-world";
+import { clone, workflowJobExamples } from "../fixtures/webhook-examples";
+import { deliver } from "./webhook-setup";
 
 const SHIM_SECRET = "scale-set-listener-secret";
 
@@ -172,6 +174,27 @@ describe("scale set API intake", () => {
     const gh = await w.github.actionsState();
     expect(gh.sessions).toEqual([]);
     expect(gh.scale_sets).toEqual([]);
+  });
+
+  it("links its runners to jobs only through the queue: a webhook for the same job does not", async () => {
+    const w = await apiWorld();
+    await w.open();
+    await w.github.queueJobs({ repository: "octo/app", labels: [w.name] });
+    await w.listen(); // acquire
+    await w.listen(); // assigned: a runner is made
+    const [instance] = await w.liveInstances();
+    expect(instance).toBeDefined();
+    // GitHub also sends the repository's hook a workflow_job for it, under the REST job id.
+    const p = clone(workflowJobExamples.find((e) => e.payload.action === "in_progress")!.payload);
+    Object.assign(p.repository, { name: "app", full_name: "octo/app" });
+    p.repository.owner.login = "octo";
+    Object.assign(p.workflow_job, { id: 880_000_000 + Math.floor(Math.random() * 1e6), runner_name: instance!.name, labels: [w.name] });
+    const res = await deliver(p, "whsec-12345678", { headers: { "x-github-enterprise-host": "github.example.test" } });
+    expect(res.status).toBeLessThan(300);
+    expect((await w.liveInstances())[0]!.job_id).toBeNull();
+    // The webhook's job is stored, unmatched: it never counts for this scale set.
+    const stored = await env.DB.prepare("SELECT scale_set_id, status FROM jobs WHERE id = ?").bind(p.workflow_job.id).first();
+    expect(stored).toEqual({ scale_set_id: null, status: "in_progress" });
   });
 
   it("is not fed by webhooks: a delivery for its labels does not route to it", async () => {
