@@ -64,6 +64,7 @@ export default defineConfig(async () => {
                   // away, and let each test drive the scale set objects explicitly.
                   NUDGE_DELAY_SECONDS: "3600",
                   RECONCILE_INTERVAL_SECONDS: "3600",
+                  LISTEN_REARM_SECONDS: "3600",
                 },
               },
             }),

@@ -6,8 +6,9 @@
 //  - webhooks: intake throughput and p50/p99 acknowledgement vs the floor route (bench/webhooks.mjs)
 //  - reconcile: D1 round trips and time of a reconcile at 100 / 1,000 / 5,000 instances, and a
 //    queued webhook → shim create request p50/p99 (bench/reconcile.mjs)
-//  - workflows: queued → in progress p50/p99 with instant boots, and a 1,000-job burst: time
-//    until all are in progress, GitHub calls per runner (bench/workflows.ts)
+//  - workflows: queued → create and queued → in progress p50/p99 with instant boots, for a
+//    webhook-fed scale set and for one fed by the runner scale set API (scaleset_api), and a
+//    1,000-job burst: time until all are in progress, GitHub calls per runner (bench/workflows.ts)
 // --quick runs each with smaller counts (a smoke run, not figures to quote).
 // --profile production runs the workflows part in the production-like profile (e2e/profiles.ts:
 // GitHub latency and secondary limits, ~1 s shim creates, six outbound calls per object; --shim

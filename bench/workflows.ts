@@ -8,7 +8,10 @@
  *    scale set with no idle runners: the time from GitHub queuing a job (its `queued` webhook
  *    going out) to a runner the coordinator created for it taking it. The whole path: webhook,
  *    nudge, reconcile, JIT config, shim create, bootstrap (metadata, status callbacks), runner
- *    online, job assigned.
+ *    online, job assigned. `queued_to_create` is the part up to the shim's create request.
+ *  - scaleset_api: the same for a scale set fed by GitHub's runner scale set API (jobs
+ *    `runs-on: <its name>`): queue message, acquire, assignment message, reconcile, the scale
+ *    set's JIT config, shim create, … (the fake answers a long poll as soon as a message arrives).
  *  - burst: --burst jobs queued at once on one scale set with room for all of them: the time
  *    until every job is in progress (and completed), and the coordinator's calls to GitHub per
  *    runner, counted by the fake GitHub once the world has settled.
@@ -61,9 +64,10 @@ const stack = await startStack({
 });
 const { coordinator, gh, w } = stack;
 
-const scaleSet = (name: string, max: number) =>
+const scaleSet = (name: string, max: number, intake: "webhook" | "scaleset_api" = "webhook") =>
   coordinator.api("POST", `/repositories/${w.repo.id}/scalesets`, {
     name,
+    intake,
     provider_name: w.provider,
     labels: ["self-hosted", "linux", name],
     max_runners: max,
@@ -105,25 +109,45 @@ function byOperation(reqs: RecordedRequest[]): Record<string, number> {
 try {
   const result: Record<string, unknown> = {};
 
-  // --- queued → in progress, one job at a time, no idle runners ---
-  await scaleSet("latency", 10);
-  const warmup = 3;
-  const waits: number[] = [];
-  note(`queued → in progress: ${warmup} warm-up jobs, then ${opts.latencyJobs}`);
-  for (let i = 0; i < warmup + opts.latencyJobs; i++) {
-    const name = `latency-${i}`;
-    await gh.queueJobs({ repository: "octo/app", labels: ["self-hosted", "linux", "latency"], name });
-    const [job] = await waitJobs(name, (j) => j.in_progress_at !== null, 60_000);
-    if (i >= warmup) waits.push(job!.in_progress_at! - job!.queued_at);
+  // --- queued → create and → in progress, one job at a time, no idle runners, in each intake mode ---
+  const shimCreates = async () =>
+    ((await (await fetch(`${w.shimControl}/requests`)).json()) as { operation: string; at: number; pool_id: string | null }[]).filter((r) => r.operation === "create");
+  async function latency(name: string, intake: "webhook" | "scaleset_api") {
+    const ss = (await scaleSet(name, 10, intake)) as { id: string };
+    const labels = intake === "scaleset_api" ? [name] : ["self-hosted", "linux", name];
+    // GitHub only takes jobs for a runner scale set once it exists: wait for the listener's session.
+    for (let i = 0; intake === "scaleset_api"; i++) {
+      const shown = (await coordinator.api("GET", `/scalesets/${ss.id}`)) as { status: { listener: { session_open: boolean } | null } };
+      if (shown.status.listener?.session_open) break;
+      if (i > 300) throw new Error(`${name}: no scale set API session after 30 s`);
+      await sleep(100);
+    }
+    const warmup = 3;
+    const waits: number[] = [];
+    const creates: number[] = [];
+    note(`${intake}: queued → in progress: ${warmup} warm-up jobs, then ${opts.latencyJobs}`);
+    for (let i = 0; i < warmup + opts.latencyJobs; i++) {
+      const jobName = `${name}-${i}`;
+      await gh.queueJobs({ repository: "octo/app", labels, name: jobName });
+      const [job] = await waitJobs(jobName, (j) => j.in_progress_at !== null, 60_000);
+      if (i < warmup) continue;
+      waits.push(job!.in_progress_at! - job!.queued_at);
+      const create = (await shimCreates()).find((r) => r.pool_id === ss.id && r.at >= job!.queued_at);
+      if (create) creates.push(create.at - job!.queued_at);
+    }
+    waits.sort((a, b) => a - b);
+    creates.sort((a, b) => a - b);
+    return {
+      queued_to_create: { jobs: creates.length, p50_ms: percentile(creates, 50), p99_ms: percentile(creates, 99), max_ms: creates.at(-1) ?? null },
+      queued_to_in_progress: { jobs: waits.length, boot_delay_ms: 0, p50_ms: percentile(waits, 50), p99_ms: percentile(waits, 99), max_ms: waits.at(-1) ?? null },
+    };
   }
-  waits.sort((a, b) => a - b);
-  result.queued_to_in_progress = {
-    jobs: waits.length,
-    boot_delay_ms: 0,
-    p50_ms: percentile(waits, 50),
-    p99_ms: percentile(waits, 99),
-    max_ms: waits.at(-1) ?? null,
-  };
+  const webhook = await latency("latency", "webhook");
+  result.queued_to_in_progress = webhook.queued_to_in_progress;
+  result.queued_to_create = { webhook: webhook.queued_to_create };
+  const pulled = await latency("latency-pull", "scaleset_api");
+  (result.queued_to_create as Record<string, unknown>).scaleset_api = pulled.queued_to_create;
+  result.scaleset_api = { queued_to_in_progress: pulled.queued_to_in_progress };
 
   // Let the latency runners finish and go, so the burst starts from an empty world.
   for (let i = 0; i < 600 && (await stack.machines()).length; i++) await sleep(100);

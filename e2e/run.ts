@@ -17,6 +17,11 @@
  * B: the same under chaos: every webhook delivered twice and shuffled; 30 % of creates fail and
  *    10 % hang; 10 % of deletes fail; 10 % of GitHub calls answer 5xx and one rate-limit window
  *    opens; the coordinator is killed (SIGKILL) and restarted twice mid-run on its persisted state.
+ * S: a scale set in scaleset_api intake (GitHub's runner scale set API: jobs `runs-on: <its name>`,
+ *    the coordinator long-polls the fake's Actions service) beside a webhook-fed one, 36 jobs in 3
+ *    bursts, the coordinator killed and restarted twice mid-run. Also checked: every scale set API
+ *    job went through the queue to completion, and once the scale set is disabled no session is
+ *    left open at GitHub.
  * EC2: the EC2 shim Worker (wrangler dev) and the fake EC2, whose instances boot into simulated
  *    runners from their user data: 2 scale sets (spot-with-fallback, on-demand), 24 jobs in 3
  *    bursts, no capacity for the flavor in the first subnet, no spot capacity for it at all, the
@@ -39,6 +44,8 @@ interface ScaleSetSpec {
   max: number;
   minIdle: number;
   extraSpecs?: Record<string, unknown>;
+  /** scaleset_api: fed by the runner scale set API; its jobs say `runs-on: <name>`. */
+  intake?: "webhook" | "scaleset_api";
 }
 
 interface Scenario {
@@ -85,6 +92,40 @@ const TIMINGS = {
   STUCK_GRACE_SECONDS: "5",
   OPERATION_POLL_SECONDS: "5",
 };
+
+/** The scale set API scenario's end: disabled, its listener closes the session at GitHub; and every queue job completed. */
+async function checkScaleSetApi(stack: Stack, ids: Map<string, ScaleSetSpec>) {
+  const violations: string[] = [];
+  const before = await stack.gh.actionsState();
+  const unfinished = before.jobs.filter((j) => j.state !== "completed");
+  if (!before.jobs.length) violations.push("no job went through the runner scale set API");
+  if (unfinished.length) violations.push(`${unfinished.length} scale set API jobs not completed: ${unfinished.map((j) => `${j.job_id} ${j.state}`).join(", ")}`);
+  const pending = Object.values(before.pending_messages).flat();
+  if (pending.length) violations.push(`${pending.length} queue messages never acknowledged`);
+  for (const [id, spec] of ids) if (spec.intake === "scaleset_api") await stack.coordinator.api("PUT", `/scalesets/${id}`, { enabled: false });
+  let sessions = before.sessions;
+  for (let i = 0; i < 100 && sessions.length; i++) {
+    await sleep(200);
+    sessions = (await stack.gh.actionsState()).sessions;
+  }
+  if (sessions.length) violations.push(`${sessions.length} scale set API sessions still open after the scale set was disabled`);
+  const acquires = before.requests.filter((r) => r.path.endsWith("/acquirejobs")).length;
+  const polls = before.requests.filter((r) => r.path.startsWith("/_actions/_queue/") && r.method === "GET");
+  return {
+    violations,
+    summary: {
+      scaleset_api: {
+        jobs: before.jobs.length,
+        runner_scale_sets: before.scale_sets.length,
+        polls: polls.length,
+        polls_with_message: polls.filter((r) => r.status === 200).length,
+        acquire_calls: acquires,
+        sessions_opened: before.requests.filter((r) => r.method === "POST" && r.path.endsWith("/sessions")).length,
+        session_conflicts: before.requests.filter((r) => r.path.endsWith("/sessions") && r.status === 409).length,
+      },
+    },
+  };
+}
 
 const SUBNET_A = "subnet-0aaaaaaaaaaaaaaa1";
 const SUBNET_B = "subnet-0bbbbbbbbbbbbbbb2";
@@ -159,6 +200,29 @@ const scenarios: Record<string, Scenario> = {
     },
     jobsTimeoutMs: 120_000,
     settleTimeoutMs: 90_000,
+  },
+  S: {
+    name: "S",
+    vars: TIMINGS,
+    sim: { boot_delay_ms: 100, job_ms: 400 },
+    scaleSets: [
+      { name: "small", labels: ["self-hosted", "linux", "small"], max: 6, minIdle: 1 },
+      { name: "pull", labels: ["self-hosted", "linux"], max: 6, minIdle: 0, intake: "scaleset_api" },
+    ],
+    bursts: [
+      { small: 6, pull: 6 },
+      { small: 6, pull: 6 },
+      { small: 6, pull: 6 },
+    ],
+    burstGapMs: 3000,
+    restartAfterBursts: [0, 1],
+    // An empty poll answers after 5 s here (GitHub: ~50 s), so the disabled scale set's session closes soon.
+    async chaos(stack) {
+      await stack.gh.actionsSettings({ poll_wait_ms: 5_000 });
+    },
+    check: checkScaleSetApi,
+    jobsTimeoutMs: 120_000,
+    settleTimeoutMs: 60_000,
   },
   EC2: {
     name: "EC2",
@@ -240,6 +304,7 @@ async function runScenario(sc: Scenario, profile: StackProfile): Promise<{ ok: b
         flavor: stack.ec2 ? "c5.large" : "small",
         bootstrap_timeout: 2,
         ...(s.extraSpecs ? { extra_specs: s.extraSpecs } : {}),
+        ...(s.intake ? { intake: s.intake } : {}),
       });
       ids.set(ss.id, s);
     }
@@ -279,7 +344,8 @@ async function runScenario(sc: Scenario, profile: StackProfile): Promise<{ ok: b
       }
     })();
 
-    const labelsOf = new Map(sc.scaleSets.map((s) => [s.name, s.labels]));
+    // A scale set API scale set's jobs name it (`runs-on: <name>`); the others' ask for its labels.
+    const labelsOf = new Map(sc.scaleSets.map((s) => [s.name, s.intake === "scaleset_api" ? [s.name] : s.labels]));
     let queued = 0;
     for (const [b, burst] of sc.bursts.entries()) {
       for (const [set, count] of Object.entries(burst)) {

@@ -58,6 +58,8 @@ export interface Env {
   RETENTION_MAX_QUERIES?: string;
   /** Most rows one retention DELETE removes; default 500. */
   RETENTION_BATCH_SIZE?: string;
+  /** Seconds between scale set API listener steps when nothing else is due (0 in production; tests set it far away). */
+  LISTEN_REARM_SECONDS?: string;
 }
 
 /**

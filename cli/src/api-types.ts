@@ -5497,6 +5497,12 @@ export interface components {
             flavor: string;
             image: string;
             /**
+             * @description Where jobs come from. webhook: workflow_job deliveries matched by labels. scaleset_api: GitHub's runner scale set API (jobs use `runs-on: <scale set name>`; the coordinator long-polls GitHub, no webhook needed; needs jit_config_enabled)
+             * @default webhook
+             * @enum {string}
+             */
+            intake?: "webhook" | "scaleset_api";
+            /**
              * @description Register runners with a just-in-time config (needs GHES >= 3.10). false: each machine fetches a one-time registration token and runs config.sh
              * @default true
              */
@@ -5898,6 +5904,8 @@ export interface components {
             /** Format: uuid */
             id: string;
             image: string;
+            /** @enum {string} */
+            intake: "webhook" | "scaleset_api";
             jit_config_enabled: boolean;
             labels: string[];
             max_runners: number;
@@ -5952,6 +5960,24 @@ export interface components {
                 passes: number;
                 summary: {
                     [key: string]: unknown;
+                } | null;
+            } | null;
+            /** @description The runner scale set API listener (intake scaleset_api); null if it never ran */
+            listener: {
+                failures: number;
+                github_scale_set_id: number | null;
+                last_error: string | null;
+                /** @description The last queue message whose effects are stored and which was acknowledged */
+                last_message_id: number;
+                /**
+                 * Format: date-time
+                 * @example 2026-11-22T10:00:00.000Z
+                 */
+                retry_at: string | null;
+                session_open: boolean;
+                /** @description GitHub's last statistics for the runner scale set (totalAssignedJobs, …) */
+                statistics: {
+                    [key: string]: number;
                 } | null;
             } | null;
             /**
@@ -6041,6 +6067,11 @@ export interface components {
             };
             flavor?: string;
             image?: string;
+            /**
+             * @description Where jobs come from. webhook: workflow_job deliveries matched by labels. scaleset_api: GitHub's runner scale set API (jobs use `runs-on: <scale set name>`; the coordinator long-polls GitHub, no webhook needed; needs jit_config_enabled)
+             * @enum {string}
+             */
+            intake?: "webhook" | "scaleset_api";
             /** @description Register runners with a just-in-time config (needs GHES >= 3.10). false: each machine fetches a one-time registration token and runs config.sh */
             jit_config_enabled?: boolean;
             /**

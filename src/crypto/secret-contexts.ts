@@ -9,6 +9,8 @@ export const secretContext = {
   provider: (id: string) => `providers.secret_enc:${id}`,
   jitConfig: (instanceId: string) => `instances.jit_config_enc:${instanceId}`,
   installationToken: (credentialId: string) => `github_credential_state.token_enc:${credentialId}`,
+  /** Not a D1 column: a ScaleSet object's own SQLite (its scale set API session's queue token, short-lived). */
+  listenerQueueToken: (scaleSetId: string) => `scaleset_object.listener_queue_token:${scaleSetId}`,
 };
 
 /** Every D1 column holding sealed values, for key rotation. Add new sealed columns here. */

@@ -85,18 +85,26 @@ RETURNING scale_set_id, status`;
 const UPSERT_JOB = Object.fromEntries(jobStatuses.map((s) => [s, upsertFor(s)])) as Record<JobStatus, string>;
 
 const RECORD_DELIVERY = `INSERT INTO webhook_deliveries (delivery_id, event, action, received_at, outcome, job_id)
-SELECT ?, 'workflow_job', ?, ?, CASE WHEN scale_set_id IS NULL THEN 'unmatched' ELSE 'routed' END, id FROM jobs WHERE id = ?
+SELECT ?, ?, ?, ?, CASE WHEN scale_set_id IS NULL THEN 'unmatched' ELSE 'routed' END, id FROM jobs WHERE id = ?
 ON CONFLICT(delivery_id) DO NOTHING
 RETURNING delivery_id`;
 
-// An ephemeral runner serves one job: link it unless it is already linked to another.
+// An ephemeral runner serves one job: link it unless it is already linked to another. A runner
+// of a scaleset_api scale set is linked only by its queue's events (a webhook for the same job
+// carries another id: linking it would show the job started while the queue's row still waits).
 const LINK_INSTANCE = `UPDATE instances
 SET job_id = ?, updated_at = CASE WHEN job_id IS NULL THEN ? ELSE updated_at END
 WHERE name = ? AND (job_id IS NULL OR job_id = ?) AND ${NOT_SEEN}
+  AND (? = 'scaleset_message' OR NOT EXISTS (SELECT 1 FROM scale_sets s WHERE s.id = instances.scale_set_id AND s.intake = 'scaleset_api'))
 RETURNING scale_set_id`;
 
 export interface IntakeInput {
   deliveryId: string;
+  /**
+   * What carried the event: `workflow_job` (a webhook, the default) or `scaleset_message` (a
+   * runner scale set API queue item, scaleset/listener-driver.ts): same merge, counted apart.
+   */
+  event?: "workflow_job" | "scaleset_message";
   action: string;
   job: JobState;
   receivedAt: number;
@@ -119,8 +127,9 @@ export async function recordWorkflowJob(db: D1Database, input: IntakeInput): Pro
 
   const statements = [db.prepare(UPSERT_JOB[job.status]).bind(...values, receivedAt, receivedAt, deliveryId)];
   const links = job.runnerName !== null && statusRank[job.status] >= statusRank.in_progress;
-  if (links) statements.push(db.prepare(LINK_INSTANCE).bind(job.id, receivedAt, job.runnerName, job.id, deliveryId));
-  statements.push(db.prepare(RECORD_DELIVERY).bind(deliveryId, input.action, receivedAt, job.id));
+  const event = input.event ?? "workflow_job";
+  if (links) statements.push(db.prepare(LINK_INSTANCE).bind(job.id, receivedAt, job.runnerName, job.id, deliveryId, event));
+  statements.push(db.prepare(RECORD_DELIVERY).bind(deliveryId, event, input.action, receivedAt, job.id));
 
   const results = await db.batch<Record<string, unknown>>(statements);
   if (results[results.length - 1]!.results.length === 0) return { duplicate: true };

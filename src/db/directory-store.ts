@@ -76,7 +76,7 @@ export async function readDirectory(
       .bind(...keys),
     db
       .prepare(
-        `SELECT s.id, s.entity_id, s.labels, s.enabled, s.priority, s.created_at, e.lookup_key
+        `SELECT s.id, s.entity_id, s.labels, s.enabled AND s.intake = 'webhook' AS enabled, s.priority, s.created_at, e.lookup_key
          FROM scale_sets s JOIN entities e ON e.id = s.entity_id
          WHERE ${wanted}`,
       )

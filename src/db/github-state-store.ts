@@ -16,13 +16,15 @@ export interface CredentialContext {
   credential: CredentialRow;
   endpointName: string;
   apiBaseUrl: string;
+  /** The endpoint's web URL (https://github.com, https://ghes.example): runner config URLs start here. */
+  baseUrl: string;
   state: CredentialStateRow | null;
 }
 
 /** One query: the credential, its endpoint's API URL and its shared state. */
 export async function loadCredentialContext(db: Db, credentialId: string): Promise<CredentialContext | null> {
   const [row] = await db
-    .select({ credential: githubCredentials, apiBaseUrl: githubEndpoints.apiBaseUrl, state: githubCredentialState })
+    .select({ credential: githubCredentials, apiBaseUrl: githubEndpoints.apiBaseUrl, baseUrl: githubEndpoints.baseUrl, state: githubCredentialState })
     .from(githubCredentials)
     .innerJoin(githubEndpoints, eq(githubEndpoints.name, githubCredentials.endpointName))
     .leftJoin(githubCredentialState, eq(githubCredentialState.credentialId, githubCredentials.id))
@@ -32,6 +34,7 @@ export async function loadCredentialContext(db: Db, credentialId: string): Promi
     credential: row.credential,
     endpointName: row.credential.endpointName,
     apiBaseUrl: row.apiBaseUrl.replace(/\/+$/, ""),
+    baseUrl: row.baseUrl.replace(/\/+$/, ""),
     state: row.state,
   };
 }

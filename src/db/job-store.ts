@@ -41,7 +41,7 @@ export async function readWaitingJobs(db: D1Database, entityId: string): Promise
       .bind(entityId),
     db
       .prepare(
-        `SELECT s.id, s.entity_id, s.labels, s.enabled, s.priority, s.created_at, e.lookup_key
+        `SELECT s.id, s.entity_id, s.labels, s.enabled AND s.intake = 'webhook' AS enabled, s.priority, s.created_at, e.lookup_key
            FROM scale_sets s JOIN entities e ON e.id = s.entity_id
           WHERE e.endpoint_name = (SELECT endpoint_name FROM entities WHERE id = ?)`,
       )
@@ -91,7 +91,7 @@ export async function claimWaitingJobs(db: D1Database, routes: ReadonlyMap<numbe
           .prepare(
             `UPDATE jobs SET scale_set_id = ?, updated_at = ?
               WHERE scale_set_id IS NULL AND id IN (${chunk.map(() => "?").join(", ")})
-                AND EXISTS (SELECT 1 FROM scale_sets WHERE id = ?1 AND enabled = 1)`,
+                AND EXISTS (SELECT 1 FROM scale_sets WHERE id = ?1 AND enabled = 1 AND intake = 'webhook')`,
           )
           .bind(setId, now, ...chunk),
       );

@@ -79,7 +79,12 @@ export async function readMetricsData(db: D1Database, latencyBucketsSeconds: rea
       `SELECT scale_set_id, status, runner_status, COUNT(*) AS n FROM instances WHERE status != 'deleted' GROUP BY 1, 2, 3 ORDER BY 1, 2, 3`,
     ),
     db.prepare(`SELECT COALESCE(scale_set_id, '') AS scale_set_id, status, COUNT(*) AS n FROM jobs GROUP BY 1, 2 ORDER BY 1, 2`),
-    db.prepare(`SELECT outcome, COUNT(*) AS n FROM webhook_deliveries GROUP BY 1 ORDER BY 1`),
+    // Webhook deliveries by outcome; the scale set API's queue events (event 'scaleset_message')
+    // share the table for their dedupe but are not deliveries: they count in the table's rows only.
+    db.prepare(
+      `SELECT outcome, SUM(CASE WHEN event = 'workflow_job' THEN 1 ELSE 0 END) AS n, COUNT(*) AS rows_in_table
+       FROM webhook_deliveries GROUP BY 1 ORDER BY 1`,
+    ),
     db.prepare(`SELECT name, value FROM counters ORDER BY name`),
     db.prepare(
       `SELECT c.id, c.name, c.endpoint_name, s.health, s.rate_limit_limit, s.rate_limit_remaining, s.rate_limit_used,
@@ -92,10 +97,11 @@ export async function readMetricsData(db: D1Database, latencyBucketsSeconds: rea
   ]);
   const rows = <T>(i: number) => results[i]!.results as T[];
   const jobs = rows<MetricsData["jobs"][number]>(2);
-  const deliveries = rows<MetricsData["deliveries"][number]>(3);
+  const deliveryRows = rows<MetricsData["deliveries"][number] & { rows_in_table: number }>(3);
+  const deliveries = deliveryRows.filter((d) => d.n > 0).map(({ outcome, n }) => ({ outcome, n }));
   const counters = rows<MetricsData["counters"][number]>(4);
   const sum = (xs: { n: number }[]) => xs.reduce((a, x) => a + x.n, 0);
-  const tableRows: Record<string, number> = { webhook_deliveries: sum(deliveries), jobs: sum(jobs) };
+  const tableRows: Record<string, number> = { webhook_deliveries: deliveryRows.reduce((a, d) => a + d.rows_in_table, 0), jobs: sum(jobs) };
   Object.assign(tableRows, rows<Record<string, number>>(7)[0]);
   const size = results.at(-1)!.meta.size_after;
   return {

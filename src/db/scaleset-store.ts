@@ -1,6 +1,6 @@
 import { and, eq, ne } from "drizzle-orm";
 import type { Db } from "./client";
-import { entities, instances, providers, scaleSets, type InstanceStatus, type JobStatus, type RunnerStatus } from "./schema";
+import { entities, instances, providers, scaleSets, type InstanceStatus, type JobStatus, type RunnerStatus, type ScaleSetIntake } from "./schema";
 
 /**
  * D1 access for a scale set: the snapshot its object plans from (one batch), and what its
@@ -24,6 +24,7 @@ export interface ScaleSetRecord {
   runnerGroup: string;
   extraSpecs: Record<string, unknown>;
   jitConfigEnabled: boolean;
+  intake: ScaleSetIntake;
   updatedAt: number;
   entity: { id: string; kind: "repository" | "organization" | "enterprise"; owner: string; name: string; endpointName: string; credentialsId: string };
   provider: { id: string; name: string; url: string; secretEnc: string; timeoutSeconds: number };
@@ -105,6 +106,7 @@ export async function loadScaleSetSnapshot(db: D1Database, scaleSetId: string): 
           runnerGroup: s.runner_group,
           extraSpecs: JSON.parse(s.extra_specs),
           jitConfigEnabled: Boolean(s.jit_config_enabled),
+          intake: s.intake,
           updatedAt: s.updated_at,
           entity: { id: s.entity_id, kind: s.e_kind, owner: s.e_owner, name: s.e_name, endpointName: s.e_endpoint, credentialsId: s.e_credentials },
           provider: { id: s.provider_id, name: s.p_name, url: s.p_url, secretEnc: s.p_secret, timeoutSeconds: s.p_timeout },

@@ -147,6 +147,8 @@ export const providers = sqliteTable("providers", {
 });
 
 export const osTypes = ["linux", "windows"] as const;
+export const scaleSetIntakes = ["webhook", "scaleset_api"] as const;
+export type ScaleSetIntake = (typeof scaleSetIntakes)[number];
 export const osArches = ["amd64", "arm64", "i386", "arm"] as const;
 
 export const scaleSets = sqliteTable(
@@ -180,6 +182,11 @@ export const scaleSets = sqliteTable(
      * fetches a one-time registration token and runs config.sh itself.
      */
     jitConfigEnabled: integer("jit_config_enabled", { mode: "boolean" }).notNull().default(true),
+    /**
+     * Where its jobs come from: `webhook` (workflow_job deliveries matched by labels) or
+     * `scaleset_api` (GitHub's runner scale set API: its object long-polls a message queue).
+     */
+    intake: text("intake", { enum: scaleSetIntakes }).notNull().default("webhook"),
     createdAt: createdAt(),
     updatedAt: updatedAt(),
   },

@@ -1,6 +1,6 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { createDb, type Db } from "../db/client";
-import { osArches, osTypes } from "../db/schema";
+import { osArches, osTypes, scaleSetIntakes } from "../db/schema";
 import { providerIdByName } from "../db/provider-store";
 import {
   deleteScaleSet,
@@ -72,11 +72,18 @@ const fields = {
     description:
       "Register runners with a just-in-time config (needs GHES >= 3.10). false: each machine fetches a one-time registration token and runs config.sh",
   }),
+  intake: z.enum(scaleSetIntakes).openapi({
+    description:
+      "Where jobs come from. webhook: workflow_job deliveries matched by labels. scaleset_api: GitHub's runner scale set API (jobs use `runs-on: <scale set name>`; the coordinator long-polls GitHub, no webhook needed; needs jit_config_enabled)",
+  }),
 };
 
 const idleWithinMax = (v: { min_idle_runners?: number | undefined; max_runners?: number | undefined }) =>
   v.min_idle_runners === undefined || v.max_runners === undefined || v.min_idle_runners <= v.max_runners;
 const idleWithinMaxIssue = { message: "min_idle_runners cannot exceed max_runners", path: ["min_idle_runners"] };
+// Runners of a runner scale set come from its own generatejitconfig: there is no registration-token path.
+const apiIntakeUsesJit = (v: { intake?: string | undefined; jit_config_enabled?: boolean | undefined }) => !(v.intake === "scaleset_api" && v.jit_config_enabled === false);
+const apiIntakeUsesJitIssue = { message: "intake scaleset_api needs jit_config_enabled", path: ["jit_config_enabled"] };
 
 const CreateScaleSet = z
   .strictObject({
@@ -96,8 +103,10 @@ const CreateScaleSet = z
     enabled: fields.enabled.default(true),
     priority: fields.priority.default(0),
     jit_config_enabled: fields.jit_config_enabled.default(true),
+    intake: fields.intake.default("webhook"),
   })
   .refine(idleWithinMax, idleWithinMaxIssue)
+  .refine(apiIntakeUsesJit, apiIntakeUsesJitIssue)
   .openapi("CreateScaleSet");
 
 const UpdateScaleSet = z
@@ -106,6 +115,7 @@ const UpdateScaleSet = z
     ...Object.fromEntries(Object.entries(fields).map(([k, v]) => [k, v.optional()])),
   } as { name: z.ZodOptional<typeof ResourceName> } & { [K in keyof typeof fields]: z.ZodOptional<(typeof fields)[K]> })
   .refine(idleWithinMax, idleWithinMaxIssue)
+  .refine(apiIntakeUsesJit, apiIntakeUsesJitIssue)
   .openapi("UpdateScaleSet");
 
 const ScaleSetSchema = z
@@ -129,6 +139,7 @@ const ScaleSetSchema = z
     enabled: z.boolean(),
     priority: z.int(),
     jit_config_enabled: z.boolean(),
+    intake: z.enum(scaleSetIntakes),
     created_at: Timestamp,
     updated_at: Timestamp,
   })
@@ -157,6 +168,18 @@ const ObjectStatusSchema = z
       .nullable(),
     pending_operations: z.int(),
     delete_retries: z.int(),
+    listener: z
+      .object({
+        github_scale_set_id: z.int().nullable(),
+        session_open: z.boolean(),
+        last_message_id: z.int().openapi({ description: "The last queue message whose effects are stored and which was acknowledged" }),
+        statistics: z.record(z.string(), z.number()).nullable().openapi({ description: "GitHub's last statistics for the runner scale set (totalAssignedJobs, …)" }),
+        failures: z.int(),
+        retry_at: Timestamp.nullable(),
+        last_error: z.string().nullable(),
+      })
+      .nullable()
+      .openapi({ description: "The runner scale set API listener (intake scaleset_api); null if it never ran" }),
   })
   .openapi("ScaleSetObjectStatus");
 
@@ -182,6 +205,7 @@ const view = ({ scaleSet: s, entity: e, providerName }: ScaleSetWithOwners): z.i
   enabled: s.enabled,
   priority: s.priority,
   jit_config_enabled: s.jitConfigEnabled,
+  intake: s.intake,
   created_at: iso(s.createdAt)!,
   updated_at: iso(s.updatedAt)!,
 });
@@ -265,6 +289,7 @@ function registerEntityScaleSets(router: ReturnType<typeof createRouter>, { kind
           enabled: body.enabled,
           priority: body.priority,
           jitConfigEnabled: body.jit_config_enabled,
+          intake: body.intake,
           createdAt: t,
           updatedAt: t,
         });
@@ -304,6 +329,9 @@ export const scaleSetRoutes = entityPaths
     const s = current.scaleSet;
     const minIdle = body.min_idle_runners ?? s.minIdleRunners;
     const max = body.max_runners ?? s.maxRunners;
+    if ((body.intake ?? s.intake) === "scaleset_api" && !(body.jit_config_enabled ?? s.jitConfigEnabled)) {
+      throw invalidBody([{ path: "jit_config_enabled", message: "intake scaleset_api needs jit_config_enabled" }]);
+    }
     if (minIdle > max) {
       throw invalidBody([
         { path: "min_idle_runners", message: `min_idle_runners (${minIdle}) cannot exceed max_runners (${max})` },
@@ -331,13 +359,14 @@ export const scaleSetRoutes = entityPaths
         enabled: "enabled",
         priority: "priority",
         jit_config_enabled: "jitConfigEnabled",
+        intake: "intake",
       }),
       providerId,
       minIdleRunners: minIdle,
       maxRunners: max,
       updatedAt: now(),
     });
-    if (body.labels !== undefined || body.enabled !== undefined || body.priority !== undefined) await routeWaiting(c, s.entityId, id, "scale set changed");
+    if (body.labels !== undefined || body.enabled !== undefined || body.priority !== undefined || body.intake !== undefined) await routeWaiting(c, s.entityId, id, "scale set changed");
     // Takes effect at once: the object re-plans with the new settings now.
     await nudgeScaleSet(c.env, id);
     return c.json(view(await requireScaleSet(db, id)), 200);

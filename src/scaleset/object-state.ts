@@ -1,5 +1,6 @@
 import { NO_CREATE_BACKOFF, type CreateBackoff } from "./backoff";
 import type { PlanSummary } from "./reconcile";
+import type { StoredListener } from "./listener-host";
 
 /**
  * The ScaleSet object's own SQLite: its identity, backoff state, per-instance operation and
@@ -108,6 +109,21 @@ export class ObjectState {
 
   set lastOrphanCheck(at: number) {
     this.setMeta("last_orphan_check", at);
+  }
+
+  /** The scale set API listener's state (its queue token sealed), with the entity it talks to. */
+  get listener(): StoredListener | null {
+    return this.getMeta<StoredListener>("listener");
+  }
+
+  set listener(value: StoredListener | null) {
+    if (value === null) this.sql.exec("DELETE FROM meta WHERE key = 'listener'");
+    else this.setMeta("listener", value);
+  }
+
+  /** The runner scale set's id at GitHub, once the listener registered it. */
+  get listenerScaleSetId(): number | null {
+    return this.listener?.state.githubScaleSetId ?? null;
   }
 
   allOps(): Map<string, InstanceOps> {

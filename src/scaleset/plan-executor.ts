@@ -94,7 +94,7 @@ const deleteAttempts = (state: ObjectState, instance: string) => state.ops(insta
 export async function executePlan(ctx: ExecutorContext, db: D1Database, ss: ScaleSetRecord, rows: InstanceRecord[], actions: Action[]): Promise<void> {
   const { env, state, settings, inFlight } = ctx;
   const keyring = await keyringFor(env);
-  const { machines, runners } = await openScaleSetPorts(env, ss, ctx.outbound);
+  const { machines, runners } = await openScaleSetPorts(env, ss, { outbound: ctx.outbound, githubScaleSetId: state.listenerScaleSetId });
   const byName = new Map(rows.map((row) => [row.name, row]));
   const now = Date.now();
   const concurrency = settings.concurrency;

@@ -4,6 +4,8 @@ import { open } from "../crypto/secret-box";
 import { secretContext } from "../crypto/secret-contexts";
 import type { Env } from "../env";
 import { GithubClient } from "../github/github-client";
+import { ActionsServiceClient } from "../github/actions-service/client";
+import type { ActionsServicePort } from "./actions-port";
 import {
   createRegistrationToken,
   deleteRunner,
@@ -46,6 +48,27 @@ function clientFor(env: Env, credentialId: string, outbound?: typeof fetch): Git
 }
 
 const runnerInfo = (r: GithubRunner): GithubRunnerInfo => ({ id: r.id, name: r.name, busy: r.busy });
+
+/** GitHub's runner scale set API (the Actions service) for a scale set's entity; `outbound` as for githubRunnerPort. */
+export function actionsServicePort(env: Env, entity: ScaleSetRecord["entity"], outbound?: typeof fetch): ActionsServicePort {
+  return new ActionsServiceClient({ gh: clientFor(env, entity.credentialsId, outbound), scope: scopeOf(entity) });
+}
+
+/**
+ * A runner port whose JIT runners come from a runner scale set's own generatejitconfig
+ * (scaleset_api intake); everything else is the REST port's.
+ */
+export function scaleSetApiRunnerPort(rest: RunnerPort, actions: ActionsServicePort, githubScaleSetId: number | null): RunnerPort {
+  return {
+    ...rest,
+    async createJitRunner({ name }) {
+      if (githubScaleSetId === null) throw new Error("the runner scale set is not registered at GitHub yet");
+      const r = await actions.generateJitConfig(githubScaleSetId, name);
+      if (!r.ok) throw new Error(`generatejitconfig: ${r.error.kind}: ${r.error.message}`);
+      return r.value;
+    },
+  };
+}
 
 /**
  * GitHub, as the scale set object needs it: JIT runners in, registrations out. `outbound`: the
@@ -101,15 +124,26 @@ export async function controllerId(env: Pick<Env, "PUBLIC_URL">): Promise<string
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-5${hex.slice(13, 16)}-${((parseInt(hex[16]!, 16) & 3) | 8).toString(16)}${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
 }
 
-/** The shim and GitHub adapters for one scale set, with its provider's secret opened; `outbound` as for githubRunnerPort. */
-export async function openScaleSetPorts(env: Env, ss: ScaleSetRecord, outbound?: typeof fetch): Promise<{ machines: MachinePort; runners: RunnerPort }> {
+/**
+ * The shim and GitHub adapters for one scale set, with its provider's secret opened. `outbound`
+ * as for githubRunnerPort; in scaleset_api intake, runners come from the runner scale set
+ * (`githubScaleSetId`, once registered).
+ */
+export async function openScaleSetPorts(
+  env: Env,
+  ss: ScaleSetRecord,
+  opts: { outbound?: typeof fetch; githubScaleSetId?: number | null } = {},
+): Promise<{ machines: MachinePort; runners: RunnerPort }> {
+  const { outbound, githubScaleSetId = null } = opts;
   const providerSecret = await open(await keyringFor(env), ss.provider.secretEnc, secretContext.provider(ss.provider.id));
   const machines = createShimClient(
     { name: ss.provider.name, url: ss.provider.url, secret: providerSecret },
     { controllerId: await controllerId(env), poolId: ss.id, extraSpecs: ss.extraSpecs },
     { timeoutMs: ss.provider.timeoutSeconds * 1000, ...(outbound && { fetch: outbound }) },
   );
-  return { machines, runners: githubRunnerPort(env, ss.entity, outbound) };
+  const rest = githubRunnerPort(env, ss.entity, outbound);
+  const runners = ss.intake === "scaleset_api" ? scaleSetApiRunnerPort(rest, actionsServicePort(env, ss.entity, outbound), githubScaleSetId) : rest;
+  return { machines, runners };
 }
 
 /** GitHub, as a scale set's instances need it (the metadata routes), or null if the scale set is gone. */

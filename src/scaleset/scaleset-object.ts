@@ -21,6 +21,7 @@ import { runnerReportChange, type RunnerReport, type RunnerReportRefusal } from 
 import { scaleSetSettings, type ScaleSetSettings } from "./settings";
 import { RunCoalescer } from "./run-coalescer";
 import { recheckStaleJobs } from "./stale-job-recheck";
+import { ListenerHost, type ListenerStatus } from "./listener-host";
 
 /** Passes a run may make before it leaves the rest to the alarm (a pass that acted goes again at once). */
 const MAX_PASSES_PER_RUN = 4;
@@ -32,6 +33,8 @@ export interface ScaleSetStatus {
   last_reconcile: LastReconcile | null;
   pending_operations: number;
   delete_retries: number;
+  /** The runner scale set API listener (scaleset_api intake), if it ever ran. */
+  listener: ListenerStatus | null;
 }
 
 /**
@@ -54,6 +57,7 @@ export class ScaleSet extends DurableObject<Env> {
   private countersFlushedAt = 0;
   private desiredWritten: number | null = null;
   private readonly executor: ExecutorContext;
+  private readonly listener: ListenerHost;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -61,6 +65,7 @@ export class ScaleSet extends DurableObject<Env> {
     this.settings = scaleSetSettings(env);
     // Every outbound call of this object (alarm and requests alike) shares one limiter, as the platform's limit does.
     const outbound = this.settings.outboundConnections === null ? undefined : outboundLimiter(this.settings.outboundConnections).fetch;
+    this.listener = new ListenerHost(env, this.state, this.settings.listenRearmMs);
     this.executor = {
       outbound,
       env,
@@ -79,6 +84,13 @@ export class ScaleSet extends DurableObject<Env> {
     // A run under way may have read D1 before the caller wrote: it goes once more, or arms the
     // alarm at once when it is done.
     if (this.runs.underWay) return this.runs.ask();
+    if (this.listener.busy) {
+      // The alarm is holding a long poll (up to ~50 s): reconcile beside it rather than after it.
+      void this.reconcile("nudge")
+        .then(() => this.arm())
+        .catch((err) => log({ event: "reconcile_failed", scale_set: scaleSetId, error: errorText(err) }));
+      return;
+    }
     const due = Date.now() + this.settings.nudgeDelayMs;
     // An alarm armed no later than that has not started yet (a running alarm reads as none),
     // so its pass will see whatever the caller wrote: nothing to write. Webhook bursts nudge
@@ -116,6 +128,7 @@ export class ScaleSet extends DurableObject<Env> {
       last_reconcile: this.state.lastReconcile,
       pending_operations: ops.filter((o) => o.opId).length,
       delete_retries: ops.filter((o) => o.retryAt !== null).length,
+      listener: this.listener.status(),
     };
   }
 
@@ -198,6 +211,14 @@ export class ScaleSet extends DurableObject<Env> {
     return { ok: true };
   }
 
+  /** Takes the scale set API listener's next step now, ignoring its backoff (tests, operators); then reconciles. */
+  async listenNow(scaleSetId: string): Promise<ScaleSetStatus> {
+    this.state.bind(scaleSetId);
+    await this.listen(true);
+    await this.arm();
+    return this.status(scaleSetId);
+  }
+
   // ---- alarm ------------------------------------------------------------------------------
 
   override async alarm(): Promise<void> {
@@ -209,7 +230,14 @@ export class ScaleSet extends DurableObject<Env> {
       log({ event: "reconcile_failed", scale_set: this.state.scaleSetId, error: errorText(err) });
       this.state.setTimer("retry", Date.now() + 5_000);
     }
+    await this.listen(false);
     await this.arm();
+  }
+
+  /** The scale set API listener's step, when one is due (or `force`d); a message that changed anything is reconciled at once. */
+  private async listen(force: boolean): Promise<void> {
+    const scaleSetId = this.state.scaleSetId;
+    if (scaleSetId) await this.listener.tick(scaleSetId, force, () => this.reconcile("listener"));
   }
 
   private async arm(): Promise<void> {
@@ -276,6 +304,11 @@ export class ScaleSet extends DurableObject<Env> {
     const rows = await loadScaleSetSnapshot(db, scaleSetId);
     const ss = rows.scaleSet;
     if (!ss) {
+      if (this.listener.dueAt(null) !== null) {
+        // Its runner scale set session must be closed at GitHub first (the listener step does it).
+        this.state.setTimer("listen", Date.now() + this.settings.listenRearmMs);
+        return false;
+      }
       // The scale set is gone (its API delete checks no instances are live): forget everything.
       log({ event: "scaleset_object_cleared", scale_set: scaleSetId });
       this.state.clear();
@@ -301,7 +334,8 @@ export class ScaleSet extends DurableObject<Env> {
       planSnapshot({
         scaleSet: ss,
         instances: rows.instances,
-        queuedJobs: rows.queuedJobs,
+        // scaleset_api: assigned jobs not yet started, as D1 and GitHub's statistics both count them.
+        queuedJobs: ss.intake === "scaleset_api" ? this.listener.demand(rows) : rows.queuedJobs,
         ops: this.state.allOps(),
         inFlight: this.inFlight,
         createBackoff: backoff,
@@ -319,7 +353,7 @@ export class ScaleSet extends DurableObject<Env> {
       if (now - this.state.lastOrphanCheck >= this.settings.orphanCheckMs) {
         const at = Date.now();
         this.state.lastOrphanCheck = at;
-        const ports = await openScaleSetPorts(this.env, ss, this.executor.outbound);
+        const ports = await openScaleSetPorts(this.env, ss, { outbound: this.executor.outbound });
         this.state.unconfirmedMachines = await checkDrift({
           db,
           scaleSet: ss,
@@ -333,7 +367,8 @@ export class ScaleSet extends DurableObject<Env> {
       }
       if (result.actions.length) await executePlan(this.executor, db, ss, rows.instances, result.actions);
       // Lost webhooks: jobs GitHub has long started or finished must stop asking for runners.
-      const corrected = await recheckStaleJobs({
+      // (The scale set API loses nothing: its queue holds every event until acknowledged.)
+      const corrected = ss.intake === "scaleset_api" ? 0 : await recheckStaleJobs({
         db,
         scaleSetId: ss.id,
         oldest: rows.oldestQueued,

@@ -13,6 +13,8 @@ export interface ScaleSetSettings {
   orphanCheckMs: number;
   createBackoff: CreateBackoffPolicy;
   staleJobs: StaleJobPolicy;
+  /** Delay before the scale set API listener's next poll (0 in production: one poll always in flight; tests drive it). */
+  listenRearmMs: number;
   /** Outbound calls (shim, GitHub) run at most this many at a time per scale set. */
   concurrency: number;
   /** At most this many of the object's outbound calls wait for headers at once (null: no limit of ours). */
@@ -39,6 +41,7 @@ export function scaleSetSettings(env: Partial<Env>): ScaleSetSettings {
       hardLimit: Number.isInteger(limit) && limit > 0 ? limit : 5,
     },
     staleJobs: { ...DEFAULT_STALE_JOBS, staleAfterMs: seconds(env.STALE_JOB_SECONDS, DEFAULT_STALE_JOBS.staleAfterMs / 1000) },
+    listenRearmMs: seconds(env.LISTEN_REARM_SECONDS, 0),
     concurrency: 16,
     outboundConnections: Number.isInteger(outbound) && outbound > 0 ? outbound : null,
   };

@@ -3,6 +3,8 @@
  * read what the coordinator sent. Only fetch; never imports the server.
  */
 import type {
+  ActionsServiceSettings,
+  ActionsServiceState,
   DeliveryConfig,
   Fault,
   FakeRunner,
@@ -100,6 +102,22 @@ export class FakeWorld {
   /** Waits until no webhook delivery is in flight. */
   async settleDeliveries() {
     await this.control("POST", "workflow-settle");
+  }
+
+  // The Actions service (runner scale set API; see actions-service.ts).
+  async actionsState(): Promise<ActionsServiceState> {
+    return (await this.control("GET", "actions/state")).json();
+  }
+  async actionsSettings(s: ActionsServiceSettings): Promise<Required<ActionsServiceSettings>> {
+    return (await this.control("PUT", "actions/settings", s)).json();
+  }
+  /** Every admin and/or queue token issued so far answers 401 from now on. */
+  async expireActionsTokens(which: { admin?: boolean; queue?: boolean }) {
+    await this.control("POST", "actions/expire-tokens", which);
+  }
+  /** GitHub deletes the runner scale set (as it does after days without a listener). */
+  async deleteRunnerScaleSet(id: number) {
+    await this.control("DELETE", `actions/scalesets/${id}`);
   }
 }
 

@@ -27,6 +27,12 @@
  *   {world}/_fake/runner-sessions/{id}/complete POST  {job_id, conclusion?} → job completed
  *   {world}/_fake/runner-sessions/{id}       DELETE  the runner goes offline
  *
+ * The Actions service (runner scale set API; see actions-service.ts for its routes):
+ *   {world}/_fake/actions/state          GET     scale sets, sessions, pending messages, jobs, requests
+ *   {world}/_fake/actions/settings       PUT     ActionsServiceSettings (poll wait, token lifetimes)
+ *   {world}/_fake/actions/expire-tokens  POST    {admin?, queue?}: tokens issued so far answer 401
+ *   {world}/_fake/actions/scalesets/{id} DELETE  GitHub deletes the scale set (as after days idle)
+ *
  * A world lives under /w/{id}; the default world is at the root, for standalone use.
  */
 
@@ -34,6 +40,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from "node:net";
 import type { DeliveryConfig, Fault, GithubProfile, Seed, SeedJob, SeedRunnerDownload, WorldInfo } from "./types.ts";
 import { World } from "./world.ts";
+import { ActionsService } from "./actions-service.ts";
 import { WorkflowPlayer } from "./workflows.ts";
 
 export interface FakeGithub {
@@ -77,10 +84,16 @@ export async function startFakeGithub(options: { port?: number; host?: string } 
   const host = options.host ?? "127.0.0.1";
   const worlds = new Map<string, World>([["", new World("")]]);
   const players = new Map<World, WorkflowPlayer>();
+  const services = new Map<World, ActionsService>();
+  const actionsOf = (w: World) => {
+    let a = services.get(w);
+    if (!a) services.set(w, (a = new ActionsService(w)));
+    return a;
+  };
   const playerOf = (w: World) => {
     let p = players.get(w);
     if (!p) {
-      p = new WorkflowPlayer(w);
+      p = new WorkflowPlayer(w, actionsOf(w));
       players.set(w, p);
     }
     return p;
@@ -120,6 +133,13 @@ export async function startFakeGithub(options: { port?: number; host?: string } 
 
       const headers: Record<string, string | undefined> = {};
       for (const [k, v] of Object.entries(req.headers)) headers[k] = Array.isArray(v) ? v.join(", ") : v;
+      const actions = actionsOf(world);
+      if (actions.handles(path)) {
+        playerOf(world); // jobs queued from now on reach the service's queues
+        const out = await actions.handle(req.method ?? "GET", path.replace(/^\/api\/v3(?=\/actions\/)/, ""), Object.fromEntries(url.searchParams), headers, body.value, worldBase);
+        res.writeHead(out.status, { "x-github-request-id": crypto.randomUUID().slice(0, 18).toUpperCase(), ...out.headers });
+        return res.end(out.text);
+      }
       const answer = await world.handle({
         method: req.method ?? "GET",
         path,
@@ -172,6 +192,18 @@ export async function startFakeGithub(options: { port?: number; host?: string } 
       for (const j of (Array.isArray(body) ? body : [body]) as SeedJob[]) world.putJob(j);
       return send(res, 204, null);
     }
+    const actions = actionsOf(world);
+    if (path === "/_fake/actions/state" && method === "GET") return send(res, 200, actions.state());
+    if (path === "/_fake/actions/settings" && method === "PUT") {
+      for (const k of ["poll_wait_ms", "admin_token_ttl_s", "queue_token_ttl_s"] as const) if (typeof b[k] === "number") actions.settings[k] = b[k];
+      return send(res, 200, actions.settings);
+    }
+    if (path === "/_fake/actions/expire-tokens" && method === "POST") {
+      actions.expireTokens({ admin: b.admin === true, queue: b.queue === true });
+      return send(res, 204, null);
+    }
+    const ss = /^\/_fake\/actions\/scalesets\/(\d+)$/.exec(path);
+    if (ss && method === "DELETE") return actions.deleteScaleSet(Number(ss[1])) ? send(res, 204, null) : send(res, 404, { message: "fake: no such scale set" });
     const player = playerOf(world);
     const reply = (out: { status: number; body: unknown }) => send(res, out.status, out.body);
     if (path === "/_fake/webhook-delivery" && method === "PUT") {

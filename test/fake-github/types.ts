@@ -83,7 +83,8 @@ export interface Seed {
   jobs?: SeedJob[];
 }
 
-export type FaultKind = "rate_limit" | "server_error" | "busy_runner" | "duplicate_runner" | "latency" | "unauthorized";
+/** `session_conflict`: the Actions service answers 409 RunnerScaleSetSessionConflictException (any path it matches). */
+export type FaultKind = "rate_limit" | "server_error" | "busy_runner" | "duplicate_runner" | "latency" | "unauthorized" | "session_conflict";
 
 export interface Fault {
   kind: FaultKind;
@@ -247,4 +248,41 @@ export interface RecordedDelivery {
   status: number | null;
   sent_at: number;
   acked_at: number | null;
+}
+
+/** The Actions service's knobs (PUT /_fake/actions/settings). */
+export interface ActionsServiceSettings {
+  /** How long an empty long poll waits before answering 202 (GitHub: ~50 s). */
+  poll_wait_ms?: number;
+  /** Lifetime of the admin JWT from the registration exchange. */
+  admin_token_ttl_s?: number;
+  /** Lifetime of a session's message queue token. */
+  queue_token_ttl_s?: number;
+}
+
+/** A runner scale set as the Actions service answers it (`scope`: the entity it belongs to, never sent). */
+export interface FakeScaleSet {
+  id: number;
+  name: string;
+  runnerGroupId: number;
+  runnerGroupName: string;
+  labels: { name: string; type: string }[];
+  RunnerSetting: { ephemeral: boolean; isElastic: boolean; disableUpdate: boolean };
+  createdOn: string;
+  scope: string;
+}
+
+export type ScaleSetJobState = "available" | "assigned" | "running" | "completed";
+
+/** GET /_fake/actions/state. */
+export interface ActionsServiceState {
+  scale_sets: FakeScaleSet[];
+  sessions: { session_id: string; scale_set_id: number; owner: string }[];
+  /** Unacknowledged messages by scale set id, oldest first, with their items' types. */
+  pending_messages: Record<string, { messageId: number; items: string[] }[]>;
+  jobs: { job_id: number; runner_request_id: number; scale_set_id: number; state: ScaleSetJobState }[];
+  /** Runners made by a scale set's generatejitconfig: runner id → scale set id. */
+  agents: Record<string, number>;
+  requests: { at: number; method: string; path: string; query: Record<string, string>; status: number; body: unknown }[];
+  settings: Required<ActionsServiceSettings>;
 }

@@ -14,6 +14,7 @@ import { createRequire } from "node:module";
 import { appWebhookDelivery } from "./app-webhook.ts";
 import type { DeliveryConfig, RecordedDelivery, WorkflowJob } from "./types.ts";
 import type { World } from "./world.ts";
+import type { ActionsService } from "./actions-service.ts";
 
 const require = createRequire(import.meta.url);
 const examples = (require("@octokit/webhooks-examples/api.github.com/index.json") as { name: string; examples: any[] }[]).find(
@@ -33,9 +34,11 @@ export class WorkflowPlayer {
   private inflight = new Set<Promise<void>>();
 
   private readonly world: World;
+  private readonly actions: ActionsService | null;
 
-  constructor(world: World) {
+  constructor(world: World, actions: ActionsService | null = null) {
     this.world = world;
+    this.actions = actions;
   }
 
   configure(c: DeliveryConfig) {
@@ -65,6 +68,8 @@ export class WorkflowPlayer {
       this.jobs.set(id, job);
       this.world.putJob({ id, repository: job.repository, run_id: job.run_id, name: job.name, labels: job.labels, status: "queued" });
       this.send(job, "queued");
+      const set = this.actions?.scaleSetFor(job.repository, job.labels);
+      if (set) this.actions!.jobQueued(set, job);
       out.push(job);
     }
     return out;
@@ -90,7 +95,11 @@ export class WorkflowPlayer {
     const have = new Set(runner.labels.map((l) => lc(l.name)));
     const scopeRepo = runner.scope.startsWith("repos/") ? runner.scope.slice("repos/".length) : null;
     const job = [...this.jobs.values()].find(
-      (j) => j.status === "queued" && (scopeRepo === null || j.repository === scopeRepo) && j.labels.every((l) => have.has(lc(l))),
+      (j) =>
+        j.status === "queued" &&
+        (scopeRepo === null || j.repository === scopeRepo) &&
+        j.labels.every((l) => have.has(lc(l))) &&
+        (this.actions === null || this.actions.mayRun(j.id, runner.id)),
     );
     if (!job) return { status: 204, body: null };
     runner.busy = true;
@@ -100,6 +109,7 @@ export class WorkflowPlayer {
     job.in_progress_at = this.world.now();
     this.world.putJob({ ...this.seedOf(job) });
     this.send(job, "in_progress");
+    this.actions?.jobStarted(job.id, runner);
     return { status: 200, body: job };
   }
 
@@ -114,6 +124,7 @@ export class WorkflowPlayer {
     job.completed_at = this.world.now();
     this.world.putJob(this.seedOf(job));
     const runner = this.world.runners.get(agentId);
+    if (runner) this.actions?.jobCompleted(job.id, runner, conclusion);
     if (runner) {
       runner.busy = false;
       if (runner.ephemeral) this.world.runners.delete(agentId);

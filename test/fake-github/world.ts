@@ -375,7 +375,7 @@ export class World {
     return { denied: error(401, "Bad credentials"), kind: "invalid" };
   }
 
-  private takeFault(method: string, path: string): Fault | null {
+  takeFault(method: string, path: string): Fault | null {
     const i = this.faults.findIndex(
       (f) => (!f.method || f.method.toUpperCase() === method) && (!f.path || path.includes(f.path)) && (f.probability === undefined || Math.random() < f.probability),
     );
@@ -467,6 +467,34 @@ export class World {
       if (!allowed) return error(404, "Not Found");
     }
     return null;
+  }
+
+  /**
+   * Registers an ephemeral, offline runner and hands out its JIT files (what both the REST
+   * generate-jitconfig and the Actions service's scale set generatejitconfig do). serverUrl:
+   * where the runner talks to GitHub (this world, for the simulator's runners).
+   */
+  issueJitRunner(o: { scope: string; name: string; labels: string[]; runnerGroupId: number; serverUrl: string; workFolder: string }): { runner: FakeRunner; encoded: string } {
+    const id = this.newId();
+    const runner: FakeRunner = {
+      id,
+      name: o.name,
+      os: "unknown",
+      status: "offline",
+      busy: false,
+      labels: o.labels.map((l) => ({ id: this.newId(), name: l, type: "custom" as const })),
+      runner_group_id: o.runnerGroupId,
+      ephemeral: true,
+      scope: o.scope,
+    };
+    this.runners.set(id, runner);
+    const files = {
+      ".runner": b64(JSON.stringify({ agentId: id, agentName: runner.name, poolId: o.runnerGroupId, serverUrl: o.serverUrl, workFolder: o.workFolder, ephemeral: true })),
+      ".credentials": b64(JSON.stringify({ scheme: "OAuthAccessToken", data: { clientId: crypto.randomUUID() } })),
+      ".credentials_rsaparams": b64(JSON.stringify({ d: randomToken(""), modulus: randomToken("") })),
+    };
+    this.jitConfigs.set(runner.name, files);
+    return { runner, encoded: b64(JSON.stringify(files)) };
   }
 
   groupsOf(scope: string): SeedRunnerGroup[] {
@@ -675,29 +703,15 @@ const routes: Route[] = [
       if ([...w.runners.values()].some((r) => r.scope === scope && lc(r.name) === lc(body.name as string))) {
         return error(409, "Already exists - A runner with the name already exists.");
       }
-      const id = w.newId();
-      const runner: FakeRunner = {
-        id,
-        name: body.name,
-        os: "unknown",
-        status: "offline",
-        busy: false,
-        labels: (body.labels as string[]).map((l) => ({ id: w.newId(), name: l, type: "custom" as const })),
-        runner_group_id: body.runner_group_id,
-        ephemeral: true,
+      const { runner, encoded } = w.issueJitRunner({
         scope,
-      };
-      w.runners.set(id, runner);
-      const files = {
-        // serverUrl: where the runner talks to GitHub (here: this world, for the simulator's runners).
-        ".runner": b64(
-          JSON.stringify({ agentId: id, agentName: runner.name, poolId: body.runner_group_id, serverUrl: req.baseUrl.replace(/\/api\/v3$/, ""), workFolder: body.work_folder ?? "_work", ephemeral: true }),
-        ),
-        ".credentials": b64(JSON.stringify({ scheme: "OAuthAccessToken", data: { clientId: crypto.randomUUID() } })),
-        ".credentials_rsaparams": b64(JSON.stringify({ d: randomToken(""), modulus: randomToken("") })),
-      };
-      w.jitConfigs.set(runner.name, files);
-      return json(201, { runner: runnerView(runner), encoded_jit_config: b64(JSON.stringify(files)) });
+        name: body.name,
+        labels: body.labels as string[],
+        runnerGroupId: body.runner_group_id,
+        serverUrl: req.baseUrl.replace(/\/api\/v3$/, ""),
+        workFolder: typeof body.work_folder === "string" ? body.work_folder : "_work",
+      });
+      return json(201, { runner: runnerView(runner), encoded_jit_config: encoded });
     },
   },
   {

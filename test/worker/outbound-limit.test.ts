@@ -14,7 +14,7 @@ describe("a scale set's outbound connection limit", () => {
       seen.push(new URL(input instanceof Request ? input.url : String(input)).pathname);
       return fetch(input, init);
     });
-    const { machines, runners } = await openScaleSetPorts(env, scaleSet!, limiter.fetch);
+    const { machines, runners } = await openScaleSetPorts(env, scaleSet!, { outbound: limiter.fetch });
     const [jit, listed] = await Promise.all([
       runners.createJitRunner({ name: "er-limited", labels: ["self-hosted"], runnerGroup: "Default" }),
       machines.listInstances(),

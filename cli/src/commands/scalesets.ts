@@ -61,6 +61,7 @@ const FIELDS: Record<string, OptionSpec> = {
   "extra-specs": { type: "string", arg: "JSON", description: "provider-specific settings, a JSON object" },
   priority: { type: "string", arg: "N", description: "higher wins when several scale sets match a job" },
   "jit-config": { type: "boolean", description: "just-in-time runner configuration (--no-jit-config: registration tokens)" },
+  intake: { type: "string", arg: "webhook|scaleset_api", description: "how jobs reach it: webhooks, or GitHub's runner scale set API (pull)" },
 };
 
 /** The fields of a create or update, from the options (undefined where not given). */
@@ -81,6 +82,7 @@ function fields(v: Values) {
     extra_specs: jsonObject(v, "extra-specs"),
     priority: int(v, "priority"),
     jit_config_enabled: bool(v, "jit-config"),
+    intake: str(v, "intake") as Create["intake"],
   });
 }
 

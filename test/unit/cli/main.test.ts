@@ -72,6 +72,14 @@ describe("main", () => {
     expect(r.stderr).toBe("edgerunner: cannot reach https://er.example.com: getaddrinfo ENOTFOUND er.example.com\n");
   });
 
+  it("scaleset update --intake sends the intake mode", async () => {
+    const id = "0b9e7b1c-5f7a-4d3e-9a51-3c2f8e1d4a60";
+    const r = await run(["scaleset", "update", id, "--intake", "scaleset_api", "--json"], () => json(200, { id, intake: "scaleset_api" }));
+    expect(r.code).toBe(0);
+    expect(r.requests.at(-1)!.method).toBe("PUT");
+    expect(await r.requests.at(-1)!.json()).toEqual({ intake: "scaleset_api" });
+  });
+
   it("job list passes its filters as the API's query", async () => {
     const r = await run(["job", "list", "--unmatched", "--status", "queued", "--limit", "20"], () => json(200, { jobs: [], next_cursor: "77" }));
     expect(new URL(r.requests[0]!.url).searchParams.toString()).toBe("unmatched=true&status=queued&limit=20");

@@ -1,0 +1,1 @@
+ALTER TABLE `scale_sets` ADD `intake` text DEFAULT 'webhook' NOT NULL;
