@@ -32,7 +32,13 @@ export default defineConfig(async () => {
         },
         {
           // The dashboard in Debian's Chromium (playwright-core) against `wrangler dev`; see test/browser.
-          test: { name: "browser", include: ["test/browser/**/*.test.ts"], environment: "node", testTimeout: 120_000, hookTimeout: 180_000 },
+          test: {
+            name: "browser",
+            include: ["test/browser/**/*.test.ts"],
+            environment: "node",
+            testTimeout: 120_000,
+            hookTimeout: 180_000,
+          },
         },
         {
           // The EC2 shim Worker (shims/aws-ec2) in workerd, against the fake EC2 started in Node

@@ -36,7 +36,11 @@ const profileName = passed.includes("--profile") ? passed[passed.indexOf("--prof
 
 const parts = [
   { key: "webhooks", script: "bench/webhooks.mjs", args: quick ? ["--requests", "400", "--rounds", "4", "--warmup", "50"] : [] },
-  { key: "reconcile", script: "bench/reconcile.mjs", args: ["--sizes", quick ? "100,1000" : "100,1000,5000", "--jobs", quick ? "30" : "200"] },
+  {
+    key: "reconcile",
+    script: "bench/reconcile.mjs",
+    args: ["--sizes", quick ? "100,1000" : "100,1000,5000", "--jobs", quick ? "30" : "200"],
+  },
   { key: "workflows", script: "bench/workflows.ts", args: [...(quick ? ["--latency-jobs", "10", "--burst", "100"] : []), ...passed] },
 ];
 

@@ -33,7 +33,12 @@ export function percentile(sorted, p) {
 
 export function summarize(samples) {
   const s = [...samples].sort((a, b) => a - b);
-  return { n: s.length, p50_ms: percentile(s, 50), p99_ms: percentile(s, 99), max_ms: s.length ? Math.round(s[s.length - 1] * 100) / 100 : null };
+  return {
+    n: s.length,
+    p50_ms: percentile(s, 50),
+    p99_ms: percentile(s, 99),
+    max_ms: s.length ? Math.round(s[s.length - 1] * 100) / 100 : null,
+  };
 }
 
 /** Starts a Node script of ours and resolves with its first JSON line on stdout. */
@@ -80,27 +85,53 @@ export async function startCoordinator(vars = {}, opts = {}) {
     INSTANCE_TOKEN_SECRET: randomBytes(24).toString("hex"),
     ...vars,
   };
-  writeFileSync(join(work, ".dev.vars"), Object.entries(devVars).map(([k, v]) => `${k}=${v}`).join("\n") + "\n");
+  writeFileSync(
+    join(work, ".dev.vars"),
+    Object.entries(devVars)
+      .map(([k, v]) => `${k}=${v}`)
+      .join("\n") + "\n",
+  );
 
   const wrangler = join(root, "node_modules/wrangler/bin/wrangler.js");
   const env = { ...process.env, CI: "true", WRANGLER_SEND_METRICS: "false" };
-  const migrate = spawnSync(process.execPath, [wrangler, "d1", "migrations", "apply", "DB", "--local", "--persist-to", state, "-c", configPath], {
-    cwd: work,
-    env,
-    encoding: "utf8",
-  });
+  const migrate = spawnSync(
+    process.execPath,
+    [wrangler, "d1", "migrations", "apply", "DB", "--local", "--persist-to", state, "-c", configPath],
+    {
+      cwd: work,
+      env,
+      encoding: "utf8",
+    },
+  );
   if (migrate.status !== 0) throw new Error(`migrations failed: ${migrate.stderr || migrate.stdout}`);
 
   // Its own process group, so killing it takes wrangler's workerd along (nothing left holding the port).
   let proc;
   const launch = async () => {
-    proc = spawn(process.execPath, [wrangler, "dev", "-c", configPath, "--ip", "127.0.0.1", "--port", String(port), "--persist-to", state, "--log-level", opts.log ? "log" : "error"], {
-      cwd: work,
-      env,
-      // opts.log: a file that gets the coordinator's log lines (appended across restarts).
-      stdio: ["ignore", opts.log ? openSync(opts.log, "a") : "ignore", "inherit"],
-      detached: true,
-    });
+    proc = spawn(
+      process.execPath,
+      [
+        wrangler,
+        "dev",
+        "-c",
+        configPath,
+        "--ip",
+        "127.0.0.1",
+        "--port",
+        String(port),
+        "--persist-to",
+        state,
+        "--log-level",
+        opts.log ? "log" : "error",
+      ],
+      {
+        cwd: work,
+        env,
+        // opts.log: a file that gets the coordinator's log lines (appended across restarts).
+        stdio: ["ignore", opts.log ? openSync(opts.log, "a") : "ignore", "inherit"],
+        detached: true,
+      },
+    );
     for (let i = 0; ; i++) {
       try {
         if ((await fetch(`${url}/healthz`)).ok) break;
@@ -138,11 +169,15 @@ export async function startCoordinator(vars = {}, opts = {}) {
 
   /** Runs SQL against the coordinator's local D1 (same state directory). */
   const sql = (file) => {
-    const r = spawnSync(process.execPath, [wrangler, "d1", "execute", "DB", "--local", "--persist-to", state, "-c", configPath, "--file", file, "--yes"], {
-      cwd: work,
-      env,
-      encoding: "utf8",
-    });
+    const r = spawnSync(
+      process.execPath,
+      [wrangler, "d1", "execute", "DB", "--local", "--persist-to", state, "-c", configPath, "--file", file, "--yes"],
+      {
+        cwd: work,
+        env,
+        encoding: "utf8",
+      },
+    );
     if (r.status !== 0) throw new Error(`d1 execute failed: ${r.stderr || r.stdout}`);
   };
 
@@ -179,10 +214,24 @@ export async function fakeWorld(coordinator, fakeGithubUrl, fakeShimUrl, secret 
     body: JSON.stringify({ repos: ["octo/app"], orgs: ["octo"], pats: [{ token: "ghp_bench", login: "bench" }] }),
   });
   const tag = randomBytes(3).toString("hex");
-  await coordinator.api("POST", "/github/endpoints", { name: `fake-${tag}`, base_url: "https://github.example.test", api_base_url: world.url });
-  await coordinator.api("POST", "/github/credentials", { name: `pat-${tag}`, endpoint: `fake-${tag}`, auth_type: "pat", pat: { oauth2_token: "ghp_bench" } });
+  await coordinator.api("POST", "/github/endpoints", {
+    name: `fake-${tag}`,
+    base_url: "https://github.example.test",
+    api_base_url: world.url,
+  });
+  await coordinator.api("POST", "/github/credentials", {
+    name: `pat-${tag}`,
+    endpoint: `fake-${tag}`,
+    auth_type: "pat",
+    pat: { oauth2_token: "ghp_bench" },
+  });
   const webhookSecret = `whsec-${tag}-bench`;
-  const repo = await coordinator.api("POST", "/repositories", { owner: "octo", name: "app", credentials_name: `pat-${tag}`, webhook_secret: webhookSecret });
+  const repo = await coordinator.api("POST", "/repositories", {
+    owner: "octo",
+    name: "app",
+    credentials_name: `pat-${tag}`,
+    webhook_secret: webhookSecret,
+  });
   const tenant = await (
     await fetch(`${fakeShimUrl}/_control/tenants`, {
       method: "POST",

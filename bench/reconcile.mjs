@@ -38,14 +38,17 @@ const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 const github = await startNodeScript("test/fake-github/main.ts");
 const shim = await startNodeScript("test/fake-shim/main.ts");
-const coordinator = await startCoordinator({
-  // Reconciliation only when the bench asks for it (or a nudge, in the webhook part).
-  RECONCILE_INTERVAL_SECONDS: "3600",
-  ORPHAN_CHECK_SECONDS: "86400",
-  SCALE_DOWN_IDLE_SECONDS: "86400",
-  NUDGE_DELAY_SECONDS: "0",
-  // BENCH_COORDINATOR_LOG=file keeps the coordinator's log lines there.
-}, { log: process.env.BENCH_COORDINATOR_LOG });
+const coordinator = await startCoordinator(
+  {
+    // Reconciliation only when the bench asks for it (or a nudge, in the webhook part).
+    RECONCILE_INTERVAL_SECONDS: "3600",
+    ORPHAN_CHECK_SECONDS: "86400",
+    SCALE_DOWN_IDLE_SECONDS: "86400",
+    NUDGE_DELAY_SECONDS: "0",
+    // BENCH_COORDINATOR_LOG=file keeps the coordinator's log lines there.
+  },
+  { log: process.env.BENCH_COORDINATOR_LOG },
+);
 const stopAll = async () => {
   await coordinator.stop();
   github.proc.kill("SIGTERM");

@@ -42,7 +42,10 @@ async function scrape() {
   return { wall_ms: Math.round(wall * 10) / 10, get };
 }
 
-const rowsOf = (m) => Object.fromEntries(["webhook_deliveries", "jobs", "instances", "instance_transitions"].map((t) => [t, m.get("edgerunner_table_rows", `{table="${t}"}`)]));
+const rowsOf = (m) =>
+  Object.fromEntries(
+    ["webhook_deliveries", "jobs", "instances", "instance_transitions"].map((t) => [t, m.get("edgerunner_table_rows", `{table="${t}"}`)]),
+  );
 
 try {
   const now = Date.now();
@@ -68,7 +71,9 @@ try {
   ];
   const file = join(coordinator.work, "seed.sql");
   writeFileSync(file, seed.join("\n"));
-  note(`seeding ${opts.deliveries} deliveries, ${opts.jobs} jobs, ${opts.instances} instances × ${opts.transitions} transitions (+ live rows)`);
+  note(
+    `seeding ${opts.deliveries} deliveries, ${opts.jobs} jobs, ${opts.instances} instances × ${opts.transitions} transitions (+ live rows)`,
+  );
   coordinator.sql(file);
 
   const before = await scrape();
@@ -86,7 +91,10 @@ try {
     const wall = performance.now() - t0;
     const m = await scrape();
     const deleted = Object.fromEntries(
-      ["webhook_deliveries", "jobs", "instance_transitions", "instances"].map((t) => [t, m.get("edgerunner_retention_last_run_deleted_rows", `{table="${t}"}`)]),
+      ["webhook_deliveries", "jobs", "instance_transitions", "instances"].map((t) => [
+        t,
+        m.get("edgerunner_retention_last_run_deleted_rows", `{table="${t}"}`),
+      ]),
     );
     const complete = m.get("edgerunner_retention_last_run_complete") === 1;
     if (m.get("edgerunner_retention_last_run_failed") !== 0) throw new Error(`run ${run} failed: see the coordinator's logs`);
@@ -105,7 +113,10 @@ try {
   const rows = rowsOf(after);
   result.after = { rows, database_bytes: after.get("edgerunner_database_size_bytes"), scrape_ms: after.wall_ms };
   result.live_rows_kept =
-    rows.webhook_deliveries === opts.live && rows.jobs === opts.live && rows.instances === opts.live && rows.instance_transitions === opts.live * opts.transitions;
+    rows.webhook_deliveries === opts.live &&
+    rows.jobs === opts.live &&
+    rows.instances === opts.live &&
+    rows.instance_transitions === opts.live * opts.transitions;
   const durations = result.runs.map((r) => r.duration_ms);
   result.summary = {
     runs: result.runs.length,

@@ -85,11 +85,15 @@ process.on("SIGINT", () => {
 
 async function main() {
   note(`state in ${work}`);
-  const migrate = spawnSync(process.execPath, [wranglerJs, "d1", "migrations", "apply", "DB", "--local", "-c", join(work, "wrangler.toml"), "--persist-to", state], {
-    cwd: root,
-    env: childEnv,
-    encoding: "utf8",
-  });
+  const migrate = spawnSync(
+    process.execPath,
+    [wranglerJs, "d1", "migrations", "apply", "DB", "--local", "-c", join(work, "wrangler.toml"), "--persist-to", state],
+    {
+      cwd: root,
+      env: childEnv,
+      encoding: "utf8",
+    },
+  );
   if (migrate.status !== 0) throw new Error(`migrations failed:\n${migrate.stdout}\n${migrate.stderr}`);
 
   const port = await freePort();
@@ -98,15 +102,23 @@ async function main() {
   const args = [
     wranglerJs,
     "dev",
-    "-c", join(root, "bench/router.wrangler.toml"),
-    "-c", join(work, "wrangler.toml"),
-    "-c", join(root, "bench/floor.wrangler.toml"),
-    "--ip", "127.0.0.1",
-    "--port", String(port),
-    "--inspector-port", String(inspector),
-    "--persist-to", state,
+    "-c",
+    join(root, "bench/router.wrangler.toml"),
+    "-c",
+    join(work, "wrangler.toml"),
+    "-c",
+    join(root, "bench/floor.wrangler.toml"),
+    "--ip",
+    "127.0.0.1",
+    "--port",
+    String(port),
+    "--inspector-port",
+    String(inspector),
+    "--persist-to",
+    state,
     "--show-interactive-dev-session=false",
-    "--log-level", "warn",
+    "--log-level",
+    "warn",
   ];
   const { openSync } = await import("node:fs");
   const fd = openSync(log, "a");
@@ -119,7 +131,8 @@ async function main() {
     } catch {
       // not up yet
     }
-    if (dev.exitCode !== null || i > 240) throw new Error(`wrangler dev did not start; see ${log}\n${readFileSync(log, "utf8").slice(-3000)}`);
+    if (dev.exitCode !== null || i > 240)
+      throw new Error(`wrangler dev did not start; see ${log}\n${readFileSync(log, "utf8").slice(-3000)}`);
     await sleep(250);
   }
   note(`coordinator and floor up at ${base}`);
@@ -239,7 +252,9 @@ async function main() {
   const summary = (t) => {
     const sorted = [...t.latencies].sort((a, b) => a - b);
     const q = (p) => sorted[Math.min(sorted.length - 1, Math.ceil(p * sorted.length) - 1)];
-    const ok = Object.entries(t.statuses).filter(([s]) => s.startsWith("2")).reduce((n, [, c]) => n + c, 0);
+    const ok = Object.entries(t.statuses)
+      .filter(([s]) => s.startsWith("2"))
+      .reduce((n, [, c]) => n + c, 0);
     return {
       throughput_rps: round1(sorted.length / t.seconds),
       p50_ms: round2(q(0.5)),
@@ -281,7 +296,11 @@ async function main() {
     edgerunner: { route: `POST ${routes.edgerunner}`, ...ours },
     floor: { route: "HMAC verify + one D1 insert (bench/floor-worker.ts)", ...floor },
     ratio_vs_floor: ratio,
-    throughput_ratio_per_round: { median: round2(median(roundRatios)), min: round2(Math.min(...roundRatios)), max: round2(Math.max(...roundRatios)) },
+    throughput_ratio_per_round: {
+      median: round2(median(roundRatios)),
+      min: round2(Math.min(...roundRatios)),
+      max: round2(Math.max(...roundRatios)),
+    },
     target: "each ratio ≤ 1.5",
     within_target: ratio.throughput <= 1.5 && ratio.p50 <= 1.5 && ratio.p99 <= 1.5,
     check: { jobs_sent: told.size, jobs_stored_routed_in_final_state: told.size - wrong, mismatched: wrong },

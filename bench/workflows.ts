@@ -24,10 +24,10 @@
  * Prints one JSON document on stdout; progress on stderr.
  */
 import { appendFileSync } from "node:fs";
-import { note, percentile, sleep } from "./harness.mjs";
 import { JIT_PER_MINUTE, profileFromArgs } from "../e2e/profiles.ts";
 import { startStack } from "../e2e/stack.ts";
 import type { RecordedRequest } from "../test/fake-github/types.ts";
+import { note, percentile, sleep } from "./harness.mjs";
 
 function flags(argv: string[]) {
   const out = { latencyJobs: 50, burst: 1000 };
@@ -77,7 +77,13 @@ const scaleSet = (name: string, max: number, intake: "webhook" | "scaleset_api" 
   });
 
 /** Waits until `done` holds for the jobs named `name`, polling the fake GitHub; `partial`: at the deadline, returns them as they are. */
-async function waitJobs(name: string, done: (j: Awaited<ReturnType<typeof gh.workflowJobs>>[number]) => boolean, timeoutMs: number, what?: string, partial = false) {
+async function waitJobs(
+  name: string,
+  done: (j: Awaited<ReturnType<typeof gh.workflowJobs>>[number]) => boolean,
+  timeoutMs: number,
+  what?: string,
+  partial = false,
+) {
   const deadline = Date.now() + timeoutMs;
   let said = Date.now();
   for (;;) {
@@ -88,10 +94,13 @@ async function waitJobs(name: string, done: (j: Awaited<ReturnType<typeof gh.wor
       note(`${name}: ${jobs.filter(done).length} of ${jobs.length} ${what}`);
     }
     if (Date.now() > deadline && partial) {
-      note(`${name}: gave up waiting: ${jobs.filter((j) => !done(j)).length} of ${jobs.length} jobs not ${what ?? "done"} after ${timeoutMs} ms`);
+      note(
+        `${name}: gave up waiting: ${jobs.filter((j) => !done(j)).length} of ${jobs.length} jobs not ${what ?? "done"} after ${timeoutMs} ms`,
+      );
       return jobs;
     }
-    if (Date.now() > deadline) throw new Error(`${name}: ${jobs.filter((j) => !done(j)).length} of ${jobs.length} jobs not there after ${timeoutMs} ms`);
+    if (Date.now() > deadline)
+      throw new Error(`${name}: ${jobs.filter((j) => !done(j)).length} of ${jobs.length} jobs not there after ${timeoutMs} ms`);
     await sleep(50);
   }
 }
@@ -111,7 +120,9 @@ try {
 
   // --- queued → create and → in progress, one job at a time, no idle runners, in each intake mode ---
   const shimCreates = async () =>
-    ((await (await fetch(`${w.shimControl}/requests`)).json()) as { operation: string; at: number; pool_id: string | null }[]).filter((r) => r.operation === "create");
+    ((await (await fetch(`${w.shimControl}/requests`)).json()) as { operation: string; at: number; pool_id: string | null }[]).filter(
+      (r) => r.operation === "create",
+    );
   async function latency(name: string, intake: "webhook" | "scaleset_api") {
     const ss = (await scaleSet(name, 10, intake)) as { id: string };
     const labels = intake === "scaleset_api" ? [name] : ["self-hosted", "linux", name];
@@ -138,8 +149,19 @@ try {
     waits.sort((a, b) => a - b);
     creates.sort((a, b) => a - b);
     return {
-      queued_to_create: { jobs: creates.length, p50_ms: percentile(creates, 50), p99_ms: percentile(creates, 99), max_ms: creates.at(-1) ?? null },
-      queued_to_in_progress: { jobs: waits.length, boot_delay_ms: 0, p50_ms: percentile(waits, 50), p99_ms: percentile(waits, 99), max_ms: waits.at(-1) ?? null },
+      queued_to_create: {
+        jobs: creates.length,
+        p50_ms: percentile(creates, 50),
+        p99_ms: percentile(creates, 99),
+        max_ms: creates.at(-1) ?? null,
+      },
+      queued_to_in_progress: {
+        jobs: waits.length,
+        boot_delay_ms: 0,
+        p50_ms: percentile(waits, 50),
+        p99_ms: percentile(waits, 99),
+        max_ms: waits.at(-1) ?? null,
+      },
     };
   }
   const webhook = await latency("latency", "webhook");
@@ -172,20 +194,27 @@ try {
   const firstQueued = Math.min(...burstJobs.map((j) => j.queued_at));
   const allStarted = Math.max(...started.map((j) => j.in_progress_at!));
   note(`burst: ${started.length} of ${opts.burst} in progress after ${allStarted - firstQueued} ms`);
-  const completed = (await waitJobs("burst", (j) => j.status === "completed", started.length === burstJobs.length ? timeout : 1, "completed", true)).filter(
-    (j) => j.status === "completed",
-  );
+  const completed = (
+    await waitJobs("burst", (j) => j.status === "completed", started.length === burstJobs.length ? timeout : 1, "completed", true)
+  ).filter((j) => j.status === "completed");
   const allCompleted = Math.max(...completed.map((j) => j.completed_at!));
   // Settled: every machine gone, so every removal the coordinator makes at GitHub is counted.
   for (let i = 0; i < 1200 && (await stack.machines()).length; i++) await sleep(250);
   const left = (await stack.machines()).length;
-  const shimRequests = ((await (await fetch(`${w.shimControl}/requests`)).json()) as { at: number; operation: string; status: number | null; body: any }[]).slice(shimRequestsBefore);
-  const runnersCreated = new Set(shimRequests.filter((r) => r.operation === "create" && r.status !== null && r.status < 300).map((r) => r.body.name)).size;
+  const shimRequests = (
+    (await (await fetch(`${w.shimControl}/requests`)).json()) as { at: number; operation: string; status: number | null; body: any }[]
+  ).slice(shimRequestsBefore);
+  const runnersCreated = new Set(
+    shimRequests.filter((r) => r.operation === "create" && r.status !== null && r.status < 300).map((r) => r.body.name),
+  ).size;
   const ghRequests = await gh.requests();
   const startWaits = started.map((j) => j.in_progress_at! - j.queued_at).sort((a, b) => a - b);
   const seconds = (ms: number) => Math.round(ms / 100) / 10;
   // The time by which the shim had been asked for as many machines as there were jobs.
-  const createTimes = shimRequests.filter((r) => r.operation === "create").map((r) => r.at).sort((a, b) => a - b);
+  const createTimes = shimRequests
+    .filter((r) => r.operation === "create")
+    .map((r) => r.at)
+    .sort((a, b) => a - b);
   const creates = createTimes.length >= opts.burst ? createTimes[opts.burst - 1]! : null;
   const refused = ghRequests.filter((r) => r.status === 403 || r.status === 429);
   const ops = byOperation(ghRequests);
@@ -207,10 +236,13 @@ try {
     github_calls: ghRequests.length,
     github_calls_per_runner: runnersCreated ? Math.round((ghRequests.length / runnersCreated) * 100) / 100 : null,
     github_calls_by_operation: ops,
-    github_calls_per_runner_by_operation: Object.fromEntries(Object.entries(ops).map(([op, n]) => [op, runnersCreated ? Math.round((n / runnersCreated) * 1000) / 1000 : null])),
+    github_calls_per_runner_by_operation: Object.fromEntries(
+      Object.entries(ops).map(([op, n]) => [op, runnersCreated ? Math.round((n / runnersCreated) * 1000) / 1000 : null]),
+    ),
     // What GitHub's points limit alone allows one credential: jobs JIT configs at JIT_PER_MINUTE a minute.
     github_floor_s: floorS === null ? null : Math.round(floorS * 10) / 10,
-    all_in_progress_over_floor: floorS && started.length === opts.burst ? Math.round(((allStarted - firstQueued) / 1000 / floorS) * 100) / 100 : null,
+    all_in_progress_over_floor:
+      floorS && started.length === opts.burst ? Math.round(((allStarted - firstQueued) / 1000 / floorS) * 100) / 100 : null,
     github_rate_limited_answers: {
       total: refused.length,
       secondary_points: refused.filter((r) => r.secondary_limit === "points").length,

@@ -52,7 +52,8 @@ for (;;) {
   for (const j of jobs) {
     if (seen.get(j.id) !== j.status) {
       seen.set(j.id, j.status);
-      if (j.status === "in_progress") say(`GitHub: job ${j.id} assigned to ${j.runner_name} after ${j.in_progress_at! - j.queued_at} ms in the queue`);
+      if (j.status === "in_progress")
+        say(`GitHub: job ${j.id} assigned to ${j.runner_name} after ${j.in_progress_at! - j.queued_at} ms in the queue`);
       if (j.status === "completed") say(`GitHub: job ${j.id} completed on ${j.runner_name}`);
     }
   }

@@ -42,7 +42,16 @@ export async function startEc2Cloud(opts: {
         if (!firstBoot || !i.userData) return;
         const boot = readBootstrap(i.userData);
         if (!boot) return log({ event: "ec2_instance_no_bootstrap", instance: i.instanceId });
-        const r: SimulatedRunner = { tenant: account, name: i.tags.Name ?? i.instanceId, provider_id: i.instanceId, phase: "booting", agent_id: null, job_id: null, created_at: Date.now(), server_url: null };
+        const r: SimulatedRunner = {
+          tenant: account,
+          name: i.tags.Name ?? i.instanceId,
+          provider_id: i.instanceId,
+          phase: "booting",
+          agent_id: null,
+          job_id: null,
+          created_at: Date.now(),
+          server_url: null,
+        };
         runners.set(i.instanceId, r);
         void bootRunner(r, { metadataUrl: boot.metadataUrl, token: boot.token }, opts.sim, log).catch((err) => {
           r.error = err instanceof Error ? err.message : String(err);

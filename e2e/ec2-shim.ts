@@ -4,7 +4,7 @@
  * in a temporary directory (a developer's shims/aws-ec2/.dev.vars is never read or touched).
  * Used by the EC2 end-to-end scenario and the conformance runs.
  */
-import { spawn, type ChildProcess } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -19,10 +19,19 @@ export interface Ec2ShimWorker {
   killNow(): void;
 }
 
-export async function startEc2Shim(opts: { endpoint: string; account: Ec2Account; secret: string; vars?: Record<string, string>; log?: string }): Promise<Ec2ShimWorker> {
+export async function startEc2Shim(opts: {
+  endpoint: string;
+  account: Ec2Account;
+  secret: string;
+  vars?: Record<string, string>;
+  log?: string;
+}): Promise<Ec2ShimWorker> {
   const work = mkdtempSync(join(tmpdir(), "edgerunner-ec2-shim-"));
   const port = await freePort();
-  const config = readFileSync(join(root, "shims/aws-ec2/wrangler.toml"), "utf8").replace(/^main = "([^"]+)"/m, (_, p) => `main = ${JSON.stringify(join(root, "shims/aws-ec2", p))}`);
+  const config = readFileSync(join(root, "shims/aws-ec2/wrangler.toml"), "utf8").replace(
+    /^main = "([^"]+)"/m,
+    (_, p) => `main = ${JSON.stringify(join(root, "shims/aws-ec2", p))}`,
+  );
   writeFileSync(join(work, "wrangler.toml"), config);
   const vars: Record<string, string> = {
     SHIM_SECRET: opts.secret,
@@ -32,13 +41,36 @@ export async function startEc2Shim(opts: { endpoint: string; account: Ec2Account
     EC2_ENDPOINT: opts.endpoint,
     ...opts.vars,
   };
-  writeFileSync(join(work, ".dev.vars"), Object.entries(vars).map(([k, v]) => `${k}=${v}`).join("\n") + "\n");
+  writeFileSync(
+    join(work, ".dev.vars"),
+    Object.entries(vars)
+      .map(([k, v]) => `${k}=${v}`)
+      .join("\n") + "\n",
+  );
   const wrangler = join(root, "node_modules/wrangler/bin/wrangler.js");
   // Its own process group, so stopping it takes workerd along.
   const proc: ChildProcess = spawn(
     process.execPath,
-    [wrangler, "dev", "-c", join(work, "wrangler.toml"), "--ip", "127.0.0.1", "--port", String(port), "--persist-to", join(work, "state"), "--log-level", opts.log ? "log" : "error"],
-    { cwd: work, env: { ...process.env, CI: "true", WRANGLER_SEND_METRICS: "false" }, stdio: ["ignore", opts.log ? openSync(opts.log, "a") : "ignore", "inherit"], detached: true },
+    [
+      wrangler,
+      "dev",
+      "-c",
+      join(work, "wrangler.toml"),
+      "--ip",
+      "127.0.0.1",
+      "--port",
+      String(port),
+      "--persist-to",
+      join(work, "state"),
+      "--log-level",
+      opts.log ? "log" : "error",
+    ],
+    {
+      cwd: work,
+      env: { ...process.env, CI: "true", WRANGLER_SEND_METRICS: "false" },
+      stdio: ["ignore", opts.log ? openSync(opts.log, "a") : "ignore", "inherit"],
+      detached: true,
+    },
   );
   const url = `http://127.0.0.1:${port}`;
   const killNow = () => {

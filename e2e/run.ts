@@ -30,13 +30,13 @@
  */
 import { appendFileSync } from "node:fs";
 import { percentile, sleep } from "../bench/harness.mjs";
-import type { DeliveryConfig } from "../test/fake-github/types.ts";
 import type { SimulatorConfig } from "../shims/simulator/simulator.ts";
-import type { FaultRule } from "../test/fake-shim/types.ts";
 import type { Ec2Faults } from "../test/fake-ec2/types.ts";
+import type { DeliveryConfig } from "../test/fake-github/types.ts";
+import type { FaultRule } from "../test/fake-shim/types.ts";
 import { EC2_LIVE_STATES } from "./ec2-cloud.ts";
 import { profileFromArgs, type StackProfile } from "./profiles.ts";
-import { startStack, type Stack } from "./stack.ts";
+import { type Stack, startStack } from "./stack.ts";
 
 interface ScaleSetSpec {
   name: string;
@@ -99,10 +99,12 @@ async function checkScaleSetApi(stack: Stack, ids: Map<string, ScaleSetSpec>) {
   const before = await stack.gh.actionsState();
   const unfinished = before.jobs.filter((j) => j.state !== "completed");
   if (!before.jobs.length) violations.push("no job went through the runner scale set API");
-  if (unfinished.length) violations.push(`${unfinished.length} scale set API jobs not completed: ${unfinished.map((j) => `${j.job_id} ${j.state}`).join(", ")}`);
+  if (unfinished.length)
+    violations.push(`${unfinished.length} scale set API jobs not completed: ${unfinished.map((j) => `${j.job_id} ${j.state}`).join(", ")}`);
   const pending = Object.values(before.pending_messages).flat();
   if (pending.length) violations.push(`${pending.length} queue messages never acknowledged`);
-  for (const [id, spec] of ids) if (spec.intake === "scaleset_api") await stack.coordinator.api("PUT", `/scalesets/${id}`, { enabled: false });
+  for (const [id, spec] of ids)
+    if (spec.intake === "scaleset_api") await stack.coordinator.api("PUT", `/scalesets/${id}`, { enabled: false });
   let sessions = before.sessions;
   for (let i = 0; i < 100 && sessions.length; i++) {
     await sleep(200);
@@ -145,16 +147,31 @@ async function checkEc2(stack: Stack, ids: Map<string, ScaleSetSpec>) {
     }
     const as = `${spec.name}: ${i.instanceType} ${i.lifecycle ?? "on-demand"} in ${i.subnetId === SUBNET_A ? "A" : "B"}`;
     launchedAs[as] = (launchedAs[as] ?? 0) + 1;
-    if (i.instanceType === "c5.large" && (i.subnetId === SUBNET_A || i.lifecycle === "spot")) violations.push(`${i.instanceId} launched as ${as}, where the fake EC2 had no capacity`);
+    if (i.instanceType === "c5.large" && (i.subnetId === SUBNET_A || i.lifecycle === "spot"))
+      violations.push(`${i.instanceId} launched as ${as}, where the fake EC2 had no capacity`);
     if (EC2_LIVE_STATES.has(i.state)) violations.push(`${i.instanceId} (${as}) is still ${i.state}`);
   }
-  const capacityErrors = launches.filter((r) => ["InsufficientInstanceCapacity", "MaxSpotInstanceCountExceeded"].includes(r.error_code ?? "")).length;
+  const capacityErrors = launches.filter((r) =>
+    ["InsufficientInstanceCapacity", "MaxSpotInstanceCountExceeded"].includes(r.error_code ?? ""),
+  ).length;
   const throttled = launches.filter((r) => r.error_code === "RequestLimitExceeded").length;
   if (!capacityErrors) violations.push("no launch hit a capacity error: the fallback was not exercised");
-  if (!Object.keys(launchedAs).some((k) => k.startsWith("ec2-spot") && k.includes("on-demand"))) violations.push("no spot-with-fallback instance fell back to on-demand");
+  if (!Object.keys(launchedAs).some((k) => k.startsWith("ec2-spot") && k.includes("on-demand")))
+    violations.push("no spot-with-fallback instance fell back to on-demand");
   if (!Object.keys(launchedAs).some((k) => k.includes("m5.large spot"))) violations.push("no spot instance of the second type");
   if (throttled !== 2) violations.push(`${throttled} throttled launches, expected 2`);
-  return { violations, summary: { ec2: { run_instances_calls: launches.length, capacity_errors: capacityErrors, throttled, instances: instances.length, launched_as: launchedAs } } };
+  return {
+    violations,
+    summary: {
+      ec2: {
+        run_instances_calls: launches.length,
+        capacity_errors: capacityErrors,
+        throttled,
+        instances: instances.length,
+        launched_as: launchedAs,
+      },
+    },
+  };
 }
 
 const scenarios: Record<string, Scenario> = {
@@ -190,7 +207,11 @@ const scenarios: Record<string, Scenario> = {
       ];
       // Added to the profile's faults (a production profile's create latency stays).
       for (const rule of rules) {
-        await fetch(`${stack.w.shimControl}/faults/rules`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(rule) });
+        await fetch(`${stack.w.shimControl}/faults/rules`, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify(rule),
+        });
       }
       await stack.gh.fault(
         { kind: "server_error", times: -1, probability: 0.1, status: 502 },
@@ -229,8 +250,20 @@ const scenarios: Record<string, Scenario> = {
     vars: TIMINGS,
     sim: { boot_delay_ms: 0, job_ms: 400 },
     scaleSets: [
-      { name: "ec2-spot", labels: ["self-hosted", "linux", "ec2-spot"], max: 4, minIdle: 0, extraSpecs: { instance_types: ["m5.large"], subnet_ids: [SUBNET_A, SUBNET_B], capacity: "spot-with-fallback" } },
-      { name: "ec2-od", labels: ["self-hosted", "linux", "ec2"], max: 4, minIdle: 0, extraSpecs: { subnet_ids: [SUBNET_A, SUBNET_B], tags: { team: "ci" } } },
+      {
+        name: "ec2-spot",
+        labels: ["self-hosted", "linux", "ec2-spot"],
+        max: 4,
+        minIdle: 0,
+        extraSpecs: { instance_types: ["m5.large"], subnet_ids: [SUBNET_A, SUBNET_B], capacity: "spot-with-fallback" },
+      },
+      {
+        name: "ec2-od",
+        labels: ["self-hosted", "linux", "ec2"],
+        max: 4,
+        minIdle: 0,
+        extraSpecs: { subnet_ids: [SUBNET_A, SUBNET_B], tags: { team: "ci" } },
+      },
     ],
     bursts: [
       { "ec2-spot": 4, "ec2-od": 4 },
@@ -269,7 +302,10 @@ async function retrying<T>(fn: () => Promise<T>, tries = 100): Promise<T> {
   }
 }
 
-async function runScenario(sc: Scenario, profile: StackProfile): Promise<{ ok: boolean; summary: Record<string, unknown>; violations: string[] }> {
+async function runScenario(
+  sc: Scenario,
+  profile: StackProfile,
+): Promise<{ ok: boolean; summary: Record<string, unknown>; violations: string[] }> {
   const t0 = Date.now();
   // A production-like profile is slower by design: give it more time.
   const slack = profile.name === "production" ? 3 : 1;
@@ -283,7 +319,10 @@ async function runScenario(sc: Scenario, profile: StackProfile): Promise<{ ok: b
     provider: sc.provider,
     coordinatorLog: logDir ? `${logDir}/coordinator-${sc.name}-${t0}.log` : undefined,
     // …and what the simulated machines did (booted, failed, ran a job), one JSON line each.
-    log: logDir ? (line) => appendFileSync(`${logDir}/machines-${sc.name}-${t0}.log`, `${JSON.stringify({ ts: new Date().toISOString(), ...line })}\n`) : undefined,
+    log: logDir
+      ? (line) =>
+          appendFileSync(`${logDir}/machines-${sc.name}-${t0}.log`, `${JSON.stringify({ ts: new Date().toISOString(), ...line })}\n`)
+      : undefined,
     ...(sc.ec2 ? { ec2: { faults: sc.ec2.faults, shimLog: logDir ? `${logDir}/ec2-shim-${sc.name}-${t0}.log` : undefined } } : {}),
   });
   const { coordinator, gh, w } = stack;
@@ -312,7 +351,9 @@ async function runScenario(sc: Scenario, profile: StackProfile): Promise<{ ok: b
     // The cloud's live machines, by pool: the simulator's, or the fake EC2's instances not yet terminated.
     const machines = async (): Promise<{ pool_id: string; name: string }[]> =>
       stack.ec2
-        ? (await stack.ec2.instances()).filter((i) => EC2_LIVE_STATES.has(i.state)).map((i) => ({ pool_id: i.tags["edgerunner:pool-id"] ?? "", name: i.tags.Name ?? i.instanceId }))
+        ? (await stack.ec2.instances())
+            .filter((i) => EC2_LIVE_STATES.has(i.state))
+            .map((i) => ({ pool_id: i.tags["edgerunner:pool-id"] ?? "", name: i.tags.Name ?? i.instanceId }))
         : stack.machines();
 
     // The idle minimum comes up before the first job.
@@ -337,7 +378,8 @@ async function runScenario(sc: Scenario, profile: StackProfile): Promise<{ ok: b
           const m = maxLive.get(id)!;
           if (rows) m.d1 = Math.max(m.d1, rows.filter((r) => r.scale_set_id === id && r.status !== "deleted").length);
           if (live) m.machines = Math.max(m.machines, live.filter((x) => x.pool_id === id).length);
-          if (m.d1 > spec.max || m.machines > spec.max) liveViolations.add(`${spec.name}: ${Math.max(m.d1, m.machines)} live > max_runners ${spec.max}`);
+          if (m.d1 > spec.max || m.machines > spec.max)
+            liveViolations.add(`${spec.name}: ${Math.max(m.d1, m.machines)} live > max_runners ${spec.max}`);
         }
         if (rows || live) samples++;
         await sleep(150);
@@ -370,8 +412,16 @@ async function runScenario(sc: Scenario, profile: StackProfile): Promise<{ ok: b
     }
     const allDoneAt = Date.now();
     const unfinished = jobs.filter((j) => j.status !== "completed");
-    if (unfinished.length) violations.push(`${unfinished.length} jobs not completed: ${unfinished.slice(0, 5).map((j) => `${j.id} ${j.name} ${j.status}`).join(", ")}`);
-    say(`${sc.name}: ${jobs.length - unfinished.length}/${jobs.length} jobs completed after ${allDoneAt - t0} ms; waiting for the world to settle`);
+    if (unfinished.length)
+      violations.push(
+        `${unfinished.length} jobs not completed: ${unfinished
+          .slice(0, 5)
+          .map((j) => `${j.id} ${j.name} ${j.status}`)
+          .join(", ")}`,
+      );
+    say(
+      `${sc.name}: ${jobs.length - unfinished.length}/${jobs.length} jobs completed after ${allDoneAt - t0} ms; waiting for the world to settle`,
+    );
 
     // The end state: only the idle minimum left, everywhere.
     const endProblems = async (): Promise<string[]> => {
@@ -380,14 +430,20 @@ async function runScenario(sc: Scenario, profile: StackProfile): Promise<{ ok: b
       for (const [id, spec] of ids) {
         const live = rows.filter((r) => r.scale_set_id === id && r.status !== "deleted");
         const notIdle = live.filter((r) => !(r.status === "running" && r.runner_status === "idle"));
-        if (notIdle.length) out.push(`${spec.name}: D1 instances neither deleted nor idle: ${notIdle.map((r) => `${r.name} ${r.status}/${r.runner_status}`).join(", ")}`);
+        if (notIdle.length)
+          out.push(
+            `${spec.name}: D1 instances neither deleted nor idle: ${notIdle.map((r) => `${r.name} ${r.status}/${r.runner_status}`).join(", ")}`,
+          );
         if (live.length !== spec.minIdle) out.push(`${spec.name}: ${live.length} live D1 instances, idle minimum is ${spec.minIdle}`);
         const pool = cloud.filter((m) => m.pool_id === id);
         if (pool.length !== spec.minIdle) out.push(`${spec.name}: ${pool.length} machines in the cloud, idle minimum is ${spec.minIdle}`);
       }
       const idleNames = new Set(rows.filter((r) => r.status === "running" && r.runner_status === "idle").map((r) => r.name));
       const extraRunners = state.runners.filter((r) => !idleNames.has(r.name) || r.busy || r.status !== "online");
-      if (extraRunners.length) out.push(`GitHub runners beyond the idle minimum: ${extraRunners.map((r) => `${r.name} ${r.status}${r.busy ? " busy" : ""}`).join(", ")}`);
+      if (extraRunners.length)
+        out.push(
+          `GitHub runners beyond the idle minimum: ${extraRunners.map((r) => `${r.name} ${r.status}${r.busy ? " busy" : ""}`).join(", ")}`,
+        );
       if (state.runners.length !== minIdleTotal) out.push(`${state.runners.length} runners at GitHub, idle minimum is ${minIdleTotal}`);
       return out;
     };
@@ -409,7 +465,8 @@ async function runScenario(sc: Scenario, profile: StackProfile): Promise<{ ok: b
     jobs = await gh.workflowJobs();
     for (const j of jobs) {
       if (j.completions !== 1) violations.push(`job ${j.id} reported done ${j.completions} times`);
-      if (j.runner_name !== null && !created.has(j.runner_name)) violations.push(`job ${j.id} ran on ${j.runner_name}, not a runner the coordinator created`);
+      if (j.runner_name !== null && !created.has(j.runner_name))
+        violations.push(`job ${j.id} ran on ${j.runner_name}, not a runner the coordinator created`);
     }
     let machinesCreated: number;
     let createCalls: number;
@@ -418,16 +475,24 @@ async function runScenario(sc: Scenario, profile: StackProfile): Promise<{ ok: b
       machinesCreated = (await stack.ec2.instances()).length;
       createCalls = (await stack.ec2.account.requests()).filter((r) => r.action === "RunInstances" && r.status === 200).length;
     } else {
-      const requests = (await (await fetch(`${w.shimControl}/requests`)).json()) as { operation: string; status: number | null; body: any }[];
+      const requests = (await (await fetch(`${w.shimControl}/requests`)).json()) as {
+        operation: string;
+        status: number | null;
+        body: any;
+      }[];
       machinesCreated = new Set(requests.filter((r) => r.operation === "create" && r.status === 201).map((r) => r.body.name)).size;
       createCalls = requests.filter((r) => r.operation === "create").length;
     }
-    if (machinesCreated > jobs.length + minIdleTotal) violations.push(`${machinesCreated} machines created for ${jobs.length} jobs + ${minIdleTotal} idle minimum`);
+    if (machinesCreated > jobs.length + minIdleTotal)
+      violations.push(`${machinesCreated} machines created for ${jobs.length} jobs + ${minIdleTotal} idle minimum`);
     if (samples < 10) violations.push(`only ${samples} samples of live instances`);
     const extra = sc.check ? await sc.check(stack, ids) : { violations: [], summary: {} };
     violations.push(...extra.violations);
 
-    const waits = jobs.filter((j) => j.in_progress_at !== null).map((j) => j.in_progress_at! - j.queued_at).sort((a, b) => a - b);
+    const waits = jobs
+      .filter((j) => j.in_progress_at !== null)
+      .map((j) => j.in_progress_at! - j.queued_at)
+      .sort((a, b) => a - b);
     const deliveries = await gh.webhookDeliveries();
     const summary = {
       scenario: sc.name,
@@ -472,7 +537,9 @@ for (let r = 0; r < repeat; r++) {
     const t = Date.now();
     say(`scenario ${name}${repeat > 1 ? ` (run ${r + 1}/${repeat})` : ""}`);
     const out = await runScenario(sc, profile);
-    console.log(JSON.stringify({ ...out.summary, profile: profile.name, shim: profile.shim, wall_s: Math.round((Date.now() - t) / 100) / 10 }));
+    console.log(
+      JSON.stringify({ ...out.summary, profile: profile.name, shim: profile.shim, wall_s: Math.round((Date.now() - t) / 100) / 10 }),
+    );
     if (!out.ok) {
       failed = true;
       for (const v of out.violations) say(`${name}: BROKEN: ${v}`);

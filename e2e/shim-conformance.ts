@@ -32,14 +32,26 @@ interface Target {
 const targets: Record<string, (callbackUrl: string) => Promise<Target>> = {
   async simulator(callbackUrl) {
     const sim = await startSimulator({ config: { boot_delay_ms: 50 } });
-    const res = await fetch(`${sim.url}/_control/tenants`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ secret: SECRET, callback_url: callbackUrl }) });
+    const res = await fetch(`${sim.url}/_control/tenants`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ secret: SECRET, callback_url: callbackUrl }),
+    });
     const tenant = (await res.json()) as { url: string };
     return { url: tenant.url, stop: () => sim.stop() };
   },
   async "garm-bridge"(callbackUrl) {
     const world = makeProviderWorld();
     const bridge = await startGarmBridge({
-      config: BridgeConfig.parse({ port: 0, provider_executable: world.executable, provider_config_file: world.configFile, secret: SECRET, async: true, callback_url: callbackUrl, callback_initial_delay_ms: 200 }),
+      config: BridgeConfig.parse({
+        port: 0,
+        provider_executable: world.executable,
+        provider_config_file: world.configFile,
+        secret: SECRET,
+        async: true,
+        callback_url: callbackUrl,
+        callback_initial_delay_ms: 200,
+      }),
       environ: { PATH: process.env.PATH },
       log: () => {},
     });
@@ -60,7 +72,11 @@ const targets: Record<string, (callbackUrl: string) => Promise<Target>> = {
     });
     return {
       url: shim.url,
-      provider: { image: "ami-0123456789abcdef0", flavor: "t3.micro", extra_specs: { subnet_ids: ["subnet-0123456789abcdef0"], tags: { purpose: "conformance" } } },
+      provider: {
+        image: "ami-0123456789abcdef0",
+        flavor: "t3.micro",
+        extra_specs: { subnet_ids: ["subnet-0123456789abcdef0"], tags: { purpose: "conformance" } },
+      },
       async stop() {
         await shim.stop();
         await ec2.stop();
@@ -78,7 +94,14 @@ for (const name of chosen) {
   const target = await start(`http://127.0.0.1:${port}/api/v1/providers/conformance/callbacks`);
   console.log(`shim conformance: ${name} (${target.url})`);
   try {
-    const report = await runConformance({ url: target.url, secret: SECRET, provider: target.provider, callbackPort: port, waitMs: 20_000, onResult: (r) => console.log(formatResult(r)) });
+    const report = await runConformance({
+      url: target.url,
+      secret: SECRET,
+      provider: target.provider,
+      callbackPort: port,
+      waitMs: 20_000,
+      onResult: (r) => console.log(formatResult(r)),
+    });
     console.log(`${name}: ${formatTotals(report)}`);
     failed += report.failed;
   } finally {

@@ -6,13 +6,13 @@
  * under `wrangler dev` and the fake EC2 behind it, registered as a second provider
  * (e2e/ec2-cloud.ts). Loopback only.
  */
-import { fakeWorld, startCoordinator, type Coordinator, type HarnessWorld } from "../bench/harness.mjs";
-import { FakeWorld } from "../test/fake-github/control-client.ts";
-import { startFakeGithub, type FakeGithub } from "../test/fake-github/server.ts";
-import type { DeliveryConfig } from "../test/fake-github/types.ts";
-import { startSimulator, type Simulator, type SimulatorConfig } from "../shims/simulator/simulator.ts";
-import type { FakeMachine } from "../test/fake-shim/types.ts";
+import { type Coordinator, fakeWorld, type HarnessWorld, startCoordinator } from "../bench/harness.mjs";
+import { type Simulator, type SimulatorConfig, startSimulator } from "../shims/simulator/simulator.ts";
 import type { Ec2Faults } from "../test/fake-ec2/types.ts";
+import { FakeWorld } from "../test/fake-github/control-client.ts";
+import { type FakeGithub, startFakeGithub } from "../test/fake-github/server.ts";
+import type { DeliveryConfig } from "../test/fake-github/types.ts";
+import type { FakeMachine } from "../test/fake-shim/types.ts";
 import { type Ec2Cloud, startEc2Cloud } from "./ec2-cloud.ts";
 import type { StackProfile } from "./profiles.ts";
 
@@ -54,7 +54,11 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
     const gh = new FakeWorld(w.world);
     if (opts.profile?.github) await gh.setProfile(opts.profile.github);
     if (opts.profile?.shimFaults) {
-      const res = await fetch(`${w.shimControl}/faults`, { method: "PUT", headers: { "content-type": "application/json" }, body: JSON.stringify(opts.profile.shimFaults) });
+      const res = await fetch(`${w.shimControl}/faults`, {
+        method: "PUT",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify(opts.profile.shimFaults),
+      });
       if (!res.ok) throw new Error(`simulator faults: ${res.status} ${await res.text()}`);
     }
     await gh.deliverWebhooksTo({
@@ -65,7 +69,9 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
       ...opts.delivery,
     });
     const c = coordinator;
-    const ec2 = opts.ec2 ? await startEc2Cloud({ coordinator: c, sim: sim.config, faults: opts.ec2.faults, log: opts.log, shimLog: opts.ec2.shimLog }) : undefined;
+    const ec2 = opts.ec2
+      ? await startEc2Cloud({ coordinator: c, sim: sim.config, faults: opts.ec2.faults, log: opts.log, shimLog: opts.ec2.shimLog })
+      : undefined;
     return {
       ec2,
       github,

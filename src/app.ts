@@ -4,23 +4,23 @@ import { adminAuth } from "./http/admin-auth";
 import { auditTrail } from "./http/audit-trail";
 import { ApiError, errorResponse, renderError } from "./http/errors";
 import { requestId } from "./http/request-id";
+import { flushCounters, hasPendingCalls } from "./observability/op-counters";
+import { auditRoutes } from "./routes/audit";
 import { entityRoutes } from "./routes/entities";
 import { entityWebhookRoutes } from "./routes/entity-webhooks";
 import { githubCredentialRoutes } from "./routes/github-credentials";
 import { githubEndpointRoutes } from "./routes/github-endpoints";
 import { instanceRoutes } from "./routes/instances";
 import { jobRoutes } from "./routes/jobs";
+import { documentMetadata, metadataRoutes } from "./routes/metadata";
+import { metricsRoutes } from "./routes/metrics";
 import { PROVIDER_CALLBACK_PATH, providerCallbackRoutes } from "./routes/provider-callbacks";
 import { providerRoutes } from "./routes/providers";
+import { documentRunnerCallbacks, runnerCallbackRoutes } from "./routes/runner-callbacks";
 import { scaleSetRoutes } from "./routes/scalesets";
 import { secretRoutes } from "./routes/secrets";
-import { documentMetadata, metadataRoutes } from "./routes/metadata";
-import { documentRunnerCallbacks, runnerCallbackRoutes } from "./routes/runner-callbacks";
-import { webhookRoutes } from "./routes/webhooks";
-import { metricsRoutes } from "./routes/metrics";
-import { auditRoutes } from "./routes/audit";
 import { tokenRoutes } from "./routes/tokens";
-import { flushCounters, hasPendingCalls } from "./observability/op-counters";
+import { webhookRoutes } from "./routes/webhooks";
 import { createUiRoutes } from "./ui/routes";
 
 export const API_PREFIX = "/api/v1";
@@ -50,7 +50,10 @@ export function createApp() {
 
   // The dashboard: its own session cookie and CSRF tokens (outside /api/v1, so not adminAuth's);
   // its actions go through the admin API below, in-process.
-  app.route("/ui", createUiRoutes((req, env, ctx) => app.fetch(req, env, ctx)));
+  app.route(
+    "/ui",
+    createUiRoutes((req, env, ctx) => app.fetch(req, env, ctx)),
+  );
 
   // Outside the admin API: GitHub authenticates with the webhook signature, not a token.
   app.route("/", webhookRoutes);
@@ -90,7 +93,8 @@ export function createApp() {
     type: "apiKey",
     in: "header",
     name: "Cf-Access-Jwt-Assertion",
-    description: "The JWT Cloudflare Access adds when ACCESS_TEAM_DOMAIN and ACCESS_AUD are set (docs/operations.md); its scope is ACCESS_SCOPE",
+    description:
+      "The JWT Cloudflare Access adds when ACCESS_TEAM_DOMAIN and ACCESS_AUD are set (docs/operations.md); its scope is ACCESS_SCOPE",
   });
   app.openAPIRegistry.registerComponent("securitySchemes", "providerSignature", {
     type: "apiKey",

@@ -14,7 +14,9 @@ let entry;
 if (existsSync(source) && stripsTypes) entry = source;
 else if (existsSync(built)) entry = built;
 else {
-  process.stderr.write(`edgerunner: running from source needs Node 22.18 or newer (this is ${process.version}); or run \`npm run cli:build\` first\n`);
+  process.stderr.write(
+    `edgerunner: running from source needs Node 22.18 or newer (this is ${process.version}); or run \`npm run cli:build\` first\n`,
+  );
   process.exit(2);
 }
 const { main, processIo } = await import(entry.href);

@@ -85,7 +85,10 @@ export function parseCommandLine(argv: string[], commands: Command[]): Parsed {
       throw new UsageError(`unknown command "${firstBare}"`, "run `edgerunner --help` for the commands");
     }
     if (!asked && firstBare !== undefined) {
-      throw new UsageError(`unknown command "${[...words, firstBare].join(" ")}"`, `run \`edgerunner ${words.join(" ")} --help\` for its commands`);
+      throw new UsageError(
+        `unknown command "${[...words, firstBare].join(" ")}"`,
+        `run \`edgerunner ${words.join(" ")} --help\` for its commands`,
+      );
     }
     return { kind: "help", prefix: words, commands: under, asked };
   }
@@ -97,7 +100,10 @@ export function parseCommandLine(argv: string[], commands: Command[]): Parsed {
     parsed = parseArgs({
       args: rest,
       options: Object.fromEntries(
-        Object.entries(options).map(([name, o]) => [name, { type: o.type, ...(o.short ? { short: o.short } : {}), ...(o.multiple ? { multiple: true } : {}) }]),
+        Object.entries(options).map(([name, o]) => [
+          name,
+          { type: o.type, ...(o.short ? { short: o.short } : {}), ...(o.multiple ? { multiple: true } : {}) },
+        ]),
       ),
       allowPositionals: true,
       allowNegative: true,
@@ -115,7 +121,13 @@ export function parseCommandLine(argv: string[], commands: Command[]): Parsed {
   const args = command.args ?? [];
   const required = args.filter((a) => a.startsWith("<")).length;
   if (parsed.positionals.length < required) {
-    throw new UsageError(`missing ${args.slice(parsed.positionals.length).filter((a) => a.startsWith("<")).join(" ")}`, `usage: ${usageLine(command)}`);
+    throw new UsageError(
+      `missing ${args
+        .slice(parsed.positionals.length)
+        .filter((a) => a.startsWith("<"))
+        .join(" ")}`,
+      `usage: ${usageLine(command)}`,
+    );
   }
   if (parsed.positionals.length > args.length) {
     throw new UsageError(`unexpected argument "${parsed.positionals[args.length]}"`, `usage: ${usageLine(command)}`);

@@ -32,6 +32,7 @@ export function makeClient(url: string, token: string | undefined, fetchImpl?: t
 /** The data of a successful answer; an error answer throws ApiFailure with the API's body. */
 export async function unwrap<T>(pending: Promise<{ data?: T; error?: unknown; response: Response }>): Promise<T> {
   const { data, error, response } = await pending;
-  if (!response.ok) throw new ApiFailure(response.status, toErrorBody(response.status, error, typeof error === "string" ? error : undefined));
+  if (!response.ok)
+    throw new ApiFailure(response.status, toErrorBody(response.status, error, typeof error === "string" ? error : undefined));
   return data as T;
 }

@@ -80,7 +80,10 @@ export const int = (values: Values, name: string): number | undefined => {
 export const list = (values: Values, name: string): string[] | undefined => {
   const v = values[name];
   if (v === undefined || typeof v === "boolean") return undefined;
-  return (Array.isArray(v) ? v : [v]).flatMap((s) => s.split(",")).map((s) => s.trim()).filter(Boolean);
+  return (Array.isArray(v) ? v : [v])
+    .flatMap((s) => s.split(","))
+    .map((s) => s.trim())
+    .filter(Boolean);
 };
 
 /** A JSON object from an option. */

@@ -88,17 +88,31 @@ export function normalizeUrl(raw: string, from: string): string {
 }
 
 /** Pure: the URL and token to use, given the flags, the environment and the profile file (if any). */
-export function resolveConfig(flags: { url?: string; profile?: string }, env: NodeJS.ProcessEnv, file: ConfigFile | undefined, path: string): Resolved {
+export function resolveConfig(
+  flags: { url?: string; profile?: string },
+  env: NodeJS.ProcessEnv,
+  file: ConfigFile | undefined,
+  path: string,
+): Resolved {
   const profileName = flags.profile ?? env.EDGERUNNER_PROFILE ?? file?.current ?? DEFAULT_PROFILE;
   const explicitProfile = flags.profile !== undefined || env.EDGERUNNER_PROFILE !== undefined;
   const profile = file?.profiles[profileName];
   if (explicitProfile && !profile) {
     const known = Object.keys(file?.profiles ?? {});
-    throw new UsageError(`no profile "${profileName}" in ${path}`, known.length ? `profiles: ${known.join(", ")}` : "create it with `edgerunner login`");
+    throw new UsageError(
+      `no profile "${profileName}" in ${path}`,
+      known.length ? `profiles: ${known.join(", ")}` : "create it with `edgerunner login`",
+    );
   }
   const fromProfile = `profile "${profileName}" (${path})`;
   const pick = (flag: string | undefined, flagName: string, envName: string, fromFile: string | undefined) =>
-    flag ? { value: flag, source: flagName } : env[envName] ? { value: env[envName]!, source: envName } : fromFile ? { value: fromFile, source: fromProfile } : undefined;
+    flag
+      ? { value: flag, source: flagName }
+      : env[envName]
+        ? { value: env[envName]!, source: envName }
+        : fromFile
+          ? { value: fromFile, source: fromProfile }
+          : undefined;
 
   const url = pick(flags.url, "--url", "EDGERUNNER_URL", profile?.url);
   const token = pick(undefined, "", "EDGERUNNER_TOKEN", profile?.token);
@@ -107,7 +121,10 @@ export function resolveConfig(flags: { url?: string; profile?: string }, env: No
   const hint = "set EDGERUNNER_URL and EDGERUNNER_TOKEN, or run `edgerunner login --url URL --token-from-stdin`";
   if (!url) throw new UsageError("no coordinator URL configured", hint);
   if (!accessId !== !accessSecret) {
-    throw new UsageError("an Access service token needs both its client id and its secret", "set EDGERUNNER_ACCESS_CLIENT_ID and EDGERUNNER_ACCESS_CLIENT_SECRET");
+    throw new UsageError(
+      "an Access service token needs both its client id and its secret",
+      "set EDGERUNNER_ACCESS_CLIENT_ID and EDGERUNNER_ACCESS_CLIENT_SECRET",
+    );
   }
   const access = accessId && accessSecret ? { clientId: accessId.value, clientSecret: accessSecret.value } : undefined;
   if (!token && !access) throw new UsageError("no API token configured", hint);

@@ -60,7 +60,12 @@ export function describeFailure(err: unknown): { lines: string[]; exit: number }
   if (err instanceof ApiFailure) {
     const { error, code, details, request_id } = err.body;
     const lines = [`edgerunner: ${error} (HTTP ${err.status}${code ? `, ${code}` : ""})`];
-    if (details != null) lines.push(...JSON.stringify(details, null, 2).split("\n").map((l) => `  ${l}`));
+    if (details != null)
+      lines.push(
+        ...JSON.stringify(details, null, 2)
+          .split("\n")
+          .map((l) => `  ${l}`),
+      );
     if (request_id) lines.push(`  request id: ${request_id}`);
     return { lines, exit: EXIT.api };
   }

@@ -4,7 +4,7 @@
  */
 import { readFileSync } from "node:fs";
 import { helpText, parseCommandLine } from "./args.ts";
-import { makeClient, type ApiClient } from "./client.ts";
+import { type ApiClient, makeClient } from "./client.ts";
 import type { Context, Io } from "./command.ts";
 import { COMMANDS } from "./commands/index.ts";
 import { configPath, readConfigFile, resolveConfig } from "./config.ts";

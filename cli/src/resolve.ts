@@ -26,7 +26,12 @@ function pickOne<T extends { id: string }>(matches: T[], what: string, ref: stri
 export async function credentialsId(api: ApiClient, ref: string): Promise<string> {
   if (isUuid(ref)) return ref;
   const all = await unwrap(api.GET("/api/v1/github/credentials"));
-  return pickOne(all.filter((c) => c.name === ref), "credentials named", ref, (c) => c.name);
+  return pickOne(
+    all.filter((c) => c.name === ref),
+    "credentials named",
+    ref,
+    (c) => c.name,
+  );
 }
 
 /** A repository as `owner/name` (or an id); an organization or enterprise by name (or an id). */
@@ -35,24 +40,41 @@ export async function entityId(api: ApiClient, kind: EntityKind, ref: string): P
   if (kind === "repository") {
     const [owner, name, ...rest] = ref.split("/");
     const all = await unwrap(api.GET("/api/v1/repositories"));
-    const matches = rest.length === 0 && name ? all.filter((r) => r.owner.toLowerCase() === owner!.toLowerCase() && r.name.toLowerCase() === name.toLowerCase()) : [];
+    const matches =
+      rest.length === 0 && name
+        ? all.filter((r) => r.owner.toLowerCase() === owner!.toLowerCase() && r.name.toLowerCase() === name.toLowerCase())
+        : [];
     return pickOne(matches, "repository", ref, (r) => `${r.owner}/${r.name}`);
   }
-  const all =
-    kind === "organization" ? await unwrap(api.GET("/api/v1/organizations")) : await unwrap(api.GET("/api/v1/enterprises"));
-  return pickOne(all.filter((e) => e.name.toLowerCase() === ref.toLowerCase()), kind, ref, (e) => e.name);
+  const all = kind === "organization" ? await unwrap(api.GET("/api/v1/organizations")) : await unwrap(api.GET("/api/v1/enterprises"));
+  return pickOne(
+    all.filter((e) => e.name.toLowerCase() === ref.toLowerCase()),
+    kind,
+    ref,
+    (e) => e.name,
+  );
 }
 
 /** A scale set by id, or by name when exactly one has it (names are unique per entity only). */
 export async function scaleSetId(api: ApiClient, ref: string): Promise<string> {
   if (isUuid(ref)) return ref;
   const all = await unwrap(api.GET("/api/v1/scalesets"));
-  return pickOne(all.filter((s) => s.name === ref), "scale set named", ref, (s) => `${s.entity.kind} ${s.entity.name}: ${s.name}`);
+  return pickOne(
+    all.filter((s) => s.name === ref),
+    "scale set named",
+    ref,
+    (s) => `${s.entity.kind} ${s.entity.name}: ${s.name}`,
+  );
 }
 
 /** A live (not revoked) API token by name, or any by id. */
 export async function tokenId(api: ApiClient, ref: string): Promise<string> {
   if (isUuid(ref)) return ref;
   const all = await unwrap(api.GET("/api/v1/tokens"));
-  return pickOne(all.filter((t) => t.name === ref && t.revoked_at === null), "live API token named", ref, (t) => t.name);
+  return pickOne(
+    all.filter((t) => t.name === ref && t.revoked_at === null),
+    "live API token named",
+    ref,
+    (t) => t.name,
+  );
 }

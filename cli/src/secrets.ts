@@ -18,7 +18,9 @@ export function secretOptions(name: string, what: string): Record<string, Option
 export function checkOneStdinSecret(values: Values, names: string[]): void {
   const fromStdin = names.filter((n) => values[`${n}-from-stdin`] === true);
   if (fromStdin.length > 1) {
-    throw new UsageError(`only one secret can come from stdin (${fromStdin.map((n) => `--${n}-from-stdin`).join(", ")}): use --<name>-from-file for the others`);
+    throw new UsageError(
+      `only one secret can come from stdin (${fromStdin.map((n) => `--${n}-from-stdin`).join(", ")}): use --<name>-from-file for the others`,
+    );
   }
 }
 

@@ -19,14 +19,16 @@ export function cell(v: unknown): string {
 export function renderTable<T>(columns: Column<T>[], rows: T[]): string {
   const grid = [columns.map((c) => c.header), ...rows.map((r) => columns.map((c) => cell(c.value(r))))];
   const widths = columns.map((_, i) => Math.max(...grid.map((line) => [...line[i]!].length)));
-  return grid
-    .map((line) =>
-      line
-        .map((text, i) => (i === line.length - 1 ? text : text + " ".repeat(widths[i]! - [...text].length)))
-        .join("  ")
-        .trimEnd(),
-    )
-    .join("\n") + "\n";
+  return (
+    grid
+      .map((line) =>
+        line
+          .map((text, i) => (i === line.length - 1 ? text : text + " ".repeat(widths[i]! - [...text].length)))
+          .join("  ")
+          .trimEnd(),
+      )
+      .join("\n") + "\n"
+  );
 }
 
 /** One item, a line per field in the object's own order; nested objects are flattened as `a.b`. */

@@ -1,5 +1,5 @@
 import { AwsClient } from "aws4fetch";
-import { queryBody, type QueryParams } from "./ec2-params.ts";
+import { type QueryParams, queryBody } from "./ec2-params.ts";
 import { parseError, parseXml } from "./ec2-xml.ts";
 
 /**
@@ -67,20 +67,36 @@ export function createEc2Api(cfg: Ec2ApiConfig): Ec2Api {
         text = await res.text();
       } catch (err) {
         const timedOut = err instanceof Error && (err.name === "TimeoutError" || err.name === "AbortError");
-        const message = timedOut ? `no answer from EC2 within ${cfg.timeoutMs} ms` : `could not reach EC2: ${err instanceof Error ? err.message : String(err)}`;
+        const message = timedOut
+          ? `no answer from EC2 within ${cfg.timeoutMs} ms`
+          : `could not reach EC2: ${err instanceof Error ? err.message : String(err)}`;
         return done({ ok: false, error: { code: "NetworkError", message, status: 0 } }, 0);
       }
       if (!res.ok) {
         const e = parseError(text);
         const error: Ec2Error = e
           ? { code: e.code, message: e.message, status: res.status, requestId: e.requestId }
-          : { code: res.status >= 500 ? "ServiceUnavailable" : "MalformedResponse", message: `EC2 answered ${res.status}: ${text.slice(0, 200)}`, status: res.status };
+          : {
+              code: res.status >= 500 ? "ServiceUnavailable" : "MalformedResponse",
+              message: `EC2 answered ${res.status}: ${text.slice(0, 200)}`,
+              status: res.status,
+            };
         return done({ ok: false, error }, res.status);
       }
       try {
         return done({ ok: true, doc: parseXml(text) }, res.status);
       } catch (err) {
-        return done({ ok: false, error: { code: "MalformedResponse", message: `EC2's ${action} answer is not XML: ${(err as Error).message}`, status: res.status } }, res.status);
+        return done(
+          {
+            ok: false,
+            error: {
+              code: "MalformedResponse",
+              message: `EC2's ${action} answer is not XML: ${(err as Error).message}`,
+              status: res.status,
+            },
+          },
+          res.status,
+        );
       }
     },
   };

@@ -46,7 +46,8 @@ export interface RunInstanceInput {
   rootVolume?: RootVolume;
 }
 
-const list = (p: QueryParams, prefix: string, values: readonly string[]) => values.forEach((v, i) => {
+const list = (p: QueryParams, prefix: string, values: readonly string[]) =>
+  values.forEach((v, i) => {
     p[`${prefix}.${i + 1}`] = v;
   });
 
@@ -102,7 +103,12 @@ export function runInstancesParams(i: RunInstanceInput): QueryParams {
 }
 
 /** Describe by filters (paged with MaxResults/NextToken) or by instance ids (no paging: EC2 refuses MaxResults with ids). */
-export function describeInstancesParams(q: { filters: Filter[]; instanceIds?: string[]; maxResults?: number; nextToken?: string }): QueryParams {
+export function describeInstancesParams(q: {
+  filters: Filter[];
+  instanceIds?: string[];
+  maxResults?: number;
+  nextToken?: string;
+}): QueryParams {
   const p: QueryParams = {};
   if (q.instanceIds?.length) list(p, "InstanceId", q.instanceIds);
   q.filters.forEach((f, i) => {

@@ -65,7 +65,11 @@ export function ec2ErrorAnswer(action: string, e: Ec2Error, context = ""): ShimA
     case "not_found":
       return answer(404, { error: `${lead}no such instance (${e.code})` });
     case "throttled":
-      return answer(503, { error: `${lead}EC2 is throttling the account's API calls (${e.code}); try again later` }, { "retry-after": "5" });
+      return answer(
+        503,
+        { error: `${lead}EC2 is throttling the account's API calls (${e.code}); try again later` },
+        { "retry-after": "5" },
+      );
     case "credentials":
       return answer(403, {
         error: `${lead}EC2 refused the shim's AWS credentials on ${action} (${said(e)}); check the Worker's AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN and AWS_REGION`,
@@ -75,7 +79,11 @@ export function ec2ErrorAnswer(action: string, e: Ec2Error, context = ""): ShimA
         error: `${lead}the shim's IAM identity may not call ${action} (${said(e)}); it needs ${IAM_ACTIONS[action] ?? `ec2:${action}`} (docs/aws-ec2-shim.md has the policy)`,
       });
     case "wrong_state":
-      return answer(503, { error: `${lead}the instance cannot do that in its current state (${said(e)}); try again later` }, { "retry-after": "5" });
+      return answer(
+        503,
+        { error: `${lead}the instance cannot do that in its current state (${said(e)}); try again later` },
+        { "retry-after": "5" },
+      );
     case "server":
       return answer(502, { error: `${lead}EC2 failed on ${action} (${said(e)})` });
     case "refused":

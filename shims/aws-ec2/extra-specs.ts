@@ -25,29 +25,36 @@ const instanceType = z.string().regex(INSTANCE_TYPE, "must be an instance type s
 
 const LaunchTemplate = z
   .strictObject({
-    id: z.string().regex(/^lt-[0-9a-f]{17}$/, "must be a launch template id such as lt-0123456789abcdef0").optional(),
-    name: z.string().regex(/^[a-zA-Z0-9().\-/_]{3,128}$/, "must be a launch template name (3-128 of letters, digits and ().-/_)").optional(),
-    version: z.string().regex(/^(\$Latest|\$Default|[1-9][0-9]*)$/, "must be $Latest, $Default or a version number").optional(),
+    id: z
+      .string()
+      .regex(/^lt-[0-9a-f]{17}$/, "must be a launch template id such as lt-0123456789abcdef0")
+      .optional(),
+    name: z
+      .string()
+      .regex(/^[a-zA-Z0-9().\-/_]{3,128}$/, "must be a launch template name (3-128 of letters, digits and ().-/_)")
+      .optional(),
+    version: z
+      .string()
+      .regex(/^(\$Latest|\$Default|[1-9][0-9]*)$/, "must be $Latest, $Default or a version number")
+      .optional(),
   })
   .refine((t) => (t.id === undefined) !== (t.name === undefined), { message: "give exactly one of id and name" });
 
-const Tags = z
-  .record(z.string(), z.string().max(256, "tag values are at most 256 characters"))
-  .superRefine((tags, ctx) => {
-    const keys = Object.keys(tags);
-    if (keys.length > 40) ctx.addIssue({ code: "custom", message: "at most 40 extra tags (EC2 allows 50 per resource, the shim uses 3)" });
-    for (const k of keys) {
-      const problem =
-        k.length < 1 || k.length > 128
-          ? "tag keys are 1 to 128 characters"
-          : k.toLowerCase().startsWith("aws:")
-            ? "tag keys starting with aws: are reserved by AWS"
-            : RESERVED_TAG.test(k)
-              ? "Name and edgerunner:* tags are set by the shim"
-              : null;
-      if (problem) ctx.addIssue({ code: "custom", path: [k], message: problem });
-    }
-  });
+const Tags = z.record(z.string(), z.string().max(256, "tag values are at most 256 characters")).superRefine((tags, ctx) => {
+  const keys = Object.keys(tags);
+  if (keys.length > 40) ctx.addIssue({ code: "custom", message: "at most 40 extra tags (EC2 allows 50 per resource, the shim uses 3)" });
+  for (const k of keys) {
+    const problem =
+      k.length < 1 || k.length > 128
+        ? "tag keys are 1 to 128 characters"
+        : k.toLowerCase().startsWith("aws:")
+          ? "tag keys starting with aws: are reserved by AWS"
+          : RESERVED_TAG.test(k)
+            ? "Name and edgerunner:* tags are set by the shim"
+            : null;
+    if (problem) ctx.addIssue({ code: "custom", path: [k], message: problem });
+  }
+});
 
 export const ExtraSpecs = z
   .strictObject({
@@ -58,13 +65,19 @@ export const ExtraSpecs = z
     instance_types: z.array(instanceType).min(1).max(10).optional(),
     capacity: z.enum(capacityModes).default("on-demand"),
     /** Highest hourly price for spot, in USD (e.g. "0.05"); none means the on-demand price. */
-    spot_max_price: z.string().regex(/^\d{1,4}(\.\d{1,6})?$/, 'must be a price such as "0.05"').optional(),
+    spot_max_price: z
+      .string()
+      .regex(/^\d{1,4}(\.\d{1,6})?$/, 'must be a price such as "0.05"')
+      .optional(),
     root_volume_size_gb: z.int().min(1).max(16384).optional(),
     root_volume_type: z.enum(volumeTypes).optional(),
     root_volume_iops: z.int().min(100).max(256000).optional(),
     root_volume_throughput: z.int().min(125).max(1000).optional(),
     /** An instance profile ARN, or its name. */
-    iam_instance_profile: z.string().regex(/^(arn:aws[a-z-]*:iam::\d{12}:instance-profile\/\S+|[\w+=,.@-]{1,128})$/, "must be an instance profile ARN or name").optional(),
+    iam_instance_profile: z
+      .string()
+      .regex(/^(arn:aws[a-z-]*:iam::\d{12}:instance-profile\/\S+|[\w+=,.@-]{1,128})$/, "must be an instance profile ARN or name")
+      .optional(),
     key_name: z.string().min(1).max(255).optional(),
     launch_template: LaunchTemplate.optional(),
     tags: Tags.optional(),
@@ -109,7 +122,9 @@ export function parseExtraSpecs(raw: unknown): SpecsResult {
   const problems = parsed.error.issues.flatMap((issue) => {
     if (issue.code === "unrecognized_keys" && issue.path.length === 0) {
       return issue.keys.map((k) =>
-        GARM_NAMES[k] ? `extra_specs.${k}: unknown key; the EC2 shim calls it ${GARM_NAMES[k]}` : `extra_specs.${k}: unknown key (known keys: ${KNOWN_KEYS.join(", ")})`,
+        GARM_NAMES[k]
+          ? `extra_specs.${k}: unknown key; the EC2 shim calls it ${GARM_NAMES[k]}`
+          : `extra_specs.${k}: unknown key (known keys: ${KNOWN_KEYS.join(", ")})`,
       );
     }
     return [`extra_specs.${issue.path.map(String).join(".")}: ${issue.message}`];

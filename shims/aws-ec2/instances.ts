@@ -58,7 +58,10 @@ export async function findInstance(ec2: Ec2Api, scope: PoolScope, id: string): P
   let found: Found<Ec2Instance[]>;
   if (isInstanceId(id)) {
     const r = await ec2.call("DescribeInstances", describeInstancesParams({ filters: scopeFilters(scope), instanceIds: [id] }));
-    if (!r.ok) return r.error.code === "InvalidInstanceID.NotFound" || r.error.code === "InvalidInstanceID.Malformed" ? { ok: true, value: null } : r;
+    if (!r.ok)
+      return r.error.code === "InvalidInstanceID.NotFound" || r.error.code === "InvalidInstanceID.Malformed"
+        ? { ok: true, value: null }
+        : r;
     found = { ok: true, value: parseDescribeInstances(r.doc).instances };
   } else {
     found = await describeAll(ec2, [{ name: `tag:${TAG_NAME}`, values: [id] }, ...scopeFilters(scope)]);
@@ -80,7 +83,8 @@ export function toProviderInstance(i: Ec2Instance, name?: string): ValidProvider
     provider_id: i.instanceId,
     // An instance whose Name tag someone removed is still ours (pool tags): under its id the coordinator sees an orphan and removes it.
     name: name ?? (i.tags[TAG_NAME] || i.instanceId),
-    status: i.state === "pending" || i.state === "running" ? "running" : i.state === "stopping" || i.state === "stopped" ? "stopped" : "unknown",
+    status:
+      i.state === "pending" || i.state === "running" ? "running" : i.state === "stopping" || i.state === "stopped" ? "stopped" : "unknown",
     os_type: i.platform === "windows" ? "windows" : "linux",
     ...(i.architecture && ARCH[i.architecture] ? { os_arch: ARCH[i.architecture] } : {}),
     addresses,

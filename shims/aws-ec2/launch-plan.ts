@@ -29,9 +29,11 @@ export const MAX_LAUNCH_ATTEMPTS = 24;
 export function launchPlan(flavor: string, specs: Pick<ExtraSpecs, "instance_types" | "subnet_ids" | "capacity">): LaunchAttempt[] {
   const types = [...new Set([flavor, ...(specs.instance_types ?? [])].filter((t) => t !== ""))];
   const subnets: (string | null)[] = specs.subnet_ids?.length ? specs.subnet_ids : [null];
-  const markets: Market[] = specs.capacity === "spot" ? ["spot"] : specs.capacity === "spot-with-fallback" ? ["spot", "on-demand"] : ["on-demand"];
+  const markets: Market[] =
+    specs.capacity === "spot" ? ["spot"] : specs.capacity === "spot-with-fallback" ? ["spot", "on-demand"] : ["on-demand"];
   const plan: LaunchAttempt[] = [];
-  for (const market of markets) for (const instanceType of types) for (const subnetId of subnets) plan.push({ instanceType, subnetId, market });
+  for (const market of markets)
+    for (const instanceType of types) for (const subnetId of subnets) plan.push({ instanceType, subnetId, market });
   return plan;
 }
 

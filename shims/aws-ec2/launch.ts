@@ -58,15 +58,22 @@ export function launchTags(r: Pick<LaunchRequest, "name" | "scope" | "specs">): 
 }
 
 const wantsRootVolume = (s: ExtraSpecs) =>
-  s.root_volume_size_gb !== undefined || s.root_volume_type !== undefined || s.root_volume_iops !== undefined || s.root_volume_throughput !== undefined;
+  s.root_volume_size_gb !== undefined ||
+  s.root_volume_type !== undefined ||
+  s.root_volume_iops !== undefined ||
+  s.root_volume_throughput !== undefined;
 
 /** The root volume mapping needs the AMI's root device name (it differs between AMIs: /dev/xvda, /dev/sda1). */
-async function rootVolume(ec2: Ec2Api, r: LaunchRequest): Promise<{ ok: true; value: RootVolume | undefined } | { ok: false; error: Ec2Error }> {
+async function rootVolume(
+  ec2: Ec2Api,
+  r: LaunchRequest,
+): Promise<{ ok: true; value: RootVolume | undefined } | { ok: false; error: Ec2Error }> {
   if (!wantsRootVolume(r.specs)) return { ok: true, value: undefined };
   const res = await ec2.call("DescribeImages", describeImagesParams([r.imageId]));
   if (!res.ok) return res;
   const deviceName = parseDescribeImages(res.doc)[0]?.rootDeviceName;
-  if (!deviceName) return { ok: false, error: { code: "InvalidAMIID.NotFound", message: `no root device name for ${r.imageId}`, status: 400 } };
+  if (!deviceName)
+    return { ok: false, error: { code: "InvalidAMIID.NotFound", message: `no root device name for ${r.imageId}`, status: 400 } };
   return {
     ok: true,
     value: {
@@ -120,7 +127,13 @@ export async function launch(ec2: Ec2Api, r: LaunchRequest, now: () => number = 
     );
     if (res.ok) {
       const instance = parseRunInstances(res.doc)[0];
-      if (!instance) return { kind: "failed", action: "RunInstances", error: { code: "MalformedResponse", message: "RunInstances answered no instance", status: 200 }, failures };
+      if (!instance)
+        return {
+          kind: "failed",
+          action: "RunInstances",
+          error: { code: "MalformedResponse", message: "RunInstances answered no instance", status: 200 },
+          failures,
+        };
       return { kind: "launched", instance, attempt, failures };
     }
     if (res.error.code === "IdempotentParameterMismatch") return byClientToken(ec2, r, token, res.error, failures);
@@ -131,7 +144,13 @@ export async function launch(ec2: Ec2Api, r: LaunchRequest, now: () => number = 
 }
 
 /** An earlier create of this name already used this token: that machine is the answer (or another pool's, then the name is taken). */
-async function byClientToken(ec2: Ec2Api, r: LaunchRequest, token: string, mismatch: Ec2Error, failures: FailedAttempt[]): Promise<LaunchOutcome> {
+async function byClientToken(
+  ec2: Ec2Api,
+  r: LaunchRequest,
+  token: string,
+  mismatch: Ec2Error,
+  failures: FailedAttempt[],
+): Promise<LaunchOutcome> {
   const res = await ec2.call("DescribeInstances", describeInstancesParams({ filters: [{ name: "client-token", values: [token] }] }));
   if (!res.ok) return { kind: "failed", action: "DescribeInstances", error: res.error, failures };
   const instance = parseDescribeInstances(res.doc).instances[0];
@@ -139,7 +158,16 @@ async function byClientToken(ec2: Ec2Api, r: LaunchRequest, token: string, misma
   const ours = instance.tags[TAG_POOL] === r.scope.poolId && instance.tags[TAG_CONTROLLER] === r.scope.controllerId;
   if (!ours) return { kind: "taken", instance };
   if (instance.state === "terminated" || instance.state === "shutting-down") {
-    return { kind: "failed", action: "RunInstances", error: { code: "IdempotentParameterMismatch", message: `${r.name} was launched before as ${instance.instanceId}, which is ${instance.state}`, status: 400 }, failures };
+    return {
+      kind: "failed",
+      action: "RunInstances",
+      error: {
+        code: "IdempotentParameterMismatch",
+        message: `${r.name} was launched before as ${instance.instanceId}, which is ${instance.state}`,
+        status: 400,
+      },
+      failures,
+    };
   }
   return { kind: "existing", instance };
 }

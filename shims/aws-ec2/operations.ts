@@ -36,17 +36,24 @@ export async function create(o: Operations, rawBody: string): Promise<ShimAnswer
     return answer(400, { error: "body is not JSON" });
   }
   const parsed = BootstrapInstance.safeParse(json);
-  if (!parsed.success) return answer(400, { error: "body is not a BootstrapInstance", details: parsed.error.issues.map((i) => `${i.path.join(".") || "(root)"}: ${i.message}`) });
+  if (!parsed.success)
+    return answer(400, {
+      error: "body is not a BootstrapInstance",
+      details: parsed.error.issues.map((i) => `${i.path.join(".") || "(root)"}: ${i.message}`),
+    });
   const b = parsed.data;
   const problems: string[] = [];
   if (b.pool_id !== o.scope.poolId) problems.push("pool_id in the body differs from X-Edgerunner-Pool-Id");
-  if (!/^ami-(?:[0-9a-f]{8}|[0-9a-f]{17})$/.test(b.image)) problems.push(`image must be an AMI id such as ami-0123456789abcdef0, not ${JSON.stringify(b.image.slice(0, 64))}`);
+  if (!/^ami-(?:[0-9a-f]{8}|[0-9a-f]{17})$/.test(b.image))
+    problems.push(`image must be an AMI id such as ami-0123456789abcdef0, not ${JSON.stringify(b.image.slice(0, 64))}`);
   if (b.os_type === "unknown") problems.push("os_type must be linux or windows (set the scale set's os_type)");
-  if (b.flavor !== "" && !INSTANCE_TYPE.test(b.flavor)) problems.push(`flavor must be an EC2 instance type such as c6i.large, not ${JSON.stringify(b.flavor.slice(0, 64))}`);
+  if (b.flavor !== "" && !INSTANCE_TYPE.test(b.flavor))
+    problems.push(`flavor must be an EC2 instance type such as c6i.large, not ${JSON.stringify(b.flavor.slice(0, 64))}`);
   if (b.name.length > 255) problems.push("name is longer than EC2's 255-character tag values");
   const specs = parseExtraSpecs(b.extra_specs ?? o.headerSpecs);
   if (!specs.ok) problems.push(...specs.problems);
-  else if (b.flavor === "" && !specs.specs.instance_types) problems.push("no instance type: set the scale set's flavor (or extra_specs.instance_types)");
+  else if (b.flavor === "" && !specs.specs.instance_types)
+    problems.push("no instance type: set the scale set's flavor (or extra_specs.instance_types)");
   if (problems.length || !specs.ok) return answer(400, { error: `cannot create ${b.name}: ${problems.join("; ")}`, details: problems });
   const userData = await renderUserData(b);
   if (!userData.ok) return answer(400, { error: `cannot create ${b.name}: ${userData.problem}` });
@@ -54,7 +61,15 @@ export async function create(o: Operations, rawBody: string): Promise<ShimAnswer
   const now = o.now ?? Date.now;
   const out = await launch(
     o.ec2,
-    { name: b.name, imageId: b.image, flavor: b.flavor, specs: specs.specs, scope: o.scope, userData: base64(userData.bytes), deadline: now() + o.createDeadlineMs },
+    {
+      name: b.name,
+      imageId: b.image,
+      flavor: b.flavor,
+      specs: specs.specs,
+      scope: o.scope,
+      userData: base64(userData.bytes),
+      deadline: now() + o.createDeadlineMs,
+    },
     now,
   );
   switch (out.kind) {
@@ -63,19 +78,26 @@ export async function create(o: Operations, rawBody: string): Promise<ShimAnswer
     case "launched": {
       const instance = toProviderInstance(out.instance, b.name);
       // Shown on the instance: it runs, but not as first asked.
-      if (out.failures.length) instance.provider_fault = utf8base64(`launched as ${describeAttempt(out.attempt)} after: ${describeFailures(out.failures)}`);
+      if (out.failures.length)
+        instance.provider_fault = utf8base64(`launched as ${describeAttempt(out.attempt)} after: ${describeFailures(out.failures)}`);
       return answer(201, instance);
     }
     case "no_capacity":
       return answer(
         503,
-        { error: `no EC2 capacity for ${b.name}: tried ${describeFailures(out.failures)}${out.untried ? ` (${out.untried} more not tried: out of time or attempts)` : ""}` },
+        {
+          error: `no EC2 capacity for ${b.name}: tried ${describeFailures(out.failures)}${out.untried ? ` (${out.untried} more not tried: out of time or attempts)` : ""}`,
+        },
         { "retry-after": "30" },
       );
     case "taken":
       return answer(409, { error: `instance name ${b.name} is taken by ${out.instance.instanceId}, which is not this pool's` });
     case "failed":
-      return ec2ErrorAnswer(out.action, out.error, `cannot create ${b.name}${out.failures.length ? ` (after ${describeFailures(out.failures)})` : ""}`);
+      return ec2ErrorAnswer(
+        out.action,
+        out.error,
+        `cannot create ${b.name}${out.failures.length ? ` (after ${describeFailures(out.failures)})` : ""}`,
+      );
   }
 }
 
@@ -88,7 +110,10 @@ export async function get(o: Operations, id: string): Promise<ShimAnswer> {
 export async function list(o: Operations): Promise<ShimAnswer> {
   const f = await listPool(o.ec2, o.scope);
   if (!f.ok) return ec2ErrorAnswer("DescribeInstances", f.error);
-  return answer(200, f.value.map((i) => toProviderInstance(i)));
+  return answer(
+    200,
+    f.value.map((i) => toProviderInstance(i)),
+  );
 }
 
 type StateAction = "TerminateInstances" | "StartInstances" | "StopInstances";

@@ -71,9 +71,9 @@ export function linuxBootstrapScript(b: BootstrapInstance): string {
     `INSTANCE_TOKEN=${shellQuote(oneLine("instance-token", b["instance-token"]))}`,
     `RUN_AS_USER=${shellQuote(RUN_AS_USER)}`,
     ...proxyLines(b, (name, value) => `export ${name}=${shellQuote(value)}`),
-    'script=$(mktemp)',
+    "script=$(mktemp)",
     // The token goes to curl as a header file, never on a command line other users could see.
-    'curl --fail --silent --show-error --location --retry 30 --retry-delay 5 --retry-connrefused \\',
+    "curl --fail --silent --show-error --location --retry 30 --retry-delay 5 --retry-connrefused \\",
     `  -H @<(printf 'Authorization: Bearer %s\\n' "$INSTANCE_TOKEN") \\`,
     // biome-ignore lint/suspicious/noTemplateCurlyInString: shell parameter expansion in the rendered script
     '  -o "$script" "${METADATA_URL%/}/install-script/?runAsUser=$RUN_AS_USER"',
@@ -151,7 +151,7 @@ export function windowsUserData(b: BootstrapInstance): string {
     "$script = Join-Path $env:TEMP 'edgerunner-install.ps1'",
     "for ($i = 1; ; $i++) {",
     "  try {",
-    '    Invoke-WebRequest -UseBasicParsing -Headers @{ Authorization = "Bearer $InstanceToken" } -Uri ($MetadataUrl.TrimEnd(\'/\') + \'/install-script/\') -OutFile $script',
+    "    Invoke-WebRequest -UseBasicParsing -Headers @{ Authorization = \"Bearer $InstanceToken\" } -Uri ($MetadataUrl.TrimEnd('/') + '/install-script/') -OutFile $script",
     "    break",
     "  } catch {",
     "    if ($i -ge 30) { throw }",
@@ -186,7 +186,8 @@ export async function renderUserData(b: BootstrapInstance): Promise<UserData> {
   }
   const bytes = new Uint8Array(encoder.encode(text));
   if (bytes.length <= USER_DATA_LIMIT) return { ok: true, bytes, gzipped: false };
-  if (b.os_type === "windows") return { ok: false, problem: `the Windows user data would be ${bytes.length} bytes, over EC2's ${USER_DATA_LIMIT}` };
+  if (b.os_type === "windows")
+    return { ok: false, problem: `the Windows user data would be ${bytes.length} bytes, over EC2's ${USER_DATA_LIMIT}` };
   const packed = await gzip(bytes);
   if (packed.length <= USER_DATA_LIMIT) return { ok: true, bytes: packed, gzipped: true };
   return { ok: false, problem: `the user data would be ${packed.length} bytes even gzipped, over EC2's ${USER_DATA_LIMIT}` };

@@ -1,8 +1,8 @@
+import { logEvent } from "../../src/observability/log.ts";
 import { ShimHeaders } from "../../src/providers/shim-protocol.ts";
 import { matchShimRoute } from "../../src/providers/shim-routes.ts";
 import { requestTarget, verifySignature } from "../../src/providers/shim-signing.ts";
-import { logEvent } from "../../src/observability/log.ts";
-import { type ShimEnv, readConfig } from "./config.ts";
+import { readConfig, type ShimEnv } from "./config.ts";
 import { createEc2Api } from "./ec2-api.ts";
 import { answer, type ShimAnswer } from "./errors.ts";
 import { capabilities, change, create, get, list, type Operations, removeAll } from "./operations.ts";
@@ -27,7 +27,12 @@ const toResponse = (a: ShimAnswer) =>
 function decodeSpecsHeader(value: string): { ok: true; value: unknown } | { ok: false } {
   try {
     if (!/^[A-Za-z0-9+/]*={0,2}$/.test(value) || value.length % 4 !== 0) return { ok: false };
-    return { ok: true, value: JSON.parse(new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(Uint8Array.from(atob(value), (c) => c.charCodeAt(0)))) };
+    return {
+      ok: true,
+      value: JSON.parse(
+        new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(Uint8Array.from(atob(value), (c) => c.charCodeAt(0))),
+      ),
+    };
   } catch {
     return { ok: false };
   }
@@ -73,10 +78,14 @@ async function handle(request: Request, env: ShimEnv, log: Record<string, unknow
   const poolId = request.headers.get(ShimHeaders.poolId) ?? "";
   const specs = decodeSpecsHeader(request.headers.get(ShimHeaders.poolExtraSpecs) ?? "");
   if (!controllerId || !poolId || !specs.ok) {
-    return answer(400, { error: `missing or malformed ${ShimHeaders.controllerId}, ${ShimHeaders.poolId} or ${ShimHeaders.poolExtraSpecs}` });
+    return answer(400, {
+      error: `missing or malformed ${ShimHeaders.controllerId}, ${ShimHeaders.poolId} or ${ShimHeaders.poolExtraSpecs}`,
+    });
   }
-  if (controllerId.length > 256 || poolId.length > 256) return answer(400, { error: "controller and pool ids are at most 256 characters (EC2 tag values)" });
-  if (config.controllerId && controllerId !== config.controllerId) return answer(403, { error: "this shim serves another coordinator (CONTROLLER_ID)" });
+  if (controllerId.length > 256 || poolId.length > 256)
+    return answer(400, { error: "controller and pool ids are at most 256 characters (EC2 tag values)" });
+  if (config.controllerId && controllerId !== config.controllerId)
+    return answer(403, { error: "this shim serves another coordinator (CONTROLLER_ID)" });
   log.scale_set = poolId;
   if ("id" in r) log.instance = r.id;
 
@@ -91,7 +100,17 @@ async function handle(request: Request, env: ShimEnv, log: Record<string, unknow
       timeoutMs: config.ec2TimeoutMs,
       onCall: (c) => {
         ec2Calls++;
-        if (c.code) logEvent({ event: "ec2_call_failed", scale_set: poolId, instance: "id" in r ? r.id : null, action: c.action, status: c.status, code: c.code, duration_ms: c.ms, error: c.code });
+        if (c.code)
+          logEvent({
+            event: "ec2_call_failed",
+            scale_set: poolId,
+            instance: "id" in r ? r.id : null,
+            action: c.action,
+            status: c.status,
+            code: c.code,
+            duration_ms: c.ms,
+            error: c.code,
+          });
       },
     }),
     scope: { controllerId, poolId },
@@ -133,7 +152,14 @@ export default {
       log.error = err instanceof Error ? err.message : String(err);
     }
     // Never the body: a create carries the runner's instance token.
-    logEvent({ event: "shim_request", method: request.method, path: new URL(request.url).pathname, status: a.status, duration_ms: Date.now() - started, ...log });
+    logEvent({
+      event: "shim_request",
+      method: request.method,
+      path: new URL(request.url).pathname,
+      status: a.status,
+      duration_ms: Date.now() - started,
+      ...log,
+    });
     return toResponse(a);
   },
 } satisfies ExportedHandler<ShimEnv>;

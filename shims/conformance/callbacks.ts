@@ -1,6 +1,6 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { type ShimCallback, ShimCallback as CallbackSchema } from "../../src/providers/shim-protocol.ts";
+import { ShimCallback as CallbackSchema, type ShimCallback } from "../../src/providers/shim-protocol.ts";
 import { verifySignature } from "../../src/providers/shim-signing.ts";
 
 /**
@@ -34,7 +34,8 @@ export async function listenForCallbacks(port: number, secret: string): Promise<
     req.on("data", (c: Buffer) => chunks.push(c));
     req.on("end", async () => {
       const path = req.url ?? "/";
-      if (req.method !== "POST" || !path.endsWith("/callbacks")) return res.writeHead(401, { "content-type": "application/json" }).end('{"error":"unauthorized"}');
+      if (req.method !== "POST" || !path.endsWith("/callbacks"))
+        return res.writeHead(401, { "content-type": "application/json" }).end('{"error":"unauthorized"}');
       const body = Buffer.concat(chunks);
       const check = await verifySignature(
         secret,
@@ -50,10 +51,13 @@ export async function listenForCallbacks(port: number, secret: string): Promise<
       } catch {
         problem = "body is not JSON";
       }
-      if (!String(req.headers["content-type"] ?? "").startsWith("application/json")) problem = `Content-Type is ${req.headers["content-type"] ?? "missing"}, not application/json`;
+      if (!String(req.headers["content-type"] ?? "").startsWith("application/json"))
+        problem = `Content-Type is ${req.headers["content-type"] ?? "missing"}, not application/json`;
       received.push({ path, signature_ok: check.ok, problem, callback });
       const status = !check.ok ? 401 : problem ? 400 : 200;
-      res.writeHead(status, { "content-type": "application/json" }).end(status === 200 ? '{"accepted":true}' : JSON.stringify({ error: problem ?? "unauthorized" }));
+      res
+        .writeHead(status, { "content-type": "application/json" })
+        .end(status === 200 ? '{"accepted":true}' : JSON.stringify({ error: problem ?? "unauthorized" }));
     });
   });
   await new Promise<void>((resolve, reject) => {

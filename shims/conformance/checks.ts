@@ -15,12 +15,14 @@ export interface Check {
 }
 
 const expectStatus = (a: Answer, wanted: number[], what: string) => {
-  if (!wanted.includes(a.status)) fail(`${what}: got ${a.status}${a.text ? ` ${a.text.slice(0, 200)}` : ""}, wanted ${wanted.join(" or ")}`);
+  if (!wanted.includes(a.status))
+    fail(`${what}: got ${a.status}${a.text ? ` ${a.text.slice(0, 200)}` : ""}, wanted ${wanted.join(" or ")}`);
 };
 
 /** A 4xx that says "your request is wrong": not 401 (signature), 404 (route) or 409 (duplicate). */
 const expectBadRequest = (a: Answer, what: string) => {
-  if (a.status < 400 || a.status > 499 || [401, 404, 409].includes(a.status)) fail(`${what}: got ${a.status} ${a.text.slice(0, 200)}, wanted a 4xx such as 400`);
+  if (a.status < 400 || a.status > 499 || [401, 404, 409].includes(a.status))
+    fail(`${what}: got ${a.status} ${a.text.slice(0, 200)}, wanted a 4xx such as 400`);
   return `${a.status}`;
 };
 
@@ -46,12 +48,16 @@ export const checks: Check[] = [
       return `async: ${c.data.async}`;
     },
   },
-  signatureRefusal("no signature headers", (ctx) => ctx.send("GET", "/v1/instances", { omit: [ShimHeaders.signature, ShimHeaders.timestamp] })),
+  signatureRefusal("no signature headers", (ctx) =>
+    ctx.send("GET", "/v1/instances", { omit: [ShimHeaders.signature, ShimHeaders.timestamp] }),
+  ),
   signatureRefusal("a malformed signature", (ctx) => ctx.send("GET", "/v1/instances", { signature: "sha256=not-hex" })),
   signatureRefusal("another secret", (ctx) => ctx.send("GET", "/v1/instances", { secret: `${ctx.o.target.secret}-but-not-quite` })),
   signatureRefusal("a timestamp 10 minutes old", (ctx) => ctx.send("GET", "/v1/instances", { at: Date.now() - 600_000 })),
   signatureRefusal("a timestamp 10 minutes ahead", (ctx) => ctx.send("GET", "/v1/instances", { at: Date.now() + 600_000 })),
-  signatureRefusal("a signature made for another path", (ctx) => ctx.send("GET", "/v1/instances", { signPath: new URL(ctx.o.target.url.replace(/\/+$/, "") + "/v1/capabilities").pathname })),
+  signatureRefusal("a signature made for another path", (ctx) =>
+    ctx.send("GET", "/v1/instances", { signPath: new URL(ctx.o.target.url.replace(/\/+$/, "") + "/v1/capabilities").pathname }),
+  ),
   {
     name: "signature: a create whose body is not the one signed → 401, nothing made",
     async run(ctx) {
@@ -68,20 +74,32 @@ export const checks: Check[] = [
   },
   {
     name: "bad request: JSON that is not a BootstrapInstance → 4xx",
-    run: async (ctx) => expectBadRequest(await ctx.send("POST", "/v1/instances", { body: { name: ctx.nextName(), image: 42 } }), "not a BootstrapInstance"),
+    run: async (ctx) =>
+      expectBadRequest(await ctx.send("POST", "/v1/instances", { body: { name: ctx.nextName(), image: 42 } }), "not a BootstrapInstance"),
   },
   {
     name: "bad request: no X-Edgerunner-Pool-Id → 4xx",
-    run: async (ctx) => expectBadRequest(await ctx.send("POST", "/v1/instances", { body: ctx.bootstrap(ctx.nextName()), omit: [ShimHeaders.poolId] }), "no pool header"),
+    run: async (ctx) =>
+      expectBadRequest(
+        await ctx.send("POST", "/v1/instances", { body: ctx.bootstrap(ctx.nextName()), omit: [ShimHeaders.poolId] }),
+        "no pool header",
+      ),
   },
   {
     name: "bad request: pool_id in the body differs from the header → 4xx",
-    run: async (ctx) => expectBadRequest(await ctx.send("POST", "/v1/instances", { body: ctx.bootstrap(ctx.nextName(), ctx.poolB) }), "pool mismatch"),
+    run: async (ctx) =>
+      expectBadRequest(await ctx.send("POST", "/v1/instances", { body: ctx.bootstrap(ctx.nextName(), ctx.poolB) }), "pool mismatch"),
   },
   {
     name: "bad request: X-Edgerunner-Pool-Extra-Specs not base64 of JSON → 4xx",
     run: async (ctx) =>
-      expectBadRequest(await ctx.send("POST", "/v1/instances", { body: ctx.bootstrap(ctx.nextName()), headers: { [ShimHeaders.poolExtraSpecs]: "not base64 %%" } }), "bad extra specs header"),
+      expectBadRequest(
+        await ctx.send("POST", "/v1/instances", {
+          body: ctx.bootstrap(ctx.nextName()),
+          headers: { [ShimHeaders.poolExtraSpecs]: "not base64 %%" },
+        }),
+        "bad extra specs header",
+      ),
   },
   {
     name: "bad requests made nothing",
@@ -246,15 +264,18 @@ export const checks: Check[] = [
       if (!ctx.async) return skip("the shim is synchronous (capabilities: async false)");
       if (!ctx.accepted.length) return skip("the shim answered no 202");
       const inbox = ctx.o.inbox;
-      if (!inbox?.fixedPort) return skip(`answered ${ctx.accepted.length} 202s; give --callback-port (and point the shim's callbacks there) to check them`);
+      if (!inbox?.fixedPort)
+        return skip(`answered ${ctx.accepted.length} 202s; give --callback-port (and point the shim's callbacks there) to check them`);
       for (const op of ctx.accepted) {
         const cb = await ctx.eventually(`the callback for ${op.kind} ${op.name}`, async () => inbox.find(op.operation_id));
         if (cb.error) fail(`${op.kind} ${op.name} reported failure: ${cb.error.message}`);
-        if (op.kind === "create" && (cb.instance_name !== op.name || cb.result?.name !== op.name)) fail(`the create callback for ${op.name} names ${cb.instance_name}/${cb.result?.name}`);
+        if (op.kind === "create" && (cb.instance_name !== op.name || cb.result?.name !== op.name))
+          fail(`the create callback for ${op.name} names ${cb.instance_name}/${cb.result?.name}`);
         if (op.kind === "delete" && cb.result !== null) fail(`the delete callback for ${op.name} carries a result`);
       }
       const bad = inbox.received.filter((r) => !r.signature_ok || r.problem);
-      if (bad.length) fail(`${bad.length} callback(s) refused: ${bad.map((r) => (r.signature_ok ? r.problem : "bad signature")).join("; ")}`);
+      if (bad.length)
+        fail(`${bad.length} callback(s) refused: ${bad.map((r) => (r.signature_ok ? r.problem : "bad signature")).join("; ")}`);
       return `${ctx.accepted.length} callbacks`;
     },
   },

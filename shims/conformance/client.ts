@@ -49,7 +49,11 @@ const b64 = (v: unknown) => Buffer.from(JSON.stringify(v)).toString("base64");
 export async function send(t: ShimTarget, method: string, path: string, o: SendOptions = {}): Promise<Answer> {
   const url = new URL(t.url.replace(/\/+$/, "") + path);
   const body = o.raw ?? (o.body === undefined ? "" : JSON.stringify(o.body));
-  const signed = await signRequest(o.secret ?? t.secret, { method, pathWithQuery: o.signPath ?? requestTarget(url), body: o.signBody ?? body }, o.at ?? Date.now());
+  const signed = await signRequest(
+    o.secret ?? t.secret,
+    { method, pathWithQuery: o.signPath ?? requestTarget(url), body: o.signBody ?? body },
+    o.at ?? Date.now(),
+  );
   const headers: Record<string, string> = {
     accept: "application/json",
     [ShimHeaders.controllerId]: o.controller ?? t.controllerId,

@@ -8,7 +8,7 @@ import {
   validateProviderInstanceList,
 } from "../../src/providers/shim-protocol.ts";
 import type { CallbackInbox } from "./callbacks.ts";
-import { type Answer, send, type SendOptions, type ShimTarget } from "./client.ts";
+import { type Answer, type SendOptions, type ShimTarget, send } from "./client.ts";
 
 /**
  * What the checks share: the shim under test, two fresh pools of its (A and B, so isolation can
@@ -24,7 +24,13 @@ export interface ProviderConfig {
   extra_specs: Record<string, unknown>;
 }
 
-export const DEFAULT_PROVIDER: ProviderConfig = { image: "ubuntu:24.04", flavor: "small", os_type: "linux", arch: "amd64", extra_specs: {} };
+export const DEFAULT_PROVIDER: ProviderConfig = {
+  image: "ubuntu:24.04",
+  flavor: "small",
+  os_type: "linux",
+  arch: "amd64",
+  extra_specs: {},
+};
 
 export class CheckFailed extends Error {}
 export class CheckSkipped extends Error {}
@@ -159,7 +165,10 @@ export class Context {
       if (!op.success) return fail(`delete answered 202 without a valid {operation_id}: ${a.text.slice(0, 200)}`);
       this.accepted.push({ operation_id: op.data.operation_id, kind: "delete", name: id });
     }
-    await this.eventually(`${id} gone (GET 404)`, async () => (await this.send("GET", `/v1/instances/${encodeURIComponent(id)}`, { pool })).status === 404);
+    await this.eventually(
+      `${id} gone (GET 404)`,
+      async () => (await this.send("GET", `/v1/instances/${encodeURIComponent(id)}`, { pool })).status === 404,
+    );
     return a.status;
   }
 

@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { listenForCallbacks } from "./callbacks.ts";
-import { type Check, checks as allChecks } from "./checks.ts";
+import { checks as allChecks, type Check } from "./checks.ts";
 import { CheckFailed, CheckSkipped, Context, DEFAULT_PROVIDER, type ProviderConfig } from "./context.ts";
 
 /**
@@ -63,7 +63,10 @@ export async function runConformance(o: KitOptions): Promise<Report> {
         r = { name: check.name, status: "pass", detail: detail ?? "", ms: 0 };
       } catch (err) {
         const status = err instanceof CheckSkipped ? "skip" : "fail";
-        const detail = err instanceof CheckFailed || err instanceof CheckSkipped ? err.message : `error: ${err instanceof Error ? err.message : String(err)}`;
+        const detail =
+          err instanceof CheckFailed || err instanceof CheckSkipped
+            ? err.message
+            : `error: ${err instanceof Error ? err.message : String(err)}`;
         r = { name: check.name, status, detail, ms: 0 };
       }
       r.ms = Date.now() - started;

@@ -12,7 +12,8 @@ import { parseArgs } from "node:util";
 
 const { formatResult, formatTotals, runConformance } = await import("./kit.ts");
 
-const usage = "usage: npm run shim:conformance -- --url URL --secret S [--provider-config JSON|@file] [--machines N] [--callback-port P] [--wait-seconds N] [--timeout-seconds N] [--controller-id ID]";
+const usage =
+  "usage: npm run shim:conformance -- --url URL --secret S [--provider-config JSON|@file] [--machines N] [--callback-port P] [--wait-seconds N] [--timeout-seconds N] [--controller-id ID]";
 let values;
 try {
   ({ values } = parseArgs({

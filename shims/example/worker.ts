@@ -1,4 +1,4 @@
-import { BootstrapInstance, ShimHeaders, SHIM_INTERFACE_VERSION, type ValidProviderInstance } from "../../src/providers/shim-protocol.ts";
+import { BootstrapInstance, SHIM_INTERFACE_VERSION, ShimHeaders, type ValidProviderInstance } from "../../src/providers/shim-protocol.ts";
 import { matchShimRoute } from "../../src/providers/shim-routes.ts";
 import { requestTarget, verifySignature } from "../../src/providers/shim-signing.ts";
 
@@ -36,7 +36,13 @@ export class MemoryCloud implements Cloud {
   async launch(pool: Pool, b: BootstrapInstance) {
     const same = await this.find(pool, b.name);
     if (same) return same;
-    const m: Machine = { ...pool, id: `vm-${crypto.randomUUID()}`, name: b.name, running: true, address: `10.0.0.${this.machines.size + 2}` };
+    const m: Machine = {
+      ...pool,
+      id: `vm-${crypto.randomUUID()}`,
+      name: b.name,
+      running: true,
+      address: `10.0.0.${this.machines.size + 2}`,
+    };
     this.machines.set(m.id, m);
     return m;
   }
@@ -85,8 +91,12 @@ export function createShim(cloud: Cloud, secret: string) {
     if (route === "method_not_allowed") return reply(405, { error: "method not allowed" });
     if (route.op === "capabilities") return reply(200, { interface_version: SHIM_INTERFACE_VERSION, async: false });
 
-    const pool = { controllerId: request.headers.get(ShimHeaders.controllerId) ?? "", poolId: request.headers.get(ShimHeaders.poolId) ?? "" };
-    if (!pool.controllerId || !pool.poolId || !extraSpecsOk(request.headers.get(ShimHeaders.poolExtraSpecs))) return reply(400, { error: "missing or malformed pool headers" });
+    const pool = {
+      controllerId: request.headers.get(ShimHeaders.controllerId) ?? "",
+      poolId: request.headers.get(ShimHeaders.poolId) ?? "",
+    };
+    if (!pool.controllerId || !pool.poolId || !extraSpecsOk(request.headers.get(ShimHeaders.poolExtraSpecs)))
+      return reply(400, { error: "missing or malformed pool headers" });
     switch (route.op) {
       case "create": {
         let b;

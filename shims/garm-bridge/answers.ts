@@ -37,7 +37,13 @@ export const rawTarget = (c: BridgeContext): string => c.env.incoming.url ?? "/"
 export const requestPath = (c: BridgeContext): string => pathOf(rawTarget(c));
 
 /** `{error, details?}` with `status`; the message is kept for the request log. */
-export function errorAnswer(c: BridgeContext, status: number, message: string, details?: unknown, headers?: Record<string, string>): Response {
+export function errorAnswer(
+  c: BridgeContext,
+  status: number,
+  message: string,
+  details?: unknown,
+  headers?: Record<string, string>,
+): Response {
   c.set("error", message);
   return c.json({ error: message, ...(details === undefined ? {} : { details }) }, status as ContentfulStatusCode, headers);
 }

@@ -37,7 +37,9 @@ function requestLog(log: Logger, secrets: string[]): MiddlewareHandler<BridgeEnv
 export function createBridgeApp(cfg: BridgeConfig, provider: ProviderCaller, ops: InstanceOperations, log: Logger): Hono<BridgeEnv> {
   const secrets = [cfg.secret, ...cfg.previous_secrets];
   // Routes are matched on the raw target with the base path taken off (see request-target.ts).
-  const app = new Hono<BridgeEnv>({ getPath: (req, options) => protocolPath(options?.env?.incoming.url ?? new URL(req.url).pathname, cfg.base_path) });
+  const app = new Hono<BridgeEnv>({
+    getPath: (req, options) => protocolPath(options?.env?.incoming.url ?? new URL(req.url).pathname, cfg.base_path),
+  });
 
   app.get("/healthz", (c, next) => (c.req.method === "GET" ? c.json({ ok: true, ...provider.stats() }) : next()));
   app.use(requestLog(log, secrets));

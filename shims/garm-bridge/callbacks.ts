@@ -21,7 +21,9 @@ export interface CallbackSettings {
 
 const MAX_DELAY_MS = 60_000;
 
-export type CallbackOutcome = { delivered: true; status: number; attempts: number } | { delivered: false; status: number | null; attempts: number };
+export type CallbackOutcome =
+  | { delivered: true; status: number; attempts: number }
+  | { delivered: false; status: number | null; attempts: number };
 
 export function createCallbackSender(settings: CallbackSettings, log: Logger) {
   const pending = new Set<Promise<unknown>>();
@@ -29,10 +31,13 @@ export function createCallbackSender(settings: CallbackSettings, log: Logger) {
   const sleeps = new Set<{ timer: ReturnType<typeof setTimeout>; resolve: () => void }>();
   const sleep = (ms: number) =>
     new Promise<void>((resolve) => {
-      const entry = { timer: setTimeout(() => {
-        sleeps.delete(entry);
-        resolve();
-      }, ms), resolve };
+      const entry = {
+        timer: setTimeout(() => {
+          sleeps.delete(entry);
+          resolve();
+        }, ms),
+        resolve,
+      };
       sleeps.add(entry);
     });
 
@@ -49,7 +54,13 @@ export function createCallbackSender(settings: CallbackSettings, log: Logger) {
           "user-agent": "edgerunner-garm-bridge/1",
           ...(await signRequest(settings.secret(), { method: "POST", pathWithQuery: requestTarget(url), body })),
         };
-        const res = await fetch(url, { method: "POST", headers, body, redirect: "manual", signal: AbortSignal.timeout(settings.timeoutMs ?? 30_000) });
+        const res = await fetch(url, {
+          method: "POST",
+          headers,
+          body,
+          redirect: "manual",
+          signal: AbortSignal.timeout(settings.timeoutMs ?? 30_000),
+        });
         status = res.status;
         await res.arrayBuffer().catch(() => undefined);
         if (res.ok) {
@@ -57,7 +68,13 @@ export function createCallbackSender(settings: CallbackSettings, log: Logger) {
           return { delivered: true, status, attempts: attempt };
         }
         const retryable = status >= 500 || status === 408 || status === 429;
-        log("callback_refused", { operation_id: callback.operation_id, instance: callback.instance_name, status, attempt, retrying: retryable && attempt < settings.attempts });
+        log("callback_refused", {
+          operation_id: callback.operation_id,
+          instance: callback.instance_name,
+          status,
+          attempt,
+          retrying: retryable && attempt < settings.attempts,
+        });
         if (!retryable) return { delivered: false, status, attempts: attempt };
       } catch (err) {
         status = null;

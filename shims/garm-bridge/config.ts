@@ -62,7 +62,12 @@ export const BridgeConfig = z
     /** Calls waiting for a slot; past it the bridge answers 503. */
     max_queue: z.number().int().min(0).max(100_000).default(64),
     /** Cap on each of stdout and stderr; a provider that writes more is killed and its answer is malformed. */
-    max_output_bytes: z.number().int().min(1024).max(256 * 1024 * 1024).default(4 * 1024 * 1024),
+    max_output_bytes: z
+      .number()
+      .int()
+      .min(1024)
+      .max(256 * 1024 * 1024)
+      .default(4 * 1024 * 1024),
     /** Answer creates and deletes with 202 and report the outcome to callback_url. */
     async: z.boolean().default(false),
     /** `{PUBLIC_URL}/api/v1/providers/{provider name}/callbacks` of the coordinator. */

@@ -101,7 +101,12 @@ export function createInstanceOperations(cfg: BridgeConfig, provider: ProviderCa
   };
 
   /** GetInstance by name or id: the machine, null when the provider says not found, or a failure. */
-  async function lookup(pool: Pool, id: string, hide: string[], expectedName?: string): Promise<Found<{ instance: ValidProviderInstance | null }> | Failed> {
+  async function lookup(
+    pool: Pool,
+    id: string,
+    hide: string[],
+    expectedName?: string,
+  ): Promise<Found<{ instance: ValidProviderInstance | null }> | Failed> {
     const got = await provider.run(poolCall("GetInstance", pool, id), undefined, hide);
     if (got.type === "not_found") return { ok: true, instance: null };
     if (got.type === "failed") return { ok: false, failure: got.failure };
@@ -138,9 +143,15 @@ export function createInstanceOperations(cfg: BridgeConfig, provider: ProviderCa
     }
     if (cfg.create_lookup !== "none") {
       const existing = cfg.create_lookup === "get" ? await lookup(pool, name, hide, name) : await listedByName(pool, name);
-      if (!existing.ok) return { ok: false, failure: { ...existing.failure, message: `checking whether ${name} exists: ${existing.failure.message}` } };
+      if (!existing.ok)
+        return { ok: false, failure: { ...existing.failure, message: `checking whether ${name} exists: ${existing.failure.message}` } };
       if (existing.instance) {
-        log("create_found_existing", { scale_set: pool.poolId, instance: name, provider_id: existing.instance.provider_id, source: cfg.create_lookup });
+        log("create_found_existing", {
+          scale_set: pool.poolId,
+          instance: name,
+          provider_id: existing.instance.provider_id,
+          source: cfg.create_lookup,
+        });
         return { ok: true, status: 200, instance: existing.instance };
       }
     }

@@ -1,8 +1,4 @@
-import {
-  type ValidProviderInstance,
-  validateProviderInstance,
-  validateProviderInstanceList,
-} from "../../src/providers/shim-protocol.ts";
+import { type ValidProviderInstance, validateProviderInstance, validateProviderInstanceList } from "../../src/providers/shim-protocol.ts";
 import type { GarmCommand } from "./provider-env.ts";
 import type { RunResult } from "./run-provider.ts";
 
@@ -75,7 +71,10 @@ export function exitOutcome(command: GarmCommand, r: RunResult, timeoutMs: numbe
 
 export type Parsed<T> = { ok: true; value: T } | { ok: false; failure: Failure };
 
-const malformed = (message: string): { ok: false; failure: Failure } => ({ ok: false, failure: { status: 502, retryable: false, message } });
+const malformed = (message: string): { ok: false; failure: Failure } => ({
+  ok: false,
+  failure: { status: 502, retryable: false, message },
+});
 
 function parseJson(text: string): { ok: true; value: unknown } | { ok: false } {
   try {
@@ -100,7 +99,8 @@ export function parseInstance(command: GarmCommand, stdout: string, expectedName
 /** ListInstances: a JSON array (Go prints `null` for an empty one), every entry valid. */
 export function parseInstanceList(stdout: string): Parsed<ValidProviderInstance[]> {
   const json = parseJson(stdout);
-  if (!json.ok) return malformed(`provider ListInstances printed something that is not JSON: ${stdout.trim().slice(0, 200) || "(nothing)"}`);
+  if (!json.ok)
+    return malformed(`provider ListInstances printed something that is not JSON: ${stdout.trim().slice(0, 200) || "(nothing)"}`);
   if (json.value === null) return { ok: true, value: [] };
   const valid = validateProviderInstanceList(json.value);
   if (!valid.ok) return malformed(`provider ListInstances returned an invalid list: ${valid.problems.slice(0, 5).join("; ")}`);

@@ -18,14 +18,7 @@ import type { InterfaceVersion } from "./config.ts";
  * error, and v0.1.0's RemoveAllInstances has no pool.
  */
 
-export const garmCommands = [
-  "CreateInstance",
-  "DeleteInstance",
-  "GetInstance",
-  "ListInstances",
-  "StartInstance",
-  "StopInstance",
-] as const;
+export const garmCommands = ["CreateInstance", "DeleteInstance", "GetInstance", "ListInstances", "StartInstance", "StopInstance"] as const;
 export type GarmCommand = (typeof garmCommands)[number];
 
 /** Passed from GARM's own environment whatever its configuration says (as prefixes too). */

@@ -105,7 +105,8 @@ export function protocolRoutes(cfg: BridgeConfig, provider: ProviderCaller, ops:
       });
     }
     const b = parsed.data;
-    if (b.pool_id != null && b.pool_id !== pool.poolId) throw new HttpError(400, "pool_id differs from X-Edgerunner-Pool-Id", { pool_id: b.pool_id });
+    if (b.pool_id != null && b.pool_id !== pool.poolId)
+      throw new HttpError(400, "pool_id differs from X-Edgerunner-Pool-Id", { pool_id: b.pool_id });
     const op = ops.startCreate(pool, b.name, raw, b["instance-token"] ?? "");
     if (cfg.async) return c.json({ operation_id: op.operationId }, 202);
     const r = await op.promise;

@@ -19,7 +19,15 @@ export interface RunRequest {
 }
 
 export type RunResult =
-  | { kind: "exited"; code: number | null; signal: NodeJS.Signals | null; stdout: Buffer; stderr: Buffer; durationMs: number; pid: number | undefined }
+  | {
+      kind: "exited";
+      code: number | null;
+      signal: NodeJS.Signals | null;
+      stdout: Buffer;
+      stderr: Buffer;
+      durationMs: number;
+      pid: number | undefined;
+    }
   | { kind: "timeout"; stdout: Buffer; stderr: Buffer; durationMs: number; pid: number | undefined }
   | { kind: "output_too_large"; stream: "stdout" | "stderr"; stdout: Buffer; stderr: Buffer; durationMs: number; pid: number | undefined }
   | { kind: "spawn_failed"; message: string; durationMs: number; pid: undefined };
@@ -110,7 +118,8 @@ export function runProvider(req: RunRequest): Promise<RunResult> {
       const stdout = Buffer.concat(out);
       const stderr = Buffer.concat(err);
       if (stopped?.kind === "timeout") resolve({ kind: "timeout", stdout, stderr, durationMs, pid });
-      else if (stopped?.kind === "output_too_large") resolve({ kind: "output_too_large", stream: stopped.stream, stdout, stderr, durationMs, pid });
+      else if (stopped?.kind === "output_too_large")
+        resolve({ kind: "output_too_large", stream: stopped.stream, stdout, stderr, durationMs, pid });
       else resolve({ kind: "exited", code, signal, stdout, stderr, durationMs, pid });
     });
 

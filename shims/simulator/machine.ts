@@ -57,7 +57,8 @@ export async function machineFetch(url: string, init: RequestInit, alive: () => 
     try {
       const res = await fetch(url, { ...init, signal: AbortSignal.timeout(10_000) });
       const body = await res.arrayBuffer();
-      if (res.status < 500 || attempt >= 40 || !alive()) return new Response(NULL_BODY.has(res.status) ? null : body, { status: res.status, headers: res.headers });
+      if (res.status < 500 || attempt >= 40 || !alive())
+        return new Response(NULL_BODY.has(res.status) ? null : body, { status: res.status, headers: res.headers });
     } catch (err) {
       if (attempt >= 40 || !alive()) throw err;
     }
@@ -65,12 +66,21 @@ export async function machineFetch(url: string, init: RequestInit, alive: () => 
   }
 }
 
-export async function bootRunner(r: SimulatedRunner, boot: MachineBoot, config: SimulatorConfig, log: (line: object) => void = () => {}): Promise<void> {
+export async function bootRunner(
+  r: SimulatedRunner,
+  boot: MachineBoot,
+  config: SimulatorConfig,
+  log: (line: object) => void = () => {},
+): Promise<void> {
   const alive = () => r.phase !== "stopped";
   const token = { authorization: `Bearer ${boot.token}` };
   let callbackUrl = boot.callbackUrl ?? null;
   const status = (s: string, message: string, extra: object = {}) =>
-    machineFetch(`${callbackUrl}/status`, { method: "POST", headers: { ...token, "content-type": "application/json" }, body: JSON.stringify({ status: s, message, ...extra }) }, alive);
+    machineFetch(
+      `${callbackUrl}/status`,
+      { method: "POST", headers: { ...token, "content-type": "application/json" }, body: JSON.stringify({ status: s, message, ...extra }) },
+      alive,
+    );
   const fail = async (message: string) => {
     r.phase = "failed";
     r.error = message;
@@ -101,9 +111,22 @@ export async function bootRunner(r: SimulatedRunner, boot: MachineBoot, config: 
   r.agent_id = dotRunner.agentId;
   r.server_url = dotRunner.serverUrl;
   await status("installing", "configuring runner", { agent_id: r.agent_id });
-  await machineFetch(`${callbackUrl}/system-info`, { method: "POST", headers: { ...token, "content-type": "application/json" }, body: JSON.stringify({ os_name: "ubuntu", os_version: "24.04", agent_id: r.agent_id }) }, alive);
+  await machineFetch(
+    `${callbackUrl}/system-info`,
+    {
+      method: "POST",
+      headers: { ...token, "content-type": "application/json" },
+      body: JSON.stringify({ os_name: "ubuntu", os_version: "24.04", agent_id: r.agent_id }),
+    },
+    alive,
+  );
   const gh = runnerSession(dotRunner.serverUrl);
-  const online = await gh.connect({ agent_id: dotRunner.agentId, name: dotRunner.agentName, client_id: creds.data.clientId, os: about.os_type });
+  const online = await gh.connect({
+    agent_id: dotRunner.agentId,
+    name: dotRunner.agentName,
+    client_id: creds.data.clientId,
+    os: about.os_type,
+  });
   if (online.status !== 200) return fail(`GitHub refused the runner: ${online.status} ${JSON.stringify(online.body)}`);
   const idle = await status("idle", "runner successfully installed", { agent_id: r.agent_id });
   if (!idle.ok) log({ event: "sim_idle_refused", instance: r.name, status: idle.status, body: await idle.text() });
@@ -139,5 +162,8 @@ export async function bootRunner(r: SimulatedRunner, boot: MachineBoot, config: 
 export function stopRunner(r: SimulatedRunner): void {
   const lostRunner = (r.phase === "idle" || r.phase === "busy") && r.agent_id !== null && r.server_url;
   r.phase = "stopped";
-  if (lostRunner) void runnerSession(r.server_url!).disconnect(r.agent_id!).catch(() => {});
+  if (lostRunner)
+    void runnerSession(r.server_url!)
+      .disconnect(r.agent_id!)
+      .catch(() => {});
 }

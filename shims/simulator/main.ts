@@ -23,7 +23,11 @@ const { values } = parseArgs({
 });
 const num = (v: string | undefined) => (v === undefined ? undefined : Number(v));
 const config = Object.fromEntries(
-  Object.entries({ boot_delay_ms: num(values["boot-delay-ms"]), job_ms: num(values["job-ms"]), boot_failure_rate: num(values["boot-failure-rate"]) }).filter(([, v]) => v !== undefined),
+  Object.entries({
+    boot_delay_ms: num(values["boot-delay-ms"]),
+    job_ms: num(values["job-ms"]),
+    boot_failure_rate: num(values["boot-failure-rate"]),
+  }).filter(([, v]) => v !== undefined),
 );
 const sim = await startSimulator({
   port: values.port ? Number(values.port) : 0,

@@ -8,8 +8,9 @@
  * `failed`), poll_ms. Create/delete error rates, latency and hangs are the fake shim's fault rules
  * with `probability` (PUT /_control/tenants/{t}/faults).
  */
-import { startFakeShim, type FakeMachine, type FakeShim } from "../../test/fake-shim/server.ts";
+
 import type { BootstrapInstance } from "../../src/providers/shim-protocol.ts";
+import { type FakeMachine, type FakeShim, startFakeShim } from "../../test/fake-shim/server.ts";
 import { bootRunner, type SimulatedRunner, type SimulatorConfig, stopRunner } from "./machine.ts";
 
 export type { RunnerPhase, SimulatedRunner, SimulatorConfig } from "./machine.ts";
@@ -19,7 +20,9 @@ export interface Simulator extends FakeShim {
   runners: Map<string, SimulatedRunner>;
 }
 
-export async function startSimulator(opts: { port?: number; config?: Partial<SimulatorConfig>; log?: (line: object) => void } = {}): Promise<Simulator> {
+export async function startSimulator(
+  opts: { port?: number; config?: Partial<SimulatorConfig>; log?: (line: object) => void } = {},
+): Promise<Simulator> {
   const config: SimulatorConfig = { boot_delay_ms: 100, job_ms: 500, boot_failure_rate: 0, poll_ms: 50, ...opts.config };
   const runners = new Map<string, SimulatedRunner>();
   const log = opts.log ?? (() => {});
@@ -28,11 +31,25 @@ export async function startSimulator(opts: { port?: number; config?: Partial<Sim
     port: opts.port,
     hooks: {
       created(tenant: string, m: FakeMachine) {
-        const r: SimulatedRunner = { tenant, name: m.name, provider_id: m.provider_id, phase: "booting", agent_id: null, job_id: null, created_at: Date.now(), server_url: null };
+        const r: SimulatedRunner = {
+          tenant,
+          name: m.name,
+          provider_id: m.provider_id,
+          phase: "booting",
+          agent_id: null,
+          job_id: null,
+          created_at: Date.now(),
+          server_url: null,
+        };
         runners.set(m.provider_id, r);
         log({ event: "sim_machine_created", instance: m.name });
         const b = m.bootstrap as BootstrapInstance;
-        void bootRunner(r, { metadataUrl: b["metadata-url"], token: b["instance-token"], callbackUrl: b["callback-url"] }, config, log).catch((err) => {
+        void bootRunner(
+          r,
+          { metadataUrl: b["metadata-url"], token: b["instance-token"], callbackUrl: b["callback-url"] },
+          config,
+          log,
+        ).catch((err) => {
           r.error = err instanceof Error ? err.message : String(err);
           if (r.phase !== "stopped") r.phase = "failed";
           log({ event: "sim_runner_failed", instance: m.name, message: r.error });

@@ -20,7 +20,8 @@ export const InstanceSchema = z
       description: "GitHub's runner id: from GitHub's JIT answer, or confirmed at GitHub as the runner with this instance's name",
     }),
     reported_agent_id: z.int().nullable().openapi({
-      description: "The runner id the machine reported (runners without JIT). A claim: never used to remove a runner before GitHub confirms it",
+      description:
+        "The runner id the machine reported (runners without JIT). A claim: never used to remove a runner before GitHub confirms it",
     }),
     addresses: z.array(z.object({ address: z.string(), type: z.enum(["public", "private"]) })),
     os_type: z.string().nullable(),

@@ -12,7 +12,8 @@
 export const REDACTED = "[redacted]";
 
 /** Field names whose values are secrets, matched case-insensitively on the whole name. */
-export const SECRET_FIELD = /^(secret|.*_secret|.*token|.*password|.*passphrase|private_key|.*_private_key|api_key|.*_api_key|client_secret)$/i;
+export const SECRET_FIELD =
+  /^(secret|.*_secret|.*token|.*password|.*passphrase|private_key|.*_private_key|api_key|.*_api_key|client_secret)$/i;
 
 /** Values that are credentials whatever field they are in. */
 const SECRET_VALUE = /-----BEGIN [A-Z ]*PRIVATE KEY-----|\b(ghp|gho|ghu|ghs|ghr|github_pat|edr)_[A-Za-z0-9_]{16,}/;
@@ -26,7 +27,8 @@ export function redactSecrets(value: unknown, depth = 0): unknown {
   if (Array.isArray(value)) return value.map((v) => redactSecrets(v, depth + 1));
   if (value && typeof value === "object") {
     const out: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(value)) out[k] = SECRET_FIELD.test(k) && v !== null && v !== undefined ? REDACTED : redactSecrets(v, depth + 1);
+    for (const [k, v] of Object.entries(value))
+      out[k] = SECRET_FIELD.test(k) && v !== null && v !== undefined ? REDACTED : redactSecrets(v, depth + 1);
     return out;
   }
   return value;

@@ -1,6 +1,6 @@
-import { createRemoteJWKSet, errors, jwtVerify, type JWTPayload } from "jose";
-import type { Env } from "../env";
+import { createRemoteJWKSet, errors, type JWTPayload, jwtVerify } from "jose";
 import type { TokenScope } from "../db/schema";
+import type { Env } from "../env";
 
 /**
  * Cloudflare Access (Zero Trust) in front of the coordinator: Access signs a JWT for every
@@ -86,7 +86,8 @@ export async function verifyAccessJwt(config: AccessConfig, jwt: string): Promis
     if (keysUnavailable(e)) return { ok: false, reason: "the team's Access keys could not be fetched", unavailable: true };
     return { ok: false, reason: accessFailure(e) };
   }
-  const identity = typeof payload.email === "string" && payload.email ? payload.email : typeof payload.common_name === "string" ? payload.common_name : "";
+  const identity =
+    typeof payload.email === "string" && payload.email ? payload.email : typeof payload.common_name === "string" ? payload.common_name : "";
   if (!identity) return { ok: false, reason: "the Access token names no identity (email)" };
   return { ok: true, identity };
 }

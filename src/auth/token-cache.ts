@@ -46,4 +46,5 @@ export function tokenVerdict(token: Pick<TokenLookup, "expiresAt" | "revokedAt">
 }
 
 /** Whether this use should be written to `last_used_at` (the last one written is older than a minute). */
-export const dueForTouch = (lastUsedAt: number | null, now = Date.now()): boolean => lastUsedAt === null || now - lastUsedAt >= LAST_USED_INTERVAL_MS;
+export const dueForTouch = (lastUsedAt: number | null, now = Date.now()): boolean =>
+  lastUsedAt === null || now - lastUsedAt >= LAST_USED_INTERVAL_MS;

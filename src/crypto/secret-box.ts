@@ -27,7 +27,6 @@ export class KeyringError extends Error {}
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
-
 async function importKey(encoded: string, label: string): Promise<SealingKey> {
   let raw: Uint8Array;
   try {
@@ -46,7 +45,10 @@ export async function createKeyring(current: string | undefined, previous?: stri
   if (!current) throw new KeyringError("ENCRYPTION_KEY is not set");
   const currentKey = await importKey(current, "ENCRYPTION_KEY");
   const byId = new Map([[currentKey.id, currentKey]]);
-  for (const [i, old] of (previous ?? "").split(",").filter((s) => s.trim()).entries()) {
+  for (const [i, old] of (previous ?? "")
+    .split(",")
+    .filter((s) => s.trim())
+    .entries()) {
     const k = await importKey(old, `ENCRYPTION_KEYS_PREVIOUS[${i}]`);
     if (!byId.has(k.id)) byId.set(k.id, k);
   }

@@ -1,4 +1,4 @@
-import { and, desc, eq, gte, lt, or, sql, type SQL } from "drizzle-orm";
+import { and, desc, eq, gte, lt, or, type SQL, sql } from "drizzle-orm";
 import type { Db } from "./client";
 import { auditLog } from "./schema";
 
@@ -52,4 +52,3 @@ export async function auditPage(db: Db, filter: AuditFilter, limit: number): Pro
   const entries = rows.slice(0, limit);
   return { entries, nextCursor: rows.length > limit ? entries[entries.length - 1]!.id : null };
 }
-

@@ -105,7 +105,9 @@ export async function overview(db: D1Database): Promise<Overview> {
               SUM(CASE WHEN status = 'error' THEN 1 ELSE 0 END) AS errored
        FROM instances WHERE status != 'deleted' GROUP BY scale_set_id`,
     ),
-    db.prepare(`SELECT scale_set_id, COUNT(*) AS n FROM jobs WHERE status IN ('queued', 'waiting') AND scale_set_id IS NOT NULL GROUP BY 1`),
+    db.prepare(
+      `SELECT scale_set_id, COUNT(*) AS n FROM jobs WHERE status IN ('queued', 'waiting') AND scale_set_id IS NOT NULL GROUP BY 1`,
+    ),
     db.prepare(
       `SELECT c.name, c.endpoint_name, c.auth_type, s.health, s.failure_reason, s.rate_limit_limit, s.rate_limit_remaining, s.rate_limit_reset_at, s.blocked_until
        FROM github_credentials c LEFT JOIN github_credential_state s ON s.credential_id = c.id ORDER BY c.name`,

@@ -1,7 +1,7 @@
-import { jobStatuses, type JobStatus } from "./schema";
 import { statusRank } from "../intake/job-event";
-import { jobMergeRules, type JobState, type MergeRule } from "../intake/job-merge";
+import { type JobState, jobMergeRules, type MergeRule } from "../intake/job-merge";
 import { logError } from "../observability/log";
+import { type JobStatus, jobStatuses } from "./schema";
 
 /**
  * Webhook deliveries: what an accepted one writes, and the count of rejected ones.

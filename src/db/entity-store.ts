@@ -1,13 +1,15 @@
 import { and, eq } from "drizzle-orm";
 import type { Db } from "./client";
-import { entities, githubCredentials, scaleSets, type EntityKind } from "./schema";
+import { type EntityKind, entities, githubCredentials, scaleSets } from "./schema";
 
 /** D1 access for entities (the repositories, organizations and enterprises scale sets serve), as the admin API keeps them. */
 
 export type EntityRow = typeof entities.$inferSelect;
 export type NewEntity = typeof entities.$inferInsert;
 /** What an update may change; absent fields keep their value. */
-export type EntityPatch = Partial<Pick<EntityRow, "credentialsId" | "webhookSecretEnc" | "useParentScaleSets" | "enterprise" | "updatedAt">>;
+export type EntityPatch = Partial<
+  Pick<EntityRow, "credentialsId" | "webhookSecretEnc" | "useParentScaleSets" | "enterprise" | "updatedAt">
+>;
 
 /** An entity with the name of the credentials it acts with. */
 export interface EntityWithCredentials {
@@ -31,7 +33,10 @@ export async function findEntityWithCredentials(db: Db, kind: EntityKind, id: st
 }
 
 export async function findEntity(db: Db, kind: EntityKind, id: string): Promise<EntityRow | null> {
-  const [row] = await db.select().from(entities).where(and(eq(entities.id, id), eq(entities.kind, kind)));
+  const [row] = await db
+    .select()
+    .from(entities)
+    .where(and(eq(entities.id, id), eq(entities.kind, kind)));
   return row ?? null;
 }
 
@@ -59,7 +64,10 @@ export async function updateEntity(db: Db, id: string, patch: EntityPatch): Prom
  */
 export async function entityUse(db: Db, kind: EntityKind, id: string): Promise<{ scaleSets: { id: string; name: string }[] } | null> {
   const [found, sets] = await db.batch([
-    db.select({ id: entities.id }).from(entities).where(and(eq(entities.id, id), eq(entities.kind, kind))),
+    db
+      .select({ id: entities.id })
+      .from(entities)
+      .where(and(eq(entities.id, id), eq(entities.kind, kind))),
     db.select({ id: scaleSets.id, name: scaleSets.name }).from(scaleSets).where(eq(scaleSets.entityId, id)).limit(20),
   ]);
   return found.length ? { scaleSets: sets } : null;

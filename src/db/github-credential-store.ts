@@ -1,7 +1,7 @@
 import { eq } from "drizzle-orm";
 import type { Db } from "./client";
-import { entities, githubCredentials, githubCredentialState, githubEndpoints, type EntityKind } from "./schema";
-import { clearCredentialState, type CredentialRow, type CredentialStateRow } from "./github-state-store";
+import { type CredentialRow, type CredentialStateRow, clearCredentialState } from "./github-state-store";
+import { type EntityKind, entities, githubCredentialState, githubCredentials, githubEndpoints } from "./schema";
 
 /**
  * D1 access for GitHub credentials as the admin API keeps them. Their shared state (health,
@@ -11,7 +11,9 @@ import { clearCredentialState, type CredentialRow, type CredentialStateRow } fro
 
 export type NewCredentials = typeof githubCredentials.$inferInsert;
 /** What an update may change; absent fields keep their value. */
-export type CredentialsPatch = Partial<Pick<CredentialRow, "name" | "description" | "appId" | "installationId" | "secretEnc" | "webhookSecretEnc" | "updatedAt">>;
+export type CredentialsPatch = Partial<
+  Pick<CredentialRow, "name" | "description" | "appId" | "installationId" | "secretEnc" | "webhookSecretEnc" | "updatedAt">
+>;
 
 export interface CredentialsWithState {
   credential: CredentialRow;
@@ -49,7 +51,11 @@ export async function credentialsNameTaken(db: Db, name: string): Promise<boolea
 }
 
 /** What adding credentials depends on, in one round trip: the endpoint exists, the name is free. */
-export async function newCredentialsChecks(db: Db, endpointName: string, name: string): Promise<{ endpointExists: boolean; nameTaken: boolean }> {
+export async function newCredentialsChecks(
+  db: Db,
+  endpointName: string,
+  name: string,
+): Promise<{ endpointExists: boolean; nameTaken: boolean }> {
   const [endpoint, taken] = await db.batch([
     db.select({ name: githubEndpoints.name }).from(githubEndpoints).where(eq(githubEndpoints.name, endpointName)),
     db.select({ id: githubCredentials.id }).from(githubCredentials).where(eq(githubCredentials.name, name)),

@@ -1,6 +1,6 @@
 import { and, eq } from "drizzle-orm";
 import type { Db } from "./client";
-import { githubCache, githubCredentials, githubCredentialState, githubEndpoints } from "./schema";
+import { githubCache, githubCredentialState, githubCredentials, githubEndpoints } from "./schema";
 
 /**
  * D1 access for what every isolate must agree on about GitHub: each credential's shared state
@@ -24,7 +24,12 @@ export interface CredentialContext {
 /** One query: the credential, its endpoint's API URL and its shared state. */
 export async function loadCredentialContext(db: Db, credentialId: string): Promise<CredentialContext | null> {
   const [row] = await db
-    .select({ credential: githubCredentials, apiBaseUrl: githubEndpoints.apiBaseUrl, baseUrl: githubEndpoints.baseUrl, state: githubCredentialState })
+    .select({
+      credential: githubCredentials,
+      apiBaseUrl: githubEndpoints.apiBaseUrl,
+      baseUrl: githubEndpoints.baseUrl,
+      state: githubCredentialState,
+    })
     .from(githubCredentials)
     .innerJoin(githubEndpoints, eq(githubEndpoints.name, githubCredentials.endpointName))
     .leftJoin(githubCredentialState, eq(githubCredentialState.credentialId, githubCredentials.id))

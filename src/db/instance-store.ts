@@ -1,6 +1,6 @@
 import { and, desc, eq, type SQL } from "drizzle-orm";
 import type { Db } from "./client";
-import { instances, instanceTransitions, scaleSets, type InstanceAddress, type InstanceStatus, type RunnerStatus } from "./schema";
+import { type InstanceAddress, type InstanceStatus, instances, instanceTransitions, type RunnerStatus, scaleSets } from "./schema";
 
 /**
  * D1 access for instances: their lifecycle writes (the scale set object's status changes, in
@@ -245,14 +245,20 @@ export async function claimRegistrationToken(db: D1Database, inst: InstanceAttem
 
 /** Gives back a claim made at `claimedAt` (the token could not be minted). */
 export async function releaseRegistrationToken(db: D1Database, instanceId: string, claimedAt: number): Promise<void> {
-  await db.prepare("UPDATE instances SET registration_token_served_at = NULL WHERE id = ? AND registration_token_served_at = ?").bind(instanceId, claimedAt).run();
+  await db
+    .prepare("UPDATE instances SET registration_token_served_at = NULL WHERE id = ? AND registration_token_served_at = ?")
+    .bind(instanceId, claimedAt)
+    .run();
 }
 
 export type InstanceRow = typeof instances.$inferSelect;
 export type TransitionRow = typeof instanceTransitions.$inferSelect;
 
 /** Instances, oldest first, of one status and/or one scale set when given. */
-export function listInstances(db: Db, filter: { status?: InstanceStatus | undefined; scaleSetId?: string | undefined }): Promise<InstanceRow[]> {
+export function listInstances(
+  db: Db,
+  filter: { status?: InstanceStatus | undefined; scaleSetId?: string | undefined },
+): Promise<InstanceRow[]> {
   const filters: SQL[] = [];
   if (filter.status) filters.push(eq(instances.status, filter.status));
   if (filter.scaleSetId) filters.push(eq(instances.scaleSetId, filter.scaleSetId));
@@ -273,7 +279,10 @@ export async function scaleSetInstances(db: Db, scaleSetId: string): Promise<Ins
 }
 
 /** An instance by name with its last 100 status transitions, newest first. */
-export async function instanceWithTransitions(db: Db, name: string): Promise<{ instance: InstanceRow; transitions: TransitionRow[] } | null> {
+export async function instanceWithTransitions(
+  db: Db,
+  name: string,
+): Promise<{ instance: InstanceRow; transitions: TransitionRow[] } | null> {
   const [instance] = await db.select().from(instances).where(eq(instances.name, name));
   if (!instance) return null;
   const transitions = await db

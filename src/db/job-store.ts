@@ -1,7 +1,7 @@
 import { and, desc, eq, isNull, lt, type SQL } from "drizzle-orm";
-import type { Db } from "./client";
-import { jobs, type JobStatus } from "./schema";
 import type { ScopedScaleSet, WaitingJob } from "../intake/routing";
+import type { Db } from "./client";
+import { type JobStatus, jobs } from "./schema";
 
 /**
  * D1 access for workflow jobs outside the webhook intake (delivery-store.ts writes what a
@@ -78,7 +78,11 @@ export async function readWaitingJobs(db: D1Database, entityId: string): Promise
  * meanwhile wins, and only while the scale set is still enabled. Returns how many jobs each
  * scale set got.
  */
-export async function claimWaitingJobs(db: D1Database, routes: ReadonlyMap<number, { id: string }>, now: number): Promise<Map<string, number>> {
+export async function claimWaitingJobs(
+  db: D1Database,
+  routes: ReadonlyMap<number, { id: string }>,
+  now: number,
+): Promise<Map<string, number>> {
   const idsBySet = new Map<string, number[]>();
   for (const [jobId, s] of routes) idsBySet.set(s.id, [...(idsBySet.get(s.id) ?? []), jobId]);
   const statements: D1PreparedStatement[] = [];

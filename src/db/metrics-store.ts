@@ -1,5 +1,5 @@
 import { getTableName } from "drizzle-orm";
-import { lastRunStatement, parseLastRun, PRUNED_JOB_LATENCY, PRUNED_WEBHOOKS, type RetentionRun } from "./retention-store";
+import { lastRunStatement, PRUNED_JOB_LATENCY, PRUNED_WEBHOOKS, parseLastRun, type RetentionRun } from "./retention-store";
 import { schema } from "./schema";
 
 /**
@@ -129,7 +129,11 @@ function withPrunedDeliveries(inD1: MetricsData["deliveries"], counters: Metrics
 }
 
 /** Adds the started jobs retention pruned (`pruned.job_latency|<scale set>|<le, count or sum_ms>`) to those in D1. */
-function withPrunedLatency(inD1: MetricsData["latency"], counters: MetricsData["counters"], bucketsSeconds: readonly number[]): MetricsData["latency"] {
+function withPrunedLatency(
+  inD1: MetricsData["latency"],
+  counters: MetricsData["counters"],
+  bucketsSeconds: readonly number[],
+): MetricsData["latency"] {
   const bySet = new Map(inD1.map((r) => [String(r.scale_set_id), { ...r }]));
   for (const c of counters) {
     const [family, scaleSetId = "", key = ""] = c.name.split("|");

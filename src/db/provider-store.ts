@@ -11,7 +11,10 @@ export type ProviderPatch = Partial<Pick<ProviderRow, "url" | "description" | "t
 
 /** A provider's identity and sealed secret, by its name: what a shim's signature is checked against. */
 export async function providerSecretByName(db: Db, name: string): Promise<{ id: string; name: string; secretEnc: string } | null> {
-  const [row] = await db.select({ id: providers.id, name: providers.name, secretEnc: providers.secretEnc }).from(providers).where(eq(providers.name, name));
+  const [row] = await db
+    .select({ id: providers.id, name: providers.name, secretEnc: providers.secretEnc })
+    .from(providers)
+    .where(eq(providers.name, name));
   return row ?? null;
 }
 

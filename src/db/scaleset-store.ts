@@ -1,6 +1,15 @@
 import { and, eq, ne } from "drizzle-orm";
 import type { Db } from "./client";
-import { entities, instances, providers, scaleSets, type InstanceStatus, type JobStatus, type RunnerStatus, type ScaleSetIntake } from "./schema";
+import {
+  entities,
+  type InstanceStatus,
+  instances,
+  type JobStatus,
+  providers,
+  type RunnerStatus,
+  type ScaleSetIntake,
+  scaleSets,
+} from "./schema";
 
 /**
  * D1 access for a scale set: the snapshot its object plans from (one batch), and what its
@@ -26,7 +35,14 @@ export interface ScaleSetRecord {
   jitConfigEnabled: boolean;
   intake: ScaleSetIntake;
   updatedAt: number;
-  entity: { id: string; kind: "repository" | "organization" | "enterprise"; owner: string; name: string; endpointName: string; credentialsId: string };
+  entity: {
+    id: string;
+    kind: "repository" | "organization" | "enterprise";
+    owner: string;
+    name: string;
+    endpointName: string;
+    credentialsId: string;
+  };
   provider: { id: string; name: string; url: string; secretEnc: string; timeoutSeconds: number };
   endpoint: { baseUrl: string; caCertBundle: string | null };
 }
@@ -108,7 +124,14 @@ export async function loadScaleSetSnapshot(db: D1Database, scaleSetId: string): 
           jitConfigEnabled: Boolean(s.jit_config_enabled),
           intake: s.intake,
           updatedAt: s.updated_at,
-          entity: { id: s.entity_id, kind: s.e_kind, owner: s.e_owner, name: s.e_name, endpointName: s.e_endpoint, credentialsId: s.e_credentials },
+          entity: {
+            id: s.entity_id,
+            kind: s.e_kind,
+            owner: s.e_owner,
+            name: s.e_name,
+            endpointName: s.e_endpoint,
+            credentialsId: s.e_credentials,
+          },
           provider: { id: s.provider_id, name: s.p_name, url: s.p_url, secretEnc: s.p_secret, timeoutSeconds: s.p_timeout },
           endpoint: { baseUrl: s.g_base_url, caCertBundle: s.g_ca },
         }
@@ -245,7 +268,10 @@ export async function liveInstances(db: Db, scaleSetId: string): Promise<{ name:
 
 /** Whether the scale set exists and its live instances, in one round trip: null when there is no such scale set. */
 export async function scaleSetUse(db: Db, id: string): Promise<{ liveInstances: { name: string; status: InstanceStatus }[] } | null> {
-  const [found, live] = await db.batch([db.select({ id: scaleSets.id }).from(scaleSets).where(eq(scaleSets.id, id)), liveInstancesQuery(db, id)]);
+  const [found, live] = await db.batch([
+    db.select({ id: scaleSets.id }).from(scaleSets).where(eq(scaleSets.id, id)),
+    liveInstancesQuery(db, id),
+  ]);
   return found.length ? { liveInstances: live } : null;
 }
 

@@ -190,10 +190,7 @@ export const scaleSets = sqliteTable(
     createdAt: createdAt(),
     updatedAt: updatedAt(),
   },
-  (t) => [
-    uniqueIndex("scale_sets_entity_name_idx").on(t.entityId, t.name),
-    index("scale_sets_provider_idx").on(t.providerId),
-  ],
+  (t) => [uniqueIndex("scale_sets_entity_name_idx").on(t.entityId, t.name), index("scale_sets_provider_idx").on(t.providerId)],
 );
 
 export const instanceStatuses = [
@@ -210,17 +207,7 @@ export const instanceStatuses = [
 ] as const;
 export type InstanceStatus = (typeof instanceStatuses)[number];
 
-export const runnerStatuses = [
-  "pending",
-  "installing",
-  "idle",
-  "active",
-  "failed",
-  "terminated",
-  "offline",
-  "online",
-  "unknown",
-] as const;
+export const runnerStatuses = ["pending", "installing", "idle", "active", "failed", "terminated", "offline", "online", "unknown"] as const;
 export type RunnerStatus = (typeof runnerStatuses)[number];
 
 export interface InstanceAddress {
@@ -428,7 +415,11 @@ export const auditLog = sqliteTable(
     /** JSON `{body?, query?}` with secrets redacted; null when the request carried neither. */
     changes: text("changes"),
   },
-  (t) => [index("audit_log_at_idx").on(t.at), index("audit_log_actor_idx").on(t.actor, t.id), index("audit_log_resource_idx").on(t.resource, t.id)],
+  (t) => [
+    index("audit_log_at_idx").on(t.at),
+    index("audit_log_actor_idx").on(t.actor, t.id),
+    index("audit_log_resource_idx").on(t.resource, t.id),
+  ],
 );
 
 export const schema = {
@@ -448,4 +439,3 @@ export const schema = {
   apiTokens,
   auditLog,
 };
-

@@ -38,9 +38,7 @@ const concat = (...parts: Uint8Array[]): Uint8Array => {
 };
 
 // AlgorithmIdentifier { rsaEncryption (1.2.840.113549.1.1.1), NULL }
-const RSA_ALGORITHM = Uint8Array.from([
-  0x30, 0x0d, 0x06, 0x09, 0x2a, 0x86, 0x48, 0x86, 0xf7, 0x0d, 0x01, 0x01, 0x01, 0x05, 0x00,
-]);
+const RSA_ALGORITHM = Uint8Array.from([0x30, 0x0d, 0x06, 0x09, 0x2a, 0x86, 0x48, 0x86, 0xf7, 0x0d, 0x01, 0x01, 0x01, 0x05, 0x00]);
 
 /** PrivateKeyInfo { version 0, rsaEncryption, OCTET STRING { RSAPrivateKey } } */
 export function pkcs1ToPkcs8(pkcs1: Uint8Array): Uint8Array {
@@ -62,13 +60,7 @@ export function privateKeyPkcs8(pem: string): Uint8Array {
 
 export async function importAppKey(pem: string): Promise<CryptoKey> {
   try {
-    return await crypto.subtle.importKey(
-      "pkcs8",
-      privateKeyPkcs8(pem),
-      { name: "RSASSA-PKCS1-v1_5", hash: "SHA-256" },
-      false,
-      ["sign"],
-    );
+    return await crypto.subtle.importKey("pkcs8", privateKeyPkcs8(pem), { name: "RSASSA-PKCS1-v1_5", hash: "SHA-256" }, false, ["sign"]);
   } catch (err) {
     if (err instanceof AppKeyError) throw err;
     throw new AppKeyError("private key does not import as an RSA key");

@@ -1,24 +1,18 @@
 import { createDb, type Db } from "../db/client";
+import { type CredentialContext, loadCredentialContext, type StatePatch, writeCredentialState } from "../db/github-state-store";
 import type { Env } from "../env";
-import { CredentialAuth } from "./credential-auth";
-import { loadCredentialContext, writeCredentialState, type CredentialContext, type StatePatch } from "../db/github-state-store";
-import {
-  GithubApiError,
-  GithubCredentialFailingError,
-  GithubError,
-  GithubRateLimitedError,
-  GithubUnavailableError,
-} from "./errors";
 import { logEvent } from "../observability/log";
 import { countGithubCall } from "../observability/op-counters";
+import { CredentialAuth } from "./credential-auth";
+import { GithubApiError, GithubCredentialFailingError, GithubError, GithubRateLimitedError, GithubUnavailableError } from "./errors";
 import {
   isLow,
   isRateLimited,
   parseRateLimit,
+  type RateLimitSnapshot,
   rateLimitedUntil,
   serverErrorBackoff,
   withJitter,
-  type RateLimitSnapshot,
 } from "./rate-limit";
 
 export const GITHUB_API_VERSION = "2022-11-28";
@@ -198,7 +192,17 @@ export class GithubClient {
       } catch (err) {
         serverAttempts++;
         const detail = err instanceof Error ? err.message : String(err);
-        logCall({ credential: this.credentialId, operation, method, status: null, remaining: null, started, now: this.clock.now(), ok: false, error: detail });
+        logCall({
+          credential: this.credentialId,
+          operation,
+          method,
+          status: null,
+          remaining: null,
+          started,
+          now: this.clock.now(),
+          ok: false,
+          error: detail,
+        });
         if (serverAttempts >= this.maxAttempts) throw new GithubUnavailableError(operation, null, serverAttempts, detail);
         await this.clock.sleep(serverErrorBackoff(serverAttempts, this.clock.random()));
         continue;
@@ -237,7 +241,13 @@ export class GithubClient {
           blockedUntil: Math.max(until, ctx.state?.blockedUntil ?? 0),
           rateLimitStrikes: hinted ? 0 : strikes + 1,
         });
-        logEvent({ event: "github_rate_limited", credential: this.credentialId, operation, status: res.status, until: new Date(until).toISOString() });
+        logEvent({
+          event: "github_rate_limited",
+          credential: this.credentialId,
+          operation,
+          status: res.status,
+          until: new Date(until).toISOString(),
+        });
         continue;
       }
 
@@ -255,7 +265,10 @@ export class GithubClient {
       if ((res.status >= 200 && res.status < 300) || opts.allow?.includes(res.status)) {
         return { status: res.status, data: data as T, headers: res.headers };
       }
-      const docs = typeof data === "object" && data && "documentation_url" in data ? String((data as { documentation_url: unknown }).documentation_url) : undefined;
+      const docs =
+        typeof data === "object" && data && "documentation_url" in data
+          ? String((data as { documentation_url: unknown }).documentation_url)
+          : undefined;
       throw new GithubApiError(operation, res.status, message || `HTTP ${res.status}`, docs);
     }
   }

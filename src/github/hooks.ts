@@ -1,7 +1,7 @@
 import type { components } from "@octokit/openapi-types";
 import { GithubError } from "./errors";
 import type { GithubClient } from "./github-client";
-import { scopePath, type GithubScope } from "./scope";
+import { type GithubScope, scopePath } from "./scope";
 
 type Hook = components["schemas"]["hook"];
 

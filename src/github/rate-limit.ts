@@ -68,11 +68,7 @@ export const RESET_SKEW_MS = 1_000;
  * Until when nobody may call GitHub with this credential after a rate-limit answer.
  * `strikes` counts consecutive unhinted refusals (0 for the first), for exponential backoff.
  */
-export function rateLimitedUntil(input: {
-  now: number;
-  headers: HeaderSource;
-  strikes: number;
-}): { until: number; hinted: boolean } {
+export function rateLimitedUntil(input: { now: number; headers: HeaderSource; strikes: number }): { until: number; hinted: boolean } {
   const { now, headers } = input;
   const retryAfter = parseRetryAfter(headers.get("retry-after"), now);
   if (retryAfter !== null) return { until: now + Math.max(retryAfter, 1_000), hinted: true };

@@ -2,7 +2,7 @@ import type { components } from "@octokit/openapi-types";
 import { cachedFetch } from "./cache";
 import { GithubApiError, GithubError } from "./errors";
 import type { GithubClient } from "./github-client";
-import { scopeKey, scopePath, type GithubScope } from "./scope";
+import { type GithubScope, scopeKey, scopePath } from "./scope";
 
 // GitHub's own shapes come from its OpenAPI description (@octokit/openapi-types, types only),
 // the same description the fake GitHub is checked against (test/contract).
@@ -121,7 +121,13 @@ export async function resolveRunnerGroupId(gh: GithubClient, scope: GithubScope,
   return id;
 }
 
-async function lookupRunnerGroupId(gh: GithubClient, scope: GithubScope, name: string, wanted: string, isDefault: boolean): Promise<number> {
+async function lookupRunnerGroupId(
+  gh: GithubClient,
+  scope: GithubScope,
+  name: string,
+  wanted: string,
+  isDefault: boolean,
+): Promise<number> {
   const { endpointName } = await gh.context();
   const now = gh.clock.now();
   const key = `runner-groups:${scopeKey(scope)}`;
@@ -147,12 +153,9 @@ export async function generateJitConfig(
   input: { name: string; labels: string[]; runnerGroup?: string; workFolder?: string },
 ): Promise<JitConfig> {
   const runnerGroupId = await resolveRunnerGroupId(gh, scope, input.runnerGroup ?? "");
-  const res = await gh.request<JitConfigResponse>(
-    "generate_jit_config",
-    "POST",
-    `${scopePath(scope)}/actions/runners/generate-jitconfig`,
-    { body: { name: input.name, runner_group_id: runnerGroupId, labels: input.labels, work_folder: input.workFolder ?? "_work" } },
-  );
+  const res = await gh.request<JitConfigResponse>("generate_jit_config", "POST", `${scopePath(scope)}/actions/runners/generate-jitconfig`, {
+    body: { name: input.name, runner_group_id: runnerGroupId, labels: input.labels, work_folder: input.workFolder ?? "_work" },
+  });
   return { runner: res.data.runner, encodedJitConfig: res.data.encoded_jit_config };
 }
 

@@ -1,13 +1,13 @@
 import type { Context, MiddlewareHandler } from "hono";
-import type { AppEnv } from "../env";
-import { accessConfig, ACCESS_HEADER, verifyAccessJwt } from "../auth/access";
+import { ACCESS_HEADER, accessConfig, verifyAccessJwt } from "../auth/access";
 import { hashApiToken, looksLikeApiToken } from "../auth/api-token";
 import { inProcessPrincipal } from "../auth/in-process";
-import { accessActor, ADMIN_TOKEN_ACTOR, scopeAllows, tokenActor, type Principal } from "../auth/principal";
+import { ADMIN_TOKEN_ACTOR, accessActor, type Principal, scopeAllows, tokenActor } from "../auth/principal";
 import { cachedToken, dueForTouch, LAST_USED_INTERVAL_MS, rememberToken, tokenVerdict } from "../auth/token-cache";
 import { constantTimeEqual } from "../crypto/constant-time";
-import { createDb } from "../db/client";
 import { tokenByHash, touchToken } from "../db/api-token-store";
+import { createDb } from "../db/client";
+import type { AppEnv } from "../env";
 import { errorText, logger } from "../observability/log";
 import { afterResponse } from "./after-response";
 import { adminThrottled, clientKey, countAdminFailure } from "./auth-throttle";
@@ -24,9 +24,14 @@ import { ApiError } from "./errors";
 const bearerOf = (c: Context<AppEnv>): string | null => /^Bearer\s+(.+)$/i.exec(c.req.header("authorization") ?? "")?.[1]?.trim() ?? null;
 
 const unauthorized = (reason: string, realm: string, invalid: boolean) =>
-  new ApiError(401, "unauthorized", { reason }, {
-    headers: { "WWW-Authenticate": invalid ? `Bearer realm="${realm}", error="invalid_token"` : `Bearer realm="${realm}"` },
-  });
+  new ApiError(
+    401,
+    "unauthorized",
+    { reason },
+    {
+      headers: { "WWW-Authenticate": invalid ? `Bearer realm="${realm}", error="invalid_token"` : `Bearer realm="${realm}"` },
+    },
+  );
 
 /** A named token's principal, or why it is refused. One D1 lookup by hash, cached briefly (src/auth/token-cache.ts). */
 async function namedToken(c: Context<AppEnv>, token: string): Promise<Principal | string> {
@@ -77,7 +82,8 @@ async function matchBearer(
   opts: { adminToken?: string; extra?: { token: string; principal: Principal } },
 ): Promise<Principal | string> {
   if (looksLikeApiToken(bearer)) return namedToken(c, bearer);
-  if (opts.adminToken && (await constantTimeEqual(bearer, opts.adminToken))) return { actor: ADMIN_TOKEN_ACTOR, scope: "admin", via: "api" };
+  if (opts.adminToken && (await constantTimeEqual(bearer, opts.adminToken)))
+    return { actor: ADMIN_TOKEN_ACTOR, scope: "admin", via: "api" };
   if (opts.extra && (await constantTimeEqual(bearer, opts.extra.token))) return opts.extra.principal;
   return "invalid token";
 }
@@ -91,7 +97,8 @@ async function accessPrincipal(c: Context<AppEnv>, jwt: string): Promise<Princip
   const result = await verifyAccessJwt(config, jwt);
   if (result.ok) return { actor: accessActor(result.identity), scope: config.scope, via: "api" };
   logger.warn({ event: "access_refused", error: result.reason });
-  if (result.unavailable) throw new ApiError(503, "Cloudflare Access keys unavailable; try again, or use an API token", { reason: result.reason });
+  if (result.unavailable)
+    throw new ApiError(503, "Cloudflare Access keys unavailable; try again, or use an API token", { reason: result.reason });
   const overLimit = client && (await countAdminFailure(c.env, client));
   if (overLimit) throw overLimit;
   throw new ApiError(401, "unauthorized", { reason: result.reason });
@@ -130,6 +137,6 @@ export function adminAuth(publicPaths: RegExp[]): MiddlewareHandler<AppEnv> {
 /** For routes only an admin may even read (token management). */
 export const adminOnly: MiddlewareHandler<AppEnv> = async (c, next) => {
   const principal = c.get("principal");
-  if (!principal || principal.scope !== "admin") throw forbidden(principal ?? { actor: "", scope: "read", via: "api" }, c.req.method, "admin");
+  if (principal?.scope !== "admin") throw forbidden(principal ?? { actor: "", scope: "read", via: "api" }, c.req.method, "admin");
   return next();
 };

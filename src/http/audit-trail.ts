@@ -1,10 +1,10 @@
 import type { Context, MiddlewareHandler } from "hono";
 import { routePath } from "hono/route";
-import type { AppEnv } from "../env";
 import { auditChanges } from "../audit/redact";
 import { isWrite } from "../auth/principal";
-import { createDb } from "../db/client";
 import { insertAudit } from "../db/audit-store";
+import { createDb } from "../db/client";
+import type { AppEnv } from "../env";
 import { errorText, logError } from "../observability/log";
 
 /**

@@ -44,9 +44,14 @@ export function clientKey(header: string | undefined | null): string | null {
 }
 
 const tooManyAttempts = (retryAfterSeconds: number) =>
-  new ApiError(429, "too many failed attempts from this address; try again later", { retry_after_seconds: retryAfterSeconds }, {
-    headers: { "retry-after": String(retryAfterSeconds) },
-  });
+  new ApiError(
+    429,
+    "too many failed attempts from this address; try again later",
+    { retry_after_seconds: retryAfterSeconds },
+    {
+      headers: { "retry-after": String(retryAfterSeconds) },
+    },
+  );
 
 // ---- dashboard login -----------------------------------------------------------------------
 

@@ -42,9 +42,14 @@ export function githubFailure(err: unknown, hint?: (status: number) => string | 
 /** 503 plus the time GitHub lets these credentials be used again. */
 export class RetryLaterError extends ApiError {
   constructor(readonly retryAt: number) {
-    super(503, "GitHub rate limit: try again later", { retry_at: new Date(retryAt).toISOString() }, {
-      code: "upstream_rate_limited",
-      headers: { "retry-after": String(Math.max(1, Math.ceil((retryAt - Date.now()) / 1000))) },
-    });
+    super(
+      503,
+      "GitHub rate limit: try again later",
+      { retry_at: new Date(retryAt).toISOString() },
+      {
+        code: "upstream_rate_limited",
+        headers: { "retry-after": String(Math.max(1, Math.ceil((retryAt - Date.now()) / 1000))) },
+      },
+    );
   }
 }

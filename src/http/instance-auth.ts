@@ -1,9 +1,9 @@
 import type { Context, MiddlewareHandler } from "hono";
-import type { AppEnv } from "../env";
 import { findInstance, type InstanceSummary } from "../db/instance-store";
 import type { InstanceStatus, RunnerStatus } from "../db/schema";
-import { readInstanceToken } from "../scaleset/instance-token";
+import type { AppEnv } from "../env";
 import { logEvent } from "../observability/log";
+import { readInstanceToken } from "../scaleset/instance-token";
 import { ApiError, errorResponse } from "./errors";
 
 /** The instance a runner token speaks for, as it is in D1 at the time of the call. */
@@ -18,7 +18,10 @@ const LIVE_INSTANCE: readonly InstanceStatus[] = ["creating", "running"];
 /** Why a call was refused goes to the log (never the token); the caller only learns it was. */
 function unauthorized(c: Context, reason: string, claims?: { sub: string; ss: string }) {
   logEvent({ event: "instance_auth_refused", path: c.req.path, reason, instance: claims?.sub, scale_set: claims?.ss });
-  return errorResponse(c, new ApiError(401, "unauthorized", null, { headers: { "www-authenticate": 'Bearer realm="edgerunner-instance"' } }));
+  return errorResponse(
+    c,
+    new ApiError(401, "unauthorized", null, { headers: { "www-authenticate": 'Bearer realm="edgerunner-instance"' } }),
+  );
 }
 
 /**

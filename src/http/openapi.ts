@@ -18,7 +18,9 @@ export const errorJson = (description: string) => ({ description, content: { "ap
 export const errorResponses = {
   400: errorJson("Invalid request"),
   401: errorJson("Missing or wrong admin token, API token or Access JWT"),
-  403: errorJson("The caller's scope does not allow this: a `read` token or Access identity writing, or anyone but an admin managing tokens"),
+  403: errorJson(
+    "The caller's scope does not allow this: a `read` token or Access identity writing, or anyone but an admin managing tokens",
+  ),
   429: errorJson("Too many wrong tokens from this client: refused until Retry-After"),
 } as const;
 

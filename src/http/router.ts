@@ -10,7 +10,9 @@ export function createRouter() {
         const body = result.target === "json";
         return errorResponse(
           c,
-          new ApiError(400, `invalid request ${targetName(result.target)}`, zodDetails(result.error), { code: body ? "invalid_body" : "invalid_parameter" }),
+          new ApiError(400, `invalid request ${targetName(result.target)}`, zodDetails(result.error), {
+            code: body ? "invalid_body" : "invalid_parameter",
+          }),
         );
       }
     },

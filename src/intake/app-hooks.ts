@@ -36,7 +36,11 @@ export function appHookCandidates<A extends AppHook>(hooks: readonly A[], subjec
  * organization that owns it, its enterprise), the ones acting through a credential whose secret
  * verified it and whose installation is the payload's.
  */
-export function appSigners<E extends { credentialsId: string }>(named: readonly E[], verified: readonly AppHook[], installationId: number | null): E[] {
+export function appSigners<E extends { credentialsId: string }>(
+  named: readonly E[],
+  verified: readonly AppHook[],
+  installationId: number | null,
+): E[] {
   if (installationId === null) return [];
   const credentials = new Set(verified.filter((h) => h.installationId === installationId).map((h) => h.id));
   return named.filter((e) => credentials.has(e.credentialsId));

@@ -1,7 +1,7 @@
 import { readDirectory } from "../db/directory-store";
 import type { AppHook } from "./app-hooks";
 import type { ScopedScaleSet } from "./routing";
-import { endpointMatches, type EntityRef, type SenderEntity } from "./senders";
+import { type EntityRef, endpointMatches, type SenderEntity } from "./senders";
 
 /** What intake needs to authenticate and route one delivery. */
 export interface Directory {

@@ -1,4 +1,4 @@
-import { statusRank, type JobEvent } from "./job-event";
+import { type JobEvent, statusRank } from "./job-event";
 
 /**
  * How a job's row absorbs one more event, whatever order GitHub's deliveries arrive in.

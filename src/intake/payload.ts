@@ -31,13 +31,22 @@ const Account = z.object({ login: z.string().min(1).max(B.name) });
 
 /** Who a delivery is about; enough to find the entities whose secrets may have signed it. */
 export const DeliverySubject = z.object({
-  repository: z.object({ name: z.string().min(1).max(B.name), owner: Account }).nullish().catch(null),
+  repository: z
+    .object({ name: z.string().min(1).max(B.name), owner: Account })
+    .nullish()
+    .catch(null),
   organization: Account.nullish().catch(null),
-  enterprise: z.object({ slug: z.string().min(1).max(B.name) }).nullish().catch(null),
+  enterprise: z
+    .object({ slug: z.string().min(1).max(B.name) })
+    .nullish()
+    .catch(null),
   /** Only in deliveries of a GitHub App's webhook: the installation the event belongs to. */
   installation: z.object({ id: z.number().int().positive() }).nullish().catch(null),
   /** `ping`: the hook being set up; an App's own webhook says `type: "App"` and its `app_id`. */
-  hook: z.object({ type: z.string().max(B.word), app_id: z.number().int().positive() }).nullish().catch(null),
+  hook: z
+    .object({ type: z.string().max(B.word), app_id: z.number().int().positive() })
+    .nullish()
+    .catch(null),
 });
 export type DeliverySubject = z.infer<typeof DeliverySubject>;
 

@@ -2,16 +2,16 @@ import type { z } from "zod";
 import { keyringFor } from "../crypto/keyring";
 import type { Keyring } from "../crypto/secret-box";
 import { secretContext } from "../crypto/secret-contexts";
-import { DEFAULT_ENDPOINT } from "../github/default-endpoint";
 import { recordWorkflowJob } from "../db/delivery-store";
 import type { EntityKind, JobStatus } from "../db/schema";
 import type { Env } from "../env";
+import { DEFAULT_ENDPOINT } from "../github/default-endpoint";
 import { logEvent as log } from "../observability/log";
-import { appHookCandidates, appSigners, type AppHook } from "./app-hooks";
-import { loadDirectory, type Directory } from "./directory";
+import { type AppHook, appHookCandidates, appSigners } from "./app-hooks";
+import { type Directory, loadDirectory } from "./directory";
 import { jobEventFrom } from "./job-event";
 import { nudgeTargets } from "./nudge-targets";
-import { decodeBody, DeliverySubject, onlyOutOfBounds, WorkflowJobPayload } from "./payload";
+import { DeliverySubject, decodeBody, onlyOutOfBounds, WorkflowJobPayload } from "./payload";
 import { inScope, routeJob } from "./routing";
 import { deliveryEntities, reporterOf, type SenderEntity } from "./senders";
 import { findSigners } from "./signature";
@@ -131,7 +131,10 @@ export async function receiveDelivery(
   }
 
   // Only the signers' scale sets, and their parents' where we registered that they may use them.
-  const candidates = inScope(directory.scaleSets, signers.map((e) => reporterOf(e, directory.entities)));
+  const candidates = inScope(
+    directory.scaleSets,
+    signers.map((e) => reporterOf(e, directory.entities)),
+  );
   const route = routeJob(jobEvent.labels, candidates);
   const result = await recordWorkflowJob(env.DB, {
     deliveryId: id,

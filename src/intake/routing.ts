@@ -33,10 +33,7 @@ export function servesLabels(scaleSetLabels: readonly string[], jobLabels: reado
  */
 export function compareCandidates(a: RoutableScaleSet, b: RoutableScaleSet): number {
   return (
-    b.priority - a.priority ||
-    a.labels.length - b.labels.length ||
-    a.createdAt - b.createdAt ||
-    (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)
+    b.priority - a.priority || a.labels.length - b.labels.length || a.createdAt - b.createdAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)
   );
 }
 

@@ -76,7 +76,9 @@ export function endpointMatches(endpoint: { name: string; baseUrl: string }, ent
  */
 export function reporterOf(signer: SenderEntity, senders: readonly SenderEntity[]): Reporter {
   const organization =
-    signer.kind === "repository" ? senders.find((e) => e.kind === "organization" && e.owner.toLowerCase() === signer.owner.toLowerCase()) : undefined;
+    signer.kind === "repository"
+      ? senders.find((e) => e.kind === "organization" && e.owner.toLowerCase() === signer.owner.toLowerCase())
+      : undefined;
   return {
     id: signer.id,
     kind: signer.kind,

@@ -1,4 +1,8 @@
 import { BodyTooLarge, readLimitedBody } from "../http/limited-body";
+import { logEvent } from "../observability/log";
+import { countShimCall } from "../observability/op-counters";
+import type { MachineCreated, MachineDeleted } from "../scaleset/ports";
+import { classifyShimStatus, classifyTransportError, type ShimError, type ShimResult } from "./shim-errors";
 import {
   type BootstrapInstance,
   OperationAccepted,
@@ -8,11 +12,7 @@ import {
   validateProviderInstance,
   validateProviderInstanceList,
 } from "./shim-protocol";
-import { classifyShimStatus, classifyTransportError, type ShimError, type ShimResult } from "./shim-errors";
 import { requestTarget, signRequest } from "./shim-signing";
-import { logEvent } from "../observability/log";
-import type { MachineCreated, MachineDeleted } from "../scaleset/ports";
-import { countShimCall } from "../observability/op-counters";
 
 export type { ShimError, ShimErrorKind, ShimResult } from "./shim-errors";
 
@@ -29,7 +29,6 @@ export interface ShimPoolContext {
   poolId: string;
   extraSpecs: Record<string, unknown>;
 }
-
 
 export interface ShimClientOptions {
   /** Per call, covering connect, answer and body. Default 30 s (each provider sets its own). */
@@ -92,7 +91,7 @@ export function createShimClient(target: ShimTarget, pool: ShimPoolContext, opts
     // biome-ignore lint/suspicious/noExplicitAny: each operation returns its own result type; the public methods type it
     handle: (answer: Answer) => ShimResult<any>,
     secrets: string[] = [],
-  // biome-ignore lint/suspicious/noExplicitAny: each operation returns its own result type; the public methods type it
+    // biome-ignore lint/suspicious/noExplicitAny: each operation returns its own result type; the public methods type it
   ): Promise<ShimResult<any>> {
     const started = Date.now();
     let status: number | undefined;
@@ -124,7 +123,10 @@ export function createShimClient(target: ShimTarget, pool: ShimPoolContext, opts
     } catch (err) {
       result =
         err instanceof BodyTooLarge
-          ? { ok: false, error: { kind: "malformed", message: `${operation}: answer larger than ${MAX_SHIM_RESPONSE_BYTES} bytes`, status: status! } }
+          ? {
+              ok: false,
+              error: { kind: "malformed", message: `${operation}: answer larger than ${MAX_SHIM_RESPONSE_BYTES} bytes`, status: status! },
+            }
           : { ok: false, error: transportFailure(operation, err, status) };
     }
     if (!result.ok) result = { ok: false, error: { ...result.error, message: redact(result.error.message, [target.secret, ...secrets]) } };
@@ -137,7 +139,13 @@ export function createShimClient(target: ShimTarget, pool: ShimPoolContext, opts
     return { ...e, message: `${operation}: ${e.message}`, ...(status === undefined ? {} : { status }) };
   }
 
-  function logCall(operation: string, instance: string | undefined, status: number | undefined, started: number, result: ShimResult<unknown>) {
+  function logCall(
+    operation: string,
+    instance: string | undefined,
+    status: number | undefined,
+    started: number,
+    result: ShimResult<unknown>,
+  ) {
     countShimCall(operation, target.name, result.ok);
     logEvent({
       event: "shim_call",

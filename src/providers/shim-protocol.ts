@@ -115,8 +115,7 @@ export type ValidProviderInstance = z.infer<typeof ValidProviderInstance>;
 
 export type Validation<T> = { ok: true; value: T } | { ok: false; problems: string[] };
 
-const problemsOf = (error: z.ZodError) =>
-  error.issues.map((i) => `${i.path.map(String).join(".") || "(root)"}: ${i.message}`);
+const problemsOf = (error: z.ZodError) => error.issues.map((i) => `${i.path.map(String).join(".") || "(root)"}: ${i.message}`);
 
 /** Applies GARM's validity rule to whatever a shim sent. */
 export function validateProviderInstance(raw: unknown): Validation<ValidProviderInstance> {
@@ -146,9 +145,7 @@ export const OperationAccepted = z.object({ operation_id: z.string().min(1).max(
 export type OperationAccepted = z.infer<typeof OperationAccepted>;
 
 /** `GET /v1/capabilities`. Unknown keys are kept: later versions may add some. */
-export const ShimCapabilities = z
-  .looseObject({ interface_version: z.string(), async: z.boolean() })
-  .openapi("ShimCapabilities");
+export const ShimCapabilities = z.looseObject({ interface_version: z.string(), async: z.boolean() }).openapi("ShimCapabilities");
 export type ShimCapabilities = z.infer<typeof ShimCapabilities>;
 
 export const ShimCallbackError = z

@@ -5,9 +5,7 @@
 
 export type ShimOperation = "capabilities" | "create" | "list" | "remove_all" | "get" | "delete" | "start" | "stop";
 
-export type ShimRoute =
-  | { op: "capabilities" | "create" | "list" | "remove_all" }
-  | { op: "get" | "delete" | "start" | "stop"; id: string };
+export type ShimRoute = { op: "capabilities" | "create" | "list" | "remove_all" } | { op: "get" | "delete" | "start" | "stop"; id: string };
 
 /**
  * The route for a request, with `{id}` percent-decoded once; `null` for no such path,

@@ -37,9 +37,15 @@ export function startRun(targets: readonly PruneTarget[]): RunProgress {
   return { queries: 0, deleted: Object.fromEntries(targets.map((t) => [t.table, 0])), finished: [], last: null };
 }
 
-export function nextTarget<T extends PruneTarget>(targets: readonly T[], p: RunProgress, s: Pick<RetentionSettings, "maxQueries">): T | null {
+export function nextTarget<T extends PruneTarget>(
+  targets: readonly T[],
+  p: RunProgress,
+  s: Pick<RetentionSettings, "maxQueries">,
+): T | null {
   const ready = (t: T) =>
-    !p.finished.includes(t.table) && (t.after === undefined || p.finished.includes(t.after)) && p.queries + t.queries + RESERVED_QUERIES <= s.maxQueries;
+    !p.finished.includes(t.table) &&
+    (t.after === undefined || p.finished.includes(t.after)) &&
+    p.queries + t.queries + RESERVED_QUERIES <= s.maxQueries;
   const start = p.last === null ? 0 : targets.findIndex((t) => t.table === p.last) + 1;
   for (let i = 0; i < targets.length; i++) {
     const t = targets[(start + i) % targets.length]!;

@@ -1,7 +1,7 @@
-import { PRUNE_TABLES, pruneBatch, saveLastRun, type RetentionRun } from "../db/retention-store";
+import { PRUNE_TABLES, pruneBatch, type RetentionRun, saveLastRun } from "../db/retention-store";
 import { logger } from "../observability/log";
 import { afterBatch, nextTarget, runComplete, startRun } from "./batch-plan";
-import { readRetentionSettings, retentionCutoffs, type RetentionVar } from "./settings";
+import { type RetentionVar, readRetentionSettings, retentionCutoffs } from "./settings";
 
 /**
  * One retention run (the Worker's Cron Trigger): prunes batch by batch until nothing eligible is
@@ -16,7 +16,8 @@ export async function runRetention(
 ): Promise<RetentionRun> {
   const started = Date.now();
   const { settings, warnings } = readRetentionSettings(vars);
-  for (const w of warnings) logger.warn({ event: "retention_setting_invalid", setting: w.name, value: w.value, used: w.used, reason: w.reason });
+  for (const w of warnings)
+    logger.warn({ event: "retention_setting_invalid", setting: w.name, value: w.value, used: w.used, reason: w.reason });
   const cutoffs = retentionCutoffs(now, settings);
 
   let progress = startRun(PRUNE_TABLES);

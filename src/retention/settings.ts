@@ -17,7 +17,12 @@ export interface RetentionSettings {
   batchSize: number;
 }
 
-export type RetentionVar = "RETENTION_DAYS" | "DELIVERY_RETENTION_DAYS" | "AUDIT_RETENTION_DAYS" | "RETENTION_MAX_QUERIES" | "RETENTION_BATCH_SIZE";
+export type RetentionVar =
+  | "RETENTION_DAYS"
+  | "DELIVERY_RETENTION_DAYS"
+  | "AUDIT_RETENTION_DAYS"
+  | "RETENTION_MAX_QUERIES"
+  | "RETENTION_BATCH_SIZE";
 
 interface Knob {
   key: keyof RetentionSettings;

@@ -1,8 +1,8 @@
 import { createRoute, z } from "@hono/zod-openapi";
+import { type AuditRow, auditPage } from "../db/audit-store";
 import { createDb } from "../db/client";
-import { auditPage, type AuditRow } from "../db/audit-store";
-import { createRouter } from "../http/router";
 import { decimalInt, errorResponses, iso, jsonResponse, Timestamp } from "../http/openapi";
+import { createRouter } from "../http/router";
 
 /** `GET /audit`: the audit trail (src/http/audit-trail.ts), newest first, paged like /jobs. */
 
@@ -10,7 +10,9 @@ const AuditEntrySchema = z
   .object({
     id: z.int(),
     at: Timestamp,
-    actor: z.string().openapi({ description: "`admin_token`, `token:<name>`, `access:<email>` or `dashboard`", example: "token:deploy-bot" }),
+    actor: z
+      .string()
+      .openapi({ description: "`admin_token`, `token:<name>`, `access:<email>` or `dashboard`", example: "token:deploy-bot" }),
     via: z.enum(["api", "dashboard"]),
     method: z.string().openapi({ example: "PUT" }),
     route: z.string().openapi({ description: "The route's pattern", example: "/api/v1/scalesets/:id" }),
@@ -21,7 +23,7 @@ const AuditEntrySchema = z
     changes: z
       .record(z.string(), z.unknown())
       .nullable()
-      .openapi({ description: "`{body?, query?}` as sent, every secret replaced by \"[redacted]\"; null when the request carried neither" }),
+      .openapi({ description: '`{body?, query?}` as sent, every secret replaced by "[redacted]"; null when the request carried neither' }),
   })
   .openapi("AuditEntry");
 
@@ -33,7 +35,12 @@ const AuditPageSchema = z
   .openapi("AuditPage");
 
 const ListQuery = z.object({
-  actor: z.string().min(1).max(320).optional().openapi({ description: "Exactly, e.g. `admin_token`, `token:ci`, `access:ana@example.com`" }),
+  actor: z
+    .string()
+    .min(1)
+    .max(320)
+    .optional()
+    .openapi({ description: "Exactly, e.g. `admin_token`, `token:ci`, `access:ana@example.com`" }),
   resource: z
     .string()
     .min(1)

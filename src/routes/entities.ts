@@ -1,8 +1,12 @@
 import { z } from "@hono/zod-openapi";
-import type { AppEnv } from "../env";
+import { type EntityPath, entityPaths } from "../api/entity-paths";
+import { keyringFor } from "../crypto/keyring";
+import { seal } from "../crypto/secret-box";
+import { secretContext } from "../crypto/secret-contexts";
 import { createDb, type Db } from "../db/client";
 import {
   deleteEntity,
+  type EntityWithCredentials,
   entityIdByLookupKey,
   entityUse,
   findEntity,
@@ -10,21 +14,17 @@ import {
   insertEntity,
   listEntities,
   updateEntity,
-  type EntityWithCredentials,
 } from "../db/entity-store";
 import { findCredentialsByName } from "../db/github-credential-store";
-import { keyringFor } from "../crypto/keyring";
+import type { AppEnv } from "../env";
 import { entityLookupKey } from "../github/entity-names";
-import { seal } from "../crypto/secret-box";
-import { secretContext } from "../crypto/secret-contexts";
 import { conflict, inUse, invalidBody } from "../http/errors";
-import { createRouter } from "../http/router";
-import { sentFields } from "../http/sent-fields";
+import { IdParam, iso, now, ResourceName, Timestamp, WebhookSecret } from "../http/openapi";
 import { requireFound } from "../http/require-found";
 import { resourceRoutes } from "../http/resource-routes";
-import { entityPaths, type EntityPath } from "../api/entity-paths";
+import { createRouter } from "../http/router";
+import { sentFields } from "../http/sent-fields";
 import { routeWaiting } from "../intake/waiting-jobs";
-import { IdParam, iso, now, ResourceName, Timestamp, WebhookSecret } from "../http/openapi";
 
 const GithubLogin = z
   .string()
@@ -172,7 +172,13 @@ async function credentialsByName(db: Db, name: string) {
 }
 
 function registerKind(router: ReturnType<typeof createRouter>, spec: KindSpec) {
-  const routes = resourceRoutes({ collection: `/${spec.path}`, item: `/${spec.path}/{id}`, tags: [spec.title], params: IdParam, view: spec.view });
+  const routes = resourceRoutes({
+    collection: `/${spec.path}`,
+    item: `/${spec.path}/{id}`,
+    tags: [spec.title],
+    params: IdParam,
+    view: spec.view,
+  });
   const { kind } = spec;
 
   return router
@@ -216,7 +222,9 @@ function registerKind(router: ReturnType<typeof createRouter>, spec: KindSpec) {
     })
     .openapi(
       routes.update(
-        kind === "enterprise" ? `Change an enterprise's credentials or webhook secret` : `Change a ${kind}'s credentials, webhook secret or parent links`,
+        kind === "enterprise"
+          ? `Change an enterprise's credentials or webhook secret`
+          : `Change a ${kind}'s credentials, webhook secret or parent links`,
         spec.update,
       ),
       async (c) => {
@@ -229,7 +237,10 @@ function registerKind(router: ReturnType<typeof createRouter>, spec: KindSpec) {
           const creds = await credentialsByName(db, body.credentials_name);
           if (creds.endpointName !== entity.endpointName) {
             throw invalidBody([
-              { path: "credentials_name", message: `credentials are for endpoint '${creds.endpointName}', this ${kind} is on '${entity.endpointName}'` },
+              {
+                path: "credentials_name",
+                message: `credentials are for endpoint '${creds.endpointName}', this ${kind} is on '${entity.endpointName}'`,
+              },
             ]);
           }
           credentialsId = creds.id;
@@ -244,7 +255,8 @@ function registerKind(router: ReturnType<typeof createRouter>, spec: KindSpec) {
           updatedAt: now(),
         });
         // Jobs it reported that wait unmatched may now be served by its parents' scale sets.
-        if (body.use_parent_scale_sets !== undefined || body.enterprise !== undefined) await routeWaiting(c, id, null, "parent links changed");
+        if (body.use_parent_scale_sets !== undefined || body.enterprise !== undefined)
+          await routeWaiting(c, id, null, "parent links changed");
         const row = await findEntityWithCredentials(db, kind, id);
         return c.json(entityView(c.env, row!), 200);
       },

@@ -1,21 +1,21 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import type { Context } from "hono";
-import type { AppEnv } from "../env";
-import { createDb } from "../db/client";
-import type { EntityKind } from "../db/schema";
+import { entityPaths } from "../api/entity-paths";
 import { keyringFor } from "../crypto/keyring";
 import { open } from "../crypto/secret-box";
 import { secretContext } from "../crypto/secret-contexts";
+import { createDb } from "../db/client";
+import { type EntityRow, findEntity } from "../db/entity-store";
+import type { EntityKind } from "../db/schema";
+import type { AppEnv } from "../env";
 import { GithubClient } from "../github/github-client";
-import { findHook, installHook, uninstallHook, type GithubHook, type HookScope } from "../github/hooks";
+import { findHook, type GithubHook, type HookScope, installHook, uninstallHook } from "../github/hooks";
 import { scopeOf } from "../github/scope";
 import { ApiError } from "../http/errors";
-import { createRouter } from "../http/router";
-import { errorJson, errorResponses, IdParam, jsonResponse, notFoundResponse, Timestamp } from "../http/openapi";
-import { findEntity, type EntityRow } from "../db/entity-store";
-import { requireFound } from "../http/require-found";
-import { entityPaths } from "../api/entity-paths";
 import { githubFailure } from "../http/github-failure";
+import { errorJson, errorResponses, IdParam, jsonResponse, notFoundResponse, Timestamp } from "../http/openapi";
+import { requireFound } from "../http/require-found";
+import { createRouter } from "../http/router";
 
 const WebhookSchema = z
   .object({

@@ -1,4 +1,7 @@
 import { z } from "@hono/zod-openapi";
+import { keyringFor } from "../crypto/keyring";
+import { seal } from "../crypto/secret-box";
+import { secretContext } from "../crypto/secret-contexts";
 import { createDb } from "../db/client";
 import {
   credentialsNameTaken,
@@ -12,16 +15,13 @@ import {
   updateCredentials,
 } from "../db/github-credential-store";
 import type { CredentialRow, CredentialStateRow } from "../db/github-state-store";
-import { keyringFor } from "../crypto/keyring";
-import { seal } from "../crypto/secret-box";
-import { secretContext } from "../crypto/secret-contexts";
+import { DEFAULT_ENDPOINT } from "../github/default-endpoint";
 import { conflict, inUse, invalidBody } from "../http/errors";
-import { createRouter } from "../http/router";
-import { sentFields } from "../http/sent-fields";
+import { Description, IdParam, iso, now, ResourceName, Timestamp, WebhookSecret } from "../http/openapi";
 import { requireFound } from "../http/require-found";
 import { resourceRoutes } from "../http/resource-routes";
-import { Description, IdParam, iso, now, ResourceName, Timestamp, WebhookSecret } from "../http/openapi";
-import { DEFAULT_ENDPOINT } from "../github/default-endpoint";
+import { createRouter } from "../http/router";
+import { sentFields } from "../http/sent-fields";
 
 const PrivateKeyPem = z
   .string()
@@ -193,48 +193,52 @@ export const githubCredentialRoutes = createRouter()
     const row = requireFound(await findCredentialsWithState(createDb(c.env), id), "credentials", id);
     return c.json(view(row.credential, row.state), 200);
   })
-  .openapi(routes.update("Update GitHub credentials (rename, new token, new key, App webhook secret)", UpdateCredentials, { renames: true }), async (c) => {
-    const { id } = c.req.valid("param");
-    const body = c.req.valid("json");
-    const db = createDb(c.env);
-    const row = requireFound(await findCredentials(db, id), "credentials", id);
-    if (body.pat && row.authType !== "pat") {
-      throw invalidBody([{ path: "pat", message: "these are GitHub App credentials" }]);
-    }
-    if (body.app && row.authType !== "app") {
-      throw invalidBody([{ path: "app", message: "these are PAT credentials" }]);
-    }
-    if (body.name && body.name !== row.name) {
-      if (await credentialsNameTaken(db, body.name)) throw conflict("credentials with this name exist", { name: body.name });
-    }
-    const newSecret = body.pat?.oauth2_token ?? body.app?.private_key;
-    const webhookSecret = body.app?.webhook_secret;
-    // A new token, key, App or installation is a different credential to GitHub: forget that
-    // the old one was failing or rate limited, and its installation token.
-    const changesIdentity =
-      newSecret !== undefined ||
-      (body.app?.app_id !== undefined && body.app.app_id !== row.appId) ||
-      (body.app?.installation_id !== undefined && body.app.installation_id !== row.installationId);
-    const updated = await updateCredentials(
-      db,
-      id,
-      {
-        ...sentFields(body, { name: "name", description: "description" }),
-        ...(body.app?.app_id !== undefined && { appId: body.app.app_id }),
-        ...(body.app?.installation_id !== undefined && { installationId: body.app.installation_id }),
-        ...(newSecret !== undefined && {
-          secretEnc: await seal(await keyringFor(c.env), newSecret, secretContext.credential(id)),
-        }),
-        // The App's webhook secret says nothing about who we are to GitHub's API: no state is forgotten.
-        ...(webhookSecret !== undefined && {
-          webhookSecretEnc: webhookSecret === null ? null : await seal(await keyringFor(c.env), webhookSecret, secretContext.appWebhookSecret(id)),
-        }),
-        updatedAt: now(),
-      },
-      changesIdentity,
-    );
-    return c.json(view(updated.credential, updated.state), 200);
-  })
+  .openapi(
+    routes.update("Update GitHub credentials (rename, new token, new key, App webhook secret)", UpdateCredentials, { renames: true }),
+    async (c) => {
+      const { id } = c.req.valid("param");
+      const body = c.req.valid("json");
+      const db = createDb(c.env);
+      const row = requireFound(await findCredentials(db, id), "credentials", id);
+      if (body.pat && row.authType !== "pat") {
+        throw invalidBody([{ path: "pat", message: "these are GitHub App credentials" }]);
+      }
+      if (body.app && row.authType !== "app") {
+        throw invalidBody([{ path: "app", message: "these are PAT credentials" }]);
+      }
+      if (body.name && body.name !== row.name) {
+        if (await credentialsNameTaken(db, body.name)) throw conflict("credentials with this name exist", { name: body.name });
+      }
+      const newSecret = body.pat?.oauth2_token ?? body.app?.private_key;
+      const webhookSecret = body.app?.webhook_secret;
+      // A new token, key, App or installation is a different credential to GitHub: forget that
+      // the old one was failing or rate limited, and its installation token.
+      const changesIdentity =
+        newSecret !== undefined ||
+        (body.app?.app_id !== undefined && body.app.app_id !== row.appId) ||
+        (body.app?.installation_id !== undefined && body.app.installation_id !== row.installationId);
+      const updated = await updateCredentials(
+        db,
+        id,
+        {
+          ...sentFields(body, { name: "name", description: "description" }),
+          ...(body.app?.app_id !== undefined && { appId: body.app.app_id }),
+          ...(body.app?.installation_id !== undefined && { installationId: body.app.installation_id }),
+          ...(newSecret !== undefined && {
+            secretEnc: await seal(await keyringFor(c.env), newSecret, secretContext.credential(id)),
+          }),
+          // The App's webhook secret says nothing about who we are to GitHub's API: no state is forgotten.
+          ...(webhookSecret !== undefined && {
+            webhookSecretEnc:
+              webhookSecret === null ? null : await seal(await keyringFor(c.env), webhookSecret, secretContext.appWebhookSecret(id)),
+          }),
+          updatedAt: now(),
+        },
+        changesIdentity,
+      );
+      return c.json(view(updated.credential, updated.state), 200);
+    },
+  )
   .openapi(routes.remove("Delete GitHub credentials no entity uses"), async (c) => {
     const { id } = c.req.valid("param");
     const db = createDb(c.env);

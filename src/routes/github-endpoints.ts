@@ -2,21 +2,21 @@ import { z } from "@hono/zod-openapi";
 import { createDb } from "../db/client";
 import {
   deleteEndpoint,
+  type EndpointRow,
   endpointExists,
   endpointUse,
   findEndpoint,
   insertEndpoint,
   listEndpoints,
   updateEndpoint,
-  type EndpointRow,
 } from "../db/github-endpoint-store";
+import { DEFAULT_ENDPOINT } from "../github/default-endpoint";
 import { ApiError, conflict, inUse } from "../http/errors";
-import { createRouter } from "../http/router";
-import { sentFields } from "../http/sent-fields";
+import { Description, HttpUrl, iso, NameParam, now, ResourceName, Timestamp } from "../http/openapi";
 import { requireFound } from "../http/require-found";
 import { resourceRoutes } from "../http/resource-routes";
-import { DEFAULT_ENDPOINT } from "../github/default-endpoint";
-import { Description, HttpUrl, iso, NameParam, now, ResourceName, Timestamp } from "../http/openapi";
+import { createRouter } from "../http/router";
+import { sentFields } from "../http/sent-fields";
 
 const PemBundle = z
   .string()
@@ -107,7 +107,13 @@ export const githubEndpointRoutes = createRouter()
     const { name } = c.req.valid("param");
     const body = c.req.valid("json");
     const row = await updateEndpoint(createDb(c.env), name, {
-      ...sentFields(body, { description: "description", base_url: "baseUrl", api_base_url: "apiBaseUrl", upload_base_url: "uploadBaseUrl", ca_cert_bundle: "caCertBundle" }),
+      ...sentFields(body, {
+        description: "description",
+        base_url: "baseUrl",
+        api_base_url: "apiBaseUrl",
+        upload_base_url: "uploadBaseUrl",
+        ca_cert_bundle: "caCertBundle",
+      }),
       updatedAt: now(),
     });
     return c.json(view(requireFound(row, "endpoint", name)), 200);

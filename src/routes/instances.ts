@@ -1,13 +1,13 @@
 import { createRoute, z } from "@hono/zod-openapi";
-import { createDb } from "../db/client";
-import { instanceStatuses } from "../db/schema";
-import { findInstance, instanceWithTransitions, listInstances } from "../db/instance-store";
 import { InstanceSchema, instanceView } from "../api/instance-view";
+import { createDb } from "../db/client";
+import { findInstance, instanceWithTransitions, listInstances } from "../db/instance-store";
+import { instanceStatuses } from "../db/schema";
 import { ErrorSchema, invalidTransition, notFound } from "../http/errors";
-import { scaleSetObject } from "../scaleset/stub";
-import { createRouter } from "../http/router";
-import { requireFound } from "../http/require-found";
 import { errorResponses, iso, jsonResponse, notFoundResponse, Timestamp } from "../http/openapi";
+import { requireFound } from "../http/require-found";
+import { createRouter } from "../http/router";
+import { scaleSetObject } from "../scaleset/stub";
 
 const TransitionSchema = z
   .object({
@@ -29,7 +29,13 @@ const ListQuery = z.object({
 });
 
 const tags = ["Instances"];
-const InstanceNameParam = z.object({ name: z.string().min(1).max(128).openapi({ param: { name: "name", in: "path" } }) });
+const InstanceNameParam = z.object({
+  name: z
+    .string()
+    .min(1)
+    .max(128)
+    .openapi({ param: { name: "name", in: "path" } }),
+});
 
 export const instanceRoutes = createRouter()
   .openapi(

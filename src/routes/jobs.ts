@@ -1,9 +1,9 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { createDb } from "../db/client";
+import { type JobRow, jobPage } from "../db/job-store";
 import { jobStatuses } from "../db/schema";
-import { jobPage, type JobRow } from "../db/job-store";
-import { createRouter } from "../http/router";
 import { decimalInt, errorResponses, iso, jsonResponse, Timestamp } from "../http/openapi";
+import { createRouter } from "../http/router";
 
 const JobSchema = z
   .object({
@@ -79,7 +79,11 @@ export const jobRoutes = createRouter().openapi(
   }),
   async (c) => {
     const q = c.req.valid("query");
-    const page = await jobPage(createDb(c.env), { status: q.status, scaleSetId: q.scaleset_id, unmatched: q.unmatched, before: q.cursor }, q.limit);
+    const page = await jobPage(
+      createDb(c.env),
+      { status: q.status, scaleSetId: q.scaleset_id, unmatched: q.unmatched, before: q.cursor },
+      q.limit,
+    );
     return c.json({ jobs: page.jobs.map(view), next_cursor: page.nextCursor === null ? null : String(page.nextCursor) }, 200);
   },
 );

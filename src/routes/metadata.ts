@@ -1,20 +1,20 @@
 import { z } from "@hono/zod-openapi";
-import { Hono, type Context } from "hono";
+import { type Context, Hono } from "hono";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
+import { pickTool, renderInstallScript } from "../bootstrap/install-script";
+import { fromBase64 } from "../crypto/base64url";
 import { keyringFor } from "../crypto/keyring";
 import { open } from "../crypto/secret-box";
 import { secretContext } from "../crypto/secret-contexts";
-import { fromBase64 } from "../crypto/base64url";
-import { ApiError, errorResponse } from "../http/errors";
-import { instanceAuth, type InstanceAppEnv } from "../http/instance-auth";
-import type { Router } from "../http/router";
-import { pickTool, renderInstallScript } from "../bootstrap/install-script";
-import { runnerPortForScaleSet, runnerToolsForScaleSet } from "../scaleset/ports-factory";
-import { entityUrl } from "../scaleset/bootstrap";
 import { claimRegistrationToken, releaseRegistrationToken } from "../db/instance-store";
 import { loadRunnerSetup, type RunnerSetup } from "../db/scaleset-store";
+import { ApiError, errorResponse } from "../http/errors";
+import { type InstanceAppEnv, instanceAuth } from "../http/instance-auth";
 import { errorJson } from "../http/openapi";
+import type { Router } from "../http/router";
 import { errorText, logEvent as log } from "../observability/log";
+import { entityUrl } from "../scaleset/bootstrap";
+import { runnerPortForScaleSet, runnerToolsForScaleSet } from "../scaleset/ports-factory";
 
 /**
  * What a booting machine fetches about itself (GARM's metadata routes, same formats), each
@@ -53,11 +53,16 @@ const base = (publicUrl: string) => publicUrl.replace(/\/+$/, "");
 const repoUrl = (ctx: RunnerSetup) => entityUrl({ entity: ctx.entity as any, endpoint: { baseUrl: ctx.baseUrl, caCertBundle: null } });
 const text = (body: string, status = 200) => new Response(body, { status, headers: { "content-type": "text/plain; charset=utf-8" } });
 
-const fail = (c: Context, status: ContentfulStatusCode, message: string, details?: unknown) => errorResponse(c, new ApiError(status, message, details));
+const fail = (c: Context, status: ContentfulStatusCode, message: string, details?: unknown) =>
+  errorResponse(c, new ApiError(status, message, details));
 const invalidRunAsUser = (c: Context) =>
   errorResponse(c, new ApiError(400, "invalid runAsUser", { pattern: RUN_AS_USER.source }, { code: "invalid_parameter" }));
 
-async function jitFiles(env: InstanceAppEnv["Bindings"], instanceId: string, sealed: string | null): Promise<Record<string, string> | null> {
+async function jitFiles(
+  env: InstanceAppEnv["Bindings"],
+  instanceId: string,
+  sealed: string | null,
+): Promise<Record<string, string> | null> {
   if (!sealed) return null;
   const encoded = await open(await keyringFor(env), sealed, secretContext.jitConfig(instanceId));
   return JSON.parse(new TextDecoder().decode(fromBase64(encoded))) as Record<string, string>;
@@ -108,9 +113,7 @@ export const metadataRoutes = new Hono<InstanceAppEnv>()
         runAsUser: user,
         serviceName: serviceName(ctx.entity),
         // An instance without a sealed JIT config was created to register with a token.
-        registration: inst.jitConfigEnc
-          ? null
-          : { repoUrl: repoUrl(ctx), labels: ctx.labels, runnerGroup: ctx.runnerGroup },
+        registration: inst.jitConfigEnc ? null : { repoUrl: repoUrl(ctx), labels: ctx.labels, runnerGroup: ctx.runnerGroup },
       }),
     );
   })
@@ -186,9 +189,14 @@ export function documentMetadata(app: Router, prefix: string) {
     409: errorJson("GitHub offers no runner for the scale set's OS and architecture"),
     502: errorJson("GitHub's runner downloads could not be read"),
   });
-  doc("/credentials/{file}", "A decoded JIT file: runner, credentials or credentials_rsaparams", { "application/octet-stream": { schema: z.string() } }, {
-    404: errorJson("No such file, or no JIT configuration"),
-  });
+  doc(
+    "/credentials/{file}",
+    "A decoded JIT file: runner, credentials or credentials_rsaparams",
+    { "application/octet-stream": { schema: z.string() } },
+    {
+      404: errorJson("No such file, or no JIT configuration"),
+    },
+  );
   doc("/runner-registration-token", "The runner's one-time registration token, raw text (scale sets without JIT)", plain, {
     404: errorJson("The runner registers with a JIT configuration"),
     409: errorJson("Already served for this create attempt"),
@@ -196,5 +204,7 @@ export function documentMetadata(app: Router, prefix: string) {
   });
   doc("/system/service-name", "The runner service name", plain);
   doc("/systemd/unit-file", "A systemd unit for the runner (?runAsUser=)", plain, { 400: errorJson("Invalid runAsUser") });
-  doc("/system/cert-bundle", "Extra CA certificates to trust", { "application/json": { schema: z.object({ root_certificates: z.record(z.string(), z.string()) }) } });
+  doc("/system/cert-bundle", "Extra CA certificates to trust", {
+    "application/json": { schema: z.object({ root_certificates: z.record(z.string(), z.string()) }) },
+  });
 }

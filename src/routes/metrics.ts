@@ -1,10 +1,10 @@
 import { Hono } from "hono";
+import { readMetricsData } from "../db/metrics-store";
 import type { AppEnv } from "../env";
 import { bearerPrincipal } from "../http/admin-auth";
 import { ApiError } from "../http/errors";
-import { readMetricsData } from "../db/metrics-store";
-import { Exposition, type Labels } from "../observability/prometheus";
 import { JOB_LATENCY_BUCKETS, RECONCILE_BUCKETS } from "../observability/op-counters";
+import { Exposition, type Labels } from "../observability/prometheus";
 
 /**
  * `GET /metrics`: Prometheus text, guarded by METRICS_TOKEN (not the admin token, so a scraper
@@ -15,7 +15,6 @@ import { JOB_LATENCY_BUCKETS, RECONCILE_BUCKETS } from "../observability/op-coun
  */
 
 export const METRICS_PATH = "/metrics";
-
 
 const P = "edgerunner_";
 
@@ -41,7 +40,7 @@ export async function renderMetrics(db: D1Database): Promise<string> {
 
   // Jobs by status, per scale set ("" = no scale set serves the job's labels).
   const jobsName = `${P}jobs`;
-  const jobsHelp = "Workflow jobs in D1 by status and scale set; scale_set_id=\"\" means unmatched";
+  const jobsHelp = 'Workflow jobs in D1 by status and scale set; scale_set_id="" means unmatched';
   m.declare(jobsName, jobsHelp, "gauge");
   for (const r of data.jobs) {
     m.add(jobsName, jobsHelp, "gauge", { ...ssLabels(r.scale_set_id), status: r.status }, r.n);
@@ -64,9 +63,17 @@ export async function renderMetrics(db: D1Database): Promise<string> {
     const [family, a = "", b = ""] = c.name.split("|");
     if (family === "scaleset.desired") desired.set(a, c.value);
     else if (family === "github.calls" || family === "github.errors") {
-      calls.set(c.name, { family: family === "github.calls" ? `${P}github_operations_total` : `${P}github_errors_total`, labels: { operation: a, credentials: credentialNames.get(b) ?? b }, value: c.value });
+      calls.set(c.name, {
+        family: family === "github.calls" ? `${P}github_operations_total` : `${P}github_errors_total`,
+        labels: { operation: a, credentials: credentialNames.get(b) ?? b },
+        value: c.value,
+      });
     } else if (family === "shim.calls" || family === "shim.errors") {
-      calls.set(c.name, { family: family === "shim.calls" ? `${P}provider_operations_total` : `${P}provider_errors_total`, labels: { operation: a, provider: b }, value: c.value });
+      calls.set(c.name, {
+        family: family === "shim.calls" ? `${P}provider_operations_total` : `${P}provider_errors_total`,
+        labels: { operation: a, provider: b },
+        value: c.value,
+      });
     } else if (family?.startsWith("reconcile.")) {
       const r = reconcile.get(a) ?? { buckets: new Map(), count: 0, sumMs: 0 };
       if (family === "reconcile.bucket") r.buckets.set(b, c.value);
@@ -117,7 +124,8 @@ export async function renderMetrics(db: D1Database): Promise<string> {
     g("github_rate_limit_limit", credHelp.limit, rl, c.rate_limit_limit);
     g("github_rate_limit_remaining", credHelp.remaining, rl, c.rate_limit_remaining ?? 0);
     g("github_rate_limit_used", credHelp.used, rl, c.rate_limit_used ?? 0);
-    if (c.rate_limit_reset_at !== null) g("github_rate_limit_reset_timestamp", credHelp.reset, rl, Math.floor(c.rate_limit_reset_at / 1000));
+    if (c.rate_limit_reset_at !== null)
+      g("github_rate_limit_reset_timestamp", credHelp.reset, rl, Math.floor(c.rate_limit_reset_at / 1000));
   }
 
   const recName = `${P}reconcile_duration_seconds`;
@@ -170,5 +178,8 @@ export const metricsRoutes = new Hono<AppEnv>().get(METRICS_PATH, async (c) => {
   if (!expected && !named) throw new ApiError(503, "metrics disabled: METRICS_TOKEN is not configured");
   const metricsPrincipal = { actor: "metrics_token", scope: "read", via: "api" } as const;
   await bearerPrincipal(c, { extra: expected ? { token: expected, principal: metricsPrincipal } : undefined, realm: "edgerunner-metrics" });
-  return c.body(await renderMetrics(c.env.DB), 200, { "content-type": "text/plain; version=0.0.4; charset=utf-8", "cache-control": "no-store" });
+  return c.body(await renderMetrics(c.env.DB), 200, {
+    "content-type": "text/plain; version=0.0.4; charset=utf-8",
+    "cache-control": "no-store",
+  });
 });

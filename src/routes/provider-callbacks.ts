@@ -1,18 +1,18 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import type { MiddlewareHandler } from "hono";
-import { createDb } from "../db/client";
-import { instanceOwner } from "../db/instance-store";
-import { providerSecretByName } from "../db/provider-store";
 import { keyringFor } from "../crypto/keyring";
 import { open } from "../crypto/secret-box";
 import { secretContext } from "../crypto/secret-contexts";
+import { createDb } from "../db/client";
+import { instanceOwner } from "../db/instance-store";
+import { providerSecretByName } from "../db/provider-store";
 import type { AppEnv } from "../env";
 import { ApiError } from "../http/errors";
+import { errorJson, jsonBody, jsonResponse } from "../http/openapi";
 import { createRouter } from "../http/router";
+import { logEvent } from "../observability/log";
 import { ShimCallback } from "../providers/shim-protocol";
 import { requestTarget, verifySignature } from "../providers/shim-signing";
-import { errorJson, jsonBody, jsonResponse } from "../http/openapi";
-import { logEvent } from "../observability/log";
 
 /** Route pattern, for the admin-auth exemption in app.ts: these callers sign with the provider secret instead. */
 export const PROVIDER_CALLBACK_PATH = /^\/api\/v1\/providers\/[^/]+\/callbacks\/?$/;
@@ -61,7 +61,6 @@ const CallbackAccepted = z
   .object({ accepted: z.boolean().openapi({ description: "false when the scale set had nothing waiting for this operation" }) })
   .openapi("ShimCallbackAccepted");
 
-
 const route = createRoute({
   method: "post",
   path: "/providers/{name}/callbacks",
@@ -74,7 +73,13 @@ const route = createRoute({
   middleware: [providerSignature] as const,
   security: [{ providerSignature: [] }],
   request: {
-    params: z.object({ name: z.string().min(1).max(64).openapi({ param: { name: "name", in: "path" }, example: "lxd" }) }),
+    params: z.object({
+      name: z
+        .string()
+        .min(1)
+        .max(64)
+        .openapi({ param: { name: "name", in: "path" }, example: "lxd" }),
+    }),
     headers: z.object({
       "x-edgerunner-timestamp": z.string().openapi({ description: "Unix seconds; at most 300 s from the coordinator's clock" }),
       "x-edgerunner-signature": z.string().openapi({
@@ -100,7 +105,12 @@ export const providerCallbackRoutes = createRouter().openapi(route, async (c) =>
   const owner = await instanceOwner(createDb(c.env), cb.instance_name);
   // An instance of another provider gets the same answer as none at all: a shim sees only its own machines.
   if (!owner || owner.providerId !== provider.id) {
-    logEvent({ event: "provider_callback_unknown_instance", provider: provider.name, instance: cb.instance_name, operation_id: cb.operation_id });
+    logEvent({
+      event: "provider_callback_unknown_instance",
+      provider: provider.name,
+      instance: cb.instance_name,
+      operation_id: cb.operation_id,
+    });
     throw new ApiError(404, "instance not found", { provider: provider.name, instance_name: cb.instance_name });
   }
   const stub = c.env.SCALE_SET.get(c.env.SCALE_SET.idFromName(owner.scaleSetId));

@@ -1,40 +1,32 @@
 import { z } from "@hono/zod-openapi";
+import { keyringFor } from "../crypto/keyring";
+import { seal } from "../crypto/secret-box";
+import { secretContext } from "../crypto/secret-contexts";
 import { createDb } from "../db/client";
 import {
   deleteProvider,
   findProvider,
   insertProvider,
   listProviders,
+  type ProviderRow,
   providerIdByName,
   providerUsers,
   updateProvider,
-  type ProviderRow,
 } from "../db/provider-store";
-import { keyringFor } from "../crypto/keyring";
-import { seal } from "../crypto/secret-box";
-import { secretContext } from "../crypto/secret-contexts";
 import { conflict, inUse } from "../http/errors";
-import { createRouter } from "../http/router";
-import { sentFields } from "../http/sent-fields";
+import { Description, HttpUrl, iso, NameParam, now, ResourceName, Timestamp } from "../http/openapi";
 import { requireFound } from "../http/require-found";
 import { resourceRoutes } from "../http/resource-routes";
-import { Description, HttpUrl, iso, NameParam, now, ResourceName, Timestamp } from "../http/openapi";
+import { createRouter } from "../http/router";
+import { sentFields } from "../http/sent-fields";
 
-const ProviderSecret = z
-  .string()
-  .min(16, "use at least 16 characters: this key signs every request to and from the shim")
-  .max(512);
+const ProviderSecret = z.string().min(16, "use at least 16 characters: this key signs every request to and from the shim").max(512);
 
-const TimeoutSeconds = z
-  .number()
-  .int()
-  .min(1)
-  .max(600)
-  .openapi({
-    description:
-      "How long one call to the shim may take (seconds). A create that takes longer counts as failed and is retried; a shim whose clouds are slow should answer `202` and call back instead.",
-    example: 30,
-  });
+const TimeoutSeconds = z.number().int().min(1).max(600).openapi({
+  description:
+    "How long one call to the shim may take (seconds). A create that takes longer counts as failed and is retried; a shim whose clouds are slow should answer `202` and call back instead.",
+  example: 30,
+});
 
 const CreateProvider = z
   .strictObject({
@@ -79,7 +71,13 @@ const view = (r: ProviderRow): z.infer<typeof ProviderSchema> => ({
   updated_at: iso(r.updatedAt)!,
 });
 
-const routes = resourceRoutes({ collection: "/providers", item: "/providers/{name}", tags: ["Providers"], params: NameParam, view: ProviderSchema });
+const routes = resourceRoutes({
+  collection: "/providers",
+  item: "/providers/{name}",
+  tags: ["Providers"],
+  params: NameParam,
+  view: ProviderSchema,
+});
 
 export const providerRoutes = createRouter()
   .openapi(routes.list("List provider shims", "Providers"), async (c) => {

@@ -3,12 +3,12 @@ import { Hono } from "hono";
 import { recordSystemInfo } from "../db/instance-store";
 import { runnerStatuses } from "../db/schema";
 import { ApiError, errorResponse, invalidTransition, zodDetails } from "../http/errors";
-import { instanceAuth, type InstanceAppEnv } from "../http/instance-auth";
-import { claimOnReport } from "../scaleset/runner-identity";
-import { scaleSetObject } from "../scaleset/stub";
+import { type InstanceAppEnv, instanceAuth } from "../http/instance-auth";
+import { errorJson } from "../http/openapi";
 import type { Router } from "../http/router";
 import { logEvent as log } from "../observability/log";
-import { errorJson } from "../http/openapi";
+import { claimOnReport } from "../scaleset/runner-identity";
+import { scaleSetObject } from "../scaleset/stub";
 
 /**
  * Where a bootstrapping runner reports progress (GARM's callback routes, same bodies). GARM's
@@ -31,7 +31,10 @@ const SystemInfo = z
   })
   .openapi("RunnerSystemInfo");
 
-async function readJson<T extends z.ZodType>(req: Request, schema: T): Promise<{ ok: true; value: z.infer<T> } | { ok: false; error: ApiError }> {
+async function readJson<T extends z.ZodType>(
+  req: Request,
+  schema: T,
+): Promise<{ ok: true; value: z.infer<T> } | { ok: false; error: ApiError }> {
   const text = await req.text();
   let raw: unknown;
   try {
@@ -40,7 +43,8 @@ async function readJson<T extends z.ZodType>(req: Request, schema: T): Promise<{
     return { ok: false, error: new ApiError(400, "malformed JSON body", null, { code: "malformed_json" }) };
   }
   const parsed = schema.safeParse(raw);
-  if (!parsed.success) return { ok: false, error: new ApiError(400, "invalid request body", zodDetails(parsed.error), { code: "invalid_body" }) };
+  if (!parsed.success)
+    return { ok: false, error: new ApiError(400, "invalid request body", zodDetails(parsed.error), { code: "invalid_body" }) };
   return { ok: true, value: parsed.data };
 }
 
@@ -57,7 +61,13 @@ export const runnerCallbackRoutes = new Hono<InstanceAppEnv>()
     const inst = c.get("instance");
     const body = await readJson(c.req.raw, StatusReport);
     if (!body.ok) {
-      log({ event: "runner_callback_invalid", route: "status", scale_set: inst.scaleSetId, instance: inst.name, error: body.error.message });
+      log({
+        event: "runner_callback_invalid",
+        route: "status",
+        scale_set: inst.scaleSetId,
+        instance: inst.name,
+        error: body.error.message,
+      });
       return errorResponse(c, body.error);
     }
     const result = await scaleSetObject(c.env, inst.scaleSetId).runnerReport(inst.scaleSetId, inst.name, inst.createAttempt, {
@@ -68,7 +78,10 @@ export const runnerCallbackRoutes = new Hono<InstanceAppEnv>()
     if ("error" in result) {
       log({ event: "runner_status_refused", scale_set: inst.scaleSetId, instance: inst.name, to: body.value.status, reason: result.error });
       if (result.error === "gone") return errorResponse(c, new ApiError(401, "unauthorized"));
-      return errorResponse(c, invalidTransition(400, `runner status cannot go from ${result.from} to ${result.to}`, { from: result.from, to: result.to }));
+      return errorResponse(
+        c,
+        invalidTransition(400, `runner status cannot go from ${result.from} to ${result.to}`, { from: result.from, to: result.to }),
+      );
     }
     return c.body(null, 200);
   })
@@ -76,7 +89,13 @@ export const runnerCallbackRoutes = new Hono<InstanceAppEnv>()
     const inst = c.get("instance");
     const body = await readJson(c.req.raw, SystemInfo);
     if (!body.ok) {
-      log({ event: "runner_callback_invalid", route: "system-info", scale_set: inst.scaleSetId, instance: inst.name, error: body.error.message });
+      log({
+        event: "runner_callback_invalid",
+        route: "system-info",
+        scale_set: inst.scaleSetId,
+        instance: inst.name,
+        error: body.error.message,
+      });
       return errorResponse(c, body.error);
     }
     // A reported id is a claim, kept apart from GitHub's own (runner-identity.ts): removal
@@ -97,7 +116,14 @@ export const runnerCallbackRoutes = new Hono<InstanceAppEnv>()
       reported_agent_id: body.value.agent_id ?? null,
     });
     if (claim.rejected) {
-      log({ event: "runner_id_claim_rejected", scale_set: inst.scaleSetId, instance: inst.name, runner_id: body.value.agent_id, reason: "GitHub gave this runner another id", agent_id: inst.agentId });
+      log({
+        event: "runner_id_claim_rejected",
+        scale_set: inst.scaleSetId,
+        instance: inst.name,
+        runner_id: body.value.agent_id,
+        reason: "GitHub gave this runner another id",
+        agent_id: inst.agentId,
+      });
     }
     return c.body(null, 200);
   });

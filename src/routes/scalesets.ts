@@ -1,6 +1,9 @@
 import { createRoute, z } from "@hono/zod-openapi";
+import { type EntityPath, entityPaths } from "../api/entity-paths";
+import { InstanceSchema, instanceView } from "../api/instance-view";
 import { createDb, type Db } from "../db/client";
-import { osArches, osTypes, scaleSetIntakes } from "../db/schema";
+import { findEntity } from "../db/entity-store";
+import { scaleSetInstances } from "../db/instance-store";
 import { providerIdByName } from "../db/provider-store";
 import {
   deleteScaleSet,
@@ -8,16 +11,14 @@ import {
   insertScaleSet,
   listScaleSets,
   liveInstances,
+  type ScaleSetWithOwners,
   scaleSetNameTaken,
   scaleSetUse,
   updateScaleSet,
-  type ScaleSetWithOwners,
 } from "../db/scaleset-store";
-import { scaleSetInstances } from "../db/instance-store";
-import { normalizeLabels } from "../intake/labels";
+import { osArches, osTypes, scaleSetIntakes } from "../db/schema";
+import { entityFullName } from "../github/entity-names";
 import { conflict, inUse, invalidBody } from "../http/errors";
-import { createRouter } from "../http/router";
-import { sentFields } from "../http/sent-fields";
 import {
   conflictResponse,
   errorResponses,
@@ -30,14 +31,13 @@ import {
   ResourceName,
   Timestamp,
 } from "../http/openapi";
-import { entityPaths, type EntityPath } from "../api/entity-paths";
-import { findEntity } from "../db/entity-store";
 import { requireFound } from "../http/require-found";
 import { resourceRoutes } from "../http/resource-routes";
-import { entityFullName } from "../github/entity-names";
-import { InstanceSchema, instanceView } from "../api/instance-view";
-import { nudgeScaleSet, scaleSetObject } from "../scaleset/stub";
+import { createRouter } from "../http/router";
+import { sentFields } from "../http/sent-fields";
+import { normalizeLabels } from "../intake/labels";
 import { routeWaiting } from "../intake/waiting-jobs";
+import { nudgeScaleSet, scaleSetObject } from "../scaleset/stub";
 
 const Label = z.string().trim().min(1).max(256);
 const Labels = z
@@ -60,10 +60,12 @@ const fields = {
   flavor: z.string().min(1).max(512),
   os_type: z.enum(osTypes),
   os_arch: z.enum(osArches),
-  bootstrap_timeout: z.int().min(1).max(24 * 60).openapi({ description: "Minutes a new runner may take to become idle" }),
-  runner_prefix: z
-    .string()
-    .regex(/^[A-Za-z0-9][A-Za-z0-9-]{0,31}$/, "1-32 letters, digits and '-', starting with a letter or digit"),
+  bootstrap_timeout: z
+    .int()
+    .min(1)
+    .max(24 * 60)
+    .openapi({ description: "Minutes a new runner may take to become idle" }),
+  runner_prefix: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9-]{0,31}$/, "1-32 letters, digits and '-', starting with a letter or digit"),
   runner_group: z.string().max(256),
   extra_specs: ExtraSpecs,
   enabled: z.boolean(),
@@ -82,7 +84,8 @@ const idleWithinMax = (v: { min_idle_runners?: number | undefined; max_runners?:
   v.min_idle_runners === undefined || v.max_runners === undefined || v.min_idle_runners <= v.max_runners;
 const idleWithinMaxIssue = { message: "min_idle_runners cannot exceed max_runners", path: ["min_idle_runners"] };
 // Runners of a runner scale set come from its own generatejitconfig: there is no registration-token path.
-const apiIntakeUsesJit = (v: { intake?: string | undefined; jit_config_enabled?: boolean | undefined }) => !(v.intake === "scaleset_api" && v.jit_config_enabled === false);
+const apiIntakeUsesJit = (v: { intake?: string | undefined; jit_config_enabled?: boolean | undefined }) =>
+  !(v.intake === "scaleset_api" && v.jit_config_enabled === false);
 const apiIntakeUsesJitIssue = { message: "intake scaleset_api needs jit_config_enabled", path: ["jit_config_enabled"] };
 
 const CreateScaleSet = z
@@ -173,7 +176,10 @@ const ObjectStatusSchema = z
         github_scale_set_id: z.int().nullable(),
         session_open: z.boolean(),
         last_message_id: z.int().openapi({ description: "The last queue message whose effects are stored and which was acknowledged" }),
-        statistics: z.record(z.string(), z.number()).nullable().openapi({ description: "GitHub's last statistics for the runner scale set (totalAssignedJobs, …)" }),
+        statistics: z
+          .record(z.string(), z.number())
+          .nullable()
+          .openapi({ description: "GitHub's last statistics for the runner scale set (totalAssignedJobs, …)" }),
         failures: z.int(),
         retry_at: Timestamp.nullable(),
         last_error: z.string().nullable(),
@@ -333,9 +339,7 @@ export const scaleSetRoutes = entityPaths
       throw invalidBody([{ path: "jit_config_enabled", message: "intake scaleset_api needs jit_config_enabled" }]);
     }
     if (minIdle > max) {
-      throw invalidBody([
-        { path: "min_idle_runners", message: `min_idle_runners (${minIdle}) cannot exceed max_runners (${max})` },
-      ]);
+      throw invalidBody([{ path: "min_idle_runners", message: `min_idle_runners (${minIdle}) cannot exceed max_runners (${max})` }]);
     }
     let providerId = s.providerId;
     if (body.provider_name !== undefined && body.provider_name !== current.providerName) {
@@ -366,7 +370,8 @@ export const scaleSetRoutes = entityPaths
       maxRunners: max,
       updatedAt: now(),
     });
-    if (body.labels !== undefined || body.enabled !== undefined || body.priority !== undefined || body.intake !== undefined) await routeWaiting(c, s.entityId, id, "scale set changed");
+    if (body.labels !== undefined || body.enabled !== undefined || body.priority !== undefined || body.intake !== undefined)
+      await routeWaiting(c, s.entityId, id, "scale set changed");
     // Takes effect at once: the object re-plans with the new settings now.
     await nudgeScaleSet(c.env, id);
     return c.json(view(await requireScaleSet(db, id)), 200);

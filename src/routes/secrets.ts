@@ -4,8 +4,8 @@ import { open, seal, sealedWithOldKey } from "../crypto/secret-box";
 import { sealedColumns } from "../crypto/secret-contexts";
 import { readSealedValues, replaceSealedValues } from "../db/sealed-values-store";
 import { ApiError, ErrorSchema } from "../http/errors";
-import { createRouter } from "../http/router";
 import { errorResponses, jsonResponse } from "../http/openapi";
+import { createRouter } from "../http/router";
 import { logEvent } from "../observability/log";
 
 const RotationResult = z

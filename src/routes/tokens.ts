@@ -1,12 +1,24 @@
 import { createRoute, z } from "@hono/zod-openapi";
-import { newApiToken, hashApiToken, TOKEN_PREFIX } from "../auth/api-token";
+import { hashApiToken, newApiToken, TOKEN_PREFIX } from "../auth/api-token";
 import { forgetToken } from "../auth/token-cache";
+import { type ApiTokenRow, activeTokenNamed, insertToken, listTokens, revokeToken } from "../db/api-token-store";
 import { createDb } from "../db/client";
-import { activeTokenNamed, insertToken, listTokens, revokeToken, type ApiTokenRow } from "../db/api-token-store";
 import { tokenScopes } from "../db/schema";
 import { adminOnly } from "../http/admin-auth";
 import { conflict, invalidBody } from "../http/errors";
-import { conflictResponse, errorResponses, IdParam, iso, jsonBody, jsonResponse, noContent, notFoundResponse, now, ResourceName, Timestamp } from "../http/openapi";
+import {
+  conflictResponse,
+  errorResponses,
+  IdParam,
+  iso,
+  jsonBody,
+  jsonResponse,
+  noContent,
+  notFoundResponse,
+  now,
+  ResourceName,
+  Timestamp,
+} from "../http/openapi";
 import { requireFound } from "../http/require-found";
 import { createRouter } from "../http/router";
 import { logEvent } from "../observability/log";
@@ -41,7 +53,10 @@ const TokenSchema = z
   .openapi("ApiToken");
 
 const CreatedTokenSchema = TokenSchema.extend({
-  token: z.string().openapi({ description: `The token (\`${TOKEN_PREFIX}…\`): shown only in this answer, never again`, example: `${TOKEN_PREFIX}3q2-7w…` }),
+  token: z.string().openapi({
+    description: `The token (\`${TOKEN_PREFIX}…\`): shown only in this answer, never again`,
+    example: `${TOKEN_PREFIX}3q2-7w…`,
+  }),
 }).openapi("CreatedApiToken");
 
 const view = (r: ApiTokenRow): z.infer<typeof TokenSchema> => ({
@@ -79,7 +94,11 @@ export const tokenRoutes = router
       tags,
       summary: "Create an API token: its value is in this answer only",
       request: { body: jsonBody(CreateToken) },
-      responses: { 201: jsonResponse(CreatedTokenSchema, "Created; keep `token`, it is not shown again"), ...errorResponses, ...conflictResponse },
+      responses: {
+        201: jsonResponse(CreatedTokenSchema, "Created; keep `token`, it is not shown again"),
+        ...errorResponses,
+        ...conflictResponse,
+      },
     }),
     async (c) => {
       const body = c.req.valid("json");
@@ -119,4 +138,3 @@ export const tokenRoutes = router
       return c.body(null, 204);
     },
   );
-

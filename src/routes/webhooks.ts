@@ -1,14 +1,14 @@
-import { Hono, type Context } from "hono";
+import { type Context, Hono } from "hono";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
-import type { AppEnv } from "../env";
 import { countWebhookRejection } from "../db/delivery-store";
+import type { AppEnv } from "../env";
 import { afterResponse } from "../http/after-response";
-import { ApiError, errorResponse, zodDetails, type ErrorCode } from "../http/errors";
+import { ApiError, type ErrorCode, errorResponse, zodDetails } from "../http/errors";
 import { BodyTooLarge, readLimitedBody } from "../http/limited-body";
 import { PAYLOAD_BOUNDS } from "../intake/payload";
-import { receiveDelivery, type IntakeOutcome, type Rejection } from "../intake/receive-delivery";
-import { nudgeScaleSet } from "../scaleset/stub";
+import { type IntakeOutcome, type Rejection, receiveDelivery } from "../intake/receive-delivery";
 import { logEvent as log } from "../observability/log";
+import { nudgeScaleSet } from "../scaleset/stub";
 
 /**
  * GitHub webhook intake: `POST /webhooks/github`. Authenticity comes from the HMAC
@@ -39,7 +39,12 @@ const REJECTIONS: Record<Rejection, { status: ContentfulStatusCode; code?: Error
 /** Field problems listed in a rejection, at most. */
 const MAX_PROBLEMS = 20;
 
-async function reject(c: Context<AppEnv>, delivery: { id?: string; event?: string }, reason: Rejection, details?: unknown): Promise<Response> {
+async function reject(
+  c: Context<AppEnv>,
+  delivery: { id?: string; event?: string },
+  reason: Rejection,
+  details?: unknown,
+): Promise<Response> {
   const { status, code, error } = REJECTIONS[reason];
   log({ event: "webhook_rejected", reason, status, delivery_id: delivery.id ?? null, github_event: delivery.event ?? null });
   await countWebhookRejection(c.env.DB, reason);
@@ -116,7 +121,13 @@ export const webhookRoutes = new Hono<AppEnv>().post(WEBHOOK_PATH, async (c) => 
         if (pending) await pending;
       }
       return c.json(
-        { delivery: id, job_id: outcome.jobId, status: outcome.status, scale_set_id: outcome.scaleSetId, matched: outcome.scaleSetId !== null },
+        {
+          delivery: id,
+          job_id: outcome.jobId,
+          status: outcome.status,
+          scale_set_id: outcome.scaleSetId,
+          matched: outcome.scaleSetId !== null,
+        },
         200,
       );
     }

@@ -21,7 +21,11 @@ export function orphanMachines(listed: readonly MachineInfo[], known: ReadonlySe
 }
 
 /** Instances that should have a machine the cloud does not list (confirmed one by one before acting). */
-export function unlistedInstances(rows: readonly InstanceRecord[], inCloud: ReadonlySet<string>, inFlight: ReadonlySet<string>): InstanceRecord[] {
+export function unlistedInstances(
+  rows: readonly InstanceRecord[],
+  inCloud: ReadonlySet<string>,
+  inFlight: ReadonlySet<string>,
+): InstanceRecord[] {
   return rows.filter((row) => !inCloud.has(row.name) && !inFlight.has(row.name) && SHOULD_HAVE_MACHINE.has(row.status));
 }
 
@@ -57,7 +61,11 @@ export function judgeUnlisted(
     }
     const failed = (before[row.name] ?? 0) + 1;
     if (failed >= UNCONFIRMED_CHECKS_BEFORE_GONE) {
-      gone.push({ row, reason: `machine is not listed and the provider failed to confirm it ${failed} times: ${faultOf(answer.error)}`, force: true });
+      gone.push({
+        row,
+        reason: `machine is not listed and the provider failed to confirm it ${failed} times: ${faultOf(answer.error)}`,
+        force: true,
+      });
     } else {
       unconfirmed[row.name] = failed;
     }
@@ -112,7 +120,10 @@ export async function checkDrift(input: {
     const candidates = strayRunners(await runners.listRunners(), ss.runnerPrefix, known);
     if (candidates.length) {
       // A runner is ours to remove only if no scale set has a live instance by that name.
-      const live = await liveInstanceNames(db, candidates.map((runner) => runner.name));
+      const live = await liveInstanceNames(
+        db,
+        candidates.map((runner) => runner.name),
+      );
       await mapLimit(
         candidates.filter((runner) => !live.has(runner.name) && !runner.busy),
         concurrency,

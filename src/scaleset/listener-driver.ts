@@ -9,7 +9,7 @@ import { recordWorkflowJob } from "../db/delivery-store";
 import type { ScaleSetRecord } from "../db/scaleset-store";
 import { logEvent as log } from "../observability/log";
 import type { ActionsServicePort } from "./actions-port";
-import { messagePlan, type ListenerState, type ListenerStep, type StepOutcome } from "./listener";
+import { type ListenerState, type ListenerStep, messagePlan, type StepOutcome } from "./listener";
 
 export interface ListenerDriverContext {
   db: D1Database;
@@ -26,7 +26,10 @@ export interface ListenerDriverContext {
 /** The labels a runner scale set is registered with: its name (what `runs-on` names) and the scale set's labels. */
 export const registeredLabels = (ss: Pick<ScaleSetRecord, "name" | "labels">) => [...new Set([ss.name, ...ss.labels])];
 
-export async function runListenerStep(ctx: ListenerDriverContext, step: Exclude<ListenerStep, { kind: "wait" | "idle" }>): Promise<StepOutcome> {
+export async function runListenerStep(
+  ctx: ListenerDriverContext,
+  step: Exclude<ListenerStep, { kind: "wait" | "idle" }>,
+): Promise<StepOutcome> {
   const { port, state: s } = ctx;
   switch (step.kind) {
     case "register": {
@@ -91,7 +94,8 @@ async function poll(ctx: ListenerDriverContext): Promise<StepOutcome> {
     log({ event: "listener_jobs_acquired", scale_set: ss.id, requested: plan.acquire.length, acquired: acquired.value.length });
   }
   const at = ctx.now();
-  for (const j of plan.jobs) await recordWorkflowJob(ctx.db, { deliveryId: j.key, event: "scaleset_message", action: j.action, job: j.job, receivedAt: at });
+  for (const j of plan.jobs)
+    await recordWorkflowJob(ctx.db, { deliveryId: j.key, event: "scaleset_message", action: j.action, job: j.job, receivedAt: at });
   const acked = await port.deleteMessage(session, msg.messageId);
   if (!acked.ok) return { step: "poll", ok: false, error: acked.error };
   log({

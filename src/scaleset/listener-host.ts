@@ -11,7 +11,16 @@ import { loadScaleSetSnapshot, type ScaleSetRecord, type ScaleSetSnapshotRows } 
 import type { Env } from "../env";
 import { errorText, logEvent as log } from "../observability/log";
 import type { ScaleSetStatistics } from "./actions-port";
-import { afterStep, INITIAL_LISTENER, listenerDemand, nextStep, nextStepAt, type ListenerState, type ListenerWants, type StepOutcome } from "./listener";
+import {
+  afterStep,
+  INITIAL_LISTENER,
+  type ListenerState,
+  type ListenerWants,
+  listenerDemand,
+  nextStep,
+  nextStepAt,
+  type StepOutcome,
+} from "./listener";
 import { runListenerStep } from "./listener-driver";
 import type { ObjectState } from "./object-state";
 import { actionsServicePort } from "./ports-factory";
@@ -33,7 +42,10 @@ export interface ListenerStatus {
   last_error: string | null;
 }
 
-export const wantsOf = (ss: ScaleSetRecord | null): ListenerWants => ({ listen: !!ss && ss.enabled && ss.intake === "scaleset_api", unregister: !ss });
+export const wantsOf = (ss: ScaleSetRecord | null): ListenerWants => ({
+  listen: !!ss && ss.enabled && ss.intake === "scaleset_api",
+  unregister: !ss,
+});
 
 export class ListenerHost {
   private running: Promise<StepOutcome | null> | null = null;
@@ -47,7 +59,9 @@ export class ListenerHost {
 
   /** Jobs waiting for a runner, as the planner counts them in scaleset_api intake (see listenerDemand). */
   demand(rows: Pick<ScaleSetSnapshotRows, "queuedJobs" | "instances">): number {
-    const busyWithoutJob = rows.instances.filter((i) => i.runnerStatus === "active" && (i.jobStatus === null || i.jobStatus === "queued")).length;
+    const busyWithoutJob = rows.instances.filter(
+      (i) => i.runnerStatus === "active" && (i.jobStatus === null || i.jobStatus === "queued"),
+    ).length;
     return listenerDemand(this.objectState.listener?.state.statistics ?? null, rows.queuedJobs, busyWithoutJob);
   }
 
@@ -127,7 +141,15 @@ export class ListenerHost {
     let outcome: StepOutcome;
     try {
       outcome = await runListenerStep(
-        { db: this.env.DB, port: actionsServicePort(this.env, entity), scaleSet: ss, scaleSetId, state, owner: `edgerunner-${scaleSetId}`, now: Date.now },
+        {
+          db: this.env.DB,
+          port: actionsServicePort(this.env, entity),
+          scaleSet: ss,
+          scaleSetId,
+          state,
+          owner: `edgerunner-${scaleSetId}`,
+          now: Date.now,
+        },
         step,
       );
     } catch (err) {
@@ -135,7 +157,15 @@ export class ListenerHost {
       outcome = { step: step.kind, ok: false, error: { kind: "retryable", message: errorText(err) } };
     }
     const next = afterStep(state, outcome, Date.now());
-    if (!outcome.ok) log({ event: "listener_step_failed", scale_set: scaleSetId, step: step.kind, kind: outcome.error.kind, status: outcome.error.status ?? null, error: outcome.error.message });
+    if (!outcome.ok)
+      log({
+        event: "listener_step_failed",
+        scale_set: scaleSetId,
+        step: step.kind,
+        kind: outcome.error.kind,
+        status: outcome.error.status ?? null,
+        error: outcome.error.message,
+      });
     await this.save(scaleSetId, next, entity);
     this.arm(next, wants);
     return outcome;
@@ -166,7 +196,17 @@ export class ListenerHost {
 
   private async save(scaleSetId: string, s: ListenerState, entity: StoredListener["entity"]) {
     const sealed = s.session
-      ? { ...s, session: { ...s.session, messageQueueAccessToken: await seal(await keyringFor(this.env), s.session.messageQueueAccessToken, secretContext.listenerQueueToken(scaleSetId)) } }
+      ? {
+          ...s,
+          session: {
+            ...s.session,
+            messageQueueAccessToken: await seal(
+              await keyringFor(this.env),
+              s.session.messageQueueAccessToken,
+              secretContext.listenerQueueToken(scaleSetId),
+            ),
+          },
+        }
       : s;
     this.objectState.listener = { state: sealed, entity };
   }

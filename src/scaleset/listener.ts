@@ -4,8 +4,9 @@
  * asks of us (`messagePlan`) and how many runners the statistics want (`listenerDemand`). The
  * ScaleSet object keeps the state in its SQLite and carries the steps out (listener-driver.ts).
  */
-import type { JobState } from "../intake/job-merge";
+
 import type { JobStatus } from "../db/schema";
+import type { JobState } from "../intake/job-merge";
 import type { ActionsError, JobMessage, ListenerSession, QueueMessage, ScaleSetStatistics } from "./actions-port";
 
 export interface ListenerState {
@@ -88,7 +89,15 @@ export function afterStep(s: ListenerState, o: StepOutcome, now: number): Listen
         return { ...s, ...cleared, githubScaleSetId: o.githubScaleSetId };
       case "open_session":
         // A new session starts a new queue: the old cursor means nothing there.
-        return { ...s, ...cleared, session: o.session, refreshNeeded: false, conflictSince: null, lastMessageId: 0, statistics: o.session.statistics ?? s.statistics };
+        return {
+          ...s,
+          ...cleared,
+          session: o.session,
+          refreshNeeded: false,
+          conflictSince: null,
+          lastMessageId: 0,
+          statistics: o.session.statistics ?? s.statistics,
+        };
       case "refresh_session":
         // Failures stay counted until a poll goes through: a token refused again and again backs off.
         return { ...s, session: o.session, refreshNeeded: false, retryAt: null };
@@ -97,7 +106,15 @@ export function afterStep(s: ListenerState, o: StepOutcome, now: number): Listen
           ? { ...s, ...cleared, lastMessageId: o.handled.messageId, statistics: o.handled.statistics ?? s.statistics }
           : { ...s, ...cleared };
       case "close_session":
-        return { ...s, ...cleared, session: null, refreshNeeded: false, conflictSince: null, lastMessageId: 0, githubScaleSetId: o.unregistered ? null : s.githubScaleSetId };
+        return {
+          ...s,
+          ...cleared,
+          session: null,
+          refreshNeeded: false,
+          conflictSince: null,
+          lastMessageId: 0,
+          githubScaleSetId: o.unregistered ? null : s.githubScaleSetId,
+        };
     }
   }
   const e = o.error;
@@ -138,7 +155,11 @@ export function conclusionOf(result: string | null): string | null {
   return r === "succeeded" ? "success" : r === "failed" ? "failure" : r === "canceled" ? "cancelled" : r;
 }
 
-const STATUS: Record<Exclude<JobMessage["type"], "JobAvailable">, JobStatus> = { JobAssigned: "queued", JobStarted: "in_progress", JobCompleted: "completed" };
+const STATUS: Record<Exclude<JobMessage["type"], "JobAvailable">, JobStatus> = {
+  JobAssigned: "queued",
+  JobStarted: "in_progress",
+  JobCompleted: "completed",
+};
 
 /**
  * A job event from the queue as the jobs table keeps it, so it merges by the intake's rules
@@ -183,7 +204,9 @@ export function messagePlan(msg: QueueMessage, route: { entityId: string; scaleS
   const acquire = [...new Set(msg.jobs.filter((j) => j.type === "JobAvailable").map((j) => j.runnerRequestId))];
   const jobs = msg.jobs.flatMap((m) => {
     const job = jobStateOf(m, route);
-    return job ? [{ key: `scaleset:${route.githubScaleSetId}:${m.runnerRequestId}:${m.type}`, action: STATUS[m.type as keyof typeof STATUS], job }] : [];
+    return job
+      ? [{ key: `scaleset:${route.githubScaleSetId}:${m.runnerRequestId}:${m.type}`, action: STATUS[m.type as keyof typeof STATUS], job }]
+      : [];
   });
   return { acquire, jobs };
 }

@@ -1,6 +1,6 @@
 import type { StatusChange } from "../db/instance-store";
 import type { InstanceStatus } from "../db/schema";
-import { validateProviderInstance, type ShimCallback } from "../providers/shim-protocol";
+import { type ShimCallback, validateProviderInstance } from "../providers/shim-protocol";
 import { deleteRetryDelay } from "./backoff";
 import type { InstanceOps } from "./object-state";
 import type { MachineCreated, MachineDeleted, MachineInfo, PortError, PortResult } from "./ports";
@@ -102,18 +102,36 @@ export function operationOutcome(input: {
     if (row.status !== "creating") return { change: null, ops: OPERATION_DONE };
     if (error || !result) {
       return {
-        change: { id: row.id, from: "creating", to: "error", reason: "provider create failed", at: now, set: { providerFault: (error?.message ?? "no result").slice(0, MAX_FAULT) } },
+        change: {
+          id: row.id,
+          from: "creating",
+          to: "error",
+          reason: "provider create failed",
+          at: now,
+          set: { providerFault: (error?.message ?? "no result").slice(0, MAX_FAULT) },
+        },
         ops: OPERATION_DONE,
         create: "failed",
       };
     }
-    return { change: machineChange(row.id, "creating", result, now, "provider created the machine"), ops: OPERATION_DONE, create: verdictOf(result) };
+    return {
+      change: machineChange(row.id, "creating", result, now, "provider created the machine"),
+      ops: OPERATION_DONE,
+      create: verdictOf(result),
+    };
   }
   if (row.status !== "deleting") return { change: null, ops: OPERATION_DONE };
   if (error) {
     const retry = nextDeleteRetry(input.deleteAttempts, now);
     return {
-      change: { id: row.id, from: "deleting", to: "pending_delete", reason: `delete failed (attempt ${retry.deleteRetry.attempt})`, at: now, set: { providerFault: error.message.slice(0, MAX_FAULT) } },
+      change: {
+        id: row.id,
+        from: "deleting",
+        to: "pending_delete",
+        reason: `delete failed (attempt ${retry.deleteRetry.attempt})`,
+        at: now,
+        set: { providerFault: error.message.slice(0, MAX_FAULT) },
+      },
       ops: { ...OPERATION_DONE, ...retry.ops },
       deleteRetry: retry.deleteRetry,
     };
@@ -146,7 +164,10 @@ export function pollOutcome(
   }
   const outcome = answer.ok
     ? { ...done(machineChange(row.id, row.status, answer.value, now, "provider reports the machine")), create: verdictOf(answer.value) }
-    : { ...done({ id: row.id, from: row.status, to: "error", reason: "provider never created the machine", at: now }), create: "failed" as const };
+    : {
+        ...done({ id: row.id, from: row.status, to: "error", reason: "provider never created the machine", at: now }),
+        create: "failed" as const,
+      };
   // Only a create still awaited ends here; a row in any other status is no verdict on a create.
   return row.status === "creating" ? outcome : { change: outcome.change, ops: outcome.ops };
 }
@@ -155,12 +176,20 @@ export function pollOutcome(
 export function createOutcome(id: string, answer: PortResult<MachineCreated>, now: number, pollMs: number): Outcome {
   if (!answer.ok) {
     return {
-      change: { id, from: "creating", to: "error", reason: "provider create failed", at: now, set: { providerFault: faultOf(answer.error) } },
+      change: {
+        id,
+        from: "creating",
+        to: "error",
+        reason: "provider create failed",
+        at: now,
+        set: { providerFault: faultOf(answer.error) },
+      },
       create: "failed",
     };
   }
   // Accepted is no verdict yet: the callback (or a poll) brings it.
-  if (answer.value.state === "accepted") return { change: null, ops: { opId: answer.value.operationId, opKind: "create", pollAt: now + pollMs } };
+  if (answer.value.state === "accepted")
+    return { change: null, ops: { opId: answer.value.operationId, opKind: "create", pollAt: now + pollMs } };
   const { instance } = answer.value;
   return { change: machineChange(id, "creating", instance, now, "provider created the machine"), create: verdictOf(instance) };
 }
@@ -183,7 +212,14 @@ export function deleteOutcome(
   }
   const retry = nextDeleteRetry(deleteAttempts, now);
   return {
-    change: { id: row.id, from: "deleting", to: "pending_delete", reason: `delete failed (attempt ${retry.deleteRetry.attempt})`, at: now, set: { providerFault: faultOf(answer.error) } },
+    change: {
+      id: row.id,
+      from: "deleting",
+      to: "pending_delete",
+      reason: `delete failed (attempt ${retry.deleteRetry.attempt})`,
+      at: now,
+      set: { providerFault: faultOf(answer.error) },
+    },
     ...retry,
   };
 }

@@ -1,6 +1,6 @@
-import { NO_CREATE_BACKOFF, type CreateBackoff } from "./backoff";
-import type { PlanSummary } from "./reconcile";
+import { type CreateBackoff, NO_CREATE_BACKOFF } from "./backoff";
 import type { StoredListener } from "./listener-host";
+import type { PlanSummary } from "./reconcile";
 
 /**
  * The ScaleSet object's own SQLite: its identity, backoff state, per-instance operation and
@@ -52,7 +52,11 @@ export class ObjectState {
   }
 
   private setMeta(key: string, value: unknown): void {
-    this.sql.exec("INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value", key, JSON.stringify(value));
+    this.sql.exec(
+      "INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+      key,
+      JSON.stringify(value),
+    );
   }
 
   get scaleSetId(): string | null {
@@ -128,9 +132,14 @@ export class ObjectState {
 
   allOps(): Map<string, InstanceOps> {
     const rows = this.sql
-      .exec<{ instance: string; delete_attempts: number; retry_at: number | null; op_id: string | null; op_kind: string | null; poll_at: number | null }>(
-        "SELECT * FROM instance_ops",
-      )
+      .exec<{
+        instance: string;
+        delete_attempts: number;
+        retry_at: number | null;
+        op_id: string | null;
+        op_kind: string | null;
+        poll_at: number | null;
+      }>("SELECT * FROM instance_ops")
       .toArray();
     return new Map(
       rows.map((r) => [
@@ -177,7 +186,12 @@ export class ObjectState {
 
   setTimer(name: string, dueAt: number | null): void {
     if (dueAt === null) this.sql.exec("DELETE FROM timers WHERE name = ?", name);
-    else this.sql.exec("INSERT INTO timers (name, due_at) VALUES (?, ?) ON CONFLICT(name) DO UPDATE SET due_at = excluded.due_at", name, dueAt);
+    else
+      this.sql.exec(
+        "INSERT INTO timers (name, due_at) VALUES (?, ?) ON CONFLICT(name) DO UPDATE SET due_at = excluded.due_at",
+        name,
+        dueAt,
+      );
   }
 
   /** The earliest due time of any timer or instance retry/poll. */
@@ -201,9 +215,14 @@ export class ObjectState {
 
   recordJobChecks(jobIds: number[], at: number, keep: Set<number>): void {
     for (const id of jobIds) {
-      this.sql.exec("INSERT INTO job_checks (job_id, checked_at) VALUES (?, ?) ON CONFLICT(job_id) DO UPDATE SET checked_at = excluded.checked_at", id, at);
+      this.sql.exec(
+        "INSERT INTO job_checks (job_id, checked_at) VALUES (?, ?) ON CONFLICT(job_id) DO UPDATE SET checked_at = excluded.checked_at",
+        id,
+        at,
+      );
     }
-    for (const id of this.jobChecks().keys()) if (!keep.has(id) && !jobIds.includes(id)) this.sql.exec("DELETE FROM job_checks WHERE job_id = ?", id);
+    for (const id of this.jobChecks().keys())
+      if (!keep.has(id) && !jobIds.includes(id)) this.sql.exec("DELETE FROM job_checks WHERE job_id = ?", id);
   }
 
   clear(): void {

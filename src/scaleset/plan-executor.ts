@@ -9,13 +9,13 @@ import { errorText, logEvent as log } from "../observability/log";
 import { type CreateBackoff, type CreateBackoffPolicy, recordCreateFailure, recordCreateSuccess } from "./backoff";
 import { buildBootstrapInstance } from "./bootstrap";
 import { mintInstanceToken } from "./instance-token";
-import { type CreateVerdict, createOutcome, deleteOutcome, faultOf, nextDeleteRetry, pollOutcome, type Outcome } from "./machine-outcomes";
+import { type CreateVerdict, createOutcome, deleteOutcome, faultOf, nextDeleteRetry, type Outcome, pollOutcome } from "./machine-outcomes";
 import type { ObjectState } from "./object-state";
 import type { MachineCreated, PortResult } from "./ports";
 import { openScaleSetPorts } from "./ports-factory";
 import type { Action } from "./reconcile";
-import { runnerName } from "./runner-names";
 import { removeInstanceRunner } from "./runner-identity";
+import { runnerName } from "./runner-names";
 import type { ScaleSetSettings } from "./settings";
 
 /**
@@ -58,13 +58,25 @@ interface CreateAnswer {
 export function keepOutcome(state: ObjectState, scaleSetId: string, instance: string, outcome: Outcome): StatusChange | null {
   if (outcome.ops) state.updateOps(instance, outcome.ops);
   if (outcome.deleteRetry) {
-    log({ event: "backoff_armed", scale_set: scaleSetId, kind: "delete", instance, attempt: outcome.deleteRetry.attempt, delay_ms: outcome.deleteRetry.delayMs });
+    log({
+      event: "backoff_armed",
+      scale_set: scaleSetId,
+      kind: "delete",
+      instance,
+      attempt: outcome.deleteRetry.attempt,
+      delay_ms: outcome.deleteRetry.delayMs,
+    });
   }
   return outcome.change;
 }
 
 /** The create backoff after one more finished create (none: unchanged). */
-export function afterCreate(backoff: CreateBackoff, verdict: CreateVerdict | undefined, now: number, policy: CreateBackoffPolicy): CreateBackoff {
+export function afterCreate(
+  backoff: CreateBackoff,
+  verdict: CreateVerdict | undefined,
+  now: number,
+  policy: CreateBackoffPolicy,
+): CreateBackoff {
   if (verdict === undefined) return backoff;
   return verdict === "failed" ? recordCreateFailure(backoff, now, policy) : recordCreateSuccess(backoff);
 }
@@ -75,12 +87,25 @@ export function afterCreate(backoff: CreateBackoff, verdict: CreateVerdict | und
  * update after it lifts the limit). A caller without the scale set passes null: the next
  * pass records the version (see ScaleSet.pass).
  */
-export function keepCreateBackoff(state: ObjectState, scaleSetId: string, version: number | null, next: CreateBackoff, policy: CreateBackoffPolicy, now: number): void {
+export function keepCreateBackoff(
+  state: ObjectState,
+  scaleSetId: string,
+  version: number | null,
+  next: CreateBackoff,
+  policy: CreateBackoffPolicy,
+  now: number,
+): void {
   const before = state.createBackoff;
-  if (next.failures === before.failures && next.lastFailureAt === before.lastFailureAt && next.hardLimitedAt === before.hardLimitedAt) return;
+  if (next.failures === before.failures && next.lastFailureAt === before.lastFailureAt && next.hardLimitedAt === before.hardLimitedAt)
+    return;
   if (next.hardLimitedAt !== null && before.hardLimitedAt === null) {
     state.hardLimitVersion = version;
-    log({ event: "hard_limit_hit", scale_set: scaleSetId, failures: next.failures, error: "creation stopped after too many straight failures" });
+    log({
+      event: "hard_limit_hit",
+      scale_set: scaleSetId,
+      failures: next.failures,
+      error: "creation stopped after too many straight failures",
+    });
   } else if (next.hardLimitedAt === null && next.failures > before.failures && next.lastFailureAt !== null) {
     const allowedAt = next.lastFailureAt + next.failures * policy.intervalMs;
     log({ event: "backoff_armed", scale_set: scaleSetId, kind: "create", failures: next.failures, delay_ms: allowedAt - now });
@@ -91,7 +116,13 @@ export function keepCreateBackoff(state: ObjectState, scaleSetId: string, versio
 const deleteAttempts = (state: ObjectState, instance: string) => state.ops(instance)?.deleteAttempts ?? 0;
 
 /** Carries out one pass's plan; returns once its creates are recorded or left to settle in the background. */
-export async function executePlan(ctx: ExecutorContext, db: D1Database, ss: ScaleSetRecord, rows: InstanceRecord[], actions: Action[]): Promise<void> {
+export async function executePlan(
+  ctx: ExecutorContext,
+  db: D1Database,
+  ss: ScaleSetRecord,
+  rows: InstanceRecord[],
+  actions: Action[],
+): Promise<void> {
   const { env, state, settings, inFlight } = ctx;
   const keyring = await keyringFor(env);
   const { machines, runners } = await openScaleSetPorts(env, ss, { outbound: ctx.outbound, githubScaleSetId: state.listenerScaleSetId });
@@ -126,7 +157,14 @@ export async function executePlan(ctx: ExecutorContext, db: D1Database, ss: Scal
   const nameOf = (id: string) => rows.find((row) => row.id === id)?.name ?? fresh.find((instance) => instance.id === id)?.name;
   const logTransitions = (changes: StatusChange[]) => {
     for (const change of changes) {
-      log({ event: "instance_transition", scale_set: ss.id, instance: nameOf(change.id), from: change.from, to: change.to, reason: change.reason });
+      log({
+        event: "instance_transition",
+        scale_set: ss.id,
+        instance: nameOf(change.id),
+        from: change.from,
+        to: change.to,
+        reason: change.reason,
+      });
     }
   };
 
@@ -177,7 +215,14 @@ export async function executePlan(ctx: ExecutorContext, db: D1Database, ss: Scal
     for (const [index, instance] of fresh.entries()) {
       const jit = jitConfigs[index]!;
       if (!jit.ok) {
-        batch2.push({ id: instance.id, from: "pending_create", to: "error", reason: "GitHub JIT config failed", at: t2, set: { providerFault: `github: ${jit.error}`.slice(0, 2000) } });
+        batch2.push({
+          id: instance.id,
+          from: "pending_create",
+          to: "error",
+          reason: "GitHub JIT config failed",
+          at: t2,
+          set: { providerFault: `github: ${jit.error}`.slice(0, 2000) },
+        });
         continue;
       }
       const sealed = jit.encodedJitConfig === null ? null : await seal(keyring, jit.encodedJitConfig, secretContext.jitConfig(instance.id));
@@ -207,9 +252,23 @@ export async function executePlan(ctx: ExecutorContext, db: D1Database, ss: Scal
       // The runner id GitHub just vouched for is recorded as the instance's own.
       const set = removal.confirmedId === null ? undefined : { agentId: removal.confirmedId };
       if (removal.removal === "busy") {
-        batch2.push({ id: del.row.id, from: del.row.status, to: "running", reason: "runner took a job before it could be removed; kept", at: t2, set });
+        batch2.push({
+          id: del.row.id,
+          from: del.row.status,
+          to: "running",
+          reason: "runner took a job before it could be removed; kept",
+          at: t2,
+          set,
+        });
       } else {
-        batch2.push({ id: del.row.id, from: del.row.status, to: "deleting", reason: del.force ? "force deleting" : "deleting", at: t2, set });
+        batch2.push({
+          id: del.row.id,
+          from: del.row.status,
+          to: "deleting",
+          reason: del.force ? "force deleting" : "deleting",
+          at: t2,
+          set,
+        });
         toDelete.push(del);
       }
     }
@@ -230,7 +289,9 @@ export async function executePlan(ctx: ExecutorContext, db: D1Database, ss: Scal
     // Creates settle in the background: a slow or hung shim call (up to its timeout) must not hold
     // up this scale set's deletes and later passes. The pass waits for them only briefly.
     const creates = settleCreates(ctx, db, ss, creating, (create) =>
-      machines.createInstance(buildBootstrapInstance({ scaleSet: ss, name: create.instance.name, token: create.token, publicUrl: env.PUBLIC_URL, tools })),
+      machines.createInstance(
+        buildBootstrapInstance({ scaleSet: ss, name: create.instance.name, token: create.token, publicUrl: env.PUBLIC_URL, tools }),
+      ),
     );
     for (const create of creating) background.add(create.instance.name);
     const deleted = await mapLimit(deleting, concurrency, (del) => machines.deleteInstance(del.row.providerId ?? del.instance));
@@ -329,6 +390,13 @@ async function recordCreates(ctx: ExecutorContext, db: D1Database, ss: ScaleSetR
   keepCreateBackoff(state, ss.id, ss.updatedAt, backoff, settings.createBackoff, t3);
   await applyStatusChanges(db, batch3);
   for (const change of batch3) {
-    log({ event: "instance_transition", scale_set: ss.id, instance: answers.find((answered) => answered.create.instance.id === change.id)?.create.instance.name, from: change.from, to: change.to, reason: change.reason });
+    log({
+      event: "instance_transition",
+      scale_set: ss.id,
+      instance: answers.find((answered) => answered.create.instance.id === change.id)?.create.instance.name,
+      from: change.from,
+      to: change.to,
+      reason: change.reason,
+    });
   }
 }

@@ -1,24 +1,24 @@
-import { scaleSetEntity, type ScaleSetRecord } from "../db/scaleset-store";
 import { keyringFor } from "../crypto/keyring";
 import { open } from "../crypto/secret-box";
 import { secretContext } from "../crypto/secret-contexts";
+import { type ScaleSetRecord, scaleSetEntity } from "../db/scaleset-store";
 import type { Env } from "../env";
-import { GithubClient } from "../github/github-client";
 import { ActionsServiceClient } from "../github/actions-service/client";
-import type { ActionsServicePort } from "./actions-port";
+import { GithubClient } from "../github/github-client";
 import {
   createRegistrationToken,
   deleteRunner,
   findRunnerByName,
-  getJob,
+  type GithubRunner,
   generateJitConfig,
+  getJob,
   getRunner,
   listRunnerDownloads,
   listRunners,
-  type GithubRunner,
 } from "../github/runners";
 import { scopeOf } from "../github/scope";
 import { createShimClient } from "../providers/shim-client";
+import type { ActionsServicePort } from "./actions-port";
 import type { GithubRunnerInfo, MachinePort, RunnerPort, RunnerTool } from "./ports";
 
 // One client per credential per isolate: it keeps the credential, its token and runner group ids
@@ -142,7 +142,8 @@ export async function openScaleSetPorts(
     { timeoutMs: ss.provider.timeoutSeconds * 1000, ...(outbound && { fetch: outbound }) },
   );
   const rest = githubRunnerPort(env, ss.entity, outbound);
-  const runners = ss.intake === "scaleset_api" ? scaleSetApiRunnerPort(rest, actionsServicePort(env, ss.entity, outbound), githubScaleSetId) : rest;
+  const runners =
+    ss.intake === "scaleset_api" ? scaleSetApiRunnerPort(rest, actionsServicePort(env, ss.entity, outbound), githubScaleSetId) : rest;
   return { machines, runners };
 }
 

@@ -1,5 +1,5 @@
 import type { InstanceStatus, JobStatus, RunnerStatus } from "../db/schema";
-import { createAllowedAt, type CreateBackoff, type CreateBackoffPolicy } from "./backoff";
+import { type CreateBackoff, type CreateBackoffPolicy, createAllowedAt } from "./backoff";
 import { isBeingDeleted, isLive } from "./instance-states";
 
 /**
@@ -54,13 +54,7 @@ export interface PlanSnapshot {
   now: number;
 }
 
-export type DeleteReason =
-  | "job_completed"
-  | "runner_finished"
-  | "instance_error"
-  | "instance_stopped"
-  | "bootstrap_timeout"
-  | "scale_down";
+export type DeleteReason = "job_completed" | "runner_finished" | "instance_error" | "instance_stopped" | "bootstrap_timeout" | "scale_down";
 
 export type Action =
   | { type: "create"; count: number }
@@ -191,7 +185,9 @@ export function plan(snapshot: PlanSnapshot): Plan {
   } else if (missing < 0) {
     // Surplus: only idle runners go, oldest first, and only once they have idled long enough.
     const surplus = -missing;
-    const candidates = idle.filter((i) => !i.inFlight && !touched.has(i.name) && !i.awaiting).sort((a, b) => a.createdAt - b.createdAt || a.name.localeCompare(b.name));
+    const candidates = idle
+      .filter((i) => !i.inFlight && !touched.has(i.name) && !i.awaiting)
+      .sort((a, b) => a.createdAt - b.createdAt || a.name.localeCompare(b.name));
     let removed = 0;
     for (const i of candidates) {
       if (removed >= surplus) break;

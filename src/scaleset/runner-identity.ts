@@ -84,7 +84,8 @@ export async function removeInstanceRunner(
   if (target.kind === "claimed") {
     const claimed = await github.getRunner(target.runnerId);
     const verdict = judgeClaim(i.name, claimed);
-    if (verdict === "confirmed") return { removal: await github.removeRunner(target.runnerId), confirmedId: target.runnerId, rejectedClaim: null };
+    if (verdict === "confirmed")
+      return { removal: await github.removeRunner(target.runnerId), confirmedId: target.runnerId, rejectedClaim: null };
     if (verdict === "rejected") rejectedClaim = { runnerId: target.runnerId, runnerName: claimed!.name };
   }
   // The claim did not hold (or there was none): the instance's runner, if any, is the one with its name.

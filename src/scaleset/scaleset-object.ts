@@ -1,27 +1,27 @@
 import { DurableObject } from "cloudflare:workers";
 import { countingD1 } from "../db/counting-d1";
-import { outboundLimiter } from "../lib/outbound-limit";
 import { applyStatusChanges, findInstance } from "../db/instance-store";
-import type { InstanceStatus } from "../db/schema";
 import { loadScaleSetSnapshot } from "../db/scaleset-store";
+import type { InstanceStatus } from "../db/schema";
 import type { Env } from "../env";
+import { outboundLimiter } from "../lib/outbound-limit";
 import { errorText, logEvent as log } from "../observability/log";
 import { counterName, countReconcile, flushCounters, hasPendingCalls, setCounterStatement } from "../observability/op-counters";
 import type { ShimCallback } from "../providers/shim-protocol";
 import { NO_CREATE_BACKOFF } from "./backoff";
 import { checkDrift } from "./drift";
 import { canTransition } from "./instance-states";
-import { callbackResult, operationOutcome } from "./machine-outcomes";
-import { ObjectState, type LastReconcile } from "./object-state";
-import { afterCreate, executePlan, keepCreateBackoff, keepOutcome, type ExecutorContext } from "./plan-executor";
-import { githubRunnerPort, openScaleSetPorts } from "./ports-factory";
-import { planSnapshot } from "./plan-input";
-import { plan } from "./reconcile";
-import { runnerReportChange, type RunnerReport, type RunnerReportRefusal } from "./runner-report";
-import { scaleSetSettings, type ScaleSetSettings } from "./settings";
-import { RunCoalescer } from "./run-coalescer";
-import { recheckStaleJobs } from "./stale-job-recheck";
 import { ListenerHost, type ListenerStatus } from "./listener-host";
+import { callbackResult, operationOutcome } from "./machine-outcomes";
+import { type LastReconcile, ObjectState } from "./object-state";
+import { afterCreate, type ExecutorContext, executePlan, keepCreateBackoff, keepOutcome } from "./plan-executor";
+import { planSnapshot } from "./plan-input";
+import { githubRunnerPort, openScaleSetPorts } from "./ports-factory";
+import { plan } from "./reconcile";
+import { RunCoalescer } from "./run-coalescer";
+import { type RunnerReport, type RunnerReportRefusal, runnerReportChange } from "./runner-report";
+import { type ScaleSetSettings, scaleSetSettings } from "./settings";
+import { recheckStaleJobs } from "./stale-job-recheck";
 
 /** Passes a run may make before it leaves the rest to the alarm (a pass that acted goes again at once). */
 const MAX_PASSES_PER_RUN = 4;
@@ -52,7 +52,14 @@ export class ScaleSet extends DurableObject<Env> {
   /** When this incarnation started: rows left mid-way before it belong to a process that is gone. */
   private readonly startedAt = Date.now();
   /** Totals of the reconcile run under way (one run is up to a few passes). */
-  private run: { at: number; started: number; actions: Record<string, number>; trips: number; passes: number; error: string | null } | null = null;
+  private run: {
+    at: number;
+    started: number;
+    actions: Record<string, number>;
+    trips: number;
+    passes: number;
+    error: string | null;
+  } | null = null;
   /** Counters go to D1 at the end of a run that called out or changed the desired count, else at most once a minute. */
   private countersFlushedAt = 0;
   private desiredWritten: number | null = null;
@@ -72,7 +79,10 @@ export class ScaleSet extends DurableObject<Env> {
       state: this.state,
       settings: this.settings,
       inFlight: this.inFlight,
-      replan: () => void this.reconcile("create_settled").then(() => this.arm()).catch(() => {}),
+      replan: () =>
+        void this.reconcile("create_settled")
+          .then(() => this.arm())
+          .catch(() => {}),
     };
   }
 
@@ -123,7 +133,9 @@ export class ScaleSet extends DurableObject<Env> {
         last_failure_at: iso(b.lastFailureAt),
         hard_limited_at: iso(b.hardLimitedAt),
         create_allowed_at:
-          b.hardLimitedAt !== null ? null : iso(b.failures && b.lastFailureAt ? b.lastFailureAt + b.failures * this.settings.createBackoff.intervalMs : null),
+          b.hardLimitedAt !== null
+            ? null
+            : iso(b.failures && b.lastFailureAt ? b.lastFailureAt + b.failures * this.settings.createBackoff.intervalMs : null),
       },
       last_reconcile: this.state.lastReconcile,
       pending_operations: ops.filter((o) => o.opId).length,
@@ -184,7 +196,12 @@ export class ScaleSet extends DurableObject<Env> {
    * A runner reports on its bootstrap (through the callback routes). `idle` makes it count as
    * available at once; `failed` sends the instance to deletion.
    */
-  async runnerReport(scaleSetId: string, name: string, createAttempt: number, report: RunnerReport): Promise<{ ok: true } | RunnerReportRefusal> {
+  async runnerReport(
+    scaleSetId: string,
+    name: string,
+    createAttempt: number,
+    report: RunnerReport,
+  ): Promise<{ ok: true } | RunnerReportRefusal> {
     // One report at a time: each is checked against the runner status the previous one left
     // (the D1 write below guards the instance status only).
     const turn = this.reports.then(() => this.applyRunnerReport(scaleSetId, name, createAttempt, report));
@@ -194,7 +211,12 @@ export class ScaleSet extends DurableObject<Env> {
 
   private reports: Promise<unknown> = Promise.resolve();
 
-  private async applyRunnerReport(scaleSetId: string, name: string, createAttempt: number, report: RunnerReport): Promise<{ ok: true } | RunnerReportRefusal> {
+  private async applyRunnerReport(
+    scaleSetId: string,
+    name: string,
+    createAttempt: number,
+    report: RunnerReport,
+  ): Promise<{ ok: true } | RunnerReportRefusal> {
     this.state.bind(scaleSetId);
     const row = await findInstance(this.env.DB, name, scaleSetId);
     if (!row) return { error: "gone" };
@@ -203,9 +225,24 @@ export class ScaleSet extends DurableObject<Env> {
     const applied = await applyStatusChanges(this.env.DB, [verdict.change]);
     if (!applied.size) return { error: "gone" };
     const { message } = verdict;
-    log({ event: "runner_status", scale_set: scaleSetId, instance: name, from: row.runnerStatus, to: report.status, message, reported_agent_id: report.agentId });
+    log({
+      event: "runner_status",
+      scale_set: scaleSetId,
+      instance: name,
+      from: row.runnerStatus,
+      to: report.status,
+      message,
+      reported_agent_id: report.agentId,
+    });
     if (verdict.claimRejected) {
-      log({ event: "runner_id_claim_rejected", scale_set: scaleSetId, instance: name, runner_id: report.agentId, reason: "GitHub gave this runner another id", agent_id: row.agentId });
+      log({
+        event: "runner_id_claim_rejected",
+        scale_set: scaleSetId,
+        instance: name,
+        runner_id: report.agentId,
+        reason: "GitHub gave this runner another id",
+        agent_id: row.agentId,
+      });
     }
     if (report.status === "failed" || report.status === "idle") await this.nudge(scaleSetId);
     return { ok: true };
@@ -287,7 +324,10 @@ export class ScaleSet extends DurableObject<Env> {
     const desiredChanged = desired !== null && desired !== this.desiredWritten;
     if (!desiredChanged && !hasPendingCalls() && now - this.countersFlushedAt < 60_000) return;
     this.countersFlushedAt = now;
-    await flushCounters(this.env.DB, desiredChanged ? [setCounterStatement(this.env.DB, counterName("scaleset.desired", scaleSetId), desired!, now)] : []);
+    await flushCounters(
+      this.env.DB,
+      desiredChanged ? [setCounterStatement(this.env.DB, counterName("scaleset.desired", scaleSetId), desired!, now)] : [],
+    );
     if (desiredChanged) this.desiredWritten = desired;
   }
 
@@ -368,15 +408,18 @@ export class ScaleSet extends DurableObject<Env> {
       if (result.actions.length) await executePlan(this.executor, db, ss, rows.instances, result.actions);
       // Lost webhooks: jobs GitHub has long started or finished must stop asking for runners.
       // (The scale set API loses nothing: its queue holds every event until acknowledged.)
-      const corrected = ss.intake === "scaleset_api" ? 0 : await recheckStaleJobs({
-        db,
-        scaleSetId: ss.id,
-        oldest: rows.oldestQueued,
-        github: githubRunnerPort(this.env, ss.entity, this.executor.outbound),
-        checks: this.state,
-        policy: this.settings.staleJobs,
-        concurrency: this.settings.concurrency,
-      });
+      const corrected =
+        ss.intake === "scaleset_api"
+          ? 0
+          : await recheckStaleJobs({
+              db,
+              scaleSetId: ss.id,
+              oldest: rows.oldestQueued,
+              github: githubRunnerPort(this.env, ss.entity, this.executor.outbound),
+              checks: this.state,
+              policy: this.settings.staleJobs,
+              concurrency: this.settings.concurrency,
+            });
       if (corrected > 0) staleCorrected = true;
     } catch (err) {
       error = errorText(err);

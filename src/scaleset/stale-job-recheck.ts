@@ -3,7 +3,7 @@ import { mapLimit } from "../lib/map-limit";
 import { logEvent as log } from "../observability/log";
 import type { ObjectState } from "./object-state";
 import type { RunnerPort } from "./ports";
-import { pickStaleJobs, staleJobVerdict, type QueuedJob, type StaleJobPolicy } from "./stale-jobs";
+import { pickStaleJobs, type QueuedJob, type StaleJobPolicy, staleJobVerdict } from "./stale-jobs";
 
 /**
  * The stale-job re-check of a pass (the rules are in stale-jobs.ts): asks GitHub about the
@@ -35,6 +35,7 @@ export async function recheckStaleJobs(input: {
     now,
     new Set(oldest.map((job) => job.id)),
   );
-  for (const correction of corrections) log({ event: "stale_job_corrected", scale_set: input.scaleSetId, job_id: correction.id, status: correction.status });
+  for (const correction of corrections)
+    log({ event: "stale_job_corrected", scale_set: input.scaleSetId, job_id: correction.id, status: correction.status });
   return corrections.length;
 }

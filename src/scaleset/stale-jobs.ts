@@ -21,7 +21,12 @@ export interface QueuedJob {
   queuedAt: number;
 }
 
-export function pickStaleJobs(jobs: readonly QueuedJob[], lastChecked: ReadonlyMap<number, number>, now: number, policy: StaleJobPolicy): QueuedJob[] {
+export function pickStaleJobs(
+  jobs: readonly QueuedJob[],
+  lastChecked: ReadonlyMap<number, number>,
+  now: number,
+  policy: StaleJobPolicy,
+): QueuedJob[] {
   return jobs
     .filter((j) => now - j.queuedAt >= policy.staleAfterMs && now - (lastChecked.get(j.id) ?? 0) >= policy.recheckMs)
     .sort((a, b) => a.queuedAt - b.queuedAt || a.id - b.id)

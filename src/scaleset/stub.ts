@@ -1,5 +1,5 @@
-import { errorText, logEvent } from "../observability/log";
 import type { Env } from "../env";
+import { errorText, logEvent } from "../observability/log";
 
 /** The ScaleSet object of a scale set: one per scale set id, wherever it is called from. */
 export function scaleSetObject(env: Pick<Env, "SCALE_SET">, scaleSetId: string) {

@@ -1,6 +1,6 @@
-import { Hono, type Context } from "hono";
+import { type Context, Hono } from "hono";
 import { logEvent } from "../observability/log";
-import { callAdminApi, type ApiAnswer, type ApiDispatch } from "./admin-api";
+import { type ApiAnswer, type ApiDispatch, callAdminApi } from "./admin-api";
 import type { FlashKey } from "./flash";
 import type { UiEnv } from "./session-middleware";
 import { Page } from "./views";

@@ -1,6 +1,6 @@
 import type { Context } from "hono";
-import type { AppEnv, Env } from "../env";
 import { actingAs } from "../auth/in-process";
+import type { AppEnv, Env } from "../env";
 
 /** The Worker's own fetch: the dashboard's actions go through the admin API in-process. */
 export type ApiDispatch = (req: Request, env: Env, ctx: ExecutionContext | undefined) => Response | Promise<Response>;
@@ -25,7 +25,13 @@ function executionCtx(c: Context): ExecutionContext | undefined {
  * object, src/auth/in-process.ts), so a dashboard action validates, nudges, logs, is allowed by
  * scope and lands in the audit trail exactly as the same API call would.
  */
-export async function callAdminApi<E extends AppEnv>(c: Context<E>, dispatch: ApiDispatch, method: string, path: string, body?: unknown): Promise<ApiAnswer> {
+export async function callAdminApi<E extends AppEnv>(
+  c: Context<E>,
+  dispatch: ApiDispatch,
+  method: string,
+  path: string,
+  body?: unknown,
+): Promise<ApiAnswer> {
   const principal = c.get("principal");
   if (!principal) throw new Error("dashboard action without a signed-in user");
   const req = new Request(new URL(`/api/v1${path}`, c.req.url), {

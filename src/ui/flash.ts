@@ -14,4 +14,5 @@ const FLASH = {
 export type FlashKey = keyof typeof FLASH;
 
 /** The message for a `done` query value; null for none or an unknown one. */
-export const flashMessage = (done: string | undefined): string | null => (done && Object.hasOwn(FLASH, done) ? FLASH[done as FlashKey] : null);
+export const flashMessage = (done: string | undefined): string | null =>
+  done && Object.hasOwn(FLASH, done) ? FLASH[done as FlashKey] : null;

@@ -11,13 +11,17 @@ export function duration(ms: number | null | undefined): string {
   return `${Math.floor(h / 24)}d ${h % 24}h`;
 }
 
-export const when = (ms: number | null | undefined): string => (ms === null || ms === undefined ? "—" : new Date(ms).toISOString().replace("T", " ").slice(0, 19) + "Z");
+export const when = (ms: number | null | undefined): string =>
+  ms === null || ms === undefined ? "—" : new Date(ms).toISOString().replace("T", " ").slice(0, 19) + "Z";
 
 /** At most `max` characters, with an ellipsis when cut: names from webhooks can be long. */
 export const clip = (text: string, max = 120): string => (text.length > max ? `${text.slice(0, max - 1)}…` : text);
 
 /** A job's labels for a table cell: the first few, clipped, and how many more there are. */
 export function labelList(labels: readonly string[], shown = 5): string {
-  const head = labels.slice(0, shown).map((l) => clip(l, 40)).join(", ");
+  const head = labels
+    .slice(0, shown)
+    .map((l) => clip(l, 40))
+    .join(", ");
   return labels.length > shown ? `${head} + ${labels.length - shown} more` : head;
 }

@@ -32,7 +32,12 @@ export function JobsTable({ jobs, now, names }: { jobs: JobRow[]; now: number; n
         )}
         {jobs.map((j) => {
           const waiting = j.started_at === null && (j.status === "queued" || j.status === "waiting");
-          const latency = j.queued_at !== null && j.started_at !== null ? j.started_at - j.queued_at : waiting && j.queued_at !== null ? now - j.queued_at : null;
+          const latency =
+            j.queued_at !== null && j.started_at !== null
+              ? j.started_at - j.queued_at
+              : waiting && j.queued_at !== null
+                ? now - j.queued_at
+                : null;
           return (
             <tr data-job={String(j.id)}>
               <td>{String(j.id)}</td>
@@ -42,9 +47,17 @@ export function JobsTable({ jobs, now, names }: { jobs: JobRow[]; now: number; n
               <td>
                 <Badge v={j.status} />
               </td>
-              <td>{j.scale_set_id ? <a href={`/ui/scalesets/${j.scale_set_id}`}>{names.get(j.scale_set_id) ?? j.scale_set_id}</a> : <span class="badge bad">unmatched</span>}</td>
+              <td>
+                {j.scale_set_id ? (
+                  <a href={`/ui/scalesets/${j.scale_set_id}`}>{names.get(j.scale_set_id) ?? j.scale_set_id}</a>
+                ) : (
+                  <span class="badge bad">unmatched</span>
+                )}
+              </td>
               <td class="small">{when(j.queued_at)}</td>
-              <td class={waiting ? "num warn" : "num"}>{latency === null ? "—" : waiting ? `waiting ${duration(latency)}` : duration(latency)}</td>
+              <td class={waiting ? "num warn" : "num"}>
+                {latency === null ? "—" : waiting ? `waiting ${duration(latency)}` : duration(latency)}
+              </td>
               <td>{j.runner_name ? clip(j.runner_name, 64) : "—"}</td>
             </tr>
           );

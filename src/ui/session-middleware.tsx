@@ -1,8 +1,8 @@
 import type { Context, MiddlewareHandler } from "hono";
 import { getCookie } from "hono/cookie";
-import type { AppEnv, Env } from "../env";
-import { accessConfig, ACCESS_HEADER, verifyAccessJwt } from "../auth/access";
+import { ACCESS_HEADER, accessConfig, verifyAccessJwt } from "../auth/access";
 import { accessActor, type Principal } from "../auth/principal";
+import type { AppEnv, Env } from "../env";
 import { logEvent } from "../observability/log";
 import { checkCsrf, csrfToken, readSession, SESSION_COOKIE, type Session } from "./session";
 import { Page } from "./views";

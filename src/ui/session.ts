@@ -15,7 +15,9 @@ const enc = new TextEncoder();
 
 async function hmac(key: string | CryptoKey, data: string): Promise<string> {
   const k =
-    typeof key === "string" ? await crypto.subtle.importKey("raw", enc.encode(key), { name: "HMAC", hash: "SHA-256" }, false, ["sign"]) : key;
+    typeof key === "string"
+      ? await crypto.subtle.importKey("raw", enc.encode(key), { name: "HMAC", hash: "SHA-256" }, false, ["sign"])
+      : key;
   return toBase64Url(await crypto.subtle.sign("HMAC", k, enc.encode(data)));
 }
 

@@ -89,10 +89,16 @@ export const Action: FC<{ action: string; csrf: string; label: string; danger?: 
 export function statusClass(status: string): string {
   if (status === "running" || status === "idle" || status === "ok" || status === "completed") return "badge ok";
   if (status === "error" || status === "failed" || status === "failing" || status === "pending_force_delete") return "badge bad";
-  if (status.includes("delete") || status === "creating" || status === "pending_create" || status === "queued" || status === "installing" || status === "pending")
+  if (
+    status.includes("delete") ||
+    status === "creating" ||
+    status === "pending_create" ||
+    status === "queued" ||
+    status === "installing" ||
+    status === "pending"
+  )
     return "badge warn";
   return "badge";
 }
 
 export const Badge: FC<{ v: string }> = ({ v }) => <span class={statusClass(v)}>{v}</span>;
-

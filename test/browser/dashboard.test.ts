@@ -5,11 +5,11 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync, statSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { chromium, type BrowserContext, type Page } from "playwright-core";
+import { type BrowserContext, chromium, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { deliverWebhook, fakeWorld, root, sleep, startCoordinator, type Coordinator, type FakeWorldSetup } from "../../bench/harness.mjs";
-import { startFakeGithub, type FakeGithub } from "../fake-github/server.ts";
-import { startFakeShim, type FakeShim } from "../fake-shim/server.ts";
+import { type Coordinator, deliverWebhook, type FakeWorldSetup, fakeWorld, root, sleep, startCoordinator } from "../../bench/harness.mjs";
+import { type FakeGithub, startFakeGithub } from "../fake-github/server.ts";
+import { type FakeShim, startFakeShim } from "../fake-shim/server.ts";
 
 const CHROMIUM = "/usr/bin/chromium";
 const ARTIFACTS = join(root, "test-results");
@@ -120,7 +120,10 @@ describe("dashboard in Chromium", () => {
     await page.goto(`${coordinator.url}/ui`);
     expect(new URL(page.url()).pathname).toBe("/ui/login");
     await page.fill("#token", "not-the-token");
-    const [res] = await Promise.all([page.waitForResponse((r) => r.url().endsWith("/ui/login") && r.request().method() === "POST"), page.click("button[type=submit]")]);
+    const [res] = await Promise.all([
+      page.waitForResponse((r) => r.url().endsWith("/ui/login") && r.request().method() === "POST"),
+      page.click("button[type=submit]"),
+    ]);
     expect(res.status()).toBe(401);
     await expect(page.locator(".flash.bad").textContent()).resolves.toContain("not the admin token");
     expect(await context.cookies()).toEqual([]);
@@ -142,7 +145,8 @@ describe("dashboard in Chromium", () => {
     await expect(page.locator("#providers").textContent()).resolves.toContain(world.provider);
 
     await Promise.all([page.waitForURL(`**/ui/scalesets/${scaleSet.id}`), row.locator("a").first().click()]);
-    for (const name of instanceNames) await expect(page.locator(`#instances tr[data-instance="${name}"]`).textContent()).resolves.toContain("running");
+    for (const name of instanceNames)
+      await expect(page.locator(`#instances tr[data-instance="${name}"]`).textContent()).resolves.toContain("running");
     await expect(page.locator("#transitions").textContent()).resolves.toContain("created to meet demand");
 
     await Promise.all([page.waitForURL(`**/ui/scalesets/${scaleSet.id}?done=paused`), page.click("button:text-is('Pause')")]);

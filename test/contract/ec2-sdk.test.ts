@@ -19,7 +19,13 @@ import {
 } from "@aws-sdk/client-ec2";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createEc2Api, type Ec2Api } from "../../shims/aws-ec2/ec2-api.ts";
-import { describeImagesParams, describeInstancesParams, instanceIdsParams, runInstancesParams, type RunInstanceInput } from "../../shims/aws-ec2/ec2-params.ts";
+import {
+  describeImagesParams,
+  describeInstancesParams,
+  instanceIdsParams,
+  type RunInstanceInput,
+  runInstancesParams,
+} from "../../shims/aws-ec2/ec2-params.ts";
 import { parseDescribeImages, parseDescribeInstances, parseRunInstances, parseStateChanges } from "../../shims/aws-ec2/ec2-xml.ts";
 import { createAccount, type FakeEc2Account } from "../fake-ec2/control.ts";
 import { type FakeEc2, startFakeEc2 } from "../fake-ec2/server.ts";
@@ -29,19 +35,39 @@ let account: FakeEc2Account;
 let sdk: EC2Client;
 let shim: Ec2Api;
 
-const sdkFor = (a: { access_key_id: string; secret_access_key: string; session_token?: string; region: string }, over: { secret?: string; token?: string } = {}) =>
+const sdkFor = (
+  a: { access_key_id: string; secret_access_key: string; session_token?: string; region: string },
+  over: { secret?: string; token?: string } = {},
+) =>
   new EC2Client({
     region: a.region,
     endpoint: fake.url,
-    credentials: { accessKeyId: a.access_key_id, secretAccessKey: over.secret ?? a.secret_access_key, sessionToken: over.token ?? a.session_token },
+    credentials: {
+      accessKeyId: a.access_key_id,
+      secretAccessKey: over.secret ?? a.secret_access_key,
+      sessionToken: over.token ?? a.session_token,
+    },
     maxAttempts: 1,
   });
 const shimFor = (a: { access_key_id: string; secret_access_key: string; session_token?: string; region: string }) =>
-  createEc2Api({ endpoint: fake.url, region: a.region, accessKeyId: a.access_key_id, secretAccessKey: a.secret_access_key, sessionToken: a.session_token, timeoutMs: 5000 });
+  createEc2Api({
+    endpoint: fake.url,
+    region: a.region,
+    accessKeyId: a.access_key_id,
+    secretAccessKey: a.secret_access_key,
+    sessionToken: a.session_token,
+    timeoutMs: 5000,
+  });
 
 beforeAll(async () => {
   fake = await startFakeEc2();
-  account = await createAccount(fake.url, { config: { boot_delay_ms: 50, stop_delay_ms: 50, images: { "ami-0aaaaaaaaaaaaaaa1": { root_device_name: "/dev/sda1", architecture: "arm64" } } } });
+  account = await createAccount(fake.url, {
+    config: {
+      boot_delay_ms: 50,
+      stop_delay_ms: 50,
+      images: { "ami-0aaaaaaaaaaaaaaa1": { root_device_name: "/dev/sda1", architecture: "arm64" } },
+    },
+  });
   sdk = sdkFor(account);
   shim = shimFor(account);
 });
@@ -92,7 +118,9 @@ const launches: { name: string; shim: RunInstanceInput; sdk: RunInstancesCommand
       SecurityGroupIds: ["sg-0123456789abcdef0", "sg-00000001"],
       KeyName: "ci key",
       IamInstanceProfile: { Arn: "arn:aws:iam::123456789012:instance-profile/runners" },
-      BlockDeviceMappings: [{ DeviceName: "/dev/sda1", Ebs: { DeleteOnTermination: true, VolumeSize: 60, VolumeType: "gp3", Iops: 4000, Throughput: 250 } }],
+      BlockDeviceMappings: [
+        { DeviceName: "/dev/sda1", Ebs: { DeleteOnTermination: true, VolumeSize: 60, VolumeType: "gp3", Iops: 4000, Throughput: 250 } },
+      ],
       TagSpecifications: [
         { ResourceType: "instance", Tags: sdkTags },
         { ResourceType: "volume", Tags: sdkTags },
@@ -123,7 +151,10 @@ const launches: { name: string; shim: RunInstanceInput; sdk: RunInstancesCommand
       UserData: Buffer.from("<powershell></powershell>").toString("base64"),
       IamInstanceProfile: { Name: "runners" },
       LaunchTemplate: { LaunchTemplateName: "ci-runners", Version: "$Latest" },
-      InstanceMarketOptions: { MarketType: "spot", SpotOptions: { SpotInstanceType: "one-time", InstanceInterruptionBehavior: "terminate", MaxPrice: "0.05" } },
+      InstanceMarketOptions: {
+        MarketType: "spot",
+        SpotOptions: { SpotInstanceType: "one-time", InstanceInterruptionBehavior: "terminate", MaxPrice: "0.05" },
+      },
       TagSpecifications: [
         { ResourceType: "instance", Tags: sdkTags.slice(0, 3) },
         { ResourceType: "volume", Tags: sdkTags.slice(0, 3) },
@@ -170,7 +201,9 @@ describe("RunInstances", () => {
   }
 
   it("a reused client token with other parameters: IdempotentParameterMismatch, for the SDK and the shim alike", async () => {
-    const err = (await sdk.send(new RunInstancesCommand({ ...launches[0]!.sdk, InstanceType: "c6g.xlarge" })).catch((e) => e)) as EC2ServiceException;
+    const err = (await sdk
+      .send(new RunInstancesCommand({ ...launches[0]!.sdk, InstanceType: "c6g.xlarge" }))
+      .catch((e) => e)) as EC2ServiceException;
     expect(err.name).toBe("IdempotentParameterMismatch");
     expect(err.$metadata.httpStatusCode).toBe(400);
     const mine = await shim.call("RunInstances", runInstancesParams({ ...launches[0]!.shim, instanceType: "c6g.xlarge" }));
@@ -184,7 +217,10 @@ describe("RunInstances", () => {
     expect(err.name).toBe("InsufficientInstanceCapacity");
     expect(err.$metadata.httpStatusCode).toBe(500);
     expect(err.message).toMatch(/sufficient c5\.large capacity/);
-    const mine = await shim.call("RunInstances", runInstancesParams({ ...launches[0]!.shim, instanceType: "c5.large", clientToken: "c".repeat(64) }));
+    const mine = await shim.call(
+      "RunInstances",
+      runInstancesParams({ ...launches[0]!.shim, instanceType: "c5.large", clientToken: "c".repeat(64) }),
+    );
     expect(mine).toMatchObject({ ok: false, error: { code: "InsufficientInstanceCapacity", status: 500, message: err.message } });
     const { sdk: sent, shim: mineSent } = await lastTwo();
     expect(mineSent.params).toEqual(sent.params);
@@ -202,7 +238,8 @@ describe("RunInstances", () => {
 describe("DescribeInstances", () => {
   it("filters and pages: the SDK follows NextToken, the shim sends the same parameters and reads the same pages", async () => {
     await account.reset();
-    for (let n = 0; n < 7; n++) await account.seedInstance({ tags: { "edgerunner:pool-id": "pool-p", Name: `m-${n}` }, state: n === 6 ? "terminated" : "running" });
+    for (let n = 0; n < 7; n++)
+      await account.seedInstance({ tags: { "edgerunner:pool-id": "pool-p", Name: `m-${n}` }, state: n === 6 ? "terminated" : "running" });
     await account.seedInstance({ tags: { "edgerunner:pool-id": "pool-q", Name: "other" } });
     const filters = [
       { name: "tag:edgerunner:pool-id", values: ["pool-p"] },
@@ -219,7 +256,9 @@ describe("DescribeInstances", () => {
       const ids = page.Reservations!.flatMap((r) => r.Instances!.map((i) => i.InstanceId!));
       expect(parsed.instances.map((i) => i.instanceId)).toEqual(ids);
       expect(parsed.nextToken).toBe(page.NextToken ?? null);
-      expect(parsed.instances.map((i) => i.tags.Name)).toEqual(page.Reservations!.flatMap((r) => r.Instances!.map((i) => i.Tags!.find((t) => t.Key === "Name")!.Value)));
+      expect(parsed.instances.map((i) => i.tags.Name)).toEqual(
+        page.Reservations!.flatMap((r) => r.Instances!.map((i) => i.Tags!.find((t) => t.Key === "Name")!.Value)),
+      );
       const { sdk: sent, shim: mineSent } = await lastTwo();
       expect(mineSent.params).toEqual(sent.params);
       seen.sdk.push(...ids);
@@ -232,15 +271,24 @@ describe("DescribeInstances", () => {
 
   it("by instance id, and an unknown id is InvalidInstanceID.NotFound", async () => {
     const [one] = await account.instances();
-    const page = await sdk.send(new DescribeInstancesCommand({ InstanceIds: [one!.instanceId], Filters: [{ Name: "instance-state-name", Values: ["running"] }] }));
+    const page = await sdk.send(
+      new DescribeInstancesCommand({ InstanceIds: [one!.instanceId], Filters: [{ Name: "instance-state-name", Values: ["running"] }] }),
+    );
     expect(page.Reservations![0]!.Instances![0]!.InstanceId).toBe(one!.instanceId);
-    await shim.call("DescribeInstances", describeInstancesParams({ instanceIds: [one!.instanceId], filters: [{ name: "instance-state-name", values: ["running"] }] }));
+    await shim.call(
+      "DescribeInstances",
+      describeInstancesParams({ instanceIds: [one!.instanceId], filters: [{ name: "instance-state-name", values: ["running"] }] }),
+    );
     const { sdk: sent, shim: mineSent } = await lastTwo();
     expect(mineSent.params).toEqual(sent.params);
 
-    const err = (await sdk.send(new DescribeInstancesCommand({ InstanceIds: ["i-0123456789abcdef0"] })).catch((e) => e)) as EC2ServiceException;
+    const err = (await sdk
+      .send(new DescribeInstancesCommand({ InstanceIds: ["i-0123456789abcdef0"] }))
+      .catch((e) => e)) as EC2ServiceException;
     expect(err.name).toBe("InvalidInstanceID.NotFound");
-    expect(await shim.call("DescribeInstances", describeInstancesParams({ instanceIds: ["i-0123456789abcdef0"], filters: [] }))).toMatchObject({
+    expect(
+      await shim.call("DescribeInstances", describeInstancesParams({ instanceIds: ["i-0123456789abcdef0"], filters: [] })),
+    ).toMatchObject({
       ok: false,
       error: { code: "InvalidInstanceID.NotFound", status: 400, message: err.message },
     });
@@ -252,7 +300,9 @@ describe("DescribeImages", () => {
     const out = await sdk.send(new DescribeImagesCommand({ ImageIds: ["ami-0aaaaaaaaaaaaaaa1"] }));
     expect(out.Images![0]).toMatchObject({ ImageId: "ami-0aaaaaaaaaaaaaaa1", RootDeviceName: "/dev/sda1", Architecture: "arm64" });
     const mine = await shim.call("DescribeImages", describeImagesParams(["ami-0aaaaaaaaaaaaaaa1"]));
-    expect(parseDescribeImages((mine as { doc: any }).doc)).toEqual([{ imageId: "ami-0aaaaaaaaaaaaaaa1", rootDeviceName: "/dev/sda1", architecture: "arm64" }]);
+    expect(parseDescribeImages((mine as { doc: any }).doc)).toEqual([
+      { imageId: "ami-0aaaaaaaaaaaaaaa1", rootDeviceName: "/dev/sda1", architecture: "arm64" },
+    ]);
     const { sdk: sent, shim: mineSent } = await lastTwo();
     expect(mineSent.params).toEqual(sent.params);
   });
@@ -260,7 +310,9 @@ describe("DescribeImages", () => {
 
 describe("StopInstances, StartInstances, TerminateInstances", () => {
   it("state changes parse the same for the SDK and the shim, with the same parameters", async () => {
-    const launched = await sdk.send(new RunInstancesCommand({ ImageId: "ami-0123456789abcdef0", InstanceType: "t3.micro", MinCount: 1, MaxCount: 1 }));
+    const launched = await sdk.send(
+      new RunInstancesCommand({ ImageId: "ami-0123456789abcdef0", InstanceType: "t3.micro", MinCount: 1, MaxCount: 1 }),
+    );
     const id = launched.Instances![0]!.InstanceId!;
     const commands = [
       ["StopInstances", new StopInstancesCommand({ InstanceIds: [id] }), (o: any) => o.StoppingInstances],
@@ -276,7 +328,10 @@ describe("StopInstances, StartInstances, TerminateInstances", () => {
       // The shim's call repeats the SDK's on the instance now in transition: EC2 answers with its current state.
       const mine = await shim.call(action, instanceIdsParams([id]));
       expect(mine.ok).toBe(true);
-      expect(parseStateChanges((mine as { doc: any }).doc, action)[0]).toMatchObject({ instanceId: id, currentState: change.CurrentState.Name });
+      expect(parseStateChanges((mine as { doc: any }).doc, action)[0]).toMatchObject({
+        instanceId: id,
+        currentState: change.CurrentState.Name,
+      });
       const { sdk: sent, shim: mineSent } = await lastTwo();
       expect(mineSent.params).toEqual(sent.params);
     }
@@ -310,7 +365,12 @@ describe("SigV4, as AWS checks it", () => {
   });
 
   it("a request signed for another region is refused", async () => {
-    const elsewhere = new EC2Client({ region: "eu-west-1", endpoint: fake.url, credentials: { accessKeyId: account.access_key_id, secretAccessKey: account.secret_access_key }, maxAttempts: 1 });
+    const elsewhere = new EC2Client({
+      region: "eu-west-1",
+      endpoint: fake.url,
+      credentials: { accessKeyId: account.access_key_id, secretAccessKey: account.secret_access_key },
+      maxAttempts: 1,
+    });
     const err = (await elsewhere.send(new DescribeInstancesCommand({})).catch((e) => e)) as EC2ServiceException;
     elsewhere.destroy();
     expect(err.name).toBe("AuthFailure");

@@ -4,15 +4,16 @@
  * (npm @octokit/openapi; the GHEC file, which is api.github.com plus the enterprise APIs).
  * A new fake route without a validated success answer fails the coverage check at the end.
  */
+
+import { createSign, generateKeyPairSync } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
-import { generateKeyPairSync, createSign } from "node:crypto";
 import Ajv, { type ValidateFunction } from "ajv";
 import addFormats from "ajv-formats";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startFakeGithub, type FakeGithub } from "../fake-github/server.ts";
-import { FAKE_OPERATIONS } from "../fake-github/world.ts";
 import { createWorld, type FakeWorld } from "../fake-github/control-client.ts";
+import { type FakeGithub, startFakeGithub } from "../fake-github/server.ts";
+import { FAKE_OPERATIONS } from "../fake-github/world.ts";
 
 type Spec = { paths: Record<string, Record<string, { responses?: Record<string, any>; requestBody?: any }>> };
 
@@ -88,7 +89,11 @@ interface Answer {
 }
 
 /** Calls the fake and checks the answer against the spec; returns it. */
-async function call(method: string, path: string, opts: { token?: string; body?: unknown; query?: string; operation?: string } = {}): Promise<Answer> {
+async function call(
+  method: string,
+  path: string,
+  opts: { token?: string; body?: unknown; query?: string; operation?: string } = {},
+): Promise<Answer> {
   const res = await fetch(`${world.url}${path}${opts.query ? `?${opts.query}` : ""}`, {
     method,
     headers: {
@@ -171,13 +176,20 @@ describe("fake GitHub answers as GitHub's OpenAPI documents", () => {
 
   it.each(["/repos/octo/app", "/orgs/octo", "/enterprises/acme"])("runner endpoints under %s", async (p) => {
     const group = p.startsWith("/orgs") ? 7 : p.startsWith("/enterprises") ? 8 : 1;
-    const jitBody = { name: `jit${p.replaceAll("/", "-")}`, runner_group_id: group, labels: ["self-hosted", "linux"], work_folder: "_work" };
+    const jitBody = {
+      name: `jit${p.replaceAll("/", "-")}`,
+      runner_group_id: group,
+      labels: ["self-hosted", "linux"],
+      work_folder: "_work",
+    };
     const template = templateFor(`${p}/actions/runners/generate-jitconfig`)!;
     expectValidRequest("POST", template, jitBody);
     const jit = await call("POST", `${p}/actions/runners/generate-jitconfig`, { body: jitBody });
     expect(jit.status).toBe(201);
     expect((await call("POST", `${p}/actions/runners/generate-jitconfig`, { body: jitBody })).status).toBe(409);
-    expect((await call("POST", `${p}/actions/runners/generate-jitconfig`, { body: { ...jitBody, name: "x", labels: [] } })).status).toBe(422);
+    expect((await call("POST", `${p}/actions/runners/generate-jitconfig`, { body: { ...jitBody, name: "x", labels: [] } })).status).toBe(
+      422,
+    );
 
     for (let i = 0; i < 4; i++) await call("POST", `${p}/actions/runners/generate-jitconfig`, { body: { ...jitBody, name: `more-${i}` } });
     const page1 = await call("GET", `${p}/actions/runners`, { query: "per_page=2" });
@@ -200,7 +212,12 @@ describe("fake GitHub answers as GitHub's OpenAPI documents", () => {
 
     expect((await call("POST", `${p}/actions/runners/registration-token`)).status).toBe(201);
     // A package the world serves itself is listed in GitHub's shape too (with a temp download token).
-    await world.addRunnerDownload({ os: "linux", architecture: "x64", filename: "actions-runner-linux-x64-9.9.9.tar.gz", content_base64: btoa("pkg") });
+    await world.addRunnerDownload({
+      os: "linux",
+      architecture: "x64",
+      filename: "actions-runner-linux-x64-9.9.9.tar.gz",
+      content_base64: btoa("pkg"),
+    });
     const dl = await call("GET", `${p}/actions/runners/downloads`);
     expect(dl.body.length).toBeGreaterThan(3);
     expect(dl.body.find((d: any) => d.os === "linux" && d.architecture === "x64")).toMatchObject({

@@ -11,10 +11,10 @@ import { createRequire } from "node:module";
 import { tmpdir, userInfo } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { deliverWebhook, fakeWorld, sleep, startCoordinator, type Coordinator, type HarnessWorld } from "../../bench/harness.mjs";
+import { type Coordinator, deliverWebhook, fakeWorld, type HarnessWorld, sleep, startCoordinator } from "../../bench/harness.mjs";
 import { FakeWorld } from "../fake-github/control-client.ts";
-import { startFakeGithub, type FakeGithub } from "../fake-github/server.ts";
-import { startFakeShim, type FakeShim } from "../fake-shim/server.ts";
+import { type FakeGithub, startFakeGithub } from "../fake-github/server.ts";
+import { type FakeShim, startFakeShim } from "../fake-shim/server.ts";
 
 const require = createRequire(import.meta.url);
 const FILENAME = "actions-runner-linux-x64-2.330.0.tar.gz";
@@ -92,8 +92,20 @@ interface Scenario {
 const WRONG_SHA = "0".repeat(64);
 async function listPackages(gh: FakeWorld) {
   const content_base64 = readFileSync(tarball).toString("base64");
-  await gh.addRunnerDownload({ os: "linux", architecture: "x64", filename: FILENAME, content_base64, temp_download_token: `dl-${randomUUID()}` });
-  await gh.addRunnerDownload({ os: "linux", architecture: "arm64", filename: "arm64-" + FILENAME, content_base64, sha256_checksum: WRONG_SHA });
+  await gh.addRunnerDownload({
+    os: "linux",
+    architecture: "x64",
+    filename: FILENAME,
+    content_base64,
+    temp_download_token: `dl-${randomUUID()}`,
+  });
+  await gh.addRunnerDownload({
+    os: "linux",
+    architecture: "arm64",
+    filename: "arm64-" + FILENAME,
+    content_base64,
+    sha256_checksum: WRONG_SHA,
+  });
   await gh.addRunnerDownload({ os: "linux", architecture: "arm", filename: "arm-" + FILENAME, temp_download_token: null });
 }
 
@@ -200,7 +212,13 @@ async function runInstallScript(boot: any): Promise<Run> {
   child.stdout.on("data", (d) => (stdout += d));
   child.stderr.on("data", (d) => (stderr += d));
   const code = await new Promise<number | null>((resolve) => child.on("close", resolve));
-  const lines = (f: string) => (existsSync(f) ? readFileSync(f, "utf8").split("\n").filter(Boolean).map((l) => l.split("\t")) : []);
+  const lines = (f: string) =>
+    existsSync(f)
+      ? readFileSync(f, "utf8")
+          .split("\n")
+          .filter(Boolean)
+          .map((l) => l.split("\t"))
+      : [];
   return { code, stdout, stderr, dir, curlCalls: lines(log), stubCalls: lines(join(dir, "calls.log")), ms: Date.now() - started };
 }
 
@@ -257,8 +275,18 @@ describe("the Linux install script, run for real", () => {
       { method: "GET", url: `${meta}/credentials/credentials_rsaparams`, auth, body: null },
       installing("installing runner service"),
       installing("starting runner service"),
-      { method: "POST", url: `${cb}/system-info/`, auth, body: { os_name: expect.any(String), os_version: expect.any(String), agent_id: expect.any(Number) } },
-      { method: "POST", url: `${cb}/status`, auth, body: { status: "idle", message: "runner successfully installed", agent_id: expect.any(Number) } },
+      {
+        method: "POST",
+        url: `${cb}/system-info/`,
+        auth,
+        body: { os_name: expect.any(String), os_version: expect.any(String), agent_id: expect.any(Number) },
+      },
+      {
+        method: "POST",
+        url: `${cb}/status`,
+        auth,
+        body: { status: "idle", message: "runner successfully installed", agent_id: expect.any(Number) },
+      },
     ]);
 
     // The JIT files on disk are exactly the ones GitHub issued for this runner.

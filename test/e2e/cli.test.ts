@@ -8,10 +8,10 @@ import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync,
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { freePort, root, startCoordinator, type Coordinator } from "../../bench/harness.mjs";
+import { type Coordinator, freePort, root, startCoordinator } from "../../bench/harness.mjs";
 import { checkedInApiTypes, generateApiTypes } from "../../cli/generate-api-types.ts";
-import { startFakeGithub, type FakeGithub } from "../fake-github/server.ts";
-import { startFakeShim, type FakeShim } from "../fake-shim/server.ts";
+import { type FakeGithub, startFakeGithub } from "../fake-github/server.ts";
+import { type FakeShim, startFakeShim } from "../fake-shim/server.ts";
 
 const BIN = join(root, "cli/bin/edgerunner.mjs");
 const SHIM_SECRET = "cli-shim-secret-0000001";
@@ -118,7 +118,9 @@ describe("edgerunner CLI against wrangler dev", () => {
     expect(bad.status).toBe(1);
     expect(existsSync(path)).toBe(false);
 
-    const good = await cli(["login", "--url", `${coordinator.url}/api/v1/`, "--profile", "dev", "--token-from-stdin"], { stdin: `${coordinator.devVars.ADMIN_TOKEN}\n` });
+    const good = await cli(["login", "--url", `${coordinator.url}/api/v1/`, "--profile", "dev", "--token-from-stdin"], {
+      stdin: `${coordinator.devVars.ADMIN_TOKEN}\n`,
+    });
     expect(good.stderr).toBe("");
     expect(good.status).toBe(0);
     expect(statSync(path).mode & 0o777).toBe(0o600);
@@ -141,15 +143,29 @@ describe("edgerunner CLI against wrangler dev", () => {
   });
 
   it("sets up a repository end to end: endpoint, credentials (token on stdin), repository (secret in a file), provider, scale set", async () => {
-    const endpoint = await json(["endpoint", "create", "--name", "fake", "--base-url", "https://github.example.test", "--api-base-url", world.url]);
+    const endpoint = await json([
+      "endpoint",
+      "create",
+      "--name",
+      "fake",
+      "--base-url",
+      "https://github.example.test",
+      "--api-base-url",
+      world.url,
+    ]);
     expect(endpoint).toMatchObject({ name: "fake", api_base_url: world.url });
 
     // A secret on the command line is refused before anything is sent.
-    const argvSecret = await cli(["credential", "create", "--name", "pat", "--endpoint", "fake", "--auth-type", "pat", "--token", "ghp_cli"], { env: asAdmin() });
+    const argvSecret = await cli(
+      ["credential", "create", "--name", "pat", "--endpoint", "fake", "--auth-type", "pat", "--token", "ghp_cli"],
+      { env: asAdmin() },
+    );
     expect(argvSecret.status).toBe(2);
     expect(argvSecret.stderr).toContain("use --token-from-stdin or --token-from-file");
 
-    const creds = await json(["credential", "create", "--name", "pat", "--endpoint", "fake", "--auth-type", "pat", "--token-from-stdin"], { stdin: "ghp_cli\n" });
+    const creds = await json(["credential", "create", "--name", "pat", "--endpoint", "fake", "--auth-type", "pat", "--token-from-stdin"], {
+      stdin: "ghp_cli\n",
+    });
     expect(creds).toMatchObject({ name: "pat", auth_type: "pat", has_secret: true });
     expect(JSON.stringify(creds)).not.toContain("ghp_cli");
     expect(await ok(["credential", "list"])).toMatch(/^ID +NAME +ENDPOINT +TYPE .*\n\S+ +pat +fake +pat /);
@@ -157,32 +173,70 @@ describe("edgerunner CLI against wrangler dev", () => {
 
     const secretFile = join(work, "hook-secret");
     writeFileSync(secretFile, "cli-hook-secret-1\n");
-    const repo = await json(["repo", "create", "--owner", "octo", "--name", "app", "--credentials", "pat", "--webhook-secret-from-file", secretFile]);
+    const repo = await json([
+      "repo",
+      "create",
+      "--owner",
+      "octo",
+      "--name",
+      "app",
+      "--credentials",
+      "pat",
+      "--webhook-secret-from-file",
+      secretFile,
+    ]);
     expect(repo).toMatchObject({ owner: "octo", name: "app", credentials_name: "pat", has_webhook_secret: true });
     expect(await ok(["repos", "ls"])).toContain(`${repo.id}  octo/app  fake`);
 
-    const provider = await json(["provider", "create", "--name", "shim", "--shim-url", tenant.url, "--secret-from-stdin"], { stdin: SHIM_SECRET });
+    const provider = await json(["provider", "create", "--name", "shim", "--shim-url", tenant.url, "--secret-from-stdin"], {
+      stdin: SHIM_SECRET,
+    });
     expect(provider).toMatchObject({ name: "shim", has_secret: true });
 
     const scaleSet = await json([
-      "scaleset", "create", "--repo", "octo/app", "--name", "linux", "--provider", "shim", "--labels", "self-hosted,linux",
-      "--max-runners", "2", "--image", "ubuntu:24.04", "--flavor", "small", "--disabled",
+      "scaleset",
+      "create",
+      "--repo",
+      "octo/app",
+      "--name",
+      "linux",
+      "--provider",
+      "shim",
+      "--labels",
+      "self-hosted,linux",
+      "--max-runners",
+      "2",
+      "--image",
+      "ubuntu:24.04",
+      "--flavor",
+      "small",
+      "--disabled",
     ]);
-    expect(scaleSet).toMatchObject({ name: "linux", enabled: false, labels: ["linux", "self-hosted"], entity: { kind: "repository", id: repo.id } });
+    expect(scaleSet).toMatchObject({
+      name: "linux",
+      enabled: false,
+      labels: ["linux", "self-hosted"],
+      entity: { kind: "repository", id: repo.id },
+    });
 
     // A table for people: a header, then aligned rows (each column starts where its header does).
     const table = (await ok(["scaleset", "list"])).trimEnd().split("\n");
     expect(table).toHaveLength(2);
     const header = table[0]!;
     expect(header).toMatch(/^ID +NAME +ENTITY +PROVIDER +LABELS +MIN IDLE +MAX +ENABLED +IMAGE +FLAVOR$/);
-    expect(table[1]!.slice(header.indexOf("NAME"))).toMatch(/^linux +repository:octo\/app +shim +linux,self-hosted +0 +2 +no +ubuntu:24\.04 +small$/);
+    expect(table[1]!.slice(header.indexOf("NAME"))).toMatch(
+      /^linux +repository:octo\/app +shim +linux,self-hosted +0 +2 +no +ubuntu:24\.04 +small$/,
+    );
     expect(table[1]!.indexOf("repository:octo/app")).toBe(header.indexOf("ENTITY"));
     expect(await json(["scaleset", "list", "--repo", "octo/app"])).toEqual([expect.objectContaining({ id: scaleSet.id })]);
 
     // pause/resume set enabled; names work where ids do.
     expect(await json(["scaleset", "resume", "linux"])).toMatchObject({ id: scaleSet.id, enabled: true });
     expect(await json(["scaleset", "pause", scaleSet.id])).toMatchObject({ enabled: false });
-    expect(await json(["scaleset", "update", "linux", "--max-runners", "3", "--no-jit-config"])).toMatchObject({ max_runners: 3, jit_config_enabled: false });
+    expect(await json(["scaleset", "update", "linux", "--max-runners", "3", "--no-jit-config"])).toMatchObject({
+      max_runners: 3,
+      jit_config_enabled: false,
+    });
 
     const reconciled = await json(["scaleset", "reconcile", "linux"]);
     expect(reconciled).toMatchObject({ scale_set_id: scaleSet.id, pending_operations: 0 });
@@ -200,12 +254,19 @@ describe("edgerunner CLI against wrangler dev", () => {
   });
 
   it("organizations and enterprises; the coordinator's webhook installed, shown and removed", async () => {
-    const org = await json(["org", "create", "--name", "octo", "--credentials", "pat", "--webhook-secret-from-stdin"], { stdin: "cli-org-secret-1" });
+    const org = await json(["org", "create", "--name", "octo", "--credentials", "pat", "--webhook-secret-from-stdin"], {
+      stdin: "cli-org-secret-1",
+    });
     expect(org).toMatchObject({ name: "octo", credentials_name: "pat" });
     expect(await ok(["orgs", "list"])).toContain(`${org.id}  octo  fake`);
-    const ent = await json(["enterprise", "create", "--name", "acme", "--credentials", "pat", "--webhook-secret-from-stdin"], { stdin: "cli-ent-secret-1" });
+    const ent = await json(["enterprise", "create", "--name", "acme", "--credentials", "pat", "--webhook-secret-from-stdin"], {
+      stdin: "cli-ent-secret-1",
+    });
     expect(await json(["enterprise", "show", "acme"])).toMatchObject({ id: ent.id, name: "acme" });
-    expect(await json(["repo", "update", "octo/app", "--use-parent-scale-sets", "--enterprise", "acme"])).toMatchObject({ use_parent_scale_sets: true, enterprise: "acme" });
+    expect(await json(["repo", "update", "octo/app", "--use-parent-scale-sets", "--enterprise", "acme"])).toMatchObject({
+      use_parent_scale_sets: true,
+      enterprise: "acme",
+    });
 
     const hook = await json(["repo", "webhook", "install", "octo/app"]);
     expect(hook).toMatchObject({ url: `${coordinator.url}/webhooks/github`, events: ["workflow_job"], active: true });
@@ -222,8 +283,24 @@ describe("edgerunner CLI against wrangler dev", () => {
 
   it("instances: a scale set's idle runner listed, shown with its transitions, deleted with --force", async () => {
     const scaleSet = await json([
-      "scaleset", "create", "--repo", "octo/app", "--name", "idle", "--provider", "shim", "--labels", "self-hosted,idle",
-      "--max-runners", "1", "--min-idle-runners", "1", "--image", "ubuntu:24.04", "--flavor", "small",
+      "scaleset",
+      "create",
+      "--repo",
+      "octo/app",
+      "--name",
+      "idle",
+      "--provider",
+      "shim",
+      "--labels",
+      "self-hosted,idle",
+      "--max-runners",
+      "1",
+      "--min-idle-runners",
+      "1",
+      "--image",
+      "ubuntu:24.04",
+      "--flavor",
+      "small",
     ]);
     let instances: { name: string; status: string }[] = [];
     for (let i = 0; i < 100 && !instances.some((x) => x.status === "running"); i++) {
@@ -237,7 +314,10 @@ describe("edgerunner CLI against wrangler dev", () => {
     const shown = await ok(["instance", "show", name]);
     expect(shown).toMatch(new RegExp(`^name: +${name}$`, "m"));
     expect(shown).toMatch(/^TRANSITIONS \(newest first\)\nAT +FIELD +FROM +TO +REASON\n/m);
-    expect(await json(["instance", "show", name])).toMatchObject({ name, transitions: expect.arrayContaining([expect.objectContaining({ field: "status", to: "running" })]) });
+    expect(await json(["instance", "show", name])).toMatchObject({
+      name,
+      transitions: expect.arrayContaining([expect.objectContaining({ field: "status", to: "running" })]),
+    });
 
     await json(["scaleset", "pause", "idle"]);
     expect(await ok(["instance", "delete", name, "--force"])).toBe(`deleting instance ${name} (forced)\n`);
@@ -282,7 +362,10 @@ describe("edgerunner CLI against wrangler dev", () => {
     expect(missing.stderr).toMatch(/^edgerunner: .*\(HTTP 404, not_found\)\n/);
     expect(missing.stderr).toMatch(/request id: \S+/);
 
-    const bad = await cli(["provider", "create", "--name", "bad", "--shim-url", "not a url", "--secret-from-stdin"], { env: asAdmin(), stdin: SHIM_SECRET });
+    const bad = await cli(["provider", "create", "--name", "bad", "--shim-url", "not a url", "--secret-from-stdin"], {
+      env: asAdmin(),
+      stdin: SHIM_SECRET,
+    });
     expect(bad.status).toBe(1);
     expect(bad.stderr).toMatch(/^edgerunner: .*\(HTTP 400, invalid_body\)\n/);
     expect(bad.stderr).toContain('"url"');
@@ -297,7 +380,12 @@ describe("edgerunner CLI against wrangler dev", () => {
   });
 
   it("usage errors exit 2 and send nothing", async () => {
-    for (const args of [["scaleset", "frobnicate"], ["scaleset", "show"], ["scaleset", "update", "linux"], ["scaleset", "create", "--max-runners", "two"]]) {
+    for (const args of [
+      ["scaleset", "frobnicate"],
+      ["scaleset", "show"],
+      ["scaleset", "update", "linux"],
+      ["scaleset", "create", "--max-runners", "two"],
+    ]) {
       const r = await cli(args, { env: asAdmin() });
       expect(r.status, args.join(" ")).toBe(2);
       expect(r.stderr).toMatch(/^edgerunner: /);
@@ -306,7 +394,10 @@ describe("edgerunner CLI against wrangler dev", () => {
 
   it("runs as `npx edgerunner` from the checkout", async () => {
     const r = await new Promise<Run>((resolve) => {
-      const child = spawn("npx", ["--no-install", "edgerunner", "--version"], { cwd: root, env: { ...process.env, npm_config_loglevel: "error" } });
+      const child = spawn("npx", ["--no-install", "edgerunner", "--version"], {
+        cwd: root,
+        env: { ...process.env, npm_config_loglevel: "error" },
+      });
       let stdout = "";
       let stderr = "";
       child.stdout.on("data", (d) => (stdout += d));
@@ -321,7 +412,11 @@ describe("edgerunner CLI against wrangler dev", () => {
     // What `npm pack` in cli/ ships: bin/, dist/ (built by prepack) and package.json.
     const pkg = join(work, "published");
     mkdirSync(join(pkg, "bin"), { recursive: true });
-    const tsc = spawnSync(process.execPath, [join(root, "node_modules/typescript/bin/tsc"), "-p", join(root, "cli/tsconfig.build.json"), "--outDir", join(pkg, "dist")], { encoding: "utf8" });
+    const tsc = spawnSync(
+      process.execPath,
+      [join(root, "node_modules/typescript/bin/tsc"), "-p", join(root, "cli/tsconfig.build.json"), "--outDir", join(pkg, "dist")],
+      { encoding: "utf8" },
+    );
     expect(tsc.stdout + tsc.stderr).toBe("");
     copyFileSync(join(root, "cli/bin/edgerunner.mjs"), join(pkg, "bin/edgerunner.mjs"));
     copyFileSync(join(root, "cli/package.json"), join(pkg, "package.json"));

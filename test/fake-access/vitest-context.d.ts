@@ -5,4 +5,5 @@ declare module "vitest" {
     accessSigningJwk: Record<string, unknown>;
   }
 }
+
 export {};

@@ -24,7 +24,10 @@ export interface FakeEc2Account extends Ec2Account {
   reset(): Promise<void>;
 }
 
-export async function createAccount(fakeEc2Url: string, opts: { region?: string; session_token?: string; config?: Ec2AccountConfig } = {}): Promise<FakeEc2Account> {
+export async function createAccount(
+  fakeEc2Url: string,
+  opts: { region?: string; session_token?: string; config?: Ec2AccountConfig } = {},
+): Promise<FakeEc2Account> {
   return accountClient(fakeEc2Url, await call<Ec2Account>(`${fakeEc2Url}/_control/accounts`, "POST", opts));
 }
 

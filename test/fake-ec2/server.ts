@@ -65,16 +65,29 @@ class Ec2Failure extends Error {
 
 const fail = (status: number, code: string, message: string) => new Ec2Failure(status, code, message);
 
-const DEFAULT_CONFIG: Required<Ec2AccountConfig> = { page_size: 1000, boot_delay_ms: 100, stop_delay_ms: 100, missing_images: [], images: {} };
+const DEFAULT_CONFIG: Required<Ec2AccountConfig> = {
+  page_size: 1000,
+  boot_delay_ms: 100,
+  stop_delay_ms: 100,
+  missing_images: [],
+  images: {},
+};
 
 /** EC2's HTTP status for the launch errors tests inject (capacity is a server error, the rest client errors). */
-const LAUNCH_ERROR_STATUS: Record<string, number> = { InsufficientInstanceCapacity: 500, InsufficientCapacity: 500, InsufficientHostCapacity: 500 };
+const LAUNCH_ERROR_STATUS: Record<string, number> = {
+  InsufficientInstanceCapacity: 500,
+  InsufficientCapacity: 500,
+  InsufficientHostCapacity: 500,
+};
 
 const LIVE = new Set(["pending", "running", "stopping", "stopped"]);
 const ID = (prefix: string) => new RegExp(`^${prefix}-(?:[0-9a-f]{8}|[0-9a-f]{17})$`);
 const DEFAULT_SUBNET = "subnet-0000000000000000d";
 
-const hex = (n: number) => randomBytes(Math.ceil(n / 2)).toString("hex").slice(0, n);
+const hex = (n: number) =>
+  randomBytes(Math.ceil(n / 2))
+    .toString("hex")
+    .slice(0, n);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 function readBody(req: IncomingMessage): Promise<Buffer> {
@@ -102,12 +115,21 @@ function struct(p: Record<string, string>, prefix: string): Record<string, strin
 
 function filters(p: Record<string, string>): { name: string; values: string[] }[] {
   const out = [];
-  for (let i = 1; p[`Filter.${i}.Name`] !== undefined; i++) out.push({ name: p[`Filter.${i}.Name`]!, values: listParam(p, `Filter.${i}.Value`) });
+  for (let i = 1; p[`Filter.${i}.Name`] !== undefined; i++)
+    out.push({ name: p[`Filter.${i}.Name`]!, values: listParam(p, `Filter.${i}.Value`) });
   return out;
 }
 
 /** EC2's filter values take * and ? wildcards. */
-const glob = (pattern: string) => new RegExp("^" + pattern.replace(/[.+^${}()|[\]\\]/g, "\\$&").replace(/\*/g, ".*").replace(/\?/g, ".") + "$");
+const glob = (pattern: string) =>
+  new RegExp(
+    "^" +
+      pattern
+        .replace(/[.+^${}()|[\]\\]/g, "\\$&")
+        .replace(/\*/g, ".*")
+        .replace(/\?/g, ".") +
+      "$",
+  );
 
 function matches(i: FakeInstance, f: { name: string; values: string[] }): boolean {
   const any = (v: string | undefined) => v !== undefined && f.values.some((x) => glob(x).test(v));
@@ -210,7 +232,9 @@ export async function startFakeEc2(opts: { port?: number; hooks?: FakeEc2Hooks; 
   }
 
   function takeFault<T extends { times?: number; probability?: number }>(list: T[], match: (f: T) => boolean): T | undefined {
-    const i = list.findIndex((f) => match(f) && (f.times === undefined || f.times > 0) && (f.probability === undefined || Math.random() < f.probability));
+    const i = list.findIndex(
+      (f) => match(f) && (f.times === undefined || f.times > 0) && (f.probability === undefined || Math.random() < f.probability),
+    );
     if (i < 0) return undefined;
     const f = list[i]!;
     if (f.times !== undefined && --f.times <= 0) list.splice(i, 1);
@@ -219,47 +243,72 @@ export async function startFakeEc2(opts: { port?: number; hooks?: FakeEc2Hooks; 
 
   function runInstances(a: Account, p: Record<string, string>): Xml[] {
     const token = p.ClientToken;
-    if (token !== undefined && (token.length > 64 || /[^\x20-\x7e]/.test(token))) throw fail(400, "InvalidParameterValue", "ClientToken must be at most 64 ASCII characters");
+    if (token !== undefined && (token.length > 64 || /[^\x20-\x7e]/.test(token)))
+      throw fail(400, "InvalidParameterValue", "ClientToken must be at most 64 ASCII characters");
     const digest = createHash("sha256")
-      .update(JSON.stringify(Object.entries(p).filter(([k]) => k !== "ClientToken").sort()))
+      .update(
+        JSON.stringify(
+          Object.entries(p)
+            .filter(([k]) => k !== "ClientToken")
+            .sort(),
+        ),
+      )
       .digest("hex");
     if (token) {
       const seen = a.tokens.get(token);
-      if (seen && seen.params !== digest) throw fail(400, "IdempotentParameterMismatch", "Arguments on this idempotent request are inconsistent with arguments used in previous request(s).");
+      if (seen && seen.params !== digest)
+        throw fail(
+          400,
+          "IdempotentParameterMismatch",
+          "Arguments on this idempotent request are inconsistent with arguments used in previous request(s).",
+        );
       if (seen) {
         return reservation(a.instances.get(seen.instanceId)!, owner);
       }
     }
     if (p.ImageId === undefined) throw fail(400, "MissingParameter", "The request must contain the parameter ImageId");
-    if (p.MinCount !== "1" || p.MaxCount !== "1") throw fail(400, "InvalidParameterValue", "This fake EC2 launches one instance per call (MinCount = MaxCount = 1)");
+    if (p.MinCount !== "1" || p.MaxCount !== "1")
+      throw fail(400, "InvalidParameterValue", "This fake EC2 launches one instance per call (MinCount = MaxCount = 1)");
     const img = image(a, p.ImageId);
     const launchTemplate = struct(p, "LaunchTemplate");
     if (launchTemplate?.LaunchTemplateId !== undefined && !/^lt-[0-9a-f]{17}$/.test(launchTemplate.LaunchTemplateId)) {
-      throw fail(400, "InvalidLaunchTemplateId.Malformed", `The specified launch template ID ${launchTemplate.LaunchTemplateId} is not valid`);
+      throw fail(
+        400,
+        "InvalidLaunchTemplateId.Malformed",
+        `The specified launch template ID ${launchTemplate.LaunchTemplateId} is not valid`,
+      );
     }
     const instanceType = p.InstanceType ?? (launchTemplate ? "t3.micro" : "m1.small");
-    if (!/^[a-z0-9][a-z0-9-]*\.[a-z0-9-]+$/.test(instanceType)) throw fail(400, "InvalidParameterValue", `Invalid value '${instanceType}' for InstanceType.`);
+    if (!/^[a-z0-9][a-z0-9-]*\.[a-z0-9-]+$/.test(instanceType))
+      throw fail(400, "InvalidParameterValue", `Invalid value '${instanceType}' for InstanceType.`);
     const subnetId = p.SubnetId ?? DEFAULT_SUBNET;
     if (!ID("subnet").test(subnetId)) throw fail(400, "InvalidSubnetID.NotFound", `The subnet ID '${subnetId}' does not exist`);
     const groups = listParam(p, "SecurityGroupId");
     for (const g of groups) if (!ID("sg").test(g)) throw fail(400, "InvalidGroupId.Malformed", `Invalid id: "${g}" (expecting "sg-...")`);
     const userData = p.UserData;
-    if (userData !== undefined && Buffer.from(userData, "base64").length > 16 * 1024) throw fail(400, "InvalidParameterValue", "User data is limited to 16384 bytes");
+    if (userData !== undefined && Buffer.from(userData, "base64").length > 16 * 1024)
+      throw fail(400, "InvalidParameterValue", "User data is limited to 16384 bytes");
     const market = struct(p, "InstanceMarketOptions");
     const spot = market?.MarketType === "spot";
     if (market?.MarketType !== undefined && market.MarketType !== "spot" && market.MarketType !== "capacity-block") {
       throw fail(400, "InvalidParameterValue", `Invalid value '${market.MarketType}' for MarketType`);
     }
-    if (spot && market?.["SpotOptions.SpotInstanceType"] === "one-time" && (market["SpotOptions.InstanceInterruptionBehavior"] ?? "terminate") !== "terminate") {
+    if (
+      spot &&
+      market?.["SpotOptions.SpotInstanceType"] === "one-time" &&
+      (market["SpotOptions.InstanceInterruptionBehavior"] ?? "terminate") !== "terminate"
+    ) {
       throw fail(400, "InvalidParameterCombination", "One-time Spot Instances must use terminate as the interruption behavior");
     }
     const tags: Record<string, string> = {};
     for (let n = 1; p[`TagSpecification.${n}.ResourceType`] !== undefined; n++) {
       const type = p[`TagSpecification.${n}.ResourceType`]!;
-      if (!["instance", "volume", "network-interface", "spot-instances-request"].includes(type)) throw fail(400, "InvalidParameterValue", `'${type}' is not a valid taggable resource type for this operation.`);
+      if (!["instance", "volume", "network-interface", "spot-instances-request"].includes(type))
+        throw fail(400, "InvalidParameterValue", `'${type}' is not a valid taggable resource type for this operation.`);
       for (let t = 1; p[`TagSpecification.${n}.Tag.${t}.Key`] !== undefined; t++) {
         const key = p[`TagSpecification.${n}.Tag.${t}.Key`]!;
-        if (key.toLowerCase().startsWith("aws:")) throw fail(400, "InvalidParameterValue", "Tag keys starting with 'aws:' are reserved for internal use");
+        if (key.toLowerCase().startsWith("aws:"))
+          throw fail(400, "InvalidParameterValue", "Tag keys starting with 'aws:' are reserved for internal use");
         if (t > 50) throw fail(400, "TagLimitExceeded", "The maximum number of Tags for a resource has been reached.");
         if (type === "instance") tags[key] = p[`TagSpecification.${n}.Tag.${t}.Value`] ?? "";
       }
@@ -298,7 +347,9 @@ export async function startFakeEc2(opts: { port?: number; hooks?: FakeEc2Hooks; 
       ...(spot ? { lifecycle: "spot", spotOptions: market } : {}),
       ...(userData !== undefined ? { userData } : {}),
       ...(p.KeyName ? { keyName: p.KeyName } : {}),
-      ...(p["IamInstanceProfile.Arn"] || p["IamInstanceProfile.Name"] ? { iamInstanceProfile: p["IamInstanceProfile.Arn"] ?? `arn:aws:iam::${owner}:instance-profile/${p["IamInstanceProfile.Name"]}` } : {}),
+      ...(p["IamInstanceProfile.Arn"] || p["IamInstanceProfile.Name"]
+        ? { iamInstanceProfile: p["IamInstanceProfile.Arn"] ?? `arn:aws:iam::${owner}:instance-profile/${p["IamInstanceProfile.Name"]}` }
+        : {}),
       securityGroupIds: groups,
       ...(launchTemplate ? { launchTemplate } : {}),
       ...(struct(p, "BlockDeviceMapping.1") ? { blockDevice: struct(p, "BlockDeviceMapping.1") } : {}),
@@ -313,29 +364,50 @@ export async function startFakeEc2(opts: { port?: number; hooks?: FakeEc2Hooks; 
   function named(a: Account, ids: string[]): FakeInstance[] {
     for (const id of ids) if (!ID("i").test(id)) throw fail(400, "InvalidInstanceID.Malformed", `Invalid id: "${id}"`);
     const missing = ids.filter((id) => !a.instances.has(id));
-    if (missing.length) throw fail(400, "InvalidInstanceID.NotFound", `The instance ID${missing.length > 1 ? "s" : ""} '${missing.join(", ")}' do${missing.length > 1 ? "" : "es"} not exist`);
+    if (missing.length)
+      throw fail(
+        400,
+        "InvalidInstanceID.NotFound",
+        `The instance ID${missing.length > 1 ? "s" : ""} '${missing.join(", ")}' do${missing.length > 1 ? "" : "es"} not exist`,
+      );
     return ids.map((id) => a.instances.get(id)!);
   }
 
   function describeInstances(a: Account, p: Record<string, string>): Xml[] {
     const ids = listParam(p, "InstanceId");
     const fs = filters(p);
-    if (p.MaxResults !== undefined && ids.length) throw fail(400, "InvalidParameterCombination", "The parameter instancesSet cannot be used with the parameter maxResults");
+    if (p.MaxResults !== undefined && ids.length)
+      throw fail(400, "InvalidParameterCombination", "The parameter instancesSet cannot be used with the parameter maxResults");
     const max = p.MaxResults === undefined ? 1000 : Number(p.MaxResults);
-    if (!Number.isInteger(max) || max < 5 || max > 1000) throw fail(400, "InvalidParameterValue", `Value ( ${p.MaxResults} ) for parameter maxResults is invalid. Expecting a value between 5 and 1000.`);
+    if (!Number.isInteger(max) || max < 5 || max > 1000)
+      throw fail(
+        400,
+        "InvalidParameterValue",
+        `Value ( ${p.MaxResults} ) for parameter maxResults is invalid. Expecting a value between 5 and 1000.`,
+      );
     const pool = ids.length ? named(a, ids) : [...a.instances.values()];
     const all = pool.filter((i) => fs.every((f) => matches(i, f)));
-    const key = createHash("sha256").update(JSON.stringify([ids, fs])).digest("hex").slice(0, 16);
+    const key = createHash("sha256")
+      .update(JSON.stringify([ids, fs]))
+      .digest("hex")
+      .slice(0, 16);
     let offset = 0;
     if (p.NextToken !== undefined) {
       const [k, o] = Buffer.from(p.NextToken, "base64url").toString().split(":");
-      if (k !== key || !/^\d+$/.test(o ?? "")) throw fail(400, "InvalidParameterValue", "The token is invalid or was issued for another request");
+      if (k !== key || !/^\d+$/.test(o ?? ""))
+        throw fail(400, "InvalidParameterValue", "The token is invalid or was issued for another request");
       offset = Number(o);
     }
     const size = Math.min(max, a.config.page_size);
     const page = all.slice(offset, offset + size);
     const next = offset + size < all.length ? Buffer.from(`${key}:${offset + size}`).toString("base64url") : undefined;
-    return [set("reservationSet", page.map((i) => reservation(i, owner))), el("nextToken", next)];
+    return [
+      set(
+        "reservationSet",
+        page.map((i) => reservation(i, owner)),
+      ),
+      el("nextToken", next),
+    ];
   }
 
   function changeState(a: Account, action: string, p: Record<string, string>): Xml[] {
@@ -343,9 +415,21 @@ export async function startFakeEc2(opts: { port?: number; hooks?: FakeEc2Hooks; 
     if (!ids.length) throw fail(400, "MissingParameter", "The request must contain the parameter InstanceId");
     const targets = named(a, ids);
     for (const i of targets) {
-      if (action === "StopInstances" && i.lifecycle === "spot") throw fail(400, "UnsupportedOperation", `You can't stop the Spot Instance '${i.instanceId}' because it is associated with a one-time Spot Instance request.`);
-      if (action !== "TerminateInstances" && (i.state === "shutting-down" || i.state === "terminated" || (action === "StartInstances" && i.state === "stopping"))) {
-        throw fail(400, "IncorrectInstanceState", `The instance '${i.instanceId}' is not in a state from which it can be ${action === "StartInstances" ? "started" : "stopped"}.`);
+      if (action === "StopInstances" && i.lifecycle === "spot")
+        throw fail(
+          400,
+          "UnsupportedOperation",
+          `You can't stop the Spot Instance '${i.instanceId}' because it is associated with a one-time Spot Instance request.`,
+        );
+      if (
+        action !== "TerminateInstances" &&
+        (i.state === "shutting-down" || i.state === "terminated" || (action === "StartInstances" && i.state === "stopping"))
+      ) {
+        throw fail(
+          400,
+          "IncorrectInstanceState",
+          `The instance '${i.instanceId}' is not in a state from which it can be ${action === "StartInstances" ? "started" : "stopped"}.`,
+        );
       }
     }
     const items = targets.map((i) => {
@@ -411,7 +495,8 @@ export async function startFakeEc2(opts: { port?: number; hooks?: FakeEc2Hooks; 
     const target = req.url ?? "/";
     const q = target.indexOf("?");
     const params: Record<string, string> = Object.fromEntries(new URLSearchParams(q < 0 ? "" : target.slice(q + 1)));
-    if (String(req.headers["content-type"] ?? "").startsWith("application/x-www-form-urlencoded")) Object.assign(params, Object.fromEntries(new URLSearchParams(raw.toString("utf8"))));
+    if (String(req.headers["content-type"] ?? "").startsWith("application/x-www-form-urlencoded"))
+      Object.assign(params, Object.fromEntries(new URLSearchParams(raw.toString("utf8"))));
     const { Action: action = "", ...rest } = params;
     let account: Account | undefined;
     const record = (status: number, code: string | null) =>
@@ -433,7 +518,12 @@ export async function startFakeEc2(opts: { port?: number; hooks?: FakeEc2Hooks; 
       const latency = account.faults.latency_ms[action];
       if (latency) await sleep(latency);
       const f: ActionFault | undefined = takeFault(account.faults.actions, (x) => x.action === undefined || x.action === action);
-      if (f) throw fail(f.status ?? (f.code === "RequestLimitExceeded" ? 503 : 400), f.code, f.message ?? (f.code === "RequestLimitExceeded" ? "Request limit exceeded." : `${f.code} (injected)`));
+      if (f)
+        throw fail(
+          f.status ?? (f.code === "RequestLimitExceeded" ? 503 : 400),
+          f.code,
+          f.message ?? (f.code === "RequestLimitExceeded" ? "Request limit exceeded." : `${f.code} (injected)`),
+        );
       const body = perform(account, action, rest);
       record(200, null);
       xml(res, 200, document(action, requestId, body), requestId);
@@ -516,7 +606,8 @@ export async function startFakeEc2(opts: { port?: number; hooks?: FakeEc2Hooks; 
       if (segments[0] === "_control" && segments[1] === "accounts") return control(req, res, segments.slice(2), raw);
       await ec2(req, res, raw);
     } catch (err) {
-      if (!res.headersSent) xml(res, 500, errorDocument("InternalError", err instanceof Error ? err.message : String(err), randomUUID()), "");
+      if (!res.headersSent)
+        xml(res, 500, errorDocument("InternalError", err instanceof Error ? err.message : String(err), randomUUID()), "");
     }
   });
   server.on("connection", (s) => {

@@ -23,9 +23,7 @@ export interface SigV4Credentials {
   sessionToken?: string;
 }
 
-export type SigV4Check =
-  | { ok: true; accessKeyId: string }
-  | { ok: false; status: number; code: string; message: string };
+export type SigV4Check = { ok: true; accessKeyId: string } | { ok: false; status: number; code: string; message: string };
 
 /** EC2 refuses requests signed more than 15 minutes before or after its clock. */
 export const MAX_SKEW_MS = 15 * 60 * 1000;
@@ -98,22 +96,60 @@ export function verifySigV4(
 ): SigV4Check {
   const headers = headerMap(req.rawHeaders);
   const auth = headers.get("authorization");
-  if (!auth) return { ok: false, status: 401, code: "MissingAuthenticationToken", message: "The request must contain either a valid (registered) AWS access key ID or X.509 certificate." };
+  if (!auth)
+    return {
+      ok: false,
+      status: 401,
+      code: "MissingAuthenticationToken",
+      message: "The request must contain either a valid (registered) AWS access key ID or X.509 certificate.",
+    };
   const m = AUTH.exec(auth);
-  if (!m) return { ok: false, status: 400, code: "IncompleteSignature", message: "Authorization header requires 'Credential', 'SignedHeaders' and 'Signature' parameters for AWS4-HMAC-SHA256." };
+  if (!m)
+    return {
+      ok: false,
+      status: 400,
+      code: "IncompleteSignature",
+      message: "Authorization header requires 'Credential', 'SignedHeaders' and 'Signature' parameters for AWS4-HMAC-SHA256.",
+    };
   const [, credential, signedHeaders, signature] = m as unknown as [string, string, string, string];
   const scope = credential.split("/");
-  if (scope.length !== 5 || scope[4] !== "aws4_request") return { ok: false, status: 400, code: "IncompleteSignature", message: `Credential should be scoped to a valid date, region and service: ${credential}` };
+  if (scope.length !== 5 || scope[4] !== "aws4_request")
+    return {
+      ok: false,
+      status: 400,
+      code: "IncompleteSignature",
+      message: `Credential should be scoped to a valid date, region and service: ${credential}`,
+    };
   const [accessKeyId, date, region, svc] = scope as [string, string, string, string, string];
   const creds = lookup(accessKeyId);
-  if (!creds) return { ok: false, status: 401, code: "AuthFailure", message: "AWS was not able to validate the provided access credentials" };
+  if (!creds)
+    return { ok: false, status: 401, code: "AuthFailure", message: "AWS was not able to validate the provided access credentials" };
 
   const amzDate = headers.get("x-amz-date");
-  if (!amzDate || !/^\d{8}T\d{6}Z$/.test(amzDate)) return { ok: false, status: 400, code: "IncompleteSignature", message: "The request must carry an X-Amz-Date header (YYYYMMDDTHHMMSSZ)." };
-  const signedAt = Date.UTC(+amzDate.slice(0, 4), +amzDate.slice(4, 6) - 1, +amzDate.slice(6, 8), +amzDate.slice(9, 11), +amzDate.slice(11, 13), +amzDate.slice(13, 15));
-  if (Math.abs(now - signedAt) > MAX_SKEW_MS) return { ok: false, status: 400, code: "RequestExpired", message: `Request has expired. Timestamp date is ${amzDate}.` };
+  if (!amzDate || !/^\d{8}T\d{6}Z$/.test(amzDate))
+    return {
+      ok: false,
+      status: 400,
+      code: "IncompleteSignature",
+      message: "The request must carry an X-Amz-Date header (YYYYMMDDTHHMMSSZ).",
+    };
+  const signedAt = Date.UTC(
+    +amzDate.slice(0, 4),
+    +amzDate.slice(4, 6) - 1,
+    +amzDate.slice(6, 8),
+    +amzDate.slice(9, 11),
+    +amzDate.slice(11, 13),
+    +amzDate.slice(13, 15),
+  );
+  if (Math.abs(now - signedAt) > MAX_SKEW_MS)
+    return { ok: false, status: 400, code: "RequestExpired", message: `Request has expired. Timestamp date is ${amzDate}.` };
   if (date !== amzDate.slice(0, 8) || region !== creds.region || svc !== service) {
-    return { ok: false, status: 401, code: "AuthFailure", message: `Credential should be scoped to ${amzDate.slice(0, 8)}/${creds.region}/${service}, not ${date}/${region}/${svc}.` };
+    return {
+      ok: false,
+      status: 401,
+      code: "AuthFailure",
+      message: `Credential should be scoped to ${amzDate.slice(0, 8)}/${creds.region}/${service}, not ${date}/${region}/${svc}.`,
+    };
   }
 
   const names = signedHeaders.split(";");
@@ -121,14 +157,21 @@ export function verifySigV4(
     return { ok: false, status: 400, code: "IncompleteSignature", message: "SignedHeaders must be lower case and sorted." };
   }
   for (const required of ["host", "x-amz-date", ...(headers.has("x-amz-security-token") ? ["x-amz-security-token"] : [])]) {
-    if (!names.includes(required)) return { ok: false, status: 401, code: "AuthFailure", message: `The ${required} header must be signed.` };
+    if (!names.includes(required))
+      return { ok: false, status: 401, code: "AuthFailure", message: `The ${required} header must be signed.` };
   }
   if ((headers.get("x-amz-security-token") ?? undefined) !== creds.sessionToken) {
     return { ok: false, status: 401, code: "AuthFailure", message: "AWS was not able to validate the provided access credentials" };
   }
   const payloadHash = sha256(req.body);
   const claimed = headers.get("x-amz-content-sha256");
-  if (claimed && claimed !== payloadHash) return { ok: false, status: 400, code: "XAmzContentSHA256Mismatch", message: "The provided 'x-amz-content-sha256' header does not match what was computed." };
+  if (claimed && claimed !== payloadHash)
+    return {
+      ok: false,
+      status: 400,
+      code: "XAmzContentSHA256Mismatch",
+      message: "The provided 'x-amz-content-sha256' header does not match what was computed.",
+    };
 
   const q = req.target.indexOf("?");
   const path = q < 0 ? req.target : req.target.slice(0, q);
@@ -141,7 +184,11 @@ export function verifySigV4(
     payloadHash,
   ].join("\n");
   const stringToSign = ["AWS4-HMAC-SHA256", amzDate, `${date}/${region}/${svc}/aws4_request`, sha256(canonicalRequest)].join("\n");
-  const expected = Buffer.from(createHmac("sha256", signingKey(creds.secretAccessKey, date, region, svc)).update(stringToSign).digest("hex"));
+  const expected = Buffer.from(
+    createHmac("sha256", signingKey(creds.secretAccessKey, date, region, svc))
+      .update(stringToSign)
+      .digest("hex"),
+  );
   const given = Buffer.from(signature.toLowerCase());
   if (given.length !== expected.length || !timingSafeEqual(given, expected)) {
     return { ok: false, status: 401, code: "AuthFailure", message: "AWS was not able to validate the provided access credentials" };

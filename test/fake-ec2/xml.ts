@@ -8,9 +8,17 @@ import type { FakeInstance } from "./types.ts";
 
 export const NAMESPACE = "http://ec2.amazonaws.com/doc/2016-11-15/";
 
-export const STATE_CODES: Record<string, number> = { pending: 0, running: 16, "shutting-down": 32, terminated: 48, stopping: 64, stopped: 80 };
+export const STATE_CODES: Record<string, number> = {
+  pending: 0,
+  running: 16,
+  "shutting-down": 32,
+  terminated: 48,
+  stopping: 64,
+  stopped: 80,
+};
 
-const escapeXml = (s: string) => s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;").replace(/'/g, "&apos;");
+const escapeXml = (s: string) =>
+  s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;").replace(/'/g, "&apos;");
 
 export type Xml = string;
 
@@ -19,7 +27,8 @@ export const el = (name: string, content: string | number | boolean | undefined 
   content === undefined ? "" : `<${name}>${Array.isArray(content) ? content.join("") : escapeXml(String(content))}</${name}>`;
 
 /** A list element: `<name><item>…</item>…</name>` (empty lists are written as `<name/>`). */
-export const set = (name: string, items: Xml[][]): Xml => (items.length ? `<${name}>${items.map((i) => `<item>${i.join("")}</item>`).join("")}</${name}>` : `<${name}/>`);
+export const set = (name: string, items: Xml[][]): Xml =>
+  items.length ? `<${name}>${items.map((i) => `<item>${i.join("")}</item>`).join("")}</${name}>` : `<${name}/>`;
 
 export const state = (name: string, s: string): Xml => el(name, [el("code", STATE_CODES[s] ?? 0), el("name", s)]);
 

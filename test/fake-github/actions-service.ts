@@ -61,8 +61,21 @@ const randomHex = (n: number) => Array.from(crypto.getRandomValues(new Uint8Arra
 const answer = (status: number, body?: unknown): ActionsAnswer =>
   body === undefined
     ? { status, text: "", headers: {} }
-    : { status, text: BOM + JSON.stringify(body), headers: { "content-type": "application/json; charset=utf-8", activityid: crypto.randomUUID() } };
-const failure = (status: number, typeName: string, message: string) => answer(status, { $id: "1", innerException: null, message, typeName, typeKey: typeName.replace(/^.*\./, "").replace(/Exception$/, ""), errorCode: 0, eventId: 3000 });
+    : {
+        status,
+        text: BOM + JSON.stringify(body),
+        headers: { "content-type": "application/json; charset=utf-8", activityid: crypto.randomUUID() },
+      };
+const failure = (status: number, typeName: string, message: string) =>
+  answer(status, {
+    $id: "1",
+    innerException: null,
+    message,
+    typeName,
+    typeKey: typeName.replace(/^.*\./, "").replace(/Exception$/, ""),
+    errorCode: 0,
+    eventId: 3000,
+  });
 
 export class ActionsService {
   settings: Required<ActionsServiceSettings> = { poll_wait_ms: 50_000, admin_token_ttl_s: 3600, queue_token_ttl_s: 3600 };
@@ -92,8 +105,18 @@ export class ActionsService {
     return {
       scale_sets: [...this.scaleSets.values()],
       sessions: [...this.sessions.values()].map((s) => ({ session_id: s.id, scale_set_id: s.scaleSetId, owner: s.owner })),
-      pending_messages: Object.fromEntries([...this.queues].map(([id, q]) => [id, q.map((m) => ({ messageId: m.messageId, items: m.items.map((i) => String(i.messageType)) }))])),
-      jobs: [...this.jobs.values()].map((j) => ({ job_id: j.jobId, runner_request_id: j.runnerRequestId, scale_set_id: j.scaleSetId, state: j.state })),
+      pending_messages: Object.fromEntries(
+        [...this.queues].map(([id, q]) => [
+          id,
+          q.map((m) => ({ messageId: m.messageId, items: m.items.map((i) => String(i.messageType)) })),
+        ]),
+      ),
+      jobs: [...this.jobs.values()].map((j) => ({
+        job_id: j.jobId,
+        runner_request_id: j.runnerRequestId,
+        scale_set_id: j.scaleSetId,
+        state: j.state,
+      })),
       agents: Object.fromEntries(this.agents),
       requests: this.requests,
       settings: this.settings,
@@ -116,19 +139,39 @@ export class ActionsService {
     return true;
   }
 
-  async handle(method: string, path: string, query: Record<string, string>, headers: Record<string, string | undefined>, body: unknown, worldBase: string): Promise<ActionsAnswer> {
+  async handle(
+    method: string,
+    path: string,
+    query: Record<string, string>,
+    headers: Record<string, string | undefined>,
+    body: unknown,
+    worldBase: string,
+  ): Promise<ActionsAnswer> {
     const res = await this.route(method, path, query, headers, body, worldBase);
     this.requests.push({ at: this.world.now(), method, path, query, status: res.status, body: body ?? null });
     return res;
   }
 
-  private async route(method: string, path: string, query: Record<string, string>, headers: Record<string, string | undefined>, body: unknown, worldBase: string): Promise<ActionsAnswer> {
+  private async route(
+    method: string,
+    path: string,
+    query: Record<string, string>,
+    headers: Record<string, string | undefined>,
+    body: unknown,
+    worldBase: string,
+  ): Promise<ActionsAnswer> {
     const fault = this.world.takeFault(method, path);
     if (fault?.kind === "latency") await new Promise((r) => setTimeout(r, fault.latency_ms ?? 1000));
-    else if (fault?.kind === "server_error") return failure(fault.status ?? 503, "GitHub.Services.Common.VssServiceException", "fake: service unavailable");
-    else if (fault?.kind === "unauthorized") return failure(401, "Microsoft.VisualStudio.Services.Common.VssUnauthorizedException", "fake: unauthorized");
+    else if (fault?.kind === "server_error")
+      return failure(fault.status ?? 503, "GitHub.Services.Common.VssServiceException", "fake: service unavailable");
+    else if (fault?.kind === "unauthorized")
+      return failure(401, "Microsoft.VisualStudio.Services.Common.VssUnauthorizedException", "fake: unauthorized");
     else if (fault?.kind === "session_conflict") {
-      return failure(409, "GitHub.Actions.Runtime.WebApi.RunnerScaleSetSessionConflictException", "fake: a session for this scale set already exists");
+      return failure(
+        409,
+        "GitHub.Actions.Runtime.WebApi.RunnerScaleSetSessionConflictException",
+        "fake: a session for this scale set already exists",
+      );
     } else if (fault) return failure(500, "Exception", `fake: fault ${fault.kind} does not apply here`);
 
     if (path.endsWith("/actions/runner-registration") && method === "POST") return this.register(headers.authorization, body, worldBase);
@@ -139,16 +182,28 @@ export class ActionsService {
     if (m && method === "POST") return this.acquire(Number(m[1]), headers.authorization, body);
 
     const admin = this.adminScope(headers.authorization);
-    if (!admin) return failure(401, "Microsoft.VisualStudio.Services.Common.VssUnauthorizedException", "TF400813: The user is not authorized to access this resource.");
-    if (query["api-version"] !== "6.0-preview") return failure(400, "VssVersionNotSpecifiedException", "The api-version query parameter is required.");
+    if (!admin)
+      return failure(
+        401,
+        "Microsoft.VisualStudio.Services.Common.VssUnauthorizedException",
+        "TF400813: The user is not authorized to access this resource.",
+      );
+    if (query["api-version"] !== "6.0-preview")
+      return failure(400, "VssVersionNotSpecifiedException", "The api-version query parameter is required.");
     const rest = path.slice(ADMIN.length);
     if (rest === "/runtime/runnergroups/" || rest === "/runtime/runnergroups") {
       const groups = this.groupsOf(admin).filter((g) => !query.groupName || lc(g.name) === lc(query.groupName));
-      return answer(200, { count: groups.length, value: groups.map((g) => ({ id: g.id, name: g.name, size: 0, isDefaultGroup: g.default ?? false })) });
+      return answer(200, {
+        count: groups.length,
+        value: groups.map((g) => ({ id: g.id, name: g.name, size: 0, isDefaultGroup: g.default ?? false })),
+      });
     }
     if (rest === "/runtime/runnerscalesets" && method === "GET") {
       const found = [...this.scaleSets.values()].filter(
-        (s) => s.scope === admin && (!query.runnerGroupId || s.runnerGroupId === Number(query.runnerGroupId)) && (!query.name || lc(s.name) === lc(query.name)),
+        (s) =>
+          s.scope === admin &&
+          (!query.runnerGroupId || s.runnerGroupId === Number(query.runnerGroupId)) &&
+          (!query.name || lc(s.name) === lc(query.name)),
       );
       return answer(200, { count: found.length, value: found.map((s) => this.view(s, worldBase)) });
     }
@@ -156,7 +211,12 @@ export class ActionsService {
     const one = /^\/runtime\/runnerscalesets\/(\d+)(?:\/(sessions|generatejitconfig)(?:\/([0-9a-f-]+))?)?$/.exec(rest);
     if (one) {
       const set = this.scaleSets.get(Number(one[1]));
-      if (!set || set.scope !== admin) return failure(404, "GitHub.Actions.Runtime.WebApi.RunnerScaleSetNotFoundException", `No runner scale set found with identifier ${one[1]}.`);
+      if (!set || set.scope !== admin)
+        return failure(
+          404,
+          "GitHub.Actions.Runtime.WebApi.RunnerScaleSetNotFoundException",
+          `No runner scale set found with identifier ${one[1]}.`,
+        );
       if (!one[2]) return this.scaleSetCall(method, set, body, worldBase);
       if (one[2] === "generatejitconfig" && method === "POST") return this.jit(set, body, worldBase);
       if (one[2] === "sessions") return this.sessionCall(method, set, one[3] ?? null, body, worldBase);
@@ -174,7 +234,8 @@ export class ActionsService {
     if (typeof b.url !== "string" || b.runner_event !== "register") return answer(400, { message: "url and runner_event are required" });
     // The config URL names the entity the registration token belongs to.
     const path = new URL(b.url).pathname.split("/").filter(Boolean).map(lc);
-    const scope = path[0] === "enterprises" ? `enterprises/${path[1]}` : path.length >= 2 ? `repos/${path[0]}/${path[1]}` : `orgs/${path[0]}`;
+    const scope =
+      path[0] === "enterprises" ? `enterprises/${path[1]}` : path.length >= 2 ? `repos/${path[0]}/${path[1]}` : `orgs/${path[0]}`;
     if (scope !== reg.scope) return answer(403, { message: `registration token is for ${reg.scope}, not ${scope}` });
     const exp = Math.floor(this.world.now() / 1000) + this.settings.admin_token_ttl_s;
     const token = `${b64url(JSON.stringify({ typ: "JWT", alg: "RS256" }))}.${b64url(JSON.stringify({ sub: scope, exp, nbf: exp - this.settings.admin_token_ttl_s, jti: randomHex(8) }))}.${b64url(randomHex(32))}`;
@@ -193,25 +254,47 @@ export class ActionsService {
   }
 
   private view(s: FakeScaleSet, worldBase: string) {
-    return { ...s, scope: undefined, runnerJitConfigUrl: `${worldBase}/_actions/_apis/runtime/runnerscalesets/${s.id}/generatejitconfig`, statistics: this.statistics(s.id) };
+    return {
+      ...s,
+      scope: undefined,
+      runnerJitConfigUrl: `${worldBase}/_actions/_apis/runtime/runnerscalesets/${s.id}/generatejitconfig`,
+      statistics: this.statistics(s.id),
+    };
   }
 
   private createScaleSet(scope: string, body: unknown, worldBase: string): ActionsAnswer {
     const b = (body ?? {}) as { name?: unknown; runnerGroupId?: unknown; labels?: unknown; RunnerSetting?: unknown };
     if (typeof b.name !== "string" || !b.name) return failure(400, "ArgumentException", "name is required");
     const group = this.groupsOf(scope).find((g) => g.id === (b.runnerGroupId ?? 1));
-    if (!group) return failure(404, "GitHub.DistributedTask.WebApi.RunnerGroupNotFoundException", `No runner group with id ${String(b.runnerGroupId)}`);
-    if ([...this.scaleSets.values()].some((s) => s.scope === scope && s.runnerGroupId === group.id && lc(s.name) === lc(b.name as string))) {
-      return failure(409, "GitHub.Actions.Runtime.WebApi.RunnerScaleSetExistsException", `A runner scale set named ${b.name} already exists in the group.`);
+    if (!group)
+      return failure(
+        404,
+        "GitHub.DistributedTask.WebApi.RunnerGroupNotFoundException",
+        `No runner group with id ${String(b.runnerGroupId)}`,
+      );
+    if (
+      [...this.scaleSets.values()].some((s) => s.scope === scope && s.runnerGroupId === group.id && lc(s.name) === lc(b.name as string))
+    ) {
+      return failure(
+        409,
+        "GitHub.Actions.Runtime.WebApi.RunnerScaleSetExistsException",
+        `A runner scale set named ${b.name} already exists in the group.`,
+      );
     }
-    const labels = Array.isArray(b.labels) ? (b.labels as { name?: unknown; type?: unknown }[]).map((l) => ({ name: String(l.name), type: String(l.type ?? "System") })) : [];
+    const labels = Array.isArray(b.labels)
+      ? (b.labels as { name?: unknown; type?: unknown }[]).map((l) => ({ name: String(l.name), type: String(l.type ?? "System") }))
+      : [];
     const set: FakeScaleSet = {
       id: this.world.newId(),
       name: b.name,
       runnerGroupId: group.id,
       runnerGroupName: group.name,
       labels: labels.length ? labels : [{ name: b.name, type: "System" }],
-      RunnerSetting: { ephemeral: true, isElastic: true, disableUpdate: Boolean((b.RunnerSetting as { disableUpdate?: unknown } | undefined)?.disableUpdate) },
+      RunnerSetting: {
+        ephemeral: true,
+        isElastic: true,
+        disableUpdate: Boolean((b.RunnerSetting as { disableUpdate?: unknown } | undefined)?.disableUpdate),
+      },
       createdOn: iso(this.world.now()),
       scope,
     };
@@ -234,7 +317,8 @@ export class ActionsService {
         set.runnerGroupId = g.id;
         set.runnerGroupName = g.name;
       }
-      if (b.RunnerSetting && typeof b.RunnerSetting.disableUpdate === "boolean") set.RunnerSetting.disableUpdate = b.RunnerSetting.disableUpdate;
+      if (b.RunnerSetting && typeof b.RunnerSetting.disableUpdate === "boolean")
+        set.RunnerSetting.disableUpdate = b.RunnerSetting.disableUpdate;
       return answer(200, this.view(set, worldBase));
     }
     return failure(405, "MethodNotAllowed", "fake: method not allowed");
@@ -243,7 +327,11 @@ export class ActionsService {
   private sessionCall(method: string, set: FakeScaleSet, sessionId: string | null, body: unknown, worldBase: string): ActionsAnswer {
     if (method === "POST" && !sessionId) {
       if ([...this.sessions.values()].some((s) => s.scaleSetId === set.id)) {
-        return failure(409, "GitHub.Actions.Runtime.WebApi.RunnerScaleSetSessionConflictException", `The scale set ${set.name} already has an active session.`);
+        return failure(
+          409,
+          "GitHub.Actions.Runtime.WebApi.RunnerScaleSetSessionConflictException",
+          `The scale set ${set.name} already has an active session.`,
+        );
       }
       const owner = String((body as { ownerName?: unknown } | null)?.ownerName ?? "");
       const s: Session = { id: crypto.randomUUID(), scaleSetId: set.id, owner, queueToken: "", queueTokenExpiresAt: 0 };
@@ -252,7 +340,8 @@ export class ActionsService {
       return answer(200, this.sessionView(s, set, worldBase));
     }
     const s = sessionId ? this.sessions.get(sessionId) : undefined;
-    if (!s || s.scaleSetId !== set.id) return failure(404, "GitHub.Actions.Runtime.WebApi.RunnerScaleSetSessionNotFoundException", `No session ${sessionId}`);
+    if (!s || s.scaleSetId !== set.id)
+      return failure(404, "GitHub.Actions.Runtime.WebApi.RunnerScaleSetSessionNotFoundException", `No session ${sessionId}`);
     if (method === "PATCH") {
       this.issueQueueToken(s);
       return answer(200, this.sessionView(s, set, worldBase));
@@ -289,9 +378,20 @@ export class ActionsService {
     return s;
   }
 
-  private async queueCall(method: string, sessionId: string, messageId: number | null, query: Record<string, string>, auth: string | undefined): Promise<ActionsAnswer> {
+  private async queueCall(
+    method: string,
+    sessionId: string,
+    messageId: number | null,
+    query: Record<string, string>,
+    auth: string | undefined,
+  ): Promise<ActionsAnswer> {
     const s = this.queueSession(auth, sessionId);
-    if (!s) return failure(401, "Microsoft.VisualStudio.Services.Common.VssUnauthorizedException", "The message queue token is not valid (expired or the session is gone).");
+    if (!s)
+      return failure(
+        401,
+        "Microsoft.VisualStudio.Services.Common.VssUnauthorizedException",
+        "The message queue token is not valid (expired or the session is gone).",
+      );
     if (method === "DELETE" && messageId !== null) {
       const q = this.queues.get(s.scaleSetId) ?? [];
       const i = q.findIndex((x) => x.messageId === messageId);
@@ -302,11 +402,17 @@ export class ActionsService {
     const after = Number(query.lastMessageId ?? 0) || 0;
     const deadline = Date.now() + this.settings.poll_wait_ms;
     for (;;) {
-      if (!this.sessions.has(s.id)) return failure(401, "Microsoft.VisualStudio.Services.Common.VssUnauthorizedException", "The session is gone.");
+      if (!this.sessions.has(s.id))
+        return failure(401, "Microsoft.VisualStudio.Services.Common.VssUnauthorizedException", "The session is gone.");
       const next = (this.queues.get(s.scaleSetId) ?? []).find((x) => x.messageId > after);
       if (next) {
         next.sent = true;
-        return answer(200, { messageId: next.messageId, messageType: "RunnerScaleSetJobMessages", body: JSON.stringify(next.items), statistics: this.statistics(s.scaleSetId) });
+        return answer(200, {
+          messageId: next.messageId,
+          messageType: "RunnerScaleSetJobMessages",
+          body: JSON.stringify(next.items),
+          statistics: this.statistics(s.scaleSetId),
+        });
       }
       const left = deadline - Date.now();
       if (left <= 0) return answer(202);
@@ -326,7 +432,8 @@ export class ActionsService {
 
   private acquire(scaleSetId: number, auth: string | undefined, body: unknown): ActionsAnswer {
     const s = this.queueSession(auth);
-    if (!s || s.scaleSetId !== scaleSetId) return failure(401, "Microsoft.VisualStudio.Services.Common.VssUnauthorizedException", "The message queue token is not valid.");
+    if (!s || s.scaleSetId !== scaleSetId)
+      return failure(401, "Microsoft.VisualStudio.Services.Common.VssUnauthorizedException", "The message queue token is not valid.");
     if (!Array.isArray(body)) return failure(400, "ArgumentException", "body must be an array of runner request ids");
     const acquired: number[] = [];
     for (const id of body as unknown[]) {
@@ -358,7 +465,13 @@ export class ActionsService {
   }
 
   private agentCall(method: string, scope: string, id: number | null, agentName: string | undefined): ActionsAnswer {
-    const ref = (r: FakeRunner) => ({ id: r.id, name: r.name, runnerScaleSetId: this.agents.get(r.id) ?? 0, status: r.status, busy: r.busy });
+    const ref = (r: FakeRunner) => ({
+      id: r.id,
+      name: r.name,
+      runnerScaleSetId: this.agents.get(r.id) ?? 0,
+      status: r.status,
+      busy: r.busy,
+    });
     const mine = [...this.world.runners.values()].filter((r) => r.scope === scope);
     if (id === null && method === "GET") {
       const found = mine.filter((r) => !agentName || lc(r.name) === lc(agentName));
@@ -387,7 +500,16 @@ export class ActionsService {
   }
 
   jobQueued(set: FakeScaleSet, j: { id: number; repository: string; name: string; run_id: number; queued_at: number }) {
-    const job: ScaleSetJob = { jobId: j.id, runnerRequestId: this.nextRequestId++, scaleSetId: set.id, state: "available", repository: j.repository, name: j.name, runId: j.run_id, queuedAt: j.queued_at };
+    const job: ScaleSetJob = {
+      jobId: j.id,
+      runnerRequestId: this.nextRequestId++,
+      scaleSetId: set.id,
+      state: "available",
+      repository: j.repository,
+      name: j.name,
+      runId: j.run_id,
+      queuedAt: j.queued_at,
+    };
     this.jobs.set(j.id, job);
     this.push(job, "JobAvailable");
   }
@@ -411,7 +533,8 @@ export class ActionsService {
     const job = this.jobs.get(jobId);
     if (!job) return;
     job.state = "completed";
-    const result = conclusion === "success" ? "succeeded" : conclusion === "failure" ? "failed" : conclusion === "cancelled" ? "canceled" : conclusion;
+    const result =
+      conclusion === "success" ? "succeeded" : conclusion === "failure" ? "failed" : conclusion === "cancelled" ? "canceled" : conclusion;
     this.push(job, "JobCompleted", { runnerId: runner.id, runnerName: runner.name, result });
     this.agents.delete(runner.id);
   }
@@ -419,7 +542,10 @@ export class ActionsService {
   statistics(scaleSetId: number) {
     const jobs = [...this.jobs.values()].filter((j) => j.scaleSetId === scaleSetId);
     const count = (...states: ScaleSetJobState[]) => jobs.filter((j) => states.includes(j.state)).length;
-    const runners = [...this.agents].filter(([, s]) => s === scaleSetId).map(([id]) => this.world.runners.get(id)).filter((r) => r !== undefined);
+    const runners = [...this.agents]
+      .filter(([, s]) => s === scaleSetId)
+      .map(([id]) => this.world.runners.get(id))
+      .filter((r) => r !== undefined);
     const busy = runners.filter((r) => r.busy).length;
     return {
       totalAvailableJobs: count("available"),

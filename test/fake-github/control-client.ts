@@ -6,8 +6,8 @@ import type {
   ActionsServiceSettings,
   ActionsServiceState,
   DeliveryConfig,
-  Fault,
   FakeRunner,
+  Fault,
   GithubProfile,
   RecordedDelivery,
   RecordedRequest,
@@ -77,7 +77,9 @@ export class FakeWorld {
     return (await this.control("PATCH", `runners/${id}`, patch)).json();
   }
   /** Serves a runner package from the world and lists it in its runner downloads; returns the listed entry. */
-  async addRunnerDownload(d: SeedRunnerDownload): Promise<{ download_url: string; sha256_checksum?: string; temp_download_token?: string }> {
+  async addRunnerDownload(
+    d: SeedRunnerDownload,
+  ): Promise<{ download_url: string; sha256_checksum?: string; temp_download_token?: string }> {
     return (await this.control("POST", "runner-downloads", d)).json();
   }
   async putJobs(...jobs: SeedJob[]) {
@@ -138,7 +140,8 @@ export function runnerSession(serverUrl: string) {
   return {
     connect: (r: { agent_id: number; name: string; client_id: string; os?: string }) => call("POST", "", r),
     acquire: (agentId: number) => call("POST", `/${agentId}/acquire`),
-    complete: (agentId: number, jobId: number, conclusion = "success") => call("POST", `/${agentId}/complete`, { job_id: jobId, conclusion }),
+    complete: (agentId: number, jobId: number, conclusion = "success") =>
+      call("POST", `/${agentId}/complete`, { job_id: jobId, conclusion }),
     disconnect: (agentId: number) => call("DELETE", `/${agentId}`),
   };
 }

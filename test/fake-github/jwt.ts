@@ -11,7 +11,9 @@ function b64urlBytes(s: string): Uint8Array<ArrayBuffer> {
 export async function importPublicKey(pem: string): Promise<CryptoKey> {
   const m = /-----BEGIN PUBLIC KEY-----([\s\S]+?)-----END PUBLIC KEY-----/.exec(pem);
   if (!m) throw new Error("app public key must be an SPKI PEM (BEGIN PUBLIC KEY)");
-  return crypto.subtle.importKey("spki", b64urlBytes(m[1]!.replace(/\s+/g, "")), { name: "RSASSA-PKCS1-v1_5", hash: "SHA-256" }, false, ["verify"]);
+  return crypto.subtle.importKey("spki", b64urlBytes(m[1]!.replace(/\s+/g, "")), { name: "RSASSA-PKCS1-v1_5", hash: "SHA-256" }, false, [
+    "verify",
+  ]);
 }
 
 export interface JwtClaims {
@@ -49,7 +51,8 @@ export function jwtTimeProblem(claims: JwtClaims, nowS: number): string | null {
   if (typeof claims.iat !== "number") return "Missing 'issued at' claim ('iat') in the supplied JWT.";
   if (typeof claims.exp !== "number") return "Missing 'expiration time' claim ('exp') in the supplied JWT.";
   if (claims.iat > nowS + 30) return "'Issued at' claim ('iat') must be an Integer representing a time in the past.";
-  if (claims.exp <= nowS) return "'Expiration time' claim ('exp') must be a numeric value representing the future time at which the assertion expires.";
+  if (claims.exp <= nowS)
+    return "'Expiration time' claim ('exp') must be a numeric value representing the future time at which the assertion expires.";
   if (claims.exp - claims.iat > 600) return "'Expiration time' claim ('exp') is too far in the future";
   return null;
 }

@@ -38,10 +38,10 @@
 
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import type { DeliveryConfig, Fault, GithubProfile, Seed, SeedJob, SeedRunnerDownload, WorldInfo } from "./types.ts";
-import { World } from "./world.ts";
 import { ActionsService } from "./actions-service.ts";
+import type { DeliveryConfig, Fault, GithubProfile, Seed, SeedJob, SeedRunnerDownload, WorldInfo } from "./types.ts";
 import { WorkflowPlayer } from "./workflows.ts";
+import { World } from "./world.ts";
 
 export interface FakeGithub {
   url: string;
@@ -87,7 +87,10 @@ export async function startFakeGithub(options: { port?: number; host?: string } 
   const services = new Map<World, ActionsService>();
   const actionsOf = (w: World) => {
     let a = services.get(w);
-    if (!a) services.set(w, (a = new ActionsService(w)));
+    if (!a) {
+      a = new ActionsService(w);
+      services.set(w, a);
+    }
     return a;
   };
   const playerOf = (w: World) => {
@@ -136,7 +139,14 @@ export async function startFakeGithub(options: { port?: number; host?: string } 
       const actions = actionsOf(world);
       if (actions.handles(path)) {
         playerOf(world); // jobs queued from now on reach the service's queues
-        const out = await actions.handle(req.method ?? "GET", path.replace(/^\/api\/v3(?=\/actions\/)/, ""), Object.fromEntries(url.searchParams), headers, body.value, worldBase);
+        const out = await actions.handle(
+          req.method ?? "GET",
+          path.replace(/^\/api\/v3(?=\/actions\/)/, ""),
+          Object.fromEntries(url.searchParams),
+          headers,
+          body.value,
+          worldBase,
+        );
         res.writeHead(out.status, { "x-github-request-id": crypto.randomUUID().slice(0, 18).toUpperCase(), ...out.headers });
         return res.end(out.text);
       }
@@ -195,7 +205,8 @@ export async function startFakeGithub(options: { port?: number; host?: string } 
     const actions = actionsOf(world);
     if (path === "/_fake/actions/state" && method === "GET") return send(res, 200, actions.state());
     if (path === "/_fake/actions/settings" && method === "PUT") {
-      for (const k of ["poll_wait_ms", "admin_token_ttl_s", "queue_token_ttl_s"] as const) if (typeof b[k] === "number") actions.settings[k] = b[k];
+      for (const k of ["poll_wait_ms", "admin_token_ttl_s", "queue_token_ttl_s"] as const)
+        if (typeof b[k] === "number") actions.settings[k] = b[k];
       return send(res, 200, actions.settings);
     }
     if (path === "/_fake/actions/expire-tokens" && method === "POST") {
@@ -203,16 +214,19 @@ export async function startFakeGithub(options: { port?: number; host?: string } 
       return send(res, 204, null);
     }
     const ss = /^\/_fake\/actions\/scalesets\/(\d+)$/.exec(path);
-    if (ss && method === "DELETE") return actions.deleteScaleSet(Number(ss[1])) ? send(res, 204, null) : send(res, 404, { message: "fake: no such scale set" });
+    if (ss && method === "DELETE")
+      return actions.deleteScaleSet(Number(ss[1])) ? send(res, 204, null) : send(res, 404, { message: "fake: no such scale set" });
     const player = playerOf(world);
     const reply = (out: { status: number; body: unknown }) => send(res, out.status, out.body);
     if (path === "/_fake/webhook-delivery" && method === "PUT") {
-      if (typeof b.url !== "string" || typeof b.secret !== "string") return send(res, 400, { message: "fake: url and secret are required" });
+      if (typeof b.url !== "string" || typeof b.secret !== "string")
+        return send(res, 400, { message: "fake: url and secret are required" });
       player.configure(b as unknown as DeliveryConfig);
       return send(res, 200, player.delivery);
     }
     if (path === "/_fake/workflow-jobs" && method === "POST") {
-      if (typeof b.repository !== "string" || !Array.isArray(b.labels)) return send(res, 400, { message: "fake: repository and labels are required" });
+      if (typeof b.repository !== "string" || !Array.isArray(b.labels))
+        return send(res, 400, { message: "fake: repository and labels are required" });
       return send(res, 201, player.queue(b as { repository: string; labels: string[]; count?: number; name?: string }));
     }
     if (path === "/_fake/workflow-jobs" && method === "GET") return send(res, 200, [...player.jobs.values()]);
@@ -224,7 +238,8 @@ export async function startFakeGithub(options: { port?: number; host?: string } 
     if (path === "/_fake/runner-sessions" && method === "POST") return reply(player.connect(b));
     const rs = /^\/_fake\/runner-sessions\/(\d+)(?:\/(acquire|complete))?$/.exec(path);
     if (rs && rs[2] === "acquire" && method === "POST") return reply(player.acquire(Number(rs[1])));
-    if (rs && rs[2] === "complete" && method === "POST") return reply(player.complete(Number(rs[1]), Number(b.job_id), typeof b.conclusion === "string" ? b.conclusion : undefined));
+    if (rs && rs[2] === "complete" && method === "POST")
+      return reply(player.complete(Number(rs[1]), Number(b.job_id), typeof b.conclusion === "string" ? b.conclusion : undefined));
     if (rs && !rs[2] && method === "DELETE") return reply(player.disconnect(Number(rs[1])));
     const rm = /^\/_fake\/runners\/(\d+)$/.exec(path);
     if (rm && method === "PATCH") {

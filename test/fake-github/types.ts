@@ -84,7 +84,14 @@ export interface Seed {
 }
 
 /** `session_conflict`: the Actions service answers 409 RunnerScaleSetSessionConflictException (any path it matches). */
-export type FaultKind = "rate_limit" | "server_error" | "busy_runner" | "duplicate_runner" | "latency" | "unauthorized" | "session_conflict";
+export type FaultKind =
+  | "rate_limit"
+  | "server_error"
+  | "busy_runner"
+  | "duplicate_runner"
+  | "latency"
+  | "unauthorized"
+  | "session_conflict";
 
 export interface Fault {
   kind: FaultKind;

@@ -11,10 +11,10 @@
  */
 import { createHmac, randomUUID } from "node:crypto";
 import { createRequire } from "node:module";
+import type { ActionsService } from "./actions-service.ts";
 import { appWebhookDelivery } from "./app-webhook.ts";
 import type { DeliveryConfig, RecordedDelivery, WorkflowJob } from "./types.ts";
 import type { World } from "./world.ts";
-import type { ActionsService } from "./actions-service.ts";
 
 const require = createRequire(import.meta.url);
 const examples = (require("@octokit/webhooks-examples/api.github.com/index.json") as { name: string; examples: any[] }[]).find(
@@ -147,7 +147,17 @@ export class WorkflowPlayer {
   }
 
   private seedOf(j: WorkflowJob) {
-    return { id: j.id, repository: j.repository, run_id: j.run_id, name: j.name, labels: j.labels, status: j.status, conclusion: j.conclusion, runner_id: j.runner_id, runner_name: j.runner_name };
+    return {
+      id: j.id,
+      repository: j.repository,
+      run_id: j.run_id,
+      name: j.name,
+      labels: j.labels,
+      status: j.status,
+      conclusion: j.conclusion,
+      runner_id: j.runner_id,
+      runner_name: j.runner_name,
+    };
   }
 
   private payload(job: WorkflowJob, action: "queued" | "in_progress" | "completed") {
@@ -194,7 +204,14 @@ export class WorkflowPlayer {
     }
   }
 
-  private async deliver(d: DeliveryConfig, body: string, guid: string, jobId: number, action: string, extraHeaders: Record<string, string> = {}) {
+  private async deliver(
+    d: DeliveryConfig,
+    body: string,
+    guid: string,
+    jobId: number,
+    action: string,
+    extraHeaders: Record<string, string> = {},
+  ) {
     if (d.shuffle_ms) await sleep(Math.random() * d.shuffle_ms);
     const record: RecordedDelivery = { guid, job_id: jobId, action, attempts: 0, status: null, sent_at: Date.now(), acked_at: null };
     this.deliveries.push(record);

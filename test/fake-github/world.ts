@@ -16,10 +16,10 @@
 import { decodeJwt, importPublicKey, jwtTimeProblem, looksLikeJwt, verifyJwtSignature } from "./jwt.ts";
 import { GithubLimits } from "./profile.ts";
 import type {
-  Fault,
-  GithubProfile,
   FakeHook,
   FakeRunner,
+  Fault,
+  GithubProfile,
   RecordedRequest,
   Seed,
   SeedJob,
@@ -122,7 +122,10 @@ export class World {
   readonly jobs = new Map<number, Required<SeedJob>>();
   readonly rateWindows = new Map<string, RateWindow>();
   /** Runner packages served by the world itself, by filename. */
-  readonly runnerPackages = new Map<string, { os: string; architecture: string; filename: string; content: Uint8Array | null; sha256: string | null; token: string | null }>();
+  readonly runnerPackages = new Map<
+    string,
+    { os: string; architecture: string; filename: string; content: Uint8Array | null; sha256: string | null; token: string | null }
+  >();
   downloadRequests: WorldDump["download_requests"] = [];
   readonly issuedRegistrationTokens: string[] = [];
   /** The JIT files handed out, by runner name (base64 each, as inside encoded_jit_config). */
@@ -215,7 +218,10 @@ export class World {
       now: this.now(),
       runners: [...this.runners.values()],
       hooks: [...this.hooks.values()],
-      installation_tokens: [...this.installationTokens.values()].map((t) => ({ installation_id: t.installationId, expires_at: iso(t.expiresAt) })),
+      installation_tokens: [...this.installationTokens.values()].map((t) => ({
+        installation_id: t.installationId,
+        expires_at: iso(t.expiresAt),
+      })),
       registration_tokens: this.registrationTokens.size,
       issued_registration_tokens: this.issuedRegistrationTokens,
       faults: this.faults,
@@ -276,7 +282,12 @@ export class World {
     const base = ghes ? `${req.baseUrl}/api/v3` : req.baseUrl;
     const route = ROUTES.find((r) => r.method === req.method && r.pattern.test(path));
     const match = route ? route.pattern.exec(path)! : null;
-    const record = (status: number, auth: RecordedRequest["auth"], principal: string | null, secondary?: RecordedRequest["secondary_limit"]) =>
+    const record = (
+      status: number,
+      auth: RecordedRequest["auth"],
+      principal: string | null,
+      secondary?: RecordedRequest["secondary_limit"],
+    ) =>
       this.requests.push({
         at: this.now(),
         method: req.method,
@@ -307,7 +318,10 @@ export class World {
     const refused = limits.enter(key, req.method, this.now());
     if (refused) {
       const res = error(refused.status, "You have exceeded a secondary rate limit. Please wait a few minutes before you try again.");
-      const final = { ...res, headers: { ...this.rateHeaders(who), ...(refused.retryAfterS !== null && { "retry-after": String(refused.retryAfterS) }) } };
+      const final = {
+        ...res,
+        headers: { ...this.rateHeaders(who), ...(refused.retryAfterS !== null && { "retry-after": String(refused.retryAfterS) }) },
+      };
       record(final.status, who.kind, principalName, refused.kind);
       return final;
     }
@@ -359,7 +373,8 @@ export class World {
       const iss = String(decoded.claims.iss ?? "");
       const app = [...this.apps.values()].find((a) => String(a.id) === iss || (a.clientId !== null && a.clientId === iss));
       if (!app) return { denied: error(401, "Integration not found"), kind: "invalid" };
-      if (!(await verifyJwtSignature(token, app.key))) return { denied: error(401, "A JSON web token could not be decoded"), kind: "invalid" };
+      if (!(await verifyJwtSignature(token, app.key)))
+        return { denied: error(401, "A JSON web token could not be decoded"), kind: "invalid" };
       const problem = jwtTimeProblem(decoded.claims, Math.floor(this.now() / 1000));
       if (problem) return { denied: error(401, problem), kind: "invalid" };
       return { principal: { kind: "app", appId: app.id } };
@@ -377,7 +392,10 @@ export class World {
 
   takeFault(method: string, path: string): Fault | null {
     const i = this.faults.findIndex(
-      (f) => (!f.method || f.method.toUpperCase() === method) && (!f.path || path.includes(f.path)) && (f.probability === undefined || Math.random() < f.probability),
+      (f) =>
+        (!f.method || f.method.toUpperCase() === method) &&
+        (!f.path || path.includes(f.path)) &&
+        (f.probability === undefined || Math.random() < f.probability),
     );
     if (i < 0) return null;
     const f = this.faults[i]!;
@@ -402,7 +420,10 @@ export class World {
         const w = this.rateWindow(who);
         w.used = w.limit;
         w.resetAt = this.now() + (f.reset_in ?? 60) * 1000;
-        return error(status, `API rate limit exceeded for ${who.kind === "installation" ? "installation ID " + who.installationId : "user"}.`);
+        return error(
+          status,
+          `API rate limit exceeded for ${who.kind === "installation" ? "installation ID " + who.installationId : "user"}.`,
+        );
       }
       case "server_error":
         return error(f.status ?? 502, f.status === 500 ? "Server Error" : "Bad Gateway");
@@ -455,7 +476,11 @@ export class World {
   scopeAccess(scope: string, who: Principal): FakeResponse | null {
     const [kind, a, b] = scope.split("/") as [string, string, string | undefined];
     const exists =
-      kind === "repos" ? this.repos.has(`${a}/${b}`) : kind === "orgs" ? this.orgs.has(a) : kind === "enterprises" && this.enterprises.has(a);
+      kind === "repos"
+        ? this.repos.has(`${a}/${b}`)
+        : kind === "orgs"
+          ? this.orgs.has(a)
+          : kind === "enterprises" && this.enterprises.has(a);
     if (!exists) return error(404, "Not Found");
     if (who.kind === "app") return error(403, "Resource not accessible by integration");
     if (who.kind === "installation") {
@@ -474,7 +499,10 @@ export class World {
    * generate-jitconfig and the Actions service's scale set generatejitconfig do). serverUrl:
    * where the runner talks to GitHub (this world, for the simulator's runners).
    */
-  issueJitRunner(o: { scope: string; name: string; labels: string[]; runnerGroupId: number; serverUrl: string; workFolder: string }): { runner: FakeRunner; encoded: string } {
+  issueJitRunner(o: { scope: string; name: string; labels: string[]; runnerGroupId: number; serverUrl: string; workFolder: string }): {
+    runner: FakeRunner;
+    encoded: string;
+  } {
     const id = this.newId();
     const runner: FakeRunner = {
       id,
@@ -489,7 +517,16 @@ export class World {
     };
     this.runners.set(id, runner);
     const files = {
-      ".runner": b64(JSON.stringify({ agentId: id, agentName: runner.name, poolId: o.runnerGroupId, serverUrl: o.serverUrl, workFolder: o.workFolder, ephemeral: true })),
+      ".runner": b64(
+        JSON.stringify({
+          agentId: id,
+          agentName: runner.name,
+          poolId: o.runnerGroupId,
+          serverUrl: o.serverUrl,
+          workFolder: o.workFolder,
+          ephemeral: true,
+        }),
+      ),
       ".credentials": b64(JSON.stringify({ scheme: "OAuthAccessToken", data: { clientId: crypto.randomUUID() } })),
       ".credentials_rsaparams": b64(JSON.stringify({ d: randomToken(""), modulus: randomToken("") })),
     };
@@ -553,9 +590,7 @@ function hookView(h: FakeHook, base: string) {
     ping_url: `${url}/pings`,
     deliveries_url: `${url}/deliveries`,
   };
-  return kind === "repos"
-    ? { ...common, test_url: `${url}/test`, last_response: { code: null, status: "unused", message: null } }
-    : common;
+  return kind === "repos" ? { ...common, test_url: `${url}/test`, last_response: { code: null, status: "unused", message: null } } : common;
 }
 
 function runnerGroupView(scope: string, g: SeedRunnerGroup, base: string) {
@@ -593,7 +628,10 @@ const downloads = () =>
       architecture: architecture!,
       download_url: `https://github.com/actions/runner/releases/download/v${DOWNLOAD_VERSION}/${filename}`,
       filename,
-      sha256_checksum: Array.from(filename).reduce((h, c) => (h * 31 + c.charCodeAt(0)) >>> 0, 7).toString(16).padStart(64, "0"),
+      sha256_checksum: Array.from(filename)
+        .reduce((h, c) => (h * 31 + c.charCodeAt(0)) >>> 0, 7)
+        .toString(16)
+        .padStart(64, "0"),
     };
   });
 
@@ -695,7 +733,12 @@ const routes: Route[] = [
       const body = (req.body ?? {}) as { name?: unknown; runner_group_id?: unknown; labels?: unknown; work_folder?: unknown };
       if (typeof body.name !== "string" || !body.name) return validationFailed("name", "name is required");
       if (typeof body.runner_group_id !== "number") return validationFailed("runner_group_id", "runner_group_id is required");
-      if (!Array.isArray(body.labels) || body.labels.length < 1 || body.labels.length > 100 || !body.labels.every((l) => typeof l === "string")) {
+      if (
+        !Array.isArray(body.labels) ||
+        body.labels.length < 1 ||
+        body.labels.length > 100 ||
+        !body.labels.every((l) => typeof l === "string")
+      ) {
         return validationFailed("labels", "labels must have 1 to 100 entries");
       }
       const groups = scope.startsWith("repos/") ? [{ id: 1, name: "Default", default: true }] : w.groupsOf(scope);
@@ -790,13 +833,19 @@ const routes: Route[] = [
       const body = (req.body ?? {}) as { name?: unknown; config?: Record<string, unknown>; events?: unknown; active?: unknown };
       const url = body.config?.url;
       if (typeof url !== "string" || !/^https?:\/\//.test(url)) {
-        return error(422, "Validation Failed", { errors: [{ resource: "Hook", code: "custom", message: "Config must contain URL for webhooks" }] });
+        return error(422, "Validation Failed", {
+          errors: [{ resource: "Hook", code: "custom", message: "Config must contain URL for webhooks" }],
+        });
       }
       if (scope.startsWith("orgs/") && body.name !== "web") {
-        return error(422, "Validation Failed", { errors: [{ resource: "Hook", code: "custom", field: "name", message: "Name must be web" }] });
+        return error(422, "Validation Failed", {
+          errors: [{ resource: "Hook", code: "custom", field: "name", message: "Name must be web" }],
+        });
       }
       if ([...w.hooks.values()].some((h) => h.scope === scope && h.config.url === url)) {
-        return error(422, "Validation Failed", { errors: [{ resource: "Hook", code: "custom", message: "Hook already exists on this repository" }] });
+        return error(422, "Validation Failed", {
+          errors: [{ resource: "Hook", code: "custom", message: "Hook already exists on this repository" }],
+        });
       }
       const id = w.newId();
       const t = iso(w.now());
@@ -845,13 +894,21 @@ const routes: Route[] = [
       if (body.config) {
         const url = body.config.url ?? h.config.url;
         if (typeof url !== "string" || !/^https?:\/\//.test(url)) {
-          return error(422, "Validation Failed", { errors: [{ resource: "Hook", code: "custom", message: "Config must contain URL for webhooks" }] });
+          return error(422, "Validation Failed", {
+            errors: [{ resource: "Hook", code: "custom", message: "Config must contain URL for webhooks" }],
+          });
         }
         h.config = {
           url,
           content_type: String(body.config.content_type ?? h.config.content_type),
           insecure_ssl: String(body.config.insecure_ssl ?? h.config.insecure_ssl),
-          ...(typeof body.config.secret === "string" ? (body.config.secret ? { secret: body.config.secret } : {}) : h.config.secret ? { secret: h.config.secret } : {}),
+          ...(typeof body.config.secret === "string"
+            ? body.config.secret
+              ? { secret: body.config.secret }
+              : {}
+            : h.config.secret
+              ? { secret: h.config.secret }
+              : {}),
         };
       }
       if (Array.isArray(body.events)) h.events = body.events as string[];

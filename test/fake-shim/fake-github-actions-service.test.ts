@@ -4,8 +4,8 @@
  * runner, and the fault knobs. (Unit project: plain Node against the fake's HTTP server.)
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createWorld, runnerSession, type FakeWorld } from "../fake-github/control-client.ts";
-import { startFakeGithub, type FakeGithub } from "../fake-github/server.ts";
+import { createWorld, runnerSession } from "../fake-github/control-client.ts";
+import { type FakeGithub, startFakeGithub } from "../fake-github/server.ts";
 
 let github: FakeGithub;
 beforeAll(async () => {
@@ -23,9 +23,17 @@ async function body(res: Response): Promise<any> {
 
 async function setup() {
   const world = await createWorld(github.url);
-  await world.seed({ orgs: ["octo"], repos: ["octo/app"], pats: [{ token: "ghp_ss" }], runner_groups: { "orgs/octo": [{ id: 7, name: "gpu-pool" }] } });
+  await world.seed({
+    orgs: ["octo"],
+    repos: ["octo/app"],
+    pats: [{ token: "ghp_ss" }],
+    runner_groups: { "orgs/octo": [{ id: 7, name: "gpu-pool" }] },
+  });
   await world.actionsSettings({ poll_wait_ms: 200 });
-  const reg = await fetch(`${world.url}/orgs/octo/actions/runners/registration-token`, { method: "POST", headers: { authorization: "Bearer ghp_ss" } });
+  const reg = await fetch(`${world.url}/orgs/octo/actions/runners/registration-token`, {
+    method: "POST",
+    headers: { authorization: "Bearer ghp_ss" },
+  });
   const { token: regToken } = (await reg.json()) as { token: string };
   const res = await fetch(`${world.url}/actions/runner-registration`, {
     method: "POST",
@@ -47,11 +55,24 @@ async function setup() {
 }
 
 async function openSession(call: Awaited<ReturnType<typeof setup>>["call"], name = "linux-ss") {
-  const created = await call("POST", "runtime/runnerscalesets", { name, runnerGroupId: 1, labels: [{ name, type: "System" }], RunnerSetting: { ephemeral: true, disableUpdate: true } });
+  const created = await call("POST", "runtime/runnerscalesets", {
+    name,
+    runnerGroupId: 1,
+    labels: [{ name, type: "System" }],
+    RunnerSetting: { ephemeral: true, disableUpdate: true },
+  });
   expect(created.status).toBe(200);
   const session = await call("POST", `runtime/runnerscalesets/${created.body.id}/sessions`, { ownerName: "edgerunner" });
   expect(session.status).toBe(200);
-  return { scaleSet: created.body, session: session.body as { sessionId: string; messageQueueUrl: string; messageQueueAccessToken: string; statistics: Record<string, number> } };
+  return {
+    scaleSet: created.body,
+    session: session.body as {
+      sessionId: string;
+      messageQueueUrl: string;
+      messageQueueAccessToken: string;
+      statistics: Record<string, number>;
+    },
+  };
 }
 
 const poll = async (queueUrl: string, token: string, lastMessageId?: number) => {
@@ -84,15 +105,34 @@ describe("fake Actions service", () => {
 
   it("finds runner groups by name, and creates, finds, patches and deletes scale sets", async () => {
     const { call } = await setup();
-    expect((await call("GET", "runtime/runnergroups/?groupName=gpu-pool")).body).toMatchObject({ count: 1, value: [{ id: 7, name: "gpu-pool", isDefaultGroup: false }] });
+    expect((await call("GET", "runtime/runnergroups/?groupName=gpu-pool")).body).toMatchObject({
+      count: 1,
+      value: [{ id: 7, name: "gpu-pool", isDefaultGroup: false }],
+    });
     expect((await call("GET", "runtime/runnergroups/?groupName=nope")).body).toMatchObject({ count: 0 });
-    const created = await call("POST", "runtime/runnerscalesets", { name: "big", runnerGroupId: 7, labels: [{ name: "big", type: "System" }], RunnerSetting: { disableUpdate: true } });
-    expect(created).toMatchObject({ status: 200, body: { name: "big", runnerGroupId: 7, runnerGroupName: "gpu-pool", labels: [{ name: "big", type: "System" }] } });
+    const created = await call("POST", "runtime/runnerscalesets", {
+      name: "big",
+      runnerGroupId: 7,
+      labels: [{ name: "big", type: "System" }],
+      RunnerSetting: { disableUpdate: true },
+    });
+    expect(created).toMatchObject({
+      status: 200,
+      body: { name: "big", runnerGroupId: 7, runnerGroupName: "gpu-pool", labels: [{ name: "big", type: "System" }] },
+    });
     expect(created.body.scope).toBeUndefined();
-    expect((await call("POST", "runtime/runnerscalesets", { name: "BIG", runnerGroupId: 7 })).body.typeName).toContain("RunnerScaleSetExistsException");
-    expect((await call("GET", "runtime/runnerscalesets?runnerGroupId=7&name=big")).body).toMatchObject({ count: 1, value: [{ id: created.body.id }] });
+    expect((await call("POST", "runtime/runnerscalesets", { name: "BIG", runnerGroupId: 7 })).body.typeName).toContain(
+      "RunnerScaleSetExistsException",
+    );
+    expect((await call("GET", "runtime/runnerscalesets?runnerGroupId=7&name=big")).body).toMatchObject({
+      count: 1,
+      value: [{ id: created.body.id }],
+    });
     expect((await call("GET", "runtime/runnerscalesets?runnerGroupId=1&name=big")).body).toMatchObject({ count: 0 });
-    expect((await call("PATCH", `runtime/runnerscalesets/${created.body.id}`, { runnerGroupId: 1 })).body).toMatchObject({ runnerGroupId: 1, runnerGroupName: "Default" });
+    expect((await call("PATCH", `runtime/runnerscalesets/${created.body.id}`, { runnerGroupId: 1 })).body).toMatchObject({
+      runnerGroupId: 1,
+      runnerGroupName: "Default",
+    });
     expect((await call("DELETE", `runtime/runnerscalesets/${created.body.id}`)).status).toBe(204);
     const gone = await call("GET", `runtime/runnerscalesets/${created.body.id}`);
     expect(gone.status).toBe(404);
@@ -121,21 +161,39 @@ describe("fake Actions service", () => {
     const { world, call } = await setup();
     const { scaleSet, session } = await openSession(call);
     const q = (last?: number) => poll(session.messageQueueUrl, session.messageQueueAccessToken, last);
-    const ack = (id: number) => fetch(`${session.messageQueueUrl}/${id}`, { method: "DELETE", headers: { authorization: `Bearer ${session.messageQueueAccessToken}` } });
+    const ack = (id: number) =>
+      fetch(`${session.messageQueueUrl}/${id}`, {
+        method: "DELETE",
+        headers: { authorization: `Bearer ${session.messageQueueAccessToken}` },
+      });
 
     const [job] = await world.queueJobs({ repository: "octo/app", labels: ["linux-ss"] });
     const first = await q();
     expect(first.status).toBe(200);
-    expect(first.body).toMatchObject({ messageType: "RunnerScaleSetJobMessages", statistics: { totalAvailableJobs: 1, totalAssignedJobs: 0 } });
+    expect(first.body).toMatchObject({
+      messageType: "RunnerScaleSetJobMessages",
+      statistics: { totalAvailableJobs: 1, totalAssignedJobs: 0 },
+    });
     const [available] = JSON.parse(first.body.body);
-    expect(available).toMatchObject({ messageType: "JobAvailable", repositoryName: "app", ownerName: "octo", jobDisplayName: job!.name, requestLabels: ["linux-ss"] });
+    expect(available).toMatchObject({
+      messageType: "JobAvailable",
+      repositoryName: "app",
+      ownerName: "octo",
+      jobDisplayName: job!.name,
+      requestLabels: ["linux-ss"],
+    });
     expect(available.acquireJobUrl).toContain(`/runnerscalesets/${scaleSet.id}/acquirejobs`);
     // Not acknowledged: it comes back to a poll from the same place.
     expect((await q()).body.messageId).toBe(first.body.messageId);
 
     // Acquire takes the queue token, not the admin token.
     expect((await call("POST", `runtime/runnerscalesets/${scaleSet.id}/acquirejobs`, [available.runnerRequestId])).status).toBe(401);
-    const acquired = await call("POST", `runtime/runnerscalesets/${scaleSet.id}/acquirejobs`, [available.runnerRequestId, 42], session.messageQueueAccessToken);
+    const acquired = await call(
+      "POST",
+      `runtime/runnerscalesets/${scaleSet.id}/acquirejobs`,
+      [available.runnerRequestId, 42],
+      session.messageQueueAccessToken,
+    );
     expect(acquired.body).toEqual({ count: 1, value: [available.runnerRequestId] });
     expect((await ack(first.body.messageId)).status).toBe(204);
     const second = await q(first.body.messageId);
@@ -146,16 +204,25 @@ describe("fake Actions service", () => {
     // A runner from the scale set's generatejitconfig connects to GitHub and runs the job.
     const jit = await call("POST", `runtime/runnerscalesets/${scaleSet.id}/generatejitconfig`, { name: "er-ss-1", workFolder: "_work" });
     expect(jit.body.runner).toMatchObject({ name: "er-ss-1", runnerScaleSetId: scaleSet.id });
-    expect((await call("POST", `runtime/runnerscalesets/${scaleSet.id}/generatejitconfig`, { name: "er-ss-1" })).body.typeName).toContain("AgentExistsException");
+    expect((await call("POST", `runtime/runnerscalesets/${scaleSet.id}/generatejitconfig`, { name: "er-ss-1" })).body.typeName).toContain(
+      "AgentExistsException",
+    );
     const files = JSON.parse(atob(jit.body.encodedJITConfig));
     const dotRunner = JSON.parse(atob(files[".runner"]));
     const creds = JSON.parse(atob(files[".credentials"]));
     const gh = runnerSession(dotRunner.serverUrl);
     expect((await gh.connect({ agent_id: dotRunner.agentId, name: "er-ss-1", client_id: creds.data.clientId })).status).toBe(200);
-    expect((await call("GET", "distributedtask/pools/0/agents?agentName=er-ss-1")).body).toMatchObject({ count: 1, value: [{ id: jit.body.runner.id }] });
+    expect((await call("GET", "distributedtask/pools/0/agents?agentName=er-ss-1")).body).toMatchObject({
+      count: 1,
+      value: [{ id: jit.body.runner.id }],
+    });
     expect((await gh.acquire(dotRunner.agentId)).body).toMatchObject({ id: job!.id });
     const third = await q(second.body.messageId);
-    expect(JSON.parse(third.body.body)[0]).toMatchObject({ messageType: "JobStarted", runnerId: jit.body.runner.id, runnerName: "er-ss-1" });
+    expect(JSON.parse(third.body.body)[0]).toMatchObject({
+      messageType: "JobStarted",
+      runnerId: jit.body.runner.id,
+      runnerName: "er-ss-1",
+    });
     await ack(third.body.messageId);
     expect((await gh.complete(dotRunner.agentId, job!.id)).status).toBe(200);
     const fourth = await q(third.body.messageId);

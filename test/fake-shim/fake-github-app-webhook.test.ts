@@ -9,7 +9,7 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { createWorld } from "../fake-github/control-client.ts";
-import { startFakeGithub, type FakeGithub } from "../fake-github/server.ts";
+import { type FakeGithub, startFakeGithub } from "../fake-github/server.ts";
 
 let github: FakeGithub;
 let receiver: Server;

@@ -7,8 +7,8 @@ import { createHmac } from "node:crypto";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createWorld, runnerSession, type FakeWorld } from "../fake-github/control-client.ts";
-import { startFakeGithub, type FakeGithub } from "../fake-github/server.ts";
+import { createWorld, type FakeWorld, runnerSession } from "../fake-github/control-client.ts";
+import { type FakeGithub, startFakeGithub } from "../fake-github/server.ts";
 
 let github: FakeGithub;
 let receiver: Server;
@@ -56,7 +56,8 @@ async function jitRunner(world: FakeWorld, name: string, labels: string[]) {
   return { agentId: dotRunner.agentId as number, name, serverUrl: dotRunner.serverUrl as string, clientId: creds.data.clientId as string };
 }
 
-const deliveries = (jobId: number) => received.map((r) => ({ ...r, json: JSON.parse(r.body) })).filter((r) => r.json.workflow_job.id === jobId);
+const deliveries = (jobId: number) =>
+  received.map((r) => ({ ...r, json: JSON.parse(r.body) })).filter((r) => r.json.workflow_job.id === jobId);
 
 describe("fake GitHub: playing workflows", () => {
   it("queues, assigns by labels to an online runner, and reports each step in signed webhooks", async () => {
@@ -99,7 +100,8 @@ describe("fake GitHub: playing workflows", () => {
 
     // Ephemeral: the runner is gone from GitHub; the job is recorded once.
     expect((await world.state()).runners.map((r) => r.name)).toEqual(["er-cpu"]);
-    const rest = (method: string, path: string) => fetch(`${world.url}/repos/octo/app/actions/runners${path}`, { method, headers: { authorization: "Bearer ghp_wf" } });
+    const rest = (method: string, path: string) =>
+      fetch(`${world.url}/repos/octo/app/actions/runners${path}`, { method, headers: { authorization: "Bearer ghp_wf" } });
     const listed = (await (await rest("GET", "")).json()) as { runners: { name: string }[] };
     expect(listed.runners.map((r) => r.name)).toEqual(["er-cpu"]);
     // Removing it again is a 404, which a coordinator takes as done.

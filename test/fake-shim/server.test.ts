@@ -4,8 +4,8 @@ import { createHmac } from "node:crypto";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { garmBootstrap } from "../fixtures/bootstrap-instance";
 import { stackProfile } from "../../e2e/profiles";
+import { garmBootstrap } from "../fixtures/bootstrap-instance";
 import { createTenant, type FakeShimTenant, type FaultRule } from "./control";
 import { type FakeShim, startFakeShim } from "./server";
 
@@ -98,7 +98,12 @@ describe("fake shim", () => {
     const ts = String(cb!.headers["x-edgerunner-timestamp"]);
     const expected = "sha256=" + createHmac("sha256", SECRET).update(`${ts}\nPOST\n${cb!.path}\n${cb!.body}`).digest("hex");
     expect(cb!.headers["x-edgerunner-signature"]).toBe(expected);
-    expect(JSON.parse(cb!.body)).toMatchObject({ operation_id: accepted.body.operation_id, instance_name: "r-async", error: null, result: { name: "r-async" } });
+    expect(JSON.parse(cb!.body)).toMatchObject({
+      operation_id: accepted.body.operation_id,
+      instance_name: "r-async",
+      error: null,
+      result: { name: "r-async" },
+    });
     expect((await t.callbacks())[0]).toMatchObject({ state: "delivered", response_status: 200 });
   });
 
@@ -118,19 +123,27 @@ describe("fake shim", () => {
     const t = await createTenant(shim.url, { secret: SECRET, callbackUrl: `${receiver.url}/api/v1/providers/async/callbacks` });
     const faults = stackProfile("production", "async").shimFaults!;
     // The profile's delay is a second; the knob is the same with a shorter one.
-    await t.setFaults({ rules: faults.rules!.map((r) => ({ ...r, action: { ...r.action, complete_after_ms: 20 } as FaultRule["action"] })) });
+    await t.setFaults({
+      rules: faults.rules!.map((r) => ({ ...r, action: { ...r.action, complete_after_ms: 20 } as FaultRule["action"] })),
+    });
     const before = receiver.got.length;
     const [a, b] = await Promise.all([create(t, "r-a1"), create(t, "r-a2")]);
     expect([a.status, b.status]).toEqual([202, 202]);
     await vi.waitFor(() => expect(receiver.got.length).toBe(before + 2), { timeout: 3000 });
-    const results = receiver.got.slice(before).map((cb) => JSON.parse(cb.body).result.name).sort();
+    const results = receiver.got
+      .slice(before)
+      .map((cb) => JSON.parse(cb.body).result.name)
+      .sort();
     expect(results).toEqual(["r-a1", "r-a2"]);
     expect((await t.machines()).map((m) => m.name).sort()).toEqual(["r-a1", "r-a2"]);
   });
 
   it("reports an async failure in the callback and creates nothing", async () => {
     const t = await createTenant(shim.url, { secret: SECRET });
-    await t.addRule({ operation: "create", action: { type: "async", callback: "outbox", fail: { message: "no capacity", retryable: true } } });
+    await t.addRule({
+      operation: "create",
+      action: { type: "async", callback: "outbox", fail: { message: "no capacity", retryable: true } },
+    });
     expect((await create(t, "r-fail")).status).toBe(202);
     await vi.waitFor(async () => expect(await t.callbacks()).toHaveLength(1));
     expect(JSON.parse((await t.callbacks())[0]!.body)).toMatchObject({ result: null, error: { message: "no capacity", retryable: true } });

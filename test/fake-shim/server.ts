@@ -160,7 +160,13 @@ export async function startFakeShim(opts: { port?: number; hooks?: MachineHooks;
   const find = (t: Tenant, poolId: string, id: string) =>
     [...t.machines.values()].find((m) => m.pool_id === poolId && (m.provider_id === id || m.name === id));
 
-  function newMachine(t: Tenant, poolId: string, name: string, bootstrap: BootstrapInstance | undefined, over: Partial<FakeMachine> = {}): FakeMachine {
+  function newMachine(
+    t: Tenant,
+    poolId: string,
+    name: string,
+    bootstrap: BootstrapInstance | undefined,
+    over: Partial<FakeMachine> = {},
+  ): FakeMachine {
     const n = t.machines.size + 1;
     const m: FakeMachine = {
       provider_id: `fake-${randomUUID()}`,
@@ -187,7 +193,13 @@ export async function startFakeShim(opts: { port?: number; hooks?: MachineHooks;
   }
 
   /** Makes the callback for an accepted operation, and delivers it or keeps it. */
-  async function callback(t: Tenant, operationId: string, instanceName: string, mode: "deliver" | "outbox", payload: { result: unknown; error: unknown }) {
+  async function callback(
+    t: Tenant,
+    operationId: string,
+    instanceName: string,
+    mode: "deliver" | "outbox",
+    payload: { result: unknown; error: unknown },
+  ) {
     const body = JSON.stringify({ operation_id: operationId, instance_name: instanceName, ...payload });
     const url = t.callbackUrl ?? "http://127.0.0.1:1/no-callback-url-configured";
     const path = new URL(url).pathname + new URL(url).search;
@@ -197,7 +209,16 @@ export async function startFakeShim(opts: { port?: number; hooks?: MachineHooks;
       "x-edgerunner-timestamp": ts,
       "x-edgerunner-signature": sign(t.secret, ts, "POST", path, body),
     };
-    const record: RecordedCallback = { operation_id: operationId, instance_name: instanceName, url, path, headers, body, state: "outbox", response_status: null };
+    const record: RecordedCallback = {
+      operation_id: operationId,
+      instance_name: instanceName,
+      url,
+      path,
+      headers,
+      body,
+      state: "outbox",
+      response_status: null,
+    };
     t.callbacks.push(record);
     if (mode === "outbox") return;
     try {
@@ -212,7 +233,13 @@ export async function startFakeShim(opts: { port?: number; hooks?: MachineHooks;
   }
 
   /** Performs a protocol operation on the fake cloud; returns the normal answer. */
-  function perform(t: Tenant, op: ShimOperation, poolId: string, id: string | undefined, body: unknown): { status: number; body?: unknown } {
+  function perform(
+    t: Tenant,
+    op: ShimOperation,
+    poolId: string,
+    id: string | undefined,
+    body: unknown,
+  ): { status: number; body?: unknown } {
     switch (op) {
       case "capabilities":
         return { status: 200, body: { interface_version: "v1", async: true, idempotent_create: true } };
@@ -248,7 +275,14 @@ export async function startFakeShim(opts: { port?: number; hooks?: MachineHooks;
     }
   }
 
-  function startAsync(t: Tenant, op: ShimOperation, poolId: string, id: string | undefined, body: unknown, action: Extract<FaultAction, { type: "async" }>) {
+  function startAsync(
+    t: Tenant,
+    op: ShimOperation,
+    poolId: string,
+    id: string | undefined,
+    body: unknown,
+    action: Extract<FaultAction, { type: "async" }>,
+  ) {
     const operationId = `op-${randomUUID()}`;
     const name = op === "create" ? (body as BootstrapInstance).name : (find(t, poolId, id!)?.name ?? id!);
     const completeAfter = action.complete_after_ms ?? 0;
@@ -271,7 +305,10 @@ export async function startFakeShim(opts: { port?: number; hooks?: MachineHooks;
 
   function takeRule(t: Tenant, op: ShimOperation): FaultRule | undefined {
     const i = t.faults.rules.findIndex(
-      (r) => r.operation === op && (r.times ?? (r.probability === undefined ? 1 : Infinity)) > 0 && (r.probability === undefined || Math.random() < r.probability),
+      (r) =>
+        r.operation === op &&
+        (r.times ?? (r.probability === undefined ? 1 : Infinity)) > 0 &&
+        (r.probability === undefined || Math.random() < r.probability),
     );
     if (i < 0) return undefined;
     const rule = t.faults.rules[i]!;
@@ -316,7 +353,9 @@ export async function startFakeShim(opts: { port?: number; hooks?: MachineHooks;
     if (!sig.ok) return answer(401, { error: sig.why });
     if (!r) return answer(404, { error: `no route ${method} ${rest}` });
     if (!poolId || !record.controller_id || !extraSpecsOk || extraSpecs === null) {
-      return answer(400, { error: "missing or malformed X-Edgerunner-Controller-Id, X-Edgerunner-Pool-Id or X-Edgerunner-Pool-Extra-Specs" });
+      return answer(400, {
+        error: "missing or malformed X-Edgerunner-Controller-Id, X-Edgerunner-Pool-Id or X-Edgerunner-Pool-Extra-Specs",
+      });
     }
     if (r.operation === "create") {
       if (!parsed.ok) return answer(400, { error: "body is not JSON" });

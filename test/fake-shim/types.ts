@@ -1,15 +1,6 @@
 // The fake shim's data shapes, free of Node imports so workerd tests can use them too.
 
-export const shimOperations = [
-  "create",
-  "get",
-  "delete",
-  "list",
-  "start",
-  "stop",
-  "remove_all",
-  "capabilities",
-] as const;
+export const shimOperations = ["create", "get", "delete", "list", "start", "stop", "remove_all", "capabilities"] as const;
 export type ShimOperation = (typeof shimOperations)[number];
 
 /** What to do instead of the normal answer. */

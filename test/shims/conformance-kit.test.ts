@@ -39,13 +39,21 @@ interface Forwarded {
 }
 
 /** A proxy in front of a shim that may change each request (and re-sign it) and each answer. */
-async function proxy(target: string, change: (r: Forwarded) => Forwarded | Promise<Forwarded>, answer: (r: Forwarded, status: number, body: string) => string = (_r, _s, b) => b) {
+async function proxy(
+  target: string,
+  change: (r: Forwarded) => Forwarded | Promise<Forwarded>,
+  answer: (r: Forwarded, status: number, body: string) => string = (_r, _s, b) => b,
+) {
   const base = new URL(target);
   const server: Server = createServer((req: IncomingMessage, res) => {
     const chunks: Buffer[] = [];
     req.on("data", (c: Buffer) => chunks.push(c));
     req.on("end", async () => {
-      const headers = Object.fromEntries(Object.entries(req.headers).filter(([k]) => k !== "host" && k !== "content-length").map(([k, v]) => [k, String(v)]));
+      const headers = Object.fromEntries(
+        Object.entries(req.headers)
+          .filter(([k]) => k !== "host" && k !== "content-length")
+          .map(([k, v]) => [k, String(v)]),
+      );
       const r = await change({ method: req.method ?? "GET", path: req.url ?? "/", headers, body: Buffer.concat(chunks).toString("utf8") });
       const out = await fetch(new URL(r.path, base.origin), { method: r.method, headers: r.headers, body: r.body || undefined });
       const text = answer(r, out.status, await out.text());
@@ -54,13 +62,23 @@ async function proxy(target: string, change: (r: Forwarded) => Forwarded | Promi
   });
   await new Promise<void>((r) => server.listen(0, "127.0.0.1", () => r()));
   // Same base path as the shim's, so a request passed on unchanged still verifies there.
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}${base.pathname}`, close: () => new Promise<void>((r) => server.close(() => r())) };
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}${base.pathname}`,
+    close: () => new Promise<void>((r) => server.close(() => r())),
+  };
 }
 
 /** Signs the request again with the shared secret, whatever it arrived with: a shim that checks nothing. */
 const resign = async (r: Forwarded): Promise<Forwarded> => {
   const signed = await signRequest(SECRET, { method: r.method, pathWithQuery: r.path, body: r.body });
-  return { ...r, headers: { ...r.headers, "x-edgerunner-timestamp": signed["X-Edgerunner-Timestamp"], "x-edgerunner-signature": signed["X-Edgerunner-Signature"] } };
+  return {
+    ...r,
+    headers: {
+      ...r.headers,
+      "x-edgerunner-timestamp": signed["X-Edgerunner-Timestamp"],
+      "x-edgerunner-signature": signed["X-Edgerunner-Signature"],
+    },
+  };
 };
 
 describe("shim conformance kit", () => {
@@ -68,7 +86,9 @@ describe("shim conformance kit", () => {
     const tenant = await createTenant(shim.url, { secret: SECRET });
     const report = await runConformance({ url: tenant.url, secret: SECRET, waitMs: 5000 });
     expect(failedChecks(report.results)).toEqual([]);
-    expect(report.results.filter((r) => r.status === "skip").map((r) => r.name)).toEqual(["async: every 202 is followed by a signed, valid callback"]);
+    expect(report.results.filter((r) => r.status === "skip").map((r) => r.name)).toEqual([
+      "async: every 202 is followed by a signed, valid callback",
+    ]);
     expect(report.passed).toBe(26);
   });
 
@@ -118,7 +138,10 @@ describe("shim conformance kit", () => {
     const report = await runConformance({ url: p.url, secret: SECRET, waitMs: 2000 });
     await p.close();
     expect(failedChecks(report.results)).toEqual(
-      expect.arrayContaining(["pool isolation: another pool cannot see, stop or delete them", "pool isolation: a name taken in another pool → 409 (or, async, a failure callback)"]),
+      expect.arrayContaining([
+        "pool isolation: another pool cannot see, stop or delete them",
+        "pool isolation: a name taken in another pool → 409 (or, async, a failure callback)",
+      ]),
     );
   });
 
@@ -142,6 +165,8 @@ describe("shim conformance kit", () => {
     );
     const report = await runConformance({ url: p.url, secret: SECRET, waitMs: 2000 });
     await p.close();
-    expect(failedChecks(report.results)).toEqual(expect.arrayContaining(["idempotent create: the same name again answers the same machine"]));
+    expect(failedChecks(report.results)).toEqual(
+      expect.arrayContaining(["idempotent create: the same name again answers the same machine"]),
+    );
   });
 });

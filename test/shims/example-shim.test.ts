@@ -5,8 +5,8 @@
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import shim from "../../shims/example/worker.ts";
 import { runConformance } from "../../shims/conformance/kit.ts";
+import shim from "../../shims/example/worker.ts";
 
 const SECRET = "example-shim-secret-0123456789";
 let url: string;
@@ -18,8 +18,13 @@ beforeAll(async () => {
     req.on("end", async () => {
       const body = Buffer.concat(chunks);
       const headers = Object.entries(req.headers).flatMap(([k, v]) => (v === undefined ? [] : [[k, String(v)] as [string, string]]));
-      const answer = await shim.fetch(new Request(`http://${req.headers.host}${req.url}`, { method: req.method, headers, body: body.length ? body : undefined }), { SHIM_SECRET: SECRET });
-      res.writeHead(answer.status, { "content-type": answer.headers.get("content-type") ?? "application/json" }).end(Buffer.from(await answer.arrayBuffer()));
+      const answer = await shim.fetch(
+        new Request(`http://${req.headers.host}${req.url}`, { method: req.method, headers, body: body.length ? body : undefined }),
+        { SHIM_SECRET: SECRET },
+      );
+      res
+        .writeHead(answer.status, { "content-type": answer.headers.get("content-type") ?? "application/json" })
+        .end(Buffer.from(await answer.arrayBuffer()));
     });
   });
   await new Promise<void>((r) => server.listen(0, "127.0.0.1", () => r()));

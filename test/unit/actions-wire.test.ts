@@ -37,13 +37,36 @@ describe("Actions service wire format", () => {
 
   it("reads a message's job items from its string body, skipping types it does not know", () => {
     const body = JSON.stringify([
-      { messageType: "JobStarted", runnerRequestId: 5, repositoryName: "app", ownerName: "octo", jobId: "j", runnerId: 9, runnerName: "er-1", queueTime: "2026-01-01T00:00:00Z", finishTime: "0001-01-01T00:00:00Z" },
+      {
+        messageType: "JobStarted",
+        runnerRequestId: 5,
+        repositoryName: "app",
+        ownerName: "octo",
+        jobId: "j",
+        runnerId: 9,
+        runnerName: "er-1",
+        queueTime: "2026-01-01T00:00:00Z",
+        finishTime: "0001-01-01T00:00:00Z",
+      },
       { messageType: "SomethingNew", runnerRequestId: 6 },
     ]);
-    const parsed = parseQueueMessage({ messageId: 3, messageType: "RunnerScaleSetJobMessages", body, statistics: { totalAssignedJobs: 2 } });
+    const parsed = parseQueueMessage({
+      messageId: 3,
+      messageType: "RunnerScaleSetJobMessages",
+      body,
+      statistics: { totalAssignedJobs: 2 },
+    });
     expect(parsed).toMatchObject({ ok: true, value: { messageId: 3, statistics: { totalAssignedJobs: 2, totalAvailableJobs: 0 } } });
     expect(parsed.ok && parsed.value.jobs).toEqual([
-      expect.objectContaining({ type: "JobStarted", repository: "octo/app", runnerId: 9, runnerName: "er-1", queueTime: Date.parse("2026-01-01T00:00:00Z"), finishTime: null, result: null }),
+      expect.objectContaining({
+        type: "JobStarted",
+        repository: "octo/app",
+        runnerId: 9,
+        runnerName: "er-1",
+        queueTime: Date.parse("2026-01-01T00:00:00Z"),
+        finishTime: null,
+        result: null,
+      }),
     ]);
     expect(parseQueueMessage({ messageId: 4, messageType: "Other", body: "whatever" })).toMatchObject({ ok: true, value: { jobs: [] } });
     expect(parseQueueMessage({ messageId: 4, messageType: "RunnerScaleSetJobMessages", body: "{" }).ok).toBe(false);

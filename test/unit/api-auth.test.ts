@@ -2,7 +2,15 @@ import { describe, expect, it } from "vitest";
 import { accessConfig, teamDomain } from "../../src/auth/access";
 import { hashApiToken, looksLikeApiToken, newApiToken } from "../../src/auth/api-token";
 import { isWrite, scopeAllows } from "../../src/auth/principal";
-import { cachedToken, dueForTouch, forgetToken, LAST_USED_INTERVAL_MS, rememberToken, TOKEN_CACHE_MS, tokenVerdict } from "../../src/auth/token-cache";
+import {
+  cachedToken,
+  dueForTouch,
+  forgetToken,
+  LAST_USED_INTERVAL_MS,
+  rememberToken,
+  TOKEN_CACHE_MS,
+  tokenVerdict,
+} from "../../src/auth/token-cache";
 
 describe("named API tokens", () => {
   it("are edr_ and 32 random bytes, and hash to hex SHA-256", async () => {
@@ -28,7 +36,15 @@ describe("scopes", () => {
 });
 
 describe("the token cache", () => {
-  const token = (over = {}) => ({ id: crypto.randomUUID(), name: "t", scope: "read" as const, expiresAt: null, lastUsedAt: null, revokedAt: null, ...over });
+  const token = (over = {}) => ({
+    id: crypto.randomUUID(),
+    name: "t",
+    scope: "read" as const,
+    expiresAt: null,
+    lastUsedAt: null,
+    revokedAt: null,
+    ...over,
+  });
 
   it("remembers a token for TOKEN_CACHE_MS, and forgets a revoked one at once", () => {
     const t = token();
@@ -73,6 +89,8 @@ describe("Access configuration", () => {
     expect(accessConfig({ ACCESS_TEAM_DOMAIN: "t", ACCESS_AUD: "aud", ACCESS_SCOPE: "Admin" })!.scope).toBe("admin");
     expect(accessConfig({ ACCESS_TEAM_DOMAIN: "t", ACCESS_AUD: "aud", ACCESS_SCOPE: "read" })!.scope).toBe("read");
     expect(accessConfig({ ACCESS_TEAM_DOMAIN: "t", ACCESS_AUD: "aud", ACCESS_SCOPE: "amdin" })!.scope).toBe("read");
-    expect(accessConfig({ ACCESS_TEAM_DOMAIN: "t", ACCESS_AUD: "aud", ACCESS_CERTS_URL: "http://127.0.0.1:1/certs" })!.certsUrl).toBe("http://127.0.0.1:1/certs");
+    expect(accessConfig({ ACCESS_TEAM_DOMAIN: "t", ACCESS_AUD: "aud", ACCESS_CERTS_URL: "http://127.0.0.1:1/certs" })!.certsUrl).toBe(
+      "http://127.0.0.1:1/certs",
+    );
   });
 });

@@ -1,6 +1,14 @@
 import { describe, expect, it } from "vitest";
-import { AppKeyError, APP_JWT_BACKDATE_S, APP_JWT_LIFETIME_S, createAppJwt, importAppKey, pkcs1ToPkcs8, privateKeyPkcs8 } from "../../src/github/app-auth";
 import { fromBase64 } from "../../src/crypto/base64url";
+import {
+  APP_JWT_BACKDATE_S,
+  APP_JWT_LIFETIME_S,
+  AppKeyError,
+  createAppJwt,
+  importAppKey,
+  pkcs1ToPkcs8,
+  privateKeyPkcs8,
+} from "../../src/github/app-auth";
 import pkcs1Pem from "../fixtures/app-key-pkcs1.pem?raw";
 import pkcs8Pem from "../fixtures/app-key-pkcs8.pem?raw";
 import publicPem from "../fixtures/app-key-public.pem?raw";

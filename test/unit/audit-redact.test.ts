@@ -28,15 +28,22 @@ describe("redactSecrets", () => {
     const pem = "-----BEGIN RSA PRIVATE KEY-----\nMIIE\n-----END RSA PRIVATE KEY-----";
     expect(
       redactSecrets({
-        extra_specs: { note: pem, gh: "ghp_0123456789abcdefghij", fine: "github_pat_11AAAAAAAAAAAAAAAAAAAAAA", ours: "edr_abcdefghijklmnopqrstuvwxyz" },
+        extra_specs: {
+          note: pem,
+          gh: "ghp_0123456789abcdefghij",
+          fine: "github_pat_11AAAAAAAAAAAAAAAAAAAAAA",
+          ours: "edr_abcdefghijklmnopqrstuvwxyz",
+        },
       }),
     ).toEqual({ extra_specs: { note: REDACTED, gh: REDACTED, fine: REDACTED, ours: REDACTED } });
     expect(redactSecrets("ghp_short")).toBe("ghp_short");
   });
 
   it("matches the secret field names of the API and not the harmless ones", () => {
-    for (const f of ["secret", "webhook_secret", "oauth2_token", "private_key", "password", "api_key", "client_secret", "TOKEN"]) expect(SECRET_FIELD.test(f), f).toBe(true);
-    for (const f of ["name", "credentials_name", "app_id", "installation_id", "ca_cert_bundle", "keys", "tokens_used_by", "secretary"]) expect(SECRET_FIELD.test(f), f).toBe(false);
+    for (const f of ["secret", "webhook_secret", "oauth2_token", "private_key", "password", "api_key", "client_secret", "TOKEN"])
+      expect(SECRET_FIELD.test(f), f).toBe(true);
+    for (const f of ["name", "credentials_name", "app_id", "installation_id", "ca_cert_bundle", "keys", "tokens_used_by", "secretary"])
+      expect(SECRET_FIELD.test(f), f).toBe(false);
   });
 });
 

@@ -12,7 +12,8 @@ describe("clientKey", () => {
 
   it("is an IPv6 client's /64, however the address is written", () => {
     const key = "2001:db8:1:2::/64";
-    for (const ip of ["2001:db8:1:2::1", "2001:0db8:0001:0002:ffff:0:0:9", "2001:DB8:1:2:a:b:c:d", "2001:db8:1:2::"]) expect(clientKey(ip)).toBe(key);
+    for (const ip of ["2001:db8:1:2::1", "2001:0db8:0001:0002:ffff:0:0:9", "2001:DB8:1:2:a:b:c:d", "2001:db8:1:2::"])
+      expect(clientKey(ip)).toBe(key);
     expect(clientKey("2001:db8:1:3::1")).toBe("2001:db8:1:3::/64");
     expect(clientKey("::1")).toBe("0:0:0:0::/64");
     expect(clientKey("2001:db8::")).toBe("2001:db8:0:0::/64");
@@ -46,7 +47,10 @@ describe("admin throttle marks", () => {
     const refusal = await countAdminFailure(env, client, t0);
     expect(refusal).toMatchObject({ status: 429, code: "rate_limited", headers: { "retry-after": String(THROTTLE_PERIOD_SECONDS) } });
     expect(limit).toHaveBeenCalledWith({ key: client });
-    expect(adminThrottled(client, t0 + 1_000)).toMatchObject({ status: 429, headers: { "retry-after": String(THROTTLE_PERIOD_SECONDS - 1) } });
+    expect(adminThrottled(client, t0 + 1_000)).toMatchObject({
+      status: 429,
+      headers: { "retry-after": String(THROTTLE_PERIOD_SECONDS - 1) },
+    });
     expect(adminThrottled("198.51.100.251", t0 + 1_000)).toBeNull();
     expect(adminThrottled(client, t0 + THROTTLE_PERIOD_SECONDS * 1000)).toBeNull();
   });

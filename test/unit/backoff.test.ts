@@ -1,11 +1,5 @@
 import { describe, expect, it } from "vitest";
-import {
-  createAllowedAt,
-  deleteRetryDelay,
-  NO_CREATE_BACKOFF,
-  recordCreateFailure,
-  recordCreateSuccess,
-} from "../../src/scaleset/backoff";
+import { createAllowedAt, deleteRetryDelay, NO_CREATE_BACKOFF, recordCreateFailure, recordCreateSuccess } from "../../src/scaleset/backoff";
 
 describe("delete backoff", () => {
   it("starts at 1 s, doubles, and stops at 5 minutes", () => {

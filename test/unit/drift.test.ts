@@ -22,7 +22,11 @@ describe("drift", () => {
       row("er-deleting", "deleting"),
       row("er-pending", "pending_delete"),
     ];
-    expect(unlistedInstances(rows, new Set(["er-listed"]), new Set(["er-busy"])).map((r) => r.name)).toEqual(["er-running", "er-stopped", "er-unknown"]);
+    expect(unlistedInstances(rows, new Set(["er-listed"]), new Set(["er-busy"])).map((r) => r.name)).toEqual([
+      "er-running",
+      "er-stopped",
+      "er-unknown",
+    ]);
   });
 
   it("takes an unlisted instance for gone when the provider says not found, or fails to confirm it too many checks in a row", () => {
@@ -35,7 +39,9 @@ describe("drift", () => {
     // A confirmed machine is not counted; one failed check is not enough.
     expect(first.unconfirmed).toEqual({ "er-b": 1 });
     const last = judgeUnlisted([b], [broken], { "er-b": UNCONFIRMED_CHECKS_BEFORE_GONE - 1, "er-listed-again": 2 });
-    expect(last.gone).toEqual([{ row: b, reason: expect.stringMatching(/failed to confirm it 3 times: retryable \(500\): nova is sad/), force: true }]);
+    expect(last.gone).toEqual([
+      { row: b, reason: expect.stringMatching(/failed to confirm it 3 times: retryable \(500\): nova is sad/), force: true },
+    ]);
     // Counts start over for an instance listed again (not in `missing`) or gone.
     expect(last.unconfirmed).toEqual({});
   });

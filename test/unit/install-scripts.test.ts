@@ -3,7 +3,7 @@ import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { pickTool, psQuote, renderInstallScript, shellQuote, type InstallScriptInput } from "../../src/bootstrap/install-script";
+import { type InstallScriptInput, pickTool, psQuote, renderInstallScript, shellQuote } from "../../src/bootstrap/install-script";
 
 const work = mkdtempSync(join(tmpdir(), "edgerunner-issue6-scripts-"));
 afterAll(() => rmSync(work, { recursive: true, force: true }));
@@ -146,7 +146,10 @@ describe("Windows install script", () => {
       }
       expect(script.split("\n")[0]).toMatch(/^# Edgerunner runner bootstrap for runner [\x20-\x7E]*$/);
       // The hostile value occurs nowhere outside those literals.
-      const outside = PS_VARS.reduce((s, [name, get]) => s.replace(`$${name} = ${psQuote(get(i))}`, () => ""), script.slice(script.indexOf("\n")));
+      const outside = PS_VARS.reduce(
+        (s, [name, get]) => s.replace(`$${name} = ${psQuote(get(i))}`, () => ""),
+        script.slice(script.indexOf("\n")),
+      );
       if (v.length > 3) expect(outside).not.toContain(v);
     }
   });

@@ -34,7 +34,16 @@ describe("instance tokens", () => {
   it("refuse padding, whitespace and characters outside base64url", async () => {
     const t = await token();
     const [h, p, sig] = t.split(".") as [string, string, string];
-    for (const bad of [`${t}=`, `${t}==`, `${h}.${p}.${sig}%3D`, `${h}.${p}.+${sig.slice(1)}`, `${h}.${p}.${sig.slice(0, -1)}/`, `${h}=.${p}.${sig}`, ` ${t}`, `${t}.`]) {
+    for (const bad of [
+      `${t}=`,
+      `${t}==`,
+      `${h}.${p}.${sig}%3D`,
+      `${h}.${p}.+${sig.slice(1)}`,
+      `${h}.${p}.${sig.slice(0, -1)}/`,
+      `${h}=.${p}.${sig}`,
+      ` ${t}`,
+      `${t}.`,
+    ]) {
       expect(await readInstanceToken(SECRET, bad), bad).toBeNull();
     }
   });

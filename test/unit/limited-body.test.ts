@@ -32,7 +32,11 @@ describe("readLimitedBody", () => {
 
   it("stops reading a chunked body as soon as it passes the limit", async () => {
     let pulls = 0;
-    const req = new Request("http://x/", { method: "POST", body: streamOf([4, 4, 4, 4, 4, 4], () => pulls++), duplex: "half" } as RequestInit);
+    const req = new Request("http://x/", {
+      method: "POST",
+      body: streamOf([4, 4, 4, 4, 4, 4], () => pulls++),
+      duplex: "half",
+    } as RequestInit);
     await expect(readLimitedBody(req, 10)).rejects.toBeInstanceOf(BodyTooLarge);
     expect(pulls).toBeLessThan(6);
   });

@@ -1,18 +1,18 @@
 /** The scale set API listener's state machine: steps, outcomes, message plans, demand. */
 import { describe, expect, it } from "vitest";
-import type { JobMessage, ListenerSession, QueueMessage } from "../../src/scaleset/actions-port";
 import { mergeJob } from "../../src/intake/job-merge";
+import type { JobMessage, ListenerSession, QueueMessage } from "../../src/scaleset/actions-port";
 import {
   afterStep,
   conclusionOf,
   INITIAL_LISTENER,
   jobStateOf,
+  type ListenerState,
   listenerBackoffMs,
   listenerDemand,
   messagePlan,
   nextStep,
   nextStepAt,
-  type ListenerState,
 } from "../../src/scaleset/listener";
 
 const NOW = 1_800_000_000_000;
@@ -27,7 +27,12 @@ const stats = (assigned: number, running = 0) => ({
   totalBusyRunners: running,
   totalIdleRunners: 0,
 });
-const session = (id = "s1", token = "t1"): ListenerSession => ({ sessionId: id, messageQueueUrl: "https://q/" + id, messageQueueAccessToken: token, statistics: stats(2) });
+const session = (id = "s1", token = "t1"): ListenerSession => ({
+  sessionId: id,
+  messageQueueUrl: "https://q/" + id,
+  messageQueueAccessToken: token,
+  statistics: stats(2),
+});
 const listening: ListenerState = { ...INITIAL_LISTENER, githubScaleSetId: 7, session: session(), lastMessageId: 4 };
 const err = (kind: "conflict" | "not_found" | "unauthorized" | "retryable" | "permanent") => ({ kind, message: kind });
 
@@ -151,7 +156,12 @@ describe("listener messages", () => {
     const msg: QueueMessage = {
       messageId: 3,
       statistics: stats(1),
-      jobs: [item({ type: "JobAvailable", runnerRequestId: 54 }), item({ type: "JobAvailable", runnerRequestId: 54 }), item({}), item({ type: "JobStarted", runnerId: 9, runnerName: "er-1", runnerAssignTime: NOW })],
+      jobs: [
+        item({ type: "JobAvailable", runnerRequestId: 54 }),
+        item({ type: "JobAvailable", runnerRequestId: 54 }),
+        item({}),
+        item({ type: "JobStarted", runnerId: 9, runnerName: "er-1", runnerAssignTime: NOW }),
+      ],
     };
     const plan = messagePlan(msg, route);
     expect(plan.acquire).toEqual([54]);
@@ -159,12 +169,24 @@ describe("listener messages", () => {
       ["scaleset:7:55:JobAssigned", "queued", "queued"],
       ["scaleset:7:55:JobStarted", "in_progress", "in_progress"],
     ]);
-    expect(plan.jobs[1]!.job).toMatchObject({ id: 55, runId: 900, repository: "octo/app", runnerName: "er-1", runnerId: 9, startedAt: NOW, scaleSetId: "s1", entityId: "e1" });
+    expect(plan.jobs[1]!.job).toMatchObject({
+      id: 55,
+      runId: 900,
+      repository: "octo/app",
+      runnerName: "er-1",
+      runnerId: 9,
+      startedAt: NOW,
+      scaleSetId: "s1",
+      entityId: "e1",
+    });
   });
 
   it("merges queue events by the intake's forward-only rules, in any order", () => {
     const assigned = jobStateOf(item({}), route)!;
-    const completed = jobStateOf(item({ type: "JobCompleted", result: "succeeded", runnerId: 9, runnerName: "er-1", runnerAssignTime: NOW, finishTime: NOW + 5 }), route)!;
+    const completed = jobStateOf(
+      item({ type: "JobCompleted", result: "succeeded", runnerId: 9, runnerName: "er-1", runnerAssignTime: NOW, finishTime: NOW + 5 }),
+      route,
+    )!;
     expect(completed).toMatchObject({ status: "completed", conclusion: "success", completedAt: NOW + 5 });
     expect(mergeJob(mergeJob(null, completed), assigned)).toEqual(mergeJob(mergeJob(null, assigned), completed));
     expect(mergeJob(completed, assigned).status).toBe("completed");
@@ -172,7 +194,13 @@ describe("listener messages", () => {
   });
 
   it("maps results to the REST conclusions", () => {
-    expect(["succeeded", "failed", "canceled", "Skipped", ""].map((r) => conclusionOf(r))).toEqual(["success", "failure", "cancelled", "skipped", null]);
+    expect(["succeeded", "failed", "canceled", "Skipped", ""].map((r) => conclusionOf(r))).toEqual([
+      "success",
+      "failure",
+      "cancelled",
+      "skipped",
+      null,
+    ]);
   });
 
   it("wants runners for assigned jobs not yet running, as D1 and GitHub both count them (the planner adds min idle and caps at max)", () => {

@@ -29,7 +29,10 @@ describe("faultOf", () => {
 
 describe("nextDeleteRetry", () => {
   it("counts the attempt and doubles the wait from 1 s", () => {
-    expect(nextDeleteRetry(0, NOW)).toEqual({ ops: { deleteAttempts: 1, retryAt: NOW + 1_000 }, deleteRetry: { attempt: 1, delayMs: 1_000 } });
+    expect(nextDeleteRetry(0, NOW)).toEqual({
+      ops: { deleteAttempts: 1, retryAt: NOW + 1_000 },
+      deleteRetry: { attempt: 1, delayMs: 1_000 },
+    });
     expect(nextDeleteRetry(3, NOW).deleteRetry).toEqual({ attempt: 4, delayMs: 8_000 });
   });
 });
@@ -77,17 +80,32 @@ describe("operationOutcome", () => {
 
   it("finishes a create with the machine", () => {
     const out = operationOutcome({ kind: "create", row: creating, result: machine(), error: null, deleteAttempts: 0, now: NOW });
-    expect(out).toEqual({ change: machineChange("id", "creating", machine(), NOW, "provider created the machine"), ops: DONE, create: "succeeded" });
+    expect(out).toEqual({
+      change: machineChange("id", "creating", machine(), NOW, "provider created the machine"),
+      ops: DONE,
+      create: "succeeded",
+    });
   });
 
   it("fails a create whose machine came up in status error", () => {
     const broken = machine({ status: "error" });
     const out = operationOutcome({ kind: "create", row: creating, result: broken, error: null, deleteAttempts: 0, now: NOW });
-    expect(out).toEqual({ change: machineChange("id", "creating", broken, NOW, "provider created the machine"), ops: DONE, create: "failed" });
+    expect(out).toEqual({
+      change: machineChange("id", "creating", broken, NOW, "provider created the machine"),
+      ops: DONE,
+      create: "failed",
+    });
   });
 
   it("fails a create that errored or brought nothing, and counts it toward the backoff", () => {
-    const errored = operationOutcome({ kind: "create", row: creating, result: null, error: { message: "quota", retryable: false }, deleteAttempts: 0, now: NOW });
+    const errored = operationOutcome({
+      kind: "create",
+      row: creating,
+      result: null,
+      error: { message: "quota", retryable: false },
+      deleteAttempts: 0,
+      now: NOW,
+    });
     expect(errored).toEqual({
       change: { id: "id", from: "creating", to: "error", reason: "provider create failed", at: NOW, set: { providerFault: "quota" } },
       ops: DONE,
@@ -102,9 +120,23 @@ describe("operationOutcome", () => {
       change: { id: "id", from: "deleting", to: "deleted", reason: "provider deleted the machine", at: NOW },
       ops: DONE,
     });
-    const failed = operationOutcome({ kind: "delete", row: deleting, result: null, error: { message: "busy", retryable: true }, deleteAttempts: 1, now: NOW });
+    const failed = operationOutcome({
+      kind: "delete",
+      row: deleting,
+      result: null,
+      error: { message: "busy", retryable: true },
+      deleteAttempts: 1,
+      now: NOW,
+    });
     expect(failed).toEqual({
-      change: { id: "id", from: "deleting", to: "pending_delete", reason: "delete failed (attempt 2)", at: NOW, set: { providerFault: "busy" } },
+      change: {
+        id: "id",
+        from: "deleting",
+        to: "pending_delete",
+        reason: "delete failed (attempt 2)",
+        at: NOW,
+        set: { providerFault: "busy" },
+      },
       ops: { ...DONE, deleteAttempts: 2, retryAt: NOW + 2_000 },
       deleteRetry: { attempt: 2, delayMs: 2_000 },
     });
@@ -112,8 +144,14 @@ describe("operationOutcome", () => {
 
   it("only ends the operation when the instance moved on meanwhile", () => {
     const moved = { id: "id", status: "pending_delete" as const };
-    expect(operationOutcome({ kind: "create", row: moved, result: machine(), error: null, deleteAttempts: 0, now: NOW })).toEqual({ change: null, ops: DONE });
-    expect(operationOutcome({ kind: "delete", row: moved, result: null, error: null, deleteAttempts: 0, now: NOW })).toEqual({ change: null, ops: DONE });
+    expect(operationOutcome({ kind: "create", row: moved, result: machine(), error: null, deleteAttempts: 0, now: NOW })).toEqual({
+      change: null,
+      ops: DONE,
+    });
+    expect(operationOutcome({ kind: "delete", row: moved, result: null, error: null, deleteAttempts: 0, now: NOW })).toEqual({
+      change: null,
+      ops: DONE,
+    });
   });
 });
 
@@ -121,7 +159,10 @@ describe("pollOutcome", () => {
   const ASK_AGAIN = 60_000;
 
   it("asks again later when the shim could not be asked", () => {
-    expect(pollOutcome({ id: "id", status: "creating" }, "create", failure("retryable", 503), NOW, ASK_AGAIN)).toEqual({ change: null, ops: { pollAt: NOW + ASK_AGAIN } });
+    expect(pollOutcome({ id: "id", status: "creating" }, "create", failure("retryable", 503), NOW, ASK_AGAIN)).toEqual({
+      change: null,
+      ops: { pollAt: NOW + ASK_AGAIN },
+    });
   });
 
   it("closes a delete whose machine is gone, and deletes again one that still exists", () => {
@@ -155,7 +196,9 @@ describe("pollOutcome", () => {
 
   it("gives a verdict on an awaited create only: a machine never made or in error is a failed create", () => {
     expect(pollOutcome({ id: "id", status: "creating" }, "create", failure("not_found", 404), NOW, ASK_AGAIN).create).toBe("failed");
-    expect(pollOutcome({ id: "id", status: "creating" }, "create", { ok: true, value: machine({ status: "error" }) }, NOW, ASK_AGAIN).create).toBe("failed");
+    expect(
+      pollOutcome({ id: "id", status: "creating" }, "create", { ok: true, value: machine({ status: "error" }) }, NOW, ASK_AGAIN).create,
+    ).toBe("failed");
     expect(pollOutcome({ id: "id", status: "pending_create" }, null, failure("not_found", 404), NOW, ASK_AGAIN).create).toBeUndefined();
     expect(pollOutcome({ id: "id", status: "running" }, "create", { ok: true, value: machine() }, NOW, ASK_AGAIN).create).toBeUndefined();
   });
@@ -164,7 +207,14 @@ describe("pollOutcome", () => {
 describe("createOutcome", () => {
   it("fails the instance with the fault and counts a failure", () => {
     expect(createOutcome("id", failure("permanent", 400), NOW, 120_000)).toEqual({
-      change: { id: "id", from: "creating", to: "error", reason: "provider create failed", at: NOW, set: { providerFault: "permanent (400): boom" } },
+      change: {
+        id: "id",
+        from: "creating",
+        to: "error",
+        reason: "provider create failed",
+        at: NOW,
+        set: { providerFault: "permanent (400): boom" },
+      },
       create: "failed",
     });
   });
@@ -214,7 +264,14 @@ describe("deleteOutcome", () => {
 
   it("sends a failed delete back with its next try scheduled", () => {
     expect(deleteOutcome(row, false, failure("retryable", 500), 2, NOW, 120_000)).toEqual({
-      change: { id: "id", from: "deleting", to: "pending_delete", reason: "delete failed (attempt 3)", at: NOW, set: { providerFault: "retryable (500): boom" } },
+      change: {
+        id: "id",
+        from: "deleting",
+        to: "pending_delete",
+        reason: "delete failed (attempt 3)",
+        at: NOW,
+        set: { providerFault: "retryable (500): boom" },
+      },
       ops: { deleteAttempts: 3, retryAt: NOW + 4_000 },
       deleteRetry: { attempt: 3, delayMs: 4_000 },
     });

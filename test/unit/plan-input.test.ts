@@ -28,11 +28,28 @@ const instance = (over: Partial<InstanceRecord>): InstanceRecord => ({
   ...over,
 });
 
-const ops = (over: Partial<InstanceOps> & { instance: string }): InstanceOps => ({ deleteAttempts: 0, retryAt: null, opId: null, opKind: null, pollAt: null, ...over });
+const ops = (over: Partial<InstanceOps> & { instance: string }): InstanceOps => ({
+  deleteAttempts: 0,
+  retryAt: null,
+  opId: null,
+  opKind: null,
+  pollAt: null,
+  ...over,
+});
 
 describe("planSnapshot", () => {
   it("takes the scale set's limits and the settings' timings", () => {
-    const snap = planSnapshot({ scaleSet, instances: [], queuedJobs: 3, ops: new Map(), inFlight: new Set(), createBackoff: NO_CREATE_BACKOFF, settings, startedAt: 42, now: NOW });
+    const snap = planSnapshot({
+      scaleSet,
+      instances: [],
+      queuedJobs: 3,
+      ops: new Map(),
+      inFlight: new Set(),
+      createBackoff: NO_CREATE_BACKOFF,
+      settings,
+      startedAt: 42,
+      now: NOW,
+    });
     expect(snap).toEqual({
       config: {
         enabled: true,

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { Exposition } from "../../src/observability/prometheus";
 import { countReconcile, drainCounterStatements, RECONCILE_BUCKETS } from "../../src/observability/op-counters";
+import { Exposition } from "../../src/observability/prometheus";
 
 describe("Prometheus exposition", () => {
   it("writes HELP and TYPE once per family and escapes label values", () => {
@@ -23,8 +23,23 @@ describe("Prometheus exposition", () => {
   });
 
   it("renders histograms with +Inf equal to the count, and special values", () => {
-    const text = new Exposition().histogram("h_seconds", "h", { a: "1" }, [{ le: 0.5, count: 1 }, { le: 2, count: 3 }], 2.25, 4).add("g", "g", "gauge", {}, Infinity).render();
-    expect(text).toContain('h_seconds_bucket{a="1",le="0.5"} 1\nh_seconds_bucket{a="1",le="2"} 3\nh_seconds_bucket{a="1",le="+Inf"} 4\nh_seconds_sum{a="1"} 2.25\nh_seconds_count{a="1"} 4');
+    const text = new Exposition()
+      .histogram(
+        "h_seconds",
+        "h",
+        { a: "1" },
+        [
+          { le: 0.5, count: 1 },
+          { le: 2, count: 3 },
+        ],
+        2.25,
+        4,
+      )
+      .add("g", "g", "gauge", {}, Infinity)
+      .render();
+    expect(text).toContain(
+      'h_seconds_bucket{a="1",le="0.5"} 1\nh_seconds_bucket{a="1",le="2"} 3\nh_seconds_bucket{a="1",le="+Inf"} 4\nh_seconds_sum{a="1"} 2.25\nh_seconds_count{a="1"} 4',
+    );
     expect(text).toContain("g +Inf");
   });
 });
@@ -32,10 +47,14 @@ describe("Prometheus exposition", () => {
 describe("call counters", () => {
   it("puts a reconcile run into every bucket at or above its duration, and drains into one upsert per counter", () => {
     const bound: unknown[][] = [];
-    const db = { prepare: () => ({ bind: (...args: unknown[]) => {
-        bound.push(args);
-        return {};
-      } }) } as unknown as D1Database;
+    const db = {
+      prepare: () => ({
+        bind: (...args: unknown[]) => {
+          bound.push(args);
+          return {};
+        },
+      }),
+    } as unknown as D1Database;
     drainCounterStatements(db); // start empty
     bound.length = 0;
     countReconcile("ss-1", 700);

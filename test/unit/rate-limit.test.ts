@@ -6,8 +6,8 @@ import {
   MIN_UNHINTED_WAIT_MS,
   parseRateLimit,
   parseRetryAfter,
-  rateLimitedUntil,
   RESET_SKEW_MS,
+  rateLimitedUntil,
   serverErrorBackoff,
   withJitter,
 } from "../../src/github/rate-limit";
@@ -61,7 +61,11 @@ describe("isRateLimited", () => {
 describe("rateLimitedUntil", () => {
   it("prefers retry-after", () => {
     expect(
-      rateLimitedUntil({ now: NOW, strikes: 3, headers: h({ "retry-after": "30", "x-ratelimit-remaining": "0", "x-ratelimit-reset": "1" }) }),
+      rateLimitedUntil({
+        now: NOW,
+        strikes: 3,
+        headers: h({ "retry-after": "30", "x-ratelimit-remaining": "0", "x-ratelimit-reset": "1" }),
+      }),
     ).toEqual({ until: NOW + 30_000, hinted: true });
   });
 

@@ -1,8 +1,8 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { instanceStatuses, jobStatuses, runnerStatuses } from "../../src/db/schema";
-import { NO_CREATE_BACKOFF, type CreateBackoff } from "../../src/scaleset/backoff";
-import { plan, type Action, type PlanConfig, type PlanInstance, type PlanSnapshot } from "../../src/scaleset/reconcile";
+import { type CreateBackoff, NO_CREATE_BACKOFF } from "../../src/scaleset/backoff";
+import { type Action, type PlanConfig, type PlanInstance, type PlanSnapshot, plan } from "../../src/scaleset/reconcile";
 
 const NOW = 1_000_000_000;
 const MIN = 60_000;
@@ -53,10 +53,22 @@ describe("plan: how many to create", () => {
     ["min idle plus queued", { minIdleRunners: 1 }, [], 3, 2],
     ["capped by max_runners", { maxRunners: 4 }, [], 4, 9],
     ["idle runners already cover the jobs", {}, [inst(), inst()], 0, 2],
-    ["starting runners count as coming", {}, [inst({ status: "creating", runnerStatus: "pending", createdAt: NOW, statusChangedAt: NOW })], 1, 2],
+    [
+      "starting runners count as coming",
+      {},
+      [inst({ status: "creating", runnerStatus: "pending", createdAt: NOW, statusChangedAt: NOW })],
+      1,
+      2,
+    ],
     ["busy runners do not cover queued jobs", {}, [inst({ runnerStatus: "active", jobStatus: "in_progress" })], 2, 2],
     ["busy runners count toward max", { maxRunners: 3 }, [inst({ runnerStatus: "active" }), inst({ runnerStatus: "active" })], 1, 5],
-    ["instances being deleted count toward max", { maxRunners: 2 }, [inst({ status: "deleting", inFlight: true }), inst({ status: "pending_delete", retryAt: NOW + 1000 })], 0, 3],
+    [
+      "instances being deleted count toward max",
+      { maxRunners: 2 },
+      [inst({ status: "deleting", inFlight: true }), inst({ status: "pending_delete", retryAt: NOW + 1000 })],
+      0,
+      3,
+    ],
     ["disabled creates nothing", { enabled: false, minIdleRunners: 2 }, [], 0, 5],
   ] as [string, Partial<PlanConfig>, PlanInstance[], number, number?][])("%s", (_, cfg, instances, expected, queued = 0) => {
     const p = plan(snap({ config: config(cfg), instances, queuedJobs: queued }));
@@ -65,9 +77,9 @@ describe("plan: how many to create", () => {
 
   it("reports why it is not creating", () => {
     expect(plan(snap({ config: config({ enabled: false }), queuedJobs: 1 })).summary.blocked).toBe("disabled");
-    expect(plan(snap({ config: config({ maxRunners: 1 }), instances: [inst({ runnerStatus: "active" })], queuedJobs: 1 })).summary.blocked).toBe(
-      "max_runners",
-    );
+    expect(
+      plan(snap({ config: config({ maxRunners: 1 }), instances: [inst({ runnerStatus: "active" })], queuedJobs: 1 })).summary.blocked,
+    ).toBe("max_runners");
     const hard: CreateBackoff = { failures: 5, lastFailureAt: NOW - 1000, hardLimitedAt: NOW - 1000 };
     expect(plan(snap({ createBackoff: hard, queuedJobs: 1 })).summary.blocked).toBe("hard_limit");
   });
@@ -89,8 +101,16 @@ describe("plan: what to delete", () => {
     ["a runner whose job completed", { runnerStatus: "active" as const, jobStatus: "completed" as const }, "job_completed"],
     ["a terminated runner", { runnerStatus: "terminated" as const }, "runner_finished"],
     ["a runner that failed to bootstrap", { runnerStatus: "failed" as const }, "runner_finished"],
-    ["a runner not idle within the bootstrap timeout", { runnerStatus: "installing" as const, createdAt: NOW - 21 * MIN }, "bootstrap_timeout"],
-    ["an instance still creating after the bootstrap timeout", { status: "creating" as const, runnerStatus: "pending" as const, createdAt: NOW - 21 * MIN, inFlight: true }, null],
+    [
+      "a runner not idle within the bootstrap timeout",
+      { runnerStatus: "installing" as const, createdAt: NOW - 21 * MIN },
+      "bootstrap_timeout",
+    ],
+    [
+      "an instance still creating after the bootstrap timeout",
+      { status: "creating" as const, runnerStatus: "pending" as const, createdAt: NOW - 21 * MIN, inFlight: true },
+      null,
+    ],
   ])("marks %s", (_, over, reason) => {
     const i = inst(over);
     const p = plan(snap({ instances: [i] }));
@@ -129,7 +149,9 @@ describe("plan: what to delete", () => {
     const p2 = plan(snap({ config: config({ minIdleRunners: 2 }), instances: [fresh, mid] }));
     expect(p2.actions).toEqual([]);
     // Only one surplus and the only removable one has not idled long enough: wait for it.
-    const p3 = plan(snap({ config: config({ minIdleRunners: 1 }), instances: [fresh, inst({ runnerStatus: "installing", createdAt: NOW })] }));
+    const p3 = plan(
+      snap({ config: config({ minIdleRunners: 1 }), instances: [fresh, inst({ runnerStatus: "installing", createdAt: NOW })] }),
+    );
     expect(p3.actions).toEqual([]);
     expect(p3.wakeAt).toBe(NOW + 4 * MIN);
   });
@@ -185,7 +207,9 @@ const arbInstance: fc.Arbitrary<PlanInstance> = fc.record({
   jobStatus: fc.option(fc.constantFrom(...jobStatuses)),
   retryAt: fc.option(fc.integer({ min: NOW - MIN, max: NOW + MIN })),
   inFlight: fc.boolean(),
-  awaiting: fc.option(fc.record({ kind: fc.constantFrom("create" as const, "delete" as const), pollAt: fc.integer({ min: NOW - MIN, max: NOW + MIN }) })),
+  awaiting: fc.option(
+    fc.record({ kind: fc.constantFrom("create" as const, "delete" as const), pollAt: fc.integer({ min: NOW - MIN, max: NOW + MIN }) }),
+  ),
 });
 
 const arbSnapshot: fc.Arbitrary<PlanSnapshot> = fc.record({
@@ -203,7 +227,11 @@ const arbSnapshot: fc.Arbitrary<PlanSnapshot> = fc.record({
   queuedJobs: fc.integer({ min: 0, max: 20 }),
   createBackoff: fc.oneof(
     fc.constant(NO_CREATE_BACKOFF),
-    fc.record({ failures: fc.integer({ min: 1, max: 6 }), lastFailureAt: fc.integer({ min: NOW - MIN, max: NOW }), hardLimitedAt: fc.option(fc.constant(NOW)) }),
+    fc.record({
+      failures: fc.integer({ min: 1, max: 6 }),
+      lastFailureAt: fc.integer({ min: NOW - MIN, max: NOW }),
+      hardLimitedAt: fc.option(fc.constant(NOW)),
+    }),
   ),
   now: fc.constant(NOW),
 });
@@ -288,7 +316,9 @@ describe("plan: properties", () => {
           for (const a of plan(snap({ config: cfg, instances: world, queuedJobs: burst })).actions) {
             if (a.type === "create")
               for (let k = 0; k < a.count; k++)
-                world.push(inst({ status: "pending_create", runnerStatus: "pending", createdAt: NOW, statusChangedAt: NOW, inFlight: true }));
+                world.push(
+                  inst({ status: "pending_create", runnerStatus: "pending", createdAt: NOW, statusChangedAt: NOW, inFlight: true }),
+                );
           }
         }
         expect(world.length).toBe(burst);

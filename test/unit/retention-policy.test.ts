@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { afterBatch, nextTarget, runComplete, startRun, type PruneTarget } from "../../src/retention/batch-plan";
-import { readRetentionSettings, retentionCutoffs, RETENTION_KNOBS } from "../../src/retention/settings";
+import { afterBatch, nextTarget, type PruneTarget, runComplete, startRun } from "../../src/retention/batch-plan";
+import { RETENTION_KNOBS, readRetentionSettings, retentionCutoffs } from "../../src/retention/settings";
 
 const DAY = 86_400_000;
 
@@ -34,7 +34,11 @@ describe("retention settings", () => {
   });
 
   it("clamps values outside the bounds to the bound, with a warning; the query cap never reaches D1's 1,000", () => {
-    const { settings, warnings } = readRetentionSettings({ RETENTION_MAX_QUERIES: "5000", RETENTION_BATCH_SIZE: "1000000", RETENTION_DAYS: "99999" });
+    const { settings, warnings } = readRetentionSettings({
+      RETENTION_MAX_QUERIES: "5000",
+      RETENTION_BATCH_SIZE: "1000000",
+      RETENTION_DAYS: "99999",
+    });
     expect(settings).toMatchObject({ maxQueries: 900, batchSize: 5000, retentionDays: 3650 });
     expect(warnings.map((w) => [w.name, w.used])).toEqual([
       ["RETENTION_DAYS", 3650],

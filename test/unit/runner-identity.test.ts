@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { GithubRunnerInfo, RunnerRemoval } from "../../src/scaleset/ports";
-import { claimOnReport, judgeClaim, removalTarget, removeInstanceRunner, type RunnerIdentity } from "../../src/scaleset/runner-identity";
+import { claimOnReport, judgeClaim, type RunnerIdentity, removalTarget, removeInstanceRunner } from "../../src/scaleset/runner-identity";
 
 const identity = (over: Partial<RunnerIdentity> = {}): RunnerIdentity => ({
   name: "er-own",
@@ -45,7 +45,9 @@ describe("runner identity: which id may be acted on", () => {
 
   it("removalTarget leaves a runner whose job completed to GitHub, which unregisters an ephemeral runner after its job", () => {
     expect(removalTarget(identity({ agentId: 11, jobStatus: "completed" }))).toEqual({ kind: "none" });
-    expect(removalTarget(identity({ reportedAgentId: 22, registrationTokenServed: true, jobStatus: "completed" }))).toEqual({ kind: "none" });
+    expect(removalTarget(identity({ reportedAgentId: 22, registrationTokenServed: true, jobStatus: "completed" }))).toEqual({
+      kind: "none",
+    });
     // Still running its job, or never got one: only we can remove it (a busy one answers 422 and is kept).
     expect(removalTarget(identity({ agentId: 11, jobStatus: "in_progress" }))).toEqual({ kind: "known", runnerId: 11 });
     expect(removalTarget(identity({ agentId: 11, jobStatus: "queued" }))).toEqual({ kind: "known", runnerId: 11 });
@@ -69,13 +71,21 @@ describe("runner identity: which id may be acted on", () => {
 describe("runner identity: removing an instance's runner", () => {
   it("deletes GitHub's own id without asking", async () => {
     const gh = github([OWN, OTHER]);
-    expect(await removeInstanceRunner(gh, identity({ agentId: 11, reportedAgentId: 22 }))).toEqual({ removal: "removed", confirmedId: null, rejectedClaim: null });
+    expect(await removeInstanceRunner(gh, identity({ agentId: 11, reportedAgentId: 22 }))).toEqual({
+      removal: "removed",
+      confirmedId: null,
+      rejectedClaim: null,
+    });
     expect(gh.calls).toEqual(["delete 11"]);
   });
 
   it("deletes a claimed id once GitHub shows it under the instance's name, and reports it confirmed", async () => {
     const gh = github([OWN, OTHER]);
-    expect(await removeInstanceRunner(gh, identity({ reportedAgentId: 11 }))).toEqual({ removal: "removed", confirmedId: 11, rejectedClaim: null });
+    expect(await removeInstanceRunner(gh, identity({ reportedAgentId: 11 }))).toEqual({
+      removal: "removed",
+      confirmedId: 11,
+      rejectedClaim: null,
+    });
     expect(gh.calls).toEqual(["get 11", "delete 11"]);
   });
 
@@ -99,19 +109,31 @@ describe("runner identity: removing an instance's runner", () => {
 
   it("a claimed id GitHub does not know falls back to the name, quietly (ephemeral runners go by themselves)", async () => {
     const gh = github([]);
-    expect(await removeInstanceRunner(gh, identity({ reportedAgentId: 99 }))).toEqual({ removal: "gone", confirmedId: null, rejectedClaim: null });
+    expect(await removeInstanceRunner(gh, identity({ reportedAgentId: 99 }))).toEqual({
+      removal: "gone",
+      confirmedId: null,
+      rejectedClaim: null,
+    });
     expect(gh.calls).toEqual(["get 99", "find er-own"]);
   });
 
   it("a machine that fetched a registration token but reported nothing: its runner is found by name; busy stays busy", async () => {
     const gh = github([{ ...OWN, busy: true }]);
-    expect(await removeInstanceRunner(gh, identity({ registrationTokenServed: true }))).toEqual({ removal: "busy", confirmedId: 11, rejectedClaim: null });
+    expect(await removeInstanceRunner(gh, identity({ registrationTokenServed: true }))).toEqual({
+      removal: "busy",
+      confirmedId: 11,
+      rejectedClaim: null,
+    });
     expect(gh.calls).toEqual(["find er-own", "delete 11"]);
   });
 
   it("asks GitHub nothing for a runner whose job completed: GitHub removed it", async () => {
     const gh = github([OWN]);
-    expect(await removeInstanceRunner(gh, identity({ agentId: 11, jobStatus: "completed" }))).toEqual({ removal: "gone", confirmedId: null, rejectedClaim: null });
+    expect(await removeInstanceRunner(gh, identity({ agentId: 11, jobStatus: "completed" }))).toEqual({
+      removal: "gone",
+      confirmedId: null,
+      rejectedClaim: null,
+    });
     expect(gh.calls).toEqual([]);
   });
 

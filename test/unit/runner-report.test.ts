@@ -14,11 +14,20 @@ const row = (over: Partial<Parameters<typeof runnerReportChange>[0]> = {}) => ({
 describe("runnerReportChange", () => {
   it("records the runner's progress on its instance, keeping the instance status", () => {
     expect(runnerReportChange(row(), 2, { status: "installing", message: "downloading", agentId: null }, NOW)).toEqual({
-      change: { id: "id", from: "running", to: "running", reason: "downloading", at: NOW, set: { runnerStatus: "installing", statusMessage: "downloading", recordRunnerReport: true } },
+      change: {
+        id: "id",
+        from: "running",
+        to: "running",
+        reason: "downloading",
+        at: NOW,
+        set: { runnerStatus: "installing", statusMessage: "downloading", recordRunnerReport: true },
+      },
       message: "downloading",
       claimRejected: false,
     });
-    expect(runnerReportChange(row(), 2, { status: "idle", message: "", agentId: null }, NOW)).toMatchObject({ change: { reason: "runner idle" } });
+    expect(runnerReportChange(row(), 2, { status: "idle", message: "", agentId: null }, NOW)).toMatchObject({
+      change: { reason: "runner idle" },
+    });
   });
 
   it("sends a failed runner's instance to deletion, with a bounded message", () => {
@@ -42,7 +51,10 @@ describe("runnerReportChange", () => {
   });
 
   it("keeps a reported runner id as a claim, and rejects one that contradicts GitHub's", () => {
-    expect(runnerReportChange(row(), 2, { status: "idle", message: "", agentId: 7 }, NOW)).toMatchObject({ change: { set: { reportedAgentId: 7 } }, claimRejected: false });
+    expect(runnerReportChange(row(), 2, { status: "idle", message: "", agentId: 7 }, NOW)).toMatchObject({
+      change: { set: { reportedAgentId: 7 } },
+      claimRejected: false,
+    });
     const contradicted = runnerReportChange(row({ agentId: 5 }), 2, { status: "idle", message: "", agentId: 7 }, NOW);
     expect(contradicted).toMatchObject({ claimRejected: true });
     expect("change" in contradicted && contradicted.change.set).not.toHaveProperty("reportedAgentId");

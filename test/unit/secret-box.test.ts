@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { createKeyring, KeyringError, open, seal, SealedValueError, sealedWithOldKey } from "../../src/crypto/secret-box";
+import { createKeyring, KeyringError, open, SealedValueError, seal, sealedWithOldKey } from "../../src/crypto/secret-box";
 
 const key = (fill: number) => Buffer.alloc(32, fill).toString("base64");
 

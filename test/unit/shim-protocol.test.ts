@@ -102,7 +102,9 @@ describe("async operations", () => {
 
   it("takes a callback with a result, an error, or neither (a finished delete), never both", () => {
     const base = { operation_id: "op-1", instance_name: "r-1" };
-    expect(ShimCallback.safeParse({ ...base, result: { provider_id: "p", name: "r-1", status: "running" }, error: null }).success).toBe(true);
+    expect(ShimCallback.safeParse({ ...base, result: { provider_id: "p", name: "r-1", status: "running" }, error: null }).success).toBe(
+      true,
+    );
     expect(ShimCallback.safeParse({ ...base, result: null, error: { message: "quota", retryable: true } }).success).toBe(true);
     expect(ShimCallback.safeParse({ ...base, result: null, error: null }).success).toBe(true);
     expect(ShimCallback.safeParse({ ...base, result: { name: "r-1" }, error: { message: "x", retryable: false } }).success).toBe(false);

@@ -3,10 +3,10 @@ import {
   computeSignature,
   MAX_CLOCK_SKEW_SECONDS,
   requestTarget,
+  type SignedRequestParts,
   signingInput,
   signRequest,
   verifySignature,
-  type SignedRequestParts,
 } from "../../src/providers/shim-signing";
 
 const SECRET = "unit-test-secret-0001";
@@ -94,7 +94,9 @@ describe("shim request signing", () => {
   });
 
   it("signs the request target as sent: base path, percent-encoding and query kept", () => {
-    expect(requestTarget("https://shim.example.com/lxd/v1/instances/runner%2F1?force=true")).toBe("/lxd/v1/instances/runner%2F1?force=true");
+    expect(requestTarget("https://shim.example.com/lxd/v1/instances/runner%2F1?force=true")).toBe(
+      "/lxd/v1/instances/runner%2F1?force=true",
+    );
     expect(requestTarget(new URL("https://shim.example.com/v1/instances"))).toBe("/v1/instances");
   });
 });

@@ -1,6 +1,6 @@
 import { createExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
-import { exportJWK, generateKeyPair, importJWK, SignJWT, type JWTPayload } from "jose";
+import { generateKeyPair, importJWK, type JWTPayload, SignJWT } from "jose";
 import { afterEach, beforeEach, describe, expect, inject, it, vi } from "vitest";
 import { createApp } from "../../src/app";
 import type { Env } from "../../src/env";
@@ -89,8 +89,14 @@ const provider = () => ({ name: unique("prov"), url: "https://shim.example.com",
 
 /** A scale set (with its credentials, repository and provider) made through the API as an Access identity. */
 async function scaleSetAs(jwt: string): Promise<string> {
-  const creds = await send("POST", "/api/v1/github/credentials", { jwt, body: { name: unique("pat"), auth_type: "pat", pat: { oauth2_token: "ghp_x" } } });
-  const repo = await send("POST", "/api/v1/repositories", { jwt, body: { owner: "octo", name: unique("r"), credentials_name: creds.body.name, webhook_secret: "whsec-long-enough" } });
+  const creds = await send("POST", "/api/v1/github/credentials", {
+    jwt,
+    body: { name: unique("pat"), auth_type: "pat", pat: { oauth2_token: "ghp_x" } },
+  });
+  const repo = await send("POST", "/api/v1/repositories", {
+    jwt,
+    body: { owner: "octo", name: unique("r"), credentials_name: creds.body.name, webhook_secret: "whsec-long-enough" },
+  });
   const prov = await send("POST", "/api/v1/providers", { jwt, body: provider() });
   const ss = await send("POST", `/api/v1/repositories/${repo.body.id}/scalesets`, {
     jwt,
@@ -125,7 +131,9 @@ describe("Cloudflare Access on the admin API", () => {
     expectErrorShape(refused);
     expect((await send("GET", "/api/v1/tokens", { jwt, env: readOnly })).status).toBe(403);
     // A typo is not admin.
-    expect((await send("POST", "/api/v1/providers", { jwt, env: accessEnv({ ACCESS_SCOPE: "admni" }), body: provider() })).status).toBe(403);
+    expect((await send("POST", "/api/v1/providers", { jwt, env: accessEnv({ ACCESS_SCOPE: "admni" }), body: provider() })).status).toBe(
+      403,
+    );
   });
 
   it("refuses a wrong audience, issuer, expiry, algorithm, key or signature, and a JWT without an email", async () => {
@@ -141,7 +149,11 @@ describe("Cloudflare Access on the admin API", () => {
       ["HS256", accessJwt({}, { alg: "HS256", key: new TextEncoder().encode("a-shared-secret-that-is-long-enough-for-hs256") }), /RS256/],
       ["an unknown kid", accessJwt({}, { kid: "not-a-team-key", key: other.privateKey }), /key/],
       ["another key under the team's kid", accessJwt({}, { key: other.privateKey }), /signature/],
-      ["a forged payload", Promise.resolve(`${forged[0]}.${btoa(JSON.stringify({ email: "mallory@example.com" })).replace(/=+$/, "")}.${forged[2]}`), /signature/],
+      [
+        "a forged payload",
+        Promise.resolve(`${forged[0]}.${btoa(JSON.stringify({ email: "mallory@example.com" })).replace(/=+$/, "")}.${forged[2]}`),
+        /signature/,
+      ],
       ["no email", accessJwt({ email: undefined }), /identity/],
       ["not a JWT", Promise.resolve("not-a-jwt"), /malformed/],
     ];
@@ -160,7 +172,11 @@ describe("Cloudflare Access on the admin API", () => {
     // More than the 30 wrong credentials a minute that would get this client a 429.
     for (let i = 0; i < 16; i++) {
       for (const certs of ["http://127.0.0.1:1/cdn-cgi/access/certs", `${inject("accessCertsUrl")}/missing`]) {
-        const res = await send("GET", "/api/v1/providers", { jwt, env: accessEnv({ ACCESS_CERTS_URL: certs }), headers: { "cf-connecting-ip": ip } });
+        const res = await send("GET", "/api/v1/providers", {
+          jwt,
+          env: accessEnv({ ACCESS_CERTS_URL: certs }),
+          headers: { "cf-connecting-ip": ip },
+        });
         expect(res.status, certs).toBe(503);
         expectErrorShape(res);
         expect(res.body.details).toEqual({ reason: "the team's Access keys could not be fetched" });
@@ -193,7 +209,10 @@ describe("Cloudflare Access on the dashboard", () => {
     const row = await env.DB.prepare("SELECT actor, via, method, status FROM audit_log ORDER BY id DESC LIMIT 1").first();
     expect(row).toEqual({ actor: "access:ops@example.com", via: "dashboard", method: "PUT", status: 200 });
     // The CSRF token is bound to the identity: another user's page token does not work for this one.
-    const crossUser = await send("POST", `/ui/scalesets/${id}/enabled`, { jwt: await accessJwt({ email: "someone-else@example.com" }), form });
+    const crossUser = await send("POST", `/ui/scalesets/${id}/enabled`, {
+      jwt: await accessJwt({ email: "someone-else@example.com" }),
+      form,
+    });
     expect(crossUser.status).toBe(403);
   });
 
@@ -208,7 +227,11 @@ describe("Cloudflare Access on the dashboard", () => {
     expect(page.text).not.toContain(">Pause<");
     expect((await send("GET", `/ui/scalesets/${id}`, { jwt: admin })).text).toContain(">Pause<");
     const csrf = /name="_csrf" value="([^"]+)"/.exec(page.text)![1]!;
-    const forged = await send("POST", `/ui/scalesets/${id}/enabled`, { jwt: viewer, env: readOnly, form: { _csrf: csrf, enabled: "false" } });
+    const forged = await send("POST", `/ui/scalesets/${id}/enabled`, {
+      jwt: viewer,
+      env: readOnly,
+      form: { _csrf: csrf, enabled: "false" },
+    });
     expect(forged.status).toBe(403);
     expect(forged.text).toContain("The action failed (403)");
     expect((await env.DB.prepare("SELECT enabled FROM scale_sets WHERE id = ?").bind(id).first())!.enabled).toBe(1);

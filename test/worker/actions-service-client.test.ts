@@ -4,7 +4,7 @@
  * answers, the message queue, and every failure as the kind the listener acts on.
  */
 import { describe, expect, it } from "vitest";
-import { AdminTokens, ADMIN_REFRESH_MARGIN_MS } from "../../src/github/actions-service/admin-token";
+import { ADMIN_REFRESH_MARGIN_MS, AdminTokens } from "../../src/github/actions-service/admin-token";
 import { ActionsServiceClient } from "../../src/github/actions-service/client";
 import type { GithubScope } from "../../src/github/scope";
 import { client, createEndpoint, createPatCredential, newWorld, TestClock } from "./github-helpers";
@@ -49,7 +49,15 @@ describe("Actions service client", () => {
     const msg = unwrap(await svc.getMessage(session, 0, 5))!;
     expect(msg.statistics).toMatchObject({ totalAvailableJobs: 1 });
     expect(msg.jobs).toEqual([
-      expect.objectContaining({ type: "JobAvailable", repository: "octo/app", owner: "octo", jobDisplayName: "build", requestLabels: ["ss-linux"], runnerId: null, finishTime: null }),
+      expect.objectContaining({
+        type: "JobAvailable",
+        repository: "octo/app",
+        owner: "octo",
+        jobDisplayName: "build",
+        requestLabels: ["ss-linux"],
+        runnerId: null,
+        finishTime: null,
+      }),
     ]);
     expect(msg.jobs[0]!.queueTime).toBeGreaterThan(0);
     expect(unwrap(await svc.acquireJobs(created.id, session, [msg.jobs[0]!.runnerRequestId]))).toEqual([msg.jobs[0]!.runnerRequestId]);
@@ -59,7 +67,10 @@ describe("Actions service client", () => {
     expect(assigned.statistics?.totalAssignedJobs).toBe(1);
 
     const jit = unwrap(await svc.generateJitConfig(created.id, "er-ss-1"));
-    expect(JSON.parse(atob(JSON.parse(atob(jit.encodedJitConfig))[".runner"]))).toMatchObject({ agentId: jit.runnerId, agentName: "er-ss-1" });
+    expect(JSON.parse(atob(JSON.parse(atob(jit.encodedJitConfig))[".runner"]))).toMatchObject({
+      agentId: jit.runnerId,
+      agentName: "er-ss-1",
+    });
     expect(unwrap(await svc.findRunner("ER-SS-1"))).toEqual({ id: jit.runnerId, name: "er-ss-1" });
     unwrap(await svc.removeRunner(jit.runnerId));
     unwrap(await svc.removeRunner(jit.runnerId)); // already gone counts as removed
@@ -71,7 +82,10 @@ describe("Actions service client", () => {
     // Every admin call carried the api version; the exchange went to the endpoint's API with RemoteAuth.
     const reqs = (await world.actionsState()).requests;
     expect(reqs.filter((r) => r.path.startsWith("/_actions/_apis/")).every((r) => r.query["api-version"] === "6.0-preview")).toBe(true);
-    expect(reqs.find((r) => r.path === "/actions/runner-registration")?.body).toEqual({ url: "https://github.example.test/octo/app", runner_event: "register" });
+    expect(reqs.find((r) => r.path === "/actions/runner-registration")?.body).toEqual({
+      url: "https://github.example.test/octo/app",
+      runner_event: "register",
+    });
   });
 
   it("holds the admin token, replaces it a minute before it expires, and after a 401", async () => {
@@ -96,10 +110,16 @@ describe("Actions service client", () => {
     const conflict = await svc.createSession(set.id, "b");
     expect(conflict).toMatchObject({ ok: false, error: { kind: "conflict", status: 409 } });
     expect(!conflict.ok && conflict.error.typeName).toContain("RunnerScaleSetSessionConflictException");
-    expect(await svc.createScaleSet({ name: "kinds", runnerGroupId: 1, labels: [] })).toMatchObject({ ok: false, error: { kind: "conflict" } });
+    expect(await svc.createScaleSet({ name: "kinds", runnerGroupId: 1, labels: [] })).toMatchObject({
+      ok: false,
+      error: { kind: "conflict" },
+    });
     expect(await svc.generateJitConfig(set.id, "")).toMatchObject({ ok: false, error: { kind: "permanent", status: 400 } });
     expect(await svc.getScaleSet(999_999)).toMatchObject({ ok: false, error: { kind: "not_found", status: 404 } });
-    expect(await svc.refreshSession(set.id, "00000000-0000-0000-0000-000000000000")).toMatchObject({ ok: false, error: { kind: "not_found" } });
+    expect(await svc.refreshSession(set.id, "00000000-0000-0000-0000-000000000000")).toMatchObject({
+      ok: false,
+      error: { kind: "not_found" },
+    });
     expect(await svc.runnerGroupId("no-such-group")).toMatchObject({ ok: false, error: { kind: "not_found" } });
 
     await world.fault({ kind: "server_error", status: 503, path: "/runnerscalesets" });

@@ -36,7 +36,11 @@ describe("use checks: missing is null, in use lists the users", () => {
 
   it("endpoints: their credentials' names and whether entities sit on them", async () => {
     const name = unique("ghes");
-    await api.post("/api/v1/github/endpoints", { name, base_url: "https://ghes.example.com", api_base_url: "https://ghes.example.com/api/v3" });
+    await api.post("/api/v1/github/endpoints", {
+      name,
+      base_url: "https://ghes.example.com",
+      api_base_url: "https://ghes.example.com/api/v3",
+    });
     expect(await endpointUse(db(), name)).toEqual({ credentials: [], hasEntities: false });
     const creds = await seed.patCredentials({ endpoint: name });
     expect(await endpointUse(db(), name)).toEqual({ credentials: [creds.name], hasEntities: false });
@@ -135,7 +139,9 @@ describe("job store", () => {
       ],
       500,
     );
-    const rows = await env.DB.prepare("SELECT id, status, conclusion, started_at, completed_at FROM jobs WHERE id IN (72001, 72002) ORDER BY id").all();
+    const rows = await env.DB.prepare(
+      "SELECT id, status, conclusion, started_at, completed_at FROM jobs WHERE id IN (72001, 72002) ORDER BY id",
+    ).all();
     expect(rows.results).toEqual([
       { id: 72_001, status: "completed", conclusion: "success", started_at: 500, completed_at: 500 },
       { id: 72_002, status: "completed", conclusion: null, started_at: null, completed_at: null },

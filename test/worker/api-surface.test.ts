@@ -2,7 +2,7 @@ import { exports } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { createApp } from "../../src/app";
 import { errorCodes } from "../../src/http/errors";
-import { api, call, dumpDb, expectErrorShape, expectRejectedWithoutWrites, type ApiResponse } from "./helpers";
+import { type ApiResponse, api, call, dumpDb, expectErrorShape, expectRejectedWithoutWrites } from "./helpers";
 
 const SAMPLE_ID = "3b241101-e2bb-4255-8caf-4136c566a962";
 
@@ -20,17 +20,19 @@ async function operations() {
   const doc = (await openapi()) as any;
   const resolve = (schema: any): any => (schema?.$ref ? doc.components.schemas[schema.$ref.split("/").pop()] : schema);
   return Object.entries(doc.paths as Record<string, Record<string, any>>).flatMap(([path, ops]) =>
-    Object.entries(ops).filter(([, op]) => op.security === undefined).map(([method, op]) => ({
-      method: method.toUpperCase(),
-      template: path,
-      path: path.replace("{id}", SAMPLE_ID).replace("{name}", "sample"),
-      hasBody: Boolean(op.requestBody),
-      requiresFields: (() => {
-        const schema = resolve(op.requestBody?.content?.["application/json"]?.schema);
-        return Boolean(schema?.required?.length || schema?.oneOf || schema?.anyOf);
-      })(),
-      op,
-    })),
+    Object.entries(ops)
+      .filter(([, op]) => op.security === undefined)
+      .map(([method, op]) => ({
+        method: method.toUpperCase(),
+        template: path,
+        path: path.replace("{id}", SAMPLE_ID).replace("{name}", "sample"),
+        hasBody: Boolean(op.requestBody),
+        requiresFields: (() => {
+          const schema = resolve(op.requestBody?.content?.["application/json"]?.schema);
+          return Boolean(schema?.required?.length || schema?.oneOf || schema?.anyOf);
+        })(),
+        op,
+      })),
   );
 }
 
@@ -128,7 +130,12 @@ describe("request shape", () => {
   it("gives JSON 404s for unknown paths", async () => {
     const res = await api.get("/api/v1/nothing-here");
     expect(res.status).toBe(404);
-    expect(res.body).toEqual({ error: "not found", code: "not_found", details: { path: "/api/v1/nothing-here" }, request_id: res.headers.get("x-request-id") });
+    expect(res.body).toEqual({
+      error: "not found",
+      code: "not_found",
+      details: { path: "/api/v1/nothing-here" },
+      request_id: res.headers.get("x-request-id"),
+    });
     expect((await api.get("/nope", { token: null })).status).toBe(404);
   });
 });
@@ -145,7 +152,10 @@ describe("one error shape", () => {
       Object.entries(ops).flatMap(([method, op]) =>
         Object.entries(op.responses as Record<string, any>)
           .filter(([status]) => Number(status) >= 400)
-          .map(([status, r]) => ({ where: `${method.toUpperCase()} ${path} ${status}`, ref: r.content?.["application/json"]?.schema?.$ref })),
+          .map(([status, r]) => ({
+            where: `${method.toUpperCase()} ${path} ${status}`,
+            ref: r.content?.["application/json"]?.schema?.$ref,
+          })),
       ),
     );
     expect(errors.length).toBeGreaterThan(100);
@@ -157,28 +167,50 @@ describe("one error shape", () => {
     vi.spyOn(console, "log").mockImplementation(() => {});
     const doc = (await openapi()) as any;
     const seen: { where: string; res: ApiResponse; code: string; status: number }[] = [];
-    const expectCode = async (code: string, status: number, where: string, res: Promise<ApiResponse>) => void seen.push({ where, res: await res, code, status });
+    const expectCode = async (code: string, status: number, where: string, res: Promise<ApiResponse>) =>
+      void seen.push({ where, res: await res, code, status });
     // Every documented operation, whatever its own security, refuses a caller without credentials.
     for (const [template, ops] of Object.entries(doc.paths as Record<string, Record<string, any>>)) {
       const path = template.replace("{id}", SAMPLE_ID).replace("{name}", "sample").replace("{file}", "runner");
       for (const [method, op] of Object.entries(ops)) {
         const signed = JSON.stringify(op.security ?? "").includes("providerSignature");
-        await expectCode(signed ? "invalid_signature" : "unauthorized", 401, `${method} ${template}`, call(method.toUpperCase(), path, op.requestBody ? {} : undefined, { token: null }));
+        await expectCode(
+          signed ? "invalid_signature" : "unauthorized",
+          401,
+          `${method} ${template}`,
+          call(method.toUpperCase(), path, op.requestBody ? {} : undefined, { token: null }),
+        );
       }
     }
     for (const { method, path, template, hasBody, requiresFields } of await operations()) {
       if (hasBody) {
         await expectCode("malformed_json", 400, `${method} ${template} malformed`, call(method, path, undefined, { raw: '{"name":' }));
-        await expectCode("unsupported_media_type", 415, `${method} ${template} form`, call(method, path, undefined, { raw: "a=b", headers: { "content-type": "application/x-www-form-urlencoded" } }));
+        await expectCode(
+          "unsupported_media_type",
+          415,
+          `${method} ${template} form`,
+          call(method, path, undefined, { raw: "a=b", headers: { "content-type": "application/x-www-form-urlencoded" } }),
+        );
         if (method === "POST" && requiresFields) await expectCode("invalid_body", 400, `${method} ${template} {}`, call(method, path, {}));
       }
-      if (template.includes("{id}")) await expectCode("invalid_parameter", 400, `${method} ${template} bad id`, call(method, template.replace("{id}", "nope"), hasBody ? {} : undefined));
+      if (template.includes("{id}"))
+        await expectCode(
+          "invalid_parameter",
+          400,
+          `${method} ${template} bad id`,
+          call(method, template.replace("{id}", "nope"), hasBody ? {} : undefined),
+        );
     }
     await expectCode("not_found", 404, "unknown id", api.get(`/api/v1/scalesets/${SAMPLE_ID}`));
     await expectCode("not_found", 404, "unknown path", api.get("/nope", { token: null }));
     await expectCode("invalid_parameter", 400, "bad query", api.get("/api/v1/jobs?limit=abc"));
     await expectCode("unauthorized", 401, "metrics", api.get("/metrics", { token: null }));
-    await expectCode("invalid_parameter", 400, "webhook without headers", api.post("/webhooks/github", { action: "queued" }, { token: null }));
+    await expectCode(
+      "invalid_parameter",
+      400,
+      "webhook without headers",
+      api.post("/webhooks/github", { action: "queued" }, { token: null }),
+    );
 
     expect(seen.length).toBeGreaterThan(100);
     for (const { where, res, code, status } of seen) {

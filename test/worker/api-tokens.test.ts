@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { hashApiToken, newApiToken } from "../../src/auth/api-token";
-import { ADMIN_TOKEN, api, expectErrorShape, expectRejectedWithoutWrites, seed, unique, type ApiResponse } from "./helpers";
+import { ADMIN_TOKEN, type ApiResponse, api, expectErrorShape, expectRejectedWithoutWrites, seed, unique } from "./helpers";
 
 const ADMIN_FAILURES = 30; // wrangler.toml's ADMIN_AUTH_LIMITER
 const freshIp = () => `10.${[0, 0, 0].map(() => Math.floor(Math.random() * 254) + 1).join(".")}`;
@@ -38,7 +38,16 @@ describe("named API tokens", () => {
     const list = await api.get("/api/v1/tokens");
     expect(list.status).toBe(200);
     const listed = list.body.find((t: any) => t.id === created.id);
-    expect(Object.keys(listed).sort()).toEqual(["created_at", "created_by", "expires_at", "id", "last_used_at", "name", "revoked_at", "scope"]);
+    expect(Object.keys(listed).sort()).toEqual([
+      "created_at",
+      "created_by",
+      "expires_at",
+      "id",
+      "last_used_at",
+      "name",
+      "revoked_at",
+      "scope",
+    ]);
     expect(list.text).not.toContain(created.token);
     expect(list.text).not.toContain(row!.token_hash);
   });
@@ -52,7 +61,9 @@ describe("named API tokens", () => {
     const provider = await seed.provider();
     const body = { name: unique("p"), url: "https://shim.example.com", secret: "a-provider-secret-long-enough" };
     expectForbidden(await expectRejectedWithoutWrites(403, () => api.post("/api/v1/providers", body, { token })));
-    expectForbidden(await expectRejectedWithoutWrites(403, () => api.put(`/api/v1/providers/${provider.name}`, { description: "x" }, { token })));
+    expectForbidden(
+      await expectRejectedWithoutWrites(403, () => api.put(`/api/v1/providers/${provider.name}`, { description: "x" }, { token })),
+    );
     expectForbidden(await expectRejectedWithoutWrites(403, () => api.delete(`/api/v1/providers/${provider.name}`, { token })));
     expect((await api.get(`/api/v1/providers/${provider.name}`, { token })).body.description).toBe(provider.description);
   });
@@ -65,7 +76,15 @@ describe("named API tokens", () => {
     const { token: admin, name: adminName } = await createToken("admin");
     const made = await createToken("read", {}, admin);
     expect(made.created_by).toBe(`token:${adminName}`);
-    expect((await api.post("/api/v1/providers", { name: unique("p"), url: "https://s.example.com", secret: "a-provider-secret-long-enough" }, { token: admin })).status).toBe(201);
+    expect(
+      (
+        await api.post(
+          "/api/v1/providers",
+          { name: unique("p"), url: "https://s.example.com", secret: "a-provider-secret-long-enough" },
+          { token: admin },
+        )
+      ).status,
+    ).toBe(201);
   });
 
   it("keeps ADMIN_TOKEN working as full admin", async () => {
@@ -91,7 +110,9 @@ describe("named API tokens", () => {
 
   it("refuses an expired token and one nobody issued", async () => {
     const token = newApiToken();
-    await env.DB.prepare("INSERT INTO api_tokens (id, name, scope, token_hash, created_at, created_by, expires_at) VALUES (?, ?, 'admin', ?, ?, 'test', ?)")
+    await env.DB.prepare(
+      "INSERT INTO api_tokens (id, name, scope, token_hash, created_at, created_by, expires_at) VALUES (?, ?, 'admin', ?, ?, 'test', ?)",
+    )
       .bind(crypto.randomUUID(), unique("old"), await hashApiToken(token), Date.now() - 10_000, Date.now() - 1)
       .run();
     const expired = await api.get("/api/v1/providers", { token });
@@ -116,7 +137,9 @@ describe("named API tokens", () => {
     const first = (await storedRow(created.id))!.last_used_at;
     expect(first).toEqual(expect.any(Number));
     // Pretend the write happened 30 s ago: a use now does not write again…
-    await env.DB.prepare("UPDATE api_tokens SET last_used_at = ? WHERE id = ?").bind(first - 30_000, created.id).run();
+    await env.DB.prepare("UPDATE api_tokens SET last_used_at = ? WHERE id = ?")
+      .bind(first - 30_000, created.id)
+      .run();
     expect((await api.get("/api/v1/providers", { token: created.token })).status).toBe(200);
     expect((await storedRow(created.id))!.last_used_at).toBe(first - 30_000);
     const listed = (await api.get("/api/v1/tokens")).body.find((t: any) => t.id === created.id);

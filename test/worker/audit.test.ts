@@ -1,8 +1,8 @@
 import { env, exports } from "cloudflare:workers";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import pkcs1 from "../fixtures/app-key-pkcs1.pem?raw";
 import { SECRET_FIELD } from "../../src/audit/redact";
 import { SESSION_COOKIE } from "../../src/ui/session";
+import pkcs1 from "../fixtures/app-key-pkcs1.pem?raw";
 import { ADMIN_TOKEN, api, expectErrorShape, seed, unique } from "./helpers";
 
 const ORIGIN = "https://edgerunner.test";
@@ -10,7 +10,12 @@ const ORIGIN = "https://edgerunner.test";
 /** A dashboard session cookie, logged in with the admin token. */
 async function dashboardCookie(): Promise<string> {
   const login = await exports.default.fetch(
-    new Request(`${ORIGIN}/ui/login`, { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded" }, body: `token=${ADMIN_TOKEN}`, redirect: "manual" }),
+    new Request(`${ORIGIN}/ui/login`, {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      body: `token=${ADMIN_TOKEN}`,
+      redirect: "manual",
+    }),
   );
   return `${SESSION_COOKIE}=${new RegExp(`${SESSION_COOKIE}=([^;]+)`).exec(login.headers.get("set-cookie") ?? "")![1]!}`;
 }
@@ -47,7 +52,13 @@ describe("audit trail", () => {
 
     const put = await api.put(`/api/v1/providers/${name}`, { description: "moved" });
     expect(put.status).toBe(200);
-    expect(await lastAudit()).toMatchObject({ method: "PUT", route: "/api/v1/providers/:name", resource: name, status: 200, changes: '{"body":{"description":"moved"}}' });
+    expect(await lastAudit()).toMatchObject({
+      method: "PUT",
+      route: "/api/v1/providers/:name",
+      resource: name,
+      status: 200,
+      changes: '{"body":{"description":"moved"}}',
+    });
   });
 
   it("records failed writes with their status, and reads not at all", async () => {
@@ -56,7 +67,11 @@ describe("audit trail", () => {
     expect((await api.get("/api/v1/providers")).status).toBe(200);
     expect((await api.get(`/api/v1/providers/${provider.name}`)).status).toBe(200);
     expect((await auditRows()).length).toBe(count);
-    const clash = await api.post("/api/v1/providers", { name: provider.name, url: "https://shim.example.com", secret: "another-secret-long-enough" });
+    const clash = await api.post("/api/v1/providers", {
+      name: provider.name,
+      url: "https://shim.example.com",
+      secret: "another-secret-long-enough",
+    });
     expect(clash.status).toBe(409);
     expect(await lastAudit()).toMatchObject({ method: "POST", status: 409, request_id: clash.body.request_id });
     const bad = await api.post("/api/v1/providers", { name: "bad name" });
@@ -64,14 +79,27 @@ describe("audit trail", () => {
     expect(await lastAudit()).toMatchObject({ status: 400, request_id: bad.body.request_id });
     const missing = await api.delete(`/api/v1/instances/${unique("nobody")}?force=true`);
     expect(missing.status).toBe(404);
-    expect(await lastAudit()).toMatchObject({ method: "DELETE", route: "/api/v1/instances/:name", status: 404, changes: '{"query":{"force":"true"}}' });
+    expect(await lastAudit()).toMatchObject({
+      method: "DELETE",
+      route: "/api/v1/instances/:name",
+      status: 404,
+      changes: '{"query":{"force":"true"}}',
+    });
   });
 
   it("names named tokens, records a read token's refused write, and not an unauthenticated one", async () => {
     const { token, name } = (await api.post("/api/v1/tokens", { name: unique("ro"), scope: "read" })).body;
     const tokenCreated = await lastAudit();
-    expect(tokenCreated).toMatchObject({ route: "/api/v1/tokens", status: 201, changes: JSON.stringify({ body: { name, scope: "read" } }) });
-    const refused = await api.post("/api/v1/providers", { name: unique("p"), url: "https://s.example.com", secret: "a-provider-secret-long-enough" }, { token });
+    expect(tokenCreated).toMatchObject({
+      route: "/api/v1/tokens",
+      status: 201,
+      changes: JSON.stringify({ body: { name, scope: "read" } }),
+    });
+    const refused = await api.post(
+      "/api/v1/providers",
+      { name: unique("p"), url: "https://s.example.com", secret: "a-provider-secret-long-enough" },
+      { token },
+    );
     expect(refused.status).toBe(403);
     expect(await lastAudit()).toMatchObject({ actor: `token:${name}`, method: "POST", status: 403 });
     const count = (await auditRows()).length;
@@ -93,7 +121,9 @@ describe("audit trail", () => {
     expect(appRes.status, appRes.text).toBe(201);
     const patRes = await api.post("/api/v1/github/credentials", { name: unique("pat"), auth_type: "pat", pat: { oauth2_token: pat } });
     expect(patRes.status).toBe(201);
-    const newKey = await api.put(`/api/v1/github/credentials/${appRes.body.id}`, { app: { private_key: pkcs1, webhook_secret: `${webhookSecret}-2` } });
+    const newKey = await api.put(`/api/v1/github/credentials/${appRes.body.id}`, {
+      app: { private_key: pkcs1, webhook_secret: `${webhookSecret}-2` },
+    });
     expect(newKey.status, newKey.text).toBe(200);
     const entitySecret = `whsec-${unique("entity")}`;
     const repo = await seed.repository({ credentials_name: patRes.body.name, webhook_secret: entitySecret });
@@ -101,7 +131,9 @@ describe("audit trail", () => {
     const prov = await seed.provider({ secret: provSecret });
     expect((await api.put(`/api/v1/providers/${prov.name}`, { secret: `${provSecret}-new` })).status).toBe(200);
     // A failed write carrying a secret is recorded without it too.
-    expect((await api.post("/api/v1/github/credentials", { name: "bad name", auth_type: "pat", pat: { oauth2_token: pat } })).status).toBe(400);
+    expect((await api.post("/api/v1/github/credentials", { name: "bad name", auth_type: "pat", pat: { oauth2_token: pat } })).status).toBe(
+      400,
+    );
 
     const trail = JSON.stringify(await auditRows());
     const keyBody = pkcs1.split("\n").filter((l) => l && !l.startsWith("-----"))[1]!;
@@ -114,9 +146,15 @@ describe("audit trail", () => {
     const errors = vi.spyOn(console, "error").mockImplementation(() => {});
     await env.DB.prepare("ALTER TABLE audit_log RENAME TO audit_log_away").run();
     try {
-      const res = await api.post("/api/v1/providers", { name: unique("p"), url: "https://s.example.com", secret: "a-provider-secret-long-enough" });
+      const res = await api.post("/api/v1/providers", {
+        name: unique("p"),
+        url: "https://s.example.com",
+        secret: "a-provider-secret-long-enough",
+      });
       expect(res.status).toBe(201);
-      expect(errors.mock.calls.map((c) => JSON.parse(String(c[0])))).toContainEqual(expect.objectContaining({ event: "audit_write_failed", status: 201 }));
+      expect(errors.mock.calls.map((c) => JSON.parse(String(c[0])))).toContainEqual(
+        expect.objectContaining({ event: "audit_write_failed", status: 201 }),
+      );
     } finally {
       await env.DB.prepare("ALTER TABLE audit_log_away RENAME TO audit_log").run();
     }
@@ -153,7 +191,11 @@ describe("GET /api/v1/audit", () => {
     const start = new Date().toISOString();
     const { token, name } = (await api.post("/api/v1/tokens", { name: unique("adm"), scope: "admin" })).body;
     const a = await seed.provider();
-    const b = await api.post("/api/v1/providers", { name: unique("prov"), url: "https://s.example.com", secret: "a-provider-secret-long-enough" }, { token });
+    const b = await api.post(
+      "/api/v1/providers",
+      { name: unique("prov"), url: "https://s.example.com", secret: "a-provider-secret-long-enough" },
+      { token },
+    );
     expect((await api.put(`/api/v1/providers/${a.name}`, { description: "d" }, { token })).status).toBe(200);
     expect((await api.delete(`/api/v1/providers/${b.body.name}`)).status).toBe(204);
     expect((await api.delete(`/api/v1/providers/${b.body.name}`)).status).toBe(404);
@@ -168,10 +210,16 @@ describe("GET /api/v1/audit", () => {
       ["POST", 201],
       ["POST", 201],
     ]);
-    expect(all.body.entries[2]).toMatchObject({ actor: `token:${name}`, via: "api", resource: a.name, changes: { body: { description: "d" } } });
+    expect(all.body.entries[2]).toMatchObject({
+      actor: `token:${name}`,
+      via: "api",
+      resource: a.name,
+      changes: { body: { description: "d" } },
+    });
     expect(all.body.next_cursor).toBeNull();
 
-    const q = async (query: string) => (await api.get(`/api/v1/audit?since=${encodeURIComponent(start)}&${query}`)).body.entries.map((e: any) => e.id);
+    const q = async (query: string) =>
+      (await api.get(`/api/v1/audit?since=${encodeURIComponent(start)}&${query}`)).body.entries.map((e: any) => e.id);
     const ids = all.body.entries.map((e: any) => e.id);
     expect(await q(`actor=${encodeURIComponent(`token:${name}`)}`)).toEqual([ids[2], ids[3]]);
     expect(await q("method=DELETE")).toEqual([ids[0], ids[1]]);
@@ -232,11 +280,9 @@ describe("the dashboard's audit page", () => {
     const actor = unique("bulk");
     await env.DB.batch(
       Array.from({ length: 101 }, (_, i) =>
-        env.DB.prepare("INSERT INTO audit_log (at, actor, via, method, route, path, resource, status, request_id) VALUES (?, ?, 'api', 'POST', '/r', '/r', ?, 201, 'rid')").bind(
-          Date.now(),
-          actor,
-          `res-${i}`,
-        ),
+        env.DB.prepare(
+          "INSERT INTO audit_log (at, actor, via, method, route, path, resource, status, request_id) VALUES (?, ?, 'api', 'POST', '/r', '/r', ?, 201, 'rid')",
+        ).bind(Date.now(), actor, `res-${i}`),
       ),
     );
     const first = await page(`?actor=${actor}`);
@@ -267,7 +313,8 @@ describe("what the trail redacts", () => {
       walk(schema.items);
       walk(schema.additionalProperties);
     };
-    for (const ops of Object.values(doc.paths) as any[]) for (const op of Object.values(ops) as any[]) walk(op?.requestBody?.content?.["application/json"]?.schema);
+    for (const ops of Object.values(doc.paths) as any[])
+      for (const op of Object.values(ops) as any[]) walk(op?.requestBody?.content?.["application/json"]?.schema);
     return names;
   }
 

@@ -1,7 +1,7 @@
 import { exports } from "cloudflare:workers";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { SESSION_COOKIE } from "../../src/ui/session";
-import { ADMIN_TOKEN, api, expectErrorShape, type ApiResponse } from "./helpers";
+import { ADMIN_TOKEN, type ApiResponse, api, expectErrorShape } from "./helpers";
 
 // The limits in wrangler.toml.
 const LOGIN_ATTEMPTS = 5;
@@ -39,7 +39,13 @@ async function login(ip: string | null, token: string, headers: Record<string, s
   } catch {
     // an HTML page
   }
-  return { status: res.status, body, text, headers: res.headers, cookie: (res.headers.get("set-cookie") ?? "").includes(`${SESSION_COOKIE}=`) };
+  return {
+    status: res.status,
+    body,
+    text,
+    headers: res.headers,
+    cookie: (res.headers.get("set-cookie") ?? "").includes(`${SESSION_COOKIE}=`),
+  };
 }
 
 const adminGet = (ip: string, token: string | null) => api.get("/api/v1/providers", { token, headers: { "cf-connecting-ip": ip } });

@@ -11,7 +11,11 @@ import { queueJobs, reconcile, scaleSetWorld } from "./scaleset-world";
 const SHIM_SECRET = "create-verdicts-shim-secret-01";
 
 async function live(scaleSetId: string) {
-  return (await env.DB.prepare("SELECT * FROM instances WHERE scale_set_id = ? AND status != 'deleted'").bind(scaleSetId).all<Record<string, any>>()).results;
+  return (
+    await env.DB.prepare("SELECT * FROM instances WHERE scale_set_id = ? AND status != 'deleted'")
+      .bind(scaleSetId)
+      .all<Record<string, any>>()
+  ).results;
 }
 
 /** A scale set whose shim answers creates 202 and keeps the callbacks for the test to deliver. */

@@ -12,7 +12,11 @@ interface Page {
   headers: Headers;
 }
 
-async function ui(method: string, path: string, opts: { cookie?: string; form?: Record<string, string>; headers?: Record<string, string> } = {}): Promise<Page> {
+async function ui(
+  method: string,
+  path: string,
+  opts: { cookie?: string; form?: Record<string, string>; headers?: Record<string, string> } = {},
+): Promise<Page> {
   const headers: Record<string, string> = { ...opts.headers };
   if (opts.cookie) headers.cookie = `${SESSION_COOKIE}=${opts.cookie}`;
   let body: string | undefined;
@@ -34,7 +38,9 @@ async function login(token = ADMIN_TOKEN): Promise<{ res: Page; cookie: string |
 const csrfOf = (html: string) => /name="_csrf" value="([^"]+)"/.exec(html)?.[1] ?? null;
 
 async function scaleSetRow(id: string) {
-  return env.DB.prepare("SELECT enabled, updated_at FROM scale_sets WHERE id = ?").bind(id).first<{ enabled: number; updated_at: number }>();
+  return env.DB.prepare("SELECT enabled, updated_at FROM scale_sets WHERE id = ?")
+    .bind(id)
+    .first<{ enabled: number; updated_at: number }>();
 }
 
 describe("dashboard login", () => {
@@ -48,7 +54,9 @@ describe("dashboard login", () => {
     expect(page.html).toContain('type="password"');
     expect(page.headers.get("content-security-policy")).toContain("default-src 'none'");
     expect(page.headers.get("x-frame-options")).toBe("DENY");
-    expect((await ui("POST", "/ui/scalesets/00000000-0000-4000-8000-000000000000/enabled", { form: { enabled: "false" } })).status).toBe(401);
+    expect((await ui("POST", "/ui/scalesets/00000000-0000-4000-8000-000000000000/enabled", { form: { enabled: "false" } })).status).toBe(
+      401,
+    );
   });
 
   it("sends the same security headers with every answer: pages, redirects, refusals", async () => {
@@ -180,7 +188,9 @@ describe("dashboard pages and actions", () => {
     expect(paused.status).toBe(303);
     expect((await scaleSetRow(w.scaleSetId))!.enabled).toBe(0);
     expect((await ui("GET", `/ui/scalesets/${w.scaleSetId}`, { cookie: c })).html).toContain(">Resume<");
-    expect((await ui("POST", `/ui/scalesets/${w.scaleSetId}/enabled`, { cookie: c, form: { _csrf: csrf, enabled: "true" } })).status).toBe(303);
+    expect((await ui("POST", `/ui/scalesets/${w.scaleSetId}/enabled`, { cookie: c, form: { _csrf: csrf, enabled: "true" } })).status).toBe(
+      303,
+    );
     expect((await scaleSetRow(w.scaleSetId))!.enabled).toBe(1);
 
     // Delete and force-delete instances.
@@ -188,9 +198,16 @@ describe("dashboard pages and actions", () => {
     const del = await ui("POST", `/ui/instances/${a}/delete`, { cookie: c, form: { _csrf: csrf, back: `/ui/scalesets/${w.scaleSetId}` } });
     expect(del.status).toBe(303);
     expect(del.headers.get("location")).toBe(`/ui/scalesets/${w.scaleSetId}?done=deleting`);
-    const force = await ui("POST", `/ui/instances/${b}/delete`, { cookie: c, form: { _csrf: csrf, force: "true", back: "https://evil.example/" } });
+    const force = await ui("POST", `/ui/instances/${b}/delete`, {
+      cookie: c,
+      form: { _csrf: csrf, force: "true", back: "https://evil.example/" },
+    });
     expect(force.headers.get("location")).toBe("/ui?done=force_deleting");
-    const st = (await env.DB.prepare("SELECT name, status FROM instances WHERE scale_set_id = ?").bind(w.scaleSetId).all<{ name: string; status: string }>()).results;
+    const st = (
+      await env.DB.prepare("SELECT name, status FROM instances WHERE scale_set_id = ?")
+        .bind(w.scaleSetId)
+        .all<{ name: string; status: string }>()
+    ).results;
     expect(Object.fromEntries(st.map((r) => [r.name, r.status]))).toEqual({ [a!]: "pending_delete", [b!]: "pending_force_delete" });
 
     // An action the API refuses shows its error.
@@ -222,7 +239,9 @@ describe("dashboard pages and actions", () => {
     }
     expect(await scaleSetRow(w.scaleSetId)).toEqual(before);
     // The same form with the token goes through.
-    expect((await ui("POST", path, { cookie: cookie!, form: { enabled: "false", _csrf: csrf }, headers: { origin: ORIGIN } })).status).toBe(303);
+    expect((await ui("POST", path, { cookie: cookie!, form: { enabled: "false", _csrf: csrf }, headers: { origin: ORIGIN } })).status).toBe(
+      303,
+    );
     expect((await scaleSetRow(w.scaleSetId))!.enabled).toBe(0);
   });
 
@@ -255,6 +274,8 @@ describe("dashboard pages and actions", () => {
     expect(pages[2]!.html).toContain("job&lt;script&gt;");
     expect(pages[2]!.html).toContain("label&lt;script&gt;");
     // An instance name in a form action is URL-encoded, not raw.
-    expect(pages[1]!.html).toContain(`/ui/instances/${encodeURIComponent(`runner${evil}`).replace(/&/g, "&amp;").replace(/'/g, "&#39;")}/delete`);
+    expect(pages[1]!.html).toContain(
+      `/ui/instances/${encodeURIComponent(`runner${evil}`).replace(/&/g, "&amp;").replace(/'/g, "&#39;")}/delete`,
+    );
   });
 });

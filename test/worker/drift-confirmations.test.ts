@@ -10,7 +10,9 @@ import { queueJobs, reconcile, scaleSetWorld } from "./scaleset-world";
 const SHIM_SECRET = "drift-confirmations-secret-01";
 
 async function rows(scaleSetId: string) {
-  return (await env.DB.prepare("SELECT * FROM instances WHERE scale_set_id = ? ORDER BY created_at").bind(scaleSetId).all<Record<string, any>>()).results;
+  return (
+    await env.DB.prepare("SELECT * FROM instances WHERE scale_set_id = ? ORDER BY created_at").bind(scaleSetId).all<Record<string, any>>()
+  ).results;
 }
 
 const driftCheck = async (scaleSetId: string) => {
@@ -26,7 +28,11 @@ describe("drift: machines the provider cannot confirm", () => {
     const [first] = await rows(w.scaleSetId);
     expect(first).toMatchObject({ status: "running" });
     await w.shim.removeMachine(first!.name);
-    await w.shim.addRule({ operation: "get", times: 100, action: { type: "respond", status: 500, body: { error: "nova: unexpected error" } } });
+    await w.shim.addRule({
+      operation: "get",
+      times: 100,
+      action: { type: "respond", status: 500, body: { error: "nova: unexpected error" } },
+    });
 
     for (let check = 1; check < UNCONFIRMED_CHECKS_BEFORE_GONE; check++) {
       await driftCheck(w.scaleSetId);
@@ -38,7 +44,9 @@ describe("drift: machines the provider cannot confirm", () => {
     const after = await rows(w.scaleSetId);
     const gone = after.find((r) => r.id === first!.id)!;
     expect(gone.status).toBe("deleted");
-    const reasons = (await env.DB.prepare("SELECT reason FROM instance_transitions WHERE instance_id = ?").bind(first!.id).all<{ reason: string }>()).results;
+    const reasons = (
+      await env.DB.prepare("SELECT reason FROM instance_transitions WHERE instance_id = ?").bind(first!.id).all<{ reason: string }>()
+    ).results;
     expect(reasons.map((r) => r.reason)).toContainEqual(expect.stringMatching(/not listed and the provider failed to confirm it 3 times/));
     // The queued job still needs a runner: a new machine replaces the lost one.
     expect(after.filter((r) => r.id !== first!.id && r.status === "running")).toHaveLength(1);

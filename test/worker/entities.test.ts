@@ -2,7 +2,10 @@ import { describe, expect, it } from "vitest";
 import { api, expectRejectedWithoutWrites, seed, unique } from "./helpers";
 
 const kinds = [
-  { path: "repositories", body: (creds: string) => ({ owner: "Octo-Org", name: unique("Repo"), credentials_name: creds, webhook_secret: "whsec-12345678" }) },
+  {
+    path: "repositories",
+    body: (creds: string) => ({ owner: "Octo-Org", name: unique("Repo"), credentials_name: creds, webhook_secret: "whsec-12345678" }),
+  },
   { path: "organizations", body: (creds: string) => ({ name: unique("Org"), credentials_name: creds, webhook_secret: "whsec-12345678" }) },
   { path: "enterprises", body: (creds: string) => ({ name: unique("ent"), credentials_name: creds, webhook_secret: "whsec-12345678" }) },
 ] as const;
@@ -43,7 +46,11 @@ describe.each(kinds)("/$path", ({ path, body }) => {
     const creds = await seed.patCredentials();
     const input = body(creds.name);
     expect((await api.post(`/api/v1/${path}`, input)).status).toBe(201);
-    const shouting = { ...input, name: input.name.toUpperCase(), ...("owner" in input ? { owner: String(input.owner).toLowerCase() } : {}) };
+    const shouting = {
+      ...input,
+      name: input.name.toUpperCase(),
+      ...("owner" in input ? { owner: String(input.owner).toLowerCase() } : {}),
+    };
     await expectRejectedWithoutWrites(409, () => api.post(`/api/v1/${path}`, shouting));
   });
 
@@ -98,10 +105,18 @@ describe("entities of different kinds", () => {
   it("can share a name across kinds and endpoints", async () => {
     const creds = await seed.patCredentials();
     const name = unique("shared");
-    expect((await api.post("/api/v1/organizations", { name, credentials_name: creds.name, webhook_secret: "whsec-12345678" })).status).toBe(201);
-    expect((await api.post("/api/v1/enterprises", { name, credentials_name: creds.name, webhook_secret: "whsec-12345678" })).status).toBe(201);
+    expect((await api.post("/api/v1/organizations", { name, credentials_name: creds.name, webhook_secret: "whsec-12345678" })).status).toBe(
+      201,
+    );
+    expect((await api.post("/api/v1/enterprises", { name, credentials_name: creds.name, webhook_secret: "whsec-12345678" })).status).toBe(
+      201,
+    );
     const ghes = (
-      await api.post("/api/v1/github/endpoints", { name: unique("ghes"), base_url: "https://g.example", api_base_url: "https://g.example/api/v3" })
+      await api.post("/api/v1/github/endpoints", {
+        name: unique("ghes"),
+        base_url: "https://g.example",
+        api_base_url: "https://g.example/api/v3",
+      })
     ).body;
     const ghesCreds = await seed.patCredentials({ endpoint: ghes.name });
     const onGhes = await api.post("/api/v1/organizations", { name, credentials_name: ghesCreds.name, webhook_secret: "whsec-12345678" });
@@ -113,11 +128,20 @@ describe("entities of different kinds", () => {
 describe("parent links (which scale sets a delivery may reach)", () => {
   it("are off by default, settable on repositories and organizations, and name a registered enterprise", async () => {
     const creds = await seed.patCredentials();
-    const ent = await api.post("/api/v1/enterprises", { name: unique("corp"), credentials_name: creds.name, webhook_secret: "whsec-12345678" });
+    const ent = await api.post("/api/v1/enterprises", {
+      name: unique("corp"),
+      credentials_name: creds.name,
+      webhook_secret: "whsec-12345678",
+    });
     expect(ent.status).toBe(201);
     expect(ent.body).not.toHaveProperty("use_parent_scale_sets");
 
-    const repo = await api.post("/api/v1/repositories", { owner: "octo", name: unique("r"), credentials_name: creds.name, webhook_secret: "whsec-12345678" });
+    const repo = await api.post("/api/v1/repositories", {
+      owner: "octo",
+      name: unique("r"),
+      credentials_name: creds.name,
+      webhook_secret: "whsec-12345678",
+    });
     expect(repo.body).toMatchObject({ use_parent_scale_sets: false, enterprise: null });
 
     const linked = await api.put(`/api/v1/repositories/${repo.body.id}`, { use_parent_scale_sets: true, enterprise: ent.body.name });
@@ -143,16 +167,35 @@ describe("parent links (which scale sets a delivery may reach)", () => {
   it("refuses an enterprise that is not registered, and links on an enterprise, writing nothing", async () => {
     const creds = await seed.patCredentials();
     const res = await expectRejectedWithoutWrites(400, () =>
-      api.post("/api/v1/repositories", { owner: "octo", name: unique("r"), credentials_name: creds.name, webhook_secret: "whsec-12345678", enterprise: "nobody-here" }),
+      api.post("/api/v1/repositories", {
+        owner: "octo",
+        name: unique("r"),
+        credentials_name: creds.name,
+        webhook_secret: "whsec-12345678",
+        enterprise: "nobody-here",
+      }),
     );
     expect(res.body.details).toEqual([{ path: "enterprise", message: expect.stringContaining("nobody-here") }]);
-    const org = await api.post("/api/v1/organizations", { name: unique("o"), credentials_name: creds.name, webhook_secret: "whsec-12345678" });
+    const org = await api.post("/api/v1/organizations", {
+      name: unique("o"),
+      credentials_name: creds.name,
+      webhook_secret: "whsec-12345678",
+    });
     await expectRejectedWithoutWrites(400, () => api.put(`/api/v1/organizations/${org.body.id}`, { enterprise: "nobody-here" }));
     await expectRejectedWithoutWrites(400, () => api.put(`/api/v1/organizations/${org.body.id}`, { use_parent_scale_sets: "yes" }));
-    const ent = await api.post("/api/v1/enterprises", { name: unique("corp"), credentials_name: creds.name, webhook_secret: "whsec-12345678" });
+    const ent = await api.post("/api/v1/enterprises", {
+      name: unique("corp"),
+      credentials_name: creds.name,
+      webhook_secret: "whsec-12345678",
+    });
     await expectRejectedWithoutWrites(400, () => api.put(`/api/v1/enterprises/${ent.body.id}`, { use_parent_scale_sets: true }));
     await expectRejectedWithoutWrites(400, () =>
-      api.post("/api/v1/enterprises", { name: unique("corp"), credentials_name: creds.name, webhook_secret: "whsec-12345678", enterprise: ent.body.name }),
+      api.post("/api/v1/enterprises", {
+        name: unique("corp"),
+        credentials_name: creds.name,
+        webhook_secret: "whsec-12345678",
+        enterprise: ent.body.name,
+      }),
     );
   });
 });

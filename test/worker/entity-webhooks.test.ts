@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { api, expectRejectedWithoutWrites } from "./helpers";
-import { createAppCredential, createEndpoint, createPatCredential, newWorld } from "./github-helpers";
 import type { FakeWorld } from "../fake-github/control-client";
+import { createAppCredential, createEndpoint, createPatCredential, newWorld } from "./github-helpers";
+import { api, expectRejectedWithoutWrites } from "./helpers";
 
 const OUR_URL = "https://edgerunner.test/webhooks/github";
 const FOREIGN_URL = "https://ci.example.com/hook";
@@ -40,7 +40,12 @@ describe.each(["repositories", "organizations"] as const)("%s webhook", (kind) =
     expect(created.text).not.toContain("hook-secret-1");
 
     const ours = (await hooksOf(world, scope)).find((h) => h.config.url === OUR_URL)!;
-    expect(ours).toMatchObject({ name: "web", events: ["workflow_job"], active: true, config: { content_type: "json", insecure_ssl: "0", secret: "hook-secret-1" } });
+    expect(ours).toMatchObject({
+      name: "web",
+      events: ["workflow_job"],
+      active: true,
+      config: { content_type: "json", insecure_ssl: "0", secret: "hook-secret-1" },
+    });
 
     const shown = await api.get(path);
     expect(shown.status).toBe(200);
@@ -79,7 +84,9 @@ describe.each(["repositories", "organizations"] as const)("%s webhook", (kind) =
     await expectRejectedWithoutWrites(404, () => api.post(`/api/v1/${other}/${id}/webhook`));
     const bad = await expectRejectedWithoutWrites(400, () => api.post(`/api/v1/${kind}/${id}/webhook`, { insecure_ssl: "yes", extra: 1 }));
     expect(bad.body.details.map((d: { path: string }) => d.path).sort()).toEqual(["(root)", "insecure_ssl"].sort());
-    await expectRejectedWithoutWrites(415, () => api.post(`/api/v1/${kind}/${id}/webhook`, undefined, { raw: "x", headers: { "content-type": "text/plain" } }));
+    await expectRejectedWithoutWrites(415, () =>
+      api.post(`/api/v1/${kind}/${id}/webhook`, undefined, { raw: "x", headers: { "content-type": "text/plain" } }),
+    );
     await expectRejectedWithoutWrites(400, () => api.post(`/api/v1/${kind}/${id}/webhook`, undefined, { raw: "{nope" }));
     await expectRejectedWithoutWrites(401, () => api.post(`/api/v1/${kind}/${id}/webhook`, undefined, { token: "wrong" }));
     await expectRejectedWithoutWrites(404, () => api.delete(`/api/v1/${kind}/${crypto.randomUUID()}/webhook`));
@@ -106,7 +113,12 @@ it("explains missing access to a repository's hooks", async () => {
   const endpoint = await createEndpoint(world);
   await world.seed({ pats: [{ token: "ghp_other_only", entities: ["repos/octo/other"] }] });
   const credId = await createPatCredential(endpoint, "ghp_other_only");
-  const repo = await api.post("/api/v1/repositories", { owner: "octo", name: "app", credentials_name: await credentialsName(credId), webhook_secret: "hook-secret-1" });
+  const repo = await api.post("/api/v1/repositories", {
+    owner: "octo",
+    name: "app",
+    credentials_name: await credentialsName(credId),
+    webhook_secret: "hook-secret-1",
+  });
   const res = await api.post(`/api/v1/repositories/${repo.body.id}/webhook`);
   expect(res.status).toBe(502);
   expect(res.body.details).toMatchObject({ github_status: 404, hint: expect.stringContaining("admin:repo_hook") });

@@ -3,8 +3,8 @@ import { GithubApiError, GithubError } from "../../src/github/errors";
 import { USER_AGENT } from "../../src/github/github-client";
 import {
   createRegistrationToken,
-  deleteRunner,
   DOWNLOADS_TTL_MS,
+  deleteRunner,
   findRunnerByName,
   generateJitConfig,
   getJob,
@@ -14,7 +14,7 @@ import {
   listRunners,
   RUNNER_GROUPS_TTL_MS,
 } from "../../src/github/runners";
-import { scopePath, type GithubScope } from "../../src/github/scope";
+import { type GithubScope, scopePath } from "../../src/github/scope";
 import { client, createAppCredential, createEndpoint, createPatCredential, newWorld, TestClock } from "./github-helpers";
 
 const scopes: { label: string; scope: GithubScope; key: string }[] = [
@@ -86,7 +86,12 @@ describe.each(endpoints)("runner operations on $label", ({ ghes }) => {
 
     it("deletes a runner: 204 deleted, 404 already gone, 422 busy (retry later)", async () => {
       const { world, gh } = await setup();
-      await world.seed({ runners: [{ scope: key, name: "idle", id: 11 }, { scope: key, name: "busy", id: 12, busy: true }] });
+      await world.seed({
+        runners: [
+          { scope: key, name: "idle", id: 11 },
+          { scope: key, name: "busy", id: 12, busy: true },
+        ],
+      });
       expect(await getRunner(gh, scope, 12)).toMatchObject({ id: 12, name: "busy", busy: true, status: "online" });
       expect(await deleteRunner(gh, scope, 11)).toEqual({ outcome: "deleted" });
       expect(await deleteRunner(gh, scope, 11)).toEqual({ outcome: "already_gone" });
@@ -157,9 +162,9 @@ describe("runner groups", () => {
   it("fails clearly for a group that does not exist, and for named groups on a repository", async () => {
     const world = await newWorld();
     const gh = client(await createPatCredential(await createEndpoint(world)), new TestClock());
-    await expect(generateJitConfig(gh, { kind: "organization", org: "octo" }, { name: "x", labels: ["a"], runnerGroup: "nope" })).rejects.toThrow(
-      /runner group 'nope' does not exist/,
-    );
+    await expect(
+      generateJitConfig(gh, { kind: "organization", org: "octo" }, { name: "x", labels: ["a"], runnerGroup: "nope" }),
+    ).rejects.toThrow(/runner group 'nope' does not exist/);
     await expect(
       generateJitConfig(gh, { kind: "repository", owner: "octo", repo: "app" }, { name: "x", labels: ["a"], runnerGroup: "gpu" }),
     ).rejects.toBeInstanceOf(GithubError);

@@ -1,14 +1,10 @@
 import { env } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import {
-  GithubCredentialFailingError,
-  GithubRateLimitedError,
-  GithubUnavailableError,
-} from "../../src/github/errors";
+import { GithubCredentialFailingError, GithubRateLimitedError, GithubUnavailableError } from "../../src/github/errors";
 import { generateJitConfig, listRunners } from "../../src/github/runners";
 import type { GithubScope } from "../../src/github/scope";
-import { api } from "./helpers";
 import { client, createAppCredential, createEndpoint, createPatCredential, newWorld, TestClock } from "./github-helpers";
+import { api } from "./helpers";
 
 const repo: GithubScope = { kind: "repository", owner: "octo", repo: "app" };
 
@@ -185,7 +181,9 @@ describe("refused credentials", () => {
 
 describe("credential changes", () => {
   const stateOf = (id: string) =>
-    env.DB.prepare("SELECT token_enc, health FROM github_credential_state WHERE credential_id = ?").bind(id).first<{ token_enc: string | null; health: string }>();
+    env.DB.prepare("SELECT token_enc, health FROM github_credential_state WHERE credential_id = ?")
+      .bind(id)
+      .first<{ token_enc: string | null; health: string }>();
 
   it("a new App key drops the cached installation token; a description change keeps it", async () => {
     const { appKeyPkcs8 } = await import("./github-helpers");
@@ -221,7 +219,11 @@ describe("logging", () => {
     vi.spyOn(console, "log").mockImplementation((...args: unknown[]) => {
       lines.push(args.map(String).join(" "));
     });
-    const jit = await generateJitConfig(client(credentialId, new TestClock()), { kind: "organization", org: "octo" }, { name: "log-1", labels: ["x"] });
+    const jit = await generateJitConfig(
+      client(credentialId, new TestClock()),
+      { kind: "organization", org: "octo" },
+      { name: "log-1", labels: ["x"] },
+    );
     vi.restoreAllMocks();
     const events = lines.map((l) => JSON.parse(l) as Record<string, unknown>);
     const calls = events.filter((e) => e.event === "github_call");
@@ -230,7 +232,9 @@ describe("logging", () => {
       expect(c).toMatchObject({ credential: credentialId, status: expect.any(Number), duration_ms: expect.any(Number) });
       expect(c).toHaveProperty("rate_limit_remaining");
     }
-    const state = await env.DB.prepare("SELECT token_enc FROM github_credential_state WHERE credential_id = ?").bind(credentialId).first<{ token_enc: string }>();
+    const state = await env.DB.prepare("SELECT token_enc FROM github_credential_state WHERE credential_id = ?")
+      .bind(credentialId)
+      .first<{ token_enc: string }>();
     expect(state?.token_enc).toMatch(/^er1\./);
     const text = lines.join("\n");
     expect(text).not.toContain(jit.encodedJitConfig);

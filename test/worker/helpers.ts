@@ -96,7 +96,6 @@ export async function expectRejectedWithoutWrites(status: number, fn: () => Prom
 /** An error body without its per-request id, for comparing two answers. */
 export const withoutRequestId = ({ request_id: _, ...rest }: Record<string, unknown>) => rest;
 
-
 let seq = 0;
 /** A name unique within the test file (storage is shared by the tests of one file). */
 export const unique = (prefix: string) => `${prefix}-${++seq}-${Math.random().toString(36).slice(2, 7)}`;
@@ -109,7 +108,14 @@ async function created<T = any>(res: Promise<ApiResponse<T>>): Promise<T> {
 
 export const seed = {
   patCredentials: (over: Record<string, unknown> = {}) =>
-    created(api.post("/api/v1/github/credentials", { name: unique("pat"), auth_type: "pat", pat: { oauth2_token: `ghp_${unique("tok")}` }, ...over })),
+    created(
+      api.post("/api/v1/github/credentials", {
+        name: unique("pat"),
+        auth_type: "pat",
+        pat: { oauth2_token: `ghp_${unique("tok")}` },
+        ...over,
+      }),
+    ),
   repository: async (over: Record<string, unknown> = {}) => {
     const creds = over.credentials_name ? null : await seed.patCredentials();
     return created(
@@ -125,11 +131,23 @@ export const seed = {
   organization: async (over: Record<string, unknown> = {}) => {
     const creds = over.credentials_name ? null : await seed.patCredentials();
     return created(
-      api.post("/api/v1/organizations", { name: unique("org"), credentials_name: creds?.name, webhook_secret: `whsec-${unique("s")}`, ...over }),
+      api.post("/api/v1/organizations", {
+        name: unique("org"),
+        credentials_name: creds?.name,
+        webhook_secret: `whsec-${unique("s")}`,
+        ...over,
+      }),
     );
   },
   provider: (over: Record<string, unknown> = {}) =>
-    created(api.post("/api/v1/providers", { name: unique("prov"), url: "https://shim.example.com", secret: `provider-secret-${unique("x")}`, ...over })),
+    created(
+      api.post("/api/v1/providers", {
+        name: unique("prov"),
+        url: "https://shim.example.com",
+        secret: `provider-secret-${unique("x")}`,
+        ...over,
+      }),
+    ),
   scaleSet: async (entityPath: string, over: Record<string, unknown> = {}) => {
     const provider = over.provider_name ? null : await seed.provider();
     return created(

@@ -24,10 +24,21 @@ beforeAll(async () => {
 });
 
 const newRows = (n: number, at = 1_000) =>
-  Array.from({ length: n }, (_, i) => ({ id: crypto.randomUUID(), name: `ins-${crypto.randomUUID().slice(0, 8)}-${i}`, scaleSetId, osType: "linux", osArch: "amd64", createdAt: at }));
+  Array.from({ length: n }, (_, i) => ({
+    id: crypto.randomUUID(),
+    name: `ins-${crypto.randomUUID().slice(0, 8)}-${i}`,
+    scaleSetId,
+    osType: "linux",
+    osArch: "amd64",
+    createdAt: at,
+  }));
 
 async function transitions(id: string) {
-  return (await env.DB.prepare("SELECT from_value, to_value, reason, field FROM instance_transitions WHERE instance_id = ? ORDER BY id").bind(id).all()).results;
+  return (
+    await env.DB.prepare("SELECT from_value, to_value, reason, field FROM instance_transitions WHERE instance_id = ? ORDER BY id")
+      .bind(id)
+      .all()
+  ).results;
 }
 
 const columns = (id: string, cols: string) => env.DB.prepare(`SELECT ${cols} FROM instances WHERE id = ?`).bind(id).first();
@@ -37,11 +48,20 @@ describe("instance store: status changes", () => {
     const [a, b] = newRows(2);
     await env.DB.batch(insertInstancesStatements(env.DB, [a!, b!], "t"));
     const applied = await applyStatusChanges(env.DB, [
-      { id: a!.id, from: "pending_create", to: "creating", reason: "calling provider", at: 2_000, set: { agentId: 42, jitConfigEnc: "er1.x" } },
+      {
+        id: a!.id,
+        from: "pending_create",
+        to: "creating",
+        reason: "calling provider",
+        at: 2_000,
+        set: { agentId: 42, jitConfigEnc: "er1.x" },
+      },
       { id: b!.id, from: "creating", to: "running", reason: "stale view", at: 2_000 },
     ]);
     expect([...applied]).toEqual([a!.id]);
-    const rowA = await env.DB.prepare("SELECT status, agent_id, jit_config_enc, status_changed_at FROM instances WHERE id = ?").bind(a!.id).first();
+    const rowA = await env.DB.prepare("SELECT status, agent_id, jit_config_enc, status_changed_at FROM instances WHERE id = ?")
+      .bind(a!.id)
+      .first();
     expect(rowA).toEqual({ status: "creating", agent_id: 42, jit_config_enc: "er1.x", status_changed_at: 2_000 });
     expect((await transitions(a!.id)).map((t: any) => t.to_value)).toEqual(["pending_create", "creating"]);
     expect((await transitions(b!.id)).map((t: any) => t.to_value)).toEqual(["pending_create"]);
@@ -50,7 +70,9 @@ describe("instance store: status changes", () => {
   it("sets machine fields, keeps absent ones, clears explicit nulls, and records runner status changes", async () => {
     const [a] = newRows(1);
     await env.DB.batch(insertInstancesStatements(env.DB, [a!], "t"));
-    await applyStatusChanges(env.DB, [{ id: a!.id, from: "pending_create", to: "creating", reason: "r", at: 2, set: { providerFault: "boom" } }]);
+    await applyStatusChanges(env.DB, [
+      { id: a!.id, from: "pending_create", to: "creating", reason: "r", at: 2, set: { providerFault: "boom" } },
+    ]);
     await applyStatusChanges(env.DB, [
       {
         id: a!.id,
@@ -58,10 +80,18 @@ describe("instance store: status changes", () => {
         to: "running",
         reason: "provider created the machine",
         at: 3,
-        set: { providerId: "i-123", addresses: [{ address: "10.0.0.1", type: "private" }], osName: "ubuntu", providerFault: null, runnerStatus: "idle" },
+        set: {
+          providerId: "i-123",
+          addresses: [{ address: "10.0.0.1", type: "private" }],
+          osName: "ubuntu",
+          providerFault: null,
+          runnerStatus: "idle",
+        },
       },
     ]);
-    const row = await env.DB.prepare("SELECT provider_id, addresses, os_name, os_type, provider_fault, runner_status, runner_status_changed_at FROM instances WHERE id = ?")
+    const row = await env.DB.prepare(
+      "SELECT provider_id, addresses, os_name, os_type, provider_fault, runner_status, runner_status_changed_at FROM instances WHERE id = ?",
+    )
       .bind(a!.id)
       .first();
     expect(row).toEqual({
@@ -79,11 +109,19 @@ describe("instance store: status changes", () => {
       "status:running",
       "runner_status:idle",
     ]);
-  });});
+  });
+});
 
 describe("instance store: one instance", () => {
   it("finds an instance by name, within a scale set only when asked to", async () => {
-    const row = await insertInstance(scaleSetId, { status: "creating", runner_status: "installing", create_attempt: 2, agent_id: 77, os_type: "linux", os_arch: "arm64" });
+    const row = await insertInstance(scaleSetId, {
+      status: "creating",
+      runner_status: "installing",
+      create_attempt: 2,
+      agent_id: 77,
+      os_type: "linux",
+      os_arch: "arm64",
+    });
     const found = {
       id: row.id,
       name: row.name,
@@ -104,7 +142,9 @@ describe("instance store: one instance", () => {
 
   it("names an instance's scale set and provider", async () => {
     const row = await insertInstance(scaleSetId);
-    const provider = await env.DB.prepare("SELECT provider_id FROM scale_sets WHERE id = ?").bind(scaleSetId).first<{ provider_id: string }>();
+    const provider = await env.DB.prepare("SELECT provider_id FROM scale_sets WHERE id = ?")
+      .bind(scaleSetId)
+      .first<{ provider_id: string }>();
     expect(await instanceOwner(createDb(env), row.name)).toEqual({ scaleSetId, providerId: provider!.provider_id });
     expect(await instanceOwner(createDb(env), "no-such-runner")).toBeNull();
   });
@@ -121,9 +161,18 @@ describe("instance store: one instance", () => {
   it("records system info for the current create attempt only, keeping what a report leaves out", async () => {
     const row = await insertInstance(scaleSetId, { create_attempt: 2, os_name: "ubuntu" });
     await recordSystemInfo(env.DB, { id: row.id, createAttempt: 1 }, { osName: "debian", osVersion: "12", reportedAgentId: 5 }, 10);
-    expect(await columns(row.id, "os_name, os_version, reported_agent_id")).toEqual({ os_name: "ubuntu", os_version: null, reported_agent_id: null });
+    expect(await columns(row.id, "os_name, os_version, reported_agent_id")).toEqual({
+      os_name: "ubuntu",
+      os_version: null,
+      reported_agent_id: null,
+    });
     await recordSystemInfo(env.DB, { id: row.id, createAttempt: 2 }, { osName: null, osVersion: "24.04", reportedAgentId: 5 }, 11);
-    expect(await columns(row.id, "os_name, os_version, reported_agent_id, updated_at")).toEqual({ os_name: "ubuntu", os_version: "24.04", reported_agent_id: 5, updated_at: 11 });
+    expect(await columns(row.id, "os_name, os_version, reported_agent_id, updated_at")).toEqual({
+      os_name: "ubuntu",
+      os_version: "24.04",
+      reported_agent_id: 5,
+      updated_at: 11,
+    });
   });
 
   it("lets one claim of a registration token win, and gives back only its own claim", async () => {
@@ -143,7 +192,11 @@ describe("instance store: one instance", () => {
 describe("provider store", () => {
   it("finds a provider's sealed secret by name", async () => {
     const p = await seed.provider();
-    expect(await providerSecretByName(createDb(env), p.name)).toMatchObject({ id: p.id, name: p.name, secretEnc: expect.stringMatching(/^er1\./) });
+    expect(await providerSecretByName(createDb(env), p.name)).toMatchObject({
+      id: p.id,
+      name: p.name,
+      secretEnc: expect.stringMatching(/^er1\./),
+    });
     expect(await providerSecretByName(createDb(env), "no-such-provider")).toBeNull();
   });
 });

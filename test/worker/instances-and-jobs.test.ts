@@ -13,7 +13,11 @@ beforeAll(async () => {
 
 describe("instances", () => {
   it("lists, filters and shows one with its transitions, newest first", async () => {
-    const a = await insertInstance(scaleSetA, { status: "running", runner_status: "idle", addresses: JSON.stringify([{ address: "10.0.0.5", type: "private" }]) });
+    const a = await insertInstance(scaleSetA, {
+      status: "running",
+      runner_status: "idle",
+      addresses: JSON.stringify([{ address: "10.0.0.5", type: "private" }]),
+    });
     const b = await insertInstance(scaleSetB, { status: "creating", runner_status: "pending" });
     await env.DB.batch(
       [
@@ -21,7 +25,9 @@ describe("instances", () => {
         ["pending_create", "creating", "shim accepted"],
         ["creating", "running", "shim reported running"],
       ].map(([from, to, why], i) =>
-        env.DB.prepare("INSERT INTO instance_transitions (instance_id, at, field, from_value, to_value, reason) VALUES (?, ?, 'status', ?, ?, ?)").bind(a.id, 1_000 + i, from, to, why),
+        env.DB.prepare(
+          "INSERT INTO instance_transitions (instance_id, at, field, from_value, to_value, reason) VALUES (?, ?, 'status', ?, ?, ?)",
+        ).bind(a.id, 1_000 + i, from, to, why),
       ),
     );
 
@@ -107,13 +113,16 @@ describe("jobs", () => {
 
   // Query integers are decimal digits only: what Number() would also read (hex, exponents, signs,
   // spaces, fractions) is refused, not quietly taken as another number.
-  it.each(["0x10", "1e1", "1e2", "%2016", "16%20", "16.0", "%2B16", "+16", "-1", "0b11", "0o7", "", "1_0"])("rejects %s as a query integer (limit, cursor) with 400", async (v) => {
-    for (const param of ["limit", "cursor"]) {
-      const res = await expectRejectedWithoutWrites(400, () => api.get(`/api/v1/jobs?${param}=${v}`));
-      expect(res.body.code).toBe("invalid_parameter");
-      expect(res.body.details).toEqual([{ path: param, message: expect.any(String) }]);
-    }
-  });
+  it.each(["0x10", "1e1", "1e2", "%2016", "16%20", "16.0", "%2B16", "+16", "-1", "0b11", "0o7", "", "1_0"])(
+    "rejects %s as a query integer (limit, cursor) with 400",
+    async (v) => {
+      for (const param of ["limit", "cursor"]) {
+        const res = await expectRejectedWithoutWrites(400, () => api.get(`/api/v1/jobs?${param}=${v}`));
+        expect(res.body.code).toBe("invalid_parameter");
+        expect(res.body.details).toEqual([{ path: param, message: expect.any(String) }]);
+      }
+    },
+  );
 
   it("takes decimal query integers, leading zeros included", async () => {
     expect((await api.get("/api/v1/jobs?limit=2")).body.jobs.map((j: any) => j.id)).toEqual([7, 6]);

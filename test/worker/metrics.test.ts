@@ -1,12 +1,12 @@
 import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
 import { env, exports } from "cloudflare:workers";
-import { afterEach, describe, expect, inject, it, vi } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { createApp } from "../../src/app";
 import { countingD1 } from "../../src/db/counting-d1";
 import { clone, exampleFor } from "../fixtures/webhook-examples";
 import { ADMIN_TOKEN, api, insertInstance, seed } from "./helpers";
 import { SHIM_SECRET, WEBHOOK_SECRET, world } from "./observed-world";
-import { find, parsePrometheus, value, type Parsed } from "./prometheus-parse";
+import { find, type Parsed, parsePrometheus, value } from "./prometheus-parse";
 import { deliver, newDeliveryId } from "./webhook-setup";
 
 const METRICS_TOKEN = "test-metrics-token";
@@ -90,8 +90,12 @@ describe("GET /metrics", () => {
     const firstDelivery = newDeliveryId();
     const q1 = jobPayload("queued", j1, ["self-hosted", "linux"], { created: t0 });
     expect((await deliver(q1, WEBHOOK_SECRET, { delivery: firstDelivery, headers: GHES_HOST })).body).toMatchObject({ matched: true });
-    expect((await deliver(jobPayload("queued", j2, ["self-hosted", "linux"], { created: t0 }), WEBHOOK_SECRET, { headers: GHES_HOST })).status).toBe(200);
-    expect((await deliver(jobPayload("queued", j3, ["no-such-label"], { created: t0 }), WEBHOOK_SECRET, { headers: GHES_HOST })).body).toMatchObject({
+    expect(
+      (await deliver(jobPayload("queued", j2, ["self-hosted", "linux"], { created: t0 }), WEBHOOK_SECRET, { headers: GHES_HOST })).status,
+    ).toBe(200);
+    expect(
+      (await deliver(jobPayload("queued", j3, ["no-such-label"], { created: t0 }), WEBHOOK_SECRET, { headers: GHES_HOST })).body,
+    ).toMatchObject({
       matched: false,
     });
     expect((await deliver(q1, WEBHOOK_SECRET, { delivery: firstDelivery, headers: GHES_HOST })).body).toMatchObject({ duplicate: true });
@@ -133,14 +137,17 @@ describe("GET /metrics", () => {
 
     // Instances by status and runner status add up to what D1 holds, and to "actual".
     const rows = (
-      await env.DB.prepare("SELECT status, runner_status FROM instances WHERE scale_set_id = ? AND status != 'deleted'").bind(w.scaleSetId).all<{
-        status: string;
-        runner_status: string;
-      }>()
+      await env.DB.prepare("SELECT status, runner_status FROM instances WHERE scale_set_id = ? AND status != 'deleted'")
+        .bind(w.scaleSetId)
+        .all<{
+          status: string;
+          runner_status: string;
+        }>()
     ).results;
     const byStatus = find(m, "edgerunner_instances", ss);
     expect(byStatus.reduce((n, s) => n + s.value, 0)).toBe(rows.length);
-    for (const r of rows) expect(value(m, "edgerunner_instances", { ...ss, status: r.status, runner_status: r.runner_status })).toBeGreaterThan(0);
+    for (const r of rows)
+      expect(value(m, "edgerunner_instances", { ...ss, status: r.status, runner_status: r.runner_status })).toBeGreaterThan(0);
     expect(value(m, "edgerunner_scaleset_actual_runner_count", ss)).toBe(rows.length);
     const status = (await api.get(`/api/v1/scalesets/${w.scaleSetId}`)).body.status;
     expect(value(m, "edgerunner_scaleset_desired_runner_count", ss)).toBe(status.last_reconcile.summary.desired);
@@ -190,15 +197,34 @@ describe("GET /metrics", () => {
     const events = lines.map((l) => JSON.parse(l) as Record<string, unknown>);
     for (const e of events) expect(typeof e.event).toBe("string");
     const names = new Set(events.map((e) => e.event));
-    for (const n of ["webhook_accepted", "webhook_duplicate", "webhook_rejected", "plan", "instance_transition", "shim_call", "github_call", "reconciled", "create_failed", "backoff_armed", "ui_login"]) {
+    for (const n of [
+      "webhook_accepted",
+      "webhook_duplicate",
+      "webhook_rejected",
+      "plan",
+      "instance_transition",
+      "shim_call",
+      "github_call",
+      "reconciled",
+      "create_failed",
+      "backoff_armed",
+      "ui_login",
+    ]) {
       expect(names, n).toContain(n);
     }
-    for (const e of events.filter((e) => e.event === "shim_call")) expect(e).toMatchObject({ provider: w.provider, operation: expect.any(String), duration_ms: expect.any(Number) });
-    for (const e of events.filter((e) => e.event === "github_call")) expect(e).toMatchObject({ status: expect.any(Number), duration_ms: expect.any(Number) });
+    for (const e of events.filter((e) => e.event === "shim_call"))
+      expect(e).toMatchObject({ provider: w.provider, operation: expect.any(String), duration_ms: expect.any(Number) });
+    for (const e of events.filter((e) => e.event === "github_call"))
+      expect(e).toMatchObject({ status: expect.any(Number), duration_ms: expect.any(Number) });
     for (const e of events.filter((e) => String(e.event).startsWith("webhook_"))) expect(e).toHaveProperty("delivery_id");
     expect(events.find((e) => e.event === "reconciled")).toMatchObject({ scale_set: w.scaleSetId, duration_ms: expect.any(Number) });
     expect(events.find((e) => e.event === "plan")).toMatchObject({ scale_set: w.scaleSetId, desired: 2 });
-    expect(events.find((e) => e.event === "backoff_armed")).toMatchObject({ scale_set: w.scaleSetId, kind: "create", failures: 2, delay_ms: expect.any(Number) });
+    expect(events.find((e) => e.event === "backoff_armed")).toMatchObject({
+      scale_set: w.scaleSetId,
+      kind: "create",
+      failures: 2,
+      delay_ms: expect.any(Number),
+    });
 
     // The instance tokens the creates carried (the failed ones included).
     const instanceTokens = (await w.shim.requests())

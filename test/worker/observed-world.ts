@@ -11,7 +11,12 @@ export async function world(scaleSetName = unique("linux")) {
   const github = await newWorld();
   const credentialsId = await createPatCredential(await createEndpoint(github));
   const credentials = (await api.get(`/api/v1/github/credentials/${credentialsId}`)).body;
-  const repo = await api.post("/api/v1/repositories", { owner: "octo", name: "app", credentials_name: credentials.name, webhook_secret: WEBHOOK_SECRET });
+  const repo = await api.post("/api/v1/repositories", {
+    owner: "octo",
+    name: "app",
+    credentials_name: credentials.name,
+    webhook_secret: WEBHOOK_SECRET,
+  });
   expect(repo.status, repo.text).toBe(201);
   const shim = await createTenant(inject("fakeShimUrl"), { secret: SHIM_SECRET });
   const provider = unique("shim");
@@ -26,6 +31,12 @@ export async function world(scaleSetName = unique("linux")) {
     runner_prefix: "mx",
   });
   expect(ss.status, ss.text).toBe(201);
-  return { github, shim, provider, credentials: credentials.name as string, scaleSetId: ss.body.id as string, scaleSetName: ss.body.name as string };
+  return {
+    github,
+    shim,
+    provider,
+    credentials: credentials.name as string,
+    scaleSetId: ss.body.id as string,
+    scaleSetName: ss.body.name as string,
+  };
 }
-

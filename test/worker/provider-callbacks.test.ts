@@ -6,7 +6,17 @@ import { signRequest } from "../../src/providers/shim-signing";
 import { MAX_CALLBACK_BYTES } from "../../src/routes/provider-callbacks";
 import { createTenant, deliverOutbox } from "../fake-shim/control";
 import { garmBootstrap } from "../fixtures/bootstrap-instance";
-import { api, call, dumpDb, expectRejectedWithoutWrites, inScaleSetObject, insertInstance, seed, unique, withoutRequestId } from "./helpers";
+import {
+  api,
+  call,
+  dumpDb,
+  expectRejectedWithoutWrites,
+  inScaleSetObject,
+  insertInstance,
+  seed,
+  unique,
+  withoutRequestId,
+} from "./helpers";
 
 const SECRET = "callback-test-secret-0001";
 
@@ -32,12 +42,20 @@ const pendingOperation = (scaleSetId: string, instanceName: string) =>
   inScaleSetObject(scaleSetId, (obj) => obj.state.ops(instanceName)?.opId ?? null);
 
 const instanceState = (id: string) =>
-  env.DB.prepare("SELECT status, provider_id, provider_fault FROM instances WHERE id = ?").bind(id).first<{ status: string; provider_id: string | null; provider_fault: string | null }>();
+  env.DB.prepare("SELECT status, provider_id, provider_fault FROM instances WHERE id = ?")
+    .bind(id)
+    .first<{ status: string; provider_id: string | null; provider_fault: string | null }>();
 
 const callbackFor = (instanceName: string, over: Partial<ShimCallback> = {}): ShimCallback => ({
   operation_id: `op-${instanceName}`,
   instance_name: instanceName,
-  result: { provider_id: "i-0abc", name: instanceName, status: "running", os_type: "linux", addresses: [{ address: "10.0.0.9", type: "private" }] },
+  result: {
+    provider_id: "i-0abc",
+    name: instanceName,
+    status: "running",
+    os_type: "linux",
+    addresses: [{ address: "10.0.0.9", type: "private" }],
+  },
   error: null,
   ...over,
 });
@@ -55,10 +73,11 @@ interface SendOptions {
 async function sendCallback(providerName: string, body: unknown, o: SendOptions = {}) {
   const path = `/api/v1/providers/${providerName}/callbacks`;
   const signed = typeof body === "string" ? body : JSON.stringify(body);
-  const sig = o.unsigned ? {} : await signRequest(o.secret ?? SECRET, { method: "POST", pathWithQuery: o.signedPath ?? path, body: signed }, o.nowMs);
+  const sig = o.unsigned
+    ? {}
+    : await signRequest(o.secret ?? SECRET, { method: "POST", pathWithQuery: o.signedPath ?? path, body: signed }, o.nowMs);
   return call("POST", path, undefined, { token: null, raw: o.raw ?? signed, headers: { ...sig, ...o.headers } });
 }
-
 
 describe("provider callbacks", () => {
   it("hands a correctly signed callback to the scale set that owns the instance, without the admin token", async () => {
@@ -82,7 +101,11 @@ describe("provider callbacks", () => {
   });
 
   it.each([
-    ["an error", { result: null, error: { message: "quota exceeded in fra1", retryable: true } }, { status: "error", provider_fault: "quota exceeded in fra1" }],
+    [
+      "an error",
+      { result: null, error: { message: "quota exceeded in fra1", retryable: true } },
+      { status: "error", provider_fault: "quota exceeded in fra1" },
+    ],
     [
       "a result GARM's rule rejects (the object records it as a provider fault)",
       { result: { name: "x", status: "booting" } },
@@ -113,7 +136,10 @@ describe("provider callbacks", () => {
       callbackUrl: `https://edgerunner.test/api/v1/providers/${provider.name}/callbacks`,
     });
     await shim.addRule({ operation: "create", action: { type: "async", complete_after_ms: 10, callback: "outbox" } });
-    const client = createShimClient({ name: provider.name, url: shim.url, secret: SECRET }, { controllerId: "c", poolId: scaleSet.id, extraSpecs: {} });
+    const client = createShimClient(
+      { name: provider.name, url: shim.url, secret: SECRET },
+      { controllerId: "c", poolId: scaleSet.id, extraSpecs: {} },
+    );
     const created = await client.createInstance(BootstrapInstance.parse({ ...garmBootstrap, name: instance.name, pool_id: scaleSet.id }));
     expect(created.ok && created.value.state).toBe("accepted");
     if (created.ok && created.value.state === "accepted") await awaitOperation(scaleSet.id, instance.name, created.value.operationId);
@@ -127,14 +153,35 @@ describe("provider callbacks", () => {
 
   it.each<[string, (p: string, name: string) => Promise<Awaited<ReturnType<typeof call>>>, string]>([
     ["no signature at all", (p, n) => sendCallback(p, callbackFor(n), { unsigned: true }), "missing_timestamp"],
-    ["the admin token instead of a signature", (p, n) => sendCallback(p, callbackFor(n), { unsigned: true, headers: { authorization: "Bearer test-admin-token" } }), "missing_timestamp"],
-    ["a timestamp but no signature", (p, n) => sendCallback(p, callbackFor(n), { unsigned: true, headers: { "x-edgerunner-timestamp": String(Math.floor(Date.now() / 1000)) } }), "missing_signature"],
+    [
+      "the admin token instead of a signature",
+      (p, n) => sendCallback(p, callbackFor(n), { unsigned: true, headers: { authorization: "Bearer test-admin-token" } }),
+      "missing_timestamp",
+    ],
+    [
+      "a timestamp but no signature",
+      (p, n) =>
+        sendCallback(p, callbackFor(n), { unsigned: true, headers: { "x-edgerunner-timestamp": String(Math.floor(Date.now() / 1000)) } }),
+      "missing_signature",
+    ],
     ["the wrong secret", (p, n) => sendCallback(p, callbackFor(n), { secret: "not-the-provider-secret" }), "bad_signature"],
     ["a timestamp 400 s old", (p, n) => sendCallback(p, callbackFor(n), { nowMs: Date.now() - 400_000 }), "stale_timestamp"],
     ["a timestamp 400 s ahead", (p, n) => sendCallback(p, callbackFor(n), { nowMs: Date.now() + 400_000 }), "stale_timestamp"],
-    ["a body changed after signing", (p, n) => sendCallback(p, callbackFor(n), { raw: JSON.stringify(callbackFor(n, { operation_id: "op-tampered" })) }), "bad_signature"],
-    ["a signature made for another provider's path", (p, n) => sendCallback(p, callbackFor(n), { signedPath: "/api/v1/providers/other/callbacks" }), "bad_signature"],
-    ["a malformed signature", (p, n) => sendCallback(p, callbackFor(n), { headers: { "x-edgerunner-signature": "deadbeef" } }), "malformed_signature"],
+    [
+      "a body changed after signing",
+      (p, n) => sendCallback(p, callbackFor(n), { raw: JSON.stringify(callbackFor(n, { operation_id: "op-tampered" })) }),
+      "bad_signature",
+    ],
+    [
+      "a signature made for another provider's path",
+      (p, n) => sendCallback(p, callbackFor(n), { signedPath: "/api/v1/providers/other/callbacks" }),
+      "bad_signature",
+    ],
+    [
+      "a malformed signature",
+      (p, n) => sendCallback(p, callbackFor(n), { headers: { "x-edgerunner-signature": "deadbeef" } }),
+      "malformed_signature",
+    ],
   ])("rejects %s with 401, changing nothing", async (_, send, reason) => {
     const { provider, scaleSet, instance } = await setup();
     const res = await expectRejectedWithoutWrites(401, () => send(provider.name, instance.name));
@@ -147,7 +194,9 @@ describe("provider callbacks", () => {
     const ghost = unique("ghost");
     for (const opts of [{ unsigned: true }, {}, { nowMs: Date.now() - 400_000 }] as SendOptions[]) {
       const known = await sendCallback(provider.name, callbackFor(instance.name), { ...opts, secret: "a-secret-someone-guessed" });
-      const unknown = await expectRejectedWithoutWrites(401, () => sendCallback(ghost, callbackFor(instance.name), { ...opts, secret: "a-secret-someone-guessed" }));
+      const unknown = await expectRejectedWithoutWrites(401, () =>
+        sendCallback(ghost, callbackFor(instance.name), { ...opts, secret: "a-secret-someone-guessed" }),
+      );
       expect(withoutRequestId(unknown.body)).toEqual(withoutRequestId(known.body));
       expect(unknown.status).toBe(known.status);
     }
@@ -156,8 +205,16 @@ describe("provider callbacks", () => {
   it.each([
     ["malformed JSON", '{"operation_id": "op-1",', /malformed JSON/],
     ["a missing operation_id", { instance_name: "NAME", result: null, error: null }, /invalid request body/],
-    ["both result and error", { operation_id: "o", instance_name: "NAME", result: { name: "NAME" }, error: { message: "x", retryable: false } }, /invalid request body/],
-    ["an error without retryable", { operation_id: "o", instance_name: "NAME", result: null, error: { message: "x" } }, /invalid request body/],
+    [
+      "both result and error",
+      { operation_id: "o", instance_name: "NAME", result: { name: "NAME" }, error: { message: "x", retryable: false } },
+      /invalid request body/,
+    ],
+    [
+      "an error without retryable",
+      { operation_id: "o", instance_name: "NAME", result: null, error: { message: "x" } },
+      /invalid request body/,
+    ],
     ["an unknown field", { operation_id: "o", instance_name: "NAME", result: null, error: null, status: "done" }, /invalid request body/],
     ["a JSON array", [], /invalid request body/],
   ])("rejects a signed body with %s with 400, changing nothing", async (_, body, error) => {
@@ -179,13 +236,19 @@ describe("provider callbacks", () => {
   it("rejects a signed body that is not JSON with 415", async () => {
     const { provider, instance } = await setup();
     const raw = `operation_id=o&instance_name=${instance.name}`;
-    await expectRejectedWithoutWrites(415, () => sendCallback(provider.name, raw, { headers: { "content-type": "application/x-www-form-urlencoded" } }));
+    await expectRejectedWithoutWrites(415, () =>
+      sendCallback(provider.name, raw, { headers: { "content-type": "application/x-www-form-urlencoded" } }),
+    );
   });
 
   it("answers 404 for an instance that does not exist, changing nothing", async () => {
     const { provider } = await setup();
     const res = await expectRejectedWithoutWrites(404, () => sendCallback(provider.name, callbackFor("no-such-runner")));
-    expect(res.body).toMatchObject({ error: "instance not found", code: "not_found", details: { provider: provider.name, instance_name: "no-such-runner" } });
+    expect(res.body).toMatchObject({
+      error: "instance not found",
+      code: "not_found",
+      details: { provider: provider.name, instance_name: "no-such-runner" },
+    });
   });
 
   it("answers 404 for another provider's instance, and its scale set hears nothing", async () => {
@@ -238,10 +301,12 @@ describe("provider callbacks", () => {
     const doc = (await api.get("/api/v1/openapi.json", { token: null })).body;
     const op = doc.paths["/api/v1/providers/{name}/callbacks"].post;
     expect(op.security).toEqual([{ providerSignature: [] }]);
-    expect(op.parameters.filter((p: any) => p.in === "header").map((p: any) => p.name).sort()).toEqual([
-      "x-edgerunner-signature",
-      "x-edgerunner-timestamp",
-    ]);
+    expect(
+      op.parameters
+        .filter((p: any) => p.in === "header")
+        .map((p: any) => p.name)
+        .sort(),
+    ).toEqual(["x-edgerunner-signature", "x-edgerunner-timestamp"]);
     expect(Object.keys(op.responses)).toEqual(expect.arrayContaining(["200", "400", "401", "404"]));
     expect(doc.components.securitySchemes.providerSignature).toMatchObject({ type: "apiKey", in: "header" });
     const ownSecurity = Object.values(doc.paths as Record<string, Record<string, any>>).flatMap((ops) =>

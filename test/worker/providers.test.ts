@@ -22,7 +22,11 @@ describe("providers", () => {
     expect((await api.get(`/api/v1/providers/${name}`)).body).toEqual(created.body);
     expect((await api.get("/api/v1/providers")).body.map((p: any) => p.name)).toContain(name);
 
-    const updated = await api.put(`/api/v1/providers/${name}`, { url: "http://127.0.0.1:9000", secret: "rotated-shim-secret-02", timeout_seconds: 120 });
+    const updated = await api.put(`/api/v1/providers/${name}`, {
+      url: "http://127.0.0.1:9000",
+      secret: "rotated-shim-secret-02",
+      timeout_seconds: 120,
+    });
     expect(updated.status).toBe(200);
     expect(updated.body).toMatchObject({ url: "http://127.0.0.1:9000", description: "LXD", timeout_seconds: 120 });
     expect(updated.text).not.toContain("rotated-shim-secret-02");

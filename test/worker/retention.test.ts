@@ -1,10 +1,10 @@
 import { createScheduledController } from "cloudflare:test";
 import { env, exports } from "cloudflare:workers";
 import { afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
-import worker from "../../src/index";
 import { countingD1 } from "../../src/db/counting-d1";
+import worker from "../../src/index";
 import { insertInstance, seed } from "./helpers";
-import { find, parsePrometheus, value, type Parsed } from "./prometheus-parse";
+import { find, type Parsed, parsePrometheus, value } from "./prometheus-parse";
 
 const DAY = 86_400_000;
 const NOW = Date.now();
@@ -18,7 +18,11 @@ beforeAll(async () => {
 });
 
 beforeEach(async () => {
-  await env.DB.batch(["webhook_deliveries", "jobs", "instance_transitions", "instances", "retention_last_run", "counters", "audit_log"].map((t) => env.DB.prepare(`DELETE FROM ${t}`)));
+  await env.DB.batch(
+    ["webhook_deliveries", "jobs", "instance_transitions", "instances", "retention_last_run", "counters", "audit_log"].map((t) =>
+      env.DB.prepare(`DELETE FROM ${t}`),
+    ),
+  );
 });
 
 afterEach(() => vi.restoreAllMocks());
@@ -56,7 +60,9 @@ async function cron(vars: Record<string, string> = {}): Promise<number> {
 }
 
 async function scrape() {
-  const res = await exports.default.fetch(new Request("https://edgerunner.test/metrics", { headers: { authorization: "Bearer test-metrics-token" } }));
+  const res = await exports.default.fetch(
+    new Request("https://edgerunner.test/metrics", { headers: { authorization: "Bearer test-metrics-token" } }),
+  );
   expect(res.status).toBe(200);
   return parsePrometheus(await res.text());
 }
@@ -85,7 +91,13 @@ async function jobs(n: number, status: string, updatedAt: number, runnerName: st
 }
 
 async function instance(status: string, changedAt: number, transitions: number, over: Record<string, unknown> = {}) {
-  const row = await insertInstance(scaleSetId, { status, status_changed_at: changedAt, created_at: changedAt, updated_at: changedAt, ...over });
+  const row = await insertInstance(scaleSetId, {
+    status,
+    status_changed_at: changedAt,
+    created_at: changedAt,
+    updated_at: changedAt,
+    ...over,
+  });
   if (transitions > 0) {
     await env.DB.prepare(
       `INSERT INTO instance_transitions (instance_id, at, field, from_value, to_value, reason)
@@ -98,7 +110,9 @@ async function instance(status: string, changedAt: number, transitions: number, 
 }
 
 async function count(sql: string, ...binds: unknown[]): Promise<number> {
-  return (await env.DB.prepare(`SELECT COUNT(*) AS n FROM ${sql}`).bind(...binds).first<{ n: number }>())!.n;
+  return (await env.DB.prepare(`SELECT COUNT(*) AS n FROM ${sql}`)
+    .bind(...binds)
+    .first<{ n: number }>())!.n;
 }
 
 describe("retention (the Cron Trigger)", () => {
@@ -125,20 +139,25 @@ describe("retention (the Cron Trigger)", () => {
     const deletedNamed = await instance("deleted", ago(40), 1);
     await jobs(1, "queued", ago(40), deletedNamed.name);
     // Audit trail entries: kept AUDIT_RETENTION_DAYS (365), however old the things they name.
-    const audit = env.DB.prepare("INSERT INTO audit_log (at, actor, via, method, route, path, status, request_id) VALUES (?, 'admin_token', 'api', 'PUT', '/r', ?, 200, 'rid')");
+    const audit = env.DB.prepare(
+      "INSERT INTO audit_log (at, actor, via, method, route, path, status, request_id) VALUES (?, 'admin_token', 'api', 'PUT', '/r', ?, 200, 'rid')",
+    );
     await env.DB.batch([audit.bind(ago(366), "/old"), audit.bind(ago(364), "/recent")]);
 
     const logs = captureLogs();
     const queries = await cron();
     vi.restoreAllMocks();
 
-    const deliveryIds = (await env.DB.prepare("SELECT delivery_id FROM webhook_deliveries").all<{ delivery_id: string }>()).results.map((r) => r.delivery_id);
+    const deliveryIds = (await env.DB.prepare("SELECT delivery_id FROM webhook_deliveries").all<{ delivery_id: string }>()).results.map(
+      (r) => r.delivery_id,
+    );
     expect(deliveryIds).toEqual([recentDelivery]);
     expect(deliveryIds).not.toContain(oldDelivery);
 
     const jobIds = (await env.DB.prepare("SELECT id FROM jobs ORDER BY id").all<{ id: number }>()).results.map((r) => r.id);
     expect(jobIds).not.toContain(oldCompleted);
-    for (const id of [recentCompleted, oldQueued, oldWaiting, oldInProgress, linkedById, linkedByName, unfinished]) expect(jobIds).toContain(id);
+    for (const id of [recentCompleted, oldQueued, oldWaiting, oldInProgress, linkedById, linkedByName, unfinished])
+      expect(jobIds).toContain(id);
 
     const instanceIds = (await env.DB.prepare("SELECT id FROM instances").all<{ id: string }>()).results.map((r) => r.id);
     expect(instanceIds.sort()).toEqual([running.id, busy.id, recentDeleted.id, deletedServing.id, deletedNamed.id].sort());
@@ -274,8 +293,15 @@ describe("retention when D1 fails", () => {
     vi.restoreAllMocks();
     const event = logs.find((l) => l.event.event === "retention_pruned")!;
     expect(event.level).toBe("error");
-    expect(event.event).toMatchObject({ deleted: { webhook_deliveries: 1, jobs: 0 }, complete: false, error: expect.stringMatching(/^jobs: .*no such table/) });
-    expect(await env.DB.prepare("SELECT complete, error FROM retention_last_run").first()).toEqual({ complete: 0, error: expect.stringContaining("no such table") });
+    expect(event.event).toMatchObject({
+      deleted: { webhook_deliveries: 1, jobs: 0 },
+      complete: false,
+      error: expect.stringMatching(/^jobs: .*no such table/),
+    });
+    expect(await env.DB.prepare("SELECT complete, error FROM retention_last_run").first()).toEqual({
+      complete: 0,
+      error: expect.stringContaining("no such table"),
+    });
     expect(await count("webhook_deliveries")).toBe(0);
     const m = await scrape();
     expect(value(m, "edgerunner_retention_last_run_failed")).toBe(1);
@@ -295,7 +321,9 @@ describe("retention in /metrics", () => {
     // Three started jobs of the scale set (2 s, 7 s and 90 s from queued to started), two of them old enough to go.
     const started = async (updatedAt: number, latencyS: number) => {
       const [id] = await jobs(1, "completed", updatedAt);
-      await env.DB.prepare("UPDATE jobs SET scale_set_id = ?, queued_at = ?, started_at = ? WHERE id = ?").bind(scaleSetId, 1_000_000, 1_000_000 + latencyS * 1000, id).run();
+      await env.DB.prepare("UPDATE jobs SET scale_set_id = ?, queued_at = ?, started_at = ? WHERE id = ?")
+        .bind(scaleSetId, 1_000_000, 1_000_000 + latencyS * 1000, id)
+        .run();
     };
     await started(ago(40), 2);
     await started(ago(40), 90);
@@ -350,7 +378,16 @@ describe("retention in /metrics", () => {
     expect(value(m, "edgerunner_retention_last_run_complete", {})).toBe(0);
     expect(value(m, "edgerunner_retention_last_run_failed", {})).toBe(0);
 
-    for (const table of ["webhook_deliveries", "jobs", "instances", "instance_transitions", "scale_sets", "entities", "counters", "retention_last_run"]) {
+    for (const table of [
+      "webhook_deliveries",
+      "jobs",
+      "instances",
+      "instance_transitions",
+      "scale_sets",
+      "entities",
+      "counters",
+      "retention_last_run",
+    ]) {
       expect(value(m, "edgerunner_table_rows", { table }), table).toBe(await count(table));
     }
     expect(value(m, "edgerunner_table_rows", { table: "webhook_deliveries" })).toBe(2);

@@ -1,12 +1,12 @@
 import { env, exports } from "cloudflare:workers";
 import { describe, expect, it, vi } from "vitest";
-import { keyringFor } from "../../src/crypto/keyring";
 import { fromBase64 } from "../../src/crypto/base64url";
+import { keyringFor } from "../../src/crypto/keyring";
 import { open } from "../../src/crypto/secret-box";
 import { secretContext } from "../../src/crypto/secret-contexts";
 import { mintInstanceToken } from "../../src/scaleset/instance-token";
-import { api, dumpDb, expectRejectedWithoutWrites, inScaleSetObject, type ApiResponse } from "./helpers";
-import { queueJobs, reconcile, scaleSetWorld, type ScaleSetWorld } from "./scaleset-world";
+import { type ApiResponse, api, dumpDb, expectRejectedWithoutWrites, inScaleSetObject } from "./helpers";
+import { queueJobs, reconcile, type ScaleSetWorld, scaleSetWorld } from "./scaleset-world";
 
 // The routes a booting runner machine uses (GARM's metadata and callback routes), driven with the
 // instance token the scale set object really minted and handed to the (fake) shim.
@@ -17,7 +17,8 @@ const ORIGIN = "https://edgerunner.test";
 const setup = (over: Record<string, unknown> = {}) => scaleSetWorld(SHIM_SECRET, { runner_prefix: "rb", ...over });
 const queueJob = (scaleSetId: string) => queueJobs(scaleSetId, 1);
 
-const instanceRow = async (name: string) => (await env.DB.prepare("SELECT * FROM instances WHERE name = ?").bind(name).first<Record<string, any>>())!;
+const instanceRow = async (name: string) =>
+  (await env.DB.prepare("SELECT * FROM instances WHERE name = ?").bind(name).first<Record<string, any>>())!;
 
 interface Runner {
   name: string;
@@ -143,7 +144,10 @@ describe("runner bootstrap: metadata routes (JIT)", () => {
         expect(new Uint8Array(await res.arrayBuffer())).toEqual(fromBase64(files[file]!));
       }
       // The decoded .runner is the runner GitHub registered for this instance.
-      expect(JSON.parse(new TextDecoder().decode(fromBase64(files[".runner"]!)))).toMatchObject({ agentId: row.agent_id, agentName: r.name });
+      expect(JSON.parse(new TextDecoder().decode(fromBase64(files[".runner"]!)))).toMatchObject({
+        agentId: row.agent_id,
+        agentName: r.name,
+      });
 
       expect((await runnerCall("GET", `/metadata/credentials/nope${slash}`, r.token)).status).toBe(404);
       const reg = await runnerCall("GET", `/metadata/runner-registration-token${slash}`, r.token);
@@ -217,7 +221,9 @@ describe("runner bootstrap: status callbacks", () => {
     const row = await instanceRow(r.name);
     expect(row).toMatchObject({ runner_status: "installing", status_message: "unpacking runner", status: "running" });
     const history = (
-      await env.DB.prepare("SELECT field, from_value, to_value, reason FROM instance_transitions WHERE instance_id = ? AND field = 'runner_status' ORDER BY id")
+      await env.DB.prepare(
+        "SELECT field, from_value, to_value, reason FROM instance_transitions WHERE instance_id = ? AND field = 'runner_status' ORDER BY id",
+      )
         .bind(row.id)
         .all()
     ).results;
@@ -246,12 +252,16 @@ describe("runner bootstrap: status callbacks", () => {
     const r = await createRunner(s);
     const agentId = (await instanceRow(r.name)).agent_id;
     for (const path of ["/callbacks/system-info", "/callbacks/system-info/"]) {
-      const res = await runnerCall("POST", path, r.token, { body: JSON.stringify({ os_name: "Ubuntu", os_version: "24.04", agent_id: 999_999 }) });
+      const res = await runnerCall("POST", path, r.token, {
+        body: JSON.stringify({ os_name: "Ubuntu", os_version: "24.04", agent_id: 999_999 }),
+      });
       expect(res.status).toBe(200);
     }
     expect(await instanceRow(r.name)).toMatchObject({ os_name: "Ubuntu", os_version: "24.04", agent_id: agentId });
     await expectRejectedWithoutWrites(400, () => runnerCall("POST", "/callbacks/system-info", r.token, { body: "{not json" }));
-    await expectRejectedWithoutWrites(400, () => runnerCall("POST", "/callbacks/system-info", r.token, { body: JSON.stringify({ os_name: 5 }) }));
+    await expectRejectedWithoutWrites(400, () =>
+      runnerCall("POST", "/callbacks/system-info", r.token, { body: JSON.stringify({ os_name: 5 }) }),
+    );
   });
 
   it("refuses forbidden runner-status changes and bad bodies with 400, writing nothing", async () => {
@@ -271,8 +281,12 @@ describe("runner bootstrap: status callbacks", () => {
     expect(back.body.details).toEqual({ from: "installing", to: "pending" });
     await expectRejectedWithoutWrites(400, () => report(r.token, "bogus"));
     await expectRejectedWithoutWrites(400, () => runnerCall("POST", "/callbacks/status", r.token, { body: "status=idle" }));
-    await expectRejectedWithoutWrites(400, () => runnerCall("POST", "/callbacks/status", r.token, { body: JSON.stringify({ message: "no status" }) }));
-    await expectRejectedWithoutWrites(400, () => runnerCall("POST", "/callbacks/status", r.token, { body: JSON.stringify({ status: "idle", agent_id: "x" }) }));
+    await expectRejectedWithoutWrites(400, () =>
+      runnerCall("POST", "/callbacks/status", r.token, { body: JSON.stringify({ message: "no status" }) }),
+    );
+    await expectRejectedWithoutWrites(400, () =>
+      runnerCall("POST", "/callbacks/status", r.token, { body: JSON.stringify({ status: "idle", agent_id: "x" }) }),
+    );
   });
 
   it("idle makes the runner available at once (nudges the object) and spends the token", async () => {
@@ -303,7 +317,11 @@ describe("runner bootstrap: status callbacks", () => {
     await clearAlarm(s.scaleSetId);
     expect((await report(r.token, "installing")).status).toBe(200);
     expect((await report(r.token, "failed", { message: "runner checksum does not match" })).status).toBe(200);
-    expect(await instanceRow(r.name)).toMatchObject({ status: "pending_delete", runner_status: "failed", status_message: "runner checksum does not match" });
+    expect(await instanceRow(r.name)).toMatchObject({
+      status: "pending_delete",
+      runner_status: "failed",
+      status_message: "runner checksum does not match",
+    });
     expect(await alarmOf(s.scaleSetId)).not.toBeNull();
     await expectRefusedEverywhere(r.token);
 
@@ -312,16 +330,29 @@ describe("runner bootstrap: status callbacks", () => {
     expect((await s.shim.machines()).map((m) => m.name)).not.toContain(r.name);
     const machine = (await s.shim.requests()).find((q) => q.operation === "create" && (q.body as any)?.name === r.name);
     expect(machine).toBeDefined();
-    expect((await s.shim.requests()).filter((q) => q.operation === "delete" && q.status === 200 || q.operation === "delete" && q.status === 204)).toHaveLength(1);
+    expect(
+      (await s.shim.requests()).filter(
+        (q) => (q.operation === "delete" && q.status === 200) || (q.operation === "delete" && q.status === 204),
+      ),
+    ).toHaveLength(1);
     expect((await s.github.state()).runners.map((g) => g.id)).not.toContain(agentId);
   });
 });
 
 describe("runner bootstrap: token misuse", () => {
-  const mint = (claims: { instance: string; scaleSetId: string; createAttempt?: number; timeout?: number }, nowMs = Date.now(), secret = env.INSTANCE_TOKEN_SECRET) =>
+  const mint = (
+    claims: { instance: string; scaleSetId: string; createAttempt?: number; timeout?: number },
+    nowMs = Date.now(),
+    secret = env.INSTANCE_TOKEN_SECRET,
+  ) =>
     mintInstanceToken(
       secret,
-      { instance: claims.instance, scaleSetId: claims.scaleSetId, createAttempt: claims.createAttempt ?? 1, bootstrapTimeoutMinutes: claims.timeout ?? 20 },
+      {
+        instance: claims.instance,
+        scaleSetId: claims.scaleSetId,
+        createAttempt: claims.createAttempt ?? 1,
+        bootstrapTimeoutMinutes: claims.timeout ?? 20,
+      },
       nowMs,
     );
 
@@ -348,7 +379,15 @@ describe("runner bootstrap: token misuse", () => {
     await expectRefusedEverywhere(await mint({ instance: r.name, scaleSetId: s.scaleSetId, timeout: 10 }, issuedLongAgo));
     // Still inside its lifetime, the same claims work.
     const recent = Date.now() - (10 * 60 + 4 * 60) * 1000;
-    expect((await runnerCall("GET", "/metadata/system/service-name", await mint({ instance: r.name, scaleSetId: s.scaleSetId, timeout: 10 }, recent))).status).toBe(200);
+    expect(
+      (
+        await runnerCall(
+          "GET",
+          "/metadata/system/service-name",
+          await mint({ instance: r.name, scaleSetId: s.scaleSetId, timeout: 10 }, recent),
+        )
+      ).status,
+    ).toBe(200);
   });
 
   it("refuses a token for another create attempt, another scale set or an unknown instance", async () => {
@@ -409,7 +448,11 @@ describe("runner bootstrap: registration token (JIT off)", () => {
   it("creates the runner without a JIT config and serves a fresh registration token exactly once", async () => {
     const s = await setup({ jit_config_enabled: false, runner_group: "" });
     const r = await createRunner(s);
-    expect(r.bootstrap).toMatchObject({ jit_config_enabled: false, labels: ["linux", "self-hosted"], repo_url: "https://github.example.test/octo/app" });
+    expect(r.bootstrap).toMatchObject({
+      jit_config_enabled: false,
+      labels: ["linux", "self-hosted"],
+      repo_url: "https://github.example.test/octo/app",
+    });
     const row = await instanceRow(r.name);
     expect(row).toMatchObject({ jit_config_enc: null, agent_id: null, registration_token_served_at: null, status: "running" });
     // No runner was registered at GitHub by the coordinator: the machine does it.
@@ -488,7 +531,9 @@ async function registerAtGithub(s: ScaleSetWorld, ...names: string[]): Promise<n
   return names.map((n) => ids.get(n)!);
 }
 const runnerDeletes = async (s: ScaleSetWorld) =>
-  (await s.github.requests()).filter((q) => q.method === "DELETE" && /\/actions\/runners\/\d+$/.test(q.path)).map((q) => Number(q.path.split("/").pop()));
+  (await s.github.requests())
+    .filter((q) => q.method === "DELETE" && /\/actions\/runners\/\d+$/.test(q.path))
+    .map((q) => Number(q.path.split("/").pop()));
 
 /** Runs `fn` and returns the JSON log events it wrote with this name. */
 async function eventsDuring(event: string, fn: () => Promise<unknown>): Promise<Record<string, any>[]> {
@@ -519,7 +564,9 @@ describe("runner bootstrap: a runner id a machine reports is a claim", () => {
 
     let shown: Record<string, unknown> = {};
     const rejected = await eventsDuring("runner_id_claim_rejected", async () => {
-      const info = await runnerCall("POST", "/callbacks/system-info", culprit.token, { body: JSON.stringify({ os_name: "Ubuntu", agent_id: victimId }) });
+      const info = await runnerCall("POST", "/callbacks/system-info", culprit.token, {
+        body: JSON.stringify({ os_name: "Ubuntu", agent_id: victimId }),
+      });
       expect(info.status).toBe(200);
       shown = (await api.get(`/api/v1/instances/${culprit.name}`)).body;
       expect((await report(culprit.token, "failed", { message: "it broke" })).status).toBe(200);
@@ -566,7 +613,9 @@ describe("runner bootstrap: a runner id a machine reports is a claim", () => {
 
     expect((await api.delete(`/api/v1/instances/${r.name}`)).status).toBe(202);
     await reconcile(s.scaleSetId);
-    const calls = (await s.github.requests()).filter((q) => q.path.includes("/actions/runners/")).map((q) => `${q.method} ${q.path.split("/").pop()}`);
+    const calls = (await s.github.requests())
+      .filter((q) => q.path.includes("/actions/runners/"))
+      .map((q) => `${q.method} ${q.path.split("/").pop()}`);
     expect(calls).toEqual([`GET ${ownId}`, `DELETE ${ownId}`]);
     expect(await instanceRow(r.name)).toMatchObject({ status: "deleted", agent_id: ownId });
   });

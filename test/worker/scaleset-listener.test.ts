@@ -5,11 +5,11 @@
  */
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { runnerSession } from "../fake-github/control-client";
 import { scaleSetObject } from "../../src/scaleset/stub";
+import { runnerSession } from "../fake-github/control-client";
+import { clone, workflowJobExamples } from "../fixtures/webhook-examples";
 import { api, unique } from "./helpers";
 import { scaleSetWorld } from "./scaleset-world";
-import { clone, workflowJobExamples } from "../fixtures/webhook-examples";
 import { deliver } from "./webhook-setup";
 
 const SHIM_SECRET = "scale-set-listener-secret";
@@ -26,7 +26,11 @@ async function apiWorld(over: Record<string, unknown> = {}) {
   };
   const job = async (id: number) => env.DB.prepare("SELECT * FROM jobs WHERE id = ?").bind(id).first<Record<string, any>>();
   const liveInstances = async () =>
-    (await env.DB.prepare("SELECT * FROM instances WHERE scale_set_id = ? AND status != 'deleted' ORDER BY name").bind(w.scaleSetId).all<Record<string, any>>()).results;
+    (
+      await env.DB.prepare("SELECT * FROM instances WHERE scale_set_id = ? AND status != 'deleted' ORDER BY name")
+        .bind(w.scaleSetId)
+        .all<Record<string, any>>()
+    ).results;
   return { ...w, name, listen, open, job, liveInstances };
 }
 
@@ -61,7 +65,12 @@ describe("scale set API intake", () => {
     // JobAssigned: a queued job in D1, routed to the scale set; statistics want a runner; one is made from the scale set's JIT.
     const status = await w.listen();
     expect(status.listener).toMatchObject({ statistics: { totalAssignedJobs: 1 }, failures: 0 });
-    expect(await w.job(acquired.runner_request_id)).toMatchObject({ status: "queued", scale_set_id: w.scaleSetId, repository: "octo/app", name: "build" });
+    expect(await w.job(acquired.runner_request_id)).toMatchObject({
+      status: "queued",
+      scale_set_id: w.scaleSetId,
+      repository: "octo/app",
+      name: "build",
+    });
     const [instance] = await w.liveInstances();
     expect(instance).toMatchObject({ status: "running" });
     const agents = (await w.github.actionsState()).agents;
@@ -83,7 +92,9 @@ describe("scale set API intake", () => {
     expect((await w.liveInstances())[0]?.status ?? "deleted").not.toBe("running");
     expect(Object.values((await w.github.actionsState()).pending_messages).flat()).toEqual([]);
     // Merged like webhook events, but not counted as webhook deliveries.
-    const carried = await env.DB.prepare("SELECT event, action FROM webhook_deliveries WHERE job_id = ? ORDER BY received_at").bind(acquired.runner_request_id).all();
+    const carried = await env.DB.prepare("SELECT event, action FROM webhook_deliveries WHERE job_id = ? ORDER BY received_at")
+      .bind(acquired.runner_request_id)
+      .all();
     expect(carried.results).toEqual([
       { event: "scaleset_message", action: "queued" },
       { event: "scaleset_message", action: "in_progress" },
@@ -199,7 +210,9 @@ describe("scale set API intake", () => {
 
   it("is not fed by webhooks: a delivery for its labels does not route to it", async () => {
     const w = await apiWorld();
-    const route = await env.DB.prepare("SELECT enabled AND intake = 'webhook' AS routable FROM scale_sets WHERE id = ?").bind(w.scaleSetId).first<{ routable: number }>();
+    const route = await env.DB.prepare("SELECT enabled AND intake = 'webhook' AS routable FROM scale_sets WHERE id = ?")
+      .bind(w.scaleSetId)
+      .first<{ routable: number }>();
     expect(route?.routable).toBe(0);
   });
 });

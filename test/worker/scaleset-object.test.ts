@@ -12,14 +12,18 @@ const world = (over: Record<string, unknown> = {}) => scaleSetWorld(SHIM_SECRET,
 
 async function instances(scaleSetId: string) {
   return (
-    await env.DB.prepare("SELECT * FROM instances WHERE scale_set_id = ? ORDER BY created_at, name").bind(scaleSetId).all<Record<string, any>>()
+    await env.DB.prepare("SELECT * FROM instances WHERE scale_set_id = ? ORDER BY created_at, name")
+      .bind(scaleSetId)
+      .all<Record<string, any>>()
   ).results;
 }
 const live = async (scaleSetId: string) => (await instances(scaleSetId)).filter((i) => i.status !== "deleted");
 
 async function transitions(instanceId: string) {
   return (
-    await env.DB.prepare("SELECT field, from_value, to_value, reason FROM instance_transitions WHERE instance_id = ? ORDER BY id").bind(instanceId).all<Record<string, any>>()
+    await env.DB.prepare("SELECT field, from_value, to_value, reason FROM instance_transitions WHERE instance_id = ? ORDER BY id")
+      .bind(instanceId)
+      .all<Record<string, any>>()
   ).results;
 }
 
@@ -33,7 +37,12 @@ async function runnerDeletes(w: { github: { requests(): Promise<{ method: string
 
 /** Moves an instance's pending retry or poll into the past, as time passing would. */
 const makeDue = (scaleSetId: string, name: string) =>
-  inScaleSetObject(scaleSetId, (obj) => obj.state.updateOps(name, { ...(obj.state.ops(name)?.retryAt ? { retryAt: 1 } : {}), ...(obj.state.ops(name)?.pollAt ? { pollAt: 1 } : {}) }));
+  inScaleSetObject(scaleSetId, (obj) =>
+    obj.state.updateOps(name, {
+      ...(obj.state.ops(name)?.retryAt ? { retryAt: 1 } : {}),
+      ...(obj.state.ops(name)?.pollAt ? { pollAt: 1 } : {}),
+    }),
+  );
 
 describe("ScaleSet object: creating", () => {
   it("creates one runner per queued job: a JIT runner at GitHub, then a machine at the shim", async () => {
@@ -146,7 +155,11 @@ describe("ScaleSet object: creating", () => {
     expect((await live(w.scaleSetId))[0]).toMatchObject({ status: "running", provider_id: expect.any(String) });
     // A repeated callback is not waited for any more.
     const again = await exports.default.fetch(
-      new Request(`https://edgerunner.test${delivered[0]!.callback.path}`, { method: "POST", headers: delivered[0]!.callback.headers, body: delivered[0]!.callback.body }),
+      new Request(`https://edgerunner.test${delivered[0]!.callback.path}`, {
+        method: "POST",
+        headers: delivered[0]!.callback.headers,
+        body: delivered[0]!.callback.body,
+      }),
     );
     expect(await again.json()).toEqual({ accepted: false });
   });
@@ -225,7 +238,9 @@ describe("ScaleSet object: failures and backoff", () => {
     const status = await reconcile(w.scaleSetId);
     const [row] = await instances(w.scaleSetId);
     expect(row!.provider_fault).toMatch(/retryable \(500\)/);
-    expect((await transitions(row!.id)).map((t) => t.to_value)).toEqual(expect.arrayContaining(["creating", "error", "pending_delete", "deleting", "deleted"]));
+    expect((await transitions(row!.id)).map((t) => t.to_value)).toEqual(
+      expect.arrayContaining(["creating", "error", "pending_delete", "deleting", "deleted"]),
+    );
     expect(row!.status).toBe("deleted");
     expect(status.create_backoff).toMatchObject({ failures: 1, hard_limited_at: null, create_allowed_at: expect.any(String) });
     // Still needed, but not before the backoff ends.
@@ -297,7 +312,10 @@ describe("ScaleSet object: failures and backoff", () => {
     }
     expect(delays).toEqual([1, 2, 4, 8]);
 
-    expect((await api.delete(`/api/v1/instances/${row!.name}?force=true`)).body).toEqual({ name: row!.name, status: "pending_force_delete" });
+    expect((await api.delete(`/api/v1/instances/${row!.name}?force=true`)).body).toEqual({
+      name: row!.name,
+      status: "pending_force_delete",
+    });
     await reconcile(w.scaleSetId);
     expect((await instances(w.scaleSetId))[0]).toMatchObject({ status: "deleted" });
     const reasons = (await transitions(row!.id)).map((t) => t.reason);
@@ -374,7 +392,10 @@ describe("ScaleSet object: lifecycle", () => {
     // The jobs went elsewhere; both runners idle, long enough to go.
     await env.DB.batch([
       env.DB.prepare(`UPDATE jobs SET status = 'completed' WHERE id IN (${jobs.join(",")})`),
-      env.DB.prepare("UPDATE instances SET runner_status = 'idle', runner_status_changed_at = ? WHERE scale_set_id = ?").bind(Date.now() - 3_600_000, w.scaleSetId),
+      env.DB.prepare("UPDATE instances SET runner_status = 'idle', runner_status_changed_at = ? WHERE scale_set_id = ?").bind(
+        Date.now() - 3_600_000,
+        w.scaleSetId,
+      ),
     ]);
     const busy = rows[1]!;
     // GitHub gave it a job meanwhile: it refuses to remove a busy runner (422).
@@ -390,7 +411,9 @@ describe("ScaleSet object: lifecycle", () => {
     // Idle ones never took a job, so only we can remove them; the busy one answers 422 (asked again while still idle-long).
     const deletes = await runnerDeletes(w);
     expect(deletes.filter((d) => d.runner === rows[0]!.agent_id)).toEqual([{ runner: rows[0]!.agent_id, status: 204 }]);
-    expect(new Set(deletes.filter((d) => d.runner !== rows[0]!.agent_id).map((d) => `${d.runner} ${d.status}`))).toEqual(new Set([`${busy.agent_id} 422`]));
+    expect(new Set(deletes.filter((d) => d.runner !== rows[0]!.agent_id).map((d) => `${d.runner} ${d.status}`))).toEqual(
+      new Set([`${busy.agent_id} 422`]),
+    );
   });
 
   it("takes a 404 from GitHub's runner DELETE as removed: the runner is already gone", async () => {
@@ -400,10 +423,16 @@ describe("ScaleSet object: lifecycle", () => {
     const [row] = await live(w.scaleSetId);
     await env.DB.batch([
       env.DB.prepare(`UPDATE jobs SET status = 'completed' WHERE id = ?`).bind(jobs[0]),
-      env.DB.prepare("UPDATE instances SET runner_status = 'idle', runner_status_changed_at = ? WHERE id = ?").bind(Date.now() - 3_600_000, row!.id),
+      env.DB.prepare("UPDATE instances SET runner_status = 'idle', runner_status_changed_at = ? WHERE id = ?").bind(
+        Date.now() - 3_600_000,
+        row!.id,
+      ),
     ]);
     // Someone removed the runner at GitHub behind the coordinator's back.
-    const gone = await fetch(`${w.github.url}/repos/octo/app/actions/runners/${row!.agent_id}`, { method: "DELETE", headers: { authorization: "Bearer ghp_test_token" } });
+    const gone = await fetch(`${w.github.url}/repos/octo/app/actions/runners/${row!.agent_id}`, {
+      method: "DELETE",
+      headers: { authorization: "Bearer ghp_test_token" },
+    });
     expect(gone.status).toBe(204);
     await w.github.clearRequests();
     await reconcile(w.scaleSetId);
@@ -418,7 +447,10 @@ describe("ScaleSet object: lifecycle", () => {
     await reconcile(w.scaleSetId);
     await env.DB.batch([
       env.DB.prepare(`UPDATE jobs SET status = 'completed' WHERE id = ?`).bind(jobs[0]),
-      env.DB.prepare("UPDATE instances SET runner_status = 'idle', runner_status_changed_at = ? WHERE scale_set_id = ?").bind(Date.now(), w.scaleSetId),
+      env.DB.prepare("UPDATE instances SET runner_status = 'idle', runner_status_changed_at = ? WHERE scale_set_id = ?").bind(
+        Date.now(),
+        w.scaleSetId,
+      ),
     ]);
     await reconcile(w.scaleSetId);
     expect(await live(w.scaleSetId)).toHaveLength(1);
@@ -440,11 +472,19 @@ describe("ScaleSet object: lost webhooks", () => {
     await reconcile(w.scaleSetId);
     const statuses = async () =>
       Object.fromEntries(
-        (await env.DB.prepare(`SELECT id, status FROM jobs WHERE id IN (${[finished, running, stillQueued, unknown].join(",")})`).all<{ id: number; status: string }>()).results.map(
-          (r) => [r.id, r.status],
-        ),
+        (
+          await env.DB.prepare(`SELECT id, status FROM jobs WHERE id IN (${[finished, running, stillQueued, unknown].join(",")})`).all<{
+            id: number;
+            status: string;
+          }>()
+        ).results.map((r) => [r.id, r.status]),
       );
-    expect(await statuses()).toEqual({ [finished!]: "completed", [running!]: "in_progress", [stillQueued!]: "queued", [unknown!]: "queued" });
+    expect(await statuses()).toEqual({
+      [finished!]: "completed",
+      [running!]: "in_progress",
+      [stillQueued!]: "queued",
+      [unknown!]: "queued",
+    });
     const asked = async () => (await w.github.requests()).filter((r) => r.path.includes("/actions/jobs/")).length;
     expect(await asked()).toBe(4);
     // Not asked again right away.
@@ -474,7 +514,12 @@ describe("ScaleSet object: drift and crashes", () => {
 
   it("removes GitHub runners with its prefix that no live instance has", async () => {
     const w = await world();
-    await w.github.seed({ runners: [{ scope: "repos/octo/app", name: "er-leftover0000", id: 555 }, { scope: "repos/octo/app", name: "someone-else", id: 556 }] });
+    await w.github.seed({
+      runners: [
+        { scope: "repos/octo/app", name: "er-leftover0000", id: 555 },
+        { scope: "repos/octo/app", name: "someone-else", id: 556 },
+      ],
+    });
     await reconcile(w.scaleSetId);
     expect((await w.github.state()).runners).toHaveLength(2);
     await inScaleSetObject(w.scaleSetId, (obj) => (obj.state.lastOrphanCheck = 0));

@@ -12,10 +12,21 @@ beforeAll(async () => {
 });
 
 const newRows = (n: number, at = 1_000) =>
-  Array.from({ length: n }, (_, i) => ({ id: crypto.randomUUID(), name: `ins-${crypto.randomUUID().slice(0, 8)}-${i}`, scaleSetId, osType: "linux", osArch: "amd64", createdAt: at }));
+  Array.from({ length: n }, (_, i) => ({
+    id: crypto.randomUUID(),
+    name: `ins-${crypto.randomUUID().slice(0, 8)}-${i}`,
+    scaleSetId,
+    osType: "linux",
+    osArch: "amd64",
+    createdAt: at,
+  }));
 
 async function transitions(id: string) {
-  return (await env.DB.prepare("SELECT from_value, to_value, reason, field FROM instance_transitions WHERE instance_id = ? ORDER BY id").bind(id).all()).results;
+  return (
+    await env.DB.prepare("SELECT from_value, to_value, reason, field FROM instance_transitions WHERE instance_id = ? ORDER BY id")
+      .bind(id)
+      .all()
+  ).results;
 }
 
 describe("scale set store", () => {
@@ -24,7 +35,9 @@ describe("scale set store", () => {
     await env.DB.batch(insertInstancesStatements(env.DB, rows, "created to meet demand"));
     const snap = await loadScaleSetSnapshot(env.DB, scaleSetId);
     expect(snap.instances.filter((i) => rows.some((r) => r.id === i.id))).toHaveLength(250);
-    expect(await transitions(rows[0]!.id)).toEqual([{ from_value: null, to_value: "pending_create", reason: "created to meet demand", field: "status" }]);
+    expect(await transitions(rows[0]!.id)).toEqual([
+      { from_value: null, to_value: "pending_create", reason: "created to meet demand", field: "status" },
+    ]);
     expect(snap.scaleSet).toMatchObject({ id: scaleSetId, labels: ["gpu", "linux"], endpoint: { baseUrl: "https://github.com" } });
   });
 

@@ -21,7 +21,12 @@ export async function scaleSetWorld(
   const github = await newWorld();
   const credentialsId = await createPatCredential(await createEndpoint(github));
   const creds = (await api.get(`/api/v1/github/credentials/${credentialsId}`)).body;
-  const repo = await api.post("/api/v1/repositories", { owner: "octo", name: "app", credentials_name: creds.name, webhook_secret: "whsec-12345678" });
+  const repo = await api.post("/api/v1/repositories", {
+    owner: "octo",
+    name: "app",
+    credentials_name: creds.name,
+    webhook_secret: "whsec-12345678",
+  });
   const shim = await createTenant(inject("fakeShimUrl"), { secret: shimSecret });
   const provider = await api.post("/api/v1/providers", { name: unique("shim"), url: shim.url, secret: shimSecret, ...providerOver });
   const ss = await api.post(`/api/v1/repositories/${repo.body.id}/scalesets`, {

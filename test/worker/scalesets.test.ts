@@ -52,9 +52,14 @@ describe("scale sets", () => {
     const provider = await seed.provider();
     const org = await seed.organization();
     const creds = await seed.patCredentials();
-    const ent = (await api.post("/api/v1/enterprises", { name: unique("ent"), credentials_name: creds.name, webhook_secret: "whsec-12345678" })).body;
+    const ent = (
+      await api.post("/api/v1/enterprises", { name: unique("ent"), credentials_name: creds.name, webhook_secret: "whsec-12345678" })
+    ).body;
     const a = await api.post(`/api/v1/organizations/${org.id}/scalesets`, minimal(provider.name));
-    const b = await api.post(`/api/v1/enterprises/${ent.id}/scalesets`, minimal(provider.name, { extra_specs: { disk_gb: 40, tags: ["a"] } }));
+    const b = await api.post(
+      `/api/v1/enterprises/${ent.id}/scalesets`,
+      minimal(provider.name, { extra_specs: { disk_gb: 40, tags: ["a"] } }),
+    );
     expect(a.status).toBe(201);
     expect(a.body.entity).toEqual({ kind: "organization", id: org.id, name: org.name });
     expect(b.status).toBe(201);
@@ -171,7 +176,9 @@ describe("scale sets", () => {
     const ss = (await api.post(base, minimal(provider.name))).body;
     const live = await insertInstance(ss.id, { status: "pending_delete" });
     const gone = await insertInstance(ss.id, { status: "deleted", runner_status: "terminated" });
-    await env.DB.prepare("INSERT INTO instance_transitions (instance_id, at, field, from_value, to_value, reason) VALUES (?, ?, 'status', 'deleting', 'deleted', 'test')")
+    await env.DB.prepare(
+      "INSERT INTO instance_transitions (instance_id, at, field, from_value, to_value, reason) VALUES (?, ?, 'status', 'deleting', 'deleted', 'test')",
+    )
       .bind(gone.id, Date.now())
       .run();
     await env.DB.prepare(
@@ -189,7 +196,9 @@ describe("scale sets", () => {
     await env.DB.prepare("UPDATE instances SET status = 'deleted' WHERE id = ?").bind(live.id).run();
     expect((await api.delete(`/api/v1/scalesets/${ss.id}`)).status).toBe(204);
     expect((await api.get(`/api/v1/scalesets/${ss.id}`)).status).toBe(404);
-    const left = await env.DB.prepare("SELECT (SELECT count(*) FROM instances WHERE scale_set_id = ?1) AS i, (SELECT count(*) FROM instance_transitions WHERE instance_id = ?2) AS t, (SELECT scale_set_id FROM jobs WHERE id = 424242) AS j")
+    const left = await env.DB.prepare(
+      "SELECT (SELECT count(*) FROM instances WHERE scale_set_id = ?1) AS i, (SELECT count(*) FROM instance_transitions WHERE instance_id = ?2) AS t, (SELECT scale_set_id FROM jobs WHERE id = 424242) AS j",
+    )
       .bind(ss.id, gone.id)
       .first();
     expect(left).toEqual({ i: 0, t: 0, j: null });

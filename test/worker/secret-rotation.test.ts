@@ -10,10 +10,10 @@ const NEW_KEY = btoa(String.fromCharCode(...new Uint8Array(32).fill(7)));
 
 /** The app as it runs after an operator rotated the key. */
 function callWith(keys: Partial<typeof env>, method: string, path: string) {
-  return createApp().fetch(
-    new Request(`https://edgerunner.test${path}`, { method, headers: { authorization: `Bearer ${ADMIN_TOKEN}` } }),
-    { ...env, ...keys },
-  );
+  return createApp().fetch(new Request(`https://edgerunner.test${path}`, { method, headers: { authorization: `Bearer ${ADMIN_TOKEN}` } }), {
+    ...env,
+    ...keys,
+  });
 }
 
 describe("key rotation", () => {

@@ -19,8 +19,11 @@ describe("secrets", () => {
     };
     // GitHub and the shim are the local fakes: the reads below ask both, and nothing leaves the machine.
     const endpoint = await createEndpoint(await newWorld());
-    const patCreds = (await record(api.post("/api/v1/github/credentials", { name: unique("pat"), endpoint, auth_type: "pat", pat: { oauth2_token: PAT } })) as any)
-      .body;
+    const patCreds = (
+      (await record(
+        api.post("/api/v1/github/credentials", { name: unique("pat"), endpoint, auth_type: "pat", pat: { oauth2_token: PAT } }),
+      )) as any
+    ).body;
     await record(
       api.post("/api/v1/github/credentials", {
         name: unique("app"),
@@ -30,10 +33,19 @@ describe("secrets", () => {
       }),
     );
     const repo = (await record(
-      api.post("/api/v1/repositories", { owner: "octo", name: "secret-test", credentials_name: patCreds.name, webhook_secret: WEBHOOK_SECRET }),
+      api.post("/api/v1/repositories", {
+        owner: "octo",
+        name: "secret-test",
+        credentials_name: patCreds.name,
+        webhook_secret: WEBHOOK_SECRET,
+      }),
     )) as any;
-    const org = (await record(api.post("/api/v1/organizations", { name: "octo-org", credentials_name: patCreds.name, webhook_secret: WEBHOOK_SECRET }))) as any;
-    const provider = (await record(api.post("/api/v1/providers", { name: unique("p"), url: inject("fakeShimUrl"), secret: PROVIDER_SECRET }))) as any;
+    const org = (await record(
+      api.post("/api/v1/organizations", { name: "octo-org", credentials_name: patCreds.name, webhook_secret: WEBHOOK_SECRET }),
+    )) as any;
+    const provider = (await record(
+      api.post("/api/v1/providers", { name: unique("p"), url: inject("fakeShimUrl"), secret: PROVIDER_SECRET }),
+    )) as any;
     await record(api.put(`/api/v1/providers/${provider.body.name}`, { secret: PROVIDER_SECRET + "2" }));
     await record(api.put(`/api/v1/repositories/${repo.body.id}`, { webhook_secret: WEBHOOK_SECRET + "2" }));
     await record(api.put(`/api/v1/github/credentials/${patCreds.id}`, { pat: { oauth2_token: PAT + "2" } }));

@@ -14,7 +14,10 @@ let shim: FakeShimTenant;
 let logs: string[];
 
 beforeEach(async () => {
-  shim = await createTenant(inject("fakeShimUrl"), { secret: SECRET, callbackUrl: "https://edgerunner.test/api/v1/providers/fake/callbacks" });
+  shim = await createTenant(inject("fakeShimUrl"), {
+    secret: SECRET,
+    callbackUrl: "https://edgerunner.test/api/v1/providers/fake/callbacks",
+  });
   logs = [];
   vi.spyOn(console, "log").mockImplementation((line: unknown) => void logs.push(String(line)));
 });
@@ -34,7 +37,10 @@ describe("shim client against the fake shim", () => {
     const res = await client().createInstance(b);
     expect(res).toEqual({
       ok: true,
-      value: { state: "done", instance: expect.objectContaining({ name: b.name, provider_id: expect.stringMatching(/^fake-/), status: "running" }) },
+      value: {
+        state: "done",
+        instance: expect.objectContaining({ name: b.name, provider_id: expect.stringMatching(/^fake-/), status: "running" }),
+      },
     });
     const [req] = await shim.requests();
     expect(req).toMatchObject({
@@ -62,9 +68,12 @@ describe("shim client against the fake shim", () => {
     const b = bootstrap();
     const created = await client().createInstance(b);
     const instance = created.ok && created.value.state === "done" ? created.value.instance : null;
-    expect((await client().getInstance(instance!.provider_id))).toEqual({ ok: true, value: instance });
-    expect((await client().getInstance(b.name))).toEqual({ ok: true, value: instance });
-    expect(await client().getInstance("nope")).toEqual({ ok: false, error: { kind: "not_found", message: expect.stringContaining("404"), status: 404 } });
+    expect(await client().getInstance(instance!.provider_id)).toEqual({ ok: true, value: instance });
+    expect(await client().getInstance(b.name)).toEqual({ ok: true, value: instance });
+    expect(await client().getInstance("nope")).toEqual({
+      ok: false,
+      error: { kind: "not_found", message: expect.stringContaining("404"), status: 404 },
+    });
   });
 
   it("encodes ids in the path and signs the encoded path", async () => {
@@ -167,7 +176,11 @@ describe("shim client error classes", () => {
 
   it.each([
     ["a body that is not JSON", "<html>502 Bad Gateway</html>", /not JSON/],
-    ["a status outside GARM's set", { provider_id: "p-1", name: "NAME", status: "booting" }, /status must be one of running, error, stopped, unknown/],
+    [
+      "a status outside GARM's set",
+      { provider_id: "p-1", name: "NAME", status: "booting" },
+      /status must be one of running, error, stopped, unknown/,
+    ],
     ["an empty provider_id", { provider_id: "", name: "NAME", status: "running" }, /provider_id must be a non-empty string/],
     ["another instance's name", { provider_id: "p-1", name: "someone-else", status: "running" }, /not 'NAME'/],
   ])("calls a create answered 200 with %s malformed", async (_, body, message) => {
@@ -192,7 +205,10 @@ describe("shim client error classes", () => {
     await shim.seedMachine({ pool_id: pool.poolId, name: unique("r") });
     await shim.addRule({ operation: "get", action: { type: "respond", status: 200, body: "{not json" } });
     await shim.addRule({ operation: "list", action: { type: "respond", status: 200, body: { instances: [] } } });
-    await shim.addRule({ operation: "list", action: { type: "respond", status: 200, body: [{ provider_id: "a", name: "b", status: "running" }, { name: "c" }] } });
+    await shim.addRule({
+      operation: "list",
+      action: { type: "respond", status: 200, body: [{ provider_id: "a", name: "b", status: "running" }, { name: "c" }] },
+    });
     expect((await client().getInstance("x")) as any).toMatchObject({ ok: false, error: { kind: "malformed" } });
     expect((await client().listInstances()) as any).toMatchObject({ ok: false, error: { kind: "malformed" } });
     const spoiled = await client().listInstances();
@@ -277,7 +293,10 @@ describe("shim client async operations", () => {
   it("returns accepted for a 202 delete", async () => {
     const m = await shim.seedMachine({ pool_id: pool.poolId, name: unique("r") });
     await shim.addRule({ operation: "delete", action: { type: "async", complete_after_ms: 0, callback: "never" } });
-    expect(await client().deleteInstance(m.provider_id)).toEqual({ ok: true, value: { state: "accepted", operationId: expect.any(String) } });
+    expect(await client().deleteInstance(m.provider_id)).toEqual({
+      ok: true,
+      value: { state: "accepted", operationId: expect.any(String) },
+    });
     await vi.waitFor(async () => expect(await shim.machines()).toEqual([]), { timeout: 3_000 });
   });
 });

@@ -27,7 +27,9 @@ describe("stale-job re-check", () => {
     const [finished, running, queued, unknown, fresh] = ids as [number, number, number, number, number];
     // Oldest first; the last one is too young to be stale.
     for (const [age, id] of [finished, running, queued, unknown].entries()) {
-      await env.DB.prepare("UPDATE jobs SET queued_at = ? WHERE id = ?").bind(Date.now() - (60 - age) * 60_000, id).run();
+      await env.DB.prepare("UPDATE jobs SET queued_at = ? WHERE id = ?")
+        .bind(Date.now() - (60 - age) * 60_000, id)
+        .run();
     }
     await w.github.putJobs(
       { id: finished, repository: "octo/app", status: "completed", conclusion: "failure" },
@@ -36,10 +38,18 @@ describe("stale-job re-check", () => {
     );
     const snap = await loadScaleSetSnapshot(env.DB, w.scaleSetId);
     const checks = memoryChecks();
-    const input = { db: env.DB, scaleSetId: w.scaleSetId, github: githubRunnerPort(env, snap.scaleSet!.entity), checks, policy, concurrency: 4 };
+    const input = {
+      db: env.DB,
+      scaleSetId: w.scaleSetId,
+      github: githubRunnerPort(env, snap.scaleSet!.entity),
+      checks,
+      policy,
+      concurrency: 4,
+    };
 
     expect(await recheckStaleJobs({ ...input, oldest: snap.oldestQueued })).toBe(2);
-    const jobs = (await env.DB.prepare(`SELECT id, status, conclusion FROM jobs WHERE id IN (${ids.join(",")})`).all<Record<string, any>>()).results;
+    const jobs = (await env.DB.prepare(`SELECT id, status, conclusion FROM jobs WHERE id IN (${ids.join(",")})`).all<Record<string, any>>())
+      .results;
     expect(Object.fromEntries(jobs.map((j) => [j.id, [j.status, j.conclusion]]))).toEqual({
       [finished]: ["completed", "failure"],
       [running]: ["in_progress", null],

@@ -1,7 +1,7 @@
-import { sign } from "@octokit/webhooks-methods";
 import { env, exports } from "cloudflare:workers";
+import { sign } from "@octokit/webhooks-methods";
 import { expect } from "vitest";
-import { api, dumpDb, type ApiResponse } from "./helpers";
+import { type ApiResponse, api, dumpDb } from "./helpers";
 
 /** Builds entities and scale sets through the admin API, as a user would. */
 export class World {
@@ -49,7 +49,13 @@ export class World {
     return name;
   }
 
-  async repository(owner: string, name: string, secret: string, endpoint = "github.com", extra: Record<string, unknown> = {}): Promise<string> {
+  async repository(
+    owner: string,
+    name: string,
+    secret: string,
+    endpoint = "github.com",
+    extra: Record<string, unknown> = {},
+  ): Promise<string> {
     const res = await api.post("/api/v1/repositories", {
       owner,
       name,
@@ -62,13 +68,22 @@ export class World {
   }
 
   async organization(name: string, secret: string, endpoint = "github.com", extra: Record<string, unknown> = {}): Promise<string> {
-    const res = await api.post("/api/v1/organizations", { name, credentials_name: await this.credentialsFor(endpoint), webhook_secret: secret, ...extra });
+    const res = await api.post("/api/v1/organizations", {
+      name,
+      credentials_name: await this.credentialsFor(endpoint),
+      webhook_secret: secret,
+      ...extra,
+    });
     expect(res.status, res.text).toBe(201);
     return res.body.id;
   }
 
   async enterprise(name: string, secret: string, endpoint = "github.com"): Promise<string> {
-    const res = await api.post("/api/v1/enterprises", { name, credentials_name: await this.credentialsFor(endpoint), webhook_secret: secret });
+    const res = await api.post("/api/v1/enterprises", {
+      name,
+      credentials_name: await this.credentialsFor(endpoint),
+      webhook_secret: secret,
+    });
     expect(res.status, res.text).toBe(201);
     return res.body.id;
   }

@@ -1,5 +1,5 @@
-import { sign } from "@octokit/webhooks-methods";
 import { env } from "cloudflare:workers";
+import { sign } from "@octokit/webhooks-methods";
 import { beforeAll, describe, expect, it } from "vitest";
 import { createApp } from "../../src/app";
 import { keyringFor } from "../../src/crypto/keyring";
@@ -11,7 +11,7 @@ import { receiveDelivery } from "../../src/intake/receive-delivery";
 import pkcs1 from "../fixtures/app-key-pkcs1.pem?raw";
 import { clone, workflowJobExamples } from "../fixtures/webhook-examples";
 import { ADMIN_TOKEN, api, dumpDb, expectRejectedWithoutWrites, unique } from "./helpers";
-import { deliver, expectRejected, jobRow, newDeliveryId, World, type SendOptions } from "./webhook-setup";
+import { deliver, expectRejected, jobRow, newDeliveryId, type SendOptions, World } from "./webhook-setup";
 
 // GitHub App webhooks: one webhook on the App for every installation, signed with the App's
 // secret, naming the installation. A delivery reaches only the entities that act through a
@@ -27,7 +27,9 @@ const OTHER_HOOK_SECRET = "hook-secret-of-outside-repo";
 
 /** GitHub's App-level `queued` example (Octocoders/Hello-World, installation 3456996). */
 const appQueued = () => {
-  const example = workflowJobExamples.find((e) => e.payload.action === "queued" && e.payload.installation?.id === INSTALLATION && e.payload.repository.name === "Hello-World");
+  const example = workflowJobExamples.find(
+    (e) => e.payload.action === "queued" && e.payload.installation?.id === INSTALLATION && e.payload.repository.name === "Hello-World",
+  );
   if (!example) throw new Error("no App-level queued example");
   return clone(example.payload);
 };
@@ -116,11 +118,17 @@ describe("App credentials' webhook secret", () => {
   it("is re-sealed by key rotation like every other secret", async () => {
     const creds = await appCredentials(4242, "rotate-this-app-secret");
     const newKey = btoa(String.fromCharCode(...new Uint8Array(32).fill(9)));
-    const rotate = new Request("https://edgerunner.test/api/v1/secrets/rotate", { method: "POST", headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
-    const rotateTo = (key: string, previous: string) => createApp().fetch(rotate.clone(), { ...env, ENCRYPTION_KEY: key, ENCRYPTION_KEYS_PREVIOUS: previous });
+    const rotate = new Request("https://edgerunner.test/api/v1/secrets/rotate", {
+      method: "POST",
+      headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
+    });
+    const rotateTo = (key: string, previous: string) =>
+      createApp().fetch(rotate.clone(), { ...env, ENCRYPTION_KEY: key, ENCRYPTION_KEYS_PREVIOUS: previous });
     const res = await rotateTo(newKey, env.ENCRYPTION_KEY);
     expect(res.status, await res.clone().text()).toBe(200);
-    const row = await env.DB.prepare("SELECT webhook_secret_enc AS v FROM github_credentials WHERE id = ?").bind(creds.id).first<{ v: string }>();
+    const row = await env.DB.prepare("SELECT webhook_secret_enc AS v FROM github_credentials WHERE id = ?")
+      .bind(creds.id)
+      .first<{ v: string }>();
     const newOnly = await keyringFor({ ENCRYPTION_KEY: newKey });
     expect(await open(newOnly, row!.v, secretContext.appWebhookSecret(creds.id))).toBe("rotate-this-app-secret");
     // Back to the key the rest of this file runs with.
@@ -129,9 +137,15 @@ describe("App credentials' webhook secret", () => {
 
   it("is refused on PAT credentials and when too short, without writing", async () => {
     const pat = await api.post("/api/v1/github/credentials", { name: unique("pat"), auth_type: "pat", pat: { oauth2_token: "ghp_x" } });
-    await expectRejectedWithoutWrites(400, () => api.put(`/api/v1/github/credentials/${pat.body.id}`, { app: { webhook_secret: "long-enough-secret" } }));
     await expectRejectedWithoutWrites(400, () =>
-      api.post("/api/v1/github/credentials", { name: unique("pat"), auth_type: "pat", pat: { oauth2_token: "ghp_x", webhook_secret: "long-enough-secret" } }),
+      api.put(`/api/v1/github/credentials/${pat.body.id}`, { app: { webhook_secret: "long-enough-secret" } }),
+    );
+    await expectRejectedWithoutWrites(400, () =>
+      api.post("/api/v1/github/credentials", {
+        name: unique("pat"),
+        auth_type: "pat",
+        pat: { oauth2_token: "ghp_x", webhook_secret: "long-enough-secret" },
+      }),
     );
     await expectRejectedWithoutWrites(400, () =>
       api.post("/api/v1/github/credentials", {
@@ -181,14 +195,24 @@ describe("deliveries of an App's webhook", () => {
   });
 
   it("401 for a delivery signed by an App we hold no secret of", async () => {
-    await expectRejected(401, "bad_signature", () => deliver(job(["self-hosted", "linux"], { installation: 1 }), "secret-of-an-app-we-do-not-know", fromApp));
+    await expectRejected(401, "bad_signature", () =>
+      deliver(job(["self-hosted", "linux"], { installation: 1 }), "secret-of-an-app-we-do-not-know", fromApp),
+    );
   });
 
   it("answers the App's ping (no repository, the App's id) with 200 and stores nothing", async () => {
     const ping = {
       zen: "Design for failure.",
       hook_id: 1,
-      hook: { type: "App", id: 1, name: "web", active: true, events: ["workflow_job"], config: { content_type: "json", url: "https://edgerunner.test/webhooks/github" }, app_id: APP_ID },
+      hook: {
+        type: "App",
+        id: 1,
+        name: "web",
+        active: true,
+        events: ["workflow_job"],
+        config: { content_type: "json", url: "https://edgerunner.test/webhooks/github" },
+        app_id: APP_ID,
+      },
     };
     const before = await dumpDb();
     const res = await deliver(ping, APP_SECRET, { ...fromApp, event: "ping" });
@@ -224,12 +248,15 @@ describe("both set-ups at once", () => {
 
   it("a new App secret works at once, the old one stops, and removing it ends App deliveries", async () => {
     const creds = await appCredentials(5555, "first-app-secret-x");
-    const repo = await world.repository("Octocoders", "rotating", "rotating-repo-hook-secret", "github.com", { credentials_name: creds.name });
+    const repo = await world.repository("Octocoders", "rotating", "rotating-repo-hook-secret", "github.com", {
+      credentials_name: creds.name,
+    });
     const set = await world.scaleSet("repositories", repo, "app-rotating", ["self-hosted", "linux"]);
     // A second repository of the installation that receives nothing until the secret is removed
     // (so no isolate has its directory cached, which may serve a removed secret for a few seconds).
     await world.repository("Octocoders", "rotating-2", "rotating-2-repo-hook-secret", "github.com", { credentials_name: creds.name });
-    const send = (secret: string, repository = "rotating") => deliver(job(["self-hosted", "linux"], { repository, installation: 5555 }), secret, fromApp);
+    const send = (secret: string, repository = "rotating") =>
+      deliver(job(["self-hosted", "linux"], { repository, installation: 5555 }), secret, fromApp);
     expect((await send("first-app-secret-x")).body.scale_set_id).toBe(set);
 
     expect((await api.put(`/api/v1/github/credentials/${creds.id}`, { app: { webhook_secret: "second-app-secret-y" } })).status).toBe(200);
@@ -254,7 +281,15 @@ describe("cost", () => {
     clearDirectoryCache();
     const outcome = await receiveDelivery(
       { ...env, DB: countingD1(env.DB, trips) },
-      { id: newDeliveryId(), event: "workflow_job", signature: await sign(secret, body), enterpriseHost: null, contentType: "application/json", body: new TextEncoder().encode(body), receivedAt: Date.now() },
+      {
+        id: newDeliveryId(),
+        event: "workflow_job",
+        signature: await sign(secret, body),
+        enterpriseHost: null,
+        contentType: "application/json",
+        body: new TextEncoder().encode(body),
+        receivedAt: Date.now(),
+      },
     );
     expect(outcome.kind).toBe("accepted");
     return trips.n;

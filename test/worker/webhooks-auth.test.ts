@@ -1,11 +1,11 @@
-import { sign } from "@octokit/webhooks-methods";
 import { env, exports } from "cloudflare:workers";
+import apiGithubCom from "@octokit/webhooks-examples/api.github.com/index.json";
+import { sign } from "@octokit/webhooks-methods";
 import { beforeAll, describe, expect, it } from "vitest";
 import { MAX_WEBHOOK_BYTES } from "../../src/routes/webhooks";
-import { clone, exampleFor, ghesWorkflowJobExamples, pingExamples } from "../fixtures/webhook-examples";
-import apiGithubCom from "@octokit/webhooks-examples/api.github.com/index.json";
 import { createSession, SESSION_COOKIE } from "../../src/ui/session";
-import { ADMIN_TOKEN, api, call, dumpDb, type ApiResponse } from "./helpers";
+import { clone, exampleFor, ghesWorkflowJobExamples, pingExamples } from "../fixtures/webhook-examples";
+import { ADMIN_TOKEN, type ApiResponse, api, call, dumpDb } from "./helpers";
 import { counter, deliver, expectRejected, jobRow, newDeliveryId, World } from "./webhook-setup";
 
 // Authenticity and input checks: every rejected delivery stores nothing but its counter.
@@ -84,7 +84,9 @@ describe("GitHub Enterprise Server", () => {
     async (source, payload) => {
       const p = clone(payload);
       p.workflow_job.id = 7000 + ghesWorkflowJobExamples.findIndex((e) => e.source === source);
-      const res = await deliver(p, GHES_SECRET, { headers: { "x-github-enterprise-host": GHES_HOST, "x-github-enterprise-version": "3.5.0" } });
+      const res = await deliver(p, GHES_SECRET, {
+        headers: { "x-github-enterprise-host": GHES_HOST, "x-github-enterprise-version": "3.5.0" },
+      });
       expect(res.status, res.text).toBe(200);
       expect((await jobRow(p.workflow_job.id))!.entity_id).toBe(ghesRepoId);
     },
@@ -129,7 +131,9 @@ describe("rejected deliveries store nothing but a counter", () => {
 
   it("401 for a signature that is not sha256=<hex>", async () => {
     await expectRejected(401, "bad_signature", () => deliver(inProgress(), REPO_SECRET, { signature: "sha256=zz" }));
-    await expectRejected(401, "bad_signature", () => deliver(inProgress(), REPO_SECRET, { signature: "sha1=0123456789abcdef0123456789abcdef01234567" }));
+    await expectRejected(401, "bad_signature", () =>
+      deliver(inProgress(), REPO_SECRET, { signature: "sha1=0123456789abcdef0123456789abcdef01234567" }),
+    );
   });
 
   it("401 for a delivery about an entity nobody registered", async () => {

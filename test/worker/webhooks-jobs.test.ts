@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
-import { mergeJob, type JobState } from "../../src/intake/job-merge";
 import { jobEventFrom } from "../../src/intake/job-event";
+import { type JobState, mergeJob } from "../../src/intake/job-merge";
 import { WorkflowJobPayload } from "../../src/intake/payload";
 import { clone, exampleFor, workflowJobExamples } from "../fixtures/webhook-examples";
 import { api, dumpDb } from "./helpers";
@@ -53,7 +53,10 @@ beforeAll(async () => {
   ids.enterprise = await w.enterprise("octo-corp", SECRET.enterprise);
   ids.evalEnt = await w.enterprise("eval-ent", SECRET.evalEnt);
   // Registered to use its parents' scale sets: octo-org's, and octo-corp's.
-  ids.parented = await w.repository("octo-org", "parented", SECRET.parented, "github.com", { use_parent_scale_sets: true, enterprise: "octo-corp" });
+  ids.parented = await w.repository("octo-org", "parented", SECRET.parented, "github.com", {
+    use_parent_scale_sets: true,
+    enterprise: "octo-corp",
+  });
 
   // octo-org/example-workflow has no scale set of its own: the organization's serves it.
   sets.orgGpu = await w.scaleSet("organizations", ids.octoOrg, "gpu", ["gpu", "db-app", "dc-03", "self-hosted"]);
@@ -149,7 +152,9 @@ describe("duplicates", () => {
     const results = await Promise.all(Array.from({ length: 8 }, () => deliver(p, SECRET.example, { delivery })));
     expect(results.map((r) => r.status)).toEqual(Array(8).fill(200));
     expect(results.filter((r) => r.body.duplicate !== true)).toHaveLength(1);
-    const rows = await env.DB.prepare("SELECT count(*) AS n FROM webhook_deliveries WHERE delivery_id = ?").bind(delivery).first<{ n: number }>();
+    const rows = await env.DB.prepare("SELECT count(*) AS n FROM webhook_deliveries WHERE delivery_id = ?")
+      .bind(delivery)
+      .first<{ n: number }>();
     expect(rows!.n).toBe(1);
   });
 });
@@ -206,9 +211,7 @@ describe("order", () => {
     const sequential = comparable((await jobRow(3_000_000))!);
     for (let round = 0; round < 3; round++) {
       const jobId = 3_100_000 + round;
-      const results = await Promise.all(
-        lifecycle.map((a) => deliver(exampleIn("example-workflow", a, 289782451, jobId), SECRET.example)),
-      );
+      const results = await Promise.all(lifecycle.map((a) => deliver(exampleIn("example-workflow", a, 289782451, jobId), SECRET.example)));
       expect(results.map((r) => r.status)).toEqual([200, 200, 200]);
       expect(comparable((await jobRow(jobId))!)).toEqual(sequential);
     }
@@ -377,7 +380,10 @@ describe("jobs waiting for a scale set", () => {
     const ent = await w.enterprise("scoped-ent", "ent-secret-scoped");
     const org = await w.organization("scoped-org", "org-secret-scoped");
     await w.repository("scoped-org", "plain", "repo-secret-scoped-plain");
-    await w.repository("scoped-org", "linked", "repo-secret-scoped-linked", "github.com", { use_parent_scale_sets: true, enterprise: "scoped-ent" });
+    await w.repository("scoped-org", "linked", "repo-secret-scoped-linked", "github.com", {
+      use_parent_scale_sets: true,
+      enterprise: "scoped-ent",
+    });
     const job = (repo: string, id: number, labels: string[]) => {
       const p = exampleIn(repo, "queued", 289782451, id, labels);
       p.repository.owner.login = "scoped-org";
@@ -418,7 +424,9 @@ describe("jobs waiting for a scale set", () => {
     const repo = await w.repository("octo-org", "fresh", "repo-secret-fresh");
     await w.scaleSet("repositories", repo, "plain", ["self-hosted", "linux"]);
     // This delivery caches the repository's directory in the isolate…
-    expect((await deliver(exampleIn("fresh", "queued", 289782451, 4_000_080, ["self-hosted", "linux"]), "repo-secret-fresh")).body.matched).toBe(true);
+    expect(
+      (await deliver(exampleIn("fresh", "queued", 289782451, 4_000_080, ["self-hosted", "linux"]), "repo-secret-fresh")).body.matched,
+    ).toBe(true);
     // …and a scale set created just after is in no cached copy: the delivery stores the job unmatched.
     const gpu = await w.scaleSet("repositories", repo, "gpu", ["self-hosted", "fresh-gpu"]);
     await deliver(exampleIn("fresh", "queued", 289782451, 4_000_081, ["self-hosted", "fresh-gpu"]), "repo-secret-fresh");

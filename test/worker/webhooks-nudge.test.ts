@@ -1,9 +1,9 @@
-import { sign } from "@octokit/webhooks-methods";
 import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
+import { sign } from "@octokit/webhooks-methods";
 import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
-import worker from "../../src/index";
 import type { Env } from "../../src/env";
+import worker from "../../src/index";
 import { clone, exampleFor } from "../fixtures/webhook-examples";
 import { jobRow, newDeliveryId, World } from "./webhook-setup";
 
@@ -141,6 +141,8 @@ describe("nudging the scale set's object", () => {
     expect(res.body).toMatchObject({ job_id: 8004, scale_set_id: doomed, matched: true });
     expect(await jobRow(8004)).toMatchObject({ status: "queued", scale_set_id: doomed });
     const failures = logged(spy, "nudge_failed").map((l) => JSON.parse(l));
-    expect(failures).toEqual([expect.objectContaining({ scale_set: doomed, error: expect.stringMatching(/belongs to scale set someone-else/) })]);
+    expect(failures).toEqual([
+      expect.objectContaining({ scale_set: doomed, error: expect.stringMatching(/belongs to scale set someone-else/) }),
+    ]);
   });
 });

@@ -1,9 +1,10 @@
 /** `edgerunner audit list`: the audit trail of admin writes, newest first, a page at a time. */
+
+import type { components, paths } from "../api-types.ts";
 import { unwrap } from "../client.ts";
-import { int, str, type Command } from "../command.ts";
+import { type Command, int, str } from "../command.ts";
 import { UsageError } from "../errors.ts";
 import { renderTable } from "../table.ts";
-import type { components, paths } from "../api-types.ts";
 
 type Entry = components["schemas"]["AuditEntry"];
 type Query = NonNullable<paths["/api/v1/audit"]["get"]["parameters"]["query"]>;

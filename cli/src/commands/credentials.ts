@@ -2,13 +2,14 @@
  * `edgerunner credential …`: PATs and GitHub Apps. The token, private key and App webhook
  * secret come from a file or stdin, never from argv.
  */
+
+import type { components } from "../api-types.ts";
 import { unwrap } from "../client.ts";
-import { bool, defined, missing, deleted, int, nonEmpty, requireStr, str, type Command, type Context } from "../command.ts";
+import { bool, type Command, type Context, defined, deleted, int, missing, nonEmpty, requireStr, str } from "../command.ts";
 import { UsageError } from "../errors.ts";
 import { credentialsId } from "../resolve.ts";
 import { checkOneStdinSecret, readSecret, secretOptions } from "../secrets.ts";
 import { renderRecord, renderTable } from "../table.ts";
-import type { components } from "../api-types.ts";
 
 type Credentials = components["schemas"]["GithubCredentials"];
 type Create = components["schemas"]["CreateGithubCredentials"];

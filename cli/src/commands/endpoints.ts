@@ -1,10 +1,10 @@
 /** `edgerunner endpoint …`: GitHub endpoints (github.com and GitHub Enterprise Server instances). */
 import { readFileSync } from "node:fs";
+import type { components } from "../api-types.ts";
 import { unwrap } from "../client.ts";
-import { defined, deleted, nonEmpty, requireStr, str, type Command, type Context } from "../command.ts";
+import { type Command, type Context, defined, deleted, nonEmpty, requireStr, str } from "../command.ts";
 import { UsageError } from "../errors.ts";
 import { renderRecord, renderTable } from "../table.ts";
-import type { components } from "../api-types.ts";
 
 type Endpoint = components["schemas"]["GithubEndpoint"];
 
@@ -89,7 +89,9 @@ export const endpointCommands: Command[] = [
         }),
         "the endpoint",
       );
-      const data = await unwrap(ctx.api().PUT("/api/v1/github/endpoints/{name}", { params: { path: { name: ctx.positionals[0]! } }, body }));
+      const data = await unwrap(
+        ctx.api().PUT("/api/v1/github/endpoints/{name}", { params: { path: { name: ctx.positionals[0]! } }, body }),
+      );
       return { data, text: renderRecord(data) };
     },
   },

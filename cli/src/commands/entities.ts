@@ -3,12 +3,13 @@
  * and organizations) the coordinator's webhook on them. A repository is named `owner/name`, the
  * others by name; ids work everywhere. The webhook secret comes from a file or stdin.
  */
+
+import type { components } from "../api-types.ts";
 import { unwrap } from "../client.ts";
-import { bool, defined, deleted, nonEmpty, requireStr, str, type Command, type Context, type OptionSpec } from "../command.ts";
-import { ENTITY_PATH, entityId, type EntityKind } from "../resolve.ts";
+import { bool, type Command, type Context, defined, deleted, nonEmpty, type OptionSpec, requireStr, str } from "../command.ts";
+import { ENTITY_PATH, type EntityKind, entityId } from "../resolve.ts";
 import { readSecret, secretOptions } from "../secrets.ts";
 import { renderRecord, renderTable } from "../table.ts";
-import type { components } from "../api-types.ts";
 
 type Entity = components["schemas"]["Repository"] | components["schemas"]["Organization"] | components["schemas"]["Enterprise"];
 type Webhook = components["schemas"]["Webhook"];
@@ -39,7 +40,10 @@ const byId = (kind: EntityKind) => `/api/v1/${ENTITY_PATH[kind]}/{id}` as AnyIdP
 const hook = (kind: EntityKind) => `/api/v1/${ENTITY_PATH[kind]}/{id}/webhook` as AnyHookPath;
 
 const parentOpts: Record<string, OptionSpec> = {
-  "use-parent-scale-sets": { type: "boolean", description: "jobs may also run on the parents' scale sets (--no-use-parent-scale-sets: not)" },
+  "use-parent-scale-sets": {
+    type: "boolean",
+    description: "jobs may also run on the parents' scale sets (--no-use-parent-scale-sets: not)",
+  },
   enterprise: { type: "string", arg: "SLUG", description: "the registered enterprise it belongs to" },
 };
 
@@ -103,7 +107,9 @@ function entityCommands(kind: EntityKind): Command[] {
       options: {
         credentials: { type: "string", arg: "NAME", description: "other GitHub credentials" },
         ...secretOptions("webhook-secret", "a new webhook secret"),
-        ...(kind === "enterprise" ? {} : { ...parentOpts, "remove-enterprise": { type: "boolean", description: "belong to no enterprise" } }),
+        ...(kind === "enterprise"
+          ? {}
+          : { ...parentOpts, "remove-enterprise": { type: "boolean", description: "belong to no enterprise" } }),
       },
       run: async (ctx) => {
         const v = ctx.values;
@@ -166,4 +172,8 @@ function entityCommands(kind: EntityKind): Command[] {
   ];
 }
 
-export const entityCommandList: Command[] = [...entityCommands("repository"), ...entityCommands("organization"), ...entityCommands("enterprise")];
+export const entityCommandList: Command[] = [
+  ...entityCommands("repository"),
+  ...entityCommands("organization"),
+  ...entityCommands("enterprise"),
+];

@@ -1,9 +1,10 @@
 /** `edgerunner instance …`: runner machines (GARM's runners), by name. */
+
+import type { components } from "../api-types.ts";
 import { unwrap } from "../client.ts";
-import { bool, str, type Command } from "../command.ts";
+import { bool, type Command, str } from "../command.ts";
 import { scaleSetId } from "../resolve.ts";
 import { renderRecord, renderTable } from "../table.ts";
-import type { components } from "../api-types.ts";
 
 type Instance = components["schemas"]["Instance"];
 type Transition = components["schemas"]["InstanceTransition"];

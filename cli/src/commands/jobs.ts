@@ -1,9 +1,10 @@
 /** `edgerunner job list`: workflow jobs the coordinator heard of, newest first, a page at a time. */
+
+import type { components, paths } from "../api-types.ts";
 import { unwrap } from "../client.ts";
-import { bool, int, str, type Command } from "../command.ts";
+import { bool, type Command, int, str } from "../command.ts";
 import { scaleSetId } from "../resolve.ts";
 import { renderTable } from "../table.ts";
-import type { components, paths } from "../api-types.ts";
 
 type Job = components["schemas"]["Job"];
 type Query = NonNullable<paths["/api/v1/jobs"]["get"]["parameters"]["query"]>;

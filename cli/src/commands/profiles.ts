@@ -3,7 +3,7 @@
  * token against the coordinator before it writes anything; the file is written mode 0600.
  */
 import { makeClient, unwrap } from "../client.ts";
-import { str, type Command } from "../command.ts";
+import { type Command, str } from "../command.ts";
 import { configPath, DEFAULT_PROFILE, normalizeUrl, readConfigFile, resolveConfig, writeConfigFile } from "../config.ts";
 import { UsageError } from "../errors.ts";
 import { checkOneStdinSecret, readSecret, secretOptions } from "../secrets.ts";
@@ -34,7 +34,11 @@ export const profileCommands: Command[] = [
       const path = configPath(ctx.io.env);
       const file = readConfigFile(path) ?? { profiles: {} };
       const name = ctx.global.profile ?? ctx.io.env.EDGERUNNER_PROFILE ?? file.current ?? DEFAULT_PROFILE;
-      file.profiles[name] = { url, ...(token ? { token } : {}), ...(access ? { access_client_id: access.clientId, access_client_secret: access.clientSecret } : {}) };
+      file.profiles[name] = {
+        url,
+        ...(token ? { token } : {}),
+        ...(access ? { access_client_id: access.clientId, access_client_secret: access.clientSecret } : {}),
+      };
       file.current = name;
       writeConfigFile(path, file);
       return { data: { profile: name, url, config: path }, text: `logged in to ${url} as profile "${name}" (${path})\n` };
@@ -47,7 +51,17 @@ export const profileCommands: Command[] = [
       const path = configPath(ctx.io.env);
       const file = readConfigFile(path) ?? { profiles: {} };
       const data = Object.entries(file.profiles).map(([name, p]) => ({ name, url: p.url ?? null, current: name === file.current }));
-      return { data, text: renderTable([{ header: "", value: (r: (typeof data)[0]) => (r.current ? "*" : "") }, { header: "NAME", value: (r) => r.name }, { header: "URL", value: (r) => r.url }], data) };
+      return {
+        data,
+        text: renderTable(
+          [
+            { header: "", value: (r: (typeof data)[0]) => (r.current ? "*" : "") },
+            { header: "NAME", value: (r) => r.name },
+            { header: "URL", value: (r) => r.url },
+          ],
+          data,
+        ),
+      };
     },
   },
   {
@@ -70,7 +84,14 @@ export const profileCommands: Command[] = [
     run: async (ctx) => {
       const path = configPath(ctx.io.env);
       const r = resolveConfig(ctx.global, ctx.io.env, readConfigFile(path), path);
-      const data = { url: r.url, url_from: r.source.url, token_from: r.source.token, access_service_token_from: r.source.access, profile: r.profile, config: path };
+      const data = {
+        url: r.url,
+        url_from: r.source.url,
+        token_from: r.source.token,
+        access_service_token_from: r.source.access,
+        profile: r.profile,
+        config: path,
+      };
       return { data, text: renderRecord(data) };
     },
   },

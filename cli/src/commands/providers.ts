@@ -1,9 +1,10 @@
 /** `edgerunner provider …`: provider shims (the HTTP services that create and delete runner machines). */
+
+import type { components } from "../api-types.ts";
 import { unwrap } from "../client.ts";
-import { defined, deleted, int, nonEmpty, requireStr, str, type Command } from "../command.ts";
+import { type Command, defined, deleted, int, nonEmpty, requireStr, str } from "../command.ts";
 import { readSecret, secretOptions } from "../secrets.ts";
 import { renderRecord, renderTable } from "../table.ts";
-import type { components } from "../api-types.ts";
 
 type Provider = components["schemas"]["Provider"];
 
@@ -46,7 +47,11 @@ export const providerCommands: Command[] = [
   {
     words: ["provider", "create"],
     summary: "Register a provider shim",
-    options: { name: { type: "string", arg: "NAME", description: "its name (required)" }, ...fields, ...secretOptions("secret", "the secret requests to the shim are signed with (required)") },
+    options: {
+      name: { type: "string", arg: "NAME", description: "its name (required)" },
+      ...fields,
+      ...secretOptions("secret", "the secret requests to the shim are signed with (required)"),
+    },
     example: "edgerunner provider create --name aws --shim-url https://shim.example.com --secret-from-file ./shim-secret",
     run: async (ctx) => {
       const v = ctx.values;

@@ -2,12 +2,28 @@
  * `edgerunner scaleset …`: scale sets (GARM's pools). A scale set is named by id, or by name when
  * only one has it; pause and resume set `enabled`.
  */
-import { unwrap } from "../client.ts";
-import { bool, defined, deleted, int, jsonObject, list, missing, nonEmpty, requireStr, str, type Command, type Context, type OptionSpec, type Values } from "../command.ts";
-import { UsageError } from "../errors.ts";
-import { entityId, scaleSetId, type EntityKind } from "../resolve.ts";
-import { renderRecord, renderTable } from "../table.ts";
+
 import type { components } from "../api-types.ts";
+import { unwrap } from "../client.ts";
+import {
+  bool,
+  type Command,
+  type Context,
+  defined,
+  deleted,
+  int,
+  jsonObject,
+  list,
+  missing,
+  nonEmpty,
+  type OptionSpec,
+  requireStr,
+  str,
+  type Values,
+} from "../command.ts";
+import { UsageError } from "../errors.ts";
+import { type EntityKind, entityId, scaleSetId } from "../resolve.ts";
+import { renderRecord, renderTable } from "../table.ts";
 
 type ScaleSet = components["schemas"]["ScaleSet"];
 type Create = components["schemas"]["CreateScaleSet"];
@@ -61,7 +77,11 @@ const FIELDS: Record<string, OptionSpec> = {
   "extra-specs": { type: "string", arg: "JSON", description: "provider-specific settings, a JSON object" },
   priority: { type: "string", arg: "N", description: "higher wins when several scale sets match a job" },
   "jit-config": { type: "boolean", description: "just-in-time runner configuration (--no-jit-config: registration tokens)" },
-  intake: { type: "string", arg: "webhook|scaleset_api", description: "how jobs reach it: webhooks, or GitHub's runner scale set API (pull)" },
+  intake: {
+    type: "string",
+    arg: "webhook|scaleset_api",
+    description: "how jobs reach it: webhooks, or GitHub's runner scale set API (pull)",
+  },
 };
 
 /** The fields of a create or update, from the options (undefined where not given). */
@@ -129,7 +149,12 @@ export const scaleSetCommands: Command[] = [
   {
     words: ["scaleset", "create"],
     summary: "Create a scale set for a repository, organization or enterprise",
-    options: { ...ENTITY_OPTS, name: { type: "string", arg: "NAME", description: "its name (required)" }, ...FIELDS, disabled: { type: "boolean", description: "create it paused" } },
+    options: {
+      ...ENTITY_OPTS,
+      name: { type: "string", arg: "NAME", description: "its name (required)" },
+      ...FIELDS,
+      disabled: { type: "boolean", description: "create it paused" },
+    },
     example:
       "edgerunner scaleset create --repo octo/app --name linux-small --provider aws --labels self-hosted,linux --max-runners 5 --image ubuntu-24.04 --flavor t3.small",
     run: async (ctx) => {
@@ -205,4 +230,3 @@ export const scaleSetCommands: Command[] = [
     },
   },
 ];
-

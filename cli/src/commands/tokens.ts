@@ -2,12 +2,13 @@
  * `edgerunner token …`: named API tokens with a scope (read or admin). The token's value is in
  * the create answer only: printed once, never stored by the CLI.
  */
+
+import type { components } from "../api-types.ts";
 import { unwrap } from "../client.ts";
-import { requireStr, str, type Command } from "../command.ts";
+import { type Command, requireStr, str } from "../command.ts";
 import { UsageError } from "../errors.ts";
 import { tokenId } from "../resolve.ts";
 import { renderRecord, renderTable } from "../table.ts";
-import type { components } from "../api-types.ts";
 
 type Token = components["schemas"]["ApiToken"];
 

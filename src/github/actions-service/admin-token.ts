@@ -4,13 +4,14 @@
  * service's URL and an admin JWT. Kept per credential and entity in the isolate, and replaced
  * a minute before the JWT's `exp` (actions/scaleset does the same), or at once after a 401.
  */
-import type { ActionsError, ActionsResult } from "../../scaleset/actions-port";
-import { countGithubCall } from "../../observability/op-counters";
+
 import { errorText, logger } from "../../observability/log";
+import { countGithubCall } from "../../observability/op-counters";
+import type { ActionsError, ActionsResult } from "../../scaleset/actions-port";
 import { GithubApiError, GithubCredentialFailingError, GithubRateLimitedError, GithubUnavailableError } from "../errors";
-import { USER_AGENT, type Clock, type GithubClient } from "../github-client";
+import { type Clock, type GithubClient, USER_AGENT } from "../github-client";
 import { createRegistrationToken } from "../runners";
-import { scopeKey, type GithubScope } from "../scope";
+import { type GithubScope, scopeKey } from "../scope";
 import { actionsError, adminConnectionSchema, jwtExpiresAt, parseBody } from "./wire";
 
 export interface AdminConnection {
@@ -111,7 +112,14 @@ export class AdminTokens {
       }
       const good = status >= 200 && status < 300;
       countGithubCall("actions_registration", need.gh.credentialId, good);
-      logger[good ? "debug" : "warn"]({ event: "actions_service_call", operation: "actions_registration", method: "POST", status, duration_ms: need.clock.now() - started, ...(!good && { error: last.message }) });
+      logger[good ? "debug" : "warn"]({
+        event: "actions_service_call",
+        operation: "actions_registration",
+        method: "POST",
+        status,
+        duration_ms: need.clock.now() - started,
+        ...(!good && { error: last.message }),
+      });
       if (good) {
         const conn = adminConnectionSchema.safeParse(parsed);
         if (!conn.success) return { ok: false, error: { kind: "permanent", status, message: "registration answer has no url or token" } };

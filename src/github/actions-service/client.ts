@@ -5,14 +5,26 @@
  * Every outcome is a value: 5xx and network failures come back `retryable` for the caller's
  * backoff rather than being retried here (a Durable Object alarm is the retry loop).
  */
-import type { ActionsError, ActionsResult, ActionsServicePort, ListenerSession } from "../../scaleset/actions-port";
-import { countGithubCall } from "../../observability/op-counters";
-import { errorText, logger } from "../../observability/log";
-import { systemClock, USER_AGENT, type Clock, type GithubClient } from "../github-client";
-import type { GithubScope } from "../scope";
-import { AdminTokens, type AdminConnection } from "./admin-token";
-import { acquiredSchema, actionsError, agentSchema, jitSchema, listSchema, parseBody, parseQueueMessage, runnerGroupSchema, scaleSetSchema, sessionSchema } from "./wire";
+
 import type { z } from "zod";
+import { errorText, logger } from "../../observability/log";
+import { countGithubCall } from "../../observability/op-counters";
+import type { ActionsError, ActionsResult, ActionsServicePort, ListenerSession } from "../../scaleset/actions-port";
+import { type Clock, type GithubClient, systemClock, USER_AGENT } from "../github-client";
+import type { GithubScope } from "../scope";
+import { type AdminConnection, AdminTokens } from "./admin-token";
+import {
+  acquiredSchema,
+  actionsError,
+  agentSchema,
+  jitSchema,
+  listSchema,
+  parseBody,
+  parseQueueMessage,
+  runnerGroupSchema,
+  scaleSetSchema,
+  sessionSchema,
+} from "./wire";
 
 export const API_VERSION = "6.0-preview";
 const SCALE_SETS = "_apis/runtime/runnerscalesets";
@@ -31,7 +43,10 @@ export interface ActionsClientOptions {
 }
 
 /** An HTTP answer, no answer at all (network, timeout), or no call made (no admin token). */
-type Answer = { kind: "answer"; status: number; body: unknown } | { kind: "no_answer"; status: 0; error: string } | { kind: "not_sent"; status: -1; error: ActionsError };
+type Answer =
+  | { kind: "answer"; status: number; body: unknown }
+  | { kind: "no_answer"; status: 0; error: string }
+  | { kind: "not_sent"; status: -1; error: ActionsError };
 
 const fail = (error: ActionsError): { ok: false; error: ActionsError } => ({ ok: false, error });
 const ok = <T>(value: T): { ok: true; value: T } => ({ ok: true, value });
@@ -86,7 +101,11 @@ export class ActionsServiceClient implements ActionsServicePort {
   }
 
   async createSession(scaleSetId: number, owner: string) {
-    return this.read(await this.admin("actions_create_session", "POST", `${SCALE_SETS}/${scaleSetId}/sessions`, {}, { ownerName: owner }), 200, sessionSchema);
+    return this.read(
+      await this.admin("actions_create_session", "POST", `${SCALE_SETS}/${scaleSetId}/sessions`, {}, { ownerName: owner }),
+      200,
+      sessionSchema,
+    );
   }
 
   async refreshSession(scaleSetId: number, sessionId: string) {
@@ -102,10 +121,18 @@ export class ActionsServiceClient implements ActionsServicePort {
   async getMessage(session: ListenerSession, lastMessageId: number, maxCapacity: number) {
     const url = new URL(session.messageQueueUrl);
     if (lastMessageId > 0) url.searchParams.set("lastMessageId", String(lastMessageId));
-    const r = await this.send("actions_get_message", "GET", url.toString(), `Bearer ${session.messageQueueAccessToken}`, undefined, POLL_TIMEOUT_MS, {
-      accept: `application/json; api-version=${API_VERSION}`,
-      "x-scalesetmaxcapacity": String(Math.max(0, maxCapacity)),
-    });
+    const r = await this.send(
+      "actions_get_message",
+      "GET",
+      url.toString(),
+      `Bearer ${session.messageQueueAccessToken}`,
+      undefined,
+      POLL_TIMEOUT_MS,
+      {
+        accept: `application/json; api-version=${API_VERSION}`,
+        "x-scalesetmaxcapacity": String(Math.max(0, maxCapacity)),
+      },
+    );
     if (r.status === 202) return ok(null);
     if (r.kind !== "answer" || r.status !== 200) return fail(this.error(r));
     const parsed = parseQueueMessage(r.body);
@@ -115,7 +142,11 @@ export class ActionsServiceClient implements ActionsServicePort {
   async deleteMessage(session: ListenerSession, messageId: number): Promise<ActionsResult<void>> {
     const url = new URL(session.messageQueueUrl);
     url.pathname = `${url.pathname.replace(/\/+$/, "")}/${messageId}`;
-    return this.done(await this.send("actions_delete_message", "DELETE", url.toString(), `Bearer ${session.messageQueueAccessToken}`), [204, 200], true);
+    return this.done(
+      await this.send("actions_delete_message", "DELETE", url.toString(), `Bearer ${session.messageQueueAccessToken}`),
+      [204, 200],
+      true,
+    );
   }
 
   async acquireJobs(scaleSetId: number, session: ListenerSession, runnerRequestIds: number[]) {
@@ -127,7 +158,13 @@ export class ActionsServiceClient implements ActionsServicePort {
   }
 
   async generateJitConfig(scaleSetId: number, name: string) {
-    const r = await this.admin("actions_generate_jit_config", "POST", `${SCALE_SETS}/${scaleSetId}/generatejitconfig`, {}, { name, workFolder: "_work" });
+    const r = await this.admin(
+      "actions_generate_jit_config",
+      "POST",
+      `${SCALE_SETS}/${scaleSetId}/generatejitconfig`,
+      {},
+      { name, workFolder: "_work" },
+    );
     return this.read(r, 200, jitSchema);
   }
 
@@ -156,7 +193,13 @@ export class ActionsServiceClient implements ActionsServicePort {
   }
 
   /** An admin call; a 401 gets one fresh admin token (it may have been revoked or expired early). */
-  private async admin(operation: string, method: string, path: string, query: Record<string, string> = {}, body?: unknown): Promise<Answer> {
+  private async admin(
+    operation: string,
+    method: string,
+    path: string,
+    query: Record<string, string> = {},
+    body?: unknown,
+  ): Promise<Answer> {
     for (let attempt = 0; ; attempt++) {
       const conn = await this.connection(attempt > 0);
       if (!conn.ok) return { kind: "not_sent", status: -1, error: conn.error };
@@ -166,7 +209,15 @@ export class ActionsServiceClient implements ActionsServicePort {
     }
   }
 
-  private async send(operation: string, method: string, url: string, authorization: string, body?: unknown, timeoutMs = CALL_TIMEOUT_MS, extra: Record<string, string> = {}): Promise<Answer> {
+  private async send(
+    operation: string,
+    method: string,
+    url: string,
+    authorization: string,
+    body?: unknown,
+    timeoutMs = CALL_TIMEOUT_MS,
+    extra: Record<string, string> = {},
+  ): Promise<Answer> {
     const started = this.clock.now();
     try {
       const res = await this.fetchFn(url, {
@@ -183,11 +234,25 @@ export class ActionsServiceClient implements ActionsServicePort {
       const parsed = parseBody(new Uint8Array(await res.arrayBuffer()));
       const good = res.status < 300;
       countGithubCall(operation, this.o.gh.credentialId, good);
-      logger[good ? "debug" : "warn"]({ event: "actions_service_call", operation, method, status: res.status, duration_ms: this.clock.now() - started, ...(!good && { error: `HTTP ${res.status}` }) });
+      logger[good ? "debug" : "warn"]({
+        event: "actions_service_call",
+        operation,
+        method,
+        status: res.status,
+        duration_ms: this.clock.now() - started,
+        ...(!good && { error: `HTTP ${res.status}` }),
+      });
       return { kind: "answer", status: res.status, body: parsed };
     } catch (err) {
       countGithubCall(operation, this.o.gh.credentialId, false);
-      logger.warn({ event: "actions_service_call", operation, method, status: null, duration_ms: this.clock.now() - started, error: errorText(err) });
+      logger.warn({
+        event: "actions_service_call",
+        operation,
+        method,
+        status: null,
+        duration_ms: this.clock.now() - started,
+        error: errorText(err),
+      });
       return { kind: "no_answer", status: 0, error: errorText(err) };
     }
   }
@@ -201,7 +266,9 @@ export class ActionsServiceClient implements ActionsServicePort {
   private read<S extends z.ZodType>(r: Answer, status: number, schema: S): ActionsResult<z.output<S>> {
     if (r.kind !== "answer" || r.status !== status) return fail(this.error(r));
     const parsed = schema.safeParse(r.body);
-    return parsed.success ? ok(parsed.data) : fail({ kind: "permanent", status, message: `unexpected answer: ${parsed.error.issues[0]?.message ?? "invalid"}` });
+    return parsed.success
+      ? ok(parsed.data)
+      : fail({ kind: "permanent", status, message: `unexpected answer: ${parsed.error.issues[0]?.message ?? "invalid"}` });
   }
 
   /** A call with no answer body; `goneIsDone`: 404 means what we wanted is already true. */

@@ -5,7 +5,14 @@
  */
 import { z } from "zod";
 import { fromBase64 } from "../../crypto/base64url";
-import type { ActionsError, JobMessage, ListenerSession, QueueMessage, RunnerScaleSetInfo, ScaleSetStatistics } from "../../scaleset/actions-port";
+import type {
+  ActionsError,
+  JobMessage,
+  ListenerSession,
+  QueueMessage,
+  RunnerScaleSetInfo,
+  ScaleSetStatistics,
+} from "../../scaleset/actions-port";
 
 const BOM = [0xef, 0xbb, 0xbf];
 
@@ -62,14 +69,21 @@ export const adminConnectionSchema = z.object({ url: z.string().min(1), token: z
 
 export const scaleSetSchema = z
   .object({ id: z.number(), name: z.string(), runnerGroupId: z.number(), labels: z.array(z.object({ name: z.string() })).nullish() })
-  .transform((s): RunnerScaleSetInfo => ({ id: s.id, name: s.name, runnerGroupId: s.runnerGroupId, labels: (s.labels ?? []).map((l) => l.name) }));
+  .transform(
+    (s): RunnerScaleSetInfo => ({ id: s.id, name: s.name, runnerGroupId: s.runnerGroupId, labels: (s.labels ?? []).map((l) => l.name) }),
+  );
 
 export const listSchema = <T extends z.ZodType>(item: T) => z.object({ count: z.number(), value: z.array(item).nullish() });
 
 export const runnerGroupSchema = z.object({ id: z.number(), name: z.string() });
 
 export const sessionSchema = z
-  .object({ sessionId: z.string(), messageQueueUrl: z.string(), messageQueueAccessToken: z.string(), statistics: statisticsSchema.nullish() })
+  .object({
+    sessionId: z.string(),
+    messageQueueUrl: z.string(),
+    messageQueueAccessToken: z.string(),
+    statistics: statisticsSchema.nullish(),
+  })
   .transform((s): ListenerSession => ({ ...s, statistics: s.statistics ?? null }));
 
 export const jitSchema = z
@@ -125,7 +139,12 @@ const jobItemSchema = z
     }),
   );
 
-const messageSchema = z.object({ messageId: z.number(), messageType: z.string(), body: z.string().nullish(), statistics: statisticsSchema.nullish() });
+const messageSchema = z.object({
+  messageId: z.number(),
+  messageType: z.string(),
+  body: z.string().nullish(),
+  statistics: statisticsSchema.nullish(),
+});
 
 /**
  * A polled message. Items of types this coordinator does not know are skipped (the service
@@ -135,7 +154,8 @@ export function parseQueueMessage(raw: unknown): { ok: true; value: QueueMessage
   const m = messageSchema.safeParse(raw);
   if (!m.success) return { ok: false, message: `malformed message: ${m.error.issues[0]?.message ?? "invalid"}` };
   const statistics: ScaleSetStatistics | null = m.data.statistics ?? null;
-  if (m.data.messageType !== "RunnerScaleSetJobMessages" || !m.data.body) return { ok: true, value: { messageId: m.data.messageId, statistics, jobs: [] } };
+  if (m.data.messageType !== "RunnerScaleSetJobMessages" || !m.data.body)
+    return { ok: true, value: { messageId: m.data.messageId, statistics, jobs: [] } };
   let items: unknown;
   try {
     items = JSON.parse(m.data.body);

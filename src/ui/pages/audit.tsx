@@ -1,6 +1,6 @@
 import { Hono } from "hono";
+import { type AuditFilter, auditPage } from "../../db/audit-store";
 import { createDb } from "../../db/client";
-import { auditPage, type AuditFilter } from "../../db/audit-store";
 import { clip, when } from "../format";
 import type { UiEnv } from "../session-middleware";
 import { Page } from "../views";

@@ -1,7 +1,7 @@
 import { Hono } from "hono";
 import { deleteCookie, setCookie } from "hono/cookie";
-import type { AppEnv } from "../../env";
 import { constantTimeEqual } from "../../crypto/constant-time";
+import type { AppEnv } from "../../env";
 import { clientKey, countLoginAttempt } from "../../http/auth-throttle";
 import { errorResponse } from "../../http/errors";
 import { logEvent } from "../../observability/log";

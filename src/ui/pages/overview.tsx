@@ -116,7 +116,9 @@ export const overviewRoutes = new Hono<UiEnv>().get("/", async (c) => {
               <td>{cr.auth_type}</td>
               <td>
                 <Badge v={cr.health ?? "ok"} />
-                {cr.blocked_until && cr.blocked_until > now ? <span class="badge bad">{`rate limited ${duration(cr.blocked_until - now)}`}</span> : null}
+                {cr.blocked_until && cr.blocked_until > now ? (
+                  <span class="badge bad">{`rate limited ${duration(cr.blocked_until - now)}`}</span>
+                ) : null}
               </td>
               <td class="num">{cr.rate_limit_limit == null ? "—" : `${cr.rate_limit_remaining} / ${cr.rate_limit_limit}`}</td>
               <td>{when(cr.rate_limit_reset_at)}</td>

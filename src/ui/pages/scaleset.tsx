@@ -14,7 +14,13 @@ import { Action, Badge, Flash, Page } from "../views";
 export const scaleSetRoutes = new Hono<UiEnv>().get("/scalesets/:id", async (c) => {
   const id = c.req.param("id");
   const data = await scaleSetPage(c.env.DB, id);
-  if (!data) return c.html(<Page title="Not found" csrf={c.get("csrf")}><p class="flash bad">No such scale set.</p></Page>, 404);
+  if (!data)
+    return c.html(
+      <Page title="Not found" csrf={c.get("csrf")}>
+        <p class="flash bad">No such scale set.</p>
+      </Page>,
+      404,
+    );
   const { scaleSet: s, instances, transitions, jobs } = data;
   const st = await scaleSetObject(c.env, id)
     .status(id)
@@ -63,7 +69,11 @@ export const scaleSetRoutes = new Hono<UiEnv>().get("/scalesets/:id", async (c) 
             : "not reconciled yet"}
         </dd>
         <dt>Last reconcile</dt>
-        <dd>{lr ? `${when(lr.at)} (${duration(now - lr.at)} ago), ${lr.durationMs} ms, ${lr.d1RoundTrips} D1 round trips${lr.error ? `, error: ${lr.error}` : ""}` : "—"}</dd>
+        <dd>
+          {lr
+            ? `${when(lr.at)} (${duration(now - lr.at)} ago), ${lr.durationMs} ms, ${lr.d1RoundTrips} D1 round trips${lr.error ? `, error: ${lr.error}` : ""}`
+            : "—"}
+        </dd>
         <dt>Create backoff</dt>
         <dd>
           {st
@@ -120,7 +130,13 @@ export const scaleSetRoutes = new Hono<UiEnv>().get("/scalesets/:id", async (c) 
                       <Action action={`/ui/instances/${encodeURIComponent(i.name)}/delete`} csrf={csrf} label="Delete" fields={{ back }} />
                     )}
                     {i.status !== "pending_force_delete" && (
-                      <Action action={`/ui/instances/${encodeURIComponent(i.name)}/delete`} csrf={csrf} label="Force delete" danger fields={{ back, force: "true" }} />
+                      <Action
+                        action={`/ui/instances/${encodeURIComponent(i.name)}/delete`}
+                        csrf={csrf}
+                        label="Force delete"
+                        danger
+                        fields={{ back, force: "true" }}
+                      />
                     )}
                   </div>
                 )}

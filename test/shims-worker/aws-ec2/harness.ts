@@ -1,9 +1,9 @@
 /// <reference path="../../fake-ec2/provided-context.d.ts" />
 import { inject } from "vitest";
+import type { ShimEnv } from "../../../shims/aws-ec2/config";
+import worker from "../../../shims/aws-ec2/worker";
 import type { BootstrapInstance, ProviderInstance } from "../../../src/providers/shim-protocol";
 import { signRequest } from "../../../src/providers/shim-signing";
-import worker from "../../../shims/aws-ec2/worker";
-import type { ShimEnv } from "../../../shims/aws-ec2/config";
 import { createAccount, type Ec2AccountConfig, type FakeEc2Account } from "../../fake-ec2/control";
 
 /**
@@ -101,7 +101,8 @@ export function bootstrap(over: Partial<BootstrapInstance> = {}): BootstrapInsta
   };
 }
 
-export const faultText = (p: ProviderInstance) => (p.provider_fault ? new TextDecoder().decode(Uint8Array.from(atob(p.provider_fault), (c) => c.charCodeAt(0))) : null);
+export const faultText = (p: ProviderInstance) =>
+  p.provider_fault ? new TextDecoder().decode(Uint8Array.from(atob(p.provider_fault), (c) => c.charCodeAt(0))) : null;
 
 /** The RunInstances calls the account received: what was asked, and what EC2 said. */
 export async function launches(account: FakeEc2Account) {

@@ -1,6 +1,6 @@
 import { afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
 import { validateProviderInstance, validateProviderInstanceList } from "../../../src/providers/shim-protocol";
-import { bootstrap, CONTROLLER, SECRET, faultText, launches, OTHER_POOL, POOL, shimWorld, type ShimWorld } from "./harness";
+import { bootstrap, CONTROLLER, faultText, launches, OTHER_POOL, POOL, SECRET, type ShimWorld, shimWorld } from "./harness";
 
 let w: ShimWorld;
 beforeAll(async () => {
@@ -26,9 +26,14 @@ describe("signatures and headers", () => {
   it("an unsigned, stale or wrongly signed request is 401 before EC2 is called", async () => {
     await w.account.reset();
     const b = bootstrap();
-    const unsigned = await w.call("POST", "/v1/instances", { body: b, headers: { "X-Edgerunner-Signature": undefined, "X-Edgerunner-Timestamp": undefined } });
+    const unsigned = await w.call("POST", "/v1/instances", {
+      body: b,
+      headers: { "X-Edgerunner-Signature": undefined, "X-Edgerunner-Timestamp": undefined },
+    });
     const wrong = await w.call("POST", "/v1/instances", { body: b, secret: "another-secret-of-16-chars" });
-    const stale = await w.call("GET", "/v1/instances", { headers: { "X-Edgerunner-Timestamp": String(Math.floor(Date.now() / 1000) - 3600) } });
+    const stale = await w.call("GET", "/v1/instances", {
+      headers: { "X-Edgerunner-Timestamp": String(Math.floor(Date.now() / 1000) - 3600) },
+    });
     expect([unsigned.status, wrong.status, stale.status]).toEqual([401, 401, 401]);
     expect(unsigned.body.details.reason).toBe("missing_timestamp");
     expect(wrong.body.details.reason).toBe("bad_signature");
@@ -36,7 +41,10 @@ describe("signatures and headers", () => {
   });
 
   it("the previous secret still works while rotating", async () => {
-    const res = await w.call("GET", "/v1/capabilities", { secret: "the-old-secret-0123456789", env: { SHIM_PREVIOUS_SECRETS: "the-old-secret-0123456789" } });
+    const res = await w.call("GET", "/v1/capabilities", {
+      secret: "the-old-secret-0123456789",
+      env: { SHIM_PREVIOUS_SECRETS: "the-old-secret-0123456789" },
+    });
     expect(res.status).toBe(200);
   });
 
@@ -58,7 +66,9 @@ describe("signatures and headers", () => {
 describe("create", () => {
   it("launches one tagged instance whose user data fetches the install script with the instance token", async () => {
     await w.account.reset();
-    const b = bootstrap({ extra_specs: { tags: { team: "ci" }, subnet_ids: ["subnet-0123456789abcdef0"], security_group_ids: ["sg-0123456789abcdef0"] } });
+    const b = bootstrap({
+      extra_specs: { tags: { team: "ci" }, subnet_ids: ["subnet-0123456789abcdef0"], security_group_ids: ["sg-0123456789abcdef0"] },
+    });
     const res = await w.call("POST", "/v1/instances", { body: b });
     expect(res.status).toBe(201);
     const v = validateProviderInstance(res.body);
@@ -66,7 +76,12 @@ describe("create", () => {
     expect(res.body).toMatchObject({ name: b.name, status: "running", os_type: "linux", os_arch: "amd64" });
     expect(res.body.provider_fault).toBeUndefined();
     const [i] = await w.account.instances();
-    expect(i).toMatchObject({ instanceId: res.body.provider_id, instanceType: "c5.large", subnetId: "subnet-0123456789abcdef0", securityGroupIds: ["sg-0123456789abcdef0"] });
+    expect(i).toMatchObject({
+      instanceId: res.body.provider_id,
+      instanceType: "c5.large",
+      subnetId: "subnet-0123456789abcdef0",
+      securityGroupIds: ["sg-0123456789abcdef0"],
+    });
     expect(i!.tags).toEqual({ Name: b.name, "edgerunner:controller-id": CONTROLLER, "edgerunner:pool-id": POOL, team: "ci" });
     expect(i!.clientToken).toMatch(/^[0-9a-f]{64}$/);
     const userData = new TextDecoder().decode(Uint8Array.from(atob(i!.userData!), (c) => c.charCodeAt(0)));
@@ -113,9 +128,16 @@ describe("create", () => {
 
   it("root volume settings map the AMI's own root device", async () => {
     await w.account.reset();
-    const res = await w.call("POST", "/v1/instances", { body: bootstrap({ image: "ami-0aaaaaaaaaaaaaaa1", extra_specs: { root_volume_size_gb: 80, root_volume_type: "gp3" } }) });
+    const res = await w.call("POST", "/v1/instances", {
+      body: bootstrap({ image: "ami-0aaaaaaaaaaaaaaa1", extra_specs: { root_volume_size_gb: 80, root_volume_type: "gp3" } }),
+    });
     expect(res.status).toBe(201);
-    expect((await w.account.instances())[0]!.blockDevice).toEqual({ DeviceName: "/dev/sda1", "Ebs.DeleteOnTermination": "true", "Ebs.VolumeSize": "80", "Ebs.VolumeType": "gp3" });
+    expect((await w.account.instances())[0]!.blockDevice).toEqual({
+      DeviceName: "/dev/sda1",
+      "Ebs.DeleteOnTermination": "true",
+      "Ebs.VolumeSize": "80",
+      "Ebs.VolumeType": "gp3",
+    });
     expect((await w.account.requests()).map((r) => r.action)).toEqual(["DescribeInstances", "DescribeImages", "RunInstances"]);
   });
 
@@ -136,7 +158,13 @@ it("logs one line per request and per failed EC2 call, never the instance token 
   expect((await w.call("POST", "/v1/instances", { body: b })).status).toBe(201);
   const lines = logs.map((l) => JSON.parse(l));
   expect(lines).toEqual([
-    expect.objectContaining({ event: "ec2_call_failed", scale_set: POOL, action: "RunInstances", code: "InsufficientInstanceCapacity", status: 500 }),
+    expect.objectContaining({
+      event: "ec2_call_failed",
+      scale_set: POOL,
+      action: "RunInstances",
+      code: "InsufficientInstanceCapacity",
+      status: 500,
+    }),
     expect.objectContaining({ event: "shim_request", method: "POST", operation: "create", scale_set: POOL, status: 201, ec2_calls: 3 }),
   ]);
   for (const secret of [b["instance-token"], SECRET, w.account.secret_access_key]) expect(logs.join("\n")).not.toContain(secret);
@@ -201,7 +229,9 @@ describe("capacity fallback", () => {
     await w.account.setFaults({ launch: [{ code: "InsufficientInstanceCapacity" }] });
     const res = await w.call("POST", "/v1/instances", { body: bootstrap({ extra_specs: { ...specs, capacity: "spot" } }) });
     expect(res.status).toBe(503);
-    expect(res.body.error).toMatch(/^no EC2 capacity for edgerunner-ec2-\S+: tried c5\.large spot in subnet-0aaaaaaaaaaaaaaa1: InsufficientInstanceCapacity; .*m5\.large spot in subnet-0bbbbbbbbbbbbbbb2: InsufficientInstanceCapacity$/);
+    expect(res.body.error).toMatch(
+      /^no EC2 capacity for edgerunner-ec2-\S+: tried c5\.large spot in subnet-0aaaaaaaaaaaaaaa1: InsufficientInstanceCapacity; .*m5\.large spot in subnet-0bbbbbbbbbbbbbbb2: InsufficientInstanceCapacity$/,
+    );
     expect(await launches(w.account)).toHaveLength(4);
     expect(await w.account.instances()).toEqual([]);
   });
@@ -228,13 +258,26 @@ describe("EC2 errors", () => {
 
   it("a missing permission is 403 naming the IAM action; bad credentials are 403 naming the secrets", async () => {
     await w.account.reset();
-    await w.account.setFaults({ actions: [{ action: "RunInstances", code: "UnauthorizedOperation", status: 403, message: "You are not authorized to perform this operation. Encoded authorization failure message: abc" }] });
+    await w.account.setFaults({
+      actions: [
+        {
+          action: "RunInstances",
+          code: "UnauthorizedOperation",
+          status: 403,
+          message: "You are not authorized to perform this operation. Encoded authorization failure message: abc",
+        },
+      ],
+    });
     const denied = await w.call("POST", "/v1/instances", { body: bootstrap() });
     expect(denied.status).toBe(403);
-    expect(denied.body.error).toMatch(/may not call RunInstances \(UnauthorizedOperation: You are not authorized.*\); it needs ec2:RunInstances and ec2:CreateTags/);
+    expect(denied.body.error).toMatch(
+      /may not call RunInstances \(UnauthorizedOperation: You are not authorized.*\); it needs ec2:RunInstances and ec2:CreateTags/,
+    );
     const creds = await w.call("GET", "/v1/instances", { env: { AWS_SECRET_ACCESS_KEY: "wrong" } });
     expect(creds.status).toBe(403);
-    expect(creds.body.error).toMatch(/refused the shim's AWS credentials on DescribeInstances \(AuthFailure: .*\); check the Worker's AWS_ACCESS_KEY_ID/);
+    expect(creds.body.error).toMatch(
+      /refused the shim's AWS credentials on DescribeInstances \(AuthFailure: .*\); check the Worker's AWS_ACCESS_KEY_ID/,
+    );
   });
 
   it("EC2 refusing the launch (an AMI that does not exist) is 422, permanent", async () => {
@@ -256,7 +299,15 @@ describe("bad requests change nothing", () => {
   it("unknown or bad extra_specs are 400 with what to fix, before any EC2 call", async () => {
     await w.account.reset();
     const res = await w.call("POST", "/v1/instances", {
-      body: bootstrap({ extra_specs: { subnet_id: "subnet-0123456789abcdef0", security_group_ids: ["default"], capacity: "cheap", colour: "red", tags: { "aws:x": "1" } } }),
+      body: bootstrap({
+        extra_specs: {
+          subnet_id: "subnet-0123456789abcdef0",
+          security_group_ids: ["default"],
+          capacity: "cheap",
+          colour: "red",
+          tags: { "aws:x": "1" },
+        },
+      }),
     });
     expect(res.status).toBe(400);
     expect(res.body.details).toEqual(
@@ -297,12 +348,16 @@ describe("get, list, delete, start, stop", () => {
     const made = [];
     for (let i = 0; i < 5; i++) made.push((await w.call("POST", "/v1/instances", { body: bootstrap() })).body);
     const untagged = await w.account.seedInstance({ tags: { Name: made[0].name } });
-    const foreign = await w.account.seedInstance({ tags: { Name: "x", "edgerunner:pool-id": POOL, "edgerunner:controller-id": "another-coordinator" } });
+    const foreign = await w.account.seedInstance({
+      tags: { Name: "x", "edgerunner:pool-id": POOL, "edgerunner:controller-id": "another-coordinator" },
+    });
     const list = await w.call("GET", "/v1/instances");
     expect(list.status).toBe(200);
     expect(validateProviderInstanceList(list.body).ok).toBe(true);
     expect(list.body.map((p: any) => p.provider_id).sort()).toEqual(made.map((m) => m.provider_id).sort());
-    expect((await w.account.requests()).filter((r) => r.action === "DescribeInstances" && r.params.MaxResults).length).toBeGreaterThanOrEqual(3);
+    expect(
+      (await w.account.requests()).filter((r) => r.action === "DescribeInstances" && r.params.MaxResults).length,
+    ).toBeGreaterThanOrEqual(3);
 
     const byId = await w.call("GET", `/v1/instances/${made[0].provider_id}`);
     const byName = await w.call("GET", `/v1/instances/${encodeURIComponent(made[0].name)}`);
@@ -317,7 +372,12 @@ describe("get, list, delete, start, stop", () => {
 
     expect((await w.call("DELETE", "/v1/instances")).status).toBe(204);
     const after = await w.account.instances();
-    expect(after.filter((i) => i.state === "shutting-down" || i.state === "terminated").map((i) => i.instanceId).sort()).toEqual(made.map((m) => m.provider_id).sort());
+    expect(
+      after
+        .filter((i) => i.state === "shutting-down" || i.state === "terminated")
+        .map((i) => i.instanceId)
+        .sort(),
+    ).toEqual(made.map((m) => m.provider_id).sort());
     expect(after.find((i) => i.instanceId === untagged.instanceId)!.state).toBe("running");
     expect(after.find((i) => i.instanceId === foreign.instanceId)!.state).toBe("running");
     expect((await w.call("GET", "/v1/instances")).body).toEqual([]);

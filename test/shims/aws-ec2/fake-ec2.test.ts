@@ -53,11 +53,18 @@ describe("SigV4 refusals", () => {
   });
 
   it("no Authorization header, or one of another scheme", async () => {
-    expect(await send({ method: "POST", url: new URL(fake.url), headers: new Headers({ "content-type": "application/x-www-form-urlencoded" }) }, body)).toMatchObject({
+    expect(
+      await send(
+        { method: "POST", url: new URL(fake.url), headers: new Headers({ "content-type": "application/x-www-form-urlencoded" }) },
+        body,
+      ),
+    ).toMatchObject({
       status: 401,
       error: { code: "MissingAuthenticationToken" },
     });
-    expect(await send({ method: "POST", url: new URL(fake.url), headers: new Headers({ authorization: "AWS AKIA:abc" }) }, body)).toMatchObject({ status: 400, error: { code: "IncompleteSignature" } });
+    expect(
+      await send({ method: "POST", url: new URL(fake.url), headers: new Headers({ authorization: "AWS AKIA:abc" }) }, body),
+    ).toMatchObject({ status: 400, error: { code: "IncompleteSignature" } });
   });
 
   it("signed more than 15 minutes ago: RequestExpired", async () => {
@@ -66,17 +73,27 @@ describe("SigV4 refusals", () => {
   });
 
   it("a GET with the parameters in the query string verifies (canonical query order)", async () => {
-    const r = await signed({ url: `${fake.url}/?Version=2016-11-15&Action=DescribeInstances&Filter.1.Name=tag%3AName&Filter.1.Value.1=a%20b*` });
+    const r = await signed({
+      url: `${fake.url}/?Version=2016-11-15&Action=DescribeInstances&Filter.1.Name=tag%3AName&Filter.1.Value.1=a%20b*`,
+    });
     expect((await send(r)).status).toBe(200);
-    expect((await account.requests()).at(-1)).toMatchObject({ action: "DescribeInstances", params: { "Filter.1.Name": "tag:Name", "Filter.1.Value.1": "a b*" }, status: 200 });
+    expect((await account.requests()).at(-1)).toMatchObject({
+      action: "DescribeInstances",
+      params: { "Filter.1.Name": "tag:Name", "Filter.1.Value.1": "a b*" },
+      status: 200,
+    });
   });
 });
 
 describe("DescribeInstances paging", () => {
   it("MaxResults out of range, ids with MaxResults, and a token from another query are refused", async () => {
-    const call = async (q: string) => send(await signed({ body: `Action=DescribeInstances&Version=2016-11-15&${q}` }), `Action=DescribeInstances&Version=2016-11-15&${q}`);
+    const call = async (q: string) =>
+      send(await signed({ body: `Action=DescribeInstances&Version=2016-11-15&${q}` }), `Action=DescribeInstances&Version=2016-11-15&${q}`);
     expect(await call("MaxResults=4")).toMatchObject({ status: 400, error: { code: "InvalidParameterValue" } });
-    expect(await call("MaxResults=5&InstanceId.1=i-0123456789abcdef0")).toMatchObject({ status: 400, error: { code: "InvalidParameterCombination" } });
+    expect(await call("MaxResults=5&InstanceId.1=i-0123456789abcdef0")).toMatchObject({
+      status: 400,
+      error: { code: "InvalidParameterCombination" },
+    });
     expect(await call("MaxResults=5&NextToken=bm9wZTox")).toMatchObject({ status: 400, error: { code: "InvalidParameterValue" } });
   });
 });

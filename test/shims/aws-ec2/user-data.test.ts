@@ -11,11 +11,15 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { renderUserData, USER_DATA_LIMIT } from "../../../shims/aws-ec2/user-data.ts";
 import type { BootstrapInstance } from "../../../src/providers/shim-protocol.ts";
-import { garmBootstrap } from "../../fixtures/bootstrap-instance.ts";
 import { linuxBootstrapScript, readBootstrap, userDataText } from "../../fake-ec2/user-data-reader.ts";
+import { garmBootstrap } from "../../fixtures/bootstrap-instance.ts";
 
 const TOKEN = `ey.J'$(touch /tmp/pwned)"x`;
-const boot = (over: Partial<BootstrapInstance> = {}): BootstrapInstance => ({ ...(garmBootstrap as BootstrapInstance), "instance-token": TOKEN, ...over });
+const boot = (over: Partial<BootstrapInstance> = {}): BootstrapInstance => ({
+  ...(garmBootstrap as BootstrapInstance),
+  "instance-token": TOKEN,
+  ...over,
+});
 
 const PEM = (n: number) => `-----BEGIN CERTIFICATE-----\n${`${"A".repeat(63)}${n % 10}\n`.repeat(20)}-----END CERTIFICATE-----\n`;
 const bundle = (count: number) => Buffer.from(Array.from({ length: count }, (_, i) => PEM(i)).join("")).toString("base64");
@@ -38,11 +42,15 @@ describe("Linux (cloud-init)", () => {
     );
     expect(u.gzipped).toBe(false);
     expect(u.text).toMatch(/^#cloud-config\n/);
-    expect(u.text).toContain("package_update: true\npackage_upgrade: false\npackages:\n  - \"jq\"\n  - \"git\"\n");
-    expect(u.text).toContain('  - name: runner\n    shell: /bin/bash\n    sudo: "ALL=(ALL) NOPASSWD:ALL"\n    lock_passwd: true\n    ssh_authorized_keys:\n      - "ssh-ed25519 AAAA key one"\n      - "ssh-rsa \\"quoted\\" two"\n');
+    expect(u.text).toContain('package_update: true\npackage_upgrade: false\npackages:\n  - "jq"\n  - "git"\n');
+    expect(u.text).toContain(
+      '  - name: runner\n    shell: /bin/bash\n    sudo: "ALL=(ALL) NOPASSWD:ALL"\n    lock_passwd: true\n    ssh_authorized_keys:\n      - "ssh-ed25519 AAAA key one"\n      - "ssh-rsa \\"quoted\\" two"\n',
+    );
     expect(u.text).toContain("ca_certs:\n  trusted:\n    - |\n      -----BEGIN CERTIFICATE-----\n");
     const script = linuxBootstrapScript(u.text)!;
-    expect(script).toContain("export http_proxy='http://proxy:3128'\nexport HTTP_PROXY='http://proxy:3128'\nexport no_proxy='169.254.169.254'\n");
+    expect(script).toContain(
+      "export http_proxy='http://proxy:3128'\nexport HTTP_PROXY='http://proxy:3128'\nexport no_proxy='169.254.169.254'\n",
+    );
     expect(readBootstrap(u.base64)).toEqual({ os: "linux", metadataUrl: garmBootstrap["metadata-url"], token: TOKEN });
   });
 
@@ -55,7 +63,9 @@ describe("Linux (cloud-init)", () => {
       server = createServer((req, res) => {
         seen.push({ url: req.url ?? "", auth: req.headers.authorization });
         if (req.headers.authorization !== `Bearer ${TOKEN}`) return res.writeHead(401).end("unauthorized\n");
-        res.writeHead(200, { "content-type": "text/plain" }).end(`#!/bin/bash\nprintf 'installed by %s\\n' "$BASH" > "$EDGERUNNER_TEST_OUT"\n`);
+        res
+          .writeHead(200, { "content-type": "text/plain" })
+          .end(`#!/bin/bash\nprintf 'installed by %s\\n' "$BASH" > "$EDGERUNNER_TEST_OUT"\n`);
       });
       await new Promise<void>((r) => server.listen(0, "127.0.0.1", () => r()));
     });
@@ -90,14 +100,32 @@ describe("Linux (cloud-init)", () => {
     expect(big.gzipped).toBe(true);
     expect(big.bytes.length).toBeLessThanOrEqual(USER_DATA_LIMIT);
     expect(readBootstrap(big.base64)?.token).toBe(TOKEN);
-    const random = Buffer.from(Array.from({ length: 40 }, () => `-----BEGIN CERTIFICATE-----\n${Buffer.from(crypto.getRandomValues(new Uint8Array(700))).toString("base64")}\n-----END CERTIFICATE-----\n`).join("")).toString("base64");
-    expect(await renderUserData(boot({ "ca-cert-bundle": random }))).toEqual({ ok: false, problem: expect.stringMatching(/^the user data would be \d+ bytes even gzipped, over EC2's 16384$/) });
+    const random = Buffer.from(
+      Array.from(
+        { length: 40 },
+        () =>
+          `-----BEGIN CERTIFICATE-----\n${Buffer.from(crypto.getRandomValues(new Uint8Array(700))).toString("base64")}\n-----END CERTIFICATE-----\n`,
+      ).join(""),
+    ).toString("base64");
+    expect(await renderUserData(boot({ "ca-cert-bundle": random }))).toEqual({
+      ok: false,
+      problem: expect.stringMatching(/^the user data would be \d+ bytes even gzipped, over EC2's 16384$/),
+    });
   });
 
   it("refuses values that could break out of their quoting or YAML block", async () => {
-    expect(await renderUserData(boot({ "metadata-url": "https://x\n- evil" }))).toEqual({ ok: false, problem: "metadata-url contains control characters" });
-    expect(await renderUserData(boot({ "ssh-keys": ["ssh-ed25519 A\nruncmd: [reboot]"] }))).toEqual({ ok: false, problem: "ssh key contains control characters" });
-    expect(await renderUserData(boot({ "ca-cert-bundle": Buffer.from("not a certificate").toString("base64") }))).toEqual({ ok: false, problem: "ca-cert-bundle holds no PEM certificate" });
+    expect(await renderUserData(boot({ "metadata-url": "https://x\n- evil" }))).toEqual({
+      ok: false,
+      problem: "metadata-url contains control characters",
+    });
+    expect(await renderUserData(boot({ "ssh-keys": ["ssh-ed25519 A\nruncmd: [reboot]"] }))).toEqual({
+      ok: false,
+      problem: "ssh key contains control characters",
+    });
+    expect(await renderUserData(boot({ "ca-cert-bundle": Buffer.from("not a certificate").toString("base64") }))).toEqual({
+      ok: false,
+      problem: "ca-cert-bundle holds no PEM certificate",
+    });
   });
 });
 
@@ -109,6 +137,9 @@ describe("Windows (EC2Launch)", () => {
     expect(u.text).toContain(`$InstanceToken = 'ey.J''$(touch /tmp/pwned)"x'`);
     expect(u.text).toContain("Import-Certificate -FilePath $file -CertStoreLocation Cert:\\LocalMachine\\Root");
     expect(readBootstrap(u.base64)).toEqual({ os: "windows", metadataUrl: garmBootstrap["metadata-url"], token: TOKEN });
-    expect(await renderUserData(boot({ os_type: "windows", "ca-cert-bundle": bundle(20) }))).toEqual({ ok: false, problem: expect.stringMatching(/^the Windows user data would be \d+ bytes, over EC2's 16384$/) });
+    expect(await renderUserData(boot({ os_type: "windows", "ca-cert-bundle": bundle(20) }))).toEqual({
+      ok: false,
+      problem: expect.stringMatching(/^the Windows user data would be \d+ bytes, over EC2's 16384$/),
+    });
   });
 });

@@ -80,10 +80,14 @@ esac
 `,
     );
     const config = writeJson("cli.json", { port: 0, provider_executable: provider, interface_version: "v0.1.0", base_path: "/sh" });
-    const child = spawn(process.execPath, ["--experimental-strip-types", "--no-warnings=ExperimentalWarning", "shims/garm-bridge/main.ts", "--config", config], {
-      env: { EDGERUNNER_SHIM_SECRET: SECRET, PATH: process.env.PATH ?? "" },
-      stdio: ["ignore", "pipe", "pipe"],
-    });
+    const child = spawn(
+      process.execPath,
+      ["--experimental-strip-types", "--no-warnings=ExperimentalWarning", "shims/garm-bridge/main.ts", "--config", config],
+      {
+        env: { EDGERUNNER_SHIM_SECRET: SECRET, PATH: process.env.PATH ?? "" },
+        stdio: ["ignore", "pipe", "pipe"],
+      },
+    );
     let stderr = "";
     child.stderr.on("data", (c) => (stderr += c));
     const lines: Record<string, unknown>[] = [];
@@ -98,8 +102,14 @@ esac
     try {
       const url = await started;
       expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/sh$/);
-      expect(await send({ url }, "GET", "/v1/capabilities")).toMatchObject({ status: 200, body: { interface_version: "v1", garm_interface_version: "v0.1.0" } });
-      expect(await send({ url }, "GET", "/v1/instances")).toMatchObject({ status: 200, body: [{ provider_id: "sh-1", name: "runner-sh" }] });
+      expect(await send({ url }, "GET", "/v1/capabilities")).toMatchObject({
+        status: 200,
+        body: { interface_version: "v1", garm_interface_version: "v0.1.0" },
+      });
+      expect(await send({ url }, "GET", "/v1/instances")).toMatchObject({
+        status: 200,
+        body: [{ provider_id: "sh-1", name: "runner-sh" }],
+      });
       // v0.1.0 gives GetInstance no pool id: the script's exit 9 would show it did.
       expect((await send({ url }, "GET", "/v1/instances/sh-2")).status).toBe(404);
     } finally {

@@ -86,7 +86,10 @@ esac
     configFile,
     calls(): { command: string; pool: string; instance: string; env: string[] }[] {
       try {
-        return readFileSync(callsFile, "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l));
+        return readFileSync(callsFile, "utf8")
+          .split("\n")
+          .filter(Boolean)
+          .map((l) => JSON.parse(l));
       } catch {
         return [];
       }

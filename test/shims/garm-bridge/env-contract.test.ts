@@ -74,9 +74,21 @@ for (const version of ["v0.1.0", "v0.1.1"] as const) {
       ]);
       const envOf = (i: number) => calls[i]!.env;
       const instance = (id: string) => ({ GARM_INSTANCE_ID: id });
-      expect(envOf(0)).toEqual({ ...base, ...configFile, GARM_POOL_ID: POOL, ...(v011 ? { GARM_POOL_EXTRASPECS: EXTRA_SPECS_B64 } : {}), GARM_COMMAND: "CreateInstance" });
+      expect(envOf(0)).toEqual({
+        ...base,
+        ...configFile,
+        GARM_POOL_ID: POOL,
+        ...(v011 ? { GARM_POOL_EXTRASPECS: EXTRA_SPECS_B64 } : {}),
+        GARM_COMMAND: "CreateInstance",
+      });
       expect(envOf(1)).toEqual({ ...base, ...configFile, ...pool, GARM_COMMAND: "GetInstance", ...instance("vm-runner-env-1") });
-      expect(envOf(2)).toEqual({ ...base, ...configFile, GARM_POOL_ID: POOL, ...(v011 ? { GARM_POOL_EXTRASPECS: EXTRA_SPECS_B64 } : {}), GARM_COMMAND: "ListInstances" });
+      expect(envOf(2)).toEqual({
+        ...base,
+        ...configFile,
+        GARM_POOL_ID: POOL,
+        ...(v011 ? { GARM_POOL_EXTRASPECS: EXTRA_SPECS_B64 } : {}),
+        GARM_COMMAND: "ListInstances",
+      });
       expect(envOf(3)).toEqual({ ...base, ...configFile, ...pool, GARM_COMMAND: "StopInstance", ...instance("vm-runner-env-1") });
       expect(envOf(4)).toEqual({ ...base, ...configFile, ...pool, GARM_COMMAND: "StartInstance", ...instance("vm-runner-env-1") });
       expect(envOf(5)).toEqual({ ...base, ...configFile, ...pool, GARM_COMMAND: "DeleteInstance", ...instance("vm-runner-env-1") });
@@ -92,7 +104,9 @@ for (const version of ["v0.1.0", "v0.1.1"] as const) {
     it("uses the instance name as GARM_INSTANCE_ID when that is what the coordinator has", async () => {
       world.clearCalls();
       // The pool lists it (so the bridge will delete it); the provider then finds nothing by that name.
-      world.configure({ faults: { ListInstances: { stdout: JSON.stringify([{ provider_id: "vm-slash", name: "runner/with slash", status: "running" }]) } } });
+      world.configure({
+        faults: { ListInstances: { stdout: JSON.stringify([{ provider_id: "vm-slash", name: "runner/with slash", status: "running" }]) } },
+      });
       expect((await send(bridge, "DELETE", `/v1/instances/${encodeURIComponent("runner/with slash")}`)).status).toBe(404);
       world.configure({});
       expect(world.calls().find((c) => c.command === "DeleteInstance")!.env.GARM_INSTANCE_ID).toBe("runner/with slash");
@@ -120,7 +134,11 @@ describe("providerEnv", () => {
     });
   });
   it("leaves the pool out of v0.1.0 instance commands", () => {
-    const env = providerEnv({ command: "DeleteInstance", controllerId: "c", poolId: "p", instanceId: "i" }, { ...settings, interfaceVersion: "v0.1.0" }, {});
+    const env = providerEnv(
+      { command: "DeleteInstance", controllerId: "c", poolId: "p", instanceId: "i" },
+      { ...settings, interfaceVersion: "v0.1.0" },
+      {},
+    );
     expect(env.GARM_POOL_ID).toBeUndefined();
     expect(env.GARM_POOL_EXTRASPECS).toBeUndefined();
     expect(env.GARM_INSTANCE_ID).toBe("i");

@@ -52,7 +52,15 @@ function find(id) {
   return machines().find((m) => (m.provider_id === id || m.name === id) && (!env.GARM_POOL_ID || m.pool_id === env.GARM_POOL_ID));
 }
 function wire(m) {
-  return { provider_id: m.provider_id, name: m.name, os_type: "linux", os_name: "ubuntu", os_version: "24.04", os_arch: "amd64", status: m.status };
+  return {
+    provider_id: m.provider_id,
+    name: m.name,
+    os_type: "linux",
+    os_name: "ubuntu",
+    os_version: "24.04",
+    os_arch: "amd64",
+    status: m.status,
+  };
 }
 function save(m) {
   writeFileSync(join(config.state_dir, `${m.provider_id}.json`), JSON.stringify(m));
@@ -69,7 +77,13 @@ async function normal() {
         process.exitCode = 31;
         break;
       }
-      const m = { provider_id: `vm-${b.name}`, name: b.name, pool_id: env.GARM_POOL_ID, controller_id: env.GARM_CONTROLLER_ID, status: "running" };
+      const m = {
+        provider_id: `vm-${b.name}`,
+        name: b.name,
+        pool_id: env.GARM_POOL_ID,
+        controller_id: env.GARM_CONTROLLER_ID,
+        status: "running",
+      };
       save(m);
       process.stdout.write(JSON.stringify(wire(m)));
       break;
@@ -94,10 +108,17 @@ async function normal() {
       break;
     }
     case "ListInstances":
-      process.stdout.write(JSON.stringify(machines().filter((m) => m.pool_id === env.GARM_POOL_ID).map(wire)));
+      process.stdout.write(
+        JSON.stringify(
+          machines()
+            .filter((m) => m.pool_id === env.GARM_POOL_ID)
+            .map(wire),
+        ),
+      );
       break;
     case "RemoveAllInstances":
-      for (const m of machines()) if (!env.GARM_POOL_ID || m.pool_id === env.GARM_POOL_ID) rmSync(join(config.state_dir, `${m.provider_id}.json`));
+      for (const m of machines())
+        if (!env.GARM_POOL_ID || m.pool_id === env.GARM_POOL_ID) rmSync(join(config.state_dir, `${m.provider_id}.json`));
       break;
     case "GetVersion":
       process.stdout.write("v0.9.9-fake\n");

@@ -64,7 +64,12 @@ describe("creates, as GARM makes them", () => {
     const made = await send(bridge, "POST", "/v1/instances", JSON.stringify(minimal));
     expect(made.status, JSON.stringify(made.body)).toBe(201);
     // Present fields still need GARM's types.
-    const wrong = await send(bridge, "POST", "/v1/instances", JSON.stringify({ ...minimal, name: "runner-contrib-bad", jit_config_enabled: "yes" }));
+    const wrong = await send(
+      bridge,
+      "POST",
+      "/v1/instances",
+      JSON.stringify({ ...minimal, name: "runner-contrib-bad", jit_config_enabled: "yes" }),
+    );
     expect(wrong.status).toBe(400);
   });
 });

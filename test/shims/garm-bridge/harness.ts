@@ -1,10 +1,10 @@
 import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { signRequest } from "../../../src/providers/shim-signing";
-import { garmBootstrap } from "../../fixtures/bootstrap-instance";
 import { BridgeConfig } from "../../../shims/garm-bridge/config";
 import { type GarmBridge, startGarmBridge } from "../../../shims/garm-bridge/server";
+import { signRequest } from "../../../src/providers/shim-signing";
+import { garmBootstrap } from "../../fixtures/bootstrap-instance";
 
 export const SECRET = "garm-bridge-test-secret-0123456789";
 export const CONTROLLER = "5a3f8e1c-2b7d-4c1e-9f0a-6d4b3c2a1e0f";
@@ -103,7 +103,11 @@ export async function startTestBridge(
     ...overrides,
   });
   const rawLogs: string[] = [];
-  const bridge = await startGarmBridge({ config, environ, log: (event, fields = {}) => rawLogs.push(JSON.stringify({ event, ...fields })) });
+  const bridge = await startGarmBridge({
+    config,
+    environ,
+    log: (event, fields = {}) => rawLogs.push(JSON.stringify({ event, ...fields })),
+  });
   return Object.defineProperties(bridge, {
     rawLogs: { value: rawLogs },
     logs: { get: () => rawLogs.map((l) => JSON.parse(l) as Record<string, unknown>) },
@@ -123,7 +127,11 @@ export async function send(bridge: { url: string }, method: string, route: strin
   const url = new URL(bridge.url + route);
   const signature = opts.unsigned
     ? {}
-    : await signRequest(opts.secret ?? SECRET, { method, pathWithQuery: url.pathname + url.search, body }, (opts.ts ?? Math.floor(Date.now() / 1000)) * 1000);
+    : await signRequest(
+        opts.secret ?? SECRET,
+        { method, pathWithQuery: url.pathname + url.search, body },
+        (opts.ts ?? Math.floor(Date.now() / 1000)) * 1000,
+      );
   const headers: Record<string, string> = {
     accept: "application/json",
     "x-edgerunner-controller-id": CONTROLLER,

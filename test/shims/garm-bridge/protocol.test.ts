@@ -32,7 +32,8 @@ afterEach(() => {
   world.clearCalls();
 });
 
-const create = (name: string, over: Record<string, unknown> = {}) => send(bridge, "POST", "/v1/instances", JSON.stringify(bootstrap(name, over)));
+const create = (name: string, over: Record<string, unknown> = {}) =>
+  send(bridge, "POST", "/v1/instances", JSON.stringify(bootstrap(name, over)));
 
 describe("signatures", () => {
   it("refuses missing, malformed, stale and wrong signatures with 401 without running the provider", async () => {
@@ -100,7 +101,9 @@ describe("requests", () => {
   it("refuses bad context headers and bodies with 4xx and runs nothing", async () => {
     expect((await send(bridge, "GET", "/v1/instances", "", { headers: { "x-edgerunner-pool-id": undefined } })).status).toBe(400);
     expect((await send(bridge, "GET", "/v1/instances", "", { headers: { "x-edgerunner-controller-id": undefined } })).status).toBe(400);
-    expect((await send(bridge, "GET", "/v1/instances", "", { headers: { "x-edgerunner-pool-extra-specs": "!!not base64" } })).status).toBe(400);
+    expect((await send(bridge, "GET", "/v1/instances", "", { headers: { "x-edgerunner-pool-extra-specs": "!!not base64" } })).status).toBe(
+      400,
+    );
     const notJson = await send(bridge, "POST", "/v1/instances", "{nope");
     expect(notJson.status).toBe(400);
     const bad = await send(bridge, "POST", "/v1/instances", JSON.stringify({ name: "x", tools: "not a list", arch: "sparc" }));
@@ -138,14 +141,26 @@ describe("requests", () => {
       ["GetInstance", "{not json", /not JSON/],
       ["GetInstance", "", /not JSON: \(nothing\)/],
       ["GetInstance", JSON.stringify({ provider_id: "", name: "runner-x", status: "running" }), /provider_id/],
-      ["GetInstance", JSON.stringify({ provider_id: "vm-x", name: "runner-x", status: "creating" }), /status must be one of running, error, stopped, unknown/],
+      [
+        "GetInstance",
+        JSON.stringify({ provider_id: "vm-x", name: "runner-x", status: "creating" }),
+        /status must be one of running, error, stopped, unknown/,
+      ],
       ["GetInstance", JSON.stringify({ provider_id: "vm-x", status: "running" }), /name/],
-      ["ListInstances", JSON.stringify([{ provider_id: "vm-a", name: "a", status: "running" }, { provider_id: "vm-b", name: "b", status: "booting" }]), /invalid list: 1\.status/],
+      [
+        "ListInstances",
+        JSON.stringify([
+          { provider_id: "vm-a", name: "a", status: "running" },
+          { provider_id: "vm-b", name: "b", status: "booting" },
+        ]),
+        /invalid list: 1\.status/,
+      ],
       ["ListInstances", JSON.stringify({ instances: [] }), /invalid list/],
     ];
     for (const [command, stdout, reason] of cases) {
       world.configure({ faults: { [command]: { stdout } } });
-      const res = command === "ListInstances" ? await send(bridge, "GET", "/v1/instances") : await send(bridge, "GET", "/v1/instances/vm-x");
+      const res =
+        command === "ListInstances" ? await send(bridge, "GET", "/v1/instances") : await send(bridge, "GET", "/v1/instances/vm-x");
       expect(res.status, stdout).toBe(502);
       expect(res.body.error).toMatch(reason);
     }
@@ -155,13 +170,20 @@ describe("requests", () => {
   });
 
   it("refuses a create whose machine has another name, and never echoes the instance token", async () => {
-    world.configure({ faults: { GetInstance: { exit: 30 }, CreateInstance: { stdout: JSON.stringify({ provider_id: "vm-1", name: "someone-else", status: "running" }) } } });
+    world.configure({
+      faults: {
+        GetInstance: { exit: 30 },
+        CreateInstance: { stdout: JSON.stringify({ provider_id: "vm-1", name: "someone-else", status: "running" }) },
+      },
+    });
     const res = await create("runner-wrong-name");
     expect(res.status).toBe(502);
     expect(res.body.error).toMatch(/'someone-else', not 'runner-wrong-name'/);
 
     const token = bootstrap("runner-echo")["instance-token"];
-    world.configure({ faults: { GetInstance: { exit: 30 }, CreateInstance: { exit: 1, stderr: `cloud-init rejected user data with token ${token}` } } });
+    world.configure({
+      faults: { GetInstance: { exit: 30 }, CreateInstance: { exit: 1, stderr: `cloud-init rejected user data with token ${token}` } },
+    });
     const echoed = await create("runner-echo");
     expect(echoed.status).toBe(500);
     expect(echoed.body.error).toContain("[redacted]");
@@ -218,10 +240,16 @@ describe("with the coordinator's shim client", () => {
   it("creates, finds, powers, lists and deletes a machine", async () => {
     const logs = vi.spyOn(console, "log").mockImplementation(() => {});
     try {
-      const client = createShimClient({ name: "lxd", url: bridge.url, secret: SECRET }, { controllerId: CONTROLLER, poolId: POOL, extraSpecs: EXTRA_SPECS });
+      const client = createShimClient(
+        { name: "lxd", url: bridge.url, secret: SECRET },
+        { controllerId: CONTROLLER, poolId: POOL, extraSpecs: EXTRA_SPECS },
+      );
       expect(await client.capabilities()).toMatchObject({ ok: true, value: { interface_version: "v1", async: false } });
       const made = await client.createInstance(bootstrap("runner-client") as never);
-      expect(made).toEqual({ ok: true, value: { state: "done", instance: expect.objectContaining({ provider_id: "vm-runner-client", status: "running" }) } });
+      expect(made).toEqual({
+        ok: true,
+        value: { state: "done", instance: expect.objectContaining({ provider_id: "vm-runner-client", status: "running" }) },
+      });
       expect(await client.createInstance(bootstrap("runner-client") as never)).toMatchObject({ ok: true, value: { state: "done" } });
       expect(await client.getInstance("vm-runner-client")).toMatchObject({ ok: true, value: { name: "runner-client" } });
       expect(await client.stopInstance("vm-runner-client")).toEqual({ ok: true, value: undefined });
@@ -239,7 +267,10 @@ describe("with the coordinator's shim client", () => {
         error: { kind: "retryable", status: 502, message: expect.stringContaining("not JSON: garbage") },
       });
       world.configure({ faults: { GetInstance: { exit: 1, stderr: "lxd unreachable" } } });
-      expect(await client.getInstance("vm-runner-client")).toMatchObject({ ok: false, error: { kind: "retryable", message: expect.stringContaining("lxd unreachable") } });
+      expect(await client.getInstance("vm-runner-client")).toMatchObject({
+        ok: false,
+        error: { kind: "retryable", message: expect.stringContaining("lxd unreachable") },
+      });
       expect(await client.removeAllInstances()).toEqual({ ok: true, value: undefined });
     } finally {
       logs.mockRestore();

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
+import { parseError } from "../../../shims/aws-ec2/ec2-xml";
 import { ec2ErrorAnswer } from "../../../shims/aws-ec2/errors";
 import { classifyShimStatus } from "../../../src/providers/shim-errors";
-import { parseError } from "../../../shims/aws-ec2/ec2-xml";
 
 const e = (code: string, status: number, message = "EC2 said so") => ({ code, status, message });
 
@@ -29,7 +29,11 @@ describe("EC2 errors as the coordinator reads them", () => {
   });
 
   it("reads EC2's error document, and nothing else", () => {
-    expect(parseError('<?xml version="1.0"?><Response><Errors><Error><Code>Blocked</Code><Message>Your account is blocked</Message></Error></Errors><RequestID>r-1</RequestID></Response>')).toEqual({
+    expect(
+      parseError(
+        '<?xml version="1.0"?><Response><Errors><Error><Code>Blocked</Code><Message>Your account is blocked</Message></Error></Errors><RequestID>r-1</RequestID></Response>',
+      ),
+    ).toEqual({
       code: "Blocked",
       message: "Your account is blocked",
       requestId: "r-1",

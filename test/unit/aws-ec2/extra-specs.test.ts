@@ -24,7 +24,9 @@ describe("EC2 extra_specs", () => {
       tags: { team: "platform", "cost-center": "42" },
     };
     expect(parseExtraSpecs(specs)).toEqual({ ok: true, specs });
-    expect(parseExtraSpecs({ iam_instance_profile: "runners", launch_template: { id: "lt-0123456789abcdef0", version: "3" } }).ok).toBe(true);
+    expect(parseExtraSpecs({ iam_instance_profile: "runners", launch_template: { id: "lt-0123456789abcdef0", version: "3" } }).ok).toBe(
+      true,
+    );
   });
 
   it("refuses what would launch something else than asked, naming the key", () => {
@@ -39,8 +41,12 @@ describe("EC2 extra_specs", () => {
     ]);
     expect(problems({ spot_max_price: "0.1" })).toEqual(['extra_specs.spot_max_price: only with capacity "spot" or "spot-with-fallback"']);
     expect(problems({ root_volume_type: "io1" })).toEqual(["extra_specs.root_volume_iops: required with root_volume_type io1"]);
-    expect(problems({ root_volume_type: "gp2", root_volume_throughput: 200 })).toEqual(["extra_specs.root_volume_throughput: only with root_volume_type gp3"]);
-    expect(problems({ launch_template: { id: "lt-0123456789abcdef0", name: "both" } })).toEqual(["extra_specs.launch_template: give exactly one of id and name"]);
+    expect(problems({ root_volume_type: "gp2", root_volume_throughput: 200 })).toEqual([
+      "extra_specs.root_volume_throughput: only with root_volume_type gp3",
+    ]);
+    expect(problems({ launch_template: { id: "lt-0123456789abcdef0", name: "both" } })).toEqual([
+      "extra_specs.launch_template: give exactly one of id and name",
+    ]);
     expect(problems({ subnet_ids: [] })).toHaveLength(1);
     expect(problems({ instance_types: ["large"] })).toEqual(["extra_specs.instance_types.0: must be an instance type such as c6i.large"]);
     expect(problems({ root_volume_size_gb: 10.5 })).toHaveLength(1);

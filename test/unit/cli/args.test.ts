@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { GLOBAL_OPTIONS, helpText, parseCommandLine, type Parsed } from "../../../cli/src/args.ts";
+import { GLOBAL_OPTIONS, helpText, type Parsed, parseCommandLine } from "../../../cli/src/args.ts";
 import { COMMANDS } from "../../../cli/src/commands/index.ts";
 import { UsageError } from "../../../cli/src/errors.ts";
 
@@ -44,7 +44,10 @@ describe("parseCommandLine", () => {
     expect(usageError("scaleset list --bogus").message).toMatch(/Unknown option '--bogus'/);
     // Only boolean options negate: --no-<string option> is not an option.
     expect(usageError("repo update octo/app --no-enterprise").message).toMatch(/Unknown option '--no-enterprise'/);
-    expect(run("repo update octo/app --remove-enterprise --no-use-parent-scale-sets").values).toMatchObject({ "remove-enterprise": true, "use-parent-scale-sets": false });
+    expect(run("repo update octo/app --remove-enterprise --no-use-parent-scale-sets").values).toMatchObject({
+      "remove-enterprise": true,
+      "use-parent-scale-sets": false,
+    });
   });
 
   it("points a secret given on argv to its file and stdin options", () => {
@@ -58,7 +61,17 @@ describe("parseCommandLine", () => {
     expect(parse("")).toMatchObject({ kind: "help", prefix: [], asked: false });
     const group = parse("scaleset") as Extract<Parsed, { kind: "help" }>;
     expect(group).toMatchObject({ kind: "help", prefix: ["scaleset"], asked: false });
-    expect(group.commands.map((c) => c.words[1])).toEqual(["list", "show", "create", "update", "pause", "resume", "reconcile", "reset", "delete"]);
+    expect(group.commands.map((c) => c.words[1])).toEqual([
+      "list",
+      "show",
+      "create",
+      "update",
+      "pause",
+      "resume",
+      "reconcile",
+      "reset",
+      "delete",
+    ]);
     const one = parse("scaleset create -h") as Extract<Parsed, { kind: "help" }>;
     expect(helpText(one)).toMatch(/^usage: edgerunner scaleset create \[options\]\n/);
     expect(helpText(one)).toContain("--max-runners N");
@@ -66,7 +79,11 @@ describe("parseCommandLine", () => {
   });
 
   it("no command has an option named like a global one (it would be read as both)", () => {
-    const clashes = COMMANDS.flatMap((c) => Object.keys(c.options ?? {}).filter((o) => o in GLOBAL_OPTIONS).map((o) => `${c.words.join(" ")} --${o}`));
+    const clashes = COMMANDS.flatMap((c) =>
+      Object.keys(c.options ?? {})
+        .filter((o) => o in GLOBAL_OPTIONS)
+        .map((o) => `${c.words.join(" ")} --${o}`),
+    );
     expect(clashes).toEqual([]);
   });
 
@@ -75,7 +92,25 @@ describe("parseCommandLine", () => {
     for (const noun of ["endpoint", "credential", "repo", "org", "enterprise", "provider", "scaleset"]) {
       for (const verb of ["list", "show", "create", "update", "delete"]) expect(names).toContain(`${noun} ${verb}`);
     }
-    for (const name of ["repo webhook install", "repo webhook show", "repo webhook remove", "org webhook install", "scaleset pause", "scaleset resume", "scaleset reconcile", "scaleset reset", "instance list", "instance show", "instance delete", "job list", "login", "token create", "token list", "token revoke", "audit list"]) {
+    for (const name of [
+      "repo webhook install",
+      "repo webhook show",
+      "repo webhook remove",
+      "org webhook install",
+      "scaleset pause",
+      "scaleset resume",
+      "scaleset reconcile",
+      "scaleset reset",
+      "instance list",
+      "instance show",
+      "instance delete",
+      "job list",
+      "login",
+      "token create",
+      "token list",
+      "token revoke",
+      "audit list",
+    ]) {
       expect(names).toContain(name);
     }
   });

@@ -2,12 +2,15 @@ import { mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { configPath, normalizeUrl, parseConfigFile, resolveConfig, writeConfigFile, type ConfigFile } from "../../../cli/src/config.ts";
+import { type ConfigFile, configPath, normalizeUrl, parseConfigFile, resolveConfig, writeConfigFile } from "../../../cli/src/config.ts";
 import { UsageError } from "../../../cli/src/errors.ts";
 
 const FILE: ConfigFile = {
   current: "dev",
-  profiles: { dev: { url: "https://dev.example.com", token: "dev-token" }, prod: { url: "https://prod.example.com/", token: "prod-token" } },
+  profiles: {
+    dev: { url: "https://dev.example.com", token: "dev-token" },
+    prod: { url: "https://prod.example.com/", token: "prod-token" },
+  },
 };
 const resolve = (flags: { url?: string; profile?: string }, env: Record<string, string>, file: ConfigFile | null = FILE) =>
   resolveConfig(flags, env, file ?? undefined, "/cfg.json");
@@ -24,14 +27,25 @@ describe("resolveConfig", () => {
 
   it("flags override the environment, which overrides the profile", () => {
     const env = { EDGERUNNER_URL: "https://env.example.com", EDGERUNNER_TOKEN: "env-token" };
-    expect(resolve({}, env)).toMatchObject({ url: "https://env.example.com", token: "env-token", source: { url: "EDGERUNNER_URL", token: "EDGERUNNER_TOKEN" } });
-    expect(resolve({ url: "https://flag.example.com" }, env)).toMatchObject({ url: "https://flag.example.com", token: "env-token", source: { url: "--url" } });
+    expect(resolve({}, env)).toMatchObject({
+      url: "https://env.example.com",
+      token: "env-token",
+      source: { url: "EDGERUNNER_URL", token: "EDGERUNNER_TOKEN" },
+    });
+    expect(resolve({ url: "https://flag.example.com" }, env)).toMatchObject({
+      url: "https://flag.example.com",
+      token: "env-token",
+      source: { url: "--url" },
+    });
     // One from each place.
     expect(resolve({}, { EDGERUNNER_TOKEN: "env-token" })).toMatchObject({ url: "https://dev.example.com", token: "env-token" });
   });
 
   it("works from the environment alone, without a file", () => {
-    expect(resolve({}, { EDGERUNNER_URL: "http://127.0.0.1:8787/", EDGERUNNER_TOKEN: "t" }, null)).toMatchObject({ url: "http://127.0.0.1:8787", profile: "default" });
+    expect(resolve({}, { EDGERUNNER_URL: "http://127.0.0.1:8787/", EDGERUNNER_TOKEN: "t" }, null)).toMatchObject({
+      url: "http://127.0.0.1:8787",
+      profile: "default",
+    });
   });
 
   it("is a usage error without a URL or token, or with a profile that does not exist", () => {
@@ -44,16 +58,26 @@ describe("resolveConfig", () => {
 
 describe("an Access service token", () => {
   it("comes from the environment or the profile, and may replace the API token", () => {
-    const env = { EDGERUNNER_URL: "https://x.example.com", EDGERUNNER_ACCESS_CLIENT_ID: "id.access", EDGERUNNER_ACCESS_CLIENT_SECRET: "s3cret" };
-    expect(resolve({}, env, null)).toMatchObject({ token: undefined, access: { clientId: "id.access", clientSecret: "s3cret" }, source: { token: "none", access: "EDGERUNNER_ACCESS_CLIENT_ID" } });
-    const file: ConfigFile = { profiles: { default: { url: "https://x.example.com", token: "t", access_client_id: "pid", access_client_secret: "ps" } } };
+    const env = {
+      EDGERUNNER_URL: "https://x.example.com",
+      EDGERUNNER_ACCESS_CLIENT_ID: "id.access",
+      EDGERUNNER_ACCESS_CLIENT_SECRET: "s3cret",
+    };
+    expect(resolve({}, env, null)).toMatchObject({
+      token: undefined,
+      access: { clientId: "id.access", clientSecret: "s3cret" },
+      source: { token: "none", access: "EDGERUNNER_ACCESS_CLIENT_ID" },
+    });
+    const file: ConfigFile = {
+      profiles: { default: { url: "https://x.example.com", token: "t", access_client_id: "pid", access_client_secret: "ps" } },
+    };
     expect(resolve({}, {}, file)).toMatchObject({ token: "t", access: { clientId: "pid", clientSecret: "ps" } });
   });
 
   it("is a usage error with only half of it", () => {
-    expect(() => resolve({}, { EDGERUNNER_URL: "https://x.example.com", EDGERUNNER_TOKEN: "t", EDGERUNNER_ACCESS_CLIENT_ID: "id" }, null)).toThrow(
-      "an Access service token needs both its client id and its secret",
-    );
+    expect(() =>
+      resolve({}, { EDGERUNNER_URL: "https://x.example.com", EDGERUNNER_TOKEN: "t", EDGERUNNER_ACCESS_CLIENT_ID: "id" }, null),
+    ).toThrow("an Access service token needs both its client id and its secret");
   });
 });
 

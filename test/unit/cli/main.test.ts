@@ -24,11 +24,14 @@ async function run(argv: string[], answer: (req: Request) => Response | Promise<
   const code = await main(argv, io);
   return { code, stdout: out.join(""), stderr: err.join(""), requests };
 }
-const json = (status: number, body: unknown) => new Response(JSON.stringify(body), { status, headers: { "content-type": "application/json" } });
+const json = (status: number, body: unknown) =>
+  new Response(JSON.stringify(body), { status, headers: { "content-type": "application/json" } });
 
 describe("main", () => {
   it("sends the token, prints --json as the API answered, exit 0", async () => {
-    const r = await run(["provider", "list", "--json"], () => json(200, [{ name: "aws", url: "https://s", timeout_seconds: 30, description: "" }]));
+    const r = await run(["provider", "list", "--json"], () =>
+      json(200, [{ name: "aws", url: "https://s", timeout_seconds: 30, description: "" }]),
+    );
     expect(r.code).toBe(0);
     expect(JSON.parse(r.stdout)).toEqual([{ name: "aws", url: "https://s", timeout_seconds: 30, description: "" }]);
     expect(r.requests[0]!.url).toBe("https://er.example.com/api/v1/providers");
@@ -47,7 +50,9 @@ describe("main", () => {
     const body = { error: "provider is in use", code: "in_use", details: { scale_sets: ["linux"] }, request_id: "rid" };
     const human = await run(["provider", "delete", "aws"], () => json(409, body));
     expect(human.code).toBe(1);
-    expect(human.stderr).toBe('edgerunner: provider is in use (HTTP 409, in_use)\n  {\n    "scale_sets": [\n      "linux"\n    ]\n  }\n  request id: rid\n');
+    expect(human.stderr).toBe(
+      'edgerunner: provider is in use (HTTP 409, in_use)\n  {\n    "scale_sets": [\n      "linux"\n    ]\n  }\n  request id: rid\n',
+    );
     const scripted = await run(["provider", "delete", "aws", "--json"], () => json(409, body));
     expect(scripted.code).toBe(1);
     expect(JSON.parse(scripted.stderr)).toEqual({ status: 409, ...body });
@@ -81,7 +86,9 @@ describe("main", () => {
   });
 
   it("job list passes its filters as the API's query", async () => {
-    const r = await run(["job", "list", "--unmatched", "--status", "queued", "--limit", "20"], () => json(200, { jobs: [], next_cursor: "77" }));
+    const r = await run(["job", "list", "--unmatched", "--status", "queued", "--limit", "20"], () =>
+      json(200, { jobs: [], next_cursor: "77" }),
+    );
     expect(new URL(r.requests[0]!.url).searchParams.toString()).toBe("unmatched=true&status=queued&limit=20");
     expect(r.stdout).toContain("more: edgerunner job list --cursor 77");
   });
@@ -101,18 +108,40 @@ describe("main", () => {
     const r = await run(["scaleset", "list", "--json"], () => json(200, []), env);
     expect(r.code).toBe(0);
     const headers = r.requests[0]!.headers;
-    expect([headers.get("cf-access-client-id"), headers.get("cf-access-client-secret"), headers.get("authorization")]).toEqual(["cid.access", "csecret", null]);
+    expect([headers.get("cf-access-client-id"), headers.get("cf-access-client-secret"), headers.get("authorization")]).toEqual([
+      "cid.access",
+      "csecret",
+      null,
+    ]);
   });
 
   it("login checks the URL and credentials, then saves them as the current profile", async () => {
     const dir = mkdtempSync(join(tmpdir(), "edgerunner-cli-login-"));
     try {
       const env = { EDGERUNNER_CONFIG: join(dir, "config.json") };
-      const refused = await run(["login", "--url", "https://er.example.com/", "--token-from-stdin"], () => json(401, { error: "wrong token", code: "unauthorized" }), env);
+      const refused = await run(
+        ["login", "--url", "https://er.example.com/", "--token-from-stdin"],
+        () => json(401, { error: "wrong token", code: "unauthorized" }),
+        env,
+      );
       expect(refused.code).toBe(1);
       expect(existsSync(join(dir, "config.json"))).toBe(false);
       writeFileSync(join(dir, "cs"), "csecret\n");
-      const r = await run(["login", "--url", "https://er.example.com/", "--profile", "edge", "--access-client-id", "cid.access", "--access-client-secret-from-file", join(dir, "cs")], () => json(200, []), env);
+      const r = await run(
+        [
+          "login",
+          "--url",
+          "https://er.example.com/",
+          "--profile",
+          "edge",
+          "--access-client-id",
+          "cid.access",
+          "--access-client-secret-from-file",
+          join(dir, "cs"),
+        ],
+        () => json(200, []),
+        env,
+      );
       expect(r.code).toBe(0);
       expect(r.requests[0]!.headers.get("cf-access-client-secret")).toBe("csecret");
       expect(JSON.parse(readFileSync(join(dir, "config.json"), "utf8"))).toEqual({

@@ -1,14 +1,21 @@
 import { describe, expect, it } from "vitest";
-import { appHookCandidates, appSigners, type AppHook } from "../../../src/intake/app-hooks";
+import { type AppHook, appHookCandidates, appSigners } from "../../../src/intake/app-hooks";
 import { DeliverySubject } from "../../../src/intake/payload";
 
-const hook = (id: string, appId: number, installationId: number): AppHook => ({ id, appId, installationId, webhookSecretEnc: `sealed-${id}` });
+const hook = (id: string, appId: number, installationId: number): AppHook => ({
+  id,
+  appId,
+  installationId,
+  webhookSecretEnc: `sealed-${id}`,
+});
 const hooks = [hook("a-1", 1, 11), hook("a-2", 1, 12), hook("b-1", 2, 21)];
 const subject = (json: unknown) => DeliverySubject.parse(json);
 
 describe("appHookCandidates", () => {
   it("tries every App secret for a delivery that names an installation", () => {
-    expect(appHookCandidates(hooks, subject({ repository: { name: "r", owner: { login: "o" } }, installation: { id: 11, node_id: "x" } }))).toEqual(hooks);
+    expect(
+      appHookCandidates(hooks, subject({ repository: { name: "r", owner: { login: "o" } }, installation: { id: 11, node_id: "x" } })),
+    ).toEqual(hooks);
   });
 
   it("tries only the pinged App's secrets for an App's ping", () => {

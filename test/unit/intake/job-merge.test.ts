@@ -1,10 +1,10 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { jobMergeRules, mergeJob, type JobState } from "../../../src/intake/job-merge";
+import { type JobStatus, jobStatuses } from "../../../src/db/schema";
 import { jobEventFrom } from "../../../src/intake/job-event";
+import { type JobState, jobMergeRules, mergeJob } from "../../../src/intake/job-merge";
 import { WorkflowJobPayload } from "../../../src/intake/payload";
 import { exampleFor } from "../../fixtures/webhook-examples";
-import { jobStatuses, type JobStatus } from "../../../src/db/schema";
 
 const stateOf = (action: string, jobId: number, over: Partial<JobState> = {}): JobState => ({
   ...jobEventFrom(WorkflowJobPayload.parse(exampleFor(action, jobId).payload))!,

@@ -1,5 +1,16 @@
 import { describe, expect, it } from "vitest";
-import { compareCandidates, rerouteWaitingJobs, routeJob, servesLabels, type RoutableScaleSet, type WaitingJob, inScope, parentKeys, type Reporter, type ScopedScaleSet } from "../../../src/intake/routing";
+import {
+  compareCandidates,
+  inScope,
+  parentKeys,
+  type Reporter,
+  type RoutableScaleSet,
+  rerouteWaitingJobs,
+  routeJob,
+  type ScopedScaleSet,
+  servesLabels,
+  type WaitingJob,
+} from "../../../src/intake/routing";
 
 const set = (id: string, labels: string[], over: Partial<RoutableScaleSet> = {}): RoutableScaleSet => ({
   id,
