@@ -1,6 +1,14 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { type EntityPath, entityPaths } from "../api/entity-paths";
 import { InstanceSchema, instanceView } from "../api/instance-view";
+import {
+  CreateScaleSet,
+  ObjectStatusSchema,
+  ScaleSetDetailSchema,
+  ScaleSetSchema,
+  UpdateScaleSet,
+  scaleSetView as view,
+} from "../api/scaleset-schemas";
 import { createDb, type Db } from "../db/client";
 import { findEntity } from "../db/entity-store";
 import { scaleSetInstances } from "../db/instance-store";
@@ -16,205 +24,14 @@ import {
   scaleSetUse,
   updateScaleSet,
 } from "../db/scaleset-store";
-import { osArches, osTypes, scaleSetIntakes } from "../db/schema";
-import { entityFullName } from "../github/entity-names";
 import { conflict, inUse, invalidBody } from "../http/errors";
-import {
-  conflictResponse,
-  errorResponses,
-  IdParam,
-  iso,
-  jsonBody,
-  jsonResponse,
-  notFoundResponse,
-  now,
-  ResourceName,
-  Timestamp,
-} from "../http/openapi";
+import { conflictResponse, errorResponses, IdParam, jsonBody, jsonResponse, notFoundResponse, now } from "../http/openapi";
 import { requireFound } from "../http/require-found";
 import { resourceRoutes } from "../http/resource-routes";
 import { createRouter } from "../http/router";
 import { sentFields } from "../http/sent-fields";
-import { normalizeLabels } from "../intake/labels";
 import { routeWaiting } from "../intake/waiting-jobs";
 import { nudgeScaleSet, scaleSetObject } from "../scaleset/stub";
-
-const Label = z.string().trim().min(1).max(256);
-const Labels = z
-  .array(Label)
-  .min(1)
-  .max(100)
-  .transform(normalizeLabels)
-  .openapi({ description: "Runner labels; stored lower-cased, de-duplicated and sorted", example: ["self-hosted", "linux", "x64"] });
-const ExtraSpecs = z
-  .record(z.string(), z.unknown())
-  .refine((v) => JSON.stringify(v).length <= 16 * 1024, "must serialize to at most 16 KiB")
-  .openapi({ description: "Provider-specific JSON object, passed to the shim as-is" });
-
-const fields = {
-  provider_name: ResourceName,
-  labels: Labels,
-  min_idle_runners: z.int().min(0).max(10_000),
-  max_runners: z.int().min(1).max(10_000),
-  image: z.string().min(1).max(512),
-  flavor: z.string().min(1).max(512),
-  os_type: z.enum(osTypes),
-  os_arch: z.enum(osArches),
-  bootstrap_timeout: z
-    .int()
-    .min(1)
-    .max(24 * 60)
-    .openapi({ description: "Minutes a new runner may take to become idle" }),
-  runner_prefix: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9-]{0,31}$/, "1-32 letters, digits and '-', starting with a letter or digit"),
-  runner_group: z.string().max(256),
-  extra_specs: ExtraSpecs,
-  enabled: z.boolean(),
-  priority: z.int().min(0).max(1000).openapi({ description: "Higher wins when several scale sets match a job" }),
-  jit_config_enabled: z.boolean().openapi({
-    description:
-      "Register runners with a just-in-time config (needs GHES >= 3.10). false: each machine fetches a one-time registration token and runs config.sh",
-  }),
-  intake: z.enum(scaleSetIntakes).openapi({
-    description:
-      "Where jobs come from. webhook: workflow_job deliveries matched by labels. scaleset_api: GitHub's runner scale set API (jobs use `runs-on: <scale set name>`; the coordinator long-polls GitHub, no webhook needed; needs jit_config_enabled)",
-  }),
-};
-
-const idleWithinMax = (v: { min_idle_runners?: number | undefined; max_runners?: number | undefined }) =>
-  v.min_idle_runners === undefined || v.max_runners === undefined || v.min_idle_runners <= v.max_runners;
-const idleWithinMaxIssue = { message: "min_idle_runners cannot exceed max_runners", path: ["min_idle_runners"] };
-// Runners of a runner scale set come from its own generatejitconfig: there is no registration-token path.
-const apiIntakeUsesJit = (v: { intake?: string | undefined; jit_config_enabled?: boolean | undefined }) =>
-  !(v.intake === "scaleset_api" && v.jit_config_enabled === false);
-const apiIntakeUsesJitIssue = { message: "intake scaleset_api needs jit_config_enabled", path: ["jit_config_enabled"] };
-
-const CreateScaleSet = z
-  .strictObject({
-    name: ResourceName,
-    provider_name: fields.provider_name,
-    labels: fields.labels,
-    min_idle_runners: fields.min_idle_runners.default(0),
-    max_runners: fields.max_runners,
-    image: fields.image,
-    flavor: fields.flavor,
-    os_type: fields.os_type.default("linux"),
-    os_arch: fields.os_arch.default("amd64"),
-    bootstrap_timeout: fields.bootstrap_timeout.default(20),
-    runner_prefix: fields.runner_prefix.default("edgerunner"),
-    runner_group: fields.runner_group.default(""),
-    extra_specs: fields.extra_specs.default({}),
-    enabled: fields.enabled.default(true),
-    priority: fields.priority.default(0),
-    jit_config_enabled: fields.jit_config_enabled.default(true),
-    intake: fields.intake.default("webhook"),
-  })
-  .refine(idleWithinMax, idleWithinMaxIssue)
-  .refine(apiIntakeUsesJit, apiIntakeUsesJitIssue)
-  .openapi("CreateScaleSet");
-
-const UpdateScaleSet = z
-  .strictObject({
-    name: ResourceName.optional(),
-    ...Object.fromEntries(Object.entries(fields).map(([k, v]) => [k, v.optional()])),
-  } as { name: z.ZodOptional<typeof ResourceName> } & { [K in keyof typeof fields]: z.ZodOptional<(typeof fields)[K]> })
-  .refine(idleWithinMax, idleWithinMaxIssue)
-  .refine(apiIntakeUsesJit, apiIntakeUsesJitIssue)
-  .openapi("UpdateScaleSet");
-
-const ScaleSetSchema = z
-  .object({
-    id: z.uuid(),
-    name: z.string(),
-    entity: z.object({ kind: z.enum(["repository", "organization", "enterprise"]), id: z.uuid(), name: z.string() }),
-    endpoint: z.string(),
-    provider_name: z.string(),
-    labels: z.array(z.string()),
-    min_idle_runners: z.int(),
-    max_runners: z.int(),
-    image: z.string(),
-    flavor: z.string(),
-    os_type: z.enum(osTypes),
-    os_arch: z.enum(osArches),
-    bootstrap_timeout: z.int(),
-    runner_prefix: z.string(),
-    runner_group: z.string(),
-    extra_specs: z.record(z.string(), z.unknown()),
-    enabled: z.boolean(),
-    priority: z.int(),
-    jit_config_enabled: z.boolean(),
-    intake: z.enum(scaleSetIntakes),
-    created_at: Timestamp,
-    updated_at: Timestamp,
-  })
-  .openapi("ScaleSet");
-
-const ObjectStatusSchema = z
-  .object({
-    scale_set_id: z.string().nullable(),
-    next_wake_at: Timestamp.nullable(),
-    create_backoff: z.object({
-      failures: z.int(),
-      last_failure_at: Timestamp.nullable(),
-      hard_limited_at: Timestamp.nullable().openapi({ description: "Set when creation stopped after too many straight failures" }),
-      create_allowed_at: Timestamp.nullable(),
-    }),
-    last_reconcile: z
-      .object({
-        at: z.number(),
-        durationMs: z.number(),
-        summary: z.record(z.string(), z.unknown()).nullable(),
-        actions: z.record(z.string(), z.number()),
-        error: z.string().nullable(),
-        d1RoundTrips: z.number(),
-        passes: z.number(),
-      })
-      .nullable(),
-    pending_operations: z.int(),
-    delete_retries: z.int(),
-    listener: z
-      .object({
-        github_scale_set_id: z.int().nullable(),
-        session_open: z.boolean(),
-        last_message_id: z.int().openapi({ description: "The last queue message whose effects are stored and which was acknowledged" }),
-        statistics: z
-          .record(z.string(), z.number())
-          .nullable()
-          .openapi({ description: "GitHub's last statistics for the runner scale set (totalAssignedJobs, …)" }),
-        failures: z.int(),
-        retry_at: Timestamp.nullable(),
-        last_error: z.string().nullable(),
-      })
-      .nullable()
-      .openapi({ description: "The runner scale set API listener (intake scaleset_api); null if it never ran" }),
-  })
-  .openapi("ScaleSetObjectStatus");
-
-const ScaleSetDetailSchema = ScaleSetSchema.extend({ status: ObjectStatusSchema }).openapi("ScaleSetDetail");
-
-const view = ({ scaleSet: s, entity: e, providerName }: ScaleSetWithOwners): z.infer<typeof ScaleSetSchema> => ({
-  id: s.id,
-  name: s.name,
-  entity: { kind: e.kind, id: e.id, name: entityFullName(e) },
-  endpoint: e.endpointName,
-  provider_name: providerName,
-  labels: s.labels,
-  min_idle_runners: s.minIdleRunners,
-  max_runners: s.maxRunners,
-  image: s.image,
-  flavor: s.flavor,
-  os_type: s.osType,
-  os_arch: s.osArch,
-  bootstrap_timeout: s.bootstrapTimeout,
-  runner_prefix: s.runnerPrefix,
-  runner_group: s.runnerGroup,
-  extra_specs: s.extraSpecs,
-  enabled: s.enabled,
-  priority: s.priority,
-  jit_config_enabled: s.jitConfigEnabled,
-  intake: s.intake,
-  created_at: iso(s.createdAt)!,
-  updated_at: iso(s.updatedAt)!,
-});
 
 /** The scale set with its entity and provider name, or 404. */
 async function requireScaleSet(db: Db, id: string): Promise<ScaleSetWithOwners> {

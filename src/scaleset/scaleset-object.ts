@@ -6,7 +6,6 @@ import type { InstanceStatus } from "../db/schema";
 import type { Env } from "../env";
 import { outboundLimiter } from "../lib/outbound-limit";
 import { errorText, logEvent as log } from "../observability/log";
-import { counterName, countReconcile, flushCounters, hasPendingCalls, setCounterStatement } from "../observability/op-counters";
 import type { ShimCallback } from "../providers/shim-protocol";
 import { NO_CREATE_BACKOFF } from "./backoff";
 import { checkDrift } from "./drift";
@@ -19,6 +18,7 @@ import { planSnapshot } from "./plan-input";
 import { githubRunnerPort, openScaleSetPorts } from "./ports-factory";
 import { plan } from "./reconcile";
 import { RunCoalescer } from "./run-coalescer";
+import { RunRecord } from "./run-record";
 import { type RunnerReport, type RunnerReportRefusal, runnerReportChange } from "./runner-report";
 import { type ScaleSetSettings, scaleSetSettings } from "./settings";
 import { recheckStaleJobs } from "./stale-job-recheck";
@@ -51,25 +51,15 @@ export class ScaleSet extends DurableObject<Env> {
   private readonly runs = new RunCoalescer(MAX_PASSES_PER_RUN);
   /** When this incarnation started: rows left mid-way before it belong to a process that is gone. */
   private readonly startedAt = Date.now();
-  /** Totals of the reconcile run under way (one run is up to a few passes). */
-  private run: {
-    at: number;
-    started: number;
-    actions: Record<string, number>;
-    trips: number;
-    passes: number;
-    error: string | null;
-  } | null = null;
-  /** Counters go to D1 at the end of a run that called out or changed the desired count, else at most once a minute. */
-  private countersFlushedAt = 0;
-  private desiredWritten: number | null = null;
   private readonly executor: ExecutorContext;
+  private readonly runRecord: RunRecord;
   private readonly listener: ListenerHost;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     this.state = new ObjectState(ctx.storage.sql);
     this.settings = scaleSetSettings(env);
+    this.runRecord = new RunRecord(env.DB, this.state);
     // Every outbound call of this object (alarm and requests alike) shares one limiter, as the platform's limit does.
     const outbound = this.settings.outboundConnections === null ? undefined : outboundLimiter(this.settings.outboundConnections).fetch;
     this.listener = new ListenerHost(env, this.state, this.settings.listenRearmMs);
@@ -294,41 +284,14 @@ export class ScaleSet extends DurableObject<Env> {
   private reconcile(trigger: string): Promise<void> {
     return this.runs.run({
       pass: () => this.pass(trigger),
-      after: () => this.afterRun(),
+      after: () => this.runRecord.finish(),
       done: async (leftOver) => {
-        this.run = null;
+        this.runRecord.end();
         if (!leftOver) return;
         this.state.setTimer("nudge", Date.now());
         await this.arm();
       },
     });
-  }
-
-  /** Logs the run and records it for /metrics, batching the counter writes (see observability/op-counters.ts). */
-  private async afterRun(): Promise<void> {
-    const scaleSetId = this.state.scaleSetId;
-    const last = this.state.lastReconcile;
-    if (!scaleSetId || !this.run || !last) return;
-    log({
-      event: "reconciled",
-      scale_set: scaleSetId,
-      duration_ms: last.durationMs,
-      d1_round_trips: last.d1RoundTrips,
-      passes: last.passes,
-      actions: last.actions,
-      ...(last.error !== null && { error: last.error }),
-    });
-    countReconcile(scaleSetId, last.durationMs);
-    const desired = last.summary?.desired ?? null;
-    const now = Date.now();
-    const desiredChanged = desired !== null && desired !== this.desiredWritten;
-    if (!desiredChanged && !hasPendingCalls() && now - this.countersFlushedAt < 60_000) return;
-    this.countersFlushedAt = now;
-    await flushCounters(
-      this.env.DB,
-      desiredChanged ? [setCounterStatement(this.env.DB, counterName("scaleset.desired", scaleSetId), desired!, now)] : [],
-    );
-    if (desiredChanged) this.desiredWritten = desired;
   }
 
   /** One reconcile pass. Returns whether it changed anything. */
@@ -426,21 +389,7 @@ export class ScaleSet extends DurableObject<Env> {
       log({ event: "reconcile_error", scale_set: ss.id, error });
     }
 
-    const run = this.run ?? { at: now, started, actions: {}, trips: 0, passes: 0, error: null };
-    for (const a of result.actions) run.actions[a.type] = (run.actions[a.type] ?? 0) + (a.type === "create" ? a.count : 1);
-    run.trips += trips.n;
-    run.passes++;
-    run.error = run.error ?? error;
-    this.run = run;
-    this.state.lastReconcile = {
-      at: run.at,
-      durationMs: Date.now() - run.started,
-      summary: result.summary,
-      actions: run.actions,
-      error: run.error,
-      d1RoundTrips: run.trips,
-      passes: run.passes,
-    };
+    this.runRecord.addPass({ started, at: now, actions: result.actions, trips: trips.n, error, summary: result.summary });
     this.state.setTimer("tick", Date.now() + this.settings.tickMs);
     this.state.setTimer("wake", result.wakeAt);
     return result.actions.length > 0 || staleCorrected;

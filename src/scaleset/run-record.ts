@@ -1,0 +1,86 @@
+import { logEvent as log } from "../observability/log";
+import { counterName, countReconcile, flushCounters, hasPendingCalls, setCounterStatement } from "../observability/op-counters";
+import type { ObjectState } from "./object-state";
+import type { Action, PlanSummary } from "./reconcile";
+
+/**
+ * What one reconcile run did, pass by pass, and how it is reported: the scale set's last
+ * reconcile (its status), the `reconciled` log line, and the /metrics counters, which go to D1
+ * at the end of a run that called out or changed the desired count, else at most once a minute.
+ */
+export class RunRecord {
+  /** Totals of the run under way (one run is up to a few passes). */
+  private run: {
+    at: number;
+    started: number;
+    actions: Record<string, number>;
+    trips: number;
+    passes: number;
+    error: string | null;
+  } | null = null;
+  private countersFlushedAt = 0;
+  private desiredWritten: number | null = null;
+
+  constructor(
+    private readonly db: D1Database,
+    private readonly state: ObjectState,
+  ) {}
+
+  /** Adds a pass to the run under way, and keeps the run so far as the scale set's last reconcile. */
+  addPass(pass: {
+    started: number;
+    at: number;
+    actions: readonly Action[];
+    trips: number;
+    error: string | null;
+    summary: PlanSummary;
+  }): void {
+    const run = this.run ?? { at: pass.at, started: pass.started, actions: {}, trips: 0, passes: 0, error: null };
+    for (const a of pass.actions) run.actions[a.type] = (run.actions[a.type] ?? 0) + (a.type === "create" ? a.count : 1);
+    run.trips += pass.trips;
+    run.passes++;
+    run.error = run.error ?? pass.error;
+    this.run = run;
+    this.state.lastReconcile = {
+      at: run.at,
+      durationMs: Date.now() - run.started,
+      summary: pass.summary,
+      actions: run.actions,
+      error: run.error,
+      d1RoundTrips: run.trips,
+      passes: run.passes,
+    };
+  }
+
+  /** Logs the run and records it for /metrics, batching the counter writes (see observability/op-counters.ts). */
+  async finish(): Promise<void> {
+    const scaleSetId = this.state.scaleSetId;
+    const last = this.state.lastReconcile;
+    if (!scaleSetId || !this.run || !last) return;
+    log({
+      event: "reconciled",
+      scale_set: scaleSetId,
+      duration_ms: last.durationMs,
+      d1_round_trips: last.d1RoundTrips,
+      passes: last.passes,
+      actions: last.actions,
+      ...(last.error !== null && { error: last.error }),
+    });
+    countReconcile(scaleSetId, last.durationMs);
+    const desired = last.summary?.desired ?? null;
+    const now = Date.now();
+    const desiredChanged = desired !== null && desired !== this.desiredWritten;
+    if (!desiredChanged && !hasPendingCalls() && now - this.countersFlushedAt < 60_000) return;
+    this.countersFlushedAt = now;
+    await flushCounters(
+      this.db,
+      desiredChanged ? [setCounterStatement(this.db, counterName("scaleset.desired", scaleSetId), desired!, now)] : [],
+    );
+    if (desiredChanged) this.desiredWritten = desired;
+  }
+
+  /** The run is over (finished or failed): the next pass starts a new one. */
+  end(): void {
+    this.run = null;
+  }
+}
