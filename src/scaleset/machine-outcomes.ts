@@ -56,6 +56,11 @@ export function nextDeleteRetry(previousAttempts: number, now: number): { ops: O
   return { ops: { deleteAttempts: attempt, retryAt: now + delayMs }, deleteRetry: { attempt, delayMs } };
 }
 
+/** A failed delete: the instance goes back to pending_delete for its retry, keeping what the provider said. */
+function deleteFailedChange(id: string, attempt: number, fault: string, at: number): StatusChange {
+  return { id, from: "deleting", to: "pending_delete", reason: `delete failed (attempt ${attempt})`, at, set: { providerFault: fault } };
+}
+
 /** The status a reported machine puts its instance in, with what the provider said of it. */
 export function machineChange(id: string, from: InstanceStatus, machine: MachineInfo, at: number, reason: string): StatusChange {
   const to: InstanceStatus =
@@ -124,14 +129,7 @@ export function operationOutcome(input: {
   if (error) {
     const retry = nextDeleteRetry(input.deleteAttempts, now);
     return {
-      change: {
-        id: row.id,
-        from: "deleting",
-        to: "pending_delete",
-        reason: `delete failed (attempt ${retry.deleteRetry.attempt})`,
-        at: now,
-        set: { providerFault: error.message.slice(0, MAX_FAULT) },
-      },
+      change: deleteFailedChange(row.id, retry.deleteRetry.attempt, error.message.slice(0, MAX_FAULT), now),
       ops: { ...OPERATION_DONE, ...retry.ops },
       deleteRetry: retry.deleteRetry,
     };
@@ -212,14 +210,7 @@ export function deleteOutcome(
   }
   const retry = nextDeleteRetry(deleteAttempts, now);
   return {
-    change: {
-      id: row.id,
-      from: "deleting",
-      to: "pending_delete",
-      reason: `delete failed (attempt ${retry.deleteRetry.attempt})`,
-      at: now,
-      set: { providerFault: faultOf(answer.error) },
-    },
+    change: deleteFailedChange(row.id, retry.deleteRetry.attempt, faultOf(answer.error), now),
     ...retry,
   };
 }
