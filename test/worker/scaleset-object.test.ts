@@ -2,6 +2,7 @@ import { runDurableObjectAlarm } from "cloudflare:test";
 import { env, exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { readInstanceToken } from "../../src/scaleset/instance-token";
+import { nudgeScaleSet } from "../../src/scaleset/stub";
 import { deliverOutbox } from "../fake-shim/control";
 import { api, inScaleSetObject } from "./helpers";
 import { queueJobs, reconcile, scaleSetWorld } from "./scaleset-world";
@@ -172,6 +173,25 @@ describe("ScaleSet object: creating", () => {
     expect(await live(w.scaleSetId)).toHaveLength(6);
     expect((await live(w.scaleSetId)).every((r) => r.status === "running")).toBe(true);
     expect(await w.shim.machines()).toHaveLength(6);
+  });
+
+  it("serves a job nudged in while a run is under way: the run goes once more instead of leaving it for the next tick", async () => {
+    const w = await world();
+    // A run that plans nothing, then spends a while on the drift check (a slow cloud listing).
+    await reconcile(w.scaleSetId);
+    await inScaleSetObject(w.scaleSetId, (obj) => {
+      obj.state.lastOrphanCheck = 0;
+    });
+    await w.shim.setFaults({ latency_ms: { list: 1_000 } });
+    const run = reconcile(w.scaleSetId);
+    await new Promise((r) => setTimeout(r, 300));
+    // A webhook's job and its nudge arrive after the run read D1. (Tests keep nudge delays an
+    // hour long, so only the run under way can serve it.)
+    await queueJobs(w.scaleSetId, 1);
+    await nudgeScaleSet(env, w.scaleSetId);
+    await run;
+    expect(await live(w.scaleSetId)).toHaveLength(1);
+    expect(await w.shim.machines()).toHaveLength(1);
   });
 
   it("does not hold the scale set up for a create the shim is slow to answer: it settles in the background", async () => {
