@@ -59,6 +59,8 @@ writeFileSync(
     `INSTANCE_TOKEN_SECRET=${randomBytes(24).toString("hex")}`,
     "NUDGE_DELAY_SECONDS=3600",
     "RECONCILE_INTERVAL_SECONDS=3600",
+    // BENCH_LOG_LEVEL=warn measures intake without its per-delivery info line (issue 14: where the time goes).
+    ...(process.env.BENCH_LOG_LEVEL ? [`LOG_LEVEL=${process.env.BENCH_LOG_LEVEL}`] : []),
     "",
   ].join("\n"),
 );
