@@ -21,7 +21,10 @@ export interface Coordinator {
   /** SIGKILL now (synchronous, for exit handlers). */
   killNow(): void;
   devVars: Record<string, string>;
+  /** CPU seconds used so far by workerd (the Worker) and wrangler (its dev proxy); null without /proc. */
+  cpuSeconds(): { workerd: number; wrangler: number } | null;
 }
+export function processGroupCpu(pgid: number): { workerd: number; wrangler: number } | null;
 /** opts.log: append the coordinator's log lines to this file. */
 export function startCoordinator(vars?: Record<string, string>, opts?: { log?: string }): Promise<Coordinator>;
 

@@ -4,7 +4,7 @@
 
 import { spawn, spawnSync } from "node:child_process";
 import { createHmac, randomBytes, randomUUID } from "node:crypto";
-import { mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
@@ -199,7 +199,43 @@ export async function startCoordinator(vars = {}, opts = {}) {
       // already gone
     }
   };
-  return { url, port, api, sql, work, stop, restart, killNow, devVars };
+  /**
+   * CPU seconds (user + system) used so far by the coordinator's processes, from /proc (Linux):
+   * `workerd` (the Worker itself: every request, alarm and object) and `wrangler` (the dev proxy
+   * in front of it). Null where /proc is not there.
+   */
+  const cpuSeconds = () => (proc ? processGroupCpu(proc.pid) : null);
+  return { url, port, api, sql, work, stop, restart, killNow, devVars, cpuSeconds };
+}
+
+/** User + system CPU seconds of a process group's processes, split into workerd and the rest; null without /proc. */
+export function processGroupCpu(pgid) {
+  let entries;
+  try {
+    entries = readdirSync("/proc");
+  } catch {
+    return null;
+  }
+  const ticksPerSecond = 100; // USER_HZ on Linux
+  const out = { workerd: 0, wrangler: 0 };
+  for (const pid of entries) {
+    if (!/^\d+$/.test(pid)) continue;
+    let stat;
+    try {
+      stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    } catch {
+      continue; // gone meanwhile
+    }
+    // "pid (comm) state ppid pgrp …": comm may hold spaces, so split after its closing parenthesis.
+    const close = stat.lastIndexOf(")");
+    const comm = stat.slice(stat.indexOf("(") + 1, close);
+    const fields = stat.slice(close + 2).split(" ");
+    if (Number(fields[2]) !== pgid) continue;
+    const seconds = (Number(fields[11]) + Number(fields[12])) / ticksPerSecond;
+    if (comm.startsWith("workerd")) out.workerd += seconds;
+    else out.wrangler += seconds;
+  }
+  return out;
 }
 
 /**

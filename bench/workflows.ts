@@ -185,6 +185,7 @@ try {
   const shimRequestsBefore = ((await (await fetch(`${w.shimControl}/requests`)).json()) as unknown[]).length;
   note(`burst: ${opts.burst} jobs queued at once`);
   const t0 = Date.now();
+  const cpuBefore = stack.coordinator.cpuSeconds();
   await gh.queueJobs({ repository: "octo/app", labels: ["self-hosted", "linux", "burst"], count: opts.burst, name: "burst" });
   const floorS = limited ? (opts.burst / JIT_PER_MINUTE) * 60 : null;
   const timeout = Math.max(600_000, (floorS ?? 0) * 2000);
@@ -201,6 +202,8 @@ try {
   // Settled: every machine gone, so every removal the coordinator makes at GitHub is counted.
   for (let i = 0; i < 1200 && (await stack.machines()).length; i++) await sleep(250);
   const left = (await stack.machines()).length;
+  // The coordinator's CPU over the whole burst (webhooks, object passes, bootstrap routes, deletes), per runner.
+  const cpuAfter = stack.coordinator.cpuSeconds();
   const shimRequests = (
     (await (await fetch(`${w.shimControl}/requests`)).json()) as { at: number; operation: string; status: number | null; body: any }[]
   ).slice(shimRequestsBefore);
@@ -249,6 +252,14 @@ try {
       secondary_concurrency: refused.filter((r) => r.secondary_limit === "concurrency").length,
       other: refused.filter((r) => !r.secondary_limit).length,
     },
+    coordinator_cpu_ms_per_runner:
+      cpuBefore && cpuAfter && runnersCreated
+        ? {
+            workerd: Math.round(((cpuAfter.workerd - cpuBefore.workerd) * 1000 * 10) / runnersCreated) / 10,
+            wrangler_dev_proxy: Math.round(((cpuAfter.wrangler - cpuBefore.wrangler) * 1000 * 10) / runnersCreated) / 10,
+            note: "user+system CPU of the processes under wrangler dev, from /proc; target ≤ 10 ms (workerd)",
+          }
+        : null,
     wall_s: Math.round((Date.now() - t0) / 100) / 10,
   };
   console.log(JSON.stringify(result, null, 2));
