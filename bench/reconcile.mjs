@@ -66,7 +66,8 @@ try {
       name: `size-${size}`,
       provider_name: w.provider,
       labels: ["self-hosted", "linux"],
-      max_runners: size + Math.ceil(size / 10),
+      // Room for the churn's creates, within the API's largest scale set (10,000).
+      max_runners: Math.min(10_000, size + Math.ceil(size / 10)),
       min_idle_runners: size,
       image: "ubuntu:24.04",
       flavor: "small",
@@ -111,14 +112,21 @@ try {
     const churnFile = join(coordinator.work, `churn-${size}.sql`);
     writeFileSync(churnFile, churnSql.join("\n"));
     coordinator.sql(churnFile);
+    // Subrequests of the churn's invocation: what reached the fake shim and the fake GitHub meanwhile.
+    const outbound = async () =>
+      (await (await fetch(`${w.shimControl}/requests`)).json()).length +
+      (await (await fetch(`${w.world.url}/_fake/requests`)).json()).length;
+    const outboundBefore = await outbound();
     const t0 = performance.now();
     const churned = (await coordinator.api("POST", `/scalesets/${ss.id}/reconcile`)).last_reconcile;
     const churnWall = performance.now() - t0;
+    const churnSubrequests = (await outbound()) - outboundBefore;
 
     result.reconcile.push({
       instances: size,
       steady: {
         d1_round_trips: median(steady.map((s) => s.d1RoundTrips)),
+        d1_queries: median(steady.map((s) => s.d1Queries)),
         wall_ms_p50: Math.round(median(steady.map((s) => s.wall)) * 10) / 10,
         object_ms_p50: median(steady.map((s) => s.durationMs)),
       },
@@ -128,6 +136,9 @@ try {
         passes: churned.passes,
         d1_round_trips: churned.d1RoundTrips,
         d1_round_trips_per_pass: Math.round((churned.d1RoundTrips / churned.passes) * 10) / 10,
+        // Per invocation, against Cloudflare's budgets: 1,000 D1 queries, 10,000 subrequests.
+        d1_queries: churned.d1Queries,
+        subrequests: churnSubrequests,
         wall_ms: Math.round(churnWall),
         error: churned.error,
       },

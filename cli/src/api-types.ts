@@ -5954,6 +5954,7 @@ export interface components {
                     [key: string]: number;
                 };
                 at: number;
+                d1Queries?: number;
                 d1RoundTrips: number;
                 durationMs: number;
                 error: string | null;

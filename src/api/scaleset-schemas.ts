@@ -136,6 +136,7 @@ export const ObjectStatusSchema = z
         actions: z.record(z.string(), z.number()),
         error: z.string().nullable(),
         d1RoundTrips: z.number(),
+        d1Queries: z.number().optional(),
         passes: z.number(),
       })
       .nullable(),

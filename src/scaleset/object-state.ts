@@ -25,6 +25,8 @@ export interface LastReconcile {
   error: string | null;
   /** D1 round trips the pass took: constant whatever the number of instances. */
   d1RoundTrips: number;
+  /** The D1 queries (statements) those round trips carried: Cloudflare allows 1,000 per invocation. Absent in runs recorded before it was counted. */
+  d1Queries?: number;
   /** Passes in the run: a pass that changed something is followed by another, at most four. */
   passes: number;
 }

@@ -15,6 +15,7 @@ export class RunRecord {
     started: number;
     actions: Record<string, number>;
     trips: number;
+    statements: number;
     passes: number;
     error: string | null;
   } | null = null;
@@ -32,12 +33,14 @@ export class RunRecord {
     at: number;
     actions: readonly Action[];
     trips: number;
+    statements: number;
     error: string | null;
     summary: PlanSummary;
   }): void {
-    const run = this.run ?? { at: pass.at, started: pass.started, actions: {}, trips: 0, passes: 0, error: null };
+    const run: NonNullable<RunRecord["run"]> = this.run ?? { at: pass.at, started: pass.started, actions: {}, trips: 0, statements: 0, passes: 0, error: null };
     for (const a of pass.actions) run.actions[a.type] = (run.actions[a.type] ?? 0) + (a.type === "create" ? a.count : 1);
     run.trips += pass.trips;
+    run.statements += pass.statements;
     run.passes++;
     run.error = run.error ?? pass.error;
     this.run = run;
@@ -48,6 +51,7 @@ export class RunRecord {
       actions: run.actions,
       error: run.error,
       d1RoundTrips: run.trips,
+      d1Queries: run.statements,
       passes: run.passes,
     };
   }
@@ -62,6 +66,7 @@ export class RunRecord {
       scale_set: scaleSetId,
       duration_ms: last.durationMs,
       d1_round_trips: last.d1RoundTrips,
+      d1_queries: last.d1Queries,
       passes: last.passes,
       actions: last.actions,
       ...(last.error !== null && { error: last.error }),

@@ -299,7 +299,7 @@ export class ScaleSet extends DurableObject<Env> {
     const scaleSetId = this.state.scaleSetId;
     if (!scaleSetId) return false;
     const started = Date.now();
-    const trips = { n: 0 };
+    const trips = { n: 0, statements: 0 };
     const db = countingD1(this.env.DB, trips);
     this.state.setTimer("nudge", null);
     this.state.setTimer("retry", null);
@@ -389,7 +389,15 @@ export class ScaleSet extends DurableObject<Env> {
       log({ event: "reconcile_error", scale_set: ss.id, error });
     }
 
-    this.runRecord.addPass({ started, at: now, actions: result.actions, trips: trips.n, error, summary: result.summary });
+    this.runRecord.addPass({
+      started,
+      at: now,
+      actions: result.actions,
+      trips: trips.n,
+      statements: trips.statements,
+      error,
+      summary: result.summary,
+    });
     this.state.setTimer("tick", Date.now() + this.settings.tickMs);
     this.state.setTimer("wake", result.wakeAt);
     return result.actions.length > 0 || staleCorrected;

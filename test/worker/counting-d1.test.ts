@@ -17,13 +17,14 @@ describe("countingD1", () => {
   });
 
   it("counts a batch as one round trip however many statements it holds, and its statements run for real", async () => {
-    const trips = { n: 0 };
+    const trips = { n: 0, statements: 0 };
     const db = countingD1(env.DB, trips);
     const results = await db.batch(Array.from({ length: 5 }, (_, i) => db.prepare("SELECT ?1 AS v").bind(i)));
     expect(results.map((r) => r.results[0])).toEqual([0, 1, 2, 3, 4].map((v) => ({ v })));
-    expect(trips.n).toBe(1);
+    expect(trips).toEqual({ n: 1, statements: 5 });
     await db.exec("SELECT 1");
-    expect(trips.n).toBe(2);
+    await db.prepare("SELECT 2").first();
+    expect(trips).toEqual({ n: 3, statements: 7 });
   });
 
   it("passes everything else through to D1", async () => {
