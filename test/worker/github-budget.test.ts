@@ -1,5 +1,5 @@
 import { env, exports } from "cloudflare:workers";
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import type { GithubBudgetPolicy } from "../../src/github/budget";
 import { api, inScaleSetObject, unique } from "./helpers";
 import { parsePrometheus, value } from "./prometheus-parse";
@@ -57,12 +57,22 @@ async function budgetWaits(credentials: string) {
   return value(parsePrometheus(await res.text()), "edgerunner_github_budget_waits_total", { credentials });
 }
 
+/** The `github_budget_exhausted` log lines written since the spy was set. */
+const exhausted = (spy: { mock: { calls: unknown[][] } }) =>
+  spy.mock.calls
+    .map((call) => String(call[0]))
+    .filter((line) => line.includes('"event":"github_budget_exhausted"'))
+    .map((line) => JSON.parse(line));
+
 describe("GitHub budget", () => {
+  afterEach(() => vi.restoreAllMocks());
+
   it("creates only what the credential's budget pays for, says so, and creates the rest in later windows", async () => {
     const w = await scaleSetWorld(SHIM_SECRET, { max_runners: 60 });
     const cred = await credentialOf(w.scaleSetId);
     await withBudget(w.scaleSetId, budget(10));
     await queueJobs(w.scaleSetId, 50);
+    const logs = vi.spyOn(console, "log").mockImplementation(() => {});
 
     const status = await reconcile(w.scaleSetId);
     expect(status.last_reconcile).toMatchObject({
@@ -80,6 +90,15 @@ describe("GitHub budget", () => {
     await reconcile(w.scaleSetId);
     expect(await rows(w.scaleSetId)).toHaveLength(10);
     expect(await budgetWaits(cred.name)).toBe(1);
+    expect(exhausted(logs)).toEqual([
+      expect.objectContaining({
+        scale_set: w.scaleSetId,
+        credential: cred.id,
+        wanted: 50,
+        granted: 10,
+        frees_at: new Date(WINDOW_MS).toISOString(),
+      }),
+    ]);
 
     const detail = await api.get(`/api/v1/scalesets/${w.scaleSetId}`);
     expect(detail.status).toBe(200);
@@ -92,6 +111,7 @@ describe("GitHub budget", () => {
     }
     expect(await jitCalls(w)).toBe(50);
     expect(await budgetWaits(cred.name)).toBe(4);
+    expect(exhausted(logs)).toHaveLength(4);
     const done = await reconcile(w.scaleSetId);
     expect(done.last_reconcile.summary.blocked).toBeNull();
     expect(done.github_budget).toMatchObject({ blocked: false, frees_at: null });
