@@ -83,6 +83,8 @@ export async function startCoordinator(vars = {}, opts = {}) {
     ADMIN_TOKEN: adminToken,
     ENCRYPTION_KEY: randomBytes(32).toString("base64"),
     INSTANCE_TOKEN_SECRET: randomBytes(24).toString("hex"),
+    // Loopback fakes limit nothing, so no GitHub budget either (the production profile sets one).
+    GITHUB_POINTS_PER_MINUTE: "0",
     ...vars,
   };
   writeFileSync(

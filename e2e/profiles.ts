@@ -10,7 +10,9 @@
  *    concurrent requests, answering 403 + retry-after past them. The simulator takes ~1 s per
  *    create: synchronously (the call answers after 1 s) or, with `--shim async`, 202 at once and
  *    the callback after 1 s. The coordinator lets six outbound calls per scale set object wait
- *    for headers at once (OUTBOUND_CONNECTIONS_PER_OBJECT=6), as Cloudflare does.
+ *    for headers at once (OUTBOUND_CONNECTIONS_PER_OBJECT=6), as Cloudflare does, and paces its
+ *    JIT configs with its GitHub budget (GITHUB_POINTS_PER_MINUTE=810, the default when deployed;
+ *    the benchmark harness turns it off for loopback runs, whose fakes limit nothing).
  */
 import type { GithubProfile } from "../test/fake-github/types.ts";
 import type { Faults } from "../test/fake-shim/types.ts";
@@ -47,7 +49,8 @@ export function stackProfile(name: ProfileName = "loopback", shim: ShimMode = "s
   return {
     name,
     shim,
-    vars: { OUTBOUND_CONNECTIONS_PER_OBJECT: "6" },
+    // The coordinator's own GitHub budget (docs/performance.md), as deployed; loopback runs without one.
+    vars: { OUTBOUND_CONNECTIONS_PER_OBJECT: "6", GITHUB_POINTS_PER_MINUTE: "810" },
     github: { latency: { jit_ms: 300, other_ms: 100, jitter: 0.2 }, secondary: { ...GITHUB_SECONDARY } },
     shimFaults:
       shim === "async"

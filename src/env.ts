@@ -47,6 +47,14 @@ export interface Env {
    * across all its work. Unset or 0: no limit of ours (the platform's still applies when deployed).
    */
   OUTBOUND_CONNECTIONS_PER_OBJECT?: string;
+  /**
+   * GitHub secondary-limit points each credential may spend a minute on JIT configs, shared by
+   * every scale set on it (GitHub allows 900; the margin is for reads and deletes). Default 810;
+   * 0: no budget (a GHES with rate limits off). See docs/performance.md.
+   */
+  GITHUB_POINTS_PER_MINUTE?: string;
+  /** Length of one budget window in seconds (default 6): the minute's points are spent in these. */
+  GITHUB_BUDGET_WINDOW_SECONDS?: string;
   // Retention knobs (see src/retention/settings.ts and docs/retention.md).
   /** Days completed jobs and deleted instances (with their transitions) are kept; default 30. */
   RETENTION_DAYS?: string;

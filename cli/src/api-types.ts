@@ -5949,6 +5949,19 @@ export interface components {
                 last_failure_at: string | null;
             };
             delete_retries: number;
+            /** @description The credential's GitHub budget (GITHUB_POINTS_PER_MINUTE); null until it first held back a create */
+            github_budget: {
+                /** @description The last pass that wanted runners got fewer JIT configs than it wanted */
+                blocked: boolean;
+                /**
+                 * Format: date-time
+                 * @description When the budget window that fell short ends
+                 * @example 2026-11-22T10:00:00.000Z
+                 */
+                frees_at: string | null;
+                granted: number;
+                wanted: number;
+            } | null;
             last_reconcile: {
                 actions: {
                     [key: string]: number;

@@ -157,6 +157,15 @@ export const ObjectStatusSchema = z
       })
       .nullable()
       .openapi({ description: "The runner scale set API listener (intake scaleset_api); null if it never ran" }),
+    github_budget: z
+      .object({
+        blocked: z.boolean().openapi({ description: "The last pass that wanted runners got fewer JIT configs than it wanted" }),
+        frees_at: Timestamp.nullable().openapi({ description: "When the budget window that fell short ends" }),
+        wanted: z.int(),
+        granted: z.int(),
+      })
+      .nullable()
+      .openapi({ description: "The credential's GitHub budget (GITHUB_POINTS_PER_MINUTE); null until it first held back a create" }),
   })
   .openapi("ScaleSetObjectStatus");
 

@@ -96,6 +96,20 @@ export const githubCache = sqliteTable(
   (t) => [uniqueIndex("github_cache_endpoint_key_idx").on(t.endpointName, t.key)],
 );
 
+/**
+ * Each credential's share of GitHub's secondary limit in the current budget window: the points
+ * reserved so far (every isolate and scale set object reserves here before it asks for JIT
+ * configs), and what the last reservation got (read back by the statement that made it).
+ */
+export const githubBudget = sqliteTable("github_budget", {
+  credentialId: text("credential_id")
+    .primaryKey()
+    .references(() => githubCredentials.id, { onDelete: "cascade" }),
+  windowStart: integer("window_start").notNull(),
+  pointsUsed: integer("points_used").notNull(),
+  lastGrant: integer("last_grant").notNull(),
+});
+
 export const entityKinds = ["repository", "organization", "enterprise"] as const;
 export type EntityKind = (typeof entityKinds)[number];
 
@@ -439,6 +453,7 @@ export const schema = {
   jobs,
   webhookDeliveries,
   counters,
+  githubBudget,
   retentionLastRun,
   apiTokens,
   auditLog,

@@ -68,6 +68,8 @@ export async function renderMetrics(db: D1Database): Promise<string> {
         labels: { operation: a, credentials: credentialNames.get(b) ?? b },
         value: c.value,
       });
+    } else if (family === "github.budget_waits") {
+      calls.set(c.name, { family: `${P}github_budget_waits_total`, labels: { credentials: credentialNames.get(a) ?? a }, value: c.value });
     } else if (family === "shim.calls" || family === "shim.errors") {
       calls.set(c.name, {
         family: family === "shim.calls" ? `${P}provider_operations_total` : `${P}provider_errors_total`,
@@ -100,6 +102,10 @@ export async function renderMetrics(db: D1Database): Promise<string> {
   for (const [family, help] of [
     [`${P}github_operations_total`, "GitHub REST requests, by operation and credentials"],
     [`${P}github_errors_total`, "GitHub REST requests that failed (no answer, or an answer the operation did not expect)"],
+    [
+      `${P}github_budget_waits_total`,
+      "Budget windows in which a scale set wanted more JIT configs than the credentials' GitHub budget had left",
+    ],
     [`${P}provider_operations_total`, "Provider shim requests, by operation and provider"],
     [`${P}provider_errors_total`, "Provider shim requests that failed"],
   ] as const) {

@@ -31,6 +31,16 @@ export interface LastReconcile {
   passes: number;
 }
 
+/** What the GitHub budget last did to this scale set's creates (scaleset/github-pacing.ts). */
+export interface BudgetWait {
+  /** The budget window in which this object last fell short (counted and logged once per window). */
+  windowStart: number;
+  /** When that window ends and the budget frees; null once a pass got all it wanted. */
+  freesAt: number | null;
+  wanted: number;
+  granted: number;
+}
+
 export class ObjectState {
   constructor(private readonly sql: SqlStorage) {
     sql.exec(`
@@ -107,6 +117,14 @@ export class ObjectState {
 
   set unconfirmedMachines(value: Record<string, number>) {
     this.setMeta("unconfirmed_machines", value);
+  }
+
+  get budgetWait(): BudgetWait | null {
+    return this.getMeta<BudgetWait>("budget_wait");
+  }
+
+  set budgetWait(value: BudgetWait) {
+    this.setMeta("budget_wait", value);
   }
 
   get lastOrphanCheck(): number {

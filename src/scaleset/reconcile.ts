@@ -72,7 +72,7 @@ export interface PlanSummary {
   deleting: number;
   queued: number;
   /** Why nothing was created although more runners are needed, if so. */
-  blocked: "disabled" | "max_runners" | "create_backoff" | "hard_limit" | null;
+  blocked: "disabled" | "max_runners" | "create_backoff" | "hard_limit" | "github_budget" | null;
 }
 
 export interface Plan {

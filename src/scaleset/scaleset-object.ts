@@ -9,6 +9,7 @@ import { errorText, logEvent as log } from "../observability/log";
 import type { ShimCallback } from "../providers/shim-protocol";
 import { NO_CREATE_BACKOFF } from "./backoff";
 import { checkDrift } from "./drift";
+import { type BudgetStatus, budgetStatus, payForCreates } from "./github-pacing";
 import { canTransition } from "./instance-states";
 import { ListenerHost, type ListenerStatus } from "./listener-host";
 import { callbackResult, operationOutcome } from "./machine-outcomes";
@@ -35,6 +36,7 @@ export interface ScaleSetStatus {
   delete_retries: number;
   /** The runner scale set API listener (scaleset_api intake), if it ever ran. */
   listener: ListenerStatus | null;
+  github_budget: BudgetStatus | null;
 }
 
 /**
@@ -131,6 +133,7 @@ export class ScaleSet extends DurableObject<Env> {
       pending_operations: ops.filter((o) => o.opId).length,
       delete_retries: ops.filter((o) => o.retryAt !== null).length,
       listener: this.listener.status(),
+      github_budget: budgetStatus(this.state.budgetWait),
     };
   }
 
@@ -333,7 +336,7 @@ export class ScaleSet extends DurableObject<Env> {
 
     this.state.pruneOps(new Set(rows.instances.map((i) => i.name)));
     const now = Date.now();
-    const result = plan(
+    const planned = plan(
       planSnapshot({
         scaleSet: ss,
         instances: rows.instances,
@@ -347,6 +350,7 @@ export class ScaleSet extends DurableObject<Env> {
         now,
       }),
     );
+    const result = await payForCreates({ db, scaleSet: ss, plan: planned, policy: this.settings.githubBudget, state: this.state, now });
     log({ event: "plan", scale_set: ss.id, trigger, ...result.summary, actions: result.actions.length });
 
     let error: string | null = null;

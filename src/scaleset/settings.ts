@@ -1,4 +1,5 @@
 import type { Env } from "../env";
+import { DEFAULT_GITHUB_BUDGET, type GithubBudgetPolicy } from "../github/budget";
 import type { CreateBackoffPolicy } from "./backoff";
 import { DEFAULT_STALE_JOBS, type StaleJobPolicy } from "./stale-jobs";
 
@@ -19,6 +20,8 @@ export interface ScaleSetSettings {
   concurrency: number;
   /** At most this many of the object's outbound calls wait for headers at once (null: no limit of ours). */
   outboundConnections: number | null;
+  /** GitHub points each credential may spend, in windows shared by every object (null: `GITHUB_POINTS_PER_MINUTE=0`, no budget). */
+  githubBudget: GithubBudgetPolicy | null;
 }
 
 const seconds = (value: string | undefined, fallback: number): number => {
@@ -29,6 +32,12 @@ const seconds = (value: string | undefined, fallback: number): number => {
 export function scaleSetSettings(env: Partial<Env>): ScaleSetSettings {
   const limit = Number(env.CREATE_FAILURE_LIMIT);
   const outbound = Number(env.OUTBOUND_CONNECTIONS_PER_OBJECT);
+  const points = Number(env.GITHUB_POINTS_PER_MINUTE);
+  const pointsPerMinute =
+    env.GITHUB_POINTS_PER_MINUTE !== undefined && env.GITHUB_POINTS_PER_MINUTE !== "" && Number.isFinite(points) && points >= 0
+      ? Math.floor(points)
+      : DEFAULT_GITHUB_BUDGET.pointsPerMinute;
+  const windowMs = seconds(env.GITHUB_BUDGET_WINDOW_SECONDS, DEFAULT_GITHUB_BUDGET.windowMs / 1000);
   return {
     tickMs: seconds(env.RECONCILE_INTERVAL_SECONDS, 30),
     nudgeDelayMs: seconds(env.NUDGE_DELAY_SECONDS, 0),
@@ -44,5 +53,6 @@ export function scaleSetSettings(env: Partial<Env>): ScaleSetSettings {
     listenRearmMs: seconds(env.LISTEN_REARM_SECONDS, 0),
     concurrency: 16,
     outboundConnections: Number.isInteger(outbound) && outbound > 0 ? outbound : null,
+    githubBudget: pointsPerMinute > 0 ? { pointsPerMinute, windowMs: windowMs > 0 ? windowMs : DEFAULT_GITHUB_BUDGET.windowMs } : null,
   };
 }

@@ -2,9 +2,9 @@ import { describe, expect, it } from "vitest";
 import { JIT_PER_MINUTE, profileFromArgs, stackProfile } from "../../e2e/profiles";
 
 describe("benchmark and e2e profiles", () => {
-  it("production: GitHub's latency and published secondary limits, 1 s shim creates, six outbound calls per object", () => {
+  it("production: GitHub's latency and published secondary limits, 1 s shim creates, six outbound calls per object, the GitHub budget", () => {
     const p = stackProfile("production");
-    expect(p.vars).toEqual({ OUTBOUND_CONNECTIONS_PER_OBJECT: "6" });
+    expect(p.vars).toEqual({ OUTBOUND_CONNECTIONS_PER_OBJECT: "6", GITHUB_POINTS_PER_MINUTE: "810" });
     expect(p.github).toEqual({
       latency: { jit_ms: 300, other_ms: 100, jitter: 0.2 },
       secondary: { points_per_minute: 900, mutation_points: 5, read_points: 1, max_concurrent: 100 },
