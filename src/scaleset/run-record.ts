@@ -37,7 +37,15 @@ export class RunRecord {
     error: string | null;
     summary: PlanSummary;
   }): void {
-    const run: NonNullable<RunRecord["run"]> = this.run ?? { at: pass.at, started: pass.started, actions: {}, trips: 0, statements: 0, passes: 0, error: null };
+    const run: NonNullable<RunRecord["run"]> = this.run ?? {
+      at: pass.at,
+      started: pass.started,
+      actions: {},
+      trips: 0,
+      statements: 0,
+      passes: 0,
+      error: null,
+    };
     for (const a of pass.actions) run.actions[a.type] = (run.actions[a.type] ?? 0) + (a.type === "create" ? a.count : 1);
     run.trips += pass.trips;
     run.statements += pass.statements;
