@@ -52,3 +52,18 @@ export function createAllowedAt(state: CreateBackoff, policy: CreateBackoffPolic
   if (state.failures === 0 || state.lastFailureAt === null) return 0;
   return state.lastFailureAt + state.failures * policy.intervalMs;
 }
+
+/**
+ * A hard limit belongs to the scale set as it was when the limit was hit (`limitVersion`, its
+ * `updated_at` then): an update of the scale set since lifts it. A limit hit outside a pass (a
+ * callback) has no version yet and takes the scale set's current one. Returns what changed.
+ */
+export function hardLimitAgainst(
+  backoff: CreateBackoff,
+  limitVersion: number | null,
+  scaleSetUpdatedAt: number,
+): { lifted: true } | { setVersion: number } | null {
+  if (backoff.hardLimitedAt === null) return null;
+  if (limitVersion === null) return { setVersion: scaleSetUpdatedAt };
+  return scaleSetUpdatedAt > limitVersion ? { lifted: true } : null;
+}

@@ -7,13 +7,14 @@ import type { Env } from "../env";
 import { outboundLimiter } from "../lib/outbound-limit";
 import { errorText, logEvent as log } from "../observability/log";
 import type { ShimCallback } from "../providers/shim-protocol";
-import { NO_CREATE_BACKOFF } from "./backoff";
+import { hardLimitAgainst, NO_CREATE_BACKOFF } from "./backoff";
 import { checkDrift } from "./drift";
-import { type BudgetStatus, budgetStatus, payForCreates } from "./github-pacing";
+import { budgetStatus, payForCreates } from "./github-pacing";
 import { canTransition } from "./instance-states";
-import { ListenerHost, type ListenerStatus } from "./listener-host";
+import { ListenerHost } from "./listener-host";
 import { callbackResult, operationOutcome } from "./machine-outcomes";
-import { type LastReconcile, ObjectState } from "./object-state";
+import { ObjectState } from "./object-state";
+import type { ScaleSetStatus } from "./object-status";
 import { afterCreate, type ExecutorContext, executePlan, keepCreateBackoff, keepOutcome } from "./plan-executor";
 import { planSnapshot } from "./plan-input";
 import { githubRunnerPort, openScaleSetPorts } from "./ports-factory";
@@ -26,18 +27,6 @@ import { recheckStaleJobs } from "./stale-job-recheck";
 
 /** Passes a run may make before it leaves the rest to the alarm (a pass that acted goes again at once). */
 const MAX_PASSES_PER_RUN = 4;
-
-export interface ScaleSetStatus {
-  scale_set_id: string | null;
-  next_wake_at: string | null;
-  create_backoff: { failures: number; last_failure_at: string | null; hard_limited_at: string | null; create_allowed_at: string | null };
-  last_reconcile: LastReconcile | null;
-  pending_operations: number;
-  delete_retries: number;
-  /** The runner scale set API listener (scaleset_api intake), if it ever ran. */
-  listener: ListenerStatus | null;
-  github_budget: BudgetStatus | null;
-}
 
 /**
  * One object per scale set, the single writer of its instances' lifecycle. Woken by nudges
@@ -322,17 +311,12 @@ export class ScaleSet extends DurableObject<Env> {
       return false;
     }
 
-    let backoff = this.state.createBackoff;
-    const limitVersion = this.state.hardLimitVersion;
-    if (backoff.hardLimitedAt !== null && limitVersion !== null && ss.updatedAt > limitVersion) {
-      backoff = NO_CREATE_BACKOFF;
-      this.state.createBackoff = backoff;
-      this.state.hardLimitVersion = null;
+    const limit = hardLimitAgainst(this.state.createBackoff, this.state.hardLimitVersion, ss.updatedAt);
+    if (limit && "lifted" in limit) {
+      [this.state.createBackoff, this.state.hardLimitVersion] = [NO_CREATE_BACKOFF, null];
       log({ event: "hard_limit_lifted", scale_set: ss.id, reason: "scale set updated" });
-    } else if (backoff.hardLimitedAt !== null && limitVersion === null) {
-      // Hit outside a pass (a callback): the limit belongs to the scale set as it is now.
-      this.state.hardLimitVersion = ss.updatedAt;
-    }
+    } else if (limit) this.state.hardLimitVersion = limit.setVersion;
+    const backoff = this.state.createBackoff;
 
     this.state.pruneOps(new Set(rows.instances.map((i) => i.name)));
     const now = Date.now();

@@ -1,5 +1,12 @@
 import { describe, expect, it } from "vitest";
-import { createAllowedAt, deleteRetryDelay, NO_CREATE_BACKOFF, recordCreateFailure, recordCreateSuccess } from "../../src/scaleset/backoff";
+import {
+  createAllowedAt,
+  deleteRetryDelay,
+  hardLimitAgainst,
+  NO_CREATE_BACKOFF,
+  recordCreateFailure,
+  recordCreateSuccess,
+} from "../../src/scaleset/backoff";
 
 describe("delete backoff", () => {
   it("starts at 1 s, doubles, and stops at 5 minutes", () => {
@@ -30,5 +37,19 @@ describe("create backoff", () => {
     const s = recordCreateFailure(recordCreateFailure(NO_CREATE_BACKOFF, 1, policy), 2, policy);
     expect(recordCreateSuccess(s)).toEqual(NO_CREATE_BACKOFF);
     expect(recordCreateSuccess(NO_CREATE_BACKOFF)).toBe(NO_CREATE_BACKOFF);
+  });
+});
+
+describe("a hard limit against the scale set's updates", () => {
+  const limited = { failures: 5, lastFailureAt: 1_000, hardLimitedAt: 1_000 };
+  it("is lifted by an update after it was hit, and kept otherwise", () => {
+    expect(hardLimitAgainst(limited, 500, 900)).toEqual({ lifted: true });
+    expect(hardLimitAgainst(limited, 500, 500)).toBeNull();
+  });
+  it("takes the scale set's version when it was hit outside a pass", () => {
+    expect(hardLimitAgainst(limited, null, 700)).toEqual({ setVersion: 700 });
+  });
+  it("means nothing without a hard limit", () => {
+    expect(hardLimitAgainst(NO_CREATE_BACKOFF, 500, 900)).toBeNull();
   });
 });

@@ -1,7 +1,7 @@
 import { Hono } from "hono";
 import { overview } from "../../db/dashboard-queries";
 import { mapLimit } from "../../lib/map-limit";
-import type { ScaleSetStatus } from "../../scaleset/scaleset-object";
+import type { ScaleSetStatus } from "../../scaleset/object-status";
 import { scaleSetObject } from "../../scaleset/stub";
 import { duration, when } from "../format";
 import type { UiEnv } from "../session-middleware";
