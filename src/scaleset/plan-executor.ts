@@ -18,14 +18,11 @@ import { removeInstanceRunner } from "./runner-identity";
 import { runnerName } from "./runner-names";
 import type { ScaleSetSettings } from "./settings";
 
-/**
- * Carries out a plan with a fixed number of D1 batches whatever its size, the outbound calls
- * (GitHub, the shim) running in parallel between them:
- *   1. marks, and new rows as pending_create (so overlapping passes cannot double-create);
- *   2. new rows to creating (with their sealed JIT config) or error, deletes to deleting, poll results;
- *   3. what the provider said of the deletes; creates are written as their answers come (settleCreates).
- */
-
+// Carries out a plan with a fixed number of D1 batches whatever its size, the outbound calls
+// (GitHub, the shim) running in parallel between them:
+//   1. marks, and new rows as pending_create (so overlapping passes cannot double-create);
+//   2. new rows to creating (with their sealed JIT config) or error, deletes to deleting, poll results;
+//   3. what the provider said of the deletes; creates are written as their answers come (settleCreates).
 /** What the executor needs of the scale set object it works for. */
 export interface ExecutorContext {
   env: Env;
