@@ -1,10 +1,10 @@
-import { sql } from "drizzle-orm";
-import { index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
-
 // Every table in one file, over the house's ~400 lines on purpose: drizzle-kit generates the
 // migrations from this one schema (drizzle.config.ts), the tables reference each other, and it is
 // declarations only, read as the database's map. Behaviour lives in the stores beside it.
-//
+
+import { sql } from "drizzle-orm";
+import { index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+
 // Timestamps are unix milliseconds; columns ending in `_enc` hold values sealed by
 // crypto/secret-box.ts and are never returned by the API.
 
