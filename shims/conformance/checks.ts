@@ -239,7 +239,8 @@ export const checks: Check[] = [
       const first = ctx.accepted.find((op) => op.kind === "delete" && op.name === m.provider_id)?.operation_id;
       await ctx.eventually("second DELETE answering 404", async () => {
         const again = await ctx.send("DELETE", `/v1/instances/${encodeURIComponent(m.provider_id)}`);
-        const joined = again.status === 202 && first !== undefined && (again.json as { operation_id?: string } | null)?.operation_id === first;
+        const joined =
+          again.status === 202 && first !== undefined && (again.json as { operation_id?: string } | null)?.operation_id === first;
         if (joined) return false;
         expectStatus(again, [404], "second DELETE");
         return true;
