@@ -7,6 +7,8 @@
  * A call whose signal aborts while it is queued leaves the queue and rejects with the reason.
  */
 
+import { measuredFetch } from "./invocation-cost";
+
 export interface OutboundLimiter {
   fetch: typeof fetch;
   /** Calls waiting for headers now. */
@@ -17,7 +19,7 @@ export interface OutboundLimiter {
   maxQueued(): number;
 }
 
-export function outboundLimiter(limit: number, base: typeof fetch = (input, init) => fetch(input, init)): OutboundLimiter {
+export function outboundLimiter(limit: number, base: typeof fetch = measuredFetch): OutboundLimiter {
   if (!Number.isInteger(limit) || limit < 1) throw new Error(`outbound limit must be a positive integer, not ${limit}`);
   let active = 0;
   let maxQueued = 0;

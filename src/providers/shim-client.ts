@@ -1,3 +1,4 @@
+import { measuredFetch } from "../lib/invocation-cost";
 import { BodyTooLarge, readLimitedBody } from "../http/limited-body";
 import { logEvent } from "../observability/log";
 import { countShimCall } from "../observability/op-counters";
@@ -73,7 +74,7 @@ function parseJson(text: string): { ok: true; value: unknown } | { ok: false } {
  */
 export function createShimClient(target: ShimTarget, pool: ShimPoolContext, opts: ShimClientOptions = {}) {
   const timeoutMs = opts.timeoutMs ?? DEFAULT_SHIM_TIMEOUT_MS;
-  const doFetch = opts.fetch ?? ((input: RequestInfo | URL, init?: RequestInit) => fetch(input, init));
+  const doFetch = opts.fetch ?? measuredFetch;
   const now = opts.now ?? Date.now;
   const base = target.url.replace(/\/+$/, "");
   const extraSpecsHeader = base64Json(pool.extraSpecs ?? {});

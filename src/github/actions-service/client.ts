@@ -6,6 +6,7 @@
  * backoff rather than being retried here (a Durable Object alarm is the retry loop).
  */
 
+import { measuredFetch } from "../../lib/invocation-cost";
 import type { z } from "zod";
 import { errorText, logger } from "../../observability/log";
 import { countGithubCall } from "../../observability/op-counters";
@@ -59,7 +60,7 @@ export class ActionsServiceClient implements ActionsServicePort {
   private readonly tokens: AdminTokens;
 
   constructor(private readonly o: ActionsClientOptions) {
-    this.fetchFn = o.fetch ?? ((input, init) => fetch(input, init));
+    this.fetchFn = o.fetch ?? measuredFetch;
     this.clock = o.clock ?? systemClock;
     this.tokens = o.adminTokens ?? sharedAdminTokens;
   }
