@@ -1,7 +1,7 @@
-import { measuredFetch } from "../lib/invocation-cost";
 import { createDb, type Db } from "../db/client";
 import { type CredentialContext, loadCredentialContext, type StatePatch, writeCredentialState } from "../db/github-state-store";
 import type { Env } from "../env";
+import { measuredFetch } from "../lib/invocation-cost";
 import { logEvent } from "../observability/log";
 import { countGithubCall } from "../observability/op-counters";
 import { CredentialAuth } from "./credential-auth";

@@ -1,5 +1,5 @@
-import { measuredFetch } from "../lib/invocation-cost";
 import { BodyTooLarge, readLimitedBody } from "../http/limited-body";
+import { measuredFetch } from "../lib/invocation-cost";
 import { logEvent } from "../observability/log";
 import { countShimCall } from "../observability/op-counters";
 import type { MachineCreated, MachineDeleted } from "../scaleset/ports";

@@ -27,6 +27,14 @@ export interface LastReconcile {
   d1RoundTrips: number;
   /** The D1 queries (statements) those round trips carried: Cloudflare allows 1,000 per invocation. Absent in runs recorded before it was counted. */
   d1Queries?: number;
+  /**
+   * Subrequests the run made, Cloudflare's 10,000 per invocation: every outbound fetch (GitHub,
+   * the Actions service, the shim) and every D1 call, whoever made it (lib/invocation-cost.ts),
+   * so it can exceed `d1RoundTrips`, which counts the pass's own planned trips only.
+   */
+  subrequests?: number;
+  /** Of those, outbound fetches. */
+  fetches?: number;
   /** Passes in the run: a pass that changed something is followed by another, at most four. */
   passes: number;
 }

@@ -1,4 +1,5 @@
 import type { BudgetStatus } from "./github-pacing";
+import type { InvocationsStatus } from "./invocation-record";
 import type { ListenerStatus } from "./listener-host";
 import type { LastReconcile } from "./object-state";
 
@@ -13,4 +14,6 @@ export interface ScaleSetStatus {
   /** The runner scale set API listener (scaleset_api intake), if it ever ran. */
   listener: ListenerStatus | null;
   github_budget: BudgetStatus | null;
+  /** What this object's invocations spent of Cloudflare's per-invocation budgets, since it last started. */
+  invocations: InvocationsStatus;
 }

@@ -1,9 +1,10 @@
 import { DurableObject } from "cloudflare:workers";
-import { countingD1 } from "../db/counting-d1";
+import { countingD1, measuredD1 } from "../db/counting-d1";
 import { applyStatusChanges, findInstance } from "../db/instance-store";
 import { loadScaleSetSnapshot } from "../db/scaleset-store";
 import type { InstanceStatus } from "../db/schema";
 import type { Env } from "../env";
+import { type InvocationCost, measure, noCost } from "../lib/invocation-cost";
 import { outboundLimiter } from "../lib/outbound-limit";
 import { errorText, logEvent as log } from "../observability/log";
 import type { ShimCallback } from "../providers/shim-protocol";
@@ -11,6 +12,7 @@ import { hardLimitAgainst, NO_CREATE_BACKOFF } from "./backoff";
 import { checkDrift } from "./drift";
 import { budgetStatus, payForCreates } from "./github-pacing";
 import { canTransition } from "./instance-states";
+import { InvocationRecord, measureInvocations } from "./invocation-record";
 import { ListenerHost } from "./listener-host";
 import { callbackResult, operationOutcome } from "./machine-outcomes";
 import { ObjectState } from "./object-state";
@@ -45,9 +47,14 @@ export class ScaleSet extends DurableObject<Env> {
   private readonly executor: ExecutorContext;
   private readonly runRecord: RunRecord;
   private readonly listener: ListenerHost;
+  /** What each alarm and RPC spends of Cloudflare's per-invocation budgets (its status). */
+  readonly invocations: InvocationRecord;
 
   constructor(ctx: DurableObjectState, env: Env) {
-    super(ctx, env);
+    // Every D1 call the object makes, through whatever client, counts toward its invocation.
+    const db = measuredD1(env.DB);
+    super(ctx, new Proxy(env, { get: (target, prop, receiver) => (prop === "DB" ? db : Reflect.get(target, prop, receiver)) }));
+    this.invocations = new InvocationRecord(() => this.state.scaleSetId);
     this.state = new ObjectState(ctx.storage.sql);
     this.settings = scaleSetSettings(env);
     this.runRecord = new RunRecord(env.DB, this.state);
@@ -123,6 +130,7 @@ export class ScaleSet extends DurableObject<Env> {
       delete_retries: ops.filter((o) => o.retryAt !== null).length,
       listener: this.listener.status(),
       github_budget: budgetStatus(this.state.budgetWait),
+      invocations: this.invocations.status(),
     };
   }
 
@@ -275,7 +283,11 @@ export class ScaleSet extends DurableObject<Env> {
   /** Runs reconciliation, coalescing overlapping requests into more passes (run-coalescer.ts). */
   private reconcile(trigger: string): Promise<void> {
     return this.runs.run({
-      pass: () => this.pass(trigger),
+      pass: () => {
+        // The pass's own share of its invocation: every fetch and D1 call made under it.
+        const cost = noCost();
+        return measure(cost, () => this.pass(trigger, cost));
+      },
       after: () => this.runRecord.finish(),
       done: async (leftOver) => {
         this.runRecord.end();
@@ -287,7 +299,7 @@ export class ScaleSet extends DurableObject<Env> {
   }
 
   /** One reconcile pass. Returns whether it changed anything. */
-  private async pass(trigger: string): Promise<boolean> {
+  private async pass(trigger: string, cost: InvocationCost): Promise<boolean> {
     const scaleSetId = this.state.scaleSetId;
     if (!scaleSetId) return false;
     const started = Date.now();
@@ -383,6 +395,8 @@ export class ScaleSet extends DurableObject<Env> {
       actions: result.actions,
       trips: trips.n,
       statements: trips.statements,
+      subrequests: cost.subrequests,
+      fetches: cost.fetches,
       error,
       summary: result.summary,
     });
@@ -391,3 +405,15 @@ export class ScaleSet extends DurableObject<Env> {
     return result.actions.length > 0 || staleCorrected;
   }
 }
+
+measureInvocations(ScaleSet, [
+  "nudge",
+  "reconcileNow",
+  "status",
+  "resetBackoff",
+  "deleteInstance",
+  "providerCallback",
+  "runnerReport",
+  "listenNow",
+  "alarm",
+]);

@@ -6,8 +6,8 @@
  * backoff rather than being retried here (a Durable Object alarm is the retry loop).
  */
 
-import { measuredFetch } from "../../lib/invocation-cost";
 import type { z } from "zod";
+import { measuredFetch } from "../../lib/invocation-cost";
 import { errorText, logger } from "../../observability/log";
 import { countGithubCall } from "../../observability/op-counters";
 import type { ActionsError, ActionsResult, ActionsServicePort, ListenerSession } from "../../scaleset/actions-port";
