@@ -5,18 +5,18 @@ import { loadScaleSetSnapshot } from "../db/scaleset-store";
 import type { InstanceStatus } from "../db/schema";
 import type { Env } from "../env";
 import { type InvocationCost, measure, noCost } from "../lib/invocation-cost";
-import { outboundLimiter } from "../lib/outbound-limit";
+import { type OutboundLimiter, outboundLimiter } from "../lib/outbound-limit";
 import { errorText, logEvent as log } from "../observability/log";
 import type { ShimCallback } from "../providers/shim-protocol";
 import { hardLimitAgainst, NO_CREATE_BACKOFF } from "./backoff";
 import { checkDrift } from "./drift";
-import { budgetStatus, payForCreates } from "./github-pacing";
+import { payForCreates } from "./github-pacing";
 import { canTransition } from "./instance-states";
 import { InvocationRecord, measureInvocations } from "./invocation-record";
 import { ListenerHost } from "./listener-host";
 import { callbackResult, operationOutcome } from "./machine-outcomes";
 import { ObjectState } from "./object-state";
-import type { ScaleSetStatus } from "./object-status";
+import { objectStatus, type ScaleSetStatus } from "./object-status";
 import { afterCreate, type ExecutorContext, executePlan, keepCreateBackoff, keepOutcome } from "./plan-executor";
 import { planSnapshot } from "./plan-input";
 import { githubRunnerPort, openScaleSetPorts } from "./ports-factory";
@@ -47,6 +47,7 @@ export class ScaleSet extends DurableObject<Env> {
   private readonly executor: ExecutorContext;
   private readonly runRecord: RunRecord;
   private readonly listener: ListenerHost;
+  private limiter: OutboundLimiter | null = null;
   /** What each alarm and RPC spends of Cloudflare's per-invocation budgets (its status). */
   readonly invocations: InvocationRecord;
 
@@ -57,13 +58,10 @@ export class ScaleSet extends DurableObject<Env> {
     this.invocations = new InvocationRecord(() => this.state.scaleSetId);
     this.state = new ObjectState(ctx.storage.sql);
     this.settings = scaleSetSettings(env);
-    this.runRecord = new RunRecord(env.DB, this.state);
-    // Every outbound call of this object (alarm and requests alike) shares one limiter, as the platform's limit does.
-    const outbound = this.settings.outboundConnections === null ? undefined : outboundLimiter(this.settings.outboundConnections).fetch;
-    this.listener = new ListenerHost(env, this.state, this.settings.listenRearmMs);
+    this.runRecord = new RunRecord(this.env.DB, this.state);
+    this.listener = new ListenerHost(this.env, this.state, this.settings.listenRearmMs);
     this.executor = {
-      outbound,
-      env,
+      env: this.env,
       state: this.state,
       settings: this.settings,
       inFlight: this.inFlight,
@@ -72,6 +70,17 @@ export class ScaleSet extends DurableObject<Env> {
           .then(() => this.arm())
           .catch(() => {}),
     };
+    this.limitOutbound(this.settings.outboundConnections);
+  }
+
+  /**
+   * Every outbound call of this object (alarm and requests alike) shares one limiter, as the
+   * platform's limit does; the listener's calls take the first free slot, not a place in the queue.
+   */
+  private limitOutbound(limit: number | null): void {
+    this.limiter = limit === null ? null : outboundLimiter(limit);
+    this.executor.outbound = this.limiter?.fetch;
+    this.listener.outbound = this.limiter?.fetchFirst;
   }
 
   // ---- RPC ------------------------------------------------------------------------------
@@ -109,29 +118,13 @@ export class ScaleSet extends DurableObject<Env> {
   async status(scaleSetId: string): Promise<ScaleSetStatus> {
     const known = this.state.scaleSetId;
     if (known && known !== scaleSetId) throw new Error(`this object belongs to scale set ${known}`);
-    const b = this.state.createBackoff;
-    const iso = (t: number | null) => (t === null ? null : new Date(t).toISOString());
-    const ops = [...this.state.allOps().values()];
-    const next = await this.ctx.storage.getAlarm();
-    return {
-      scale_set_id: known,
-      next_wake_at: iso(next),
-      create_backoff: {
-        failures: b.failures,
-        last_failure_at: iso(b.lastFailureAt),
-        hard_limited_at: iso(b.hardLimitedAt),
-        create_allowed_at:
-          b.hardLimitedAt !== null
-            ? null
-            : iso(b.failures && b.lastFailureAt ? b.lastFailureAt + b.failures * this.settings.createBackoff.intervalMs : null),
-      },
-      last_reconcile: this.state.lastReconcile,
-      pending_operations: ops.filter((o) => o.opId).length,
-      delete_retries: ops.filter((o) => o.retryAt !== null).length,
+    return objectStatus({
+      state: this.state,
+      nextWake: await this.ctx.storage.getAlarm(),
+      createBackoffIntervalMs: this.settings.createBackoff.intervalMs,
       listener: this.listener.status(),
-      github_budget: budgetStatus(this.state.budgetWait),
       invocations: this.invocations.status(),
-    };
+    });
   }
 
   /** Lifts the create backoff and the hard limit. */
