@@ -51,12 +51,26 @@ export const hasPendingCounts = (): boolean => pending.size > 0;
 export const hasPendingCalls = (): boolean => [...pending.keys()].some((k) => k.startsWith("github.") || k.startsWith("shim."));
 
 /**
- * Takes everything pending as upsert statements (the caller batches them, alone or with its
- * own writes). If the batch fails, hand the counts back with `restore`.
+ * The most counters one flush writes. Counts pile up per isolate, not per object: with a hundred
+ * scale set objects in one isolate, each run's reconcile histogram adds a dozen names, and one
+ * flush of them all would carry over a thousand statements, past Cloudflare's 1,000 D1 queries
+ * per invocation (the batch would fail, be restored and fail again). The rest waits for the
+ * next flush, which comes with the next run or request that called out.
  */
-export function drainCounterStatements<S>(db: StatementMaker<S>, now = Date.now()): { statements: S[]; restore: () => void } {
-  const taken = [...pending.entries()];
-  pending.clear();
+export const MAX_COUNTERS_PER_FLUSH = 200;
+
+/**
+ * Takes what is pending (at most `max` counters, the oldest first) as upsert statements (the
+ * caller batches them, alone or with its own writes). If the batch fails, hand the counts back
+ * with `restore`.
+ */
+export function drainCounterStatements<S>(
+  db: StatementMaker<S>,
+  now = Date.now(),
+  max = MAX_COUNTERS_PER_FLUSH,
+): { statements: S[]; restore: () => void } {
+  const taken = [...pending.entries()].slice(0, max);
+  for (const [name] of taken) pending.delete(name);
   return {
     statements: taken.map(([name, value]) => addToCounterStatement(db, name, value, now)),
     restore: () => {
