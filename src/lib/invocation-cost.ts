@@ -45,6 +45,13 @@ function add(f: (cost: InvocationCost) => void): void {
   for (let s = scopes.getStore(); s; s = s.parent) f(s.cost);
 }
 
+/** What the invocation under way (the outermost scope) has spent so far, or null outside one. */
+export function invocationSpent(): InvocationCost | null {
+  let s = scopes.getStore();
+  while (s?.parent) s = s.parent;
+  return s?.cost ?? null;
+}
+
 /** One outbound fetch. */
 export function countFetch(): void {
   add((c) => {

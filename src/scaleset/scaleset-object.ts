@@ -12,6 +12,7 @@ import { hardLimitAgainst, NO_CREATE_BACKOFF } from "./backoff";
 import { checkDrift } from "./drift";
 import { payForCreates } from "./github-pacing";
 import { canTransition } from "./instance-states";
+import { fitToInvocation } from "./invocation-cap";
 import { InvocationRecord, measureInvocations } from "./invocation-record";
 import { ListenerHost } from "./listener-host";
 import { callbackResult, operationOutcome } from "./machine-outcomes";
@@ -73,10 +74,7 @@ export class ScaleSet extends DurableObject<Env> {
     this.limitOutbound(this.settings.outboundConnections);
   }
 
-  /**
-   * Every outbound call of this object (alarm and requests alike) shares one limiter, as the
-   * platform's limit does; the listener's calls take the first free slot, not a place in the queue.
-   */
+  /** One limiter for every outbound call (alarm and requests alike), as the platform's; the listener's go first in line. */
   private limitOutbound(limit: number | null): void {
     this.limiter = limit === null ? null : outboundLimiter(limit);
     this.executor.outbound = this.limiter?.fetch;
@@ -339,7 +337,9 @@ export class ScaleSet extends DurableObject<Env> {
         now,
       }),
     );
-    const result = await payForCreates({ db, scaleSet: ss, plan: planned, policy: this.settings.githubBudget, state: this.state, now });
+    const paid = await payForCreates({ db, scaleSet: ss, plan: planned, policy: this.settings.githubBudget, state: this.state, now });
+    // What this invocation cannot pay for in subrequests is left to the next (invocation-cap.ts).
+    const result = fitToInvocation(paid, ss.id, now);
     log({ event: "plan", scale_set: ss.id, trigger, ...result.summary, actions: result.actions.length });
 
     let error: string | null = null;
@@ -399,14 +399,6 @@ export class ScaleSet extends DurableObject<Env> {
   }
 }
 
-measureInvocations(ScaleSet, [
-  "nudge",
-  "reconcileNow",
-  "status",
-  "resetBackoff",
-  "deleteInstance",
-  "providerCallback",
-  "runnerReport",
-  "listenNow",
-  "alarm",
-]);
+// Each RPC and the alarm is one invocation with its own budgets (invocation-record.ts).
+const RPC = ["nudge", "reconcileNow", "status", "resetBackoff", "deleteInstance", "providerCallback", "runnerReport", "listenNow"] as const;
+measureInvocations(ScaleSet, [...RPC, "alarm"]);
