@@ -33,7 +33,8 @@ import { percentile, sleep } from "../bench/harness.mjs";
 import type { SimulatorConfig } from "../shims/simulator/simulator.ts";
 import type { Ec2Faults } from "../test/fake-ec2/types.ts";
 import type { DeliveryConfig } from "../test/fake-github/types.ts";
-import type { FaultRule } from "../test/fake-shim/types.ts";
+import { createsAsked } from "../test/fake-shim/requests.ts";
+import type { FaultRule, RecordedRequest } from "../test/fake-shim/types.ts";
 import { EC2_LIVE_STATES } from "./ec2-cloud.ts";
 import { profileFromArgs, type StackProfile } from "./profiles.ts";
 import { type Stack, startStack } from "./stack.ts";
@@ -201,6 +202,8 @@ const scenarios: Record<string, Scenario> = {
       const rules: FaultRule[] = [
         // 10 % of creates hang (the request gets no answer until the coordinator gives up)…
         { operation: "create", probability: 0.1, action: { type: "hang" } },
+        // (A batch create hangs whole, as one request: 10 % of them.)
+        { operation: "create_batch", probability: 0.1, action: { type: "hang" } },
         // …and 30 % of all creates fail (a third of the other 90 %).
         { operation: "create", probability: 1 / 3, action: { type: "respond", status: 500, body: { error: "simulated cloud failure" } } },
         { operation: "delete", probability: 0.1, action: { type: "respond", status: 503, body: { error: "simulated delete failure" } } },
@@ -475,13 +478,11 @@ async function runScenario(
       machinesCreated = (await stack.ec2.instances()).length;
       createCalls = (await stack.ec2.account.requests()).filter((r) => r.action === "RunInstances" && r.status === 200).length;
     } else {
-      const requests = (await (await fetch(`${w.shimControl}/requests`)).json()) as {
-        operation: string;
-        status: number | null;
-        body: any;
-      }[];
-      machinesCreated = new Set(requests.filter((r) => r.operation === "create" && r.status === 201).map((r) => r.body.name)).size;
-      createCalls = requests.filter((r) => r.operation === "create").length;
+      const requests = (await (await fetch(`${w.shimControl}/requests`)).json()) as RecordedRequest[];
+      // A batch create counts once per instance in it.
+      const asked = createsAsked(requests);
+      machinesCreated = new Set(asked.filter((c) => c.status === 201).map((c) => c.name)).size;
+      createCalls = asked.length;
     }
     if (machinesCreated > jobs.length + minIdleTotal)
       violations.push(`${machinesCreated} machines created for ${jobs.length} jobs + ${minIdleTotal} idle minimum`);
