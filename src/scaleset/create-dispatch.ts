@@ -28,12 +28,18 @@ interface CreateAnswer {
   answer: PortResult<MachineCreated>;
 }
 
-/** `items` in ⌈length / max⌉ groups of near equal size (150 by 100: 75 and 75, not 100 and 50). */
+/** `items` in ⌈length / max⌉ groups whose sizes differ by one at most (150 by 100: 75 and 75, not 100 and 50). */
 export function evenBatches<T>(items: T[], max: number): T[][] {
-  if (!items.length) return [];
   const count = Math.ceil(items.length / Math.max(1, max));
-  const size = Math.ceil(items.length / count);
-  return Array.from({ length: count }, (_, i) => items.slice(i * size, (i + 1) * size)).filter((group) => group.length);
+  const base = Math.floor(items.length / Math.max(1, count));
+  const bigger = items.length - base * count;
+  const groups: T[][] = [];
+  for (let i = 0, start = 0; i < count; i++) {
+    const size = base + (i < bigger ? 1 : 0);
+    groups.push(items.slice(start, start + size));
+    start += size;
+  }
+  return groups;
 }
 
 /**
