@@ -4,7 +4,8 @@
 // array) on stdout, exit 30 for not found and 31 for duplicate. Its "cloud" is one JSON file
 // per machine under state_dir. Every call is recorded (env, stdin, pid, start and end times)
 // under record_dir. Misbehaviour comes from the provider config file (GARM_PROVIDER_CONFIG_FILE),
-// re-read on every call: faults[command] = {exit, stdout, stderr, sleep_ms, hang, child_hang, huge_bytes}.
+// re-read on every call: faults[command] = {exit, stdout, stderr, sleep_ms, hang, child_hang, huge_bytes},
+// and fail_names: instance names whose CreateInstance fails (exit 1), the others' succeeding.
 import { spawn } from "node:child_process";
 import { appendFileSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -72,6 +73,11 @@ async function normal() {
   switch (command) {
     case "CreateInstance": {
       const b = JSON.parse(stdin);
+      if (config.fail_names?.includes(b.name)) {
+        process.stderr.write(`no capacity for ${b.name}\n`);
+        process.exitCode = 1;
+        break;
+      }
       if (machines().some((m) => m.name === b.name)) {
         process.stderr.write(`instance ${b.name} already exists\n`);
         process.exitCode = 31;
