@@ -44,9 +44,17 @@ if (fault) {
 }
 
 function machines() {
+  // A machine deleted by a concurrent call between the listing and the read is simply gone.
   return readdirSync(config.state_dir)
     .filter((f) => f.endsWith(".json"))
-    .map((f) => JSON.parse(readFileSync(join(config.state_dir, f), "utf8")));
+    .flatMap((f) => {
+      try {
+        return [JSON.parse(readFileSync(join(config.state_dir, f), "utf8"))];
+      } catch (err) {
+        if (err.code === "ENOENT") return [];
+        throw err;
+      }
+    });
 }
 function find(id) {
   // GARM_INSTANCE_ID is the provider id, or the name when none is known. In v0.1.1 the pool scopes it.
