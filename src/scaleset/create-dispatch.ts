@@ -61,7 +61,8 @@ async function sendCreates(
     return;
   }
   await mapLimit(evenBatches(creating, max), concurrency, async (group) => {
-    const answers = machines.createInstances(group.map(bootstrapOf));
+    // Deferred, so that a throw on the way (building a bootstrap) reaches each instance's own catch.
+    const answers = Promise.resolve().then(() => machines.createInstances(group.map(bootstrapOf)));
     await Promise.all(group.map((pending, index) => deliver(pending, async () => (await answers)[index]!)));
   });
 }
