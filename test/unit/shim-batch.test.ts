@@ -72,13 +72,19 @@ describe("the object's batches", () => {
   it("asks a shim's capabilities once, caps its max at the coordinator's, and asks again soon after a failure", async () => {
     let asked = 0;
     const key = `unit-${Math.random()}`;
-    const big = async () => (asked++, { known: true, max: 5000 });
+    const big = async () => {
+      asked++;
+      return { known: true, max: 5000 };
+    };
     expect(await rememberedBatchMax(key, big, 1_000)).toBe(MAX_BATCH_CREATE);
     expect(await rememberedBatchMax(key, big, 2_000)).toBe(MAX_BATCH_CREATE);
     expect(asked).toBe(1);
 
     const failing = `unit-fail-${Math.random()}`;
-    const down = async () => (asked++, { known: false, max: 0 });
+    const down = async () => {
+      asked++;
+      return { known: false, max: 0 };
+    };
     expect(await rememberedBatchMax(failing, down, 1_000)).toBe(0);
     expect(await rememberedBatchMax(failing, down, 1_000 + 29_000)).toBe(0);
     expect(asked).toBe(2);
