@@ -230,6 +230,7 @@ export function createShimClient(target: ShimTarget, pool: ShimPoolContext, opts
      */
     async createInstances(bs: BootstrapInstance[]): Promise<ShimResult<MachineCreated>[]> {
       const op = "create_instances_batch";
+      const secrets = [target.secret, ...bs.map((b) => b["instance-token"])];
       const whole: ShimResult<ShimResult<MachineCreated>[]> = await send(
         op,
         "POST",
@@ -253,7 +254,9 @@ export function createShimClient(target: ShimTarget, pool: ShimPoolContext, opts
               if (mine.length !== 1) {
                 return fail("malformed", `${op}: shim answered ${mine.length} results for instance '${b.name}', not 1`, a.status);
               }
-              return createAnswer(op, b, { status: mine[0]!.status, text: JSON.stringify(mine[0]!.body ?? null) });
+              const item = createAnswer(op, b, { status: mine[0]!.status, text: JSON.stringify(mine[0]!.body ?? null) });
+              // An item's error text reaches logs and the instance's fault: as a single create's does, never a secret.
+              return item.ok ? item : { ok: false, error: { ...item.error, message: redact(item.error.message, secrets) } };
             }),
           };
         },
@@ -265,7 +268,7 @@ export function createShimClient(target: ShimTarget, pool: ShimPoolContext, opts
 
     /**
      * The largest batch create the shim takes (0: none, a v1 shim), from its capabilities,
-     * asked once per provider URL per isolate and remembered (shimCapabilityMemo).
+     * asked once per provider URL per isolate and remembered (shim-capability-memo.ts).
      */
     batchCreateMax(): Promise<number> {
       return rememberedBatchMax(`${target.name}\n${base}`, async () => {

@@ -77,6 +77,17 @@ describe("shim client: batch create", () => {
     expect(d).toMatchObject({ ok: true, value: { state: "done", instance: { name: bs[3]!.name } } });
   });
 
+  it("never lets an item's error carry its instance token or the provider secret", async () => {
+    const { shim, client } = await batchShim();
+    await shim.addRule({
+      operation: "create",
+      action: { type: "respond", status: 500, body: { error: `cloud echoed ${TOKEN} and ${SECRET}` } },
+    });
+    const [a] = await client.createInstances([bootstrap(), bootstrap()]);
+    expect(a).toMatchObject({ ok: false, error: { message: expect.stringContaining("cloud echoed [redacted] and [redacted]") } });
+    expect(logs.join("\n")).not.toContain(TOKEN);
+  });
+
   it("makes a failure of the whole request every item's failure", async () => {
     const { shim, client } = await batchShim();
     await shim.addRule({ operation: "create_batch", action: { type: "respond", status: 502, body: { error: "gateway" } } });
