@@ -15,7 +15,7 @@
  *
  * A: 3 scale sets (one with min_idle_runners > 0), 60 jobs in 4 bursts.
  * B: the same under chaos: every webhook delivered twice and shuffled; 30 % of creates fail and
- *    10 % hang; 10 % of deletes fail; 10 % of GitHub calls answer 5xx and one rate-limit window
+ *    10 % hang (with batch create, 10 % of batches hang whole); 10 % of deletes fail; 10 % of GitHub calls answer 5xx and one rate-limit window
  *    opens; the coordinator is killed (SIGKILL) and restarted twice mid-run on its persisted state.
  * S: a scale set in scaleset_api intake (GitHub's runner scale set API: jobs `runs-on: <its name>`,
  *    the coordinator long-polls the fake's Actions service) beside a webhook-fed one, 36 jobs in 3
