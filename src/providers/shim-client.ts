@@ -224,14 +224,14 @@ export function createShimClient(target: ShimTarget, pool: ShimPoolContext, opts
 
     /**
      * v1.1 `POST /v1/instances:batch`: one request for many creates (call it only when the
-     * shim's capabilities offer it, with at most its `max`). Always one result per bootstrap,
-     * in order, each read as the answer to its single create; a failure of the whole request
-     * is every item's failure (a retry is safe: creates are idempotent on the name).
+     * shim's capabilities offer it, with at most its `max`). One result per bootstrap, in
+     * order, each read as the answer to its single create; or the failure of the whole request
+     * (a retry is safe: creates are idempotent on the name).
      */
-    async createInstances(bs: BootstrapInstance[]): Promise<ShimResult<MachineCreated>[]> {
+    createInstances(bs: BootstrapInstance[]): Promise<ShimResult<ShimResult<MachineCreated>[]>> {
       const op = "create_instances_batch";
       const secrets = [target.secret, ...bs.map((b) => b["instance-token"])];
-      const whole: ShimResult<ShimResult<MachineCreated>[]> = await send(
+      return send(
         op,
         "POST",
         "/v1/instances:batch",
@@ -263,7 +263,6 @@ export function createShimClient(target: ShimTarget, pool: ShimPoolContext, opts
         bs.map((b) => b["instance-token"]),
         { count: bs.length },
       );
-      return whole.ok ? whole.value : bs.map(() => whole);
     },
 
     /**

@@ -26,6 +26,8 @@ export interface PendingCreate {
 interface CreateAnswer {
   create: PendingCreate;
   answer: PortResult<MachineCreated>;
+  /** Set when the answer is the failure of a whole batch request, shared by its instances. */
+  batch?: object;
 }
 
 /** `items` in ⌈length / max⌉ groups whose sizes differ by one at most (150 by 100: 75 and 75, not 100 and 50). */
@@ -52,18 +54,28 @@ async function sendCreates(
   machines: MachinePort,
   creating: PendingCreate[],
   bootstrapOf: (pending: PendingCreate) => BootstrapInstance,
-  deliver: (pending: PendingCreate, answer: () => Promise<PortResult<MachineCreated>>) => Promise<void>,
+  deliver: (pending: PendingCreate, answer: () => Promise<Omit<CreateAnswer, "create">>) => Promise<void>,
 ): Promise<void> {
   const concurrency = ctx.settings.concurrency;
   const max = creating.length > 1 ? await machines.batchCreateMax().catch(() => 0) : 0;
   if (max < 2) {
-    await mapLimit(creating, concurrency, (pending) => deliver(pending, () => machines.createInstance(bootstrapOf(pending))));
+    await mapLimit(creating, concurrency, (pending) =>
+      deliver(pending, async () => ({ answer: await machines.createInstance(bootstrapOf(pending)) })),
+    );
     return;
   }
   await mapLimit(evenBatches(creating, max), concurrency, async (group) => {
     // Deferred, so that a throw on the way (building a bootstrap) reaches each instance's own catch.
     const answers = Promise.resolve().then(() => machines.createInstances(group.map(bootstrapOf)));
-    await Promise.all(group.map((pending, index) => deliver(pending, async () => (await answers)[index]!)));
+    const batch = {};
+    await Promise.all(
+      group.map((pending, index) =>
+        deliver(pending, async () => {
+          const all = await answers;
+          return all.ok ? { answer: all.value[index]! } : { answer: all, batch };
+        }),
+      ),
+    );
   });
 }
 
@@ -84,6 +96,8 @@ export function settleCreates(
 ): Promise<void> {
   if (!creating.length) return Promise.resolve();
   const ready: CreateAnswer[] = [];
+  // Batch requests whose failure the create backoff has counted (once each, see recordCreates).
+  const counted = new WeakSet<object>();
   let late = false;
   let writing: Promise<void> = Promise.resolve();
   let queued = false;
@@ -95,7 +109,7 @@ export function settleCreates(
       const group = ready.splice(0);
       if (!group.length) return;
       try {
-        await recordCreates(ctx, db, ss, group);
+        await recordCreates(ctx, db, ss, group, counted);
       } catch (err) {
         // The rows stay `creating`; the stuck check asks the shim about them later.
         log({ event: "create_settle_failed", scale_set: ss.id, error: errorText(err) });
@@ -109,7 +123,7 @@ export function settleCreates(
   const window = new Promise<void>((resolve) => setTimeout(resolve, CREATE_WAIT_MS));
   const all = sendCreates(ctx, machines, creating, bootstrapOf, async (pending, answer) => {
     try {
-      ready.push({ create: pending, answer: await answer() });
+      ready.push({ create: pending, ...(await answer()) });
     } catch (err) {
       // The row stays `creating`; the stuck check asks the shim about it later.
       ctx.inFlight.delete(pending.instance.name);
@@ -129,15 +143,26 @@ export function settleCreates(
   return Promise.race([all.then(() => flush()), windowed]);
 }
 
-/** Writes a group of create answers in one batch, and moves the create backoff with them. */
-async function recordCreates(ctx: ExecutorContext, db: D1Database, ss: ScaleSetRecord, answers: CreateAnswer[]): Promise<void> {
+/**
+ * Writes a group of create answers in one batch, and moves the create backoff with them. A
+ * batch request that failed whole (a timeout, a 5xx) is one failed call, not one per machine
+ * in it: it counts once (`counted`), so one lost answer cannot hit the hard limit by itself.
+ */
+async function recordCreates(
+  ctx: ExecutorContext,
+  db: D1Database,
+  ss: ScaleSetRecord,
+  answers: CreateAnswer[],
+  counted: WeakSet<object>,
+): Promise<void> {
   const { state, settings } = ctx;
   const t3 = Date.now();
   const batch3: StatusChange[] = [];
   let backoff = state.createBackoff;
-  for (const { create, answer } of answers) {
+  for (const { create, answer, batch } of answers) {
     const outcome = createOutcome(create.instance.id, answer, t3, settings.operationPollMs);
-    backoff = afterCreate(backoff, outcome.create, t3, settings.createBackoff);
+    if (!batch || !counted.has(batch)) backoff = afterCreate(backoff, outcome.create, t3, settings.createBackoff);
+    if (batch) counted.add(batch);
     if (outcome.create === "failed") {
       const error = answer.ok ? "provider reported the machine in status error" : faultOf(answer.error);
       log({ event: "create_failed", scale_set: ss.id, instance: create.instance.name, error, failures: backoff.failures });

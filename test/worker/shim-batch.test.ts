@@ -24,6 +24,13 @@ afterEach(() => vi.restoreAllMocks());
 const bootstrap = (name = unique("runner")) =>
   BootstrapInstance.parse({ ...garmBootstrap, name, pool_id: pool.poolId, "instance-token": TOKEN });
 
+/** A batch's per-instance answers; the test fails if the request failed whole. */
+async function each<T>(whole: Promise<{ ok: true; value: T[] } | { ok: false; error: { message: string } }>): Promise<T[]> {
+  const r = await whole;
+  if (!r.ok) throw new Error(`the batch failed whole: ${r.error.message}`);
+  return r.value;
+}
+
 async function batchShim(max = 10): Promise<{ shim: FakeShimTenant; client: ReturnType<typeof createShimClient> }> {
   const shim = await createTenant(inject("fakeShimUrl"), { secret: SECRET, batchCreateMax: max });
   return { shim, client: createShimClient({ name: unique("fake"), url: shim.url, secret: SECRET }, pool) };
@@ -34,7 +41,7 @@ describe("shim client: batch create", () => {
     const { shim, client } = await batchShim();
     expect(await client.batchCreateMax()).toBe(10);
     const bs = [bootstrap(), bootstrap(), bootstrap()];
-    const answers = await client.createInstances(bs);
+    const answers = await each(client.createInstances(bs));
     expect(answers.map((a) => a.ok && a.value.state === "done" && a.value.instance.name)).toEqual(bs.map((b) => b.name));
     const reqs = (await shim.requests()).filter((r) => r.operation !== "capabilities");
     expect(reqs).toHaveLength(1);
@@ -50,8 +57,8 @@ describe("shim client: batch create", () => {
   it("is idempotent per name: a repeated batch answers the same machines and makes no second one", async () => {
     const { shim, client } = await batchShim();
     const bs = [bootstrap(), bootstrap()];
-    const first = await client.createInstances(bs);
-    const again = await client.createInstances(bs);
+    const first = await each(client.createInstances(bs));
+    const again = await each(client.createInstances(bs));
     const ids = (r: typeof first) => r.map((a) => a.ok && a.value.state === "done" && a.value.instance.provider_id);
     expect(ids(again)).toEqual(ids(first));
     expect(await shim.machines()).toHaveLength(2);
@@ -67,7 +74,7 @@ describe("shim client: batch create", () => {
       ],
     });
     const bs = [bootstrap(), bootstrap(), bootstrap(), bootstrap()];
-    const [a, b, c, d] = await client.createInstances(bs);
+    const [a, b, c, d] = await each(client.createInstances(bs));
     expect(a).toMatchObject({
       ok: false,
       error: { kind: "retryable", status: 503, message: expect.stringContaining("no capacity in zone") },
@@ -83,19 +90,18 @@ describe("shim client: batch create", () => {
       operation: "create",
       action: { type: "respond", status: 500, body: { error: `cloud echoed ${TOKEN} and ${SECRET}` } },
     });
-    const [a] = await client.createInstances([bootstrap(), bootstrap()]);
+    const [a] = await each(client.createInstances([bootstrap(), bootstrap()]));
     expect(a).toMatchObject({ ok: false, error: { message: expect.stringContaining("cloud echoed [redacted] and [redacted]") } });
     expect(logs.join("\n")).not.toContain(TOKEN);
   });
 
-  it("makes a failure of the whole request every item's failure", async () => {
+  it("reads a failure of the whole request as such", async () => {
     const { shim, client } = await batchShim();
     await shim.addRule({ operation: "create_batch", action: { type: "respond", status: 502, body: { error: "gateway" } } });
-    const answers = await client.createInstances([bootstrap(), bootstrap()]);
-    expect(answers).toEqual([
-      { ok: false, error: expect.objectContaining({ kind: "retryable", status: 502 }) },
-      { ok: false, error: expect.objectContaining({ kind: "retryable", status: 502 }) },
-    ]);
+    expect(await client.createInstances([bootstrap(), bootstrap()])).toEqual({
+      ok: false,
+      error: expect.objectContaining({ kind: "retryable", status: 502 }),
+    });
   });
 
   it("reads an instance the answer leaves out, or answers twice, as malformed, and the others as answered", async () => {
@@ -116,7 +122,7 @@ describe("shim client: batch create", () => {
         },
       },
     });
-    const [a, b, c] = await client.createInstances(bs);
+    const [a, b, c] = await each(client.createInstances(bs));
     expect(a).toMatchObject({ ok: true, value: { state: "done" } });
     expect(b).toMatchObject({ ok: false, error: { kind: "malformed", message: expect.stringContaining("0 results") } });
     expect(c).toMatchObject({ ok: false, error: { kind: "malformed", message: expect.stringContaining("2 results") } });
@@ -196,5 +202,20 @@ describe("scale set object: batch create", () => {
     expect(delivered.map((d) => d.body)).toEqual([{ accepted: true }]);
     expect(byStatus(await rows(w.scaleSetId))).toContain("running");
     expect(byStatus(await rows(w.scaleSetId)).filter((s) => s === "creating")).toHaveLength(0);
+  });
+  it("counts a batch request that failed whole as one failed create for the backoff, not one per machine", async () => {
+    const w = await scaleSetWorld(SECRET, { max_runners: 20 });
+    await w.shim.configure({ batchCreateMax: 10 });
+    await w.shim.addRule({ operation: "create_batch", action: { type: "respond", status: 502, body: { error: "gateway" } } });
+    await queueJobs(w.scaleSetId, 6);
+    const status = await reconcile(w.scaleSetId);
+    const failed = await env.DB.prepare(
+      "SELECT COUNT(DISTINCT t.instance_id) AS n FROM instance_transitions t JOIN instances i ON i.id = t.instance_id WHERE i.scale_set_id = ? AND t.to_value = 'error'",
+    )
+      .bind(w.scaleSetId)
+      .first<{ n: number }>();
+    // Every machine of the batch failed (each is replaced), but the backoff counts one failed call, not six.
+    expect(failed!.n).toBe(6);
+    expect(status.create_backoff).toMatchObject({ failures: 1, hard_limited_at: null });
   });
 });

@@ -93,7 +93,7 @@ describe("batch create", () => {
     );
     expect(await client.batchCreateMax()).toBe(4);
     const answers = await client.createInstances([bootstrap("batch-c1"), bootstrap("batch-c2")] as never);
-    expect(answers.map((a) => a.ok && a.value.state)).toEqual(["done", "done"]);
+    expect(answers.ok && answers.value.map((a) => a.ok && a.value.state)).toEqual(["done", "done"]);
   });
 
   it("has no batch create with batch_create_max 0 (a v1 shim)", async () => {
