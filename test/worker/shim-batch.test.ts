@@ -4,7 +4,7 @@ import { createShimClient, type ShimPoolContext } from "../../src/providers/shim
 import { BootstrapInstance } from "../../src/providers/shim-protocol";
 import { createTenant, deliverOutbox, type FakeShimTenant } from "../fake-shim/control";
 import { garmBootstrap } from "../fixtures/bootstrap-instance";
-import { api, unique } from "./helpers";
+import { api, inScaleSetObject, unique } from "./helpers";
 import { queueJobs, reconcile, scaleSetWorld } from "./scaleset-world";
 
 // Protocol v1.1 batch create: the client's createInstances against the fake shim, and the scale
@@ -217,5 +217,25 @@ describe("scale set object: batch create", () => {
     // Every machine of the batch failed (each is replaced), but the backoff counts one failed call, not six.
     expect(failed!.n).toBe(6);
     expect(status.create_backoff).toMatchObject({ failures: 1, hard_limited_at: null });
+  });
+  it("uses the same number of D1 round trips with batches as one by one, for 5 and 60 new runners", async () => {
+    const trips: number[] = [];
+    for (const [n, batchCreateMax] of [
+      [5, 0],
+      [5, 4],
+      [60, 7],
+    ] as const) {
+      const w = await scaleSetWorld(SECRET, { max_runners: 100 });
+      await w.shim.configure({ batchCreateMax });
+      // A GitHub budget that pays for all 60 at once: its reservation is one of the round trips counted.
+      await inScaleSetObject(w.scaleSetId, (obj) => {
+        obj.settings.githubBudget = { pointsPerMinute: 100_000, windowMs: 60_000 };
+      });
+      await queueJobs(w.scaleSetId, n);
+      const status = await reconcile(w.scaleSetId);
+      expect((await rows(w.scaleSetId)).filter((r) => r.status === "running")).toHaveLength(n);
+      trips.push(status.last_reconcile.d1RoundTrips);
+    }
+    expect(new Set(trips).size).toBe(1);
   });
 });
