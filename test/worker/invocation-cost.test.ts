@@ -17,9 +17,9 @@ describe("ScaleSet object: what an invocation spends", () => {
 
     const githubCalls = (await w.github.requests()).length;
     const shimCalls = (await w.shim.requests()).length - shimBefore;
-    // Three JIT configs at GitHub and three creates at the shim, each one fetch.
+    // Three JIT configs at GitHub; at the shim the creates (one each, or a batch) and its capabilities when not yet known.
     expect(githubCalls).toBeGreaterThanOrEqual(3);
-    expect(shimCalls).toBe(3);
+    expect(shimCalls).toBeGreaterThanOrEqual(1);
     expect(last.fetches).toBe(githubCalls + shimCalls);
     // Subrequests are the fetches and every D1 call, the pass's own round trips included.
     expect(last.subrequests).toBeGreaterThanOrEqual(last.fetches + last.d1RoundTrips);
