@@ -21,10 +21,11 @@ const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const require = createRequire(import.meta.url);
 
 function flags(argv) {
-  const out = { requests: 2000, concurrency: 32, rounds: 20, warmup: 200, keep: false };
+  const out = { requests: 2000, concurrency: 32, rounds: 20, warmup: 200, keep: false, cpuProfile: null };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     if (a === "--keep") out.keep = true;
+    else if (a === "--cpu-profile") out.cpuProfile = resolve(argv[++i]);
     else if (a.startsWith("--") && a.slice(2) in out) out[a.slice(2)] = Number(argv[++i]);
     else throw new Error(`unknown flag ${a}`);
   }
@@ -230,6 +231,11 @@ async function main() {
     note(`warmed up with ${opts.warmup} deliveries per route`);
   }
 
+  // --cpu-profile FILE: a V8 CPU profile of the coordinator's isolate over the measured rounds
+  // (its Worker and its Durable Objects), taken through wrangler dev's inspector; open it in
+  // Chrome DevTools or summarize it with `node bench/profile-summary.mjs FILE`.
+  const profiler = opts.cpuProfile ? await startCpuProfile(inspector) : null;
+
   const totals = { edgerunner: { latencies: [], statuses: {}, seconds: 0 }, floor: { latencies: [], statuses: {}, seconds: 0 } };
   // Short alternating rounds: on a shared machine, both routes see the same background load.
   const roundRatios = [];
@@ -249,6 +255,13 @@ async function main() {
     roundRatios.push(rps.floor / rps.edgerunner);
     sent += n;
     note(`round ${round + 1}: ${sent}/${opts.requests}, throughput ratio ${(rps.floor / rps.edgerunner).toFixed(2)}`);
+  }
+
+  if (profiler) {
+    const { profile, source } = await profiler.stop();
+    writeFileSync(opts.cpuProfile, JSON.stringify(profile));
+    if (source) writeFileSync(`${opts.cpuProfile}.index.js`, source);
+    note(`CPU profile written to ${opts.cpuProfile} (its bundle: ${opts.cpuProfile}.index.js)`);
   }
 
   const summary = (t) => {
@@ -309,6 +322,48 @@ async function main() {
     environment: { node: process.version, cpus: (await import("node:os")).cpus().length, wrangler_dev: "local workerd, local D1" },
   };
   process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
+}
+
+/** Starts V8's sampling profiler in the coordinator's isolate, through wrangler dev's inspector proxy. */
+async function startCpuProfile(port) {
+  const targets = await fetch(`http://127.0.0.1:${port}/json`).then((r) => r.json());
+  note(`inspector targets: ${JSON.stringify(targets)}`);
+  const target = targets.find((t) => /edgerunner/.test(t.title) && !/bench/.test(t.title)) ?? targets[0];
+  // The proxy only takes loopback origins (a devtools frontend would send its own).
+  const ws = new WebSocket(target.webSocketDebuggerUrl, { headers: { origin: "http://localhost" } });
+  await new Promise((res, rej) => {
+    ws.onopen = res;
+    ws.onerror = (e) => rej(new Error(`inspector: ${e.message ?? e.error ?? "websocket error"}`));
+  });
+  let next = 1;
+  const waiting = new Map();
+  ws.onmessage = (m) => {
+    const msg = JSON.parse(typeof m.data === "string" ? m.data : m.data.toString());
+    if (msg.id && waiting.has(msg.id)) {
+      waiting.get(msg.id)(msg);
+      waiting.delete(msg.id);
+    }
+  };
+  const send = (method, params = {}) =>
+    new Promise((res) => {
+      const id = next++;
+      waiting.set(id, res);
+      ws.send(JSON.stringify({ id, method, params }));
+    });
+  await send("Profiler.enable");
+  await send("Profiler.setSamplingInterval", { interval: 200 });
+  await send("Profiler.start");
+  return {
+    /** The profile, and the bundled source its line numbers refer to. */
+    async stop() {
+      const profile = (await send("Profiler.stop")).result?.profile;
+      const scriptId = profile?.nodes.find((n) => n.callFrame.url === "index.js")?.callFrame.scriptId;
+      await send("Debugger.enable");
+      const source = scriptId ? (await send("Debugger.getScriptSource", { scriptId })).result?.scriptSource : undefined;
+      ws.close();
+      return { profile, source };
+    },
+  };
 }
 
 function median(xs) {
