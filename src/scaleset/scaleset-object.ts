@@ -45,6 +45,8 @@ export class ScaleSet extends DurableObject<Env> {
   private readonly executor: ExecutorContext;
   private readonly runRecord: RunRecord;
   private readonly listener: ListenerHost;
+  /** Whether a nudge of this incarnation made sure an alarm is armed. */
+  private safetyNetChecked = false;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -75,13 +77,30 @@ export class ScaleSet extends DurableObject<Env> {
     // A run under way may have read D1 before the caller wrote: it goes once more, or arms the
     // alarm at once when it is done.
     if (this.runs.underWay) return this.runs.ask();
-    if (this.listener.busy) {
-      // The alarm is holding a long poll (up to ~50 s): reconcile beside it rather than after it.
+    // Reconcile now rather than through an alarm armed for now, which costs storage writes and
+    // the scheduler's delay before the pass starts (docs/performance.md). The alarm stays the
+    // safety net: every pass leaves the tick armed, and an incarnation's first nudge arms one
+    // if there is none. Also beside the listener's long poll (the alarm holds it up to ~50 s).
+    if (this.settings.nudgeDelayMs === 0 || this.listener.busy) {
+      if (!this.safetyNetChecked) {
+        this.safetyNetChecked = true;
+        if ((await this.ctx.storage.getAlarm()) === null) {
+          this.state.setTimer("tick", Date.now() + this.settings.tickMs);
+          await this.arm();
+        }
+        if (this.runs.underWay) return this.runs.ask();
+      }
       void this.reconcile("nudge")
         .then(() => this.arm())
-        .catch((err) => log({ event: "reconcile_failed", scale_set: scaleSetId, error: errorText(err) }));
+        .catch((err) => {
+          log({ event: "reconcile_failed", scale_set: scaleSetId, error: errorText(err) });
+          this.state.setTimer("retry", Date.now() + 5_000);
+          return this.arm();
+        })
+        .catch(() => {});
       return;
     }
+    // Tests hold passes back (NUDGE_DELAY_SECONDS) to drive the alarm themselves.
     const due = Date.now() + this.settings.nudgeDelayMs;
     // An alarm armed no later than that has not started yet (a running alarm reads as none),
     // so its pass will see whatever the caller wrote: nothing to write. Webhook bursts nudge
