@@ -9,12 +9,12 @@ import { errorText, logEvent as log } from "../observability/log";
 import type { ShimCallback } from "../providers/shim-protocol";
 import { hardLimitAgainst, NO_CREATE_BACKOFF } from "./backoff";
 import { checkDrift } from "./drift";
-import { budgetStatus, payForCreates } from "./github-pacing";
+import { payForCreates } from "./github-pacing";
 import { canTransition } from "./instance-states";
 import { ListenerHost } from "./listener-host";
 import { callbackResult, operationOutcome } from "./machine-outcomes";
 import { ObjectState } from "./object-state";
-import type { ScaleSetStatus } from "./object-status";
+import { objectStatus, type ScaleSetStatus } from "./object-status";
 import { afterCreate, type ExecutorContext, executePlan, keepCreateBackoff, keepOutcome } from "./plan-executor";
 import { planSnapshot } from "./plan-input";
 import { githubRunnerPort, openScaleSetPorts } from "./ports-factory";
@@ -121,28 +121,7 @@ export class ScaleSet extends DurableObject<Env> {
   async status(scaleSetId: string): Promise<ScaleSetStatus> {
     const known = this.state.scaleSetId;
     if (known && known !== scaleSetId) throw new Error(`this object belongs to scale set ${known}`);
-    const b = this.state.createBackoff;
-    const iso = (t: number | null) => (t === null ? null : new Date(t).toISOString());
-    const ops = [...this.state.allOps().values()];
-    const next = await this.ctx.storage.getAlarm();
-    return {
-      scale_set_id: known,
-      next_wake_at: iso(next),
-      create_backoff: {
-        failures: b.failures,
-        last_failure_at: iso(b.lastFailureAt),
-        hard_limited_at: iso(b.hardLimitedAt),
-        create_allowed_at:
-          b.hardLimitedAt !== null
-            ? null
-            : iso(b.failures && b.lastFailureAt ? b.lastFailureAt + b.failures * this.settings.createBackoff.intervalMs : null),
-      },
-      last_reconcile: this.state.lastReconcile,
-      pending_operations: ops.filter((o) => o.opId).length,
-      delete_retries: ops.filter((o) => o.retryAt !== null).length,
-      listener: this.listener.status(),
-      github_budget: budgetStatus(this.state.budgetWait),
-    };
+    return objectStatus(this.state, this.settings, await this.ctx.storage.getAlarm(), this.listener.status());
   }
 
   /** Lifts the create backoff and the hard limit. */

@@ -44,8 +44,8 @@ export const NUDGE_LEAD_MS = 2_000;
  * request that only asked: true).
  */
 export async function nudgeAfterWrite(env: Pick<Env, "SCALE_SET">, scaleSetId: string, now = Date.now): Promise<boolean> {
-  let byScaleSet = nudgers.get(env.SCALE_SET);
-  if (!byScaleSet) nudgers.set(env.SCALE_SET, (byScaleSet = new Map()));
+  const byScaleSet = nudgers.get(env.SCALE_SET) ?? new Map<string, Nudger>();
+  nudgers.set(env.SCALE_SET, byScaleSet);
   const current = byScaleSet.get(scaleSetId);
   if (current && now() - current.since < 10_000) {
     current.asked = true;

@@ -151,7 +151,9 @@ describe("nudging the scale set's object", () => {
     const p = job(8008, "queued");
     p.workflow_job.labels = ["nothing-serves-this"];
     await deliverAndSettle(p);
-    expect(logged(info, "webhook_accepted").map((l) => JSON.parse(l))).toEqual([expect.objectContaining({ job_id: 8008, job: "unmatched" })]);
+    expect(logged(info, "webhook_accepted").map((l) => JSON.parse(l))).toEqual([
+      expect.objectContaining({ job_id: 8008, job: "unmatched" }),
+    ]);
   });
 
   it("still accepts the delivery, with the job in D1, when the nudge fails", async () => {
