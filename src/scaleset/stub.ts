@@ -26,8 +26,8 @@ interface Nudger {
   asked: boolean;
 }
 
-/** Per namespace (tests address objects through stand-ins) and scale set. */
-const nudgers = new WeakMap<object, Map<string, Nudger>>();
+/** Per scale set (not per `env`: the runtime may hand each request its own env object). */
+const nudgers = new Map<string, Nudger>();
 
 /** A request nudges for those who asked during its calls this long at most, then leaves it to the next one. */
 export const NUDGE_LEAD_MS = 2_000;
@@ -44,15 +44,13 @@ export const NUDGE_LEAD_MS = 2_000;
  * request that only asked: true).
  */
 export async function nudgeAfterWrite(env: Pick<Env, "SCALE_SET">, scaleSetId: string, now = Date.now): Promise<boolean> {
-  const byScaleSet = nudgers.get(env.SCALE_SET) ?? new Map<string, Nudger>();
-  nudgers.set(env.SCALE_SET, byScaleSet);
-  const current = byScaleSet.get(scaleSetId);
+  const current = nudgers.get(scaleSetId);
   if (current && now() - current.since < 10_000) {
     current.asked = true;
     return true;
   }
   const me: Nudger = { since: now(), asked: false };
-  byScaleSet.set(scaleSetId, me);
+  nudgers.set(scaleSetId, me);
   let ok = true;
   try {
     do {
@@ -61,7 +59,7 @@ export async function nudgeAfterWrite(env: Pick<Env, "SCALE_SET">, scaleSetId: s
       ok = await nudgeScaleSet(env, scaleSetId);
     } while (me.asked);
   } finally {
-    if (byScaleSet.get(scaleSetId) === me) byScaleSet.delete(scaleSetId);
+    if (nudgers.get(scaleSetId) === me) nudgers.delete(scaleSetId);
   }
   // Handed over with someone still waiting: one last call, now that the next request to come nudges on its own.
   if (me.asked) ok = await nudgeScaleSet(env, scaleSetId);

@@ -57,15 +57,15 @@ describe("nudgeAfterWrite", () => {
     const { env, calls } = namespace();
     let clock = 1_000_000;
     const now = () => clock;
-    const lead = nudgeAfterWrite(env, "ss-1", now);
+    const lead = nudgeAfterWrite(env, "ss-3", now);
     await turn();
-    const asked = nudgeAfterWrite(env, "ss-1", now);
+    const asked = nudgeAfterWrite(env, "ss-3", now);
     clock += NUDGE_LEAD_MS;
     calls[0]!.answer();
     await turn();
     // The lead is over but someone asked: one more call, and the next delivery nudges on its own.
     expect(calls).toHaveLength(2);
-    const next = nudgeAfterWrite(env, "ss-1", now);
+    const next = nudgeAfterWrite(env, "ss-3", now);
     await turn();
     expect(calls).toHaveLength(3);
     calls[1]!.answer();
@@ -77,10 +77,10 @@ describe("nudgeAfterWrite", () => {
     const { env, calls } = namespace();
     let clock = 1_000_000;
     const now = () => clock;
-    void nudgeAfterWrite(env, "ss-1", now); // never answered
+    void nudgeAfterWrite(env, "ss-4", now); // never answered
     await turn();
     clock += 10_000;
-    const fresh = nudgeAfterWrite(env, "ss-1", now);
+    const fresh = nudgeAfterWrite(env, "ss-4", now);
     await turn();
     expect(calls).toHaveLength(2);
     calls[1]!.answer();
