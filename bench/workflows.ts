@@ -1,5 +1,6 @@
 /**
  * npm run bench:workflows [-- --latency-jobs 50 --burst|--jobs 1000 --profile loopback|production --shim sync|async --shim-batch N]
+ * (--quick: --latency-jobs 10 --burst 100)
  *
  * The whole product on one machine (e2e/stack.ts: the coordinator under `wrangler dev`, the fake
  * GitHub playing workflows, the simulator with instant boots), measured from GitHub's side:
@@ -39,6 +40,11 @@ function flags(argv: string[]) {
   const out = { latencyJobs: 50, burst: 1000 };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
+    if (a === "--quick") {
+      // What `npm run bench -- --quick` runs: a smoke run, not figures to quote.
+      Object.assign(out, { latencyJobs: 10, burst: 100 });
+      continue;
+    }
     const v = Number(argv[++i]);
     if (!Number.isInteger(v) || v < 1) throw new Error(`${a} takes a positive integer`);
     if (a === "--latency-jobs") out.latencyJobs = v;

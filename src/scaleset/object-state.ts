@@ -79,8 +79,12 @@ export class ObjectState {
     );
   }
 
+  // The id never changes once bound (only clear() forgets it), and every nudge asks for it: kept in memory.
+  private boundId: string | null | undefined;
+
   get scaleSetId(): string | null {
-    return this.getMeta<string>("scale_set_id");
+    if (this.boundId === undefined) this.boundId = this.getMeta<string>("scale_set_id");
+    return this.boundId;
   }
 
   bind(scaleSetId: string): void {
@@ -88,6 +92,7 @@ export class ObjectState {
     if (known && known !== scaleSetId) throw new Error(`this object belongs to scale set ${known}, not ${scaleSetId}`);
     if (!known) {
       this.setMeta("scale_set_id", scaleSetId);
+      this.boundId = scaleSetId;
       // A new scale set has nothing to drift from yet: its first drift check comes one interval on.
       this.setMeta("last_orphan_check", Date.now());
     }
@@ -255,5 +260,6 @@ export class ObjectState {
 
   clear(): void {
     this.sql.exec("DELETE FROM meta; DELETE FROM instance_ops; DELETE FROM timers; DELETE FROM job_checks;");
+    this.boundId = undefined;
   }
 }

@@ -9,7 +9,7 @@ import { type OutboundLimiter, outboundLimiter } from "../lib/outbound-limit";
 import { errorText, logEvent as log } from "../observability/log";
 import type { ShimCallback } from "../providers/shim-protocol";
 import { hardLimitAgainst, NO_CREATE_BACKOFF } from "./backoff";
-import { checkDrift } from "./drift";
+import { checkDriftWhenDue } from "./drift";
 import { payForCreates } from "./github-pacing";
 import { canTransition } from "./instance-states";
 import { fitToInvocation } from "./invocation-cap";
@@ -21,11 +21,11 @@ import { objectStatus, type ScaleSetStatus } from "./object-status";
 import { afterCreate, keepCreateBackoff, keepOutcome } from "./outcome-keeping";
 import { type ExecutorContext, executePlan } from "./plan-executor";
 import { planSnapshot } from "./plan-input";
-import { githubRunnerPort, openScaleSetPorts } from "./ports-factory";
+import { githubRunnerPort } from "./ports-factory";
 import { plan } from "./reconcile";
 import { RunCoalescer } from "./run-coalescer";
 import { RunRecord } from "./run-record";
-import { type RunnerReport, type RunnerReportRefusal, runnerReportChange } from "./runner-report";
+import { type RunnerReport, type RunnerReportRefusal, runnerReportChange, runnerReportEvents } from "./runner-report";
 import { type ScaleSetSettings, scaleSetSettings } from "./settings";
 import { recheckStaleJobs } from "./stale-job-recheck";
 
@@ -52,6 +52,8 @@ export class ScaleSet extends DurableObject<Env> {
   private limiter: OutboundLimiter | null = null;
   /** What each alarm and RPC spends of Cloudflare's per-invocation budgets (its status). */
   readonly invocations: InvocationRecord;
+  /** Whether a nudge of this incarnation made sure an alarm is armed. */
+  private safetyNetChecked = false;
 
   constructor(ctx: DurableObjectState, env: Env) {
     // Every D1 call the object makes, through whatever client, counts toward its invocation.
@@ -90,13 +92,30 @@ export class ScaleSet extends DurableObject<Env> {
     // A run under way may have read D1 before the caller wrote: it goes once more, or arms the
     // alarm at once when it is done.
     if (this.runs.underWay) return this.runs.ask();
-    if (this.listener.busy) {
-      // The alarm is holding a long poll (up to ~50 s): reconcile beside it rather than after it.
+    // Reconcile now rather than through an alarm armed for now, which costs storage writes and
+    // the scheduler's delay before the pass starts (docs/performance.md). The alarm stays the
+    // safety net: every pass leaves the tick armed, and an incarnation's first nudge arms one
+    // if there is none. Also beside the listener's long poll (the alarm holds it up to ~50 s).
+    if (this.settings.nudgeDelayMs === 0 || this.listener.busy) {
+      if (!this.safetyNetChecked) {
+        this.safetyNetChecked = true;
+        if ((await this.ctx.storage.getAlarm()) === null) {
+          this.state.setTimer("tick", Date.now() + this.settings.tickMs);
+          await this.arm();
+        }
+        if (this.runs.underWay) return this.runs.ask();
+      }
       void this.reconcile("nudge")
         .then(() => this.arm())
-        .catch((err) => log({ event: "reconcile_failed", scale_set: scaleSetId, error: errorText(err) }));
+        .catch((err) => {
+          log({ event: "reconcile_failed", scale_set: scaleSetId, error: errorText(err) });
+          this.state.setTimer("retry", Date.now() + 5_000);
+          return this.arm();
+        })
+        .catch(() => {});
       return;
     }
+    // Tests hold passes back (NUDGE_DELAY_SECONDS) to drive the alarm themselves.
     const due = Date.now() + this.settings.nudgeDelayMs;
     // An alarm armed no later than that has not started yet (a running alarm reads as none),
     // so its pass will see whatever the caller wrote: nothing to write. Webhook bursts nudge
@@ -206,26 +225,7 @@ export class ScaleSet extends DurableObject<Env> {
     if ("error" in verdict) return verdict;
     const applied = await applyStatusChanges(this.env.DB, [verdict.change]);
     if (!applied.size) return { error: "gone" };
-    const { message } = verdict;
-    log({
-      event: "runner_status",
-      scale_set: scaleSetId,
-      instance: name,
-      from: row.runnerStatus,
-      to: report.status,
-      message,
-      reported_agent_id: report.agentId,
-    });
-    if (verdict.claimRejected) {
-      log({
-        event: "runner_id_claim_rejected",
-        scale_set: scaleSetId,
-        instance: name,
-        runner_id: report.agentId,
-        reason: "GitHub gave this runner another id",
-        agent_id: row.agentId,
-      });
-    }
+    for (const event of runnerReportEvents({ scaleSetId, instance: name }, row, report, verdict)) log(event);
     if (report.status === "failed" || report.status === "idle") await this.nudge(scaleSetId);
     return { ok: true };
   }
@@ -347,21 +347,7 @@ export class ScaleSet extends DurableObject<Env> {
     let staleCorrected = false;
     try {
       // Drift is judged against this snapshot, before the plan adds anything the cloud cannot know yet.
-      if (now - this.state.lastOrphanCheck >= this.settings.orphanCheckMs) {
-        const at = Date.now();
-        this.state.lastOrphanCheck = at;
-        const ports = await openScaleSetPorts(this.env, ss, { outbound: this.executor.outbound });
-        this.state.unconfirmedMachines = await checkDrift({
-          db,
-          scaleSet: ss,
-          rows: rows.instances,
-          ports,
-          inFlight: this.inFlight,
-          unconfirmed: this.state.unconfirmedMachines,
-          concurrency: this.settings.concurrency,
-          now: at,
-        });
-      }
+      await checkDriftWhenDue(this.executor, db, ss, rows.instances, now);
       if (result.actions.length) await executePlan(this.executor, db, ss, rows.instances, result.actions);
       // Lost webhooks: jobs GitHub has long started or finished must stop asking for runners.
       // (The scale set API loses nothing: its queue holds every event until acknowledged.)
