@@ -23,10 +23,12 @@ export interface Coordinator {
   devVars: Record<string, string>;
   /** CPU seconds used so far by workerd (the Worker) and wrangler (its dev proxy); null without /proc. */
   cpuSeconds(): { workerd: number; wrangler: number } | null;
+  /** wrangler dev's inspector port (DevTools protocol of the Worker's isolate), when started with one. */
+  inspectorPort: number | null;
 }
 export function processGroupCpu(pgid: number): { workerd: number; wrangler: number } | null;
-/** opts.log: append the coordinator's log lines to this file. */
-export function startCoordinator(vars?: Record<string, string>, opts?: { log?: string }): Promise<Coordinator>;
+/** opts.log: append the coordinator's log lines to this file; opts.inspectorPort: wrangler dev's --inspector-port. */
+export function startCoordinator(vars?: Record<string, string>, opts?: { log?: string; inspectorPort?: number }): Promise<Coordinator>;
 
 export interface HarnessWorld {
   world: { id: string; url: string; ghes_url: string };

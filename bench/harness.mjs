@@ -76,7 +76,10 @@ export async function startCoordinator(vars = {}, opts = {}) {
   const config = readFileSync(join(root, "wrangler.toml"), "utf8")
     .replace(/^main = "([^"]+)"/m, (_, p) => `main = ${JSON.stringify(join(root, p))}`)
     .replace(/^migrations_dir = "([^"]+)"/m, (_, p) => `migrations_dir = ${JSON.stringify(join(root, p))}`)
-    .replace(/^PUBLIC_URL = .*$/m, `PUBLIC_URL = "http://127.0.0.1:${port}"`);
+    .replace(/^PUBLIC_URL = .*$/m, `PUBLIC_URL = "http://127.0.0.1:${port}"`)
+    // BENCH_OBSERVABILITY=off: without Workers Observability, whose traces wrangler dev collects
+    // in a worker of the same workerd process (what that costs the CPU figures; docs/performance.md).
+    .replace(/^\[observability\]\nenabled = true$/m, process.env.BENCH_OBSERVABILITY === "off" ? "[observability]\nenabled = false" : "$&");
   const configPath = join(work, "wrangler.toml");
   writeFileSync(configPath, config);
   const devVars = {
@@ -125,6 +128,8 @@ export async function startCoordinator(vars = {}, opts = {}) {
         state,
         "--log-level",
         opts.log ? "log" : "error",
+        // opts.inspectorPort: the DevTools protocol of the Worker's isolate (bench/cpu-profile.ts).
+        ...(opts.inspectorPort ? ["--inspector-port", String(opts.inspectorPort)] : []),
       ],
       {
         cwd: work,
@@ -207,7 +212,7 @@ export async function startCoordinator(vars = {}, opts = {}) {
    * in front of it). Null where /proc is not there.
    */
   const cpuSeconds = () => (proc ? processGroupCpu(proc.pid) : null);
-  return { url, port, api, sql, work, stop, restart, killNow, devVars, cpuSeconds };
+  return { url, port, api, sql, work, stop, restart, killNow, devVars, cpuSeconds, inspectorPort: opts.inspectorPort ?? null };
 }
 
 /** User + system CPU seconds of a process group's processes, split into workerd and the rest; null without /proc. */

@@ -21,13 +21,18 @@
  * The burst then also reports the time until every create was sent, the floor GitHub's points
  * limit alone sets for its JIT calls, and the secondary-limit answers the coordinator provoked.
  *
+ * BENCH_LOG_LEVEL=warn runs the coordinator without its info lines (what logging costs);
+ * BENCH_CPU_PROFILE=file.cpuprofile also records a CPU profile of the coordinator's isolate over
+ * the burst (open the file in Chrome DevTools) and prints its summary (bench/cpu-profile.ts).
+ *
  * Prints one JSON document on stdout; progress on stderr.
  */
-import { appendFileSync } from "node:fs";
+import { appendFileSync, copyFileSync, writeFileSync } from "node:fs";
 import { JIT_PER_MINUTE, profileFromArgs } from "../e2e/profiles.ts";
 import { startStack } from "../e2e/stack.ts";
 import type { RecordedRequest } from "../test/fake-github/types.ts";
-import { note, percentile, sleep } from "./harness.mjs";
+import { bundlePath, moduleResolver, openProfiler, summarizeProfile } from "./cpu-profile.ts";
+import { freePort, note, percentile, sleep } from "./harness.mjs";
 
 function flags(argv: string[]) {
   const out = { latencyJobs: 50, burst: 1000 };
@@ -53,7 +58,9 @@ const stack = await startStack({
     RECONCILE_INTERVAL_SECONDS: "5",
     SCALE_DOWN_IDLE_SECONDS: "5",
     ORPHAN_CHECK_SECONDS: "600",
+    ...(process.env.BENCH_LOG_LEVEL ? { LOG_LEVEL: process.env.BENCH_LOG_LEVEL } : {}),
   },
+  inspectorPort: process.env.BENCH_CPU_PROFILE ? await freePort() : undefined,
   sim: { boot_delay_ms: 0, job_ms: 200, poll_ms: 20 },
   // BENCH_LOG=file keeps the coordinator's log.
   coordinatorLog: process.env.BENCH_LOG,
@@ -113,6 +120,23 @@ function byOperation(reqs: RecordedRequest[]): Record<string, number> {
     out[op] = (out[op] ?? 0) + 1;
   }
   return Object.fromEntries(Object.entries(out).sort(([, a], [, b]) => b - a));
+}
+
+/** The profile's summary, every figure per runner: the coordinator's JavaScript apart from D1 and workerd's own work. */
+function isolateProfile(profile: Parameters<typeof summarizeProfile>[0], runners: number, bundleDir: string) {
+  const sum = summarizeProfile(profile, moduleResolver(bundleDir));
+  const per = (ms: number) => Math.round((ms / runners) * 100) / 100;
+  const perAll = (m: Record<string, number>) => Object.fromEntries(Object.entries(m).map(([k, v]) => [k, per(v)]));
+  return {
+    busy_ms_per_runner: per(sum.busy_ms),
+    gc_ms_per_runner: per(sum.gc_ms),
+    program_ms_per_runner: per(sum.program_ms),
+    by_module_ms_per_runner: perAll(sum.by_module),
+    top_functions_ms_per_runner: perAll(sum.top_functions),
+    inclusive_src_ms_per_runner: perAll(sum.inclusive_src),
+    sampled_s: Math.round(sum.sampled_ms / 100) / 10,
+    note: "self time sampled in the coordinator's isolate (Worker and objects; not local D1), DevTools protocol",
+  };
 }
 
 try {
@@ -184,6 +208,8 @@ try {
   await gh.clearRequests();
   const shimRequestsBefore = ((await (await fetch(`${w.shimControl}/requests`)).json()) as unknown[]).length;
   note(`burst: ${opts.burst} jobs queued at once`);
+  const profiler = stack.coordinator.inspectorPort ? await openProfiler(stack.coordinator.inspectorPort) : null;
+  await profiler?.start();
   const t0 = Date.now();
   const cpuBefore = stack.coordinator.cpuSeconds();
   await gh.queueJobs({ repository: "octo/app", labels: ["self-hosted", "linux", "burst"], count: opts.burst, name: "burst" });
@@ -204,6 +230,14 @@ try {
   const left = (await stack.machines()).length;
   // The coordinator's CPU over the whole burst (webhooks, object passes, bootstrap routes, deletes), per runner.
   const cpuAfter = stack.coordinator.cpuSeconds();
+  const cpuProfile = await profiler?.stop();
+  profiler?.close();
+  if (cpuProfile) {
+    writeFileSync(process.env.BENCH_CPU_PROFILE!, JSON.stringify(cpuProfile));
+    // The bundle the profile's lines refer to, for `node bench/cpu-profile.ts <profile> <bundle>` later.
+    const bundle = bundlePath(stack.coordinator.work);
+    if (bundle) copyFileSync(bundle, `${process.env.BENCH_CPU_PROFILE}.bundle.js`);
+  }
   const shimRequests = (
     (await (await fetch(`${w.shimControl}/requests`)).json()) as { at: number; operation: string; status: number | null; body: any }[]
   ).slice(shimRequestsBefore);
@@ -260,6 +294,8 @@ try {
             note: "user+system CPU of the processes under wrangler dev, from /proc; target ≤ 10 ms (workerd)",
           }
         : null,
+    coordinator_isolate_profile:
+      cpuProfile && runnersCreated ? isolateProfile(cpuProfile, runnersCreated, stack.coordinator.work) : undefined,
     wall_s: Math.round((Date.now() - t0) / 100) / 10,
   };
   console.log(JSON.stringify(result, null, 2));
