@@ -27,8 +27,14 @@ export interface Coordinator {
   inspectorPort: number | null;
 }
 export function processGroupCpu(pgid: number): { workerd: number; wrangler: number } | null;
-/** opts.log: append the coordinator's log lines to this file; opts.inspectorPort: wrangler dev's --inspector-port. */
-export function startCoordinator(vars?: Record<string, string>, opts?: { log?: string; inspectorPort?: number }): Promise<Coordinator>;
+/**
+ * opts.log: append the coordinator's log lines to this file; opts.inspectorPort: wrangler dev's
+ * --inspector-port; opts.observability false: run without wrangler.toml's [observability].
+ */
+export function startCoordinator(
+  vars?: Record<string, string>,
+  opts?: { log?: string; inspectorPort?: number; observability?: boolean },
+): Promise<Coordinator>;
 
 export interface HarnessWorld {
   world: { id: string; url: string; ghes_url: string };

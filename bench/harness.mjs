@@ -77,9 +77,10 @@ export async function startCoordinator(vars = {}, opts = {}) {
     .replace(/^main = "([^"]+)"/m, (_, p) => `main = ${JSON.stringify(join(root, p))}`)
     .replace(/^migrations_dir = "([^"]+)"/m, (_, p) => `migrations_dir = ${JSON.stringify(join(root, p))}`)
     .replace(/^PUBLIC_URL = .*$/m, `PUBLIC_URL = "http://127.0.0.1:${port}"`)
-    // BENCH_OBSERVABILITY=off: without Workers Observability, whose traces wrangler dev collects
-    // in a worker of the same workerd process (what that costs the CPU figures; docs/performance.md).
-    .replace(/^\[observability\]\nenabled = true$/m, process.env.BENCH_OBSERVABILITY === "off" ? "[observability]\nenabled = false" : "$&");
+    // opts.observability false: without Workers Observability, for which wrangler dev streams every
+    // invocation's logs and spans to a collector Worker in the same workerd process: CPU that
+    // production does not charge to the Worker (docs/performance.md: Coordinator CPU per runner).
+    .replace(/^\[observability\]\nenabled = true$/m, opts.observability === false ? "[observability]\nenabled = false" : "$&");
   const configPath = join(work, "wrangler.toml");
   writeFileSync(configPath, config);
   const devVars = {

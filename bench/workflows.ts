@@ -22,6 +22,7 @@
  * limit alone sets for its JIT calls, and the secondary-limit answers the coordinator provoked.
  *
  * BENCH_LOG_LEVEL=warn runs the coordinator without its info lines (what logging costs);
+ * BENCH_OBSERVABILITY=on with wrangler.toml's [observability] (off by default, see below);
  * BENCH_CPU_PROFILE=file.cpuprofile also records a CPU profile of the coordinator's isolate over
  * the burst (open the file in Chrome DevTools) and prints its summary (bench/cpu-profile.ts).
  *
@@ -48,6 +49,10 @@ function flags(argv: string[]) {
 }
 
 const { profile, rest } = profileFromArgs(process.argv.slice(2));
+// Off unless BENCH_OBSERVABILITY=on: wrangler dev streams every invocation's logs and spans to a
+// collector Worker in the coordinator's own workerd, ~4/5 of its CPU, which production does not
+// charge to the Worker (docs/performance.md: Coordinator CPU per runner).
+const observability = process.env.BENCH_OBSERVABILITY === "on";
 const opts = flags(rest);
 const limited = profile.github?.secondary !== undefined;
 
@@ -61,6 +66,7 @@ const stack = await startStack({
     ...(process.env.BENCH_LOG_LEVEL ? { LOG_LEVEL: process.env.BENCH_LOG_LEVEL } : {}),
   },
   inspectorPort: process.env.BENCH_CPU_PROFILE ? await freePort() : undefined,
+  observability,
   sim: { boot_delay_ms: 0, job_ms: 200, poll_ms: 20 },
   // BENCH_LOG=file keeps the coordinator's log.
   coordinatorLog: process.env.BENCH_LOG,
@@ -291,6 +297,8 @@ try {
         ? {
             workerd: Math.round(((cpuAfter.workerd - cpuBefore.workerd) * 1000 * 10) / runnersCreated) / 10,
             wrangler_dev_proxy: Math.round(((cpuAfter.wrangler - cpuBefore.wrangler) * 1000 * 10) / runnersCreated) / 10,
+            observability: observability ? "on" : "off",
+            log_level: process.env.BENCH_LOG_LEVEL ?? "info",
             note: "user+system CPU of the processes under wrangler dev, from /proc; target ≤ 10 ms (workerd)",
           }
         : null,
