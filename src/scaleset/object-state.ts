@@ -246,14 +246,14 @@ export class ObjectState {
   }
 }
 
-interface OpsRow {
+type OpsRow = {
   instance: string;
   delete_attempts: number;
   retry_at: number | null;
   op_id: string | null;
   op_kind: string | null;
   poll_at: number | null;
-}
+};
 
 const opsOf = (r: OpsRow): InstanceOps => ({
   instance: r.instance,
