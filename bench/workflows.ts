@@ -22,7 +22,7 @@
  * limit alone sets for its JIT calls, and the secondary-limit answers the coordinator provoked.
  *
  * BENCH_LOG_LEVEL=warn runs the coordinator without its info lines (what logging costs);
- * BENCH_OBSERVABILITY=on with wrangler.toml's [observability] (off by default, see below);
+ * BENCH_OBSERVABILITY=off without wrangler.toml's [observability] (see below);
  * BENCH_CPU_PROFILE=file.cpuprofile also records a CPU profile of the coordinator's isolate over
  * the burst (open the file in Chrome DevTools) and prints its summary (bench/cpu-profile.ts).
  *
@@ -49,10 +49,10 @@ function flags(argv: string[]) {
 }
 
 const { profile, rest } = profileFromArgs(process.argv.slice(2));
-// Off unless BENCH_OBSERVABILITY=on: wrangler dev streams every invocation's logs and spans to a
-// collector Worker in the coordinator's own workerd, ~4/5 of its CPU, which production does not
-// charge to the Worker (docs/performance.md: Coordinator CPU per runner).
-const observability = process.env.BENCH_OBSERVABILITY === "on";
+// BENCH_OBSERVABILITY=off: without wrangler.toml's [observability], for which wrangler dev
+// streams every invocation's logs and spans to a collector Worker in the coordinator's own
+// workerd (docs/performance.md: Coordinator CPU per runner).
+const observability = process.env.BENCH_OBSERVABILITY !== "off";
 const opts = flags(rest);
 const limited = profile.github?.secondary !== undefined;
 
