@@ -22,11 +22,17 @@ export interface Coordinator {
   killNow(): void;
   devVars: Record<string, string>;
   /** CPU seconds used so far by workerd (the Worker) and wrangler (its dev proxy); null without /proc. */
-  cpuSeconds(): { workerd: number; wrangler: number } | null;
+  cpuSeconds(): ProcessGroupCpu | null;
   /** wrangler dev's inspector port (DevTools protocol of the Worker's isolate), when started with one. */
   inspectorPort: number | null;
 }
-export function processGroupCpu(pgid: number): { workerd: number; wrangler: number } | null;
+export interface ProcessGroupCpu {
+  workerd: number;
+  wrangler: number;
+  /** The workerd processes counted: another set means workerd was restarted in between. */
+  workerdPids: number[];
+}
+export function processGroupCpu(pgid: number): ProcessGroupCpu | null;
 /**
  * opts.log: append the coordinator's log lines to this file; opts.inspectorPort: wrangler dev's
  * --inspector-port; opts.observability false: run without wrangler.toml's [observability].

@@ -216,7 +216,11 @@ export async function startCoordinator(vars = {}, opts = {}) {
   return { url, port, api, sql, work, stop, restart, killNow, devVars, cpuSeconds, inspectorPort: opts.inspectorPort ?? null };
 }
 
-/** User + system CPU seconds of a process group's processes, split into workerd and the rest; null without /proc. */
+/**
+ * User + system CPU seconds of a process group's processes, split into workerd and the rest, and
+ * which workerd processes there were (wrangler dev restarts workerd when a source file changes,
+ * and a new process counts from zero); null without /proc.
+ */
 export function processGroupCpu(pgid) {
   let entries;
   try {
@@ -225,7 +229,7 @@ export function processGroupCpu(pgid) {
     return null;
   }
   const ticksPerSecond = 100; // USER_HZ on Linux
-  const out = { workerd: 0, wrangler: 0 };
+  const out = { workerd: 0, wrangler: 0, workerdPids: [] };
   for (const pid of entries) {
     if (!/^\d+$/.test(pid)) continue;
     let stat;
@@ -240,8 +244,10 @@ export function processGroupCpu(pgid) {
     const fields = stat.slice(close + 2).split(" ");
     if (Number(fields[2]) !== pgid) continue;
     const seconds = (Number(fields[11]) + Number(fields[12])) / ticksPerSecond;
-    if (comm.startsWith("workerd")) out.workerd += seconds;
-    else out.wrangler += seconds;
+    if (comm.startsWith("workerd")) {
+      out.workerd += seconds;
+      out.workerdPids.push(Number(pid));
+    } else out.wrangler += seconds;
   }
   return out;
 }

@@ -292,8 +292,9 @@ try {
       secondary_concurrency: refused.filter((r) => r.secondary_limit === "concurrency").length,
       other: refused.filter((r) => !r.secondary_limit).length,
     },
+    // A workerd restarted meanwhile (wrangler dev rebuilds when a source file changes) counts from zero: no figure.
     coordinator_cpu_ms_per_runner:
-      cpuBefore && cpuAfter && runnersCreated
+      cpuBefore && cpuAfter && runnersCreated && String(cpuBefore.workerdPids) === String(cpuAfter.workerdPids)
         ? {
             workerd: Math.round(((cpuAfter.workerd - cpuBefore.workerd) * 1000 * 10) / runnersCreated) / 10,
             wrangler_dev_proxy: Math.round(((cpuAfter.wrangler - cpuBefore.wrangler) * 1000 * 10) / runnersCreated) / 10,
