@@ -23,6 +23,8 @@ export interface Coordinator {
   devVars: Record<string, string>;
   /** CPU seconds used so far by workerd (the Worker) and wrangler (its dev proxy); null without /proc. */
   cpuSeconds(): ProcessGroupCpu | null;
+  /** wrangler dev's process group (its workerd is in it), while it runs. */
+  processGroup(): number | null;
   /** wrangler dev's inspector port (DevTools protocol of the Worker's isolate), when started with one. */
   inspectorPort: number | null;
 }

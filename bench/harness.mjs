@@ -213,7 +213,22 @@ export async function startCoordinator(vars = {}, opts = {}) {
    * in front of it). Null where /proc is not there.
    */
   const cpuSeconds = () => (proc ? processGroupCpu(proc.pid) : null);
-  return { url, port, api, sql, work, stop, restart, killNow, devVars, cpuSeconds, inspectorPort: opts.inspectorPort ?? null };
+  /** wrangler dev's process group, which its workerd shares (bench/perf-split.ts finds it there). */
+  const processGroup = () => proc?.pid ?? null;
+  return {
+    url,
+    port,
+    api,
+    sql,
+    work,
+    stop,
+    restart,
+    killNow,
+    devVars,
+    cpuSeconds,
+    processGroup,
+    inspectorPort: opts.inspectorPort ?? null,
+  };
 }
 
 /**

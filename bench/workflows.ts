@@ -24,7 +24,9 @@
  * BENCH_LOG_LEVEL=warn runs the coordinator without its info lines (what logging costs);
  * BENCH_OBSERVABILITY=off without wrangler.toml's [observability] (see below);
  * BENCH_CPU_PROFILE=file.cpuprofile also records a CPU profile of the coordinator's isolate over
- * the burst (open the file in Chrome DevTools) and prints its summary (bench/cpu-profile.ts).
+ * the burst (open the file in Chrome DevTools) and prints its summary (bench/cpu-profile.ts);
+ * BENCH_PERF=file.data records the workerd process with Linux perf over the burst and prints how
+ * its CPU splits into local trace collection, SQLite, the kernel and the rest (bench/perf-split.ts).
  *
  * Prints one JSON document on stdout; progress on stderr.
  */
@@ -34,6 +36,7 @@ import { startStack } from "../e2e/stack.ts";
 import type { RecordedRequest } from "../test/fake-github/types.ts";
 import { bundlePath, moduleResolver, openProfiler, summarizeProfile } from "./cpu-profile.ts";
 import { freePort, note, percentile, sleep } from "./harness.mjs";
+import { PERF_CATEGORIES, recordPerf, workerdPid } from "./perf-split.ts";
 
 function flags(argv: string[]) {
   const out = { latencyJobs: 50, burst: 1000 };
@@ -128,6 +131,20 @@ function byOperation(reqs: RecordedRequest[]): Record<string, number> {
   return Object.fromEntries(Object.entries(out).sort(([, a], [, b]) => b - a));
 }
 
+/** The workerd CPU per runner, shared out as perf's samples are. */
+function splitPerRunner(
+  split: Record<(typeof PERF_CATEGORIES)[number], number> & { samples: number },
+  cpuSeconds: number,
+  runners: number,
+) {
+  const perRunner = (n: number) => Math.round(((cpuSeconds * 1000 * n) / split.samples / runners) * 10) / 10;
+  return {
+    ...Object.fromEntries(PERF_CATEGORIES.map((c) => [c, perRunner(split[c])])),
+    samples: split.samples,
+    note: "perf stack samples of workerd: tail_stream = wrangler dev's trace collection, sqlite = local D1 and the objects' storage (bench/perf-split.ts)",
+  };
+}
+
 /** The profile's summary, every figure per runner: the coordinator's JavaScript apart from D1 and workerd's own work. */
 function isolateProfile(profile: Parameters<typeof summarizeProfile>[0], runners: number, bundleDir: string) {
   const sum = summarizeProfile(profile, moduleResolver(bundleDir));
@@ -216,6 +233,9 @@ try {
   note(`burst: ${opts.burst} jobs queued at once`);
   const profiler = stack.coordinator.inspectorPort ? await openProfiler(stack.coordinator.inspectorPort) : null;
   await profiler?.start();
+  const perfPid = process.env.BENCH_PERF ? workerdPid(stack.coordinator.processGroup()!) : null;
+  if (process.env.BENCH_PERF && !perfPid) throw new Error("BENCH_PERF: no workerd found");
+  const perf = perfPid ? recordPerf(perfPid, process.env.BENCH_PERF!) : null;
   const t0 = Date.now();
   const cpuBefore = stack.coordinator.cpuSeconds();
   await gh.queueJobs({ repository: "octo/app", labels: ["self-hosted", "linux", "burst"], count: opts.burst, name: "burst" });
@@ -236,6 +256,7 @@ try {
   const left = (await stack.machines()).length;
   // The coordinator's CPU over the whole burst (webhooks, object passes, bootstrap routes, deletes), per runner.
   const cpuAfter = stack.coordinator.cpuSeconds();
+  const perfSplit = await perf?.stop();
   const cpuProfile = await profiler?.stop();
   profiler?.close();
   if (cpuProfile) {
@@ -303,6 +324,10 @@ try {
             note: "user+system CPU of the processes under wrangler dev, from /proc; target ≤ 10 ms (workerd)",
           }
         : null,
+    workerd_cpu_split_ms_per_runner:
+      perfSplit && cpuBefore && cpuAfter && runnersCreated
+        ? splitPerRunner(perfSplit, cpuAfter.workerd - cpuBefore.workerd, runnersCreated)
+        : undefined,
     coordinator_isolate_profile:
       cpuProfile && runnersCreated ? isolateProfile(cpuProfile, runnersCreated, stack.coordinator.work) : undefined,
     wall_s: Math.round((Date.now() - t0) / 100) / 10,
