@@ -37,11 +37,11 @@ export interface ProcessGroupCpu {
 export function processGroupCpu(pgid: number): ProcessGroupCpu | null;
 /**
  * opts.log: append the coordinator's log lines to this file; opts.inspectorPort: wrangler dev's
- * --inspector-port; opts.observability false: run without wrangler.toml's [observability].
+ * --inspector-port; opts.localObservability false: without wrangler dev's local trace collector (X_LOCAL_OBSERVABILITY=false).
  */
 export function startCoordinator(
   vars?: Record<string, string>,
-  opts?: { log?: string; inspectorPort?: number; observability?: boolean },
+  opts?: { log?: string; inspectorPort?: number; localObservability?: boolean },
 ): Promise<Coordinator>;
 
 export interface HarnessWorld {

@@ -76,11 +76,7 @@ export async function startCoordinator(vars = {}, opts = {}) {
   const config = readFileSync(join(root, "wrangler.toml"), "utf8")
     .replace(/^main = "([^"]+)"/m, (_, p) => `main = ${JSON.stringify(join(root, p))}`)
     .replace(/^migrations_dir = "([^"]+)"/m, (_, p) => `migrations_dir = ${JSON.stringify(join(root, p))}`)
-    .replace(/^PUBLIC_URL = .*$/m, `PUBLIC_URL = "http://127.0.0.1:${port}"`)
-    // opts.observability false: without Workers Observability, for which wrangler dev streams every
-    // invocation's logs and spans to a collector Worker in the same workerd process: CPU that
-    // production does not charge to the Worker (docs/performance.md: Coordinator CPU per runner).
-    .replace(/^\[observability\]\nenabled = true$/m, opts.observability === false ? "[observability]\nenabled = false" : "$&");
+    .replace(/^PUBLIC_URL = .*$/m, `PUBLIC_URL = "http://127.0.0.1:${port}"`);
   const configPath = join(work, "wrangler.toml");
   writeFileSync(configPath, config);
   const devVars = {
@@ -99,7 +95,15 @@ export async function startCoordinator(vars = {}, opts = {}) {
   );
 
   const wrangler = join(root, "node_modules/wrangler/bin/wrangler.js");
-  const env = { ...process.env, CI: "true", WRANGLER_SEND_METRICS: "false" };
+  const env = {
+    ...process.env,
+    CI: "true",
+    WRANGLER_SEND_METRICS: "false",
+    // opts.localObservability false: without wrangler dev's local observability, which streams
+    // every invocation's logs and spans to a collector Worker in the coordinator's own workerd
+    // (its local explorer): CPU that is wrangler's, not the Worker's (docs/performance.md).
+    ...(opts.localObservability === false ? { X_LOCAL_OBSERVABILITY: "false" } : {}),
+  };
   const migrate = spawnSync(
     process.execPath,
     [wrangler, "d1", "migrations", "apply", "DB", "--local", "--persist-to", state, "-c", configPath],

@@ -22,7 +22,7 @@
  * limit alone sets for its JIT calls, and the secondary-limit answers the coordinator provoked.
  *
  * BENCH_LOG_LEVEL=warn runs the coordinator without its info lines (what logging costs);
- * BENCH_OBSERVABILITY=off without wrangler.toml's [observability] (see below);
+ * BENCH_LOCAL_OBSERVABILITY=on with wrangler dev's local trace collector (off by default, see below);
  * BENCH_CPU_PROFILE=file.cpuprofile also records a CPU profile of the coordinator's isolate over
  * the burst (open the file in Chrome DevTools) and prints its summary (bench/cpu-profile.ts);
  * BENCH_PERF=file.data records the workerd process with Linux perf over the burst and prints how
@@ -52,10 +52,10 @@ function flags(argv: string[]) {
 }
 
 const { profile, rest } = profileFromArgs(process.argv.slice(2));
-// BENCH_OBSERVABILITY=off: without wrangler.toml's [observability], for which wrangler dev
-// streams every invocation's logs and spans to a collector Worker in the coordinator's own
-// workerd (docs/performance.md: Coordinator CPU per runner).
-const observability = process.env.BENCH_OBSERVABILITY !== "off";
+// wrangler dev's local observability streams every invocation's logs and spans to a collector
+// Worker in the coordinator's own workerd (~15 % of its CPU): wrangler's, not the Worker's, so
+// off unless BENCH_LOCAL_OBSERVABILITY=on (docs/performance.md: Coordinator CPU per runner).
+const localObservability = process.env.BENCH_LOCAL_OBSERVABILITY === "on";
 const opts = flags(rest);
 const limited = profile.github?.secondary !== undefined;
 
@@ -69,7 +69,7 @@ const stack = await startStack({
     ...(process.env.BENCH_LOG_LEVEL ? { LOG_LEVEL: process.env.BENCH_LOG_LEVEL } : {}),
   },
   inspectorPort: process.env.BENCH_CPU_PROFILE ? await freePort() : undefined,
-  observability,
+  localObservability,
   sim: { boot_delay_ms: 0, job_ms: 200, poll_ms: 20 },
   // BENCH_LOG=file keeps the coordinator's log.
   coordinatorLog: process.env.BENCH_LOG,
@@ -319,7 +319,7 @@ try {
         ? {
             workerd: Math.round(((cpuAfter.workerd - cpuBefore.workerd) * 1000 * 10) / runnersCreated) / 10,
             wrangler_dev_proxy: Math.round(((cpuAfter.wrangler - cpuBefore.wrangler) * 1000 * 10) / runnersCreated) / 10,
-            observability: observability ? "on" : "off",
+            local_observability: localObservability ? "on" : "off",
             log_level: process.env.BENCH_LOG_LEVEL ?? "info",
             note: "user+system CPU of the processes under wrangler dev, from /proc; target ≤ 10 ms (workerd)",
           }

@@ -39,8 +39,8 @@ export interface StackOptions {
   coordinatorLog?: string;
   /** Opens the coordinator's DevTools protocol on this port (wrangler dev --inspector-port; bench/cpu-profile.ts). */
   inspectorPort?: number;
-  /** false: the coordinator without Workers Observability (wrangler dev's local trace collector; docs/performance.md). */
-  observability?: boolean;
+  /** false: wrangler dev without its local observability (a trace collector in the coordinator's workerd; docs/performance.md). */
+  localObservability?: boolean;
   /** How the fakes and the coordinator behave (e2e/profiles.ts); loopback when absent. `vars` win over its vars. */
   profile?: StackProfile;
   /** Also EC2: the shim Worker and the fake EC2 (with these faults); its machines are simulated runners with `sim`'s timings. */
