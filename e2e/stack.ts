@@ -58,6 +58,7 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
       {
         log: opts.coordinatorLog,
         inspectorPort: opts.inspectorPort,
+        localObservability: opts.localObservability,
       },
     );
     const w = await fakeWorld(coordinator, github.url, sim.url, "sim-shim-secret-0000000001", opts.provider);
