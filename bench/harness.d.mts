@@ -22,13 +22,29 @@ export interface Coordinator {
   killNow(): void;
   devVars: Record<string, string>;
   /** CPU seconds used so far by workerd (the Worker) and wrangler (its dev proxy); null without /proc. */
-  cpuSeconds(): { workerd: number; wrangler: number } | null;
+  cpuSeconds(): ProcessGroupCpu | null;
+  /** wrangler dev's process group (its workerd is in it), while it runs. */
+  processGroup(): number | null;
+  /** wrangler dev's inspector port (DevTools protocol of the Worker's isolate), when started with one. */
+  inspectorPort: number | null;
 }
-export function processGroupCpu(pgid: number): { workerd: number; wrangler: number } | null;
+export interface ProcessGroupCpu {
+  workerd: number;
+  wrangler: number;
+  /** The workerd processes counted: another set means workerd was restarted in between. */
+  workerdPids: number[];
+}
+export function processGroupCpu(pgid: number): ProcessGroupCpu | null;
+/**
+ * opts.log: append the coordinator's log lines to this file; opts.inspectorPort: wrangler dev's
+ * --inspector-port; opts.localObservability false: without wrangler dev's local trace collector (X_LOCAL_OBSERVABILITY=false).
+ */
+export function startCoordinator(
+  vars?: Record<string, string>,
+  opts?: { log?: string; inspectorPort?: number; localObservability?: boolean },
+): Promise<Coordinator>;
 /** V8's sampling profiler in the Worker's isolate, through wrangler dev's inspector on `port`; stop() gives the profile and its bundle. */
 export function startCpuProfile(port: number): Promise<{ stop(): Promise<{ profile: any; source: string | undefined }> }>;
-/** opts.log: append the coordinator's log lines to this file. */
-export function startCoordinator(vars?: Record<string, string>, opts?: { log?: string }): Promise<Coordinator>;
 
 export interface HarnessWorld {
   world: { id: string; url: string; ghes_url: string };

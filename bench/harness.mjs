@@ -95,7 +95,15 @@ export async function startCoordinator(vars = {}, opts = {}) {
   );
 
   const wrangler = join(root, "node_modules/wrangler/bin/wrangler.js");
-  const env = { ...process.env, CI: "true", WRANGLER_SEND_METRICS: "false" };
+  const env = {
+    ...process.env,
+    CI: "true",
+    WRANGLER_SEND_METRICS: "false",
+    // opts.localObservability false: without wrangler dev's local observability, which streams
+    // every invocation's logs and spans to a collector Worker in the coordinator's own workerd
+    // (its local explorer): CPU that is wrangler's, not the Worker's (docs/performance.md).
+    ...(opts.localObservability === false ? { X_LOCAL_OBSERVABILITY: "false" } : {}),
+  };
   const migrate = spawnSync(
     process.execPath,
     [wrangler, "d1", "migrations", "apply", "DB", "--local", "--persist-to", state, "-c", configPath],
@@ -125,6 +133,8 @@ export async function startCoordinator(vars = {}, opts = {}) {
         state,
         "--log-level",
         opts.log ? "log" : "error",
+        // opts.inspectorPort: the DevTools protocol of the Worker's isolate (bench/cpu-profile.ts).
+        ...(opts.inspectorPort ? ["--inspector-port", String(opts.inspectorPort)] : []),
       ],
       {
         cwd: work,
@@ -207,10 +217,29 @@ export async function startCoordinator(vars = {}, opts = {}) {
    * in front of it). Null where /proc is not there.
    */
   const cpuSeconds = () => (proc ? processGroupCpu(proc.pid) : null);
-  return { url, port, api, sql, work, stop, restart, killNow, devVars, cpuSeconds };
+  /** wrangler dev's process group, which its workerd shares (bench/perf-split.ts finds it there). */
+  const processGroup = () => proc?.pid ?? null;
+  return {
+    url,
+    port,
+    api,
+    sql,
+    work,
+    stop,
+    restart,
+    killNow,
+    devVars,
+    cpuSeconds,
+    processGroup,
+    inspectorPort: opts.inspectorPort ?? null,
+  };
 }
 
-/** User + system CPU seconds of a process group's processes, split into workerd and the rest; null without /proc. */
+/**
+ * User + system CPU seconds of a process group's processes, split into workerd and the rest, and
+ * which workerd processes there were (wrangler dev restarts workerd when a source file changes,
+ * and a new process counts from zero); null without /proc.
+ */
 export function processGroupCpu(pgid) {
   let entries;
   try {
@@ -219,7 +248,7 @@ export function processGroupCpu(pgid) {
     return null;
   }
   const ticksPerSecond = 100; // USER_HZ on Linux
-  const out = { workerd: 0, wrangler: 0 };
+  const out = { workerd: 0, wrangler: 0, workerdPids: [] };
   for (const pid of entries) {
     if (!/^\d+$/.test(pid)) continue;
     let stat;
@@ -234,8 +263,10 @@ export function processGroupCpu(pgid) {
     const fields = stat.slice(close + 2).split(" ");
     if (Number(fields[2]) !== pgid) continue;
     const seconds = (Number(fields[11]) + Number(fields[12])) / ticksPerSecond;
-    if (comm.startsWith("workerd")) out.workerd += seconds;
-    else out.wrangler += seconds;
+    if (comm.startsWith("workerd")) {
+      out.workerd += seconds;
+      out.workerdPids.push(Number(pid));
+    } else out.wrangler += seconds;
   }
   return out;
 }

@@ -25,16 +25,25 @@
  * batch: --shim-batch 0 makes the simulator a v1 shim without batch create), and
  * `shim_create_requests_wall_s` the time from the first sent to the last answered.
  *
+ * BENCH_LOG_LEVEL=warn runs the coordinator without its info lines (what logging costs);
+ * BENCH_LOCAL_OBSERVABILITY=on with wrangler dev's local trace collector (off by default, see below);
+ * BENCH_CPU_PROFILE=file.cpuprofile also records a CPU profile of the coordinator's isolate over
+ * the burst (open the file in Chrome DevTools) and prints its summary (bench/cpu-profile.ts);
+ * BENCH_PERF=file.data records the workerd process with Linux perf over the burst and prints how
+ * its CPU splits into local trace collection, SQLite, the kernel and the rest (bench/perf-split.ts).
+ *
  * Prints one JSON document on stdout; progress on stderr.
  */
-import { appendFileSync } from "node:fs";
+import { appendFileSync, copyFileSync, writeFileSync } from "node:fs";
 import { JIT_PER_MINUTE, profileFromArgs } from "../e2e/profiles.ts";
 import { startStack } from "../e2e/stack.ts";
 import { DEFAULT_BATCH_CREATE_MAX } from "../shims/simulator/simulator.ts";
 import type { RecordedRequest } from "../test/fake-github/types.ts";
 import { createsAsked } from "../test/fake-shim/requests.ts";
 import type { RecordedRequest as ShimRequest } from "../test/fake-shim/types.ts";
-import { note, percentile, sleep } from "./harness.mjs";
+import { bundlePath, moduleResolver, openProfiler, summarizeProfile } from "./cpu-profile.ts";
+import { freePort, note, percentile, sleep } from "./harness.mjs";
+import { PERF_CATEGORIES, recordPerf, workerdPid } from "./perf-split.ts";
 
 function flags(argv: string[]) {
   const out = { latencyJobs: 50, burst: 1000 };
@@ -55,6 +64,10 @@ function flags(argv: string[]) {
 }
 
 const { profile, rest } = profileFromArgs(process.argv.slice(2));
+// wrangler dev's local observability streams every invocation's logs and spans to a collector
+// Worker in the coordinator's own workerd (~15 % of its CPU): wrangler's, not the Worker's, so
+// off unless BENCH_LOCAL_OBSERVABILITY=on (docs/performance.md: Coordinator CPU per runner).
+const localObservability = process.env.BENCH_LOCAL_OBSERVABILITY === "on";
 const opts = flags(rest);
 const limited = profile.github?.secondary !== undefined;
 
@@ -65,7 +78,10 @@ const stack = await startStack({
     RECONCILE_INTERVAL_SECONDS: "5",
     SCALE_DOWN_IDLE_SECONDS: "5",
     ORPHAN_CHECK_SECONDS: "600",
+    ...(process.env.BENCH_LOG_LEVEL ? { LOG_LEVEL: process.env.BENCH_LOG_LEVEL } : {}),
   },
+  inspectorPort: process.env.BENCH_CPU_PROFILE ? await freePort() : undefined,
+  localObservability,
   sim: { boot_delay_ms: 0, job_ms: 200, poll_ms: 20 },
   // BENCH_LOG=file keeps the coordinator's log.
   coordinatorLog: process.env.BENCH_LOG,
@@ -125,6 +141,37 @@ function byOperation(reqs: RecordedRequest[]): Record<string, number> {
     out[op] = (out[op] ?? 0) + 1;
   }
   return Object.fromEntries(Object.entries(out).sort(([, a], [, b]) => b - a));
+}
+
+/** The workerd CPU per runner, shared out as perf's samples are. */
+function splitPerRunner(
+  split: Record<(typeof PERF_CATEGORIES)[number], number> & { samples: number },
+  cpuSeconds: number,
+  runners: number,
+) {
+  const perRunner = (n: number) => Math.round(((cpuSeconds * 1000 * n) / split.samples / runners) * 10) / 10;
+  return {
+    ...Object.fromEntries(PERF_CATEGORIES.map((c) => [c, perRunner(split[c])])),
+    samples: split.samples,
+    note: "perf stack samples of workerd: tail_stream = wrangler dev's trace collection, sqlite = local D1 and the objects' storage (bench/perf-split.ts)",
+  };
+}
+
+/** The profile's summary, every figure per runner: the coordinator's JavaScript apart from D1 and workerd's own work. */
+function isolateProfile(profile: Parameters<typeof summarizeProfile>[0], runners: number, bundleDir: string) {
+  const sum = summarizeProfile(profile, moduleResolver(bundleDir));
+  const per = (ms: number) => Math.round((ms / runners) * 100) / 100;
+  const perAll = (m: Record<string, number>) => Object.fromEntries(Object.entries(m).map(([k, v]) => [k, per(v)]));
+  return {
+    busy_ms_per_runner: per(sum.busy_ms),
+    gc_ms_per_runner: per(sum.gc_ms),
+    program_ms_per_runner: per(sum.program_ms),
+    by_module_ms_per_runner: perAll(sum.by_module),
+    top_functions_ms_per_runner: perAll(sum.top_functions),
+    inclusive_src_ms_per_runner: perAll(sum.inclusive_src),
+    sampled_s: Math.round(sum.sampled_ms / 100) / 10,
+    note: "self time sampled in the coordinator's isolate (Worker and objects; not local D1), DevTools protocol",
+  };
 }
 
 try {
@@ -194,6 +241,11 @@ try {
   await gh.clearRequests();
   const shimRequestsBefore = ((await (await fetch(`${w.shimControl}/requests`)).json()) as unknown[]).length;
   note(`burst: ${opts.burst} jobs queued at once`);
+  const profiler = stack.coordinator.inspectorPort ? await openProfiler(stack.coordinator.inspectorPort) : null;
+  await profiler?.start();
+  const perfPid = process.env.BENCH_PERF ? workerdPid(stack.coordinator.processGroup()!) : null;
+  if (process.env.BENCH_PERF && !perfPid) throw new Error("BENCH_PERF: no workerd found");
+  const perf = perfPid ? recordPerf(perfPid, process.env.BENCH_PERF!) : null;
   const t0 = Date.now();
   const cpuBefore = stack.coordinator.cpuSeconds();
   await gh.queueJobs({ repository: "octo/app", labels: ["self-hosted", "linux", "burst"], count: opts.burst, name: "burst" });
@@ -214,6 +266,15 @@ try {
   const left = (await stack.machines()).length;
   // The coordinator's CPU over the whole burst (webhooks, object passes, bootstrap routes, deletes), per runner.
   const cpuAfter = stack.coordinator.cpuSeconds();
+  const perfSplit = await perf?.stop();
+  const cpuProfile = await profiler?.stop();
+  profiler?.close();
+  if (cpuProfile) {
+    writeFileSync(process.env.BENCH_CPU_PROFILE!, JSON.stringify(cpuProfile));
+    // The bundle the profile's lines refer to, for `node bench/cpu-profile.ts <profile> <bundle>` later.
+    const bundle = bundlePath(stack.coordinator.work);
+    if (bundle) copyFileSync(bundle, `${process.env.BENCH_CPU_PROFILE}.bundle.js`);
+  }
   const shimRequests = ((await (await fetch(`${w.shimControl}/requests`)).json()) as ShimRequest[]).slice(shimRequestsBefore);
   const asked = createsAsked(shimRequests);
   const runnersCreated = new Set(asked.filter((c) => c.status !== null && c.status < 300).map((c) => c.name)).size;
@@ -264,14 +325,23 @@ try {
       secondary_concurrency: refused.filter((r) => r.secondary_limit === "concurrency").length,
       other: refused.filter((r) => !r.secondary_limit).length,
     },
+    // A workerd restarted meanwhile (wrangler dev rebuilds when a source file changes) counts from zero: no figure.
     coordinator_cpu_ms_per_runner:
-      cpuBefore && cpuAfter && runnersCreated
+      cpuBefore && cpuAfter && runnersCreated && String(cpuBefore.workerdPids) === String(cpuAfter.workerdPids)
         ? {
             workerd: Math.round(((cpuAfter.workerd - cpuBefore.workerd) * 1000 * 10) / runnersCreated) / 10,
             wrangler_dev_proxy: Math.round(((cpuAfter.wrangler - cpuBefore.wrangler) * 1000 * 10) / runnersCreated) / 10,
+            local_observability: localObservability ? "on" : "off",
+            log_level: process.env.BENCH_LOG_LEVEL ?? "info",
             note: "user+system CPU of the processes under wrangler dev, from /proc; target ≤ 10 ms (workerd)",
           }
         : null,
+    workerd_cpu_split_ms_per_runner:
+      perfSplit && cpuBefore && cpuAfter && runnersCreated
+        ? splitPerRunner(perfSplit, cpuAfter.workerd - cpuBefore.workerd, runnersCreated)
+        : undefined,
+    coordinator_isolate_profile:
+      cpuProfile && runnersCreated ? isolateProfile(cpuProfile, runnersCreated, stack.coordinator.work) : undefined,
     wall_s: Math.round((Date.now() - t0) / 100) / 10,
   };
   console.log(JSON.stringify(result, null, 2));

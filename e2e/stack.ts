@@ -37,6 +37,10 @@ export interface StackOptions {
   provider?: Record<string, unknown>;
   /** A file for the coordinator's log lines. */
   coordinatorLog?: string;
+  /** Opens the coordinator's DevTools protocol on this port (wrangler dev --inspector-port; bench/cpu-profile.ts). */
+  inspectorPort?: number;
+  /** false: wrangler dev without its local observability (a trace collector in the coordinator's workerd; docs/performance.md). */
+  localObservability?: boolean;
   /** How the fakes and the coordinator behave (e2e/profiles.ts); loopback when absent. `vars` win over its vars. */
   profile?: StackProfile;
   /** Also EC2: the shim Worker and the fake EC2 (with these faults); its machines are simulated runners with `sim`'s timings. */
@@ -49,7 +53,14 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
   const cleanup = () => coordinator?.killNow();
   process.once("exit", cleanup);
   try {
-    coordinator = await startCoordinator({ NUDGE_DELAY_SECONDS: "0", ...opts.profile?.vars, ...opts.vars }, { log: opts.coordinatorLog });
+    coordinator = await startCoordinator(
+      { NUDGE_DELAY_SECONDS: "0", ...opts.profile?.vars, ...opts.vars },
+      {
+        log: opts.coordinatorLog,
+        inspectorPort: opts.inspectorPort,
+        localObservability: opts.localObservability,
+      },
+    );
     const w = await fakeWorld(coordinator, github.url, sim.url, "sim-shim-secret-0000000001", opts.provider);
     const gh = new FakeWorld(w.world);
     if (opts.profile?.github) await gh.setProfile(opts.profile.github);

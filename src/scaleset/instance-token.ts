@@ -18,6 +18,25 @@ export interface InstanceTokenClaims {
 
 export const TOKEN_GRACE_SECONDS = 5 * 60;
 
+// Importing the HMAC key is a WebCrypto call that hono's sign/verify would make for every token
+// (a booting machine presents its token on ~8 requests); an isolate imports it once while the
+// secret stays the same.
+let cachedKey: { secret: string; key: Promise<CryptoKey> } | undefined;
+
+function hmacKey(secret: string): Promise<CryptoKey> {
+  if (cachedKey?.secret !== secret) {
+    const key = crypto.subtle.importKey("raw", new TextEncoder().encode(secret), { name: "HMAC", hash: "SHA-256" }, false, [
+      "sign",
+      "verify",
+    ]);
+    key.catch(() => {
+      if (cachedKey?.key === key) cachedKey = undefined;
+    });
+    cachedKey = { secret, key };
+  }
+  return cachedKey.key;
+}
+
 export async function mintInstanceToken(
   secret: string,
   claims: { instance: string; scaleSetId: string; createAttempt: number; bootstrapTimeoutMinutes: number },
@@ -32,7 +51,7 @@ export async function mintInstanceToken(
     iat,
     exp: iat + claims.bootstrapTimeoutMinutes * 60 + TOKEN_GRACE_SECONDS,
   };
-  return sign({ ...payload }, secret, "HS256");
+  return sign({ ...payload }, await hmacKey(secret), "HS256");
 }
 
 /**
@@ -44,7 +63,7 @@ export async function readInstanceToken(secret: string, token: string): Promise<
   const parts = token.split(".");
   if (parts.length !== 3 || !parts.every((p) => p.length > 0 && isCanonicalBase64url(p))) return null;
   try {
-    const claims = (await verify(token, secret, "HS256")) as unknown as InstanceTokenClaims;
+    const claims = (await verify(token, await hmacKey(secret), "HS256")) as unknown as InstanceTokenClaims;
     if (typeof claims.sub !== "string" || typeof claims.ss !== "string" || typeof claims.att !== "number") return null;
     return claims;
   } catch {

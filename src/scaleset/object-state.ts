@@ -66,25 +66,35 @@ export class ObjectState {
     `);
   }
 
+  // The meta rows as stored (JSON text; null: no row), read once per key. This object is the
+  // only writer of its SQLite and every write goes through setMeta/deleteMeta/clear, so the copy
+  // stays exact; it saves a SQLite query on every request (each one binds, i.e. reads
+  // scale_set_id) and in every pass. Values are parsed on each read, so a caller that changes
+  // what it got changes nothing stored.
+  private readonly meta = new Map<string, string | null>();
+
   private getMeta<T>(key: string): T | null {
-    const row = this.sql.exec<{ value: string }>("SELECT value FROM meta WHERE key = ?", key).toArray()[0];
-    return row ? (JSON.parse(row.value) as T) : null;
+    let text = this.meta.get(key);
+    if (text === undefined) {
+      text = this.sql.exec<{ value: string }>("SELECT value FROM meta WHERE key = ?", key).toArray()[0]?.value ?? null;
+      this.meta.set(key, text);
+    }
+    return text === null ? null : (JSON.parse(text) as T);
   }
 
   private setMeta(key: string, value: unknown): void {
-    this.sql.exec(
-      "INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-      key,
-      JSON.stringify(value),
-    );
+    const text = JSON.stringify(value);
+    this.sql.exec("INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value", key, text);
+    this.meta.set(key, text);
   }
 
-  // The id never changes once bound (only clear() forgets it), and every nudge asks for it: kept in memory.
-  private boundId: string | null | undefined;
+  private deleteMeta(key: string): void {
+    this.sql.exec("DELETE FROM meta WHERE key = ?", key);
+    this.meta.set(key, null);
+  }
 
   get scaleSetId(): string | null {
-    if (this.boundId === undefined) this.boundId = this.getMeta<string>("scale_set_id");
-    return this.boundId;
+    return this.getMeta<string>("scale_set_id");
   }
 
   bind(scaleSetId: string): void {
@@ -92,7 +102,6 @@ export class ObjectState {
     if (known && known !== scaleSetId) throw new Error(`this object belongs to scale set ${known}, not ${scaleSetId}`);
     if (!known) {
       this.setMeta("scale_set_id", scaleSetId);
-      this.boundId = scaleSetId;
       // A new scale set has nothing to drift from yet: its first drift check comes one interval on.
       this.setMeta("last_orphan_check", Date.now());
     }
@@ -154,7 +163,7 @@ export class ObjectState {
   }
 
   set listener(value: StoredListener | null) {
-    if (value === null) this.sql.exec("DELETE FROM meta WHERE key = 'listener'");
+    if (value === null) this.deleteMeta("listener");
     else this.setMeta("listener", value);
   }
 
@@ -164,33 +173,14 @@ export class ObjectState {
   }
 
   allOps(): Map<string, InstanceOps> {
-    const rows = this.sql
-      .exec<{
-        instance: string;
-        delete_attempts: number;
-        retry_at: number | null;
-        op_id: string | null;
-        op_kind: string | null;
-        poll_at: number | null;
-      }>("SELECT * FROM instance_ops")
-      .toArray();
-    return new Map(
-      rows.map((r) => [
-        r.instance,
-        {
-          instance: r.instance,
-          deleteAttempts: r.delete_attempts,
-          retryAt: r.retry_at,
-          opId: r.op_id,
-          opKind: r.op_kind as InstanceOps["opKind"],
-          pollAt: r.poll_at,
-        },
-      ]),
-    );
+    const rows = this.sql.exec<OpsRow>("SELECT * FROM instance_ops").toArray();
+    return new Map(rows.map((r) => [r.instance, opsOf(r)]));
   }
 
+  /** One instance's row by its key: a burst updates every new instance's ops, so reading them all each time would be quadratic. */
   ops(instance: string): InstanceOps | null {
-    return this.allOps().get(instance) ?? null;
+    const row = this.sql.exec<OpsRow>("SELECT * FROM instance_ops WHERE instance = ?", instance).toArray()[0];
+    return row ? opsOf(row) : null;
   }
 
   setOps(o: InstanceOps): void {
@@ -260,6 +250,24 @@ export class ObjectState {
 
   clear(): void {
     this.sql.exec("DELETE FROM meta; DELETE FROM instance_ops; DELETE FROM timers; DELETE FROM job_checks;");
-    this.boundId = undefined;
+    this.meta.clear();
   }
 }
+
+type OpsRow = {
+  instance: string;
+  delete_attempts: number;
+  retry_at: number | null;
+  op_id: string | null;
+  op_kind: string | null;
+  poll_at: number | null;
+};
+
+const opsOf = (r: OpsRow): InstanceOps => ({
+  instance: r.instance,
+  deleteAttempts: r.delete_attempts,
+  retryAt: r.retry_at,
+  opId: r.op_id,
+  opKind: r.op_kind as InstanceOps["opKind"],
+  pollAt: r.poll_at,
+});

@@ -22,6 +22,6 @@ describe.runIf(process.platform === "linux")("process group CPU", () => {
     expect(last).not.toBeNull();
     expect(last!.workerd).toBe(0);
     expect(last!.wrangler).toBeGreaterThan(0.1);
-    expect(processGroupCpu(2 ** 30)).toEqual({ workerd: 0, wrangler: 0 });
+    expect(processGroupCpu(2 ** 30)).toEqual({ workerd: 0, wrangler: 0, workerdPids: [] });
   });
 });

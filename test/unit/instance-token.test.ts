@@ -1,4 +1,4 @@
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { isCanonicalBase64url } from "../../src/crypto/base64url";
 import { mintInstanceToken, readInstanceToken } from "../../src/scaleset/instance-token";
 
@@ -54,6 +54,24 @@ describe("instance tokens", () => {
     const [h, , sig] = t.split(".");
     const forged = btoa(JSON.stringify({ sub: "runner-2", ss: "ss-1", att: 1, iat: 1, exp: 9_999_999_999 })).replace(/=+$/, "");
     expect(await readInstanceToken(SECRET, `${h}.${forged}.${sig}`)).toBeNull();
+  });
+});
+
+describe("instance token key", () => {
+  it("is imported once per secret, not for every token minted or read", async () => {
+    const imports = vi.spyOn(crypto.subtle, "importKey");
+    try {
+      const secret = `key-once-${Math.random()}`;
+      const claims = { instance: "runner-1", scaleSetId: "ss-1", createAttempt: 1, bootstrapTimeoutMinutes: 20 };
+      const t = await mintInstanceToken(secret, claims, Date.now());
+      for (let i = 0; i < 3; i++) expect(await readInstanceToken(secret, t)).toMatchObject({ sub: "runner-1" });
+      expect(imports).toHaveBeenCalledTimes(1);
+      // Another secret gets its own key: the old one does not verify under it.
+      expect(await readInstanceToken(`${secret}-rotated`, t)).toBeNull();
+      expect(imports).toHaveBeenCalledTimes(2);
+    } finally {
+      imports.mockRestore();
+    }
   });
 });
 
