@@ -3,6 +3,7 @@ import { type EntityPath, entityPaths } from "../api/entity-paths";
 import { InstanceSchema, instanceView } from "../api/instance-view";
 import {
   CreateScaleSet,
+  defaultJitConfigTiming,
   ObjectStatusSchema,
   ScaleSetDetailSchema,
   ScaleSetSchema,
@@ -113,6 +114,7 @@ function registerEntityScaleSets(router: ReturnType<typeof createRouter>, { kind
           priority: body.priority,
           jitConfigEnabled: body.jit_config_enabled,
           intake: body.intake,
+          jitConfigTiming: body.jit_config_timing ?? defaultJitConfigTiming(body.intake),
           createdAt: t,
           updatedAt: t,
         });
@@ -155,6 +157,12 @@ export const scaleSetRoutes = entityPaths
     if ((body.intake ?? s.intake) === "scaleset_api" && !(body.jit_config_enabled ?? s.jitConfigEnabled)) {
       throw invalidBody([{ path: "jit_config_enabled", message: "intake scaleset_api needs jit_config_enabled" }]);
     }
+    // Moving to the scale set API moves the JIT mint into the object (its own endpoint); asking for on_boot there is refused.
+    const intake = body.intake ?? s.intake;
+    if (intake === "scaleset_api" && body.jit_config_timing === "on_boot") {
+      throw invalidBody([{ path: "jit_config_timing", message: "intake scaleset_api mints JIT configs before_create" }]);
+    }
+    const jitConfigTiming = intake === "scaleset_api" ? "before_create" : (body.jit_config_timing ?? s.jitConfigTiming);
     if (minIdle > max) {
       throw invalidBody([{ path: "min_idle_runners", message: `min_idle_runners (${minIdle}) cannot exceed max_runners (${max})` }]);
     }
@@ -183,6 +191,7 @@ export const scaleSetRoutes = entityPaths
         intake: "intake",
       }),
       providerId,
+      jitConfigTiming,
       minIdleRunners: minIdle,
       maxRunners: max,
       updatedAt: now(),

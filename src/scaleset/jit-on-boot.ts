@@ -1,0 +1,156 @@
+import { keyringFor } from "../crypto/keyring";
+import { seal } from "../crypto/secret-box";
+import { secretContext } from "../crypto/secret-contexts";
+import { reserveJitConfigs } from "../db/github-budget-store";
+import type { InstanceAttempt } from "../db/instance-store";
+import { claimJitMint, readJitMint, releaseJitMint, storeMintedJit } from "../db/jit-mint-store";
+import type { RunnerSetup } from "../db/scaleset-store";
+import type { Env } from "../env";
+import { budgetWindow, type GithubBudgetPolicy, pointsPerWindow } from "../github/budget";
+import { errorText, logEvent as log } from "../observability/log";
+import { githubRunnerPort } from "./ports-factory";
+import { scaleSetSettings } from "./settings";
+
+/**
+ * A JIT config minted when its machine first asks for it (scale sets with `jit_config_timing:
+ * on_boot`): each machine's metadata request is its own Worker invocation, so GitHub's JIT call
+ * never waits behind the scale set object's six connections, and the GitHub budget paces
+ * machines, not creates. Exactly one mint per create attempt: the request that claims it
+ * (jit-mint-store.ts) waits for the credential's budget and calls GitHub; concurrent or
+ * retried requests wait for what it sealed. Nothing here answers HTTP: routes/metadata.ts does.
+ */
+
+/** What a credentials request gets. */
+export type OnBootJit =
+  | { kind: "sealed"; jitConfigEnc: string }
+  /** Not now: the budget, or another request's mint, did not finish within the wait. */
+  | { kind: "busy"; retryAfterSeconds: number; reason: "github_budget" | "mint_under_way" }
+  /** The instance is no longer bootstrapping this create attempt (deleted, recreated, reported in). */
+  | { kind: "gone" }
+  | { kind: "failed"; reason: string };
+
+export interface OnBootTiming {
+  /** How long a request may wait in line (GARM's templates retry a failed curl only about five times). */
+  maxWaitMs: number;
+  /** A claim older than this is taken over: the request that held it is gone. */
+  staleClaimMs: number;
+  /** How often a request waiting on another's claim looks again. */
+  pollMs: number;
+  sleep: (ms: number) => Promise<void>;
+  now: () => number;
+}
+
+export function onBootTiming(env: Pick<Env, "JIT_WAIT_SECONDS">): OnBootTiming {
+  const wait = Number(env.JIT_WAIT_SECONDS);
+  const maxWaitMs =
+    env.JIT_WAIT_SECONDS !== undefined && env.JIT_WAIT_SECONDS !== "" && Number.isFinite(wait) && wait >= 0 ? wait * 1000 : 60_000;
+  return {
+    maxWaitMs,
+    // The longest a claim can legitimately be held: the whole wait, then GitHub's call.
+    staleClaimMs: maxWaitMs + 60_000,
+    pollMs: 1_000,
+    sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
+    now: Date.now,
+  };
+}
+
+/** The sealed JIT config of an on-boot instance, minting it if nobody has. */
+export async function onBootJitConfig(
+  env: Env,
+  inst: InstanceAttempt & { name: string; scaleSetId: string },
+  setup: RunnerSetup,
+  timing: OnBootTiming = onBootTiming(env),
+): Promise<OnBootJit> {
+  const db = env.DB;
+  const deadline = timing.now() + timing.maxWaitMs;
+  // 1. The claim, or the winner's sealed value.
+  let claimedAt: number;
+  for (;;) {
+    const t = timing.now();
+    if (await claimJitMint(db, inst, t, t - timing.staleClaimMs)) {
+      claimedAt = t;
+      break;
+    }
+    const state = await readJitMint(db, inst);
+    if (!state) return { kind: "gone" };
+    if (state.jitConfigEnc) return { kind: "sealed", jitConfigEnc: state.jitConfigEnc };
+    if (t + timing.pollMs > deadline)
+      return { kind: "busy", retryAfterSeconds: Math.ceil(timing.pollMs / 1000) * 5, reason: "mint_under_way" };
+    await timing.sleep(timing.pollMs);
+  }
+
+  // 2. One JIT from the credential's budget (shared with every object and isolate), waiting in line.
+  const policy = scaleSetSettings(env).githubBudget;
+  if (policy) {
+    const paid = await waitForBudget(db, setup, inst, policy, deadline, timing);
+    if (paid !== true) {
+      await releaseJitMint(db, inst.id, claimedAt, timing.now());
+      return { kind: "busy", retryAfterSeconds: paid.retryAfterSeconds, reason: "github_budget" };
+    }
+  }
+
+  // 3. The mint, sealed where only this instance's row opens it.
+  let minted: { runnerId: number; encodedJitConfig: string };
+  try {
+    const port = githubRunnerPort(env, setup.entity);
+    minted = await port.createJitRunner({ name: inst.name, labels: setup.labels, runnerGroup: setup.runnerGroup });
+  } catch (err) {
+    await releaseJitMint(db, inst.id, claimedAt, timing.now());
+    return { kind: "failed", reason: errorText(err) };
+  }
+  const sealed = await seal(await keyringFor(env), minted.encodedJitConfig, secretContext.jitConfig(inst.id));
+  if (!(await storeMintedJit(db, inst.id, claimedAt, { jitConfigEnc: sealed, runnerId: minted.runnerId }, timing.now()))) {
+    // The instance moved on while GitHub answered: its runner has no live instance, and the
+    // drift check removes it.
+    log({ event: "jit_minted_for_gone_instance", scale_set: inst.scaleSetId, instance: inst.name, runner_id: minted.runnerId });
+    return { kind: "gone" };
+  }
+  log({ event: "jit_minted_on_boot", scale_set: inst.scaleSetId, instance: inst.name, runner_id: minted.runnerId });
+  return { kind: "sealed", jitConfigEnc: sealed };
+}
+
+/**
+ * Reserves one JIT config, trying again about every `pollMs` and at the next window's start
+ * (when the budget frees), with a quarter `pollMs` of jitter so a burst's waiters do not all
+ * land on the same millisecond. True once paid; else when to come back.
+ */
+async function waitForBudget(
+  db: D1Database,
+  setup: RunnerSetup,
+  inst: { name: string; scaleSetId: string },
+  policy: GithubBudgetPolicy,
+  deadline: number,
+  timing: OnBootTiming,
+): Promise<true | { retryAfterSeconds: number }> {
+  let waited = false;
+  for (;;) {
+    const now = timing.now();
+    const window = budgetWindow(now, policy.windowMs);
+    const granted = await reserveJitConfigs(db, {
+      credentialId: setup.entity.credentialsId,
+      windowStart: window.start,
+      wanted: 1,
+      pointsPerWindow: pointsPerWindow(policy),
+      // Counted once per request that had to wait: /metrics' budget waits.
+      countWait: !waited,
+      now,
+    });
+    if (granted >= 1) {
+      if (waited) log({ event: "jit_budget_granted", scale_set: inst.scaleSetId, instance: inst.name });
+      return true;
+    }
+    if (!waited) {
+      waited = true;
+      log({
+        event: "jit_budget_wait",
+        scale_set: inst.scaleSetId,
+        instance: inst.name,
+        credential: setup.entity.credentialsId,
+        frees_at: new Date(window.end).toISOString(),
+      });
+    }
+    const next = Math.min(now + timing.pollMs, window.end) + Math.floor((Math.random() * timing.pollMs) / 4);
+    if (next > deadline) return { retryAfterSeconds: Math.max(1, Math.ceil((window.end - now) / 1000)) };
+    await timing.sleep(Math.max(0, next - now));
+  }
+}
