@@ -71,6 +71,8 @@ export default defineConfig(async () => {
                   NUDGE_DELAY_SECONDS: "3600",
                   RECONCILE_INTERVAL_SECONDS: "3600",
                   LISTEN_REARM_SECONDS: "3600",
+                  // A machine waits in line for its on-boot JIT config this long (60 s in production).
+                  JIT_WAIT_SECONDS: "3",
                 },
               },
             }),
