@@ -3,8 +3,9 @@ import type { InstanceAttempt } from "./instance-store";
 /**
  * D1 access for JIT configs minted on boot (scale sets with `jit_config_timing: on_boot`): the
  * one mint of a create attempt is claimed by one conditional UPDATE, so of racing or retried
- * requests exactly one calls GitHub; the others read what it sealed. A claim older than
- * `staleBefore` is taken over (the request that held it is gone).
+ * requests exactly one calls GitHub; the others read what it sealed. The claim's holder keeps
+ * `jit_asked_at` fresh while it waits (`keepJitClaim`); a claim not kept since `staleBefore` is
+ * taken over (the request that held it was cut off).
  */
 
 /** An on-boot instance as a waiting request sees it (null: gone, recreated, or no longer bootstrapping). */
@@ -20,11 +21,20 @@ export async function claimJitMint(db: D1Database, inst: InstanceAttempt, at: nu
       `UPDATE instances SET jit_claimed_at = ?1, jit_asked_at = ?1
         WHERE id = ?2 AND create_attempt = ?3 AND jit_on_boot = 1 AND jit_config_enc IS NULL
           AND status IN ('creating', 'running') AND runner_status IN ('pending', 'installing')
-          AND (jit_claimed_at IS NULL OR jit_claimed_at < ?4)`,
+          AND (jit_claimed_at IS NULL OR coalesce(jit_asked_at, 0) < ?4)`,
     )
     .bind(at, inst.id, inst.createAttempt, staleBefore)
     .run();
   return Boolean(claim.meta.changes);
+}
+
+/** The claim made at `claimedAt` is still held and waiting (its machine is asking); false if it was taken over or the instance moved on. */
+export async function keepJitClaim(db: D1Database, instanceId: string, claimedAt: number, at: number): Promise<boolean> {
+  const kept = await db
+    .prepare("UPDATE instances SET jit_asked_at = ? WHERE id = ? AND jit_claimed_at = ? AND jit_config_enc IS NULL")
+    .bind(at, instanceId, claimedAt)
+    .run();
+  return Boolean(kept.meta.changes);
 }
 
 /** Gives back the claim made at `claimedAt` (nothing was minted); the machine asked at `at`. */

@@ -8,6 +8,7 @@ import { open } from "../crypto/secret-box";
 import { secretContext } from "../crypto/secret-contexts";
 import { claimRegistrationToken, releaseRegistrationToken } from "../db/instance-store";
 import { loadRunnerSetup, type RunnerSetup } from "../db/scaleset-store";
+import { afterResponse } from "../http/after-response";
 import { ApiError, errorResponse } from "../http/errors";
 import { type CallingInstance, type InstanceAppEnv, instanceAuthWith } from "../http/instance-auth";
 import { errorJson } from "../http/openapi";
@@ -126,7 +127,14 @@ export const metadataRoutes = new Hono<InstanceAppEnv>()
     if (sealed === null && inst.jitOnBoot) {
       const setup = await loadRunnerSetup(c.env.DB, inst.scaleSetId);
       if (!setup) return fail(c, 401, "unauthorized");
-      const jit = await onBootJitConfig(c.env, inst, setup);
+      // Finishes even if the machine hangs up (a curl timeout): the mint lands in D1 for its retry
+      // rather than leaving a claim nobody keeps.
+      const minting = onBootJitConfig(c.env, inst, setup);
+      afterResponse(
+        c,
+        minting.catch(() => {}),
+      );
+      const jit = await minting;
       if (jit.kind === "busy") {
         const wait = jit.reason === "github_budget" ? "GitHub budget" : "mint by another request";
         return errorResponse(

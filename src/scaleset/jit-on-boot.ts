@@ -3,11 +3,13 @@ import { seal } from "../crypto/secret-box";
 import { secretContext } from "../crypto/secret-contexts";
 import { reserveJitConfigs } from "../db/github-budget-store";
 import type { InstanceAttempt } from "../db/instance-store";
-import { claimJitMint, readJitMint, releaseJitMint, storeMintedJit } from "../db/jit-mint-store";
+import { claimJitMint, keepJitClaim, readJitMint, releaseJitMint, storeMintedJit } from "../db/jit-mint-store";
 import type { RunnerSetup } from "../db/scaleset-store";
 import type { Env } from "../env";
 import { budgetWindow, type GithubBudgetPolicy, pointsPerWindow } from "../github/budget";
+import { isDuplicateRunnerName } from "../github/runners";
 import { errorText, logEvent as log } from "../observability/log";
+import type { RunnerPort } from "./ports";
 import { githubRunnerPort } from "./ports-factory";
 import { scaleSetSettings } from "./settings";
 
@@ -32,7 +34,11 @@ export type OnBootJit =
 export interface OnBootTiming {
   /** How long a request may wait in line (GARM's templates retry a failed curl only about five times). */
   maxWaitMs: number;
-  /** A claim older than this is taken over: the request that held it is gone. */
+  /**
+   * A claim its holder has not kept for this long is taken over: the request was cut off. The
+   * holder keeps it at every budget poll and before calling GitHub; GitHub's call (retries
+   * included) must fit in it, or a takeover mints again (see mintReplacingLost).
+   */
   staleClaimMs: number;
   /** How often a request waiting on another's claim looks again. */
   pollMs: number;
@@ -46,8 +52,7 @@ export function onBootTiming(env: Pick<Env, "JIT_WAIT_SECONDS">): OnBootTiming {
     env.JIT_WAIT_SECONDS !== undefined && env.JIT_WAIT_SECONDS !== "" && Number.isFinite(wait) && wait >= 0 ? wait * 1000 : 60_000;
   return {
     maxWaitMs,
-    // The longest a claim can legitimately be held: the whole wait, then GitHub's call.
-    staleClaimMs: maxWaitMs + 60_000,
+    staleClaimMs: 45_000,
     pollMs: 1_000,
     sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
     now: Date.now,
@@ -82,18 +87,20 @@ export async function onBootJitConfig(
   // 2. One JIT from the credential's budget (shared with every object and isolate), waiting in line.
   const policy = scaleSetSettings(env).githubBudget;
   if (policy) {
-    const paid = await waitForBudget(db, setup, inst, policy, deadline, timing);
+    const paid = await waitForBudget(db, setup, inst, claimedAt, policy, deadline, timing);
+    if (paid === "lost") return { kind: "busy", retryAfterSeconds: 1, reason: "mint_under_way" };
     if (paid !== true) {
       await releaseJitMint(db, inst.id, claimedAt, timing.now());
       return { kind: "busy", retryAfterSeconds: paid.retryAfterSeconds, reason: "github_budget" };
     }
   }
+  if (!(await keepJitClaim(db, inst.id, claimedAt, timing.now()))) return { kind: "busy", retryAfterSeconds: 1, reason: "mint_under_way" };
 
   // 3. The mint, sealed where only this instance's row opens it.
   let minted: { runnerId: number; encodedJitConfig: string };
   try {
     const port = githubRunnerPort(env, setup.entity);
-    minted = await port.createJitRunner({ name: inst.name, labels: setup.labels, runnerGroup: setup.runnerGroup });
+    minted = await mintReplacingLost(port, { name: inst.name, labels: setup.labels, runnerGroup: setup.runnerGroup });
   } catch (err) {
     await releaseJitMint(db, inst.id, claimedAt, timing.now());
     return { kind: "failed", reason: errorText(err) };
@@ -110,6 +117,30 @@ export async function onBootJitConfig(
 }
 
 /**
+ * GitHub's JIT call. A 409 (the name is taken) means an earlier claim of ours minted this
+ * runner and its config never reached D1 (its request was cut off after GitHub answered): that
+ * runner can never start, since GitHub hands a JIT config out only once. It is removed and the
+ * runner minted again.
+ */
+async function mintReplacingLost(
+  port: RunnerPort,
+  input: { name: string; labels: string[]; runnerGroup: string },
+): Promise<{ runnerId: number; encodedJitConfig: string }> {
+  try {
+    return await port.createJitRunner(input);
+  } catch (err) {
+    if (!isDuplicateRunnerName(err)) throw err;
+    const lost = await port.findRunnerByName(input.name);
+    if (lost) {
+      if (lost.busy) throw err;
+      await port.removeRunner(lost.id);
+      log({ event: "jit_lost_runner_removed", instance: input.name, runner_id: lost.id });
+    }
+    return await port.createJitRunner(input);
+  }
+}
+
+/**
  * Reserves one JIT config, trying again about every `pollMs` and at the next window's start
  * (when the budget frees), with a quarter `pollMs` of jitter so a burst's waiters do not all
  * land on the same millisecond. True once paid; else when to come back.
@@ -117,14 +148,17 @@ export async function onBootJitConfig(
 async function waitForBudget(
   db: D1Database,
   setup: RunnerSetup,
-  inst: { name: string; scaleSetId: string },
+  inst: { id: string; name: string; scaleSetId: string },
+  claimedAt: number,
   policy: GithubBudgetPolicy,
   deadline: number,
   timing: OnBootTiming,
-): Promise<true | { retryAfterSeconds: number }> {
+): Promise<true | "lost" | { retryAfterSeconds: number }> {
   let waited = false;
   for (;;) {
     const now = timing.now();
+    // Still ours, and the machine still asking (its bootstrap clock): a takeover ends this wait.
+    if (waited && !(await keepJitClaim(db, inst.id, claimedAt, now))) return "lost";
     const window = budgetWindow(now, policy.windowMs);
     const granted = await reserveJitConfigs(db, {
       credentialId: setup.entity.credentialsId,

@@ -230,6 +230,27 @@ describe("JIT configs minted on boot", () => {
     expect((await instanceRow(r!.name)).jit_config_enc).not.toBeNull();
   });
 
+  it("takes over a claim its request stopped keeping, replacing the runner whose config never reached D1", async () => {
+    const s = await setup();
+    const [r] = await createRunners(s);
+    expect((await credentials(r!.token)).status).toBe(200);
+    const lost = (await instanceRow(r!.name)).agent_id;
+    // As if the request that minted was cut off after GitHub answered: a claim nobody keeps, no config.
+    await env.DB.prepare("UPDATE instances SET jit_config_enc = NULL, agent_id = NULL, jit_claimed_at = 1, jit_asked_at = 1 WHERE name = ?")
+      .bind(r!.name)
+      .run();
+    await s.github.clearRequests();
+    const res = await credentials(r!.token);
+    expect(res.status, res.text).toBe(200);
+    const row = await instanceRow(r!.name);
+    expect(row.agent_id).toEqual(expect.any(Number));
+    expect(row.agent_id).not.toBe(lost);
+    const calls = (await s.github.requests()).filter((q) => q.path.includes("/actions/runners") && q.method !== "GET");
+    expect(calls.map((q) => `${q.method} ${q.status}`)).toEqual(["POST 409", `DELETE 204`, "POST 201"]);
+    const dotRunner = JSON.parse(new TextDecoder().decode(fromBase64((await sealedFiles(r!.name))[".runner"]!)));
+    expect(dotRunner.agentId).toBe(row.agent_id);
+  });
+
   it("mints nothing for a bad or foreign token (401)", async () => {
     const s = await setup();
     const other = await setup();
