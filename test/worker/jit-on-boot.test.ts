@@ -74,10 +74,13 @@ const spendBudget = (credentialId: string) =>
     .run();
 const refillBudget = (credentialId: string) => env.DB.prepare("DELETE FROM github_budget WHERE credential_id = ?").bind(credentialId).run();
 
-async function budgetWaits(credentials: string) {
+async function metrics() {
   const res = await exports.default.fetch(new Request(`${ORIGIN}/metrics`, { headers: { authorization: "Bearer test-metrics-token" } }));
-  return value(parsePrometheus(await res.text()), "edgerunner_github_budget_waits_total", { credentials }) ?? 0;
+  return parsePrometheus(await res.text());
 }
+const budgetWaits = async (credentials: string) => value(await metrics(), "edgerunner_github_budget_waits_total", { credentials }) ?? 0;
+const jitWaiting = async (scaleSetId: string) =>
+  value(await metrics(), "edgerunner_scaleset_jit_waiting_instances", { scale_set_id: scaleSetId });
 
 describe("JIT configs minted on boot", () => {
   it("is the default for webhook scale sets; the scale set API stays before_create", async () => {
@@ -190,11 +193,14 @@ describe("JIT configs minted on boot", () => {
     while ((await budgetWaits(cred.name)) === before) await new Promise((resolve) => setTimeout(resolve, 50));
     expect(await jitCalls(s)).toEqual([]);
     expect((await instanceRow(r!.name)).jit_claimed_at).toEqual(expect.any(Number));
+    // Who is waiting: /metrics shows the machine in line.
+    expect(await jitWaiting(s.scaleSetId)).toBe(1);
     await refillBudget(cred.id);
     const res = await pending;
     expect(res.status, res.text).toBe(200);
     expect(await jitCalls(s)).toHaveLength(1);
     expect(await budgetWaits(cred.name)).toBe(before + 1);
+    expect(await jitWaiting(s.scaleSetId)).toBe(0);
   });
 
   it("answers 503 with Retry-After when the budget stays spent through the wait, and gives the claim back", async () => {
