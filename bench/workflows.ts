@@ -1,5 +1,5 @@
 /**
- * npm run bench:workflows [-- --latency-jobs 50 --burst|--jobs 1000 --profile loopback|production --shim sync|async]
+ * npm run bench:workflows [-- --latency-jobs 50 --burst|--jobs 1000 --profile loopback|production --shim sync|async --jit on_boot|before_create]
  *
  * The whole product on one machine (e2e/stack.ts: the coordinator under `wrangler dev`, the fake
  * GitHub playing workflows, the simulator with instant boots), measured from GitHub's side:
@@ -21,6 +21,10 @@
  * The burst then also reports the time until every create was sent, the floor GitHub's points
  * limit alone sets for its JIT calls, and the secondary-limit answers the coordinator provoked.
  *
+ * --jit: the webhook scale sets' jit_config_timing (default on_boot, the product's default: each
+ * machine mints its JIT config on its first credentials fetch; before_create: the object mints
+ * it before the shim create).
+ *
  * Prints one JSON document on stdout; progress on stderr.
  */
 import { appendFileSync } from "node:fs";
@@ -30,9 +34,15 @@ import type { RecordedRequest } from "../test/fake-github/types.ts";
 import { note, percentile, sleep } from "./harness.mjs";
 
 function flags(argv: string[]) {
-  const out = { latencyJobs: 50, burst: 1000 };
+  const out = { latencyJobs: 50, burst: 1000, jit: "on_boot" as "on_boot" | "before_create" };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
+    if (a === "--jit") {
+      const timing = argv[++i];
+      if (timing !== "on_boot" && timing !== "before_create") throw new Error("--jit takes on_boot or before_create");
+      out.jit = timing;
+      continue;
+    }
     const v = Number(argv[++i]);
     if (!Number.isInteger(v) || v < 1) throw new Error(`${a} takes a positive integer`);
     if (a === "--latency-jobs") out.latencyJobs = v;
@@ -74,6 +84,7 @@ const scaleSet = (name: string, max: number, intake: "webhook" | "scaleset_api" 
     min_idle_runners: 0,
     image: "ubuntu:24.04",
     flavor: "small",
+    ...(intake === "webhook" && { jit_config_timing: opts.jit }),
   });
 
 /** Waits until `done` holds for the jobs named `name`, polling the fake GitHub; `partial`: at the deadline, returns them as they are. */
@@ -224,6 +235,7 @@ try {
   result.burst = {
     profile: profile.name,
     shim: profile.shim,
+    jit_config_timing: opts.jit,
     jobs: opts.burst,
     boot_delay_ms: 0,
     all_creates_sent_s: creates === null ? null : seconds(creates - firstQueued),
