@@ -22,6 +22,9 @@ import { scaleSetSettings } from "./settings";
  * retried requests wait for what it sealed. Nothing here answers HTTP: routes/metadata.ts does.
  */
 
+/** How often a request waiting in line for the budget keeps its claim (a claim is stale after OnBootTiming.staleClaimMs). */
+const CLAIM_KEEP_MS = 10_000;
+
 /** What a credentials request gets. */
 export type OnBootJit =
   | { kind: "sealed"; jitConfigEnc: string }
@@ -155,10 +158,15 @@ async function waitForBudget(
   timing: OnBootTiming,
 ): Promise<true | "lost" | { retryAfterSeconds: number }> {
   let waited = false;
+  let keptAt = claimedAt;
   for (;;) {
     const now = timing.now();
     // Still ours, and the machine still asking (its bootstrap clock): a takeover ends this wait.
-    if (waited && !(await keepJitClaim(db, inst.id, claimedAt, now))) return "lost";
+    // Kept every few polls, well within staleClaimMs, rather than with every D1 reservation.
+    if (now - keptAt >= CLAIM_KEEP_MS) {
+      if (!(await keepJitClaim(db, inst.id, claimedAt, now))) return "lost";
+      keptAt = now;
+    }
     const window = budgetWindow(now, policy.windowMs);
     const granted = await reserveJitConfigs(db, {
       credentialId: setup.entity.credentialsId,
