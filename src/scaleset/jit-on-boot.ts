@@ -1,7 +1,7 @@
 import { keyringFor } from "../crypto/keyring";
 import { seal } from "../crypto/secret-box";
 import { secretContext } from "../crypto/secret-contexts";
-import { reserveJitConfigs } from "../db/github-budget-store";
+import { jitBudgetLeft, reserveJitConfigs } from "../db/github-budget-store";
 import type { InstanceAttempt } from "../db/instance-store";
 import { claimJitMint, keepJitClaim, readJitMint, releaseJitMint, storeMintedJit } from "../db/jit-mint-store";
 import type { RunnerSetup } from "../db/scaleset-store";
@@ -43,7 +43,7 @@ export interface OnBootTiming {
    * included) must fit in it, or a takeover mints again (see mintReplacingLost).
    */
   staleClaimMs: number;
-  /** How often a request waiting on another's claim looks again. */
+  /** How often a request waiting on another's claim looks again; and how far past a budget window's start a waiting request tries again (at random). */
   pollMs: number;
   sleep: (ms: number) => Promise<void>;
   now: () => number;
@@ -143,11 +143,7 @@ async function mintReplacingLost(
   }
 }
 
-/**
- * Reserves one JIT config, trying again about every `pollMs` and at the next window's start
- * (when the budget frees), with a quarter `pollMs` of jitter so a burst's waiters do not all
- * land on the same millisecond. True once paid; else when to come back.
- */
+/** Reserves one JIT config, trying again at each window's start until `deadline`. True once paid; else when to come back. */
 async function waitForBudget(
   db: D1Database,
   setup: RunnerSetup,
@@ -168,15 +164,21 @@ async function waitForBudget(
       keptAt = now;
     }
     const window = budgetWindow(now, policy.windowMs);
-    const granted = await reserveJitConfigs(db, {
-      credentialId: setup.entity.credentialsId,
-      windowStart: window.start,
-      wanted: 1,
-      pointsPerWindow: pointsPerWindow(policy),
-      // Counted once per request that had to wait: /metrics' budget waits.
-      countWait: !waited,
-      now,
-    });
+    const perWindow = pointsPerWindow(policy);
+    const credentialId = setup.entity.credentialsId;
+    // After the first try, a read first: most of a burst's waiters find the window spent.
+    const left = !waited || (await jitBudgetLeft(db, credentialId, window.start, perWindow));
+    const granted = !left
+      ? 0
+      : await reserveJitConfigs(db, {
+          credentialId,
+          windowStart: window.start,
+          wanted: 1,
+          pointsPerWindow: perWindow,
+          // Counted once per request that had to wait: /metrics' budget waits.
+          countWait: !waited,
+          now,
+        });
     if (granted >= 1) {
       if (waited) log({ event: "jit_budget_granted", scale_set: inst.scaleSetId, instance: inst.name });
       return true;
@@ -191,7 +193,10 @@ async function waitForBudget(
         frees_at: new Date(window.end).toISOString(),
       });
     }
-    const next = Math.min(now + timing.pollMs, window.end) + Math.floor((Math.random() * timing.pollMs) / 4);
+    // The budget frees only when a window starts: trying again within a spent one could only
+    // cost D1 queries. The next try lands within `pollMs` of the start, at random, so a burst's
+    // waiters neither arrive at once nor in a fixed order.
+    const next = window.end + Math.floor(Math.random() * timing.pollMs);
     if (next > deadline) return { retryAfterSeconds: Math.max(1, Math.ceil((window.end - now) / 1000)) };
     await timing.sleep(Math.max(0, next - now));
   }

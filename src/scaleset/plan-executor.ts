@@ -7,7 +7,7 @@ import type { Env } from "../env";
 import { mapLimit } from "../lib/map-limit";
 import { errorText, logEvent as log } from "../observability/log";
 import { type CreateBackoff, type CreateBackoffPolicy, recordCreateFailure, recordCreateSuccess } from "./backoff";
-import { buildBootstrapInstance, mintsJitOnBoot } from "./bootstrap";
+import { buildBootstrapInstance, mintsJitOnBoot, tokenMinutes } from "./bootstrap";
 import { mintInstanceToken } from "./instance-token";
 import { type CreateVerdict, createOutcome, deleteOutcome, faultOf, nextDeleteRetry, type Outcome, pollOutcome } from "./machine-outcomes";
 import type { ObjectState } from "./object-state";
@@ -135,7 +135,6 @@ export async function executePlan(
     marks.push({ id: row.id, from: row.status, to: "pending_delete", reason: action.reason, at: now });
   }
   const createCount = actions.reduce((count, action) => count + (action.type === "create" ? action.count : 0), 0);
-  // On boot: the machine's first credentials fetch mints its JIT config, not this pass.
   const onBoot = mintsJitOnBoot(ss);
   const fresh: NewInstance[] = Array.from({ length: createCount }, () => ({
     id: crypto.randomUUID(),
@@ -177,8 +176,7 @@ export async function executePlan(
 
     // Outbound, phase 1: JIT configs for new runners, GitHub removal before deleting, polls.
     const tools = fresh.length ? await runners.runnerDownloads().catch(() => []) : [];
-    // Without JIT the machine registers itself with a one-time registration token (metadata
-    // route); with JIT on boot the metadata route mints its config when it first asks.
+    // Without JIT (a registration token), or with JIT minted on boot, the metadata route serves the machine.
     const jitConfigs = await mapLimit(fresh, concurrency, async (instance) => {
       if (!ss.jitConfigEnabled || onBoot) return { ok: true as const, runnerId: null, encodedJitConfig: null };
       try {
@@ -229,9 +227,7 @@ export async function executePlan(
       const sealed = jit.encodedJitConfig === null ? null : await seal(keyring, jit.encodedJitConfig, secretContext.jitConfig(instance.id));
       const token = await mintInstanceToken(
         env.INSTANCE_TOKEN_SECRET,
-        // A machine that waits in line for its on-boot JIT config (at most about one timeout, the
-        // budget's queue) still gets a whole bootstrap timeout after its mint.
-        { instance: instance.name, scaleSetId: ss.id, createAttempt: 1, bootstrapTimeoutMinutes: ss.bootstrapTimeout * (onBoot ? 2 : 1) },
+        { instance: instance.name, scaleSetId: ss.id, createAttempt: 1, bootstrapTimeoutMinutes: tokenMinutes(ss) },
         t2,
       );
       batch2.push({
