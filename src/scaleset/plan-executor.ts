@@ -135,7 +135,6 @@ export async function executePlan(
     marks.push({ id: row.id, from: row.status, to: "pending_delete", reason: action.reason, at: now });
   }
   const createCount = actions.reduce((count, action) => count + (action.type === "create" ? action.count : 0), 0);
-  const onBoot = mintsJitOnBoot(ss);
   const fresh: NewInstance[] = Array.from({ length: createCount }, () => ({
     id: crypto.randomUUID(),
     name: runnerName(ss.runnerPrefix),
@@ -143,7 +142,7 @@ export async function executePlan(
     osType: ss.osType,
     osArch: ss.osArch,
     createdAt: now,
-    jitOnBoot: onBoot,
+    jitOnBoot: mintsJitOnBoot(ss),
   }));
   const deletes = actions
     .filter((action): action is Extract<Action, { type: "delete" }> => action.type === "delete")
@@ -178,7 +177,7 @@ export async function executePlan(
     const tools = fresh.length ? await runners.runnerDownloads().catch(() => []) : [];
     // Without JIT (a registration token), or with JIT minted on boot, the metadata route serves the machine.
     const jitConfigs = await mapLimit(fresh, concurrency, async (instance) => {
-      if (!ss.jitConfigEnabled || onBoot) return { ok: true as const, runnerId: null, encodedJitConfig: null };
+      if (!ss.jitConfigEnabled || mintsJitOnBoot(ss)) return { ok: true as const, runnerId: null, encodedJitConfig: null };
       try {
         const config = await runners.createJitRunner({ name: instance.name, labels: ss.labels, runnerGroup: ss.runnerGroup });
         return { ok: true as const, ...config };
