@@ -31,7 +31,10 @@ export async function claimJitMint(db: D1Database, inst: InstanceAttempt, at: nu
 /** The claim made at `claimedAt` is still held and waiting (its machine is asking); false if it was taken over or the instance moved on. */
 export async function keepJitClaim(db: D1Database, instanceId: string, claimedAt: number, at: number): Promise<boolean> {
   const kept = await db
-    .prepare("UPDATE instances SET jit_asked_at = ? WHERE id = ? AND jit_claimed_at = ? AND jit_config_enc IS NULL")
+    .prepare(
+      `UPDATE instances SET jit_asked_at = ?
+        WHERE id = ? AND jit_claimed_at = ? AND jit_config_enc IS NULL AND status IN ('creating', 'running')`,
+    )
     .bind(at, instanceId, claimedAt)
     .run();
   return Boolean(kept.meta.changes);

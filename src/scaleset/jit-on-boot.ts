@@ -82,8 +82,7 @@ export async function onBootJitConfig(
     const state = await readJitMint(db, inst);
     if (!state) return { kind: "gone" };
     if (state.jitConfigEnc) return { kind: "sealed", jitConfigEnc: state.jitConfigEnc };
-    if (t + timing.pollMs > deadline)
-      return { kind: "busy", retryAfterSeconds: Math.ceil(timing.pollMs / 1000) * 5, reason: "mint_under_way" };
+    if (t + timing.pollMs > deadline) return { kind: "busy", retryAfterSeconds: 5, reason: "mint_under_way" };
     await timing.sleep(timing.pollMs);
   }
 
@@ -110,10 +109,14 @@ export async function onBootJitConfig(
   }
   const sealed = await seal(await keyringFor(env), minted.encodedJitConfig, secretContext.jitConfig(inst.id));
   if (!(await storeMintedJit(db, inst.id, claimedAt, { jitConfigEnc: sealed, runnerId: minted.runnerId }, timing.now()))) {
-    // The instance moved on while GitHub answered: its runner has no live instance, and the
-    // drift check removes it.
-    log({ event: "jit_minted_for_gone_instance", scale_set: inst.scaleSetId, instance: inst.name, runner_id: minted.runnerId });
-    return { kind: "gone" };
+    // The claim was lost while GitHub answered: the instance moved on (its runner has no live
+    // instance, and the drift check removes it), or a takeover's mint replaces this runner.
+    log({ event: "jit_claim_lost_after_mint", scale_set: inst.scaleSetId, instance: inst.name, runner_id: minted.runnerId });
+    const now = await readJitMint(db, inst);
+    if (!now) return { kind: "gone" };
+    return now.jitConfigEnc
+      ? { kind: "sealed", jitConfigEnc: now.jitConfigEnc }
+      : { kind: "busy", retryAfterSeconds: 1, reason: "mint_under_way" };
   }
   log({ event: "jit_minted_on_boot", scale_set: inst.scaleSetId, instance: inst.name, runner_id: minted.runnerId });
   return { kind: "sealed", jitConfigEnc: sealed };
