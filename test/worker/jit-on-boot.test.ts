@@ -257,6 +257,23 @@ describe("JIT configs minted on boot", () => {
     expect(dotRunner.agentId).toBe(row.agent_id);
   });
 
+  it("a machine deleted while its mint is at GitHub gets 409, and its runner is found by name and removed", async () => {
+    const s = await setup();
+    const [r] = await createRunners(s);
+    await s.github.fault({ kind: "latency", latency_ms: 1_000, path: "/generate-jitconfig", times: 1 });
+    const pending = credentials(r!.token);
+    while ((await instanceRow(r!.name)).jit_claimed_at === null) await new Promise((resolve) => setTimeout(resolve, 20));
+    expect((await api.delete(`/api/v1/instances/${r!.name}`)).status).toBe(202);
+    const res = await pending;
+    expect(res.status, res.text).toBe(409);
+    expect((await instanceRow(r!.name)).jit_config_enc).toBeNull();
+    const minted = (await s.github.state()).runners.find((runner: { name: string }) => runner.name === r!.name);
+    expect(minted).toBeDefined();
+    await reconcile(s.scaleSetId);
+    expect((await instanceRow(r!.name)).status).toBe("deleted");
+    expect((await s.github.state()).runners.map((runner: { name: string }) => runner.name)).not.toContain(r!.name);
+  });
+
   it("mints nothing for a bad or foreign token (401)", async () => {
     const s = await setup();
     const other = await setup();
