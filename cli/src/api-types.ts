@@ -5960,6 +5960,8 @@ export interface components {
             updated_at: string;
         };
         ScaleSetDetail: components["schemas"]["ScaleSet"] & {
+            /** @description Machines whose on-boot JIT config is being minted (jit_config_timing on_boot): waiting in line for the credentials' GitHub budget, or at GitHub */
+            jit_waiting_instances: number;
             status: components["schemas"]["ScaleSetObjectStatus"];
         };
         ScaleSetObjectStatus: {

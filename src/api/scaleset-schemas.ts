@@ -184,7 +184,13 @@ export const ObjectStatusSchema = z
   })
   .openapi("ScaleSetObjectStatus");
 
-export const ScaleSetDetailSchema = ScaleSetSchema.extend({ status: ObjectStatusSchema }).openapi("ScaleSetDetail");
+export const ScaleSetDetailSchema = ScaleSetSchema.extend({
+  status: ObjectStatusSchema,
+  jit_waiting_instances: z.int().openapi({
+    description:
+      "Machines whose on-boot JIT config is being minted (jit_config_timing on_boot): waiting in line for the credentials' GitHub budget, or at GitHub",
+  }),
+}).openapi("ScaleSetDetail");
 
 export const scaleSetView = ({ scaleSet: s, entity: e, providerName }: ScaleSetWithOwners): z.infer<typeof ScaleSetSchema> => ({
   id: s.id,

@@ -82,3 +82,15 @@ export async function readJitMint(db: D1Database, inst: InstanceAttempt): Promis
     .first<{ jit_config_enc: string | null; jit_claimed_at: number | null }>();
   return row ? { jitConfigEnc: row.jit_config_enc, claimedAt: row.jit_claimed_at } : null;
 }
+
+/** How many of a scale set's machines have a mint claimed and not done: in line for the GitHub budget, or at GitHub. */
+export async function jitWaitingCount(db: D1Database, scaleSetId: string): Promise<number> {
+  const row = await db
+    .prepare(
+      `SELECT count(*) AS n FROM instances
+        WHERE scale_set_id = ? AND jit_on_boot = 1 AND jit_config_enc IS NULL AND jit_claimed_at IS NOT NULL AND status != 'deleted'`,
+    )
+    .bind(scaleSetId)
+    .first<{ n: number }>();
+  return row?.n ?? 0;
+}

@@ -13,6 +13,7 @@ import {
 import { createDb, type Db } from "../db/client";
 import { findEntity } from "../db/entity-store";
 import { scaleSetInstances } from "../db/instance-store";
+import { jitWaitingCount } from "../db/jit-mint-store";
 import { providerIdByName } from "../db/provider-store";
 import {
   deleteScaleSet,
@@ -143,7 +144,8 @@ export const scaleSetRoutes = entityPaths
     async (c) => {
       const { id } = c.req.valid("param");
       const row = view(await requireScaleSet(createDb(c.env), id));
-      return c.json({ ...row, status: await scaleSetObject(c.env, id).status(id) }, 200);
+      const [status, jitWaiting] = await Promise.all([scaleSetObject(c.env, id).status(id), jitWaitingCount(c.env.DB, id)]);
+      return c.json({ ...row, status, jit_waiting_instances: jitWaiting }, 200);
     },
   )
   .openapi(routes.update("Update a scale set", UpdateScaleSet, { renames: true }), async (c) => {

@@ -193,14 +193,16 @@ describe("JIT configs minted on boot", () => {
     while ((await budgetWaits(cred.name)) === before) await new Promise((resolve) => setTimeout(resolve, 50));
     expect(await jitCalls(s)).toEqual([]);
     expect((await instanceRow(r!.name)).jit_claimed_at).toEqual(expect.any(Number));
-    // Who is waiting: /metrics shows the machine in line.
+    // Who is waiting: /metrics and the scale set show the machine in line.
     expect(await jitWaiting(s.scaleSetId)).toBe(1);
+    expect((await api.get(`/api/v1/scalesets/${s.scaleSetId}`)).body.jit_waiting_instances).toBe(1);
     await refillBudget(cred.id);
     const res = await pending;
     expect(res.status, res.text).toBe(200);
     expect(await jitCalls(s)).toHaveLength(1);
     expect(await budgetWaits(cred.name)).toBe(before + 1);
     expect(await jitWaiting(s.scaleSetId)).toBe(0);
+    expect((await api.get(`/api/v1/scalesets/${s.scaleSetId}`)).body.jit_waiting_instances).toBe(0);
   });
 
   it("answers 503 with Retry-After when the budget stays spent through the wait, and gives the claim back", async () => {
