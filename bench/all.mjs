@@ -4,8 +4,10 @@
 // Every benchmark, one after the other (they share this machine's cores, so never at once), and
 // one JSON document on stdout:
 //  - webhooks: intake throughput and p50/p99 acknowledgement vs the floor route (bench/webhooks.mjs)
-//  - reconcile: D1 round trips and time of a reconcile at 100 / 1,000 / 5,000 instances, and a
-//    queued webhook → shim create request p50/p99 (bench/reconcile.mjs)
+//  - reconcile: D1 round trips and time of a reconcile at 100 / 1,000 / 5,000 / 10,000 instances,
+//    100 scale sets × 100 instances reconciling at once, the largest subrequests, D1 queries and
+//    CPU per invocation against Cloudflare's budgets (per_invocation), and a queued webhook →
+//    shim create request p50/p99 (bench/reconcile.mjs)
 //  - workflows: queued → create and queued → in progress p50/p99 with instant boots, for a
 //    webhook-fed scale set and for one fed by the runner scale set API (scaleset_api), and a
 //    1,000-job burst: time until all are in progress, GitHub calls per runner (bench/workflows.ts)
@@ -39,7 +41,10 @@ const parts = [
   {
     key: "reconcile",
     script: "bench/reconcile.mjs",
-    args: ["--sizes", quick ? "100,1000" : "100,1000,5000", "--jobs", quick ? "30" : "200"],
+    args: [
+      ...["--sizes", quick ? "100,1000" : "100,1000,5000,10000", "--jobs", quick ? "30" : "200"],
+      ...["--sets", quick ? "10" : "100", "--set-size", "100"],
+    ],
   },
   { key: "workflows", script: "bench/workflows.ts", args: [...(quick ? ["--latency-jobs", "10", "--burst", "100"] : []), ...passed] },
 ];
@@ -77,6 +82,8 @@ for (const p of parts) {
   const doc = await run(p.script, p.args);
   if (p.key === "reconcile") {
     result.reconcile = doc.reconcile;
+    result.many_scale_sets = doc.many_scale_sets;
+    result.per_invocation = doc.per_invocation;
     result.webhook_to_create = doc.webhook_to_create;
   } else if (p.key === "workflows") {
     Object.assign(result, doc);

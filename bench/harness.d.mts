@@ -25,6 +25,8 @@ export interface Coordinator {
   cpuSeconds(): { workerd: number; wrangler: number } | null;
 }
 export function processGroupCpu(pgid: number): { workerd: number; wrangler: number } | null;
+/** V8's sampling profiler in the Worker's isolate, through wrangler dev's inspector on `port`; stop() gives the profile and its bundle. */
+export function startCpuProfile(port: number): Promise<{ stop(): Promise<{ profile: any; source: string | undefined }> }>;
 /** opts.log: append the coordinator's log lines to this file. */
 export function startCoordinator(vars?: Record<string, string>, opts?: { log?: string }): Promise<Coordinator>;
 

@@ -299,3 +299,45 @@ export function deliverWebhook(coordinator, secret, payload, event = "workflow_j
     body,
   });
 }
+
+/** Starts V8's sampling profiler in the coordinator's isolate, through wrangler dev's inspector proxy. */
+export async function startCpuProfile(port) {
+  const targets = await fetch(`http://127.0.0.1:${port}/json`).then((r) => r.json());
+  note(`inspector targets: ${JSON.stringify(targets)}`);
+  const target = targets.find((t) => /edgerunner/.test(t.title) && !/bench/.test(t.title)) ?? targets[0];
+  // The proxy only takes loopback origins (a devtools frontend would send its own).
+  const ws = new WebSocket(target.webSocketDebuggerUrl, { headers: { origin: "http://localhost" } });
+  await new Promise((res, rej) => {
+    ws.onopen = res;
+    ws.onerror = (e) => rej(new Error(`inspector: ${e.message ?? e.error ?? "websocket error"}`));
+  });
+  let next = 1;
+  const waiting = new Map();
+  ws.onmessage = (m) => {
+    const msg = JSON.parse(typeof m.data === "string" ? m.data : m.data.toString());
+    if (msg.id && waiting.has(msg.id)) {
+      waiting.get(msg.id)(msg);
+      waiting.delete(msg.id);
+    }
+  };
+  const send = (method, params = {}) =>
+    new Promise((res) => {
+      const id = next++;
+      waiting.set(id, res);
+      ws.send(JSON.stringify({ id, method, params }));
+    });
+  await send("Profiler.enable");
+  await send("Profiler.setSamplingInterval", { interval: 200 });
+  await send("Profiler.start");
+  return {
+    /** The profile, and the bundled source its line numbers refer to. */
+    async stop() {
+      const profile = (await send("Profiler.stop")).result?.profile;
+      const scriptId = profile?.nodes.find((n) => n.callFrame.url === "index.js")?.callFrame.scriptId;
+      await send("Debugger.enable");
+      const source = scriptId ? (await send("Debugger.getScriptSource", { scriptId })).result?.scriptSource : undefined;
+      ws.close();
+      return { profile, source };
+    },
+  };
+}

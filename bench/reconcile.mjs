@@ -1,34 +1,49 @@
 #!/usr/bin/env node
-// npm run bench:reconcile [-- --sizes 10,100,1000,5000 --jobs 200 --repeat 5]
+// npm run bench:reconcile [-- --sizes 10,100,1000,5000,10000 --sets 100 --set-size 100 --jobs 200 --repeat 5]
 //
 // Starts the fake GitHub, the fake shim and the coordinator (`wrangler dev`, fresh local state),
 // then prints one JSON document with:
 //  - reconcile: for each size, one scale set holding that many instances; the D1 round trips
 //    and wall time of a steady-state reconcile (nothing to do) and of a churn reconcile (10 % of
 //    the runners finished their jobs and as many new jobs are queued: deletes and creates).
-//    Round trips must not grow with the size.
+//    Round trips must not grow with the size. With each, what the largest invocation of the object
+//    spent: subrequests (outbound fetches + D1 calls) and D1 queries, and workerd's CPU over it.
+//  - many_scale_sets: --sets scale sets of --set-size instances on one credential, all
+//    reconciling at once, steady and churn (bench/reconcile-many.mjs); --sets 0 skips it.
+//  - per_invocation: for the largest single scale set and for the many, the largest subrequests,
+//    D1 queries and CPU per invocation seen, against Cloudflare's budgets (10,000 / 1,000 / 30 s),
+//    and whether they pass.
 //  - webhook_to_create: for each of --jobs queued jobs, sent one at a time as signed webhooks,
 //    the time from sending the webhook to the shim receiving the create request.
 
-import { randomUUID } from "node:crypto";
 import { writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { join } from "node:path";
 import { deliverWebhook, fakeWorld, note, sleep, startCoordinator, startNodeScript, summarize } from "./harness.mjs";
+import { againstBudgets, BUDGETS, churnRows, instanceRows, manyScaleSets, workerdCpuMs } from "./reconcile-many.mjs";
 
 const require = createRequire(import.meta.url);
 
 function flags(argv) {
-  const out = { sizes: [10, 100, 1000, 5000], jobs: 200, repeat: 5 };
+  const out = { sizes: [10, 100, 1000, 5000, 10000], sets: 100, setSize: 100, jobs: 200, repeat: 5 };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     if (a === "--sizes") out.sizes = argv[++i].split(",").map(Number);
     else if (a === "--jobs") out.jobs = Number(argv[++i]);
     else if (a === "--repeat") out.repeat = Number(argv[++i]);
+    else if (a === "--sets") out.sets = Number(argv[++i]);
+    else if (a === "--set-size") out.setSize = Number(argv[++i]);
     else throw new Error(`unknown flag ${a}`);
   }
-  if (out.sizes.some((n) => !Number.isInteger(n) || n < 1) || !Number.isInteger(out.jobs) || out.jobs < 0 || !(out.repeat >= 1)) {
-    throw new Error("--sizes takes positive integers, --jobs and --repeat whole numbers");
+  const whole = (n) => Number.isInteger(n) && n >= 0;
+  if (
+    out.sizes.some((n) => !Number.isInteger(n) || n < 1) ||
+    !whole(out.jobs) ||
+    !(out.repeat >= 1) ||
+    !whole(out.sets) ||
+    !(out.setSize >= 1)
+  ) {
+    throw new Error("--sizes takes positive integers, --jobs, --sets, --set-size and --repeat whole numbers");
   }
   return out;
 }
@@ -57,9 +72,10 @@ const stopAll = async () => {
 
 try {
   const w = await fakeWorld(coordinator, github.info.url, shim.info.url);
-  const result = { reconcile: [], webhook_to_create: null };
+  const result = { reconcile: [], many_scale_sets: null, per_invocation: null, webhook_to_create: null };
 
   let jobId = 5_000_000;
+  const nextJobId = () => jobId++;
   for (const size of opts.sizes) {
     note(`reconcile with ${size} instances`);
     const ss = await coordinator.api("POST", `/repositories/${w.repo.id}/scalesets`, {
@@ -75,17 +91,8 @@ try {
     });
     // The instances exist already (seeded into D1): idle runners, exactly what min idle asks for.
     const now = Date.now();
-    const rows = Array.from({ length: size }, (_, i) => {
-      const id = randomUUID();
-      return `('${id}','bench-${size}-${i}','${ss.id}','p-${id}','running','idle',${now},'[]','linux','amd64',1,${now},${now},${now})`;
-    });
     const file = join(coordinator.work, `seed-${size}.sql`);
-    const chunks = [];
-    for (let i = 0; i < rows.length; i += 200) {
-      chunks.push(
-        `INSERT INTO instances (id,name,scale_set_id,provider_id,status,runner_status,runner_status_changed_at,addresses,os_type,os_arch,create_attempt,created_at,updated_at,status_changed_at) VALUES ${rows.slice(i, i + 200).join(",")};`,
-      );
-    }
+    const chunks = instanceRows(ss.id, `bench-${size}`, size, now);
     writeFileSync(file, chunks.join("\n"));
     coordinator.sql(file);
     await coordinator.api("PUT", `/scalesets/${ss.id}`, { enabled: true });
@@ -100,27 +107,24 @@ try {
 
     // Churn: a tenth of the runners finished their jobs, and as many new jobs are queued.
     const churn = Math.max(1, Math.floor(size / 10));
-    const churnSql = [];
-    for (let i = 0; i < churn; i++) {
-      const done = jobId++;
-      churnSql.push(
-        `INSERT INTO jobs (id,run_id,repository,owner,labels,status,scale_set_id,created_at,updated_at) VALUES (${done},1,'octo/app','octo','["self-hosted"]','completed','${ss.id}',${now},${now});`,
-        `UPDATE instances SET job_id = ${done}, runner_status = 'active' WHERE name = 'bench-${size}-${i}';`,
-        `INSERT INTO jobs (id,run_id,repository,owner,labels,status,scale_set_id,created_at,updated_at) VALUES (${jobId++},1,'octo/app','octo','["self-hosted"]','queued','${ss.id}',${now},${now});`,
-      );
-    }
+    const churnSql = churnRows(ss.id, `bench-${size}`, churn, nextJobId, now);
     const churnFile = join(coordinator.work, `churn-${size}.sql`);
     writeFileSync(churnFile, churnSql.join("\n"));
     coordinator.sql(churnFile);
+    const cpu0 = workerdCpuMs(coordinator);
     const t0 = performance.now();
     const churned = (await coordinator.api("POST", `/scalesets/${ss.id}/reconcile`)).last_reconcile;
     const churnWall = performance.now() - t0;
+    const churnCpu = cpu0 === null ? null : Math.round(workerdCpuMs(coordinator) - cpu0);
+    // The most any one invocation of this object spent (its first alarm's drift check included).
+    const largest = (await coordinator.api("GET", `/scalesets/${ss.id}`)).status.invocations.largest;
 
     result.reconcile.push({
       instances: size,
       steady: {
         d1_round_trips: median(steady.map((s) => s.d1RoundTrips)),
         d1_queries: median(steady.map((s) => s.d1Queries)),
+        subrequests: median(steady.map((s) => s.subrequests)),
         wall_ms_p50: Math.round(median(steady.map((s) => s.wall)) * 10) / 10,
         object_ms_p50: median(steady.map((s) => s.durationMs)),
       },
@@ -132,13 +136,37 @@ try {
         d1_round_trips_per_pass: Math.round((churned.d1RoundTrips / churned.passes) * 10) / 10,
         // Per invocation, against Cloudflare's budget of 1,000 D1 queries.
         d1_queries: churned.d1Queries,
+        // Outbound fetches (GitHub, the shim) plus every D1 call: Cloudflare's 10,000 subrequests.
+        subrequests: churned.subrequests,
+        fetches: churned.fetches,
         wall_ms: Math.round(churnWall),
+        // workerd's CPU over the call (the request and D1's SQLite included: more than the object's).
+        workerd_cpu_ms: churnCpu,
         error: churned.error,
       },
+      largest_invocation: largest,
     });
     // Leave the scale set quiet for the next size.
     await coordinator.api("PUT", `/scalesets/${ss.id}`, { enabled: false });
   }
+
+  if (opts.sets > 0) {
+    result.many_scale_sets = await manyScaleSets({ coordinator, world: w, sets: opts.sets, size: opts.setSize, nextJobId });
+  }
+  const biggest = result.reconcile.at(-1);
+  result.per_invocation = {
+    budgets: BUDGETS,
+    ...(biggest && {
+      [`one_scale_set_${biggest.instances}`]: againstBudgets({
+        subrequests: biggest.largest_invocation.subrequests,
+        d1_queries: biggest.largest_invocation.d1_queries,
+        cpu_ms: biggest.churn.workerd_cpu_ms,
+      }),
+    }),
+    ...(result.many_scale_sets && {
+      [`scale_sets_${opts.sets}x${opts.setSize}`]: result.many_scale_sets.per_invocation,
+    }),
+  };
 
   if (opts.jobs > 0) {
     note(`webhook → shim create for ${opts.jobs} jobs`);

@@ -1,5 +1,6 @@
 /**
- * npm run bench:workflows [-- --latency-jobs 50 --burst|--jobs 1000 --profile loopback|production --shim sync|async --jit on_boot|before_create]
+ * npm run bench:workflows [-- --latency-jobs 50 --burst|--jobs 1000 --profile loopback|production --shim sync|async --shim-batch N
+ *   --jit on_boot|before_create] (--quick: --latency-jobs 10 --burst 100)
  *
  * The whole product on one machine (e2e/stack.ts: the coordinator under `wrangler dev`, the fake
  * GitHub playing workflows, the simulator with instant boots), measured from GitHub's side:
@@ -20,6 +21,9 @@
  * create (--shim async: 202 and a callback after ~1 s), six outbound calls per scale set object.
  * The burst then also reports the time until every create was sent, the floor GitHub's points
  * limit alone sets for its JIT calls, and the secondary-limit answers the coordinator provoked.
+ * `shim_create_requests` counts the create requests the shim got (one per machine, or one per
+ * batch: --shim-batch 0 makes the simulator a v1 shim without batch create), and
+ * `shim_create_requests_wall_s` the time from the first sent to the last answered.
  *
  * --jit: the webhook scale sets' jit_config_timing (default on_boot, the product's default: each
  * machine mints its JIT config on its first credentials fetch; before_create: the object mints
@@ -30,7 +34,10 @@
 import { appendFileSync } from "node:fs";
 import { JIT_PER_MINUTE, profileFromArgs } from "../e2e/profiles.ts";
 import { startStack } from "../e2e/stack.ts";
+import { DEFAULT_BATCH_CREATE_MAX } from "../shims/simulator/simulator.ts";
 import type { RecordedRequest } from "../test/fake-github/types.ts";
+import { createsAsked } from "../test/fake-shim/requests.ts";
+import type { RecordedRequest as ShimRequest } from "../test/fake-shim/types.ts";
 import { note, percentile, sleep } from "./harness.mjs";
 
 function flags(argv: string[]) {
@@ -41,6 +48,11 @@ function flags(argv: string[]) {
       const timing = argv[++i];
       if (timing !== "on_boot" && timing !== "before_create") throw new Error("--jit takes on_boot or before_create");
       out.jit = timing;
+      continue;
+    }
+    if (a === "--quick") {
+      // What `npm run bench -- --quick` runs: a smoke run, not figures to quote.
+      Object.assign(out, { latencyJobs: 10, burst: 100 });
       continue;
     }
     const v = Number(argv[++i]);
@@ -130,10 +142,8 @@ try {
   const result: Record<string, unknown> = {};
 
   // --- queued → create and → in progress, one job at a time, no idle runners, in each intake mode ---
-  const shimCreates = async () =>
-    ((await (await fetch(`${w.shimControl}/requests`)).json()) as { operation: string; at: number; pool_id: string | null }[]).filter(
-      (r) => r.operation === "create",
-    );
+  // Each machine asked for, a batch create counting once per instance in it.
+  const shimCreates = async () => createsAsked((await (await fetch(`${w.shimControl}/requests`)).json()) as ShimRequest[]);
   async function latency(name: string, intake: "webhook" | "scaleset_api") {
     const ss = (await scaleSet(name, 10, intake)) as { id: string };
     const labels = intake === "scaleset_api" ? [name] : ["self-hosted", "linux", name];
@@ -215,20 +225,19 @@ try {
   const left = (await stack.machines()).length;
   // The coordinator's CPU over the whole burst (webhooks, object passes, bootstrap routes, deletes), per runner.
   const cpuAfter = stack.coordinator.cpuSeconds();
-  const shimRequests = (
-    (await (await fetch(`${w.shimControl}/requests`)).json()) as { at: number; operation: string; status: number | null; body: any }[]
-  ).slice(shimRequestsBefore);
-  const runnersCreated = new Set(
-    shimRequests.filter((r) => r.operation === "create" && r.status !== null && r.status < 300).map((r) => r.body.name),
-  ).size;
+  const shimRequests = ((await (await fetch(`${w.shimControl}/requests`)).json()) as ShimRequest[]).slice(shimRequestsBefore);
+  const asked = createsAsked(shimRequests);
+  const runnersCreated = new Set(asked.filter((c) => c.status !== null && c.status < 300).map((c) => c.name)).size;
+  // The create requests themselves (one per machine, or one per batch): how many, and from the first sent to the last answered.
+  const createRequests = shimRequests.filter((r) => r.operation === "create" || r.operation === "create_batch");
+  const createRequestsWall = createRequests.length
+    ? Math.max(...createRequests.map((r) => r.answered_at ?? r.at)) - Math.min(...createRequests.map((r) => r.at))
+    : null;
   const ghRequests = await gh.requests();
   const startWaits = started.map((j) => j.in_progress_at! - j.queued_at).sort((a, b) => a - b);
   const seconds = (ms: number) => Math.round(ms / 100) / 10;
   // The time by which the shim had been asked for as many machines as there were jobs.
-  const createTimes = shimRequests
-    .filter((r) => r.operation === "create")
-    .map((r) => r.at)
-    .sort((a, b) => a - b);
+  const createTimes = asked.map((c) => c.at).sort((a, b) => a - b);
   const creates = createTimes.length >= opts.burst ? createTimes[opts.burst - 1]! : null;
   const refused = ghRequests.filter((r) => r.status === 403 || r.status === 429);
   const ops = byOperation(ghRequests);
@@ -247,7 +256,10 @@ try {
     queued_to_in_progress: { p50_ms: percentile(startWaits, 50), p99_ms: percentile(startWaits, 99), max_ms: startWaits.at(-1) ?? null },
     runners_created: runnersCreated,
     machines_left: left,
-    shim_create_calls: shimRequests.filter((r) => r.operation === "create").length,
+    shim_create_calls: asked.length,
+    shim_batch_create_max: profile.shimBatchMax ?? DEFAULT_BATCH_CREATE_MAX,
+    shim_create_requests: createRequests.length,
+    shim_create_requests_wall_s: createRequestsWall === null ? null : seconds(createRequestsWall),
     github_calls: ghRequests.length,
     github_calls_per_runner: runnersCreated ? Math.round((ghRequests.length / runnersCreated) * 100) / 100 : null,
     github_calls_by_operation: ops,

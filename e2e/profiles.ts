@@ -1,6 +1,8 @@
 /**
  * How the fakes and the coordinator behave in an end-to-end run or a benchmark
- * (`--profile loopback|production`, `--shim sync|async`):
+ * (`--profile loopback|production`, `--shim sync|async`, `--shim-batch N`: the largest batch
+ * create the simulator offers, 0 for a protocol v1 shim that creates one machine per call;
+ * default 100):
  *
  *  - loopback (default): everything answers at once, nothing is rate limited, the coordinator's
  *    outbound calls are not capped. Fast, and blind to the limits that shape a production burst.
@@ -29,6 +31,8 @@ export interface StackProfile {
   github: GithubProfile | null;
   /** The simulator tenant's faults (null: none). */
   shimFaults: Faults | null;
+  /** The largest batch create the simulator offers (0: none, protocol v1; null: its default). */
+  shimBatchMax: number | null;
 }
 
 /** GitHub's published secondary limits (docs.github.com, "Rate limits for the REST API"). */
@@ -38,13 +42,13 @@ export const JIT_PER_MINUTE = GITHUB_SECONDARY.points_per_minute / GITHUB_SECOND
 
 export const SHIM_CREATE_MS = 1000;
 
-export function stackProfile(name: ProfileName = "loopback", shim: ShimMode = "sync"): StackProfile {
+export function stackProfile(name: ProfileName = "loopback", shim: ShimMode = "sync", shimBatchMax: number | null = null): StackProfile {
   if (name === "loopback") {
     const shimFaults: Faults | null =
       shim === "async"
         ? { rules: [{ operation: "create", probability: 1, action: { type: "async", complete_after_ms: 0, callback: "deliver" } }] }
         : null;
-    return { name, shim, vars: {}, github: null, shimFaults };
+    return { name, shim, vars: {}, github: null, shimFaults, shimBatchMax };
   }
   return {
     name,
@@ -60,6 +64,7 @@ export function stackProfile(name: ProfileName = "loopback", shim: ShimMode = "s
             ],
           }
         : { latency_ms: { create: SHIM_CREATE_MS } },
+    shimBatchMax,
   };
 }
 
@@ -67,6 +72,7 @@ export function stackProfile(name: ProfileName = "loopback", shim: ShimMode = "s
 export function profileFromArgs(argv: string[]): { profile: StackProfile; rest: string[] } {
   let name: ProfileName = "loopback";
   let shim: ShimMode = "sync";
+  let shimBatchMax: number | null = null;
   const rest: string[] = [];
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!;
@@ -78,7 +84,11 @@ export function profileFromArgs(argv: string[]): { profile: StackProfile; rest: 
       const v = argv[++i];
       if (v !== "sync" && v !== "async") throw new Error(`--shim takes sync or async, not ${v}`);
       shim = v;
+    } else if (a === "--shim-batch") {
+      const v = Number(argv[++i]);
+      if (!Number.isInteger(v) || v < 0) throw new Error("--shim-batch takes a whole number (0: no batch create)");
+      shimBatchMax = v;
     } else rest.push(a);
   }
-  return { profile: stackProfile(name, shim), rest };
+  return { profile: stackProfile(name, shim, shimBatchMax), rest };
 }

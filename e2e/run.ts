@@ -15,7 +15,7 @@
  *
  * A: 3 scale sets (one with min_idle_runners > 0), 60 jobs in 4 bursts.
  * B: the same under chaos: every webhook delivered twice and shuffled; 30 % of creates fail and
- *    10 % hang; 10 % of deletes fail; 10 % of GitHub calls answer 5xx and one rate-limit window
+ *    10 % hang (with batch create, 10 % of batches hang whole); 10 % of deletes fail; 10 % of GitHub calls answer 5xx and one rate-limit window
  *    opens; the coordinator is killed (SIGKILL) and restarted twice mid-run on its persisted state.
  * S: a scale set in scaleset_api intake (GitHub's runner scale set API: jobs `runs-on: <its name>`,
  *    the coordinator long-polls the fake's Actions service) beside a webhook-fed one, 36 jobs in 3
@@ -33,7 +33,8 @@ import { percentile, sleep } from "../bench/harness.mjs";
 import type { SimulatorConfig } from "../shims/simulator/simulator.ts";
 import type { Ec2Faults } from "../test/fake-ec2/types.ts";
 import type { DeliveryConfig } from "../test/fake-github/types.ts";
-import type { FaultRule } from "../test/fake-shim/types.ts";
+import { createsAsked } from "../test/fake-shim/requests.ts";
+import type { FaultRule, RecordedRequest } from "../test/fake-shim/types.ts";
 import { EC2_LIVE_STATES } from "./ec2-cloud.ts";
 import { profileFromArgs, type StackProfile } from "./profiles.ts";
 import { type Stack, startStack } from "./stack.ts";
@@ -201,6 +202,8 @@ const scenarios: Record<string, Scenario> = {
       const rules: FaultRule[] = [
         // 10 % of creates hang (the request gets no answer until the coordinator gives up)…
         { operation: "create", probability: 0.1, action: { type: "hang" } },
+        // (A batch create hangs whole, as one request: 10 % of them.)
+        { operation: "create_batch", probability: 0.1, action: { type: "hang" } },
         // …and 30 % of all creates fail (a third of the other 90 %).
         { operation: "create", probability: 1 / 3, action: { type: "respond", status: 500, body: { error: "simulated cloud failure" } } },
         { operation: "delete", probability: 0.1, action: { type: "respond", status: 503, body: { error: "simulated delete failure" } } },
@@ -475,13 +478,11 @@ async function runScenario(
       machinesCreated = (await stack.ec2.instances()).length;
       createCalls = (await stack.ec2.account.requests()).filter((r) => r.action === "RunInstances" && r.status === 200).length;
     } else {
-      const requests = (await (await fetch(`${w.shimControl}/requests`)).json()) as {
-        operation: string;
-        status: number | null;
-        body: any;
-      }[];
-      machinesCreated = new Set(requests.filter((r) => r.operation === "create" && r.status === 201).map((r) => r.body.name)).size;
-      createCalls = requests.filter((r) => r.operation === "create").length;
+      const requests = (await (await fetch(`${w.shimControl}/requests`)).json()) as RecordedRequest[];
+      // A batch create counts once per instance in it.
+      const asked = createsAsked(requests);
+      machinesCreated = new Set(asked.filter((c) => c.status === 201).map((c) => c.name)).size;
+      createCalls = asked.length;
     }
     if (machinesCreated > jobs.length + minIdleTotal)
       violations.push(`${machinesCreated} machines created for ${jobs.length} jobs + ${minIdleTotal} idle minimum`);

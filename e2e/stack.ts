@@ -53,6 +53,14 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
     const w = await fakeWorld(coordinator, github.url, sim.url, "sim-shim-secret-0000000001", opts.provider);
     const gh = new FakeWorld(w.world);
     if (opts.profile?.github) await gh.setProfile(opts.profile.github);
+    if (opts.profile && opts.profile.shimBatchMax !== null) {
+      const res = await fetch(w.shimControl, {
+        method: "PATCH",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ batch_create_max: opts.profile.shimBatchMax }),
+      });
+      if (!res.ok) throw new Error(`simulator batch create: ${res.status} ${await res.text()}`);
+    }
     if (opts.profile?.shimFaults) {
       const res = await fetch(`${w.shimControl}/faults`, {
         method: "PUT",

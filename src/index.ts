@@ -1,13 +1,32 @@
 import { createApp } from "./app";
+import { measuredD1 } from "./db/counting-d1";
 import type { Env } from "./env";
+import { INVOCATION_BUDGET, measure, noCost } from "./lib/invocation-cost";
+import { logger } from "./observability/log";
 import { runRetention } from "./retention/run-retention";
 
 export { ScaleSet } from "./scaleset/scaleset-object";
 
 const app = createApp();
 
+/**
+ * One Worker request is one invocation with its own budgets (lib/invocation-cost.ts): its D1
+ * calls and outbound fetches are counted, and one that draws on more than half of a budget is
+ * logged. The routes make a fixed number of calls each; this is the alarm bell if one stops.
+ */
+async function measuredFetch(request: Request, env: Env, ctx: ExecutionContext): Promise<Response> {
+  const db = measuredD1(env.DB);
+  const measuredEnv = new Proxy(env, { get: (target, prop, receiver) => (prop === "DB" ? db : Reflect.get(target, prop, receiver)) });
+  const cost = noCost();
+  const res = await measure(cost, () => app.fetch(request, measuredEnv, ctx));
+  if (cost.subrequests > INVOCATION_BUDGET.subrequests / 2 || cost.d1Queries > INVOCATION_BUDGET.d1Queries / 2) {
+    logger.warn({ event: "invocation_cost_high", method: request.method, path: new URL(request.url).pathname, ...cost });
+  }
+  return res;
+}
+
 export default {
-  fetch: app.fetch,
+  fetch: measuredFetch,
   // The Cron Trigger (wrangler.toml `[triggers]`): retention, see docs/retention.md.
   scheduled: async (controller, env) => {
     await runRetention(env.DB, env, controller.scheduledTime);

@@ -5998,6 +5998,28 @@ export interface components {
                 granted: number;
                 wanted: number;
             } | null;
+            /** @description What the object's invocations (alarm, each RPC) spent of Cloudflare's per-invocation budgets since it last started */
+            invocations: {
+                budget: {
+                    d1_queries: number;
+                    subrequests: number;
+                };
+                count: number;
+                /** @description The most one invocation spent, field by field */
+                largest: {
+                    d1_queries: number;
+                    d1_round_trips: number;
+                    fetches: number;
+                    subrequests: number;
+                } | null;
+                last: {
+                    d1_queries: number;
+                    d1_round_trips: number;
+                    fetches: number;
+                    method: string;
+                    subrequests: number;
+                } | null;
+            };
             last_reconcile: {
                 actions: {
                     [key: string]: number;
@@ -6007,7 +6029,10 @@ export interface components {
                 d1RoundTrips: number;
                 durationMs: number;
                 error: string | null;
+                fetches?: number;
                 passes: number;
+                /** @description Outbound fetches and D1 calls the run made (Cloudflare allows 10,000 per invocation) */
+                subrequests?: number;
                 summary: {
                     [key: string]: unknown;
                 } | null;

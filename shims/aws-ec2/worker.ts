@@ -73,6 +73,8 @@ async function handle(request: Request, env: ShimEnv, log: Record<string, unknow
   if (r === "method_not_allowed") return answer(405, { error: `${request.method} is not allowed on ${url.pathname}` });
   log.operation = r.op;
   if (r.op === "capabilities") return capabilities(config.region);
+  // Protocol v1 only: its capabilities offer no batch create, so the coordinator never sends one.
+  if (r.op === "create_batch") return answer(404, { error: "this shim has no batch create (protocol v1)" });
 
   const controllerId = request.headers.get(ShimHeaders.controllerId) ?? "";
   const poolId = request.headers.get(ShimHeaders.poolId) ?? "";

@@ -1,10 +1,11 @@
 import { OperationAccepted, ShimCapabilities, ShimHeaders } from "../../src/providers/shim-protocol.ts";
+import { batchChecks } from "./batch-checks.ts";
 import type { Answer } from "./client.ts";
 import { type Context, fail, skip } from "./context.ts";
 
 /**
  * The checks, in the order they run: each drives the shim through one promise of provider shim
- * protocol v1 (docs/provider-shim-protocol.md) and passes (returning what it saw), fails or is
+ * protocol v1 and v1.1 (docs/provider-shim-protocol.md; batch create: batch-checks.ts) and passes (returning what it saw), fails or is
  * skipped. Later checks use the machines earlier ones made; the last ones clean up.
  */
 
@@ -37,15 +38,18 @@ const signatureRefusal = (name: string, send: (ctx: Context) => Promise<Answer>)
 
 export const checks: Check[] = [
   {
-    name: "capabilities: interface v1",
+    name: "capabilities: interface v1 (or v1.1 with batch_create)",
     async run(ctx) {
       const a = await ctx.send("GET", "/v1/capabilities");
       expectStatus(a, [200], "GET /v1/capabilities");
       const c = ShimCapabilities.safeParse(a.json);
-      if (!c.success) return fail(`not {interface_version, async}: ${a.text.slice(0, 200)}`);
-      if (c.data.interface_version !== "v1") return fail(`interface_version is ${c.data.interface_version}`);
+      if (!c.success) return fail(`not {interface_version, async, batch_create?: {max ≥ 1}}: ${a.text.slice(0, 200)}`);
+      const version = c.data.interface_version;
+      if (version !== "v1" && version !== "v1.1") return fail(`interface_version is ${version}`);
+      if ((version === "v1.1") !== (c.data.batch_create !== undefined))
+        return fail(`interface_version ${version} with batch_create ${JSON.stringify(c.data.batch_create)}`);
       ctx.capabilities = c.data;
-      return `async: ${c.data.async}`;
+      return `async: ${c.data.async}${c.data.batch_create ? `, batch create up to ${c.data.batch_create.max}` : ""}`;
     },
   },
   signatureRefusal("no signature headers", (ctx) =>
@@ -256,6 +260,7 @@ export const checks: Check[] = [
       ctx.machines.delete(m.name);
     },
   },
+  ...batchChecks,
   {
     name: "remove all: the pool's machines go, another pool's stay",
     async run(ctx) {

@@ -90,6 +90,8 @@ export function createShim(cloud: Cloud, secret: string) {
     if (route === null || route === "bad_id") return reply(404, { error: "no such route" });
     if (route === "method_not_allowed") return reply(405, { error: "method not allowed" });
     if (route.op === "capabilities") return reply(200, { interface_version: SHIM_INTERFACE_VERSION, async: false });
+    // A v1 shim: no batch create in its capabilities, so the coordinator never sends one.
+    if (route.op === "create_batch") return reply(404, { error: "no such route" });
 
     const pool = {
       controllerId: request.headers.get(ShimHeaders.controllerId) ?? "",

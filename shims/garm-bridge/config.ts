@@ -80,9 +80,19 @@ export const BridgeConfig = z
      * (ListInstances) or `get` (GetInstance by name). See docs/garm-bridge.md.
      */
     create_lookup: z.enum(["none", "list", "get"]).default("none"),
+    /**
+     * The largest batch create (protocol v1.1) the bridge offers; 0: none. Unset: `concurrency`
+     * when synchronous (a batch then takes about one create's time, within the coordinator's
+     * timeout), `concurrency + max_queue` when async (every item is accepted at once and queued).
+     */
+    batch_create_max: z.number().int().min(0).max(1000).optional(),
   })
   .refine((c) => !c.async || c.callback_url, { message: "async needs callback_url", path: ["callback_url"] });
 export type BridgeConfig = z.infer<typeof BridgeConfig>;
+
+/** The largest batch create the bridge offers (0: none), see `batch_create_max`. */
+export const batchCreateMax = (cfg: Pick<BridgeConfig, "batch_create_max" | "async" | "concurrency" | "max_queue">): number =>
+  cfg.batch_create_max ?? (cfg.async ? cfg.concurrency + cfg.max_queue : cfg.concurrency);
 
 export const SECRET_ENV = "EDGERUNNER_SHIM_SECRET";
 

@@ -1,13 +1,13 @@
 import { Hono, type MiddlewareHandler } from "hono";
-import { SHIM_INTERFACE_VERSION } from "../../src/providers/shim-protocol.ts";
+import { type BatchCreateItemResult, SHIM_INTERFACE_VERSION, SHIM_INTERFACE_VERSION_BATCH } from "../../src/providers/shim-protocol.ts";
 import { type BridgeContext, type BridgeEnv, errorAnswer, failureAnswer, HttpError, requestPath } from "./answers.ts";
 import { GarmBootstrapBody } from "./bootstrap-body.ts";
-import type { BridgeConfig } from "./config.ts";
+import { type BridgeConfig, batchCreateMax } from "./config.ts";
 import type { InstanceOperations } from "./instance-operations.ts";
 import { type Pool, type ProviderCaller, poolCall } from "./provider-calls.ts";
 
 /**
- * Provider shim protocol v1, one handler per operation. Each names its operation (and
+ * Provider shim protocol v1 (and v1.1's batch create), one handler per operation. Each names its operation (and
  * instance) for the request log, checks the context headers, and turns what the provider
  * said into the protocol's answer. Requests reach them signed (see signature.ts).
  */
@@ -76,17 +76,33 @@ export function protocolRoutes(cfg: BridgeConfig, provider: ProviderCaller, ops:
 
   const noInstance = (c: BridgeContext, id: string) => errorAnswer(c, 404, `no instance ${id}`);
 
+  const maxBatch = batchCreateMax(cfg);
+
   // No provider call: GARM never runs GetVersion, and older providers fail it.
   const capabilities: Handler = (c) => {
     operation(c, "capabilities");
     controllerOf(c);
     return c.json({
-      interface_version: SHIM_INTERFACE_VERSION,
+      interface_version: maxBatch ? SHIM_INTERFACE_VERSION_BATCH : SHIM_INTERFACE_VERSION,
       async: cfg.async,
       idempotent_create: true,
       garm_interface_version: cfg.interface_version,
+      ...(maxBatch ? { batch_create: { max: maxBatch } } : {}),
     });
   };
+
+  /** A create's body, checked as the single create checks it (`at`: where it is, for the error). */
+  function bootstrapOf(pool: Pool, json: unknown, at: string) {
+    const parsed = GarmBootstrapBody.safeParse(json);
+    if (!parsed.success) {
+      throw new HttpError(400, `${at} is not a BootstrapInstance`, {
+        issues: parsed.error.issues.map((i) => `${i.path.join(".") || "(root)"}: ${i.message}`),
+      });
+    }
+    if (parsed.data.pool_id != null && parsed.data.pool_id !== pool.poolId)
+      throw new HttpError(400, `pool_id of ${at} differs from X-Edgerunner-Pool-Id`, { pool_id: parsed.data.pool_id });
+    return parsed.data;
+  }
 
   const create: Handler = async (c) => {
     operation(c, "create");
@@ -98,21 +114,51 @@ export function protocolRoutes(cfg: BridgeConfig, provider: ProviderCaller, ops:
     } catch {
       throw new HttpError(400, "body is not JSON");
     }
-    const parsed = GarmBootstrapBody.safeParse(json);
-    if (!parsed.success) {
-      throw new HttpError(400, "body is not a BootstrapInstance", {
-        issues: parsed.error.issues.map((i) => `${i.path.join(".") || "(root)"}: ${i.message}`),
-      });
-    }
-    const b = parsed.data;
-    if (b.pool_id != null && b.pool_id !== pool.poolId)
-      throw new HttpError(400, "pool_id differs from X-Edgerunner-Pool-Id", { pool_id: b.pool_id });
+    const b = bootstrapOf(pool, json, "body");
     const op = ops.startCreate(pool, b.name, raw, b["instance-token"] ?? "");
     if (cfg.async) return c.json({ operation_id: op.operationId }, 202);
     const r = await op.promise;
     if (!r.ok) return failureAnswer(c, r.failure);
     // A retry that joined a running create gets the machine as "already existed".
     return c.json(r.instance, op.joined ? 200 : r.status);
+  };
+
+  /**
+   * v1.1: each instance is created exactly as a single create would be (the provider's
+   * CreateInstance, within the bridge's concurrency limit; idempotent on the name), and
+   * answered as that create would have been: 202 each at once when async. A batch with any bad
+   * item is refused whole before anything runs.
+   */
+  const createBatch: Handler = async (c) => {
+    operation(c, "create_batch");
+    if (!maxBatch) throw new HttpError(404, `no route POST ${requestPath(c)} (batch_create_max is 0)`);
+    const pool = poolOf(c);
+    let json: unknown;
+    try {
+      json = JSON.parse(c.get("body").toString("utf8"));
+    } catch {
+      throw new HttpError(400, "body is not JSON");
+    }
+    const items = (json as { instances?: unknown } | null)?.instances;
+    if (!Array.isArray(items) || items.length === 0) throw new HttpError(400, "body is not {instances: [BootstrapInstance, …]}");
+    if (items.length > maxBatch) throw new HttpError(413, `${items.length} instances: the largest batch is ${maxBatch}`);
+    const bs = items.map((item, i) => bootstrapOf(pool, item, `instances.${i}`));
+    const names = new Set(bs.map((b) => b.name));
+    if (names.size !== bs.length) throw new HttpError(400, "an instance name appears twice in the batch");
+    // Each provider call gets its own instance's JSON on stdin, as a single create does.
+    const started = bs.map((b, i) => ({
+      b,
+      op: ops.startCreate(pool, b.name, Buffer.from(JSON.stringify(items[i])), b["instance-token"] ?? ""),
+    }));
+    const results: BatchCreateItemResult[] = await Promise.all(
+      started.map(async ({ b, op }): Promise<BatchCreateItemResult> => {
+        if (cfg.async) return { name: b.name, status: 202, body: { operation_id: op.operationId } };
+        const r = await op.promise;
+        if (!r.ok) return { name: b.name, status: r.failure.status, body: { error: r.failure.message } };
+        return { name: b.name, status: op.joined ? 200 : r.status, body: r.instance };
+      }),
+    );
+    return c.json({ results });
   };
 
   const list: Handler = async (c) => {
@@ -169,10 +215,14 @@ export function protocolRoutes(cfg: BridgeConfig, provider: ProviderCaller, ops:
       return failureAnswer(c, out.failure);
     };
 
-  return new Hono<BridgeEnv>()
-    .all("/v1/capabilities", byMethod({ GET: capabilities }))
-    .all("/v1/instances", byMethod({ POST: create, GET: list, DELETE: removeAll }))
-    .all("/v1/instances/:id", validInstanceId, byMethod({ GET: get, DELETE: remove }))
-    .all("/v1/instances/:id/start", validInstanceId, byMethod({ POST: power("start") }))
-    .all("/v1/instances/:id/stop", validInstanceId, byMethod({ POST: power("stop") }));
+  return (
+    new Hono<BridgeEnv>()
+      .all("/v1/capabilities", byMethod({ GET: capabilities }))
+      .all("/v1/instances", byMethod({ POST: create, GET: list, DELETE: removeAll }))
+      // `/v1/instances:batch`: a pattern, since a bare `:` would start a path parameter.
+      .all("/v1/:batch{instances:batch}", byMethod({ POST: createBatch }))
+      .all("/v1/instances/:id", validInstanceId, byMethod({ GET: get, DELETE: remove }))
+      .all("/v1/instances/:id/start", validInstanceId, byMethod({ POST: power("start") }))
+      .all("/v1/instances/:id/stop", validInstanceId, byMethod({ POST: power("stop") }))
+  );
 }

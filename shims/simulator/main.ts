@@ -2,7 +2,7 @@
  * Runs the simulator shim on its own:
  *
  *   node --experimental-strip-types shims/simulator/main.ts [--port 8790] [--boot-delay-ms 100] [--job-ms 500]
- *        [--boot-failure-rate 0] [--secret S --callback-url URL] [--quiet]
+ *        [--boot-failure-rate 0] [--batch-create-max 100 (0: protocol v1, no batch)] [--secret S --callback-url URL] [--quiet]
  *
  * Prints one JSON line with the server URL (and, with --secret, a tenant to register as a provider),
  * then one JSON line per simulated runner event unless --quiet. Stops on SIGINT/SIGTERM.
@@ -16,6 +16,7 @@ const { values } = parseArgs({
     "boot-delay-ms": { type: "string" },
     "job-ms": { type: "string" },
     "boot-failure-rate": { type: "string" },
+    "batch-create-max": { type: "string" },
     secret: { type: "string" },
     "callback-url": { type: "string" },
     quiet: { type: "boolean" },
@@ -32,6 +33,7 @@ const config = Object.fromEntries(
 const sim = await startSimulator({
   port: values.port ? Number(values.port) : 0,
   config,
+  batchCreateMax: num(values["batch-create-max"]),
   log: values.quiet ? undefined : (line) => process.stderr.write(JSON.stringify(line) + "\n"),
 });
 let tenant: unknown;

@@ -1,7 +1,9 @@
 /**
- * The simulator shim: provider shim protocol v1 (the fake shim's server, tenants and fault rules)
+ * The simulator shim: provider shim protocol v1.1 (the fake shim's server, tenants and fault rules)
  * whose machines are simulated runners (./machine.ts): each machine the coordinator creates
- * boots after a delay and then behaves like a real runner with a JIT config.
+ * boots after a delay and then behaves like a real runner with a JIT config. It offers batch
+ * create (`POST /v1/instances:batch`) of up to `batchCreateMax` (default 100; 0: protocol v1
+ * only; per tenant: `batch_create_max` on PATCH /_control/tenants/{t}).
  *
  * A machine deleted before its runner finished stops at once (its runner goes offline).
  * Knobs (PUT /_control/simulator): boot_delay_ms, job_ms, boot_failure_rate (the machine reports
@@ -15,13 +17,16 @@ import { bootRunner, type SimulatedRunner, type SimulatorConfig, stopRunner } fr
 
 export type { RunnerPhase, SimulatedRunner, SimulatorConfig } from "./machine.ts";
 
+/** The largest batch create the simulator offers unless told otherwise (the coordinator's own cap). */
+export const DEFAULT_BATCH_CREATE_MAX = 100;
+
 export interface Simulator extends FakeShim {
   config: SimulatorConfig;
   runners: Map<string, SimulatedRunner>;
 }
 
 export async function startSimulator(
-  opts: { port?: number; config?: Partial<SimulatorConfig>; log?: (line: object) => void } = {},
+  opts: { port?: number; config?: Partial<SimulatorConfig>; log?: (line: object) => void; batchCreateMax?: number } = {},
 ): Promise<Simulator> {
   const config: SimulatorConfig = { boot_delay_ms: 100, job_ms: 500, boot_failure_rate: 0, poll_ms: 50, ...opts.config };
   const runners = new Map<string, SimulatedRunner>();
@@ -29,6 +34,7 @@ export async function startSimulator(
 
   const shim = await startFakeShim({
     port: opts.port,
+    batchCreateMax: opts.batchCreateMax ?? DEFAULT_BATCH_CREATE_MAX,
     hooks: {
       created(tenant: string, m: FakeMachine) {
         const r: SimulatedRunner = {

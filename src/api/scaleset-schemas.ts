@@ -133,6 +133,13 @@ export const ScaleSetSchema = z
   })
   .openapi("ScaleSet");
 
+const InvocationCostSchema = z.object({
+  subrequests: z.int(),
+  fetches: z.int(),
+  d1_round_trips: z.int(),
+  d1_queries: z.int(),
+});
+
 export const ObjectStatusSchema = z
   .object({
     scale_set_id: z.string().nullable(),
@@ -152,6 +159,11 @@ export const ObjectStatusSchema = z
         error: z.string().nullable(),
         d1RoundTrips: z.number(),
         d1Queries: z.number().optional(),
+        subrequests: z
+          .number()
+          .optional()
+          .openapi({ description: "Outbound fetches and D1 calls the run made (Cloudflare allows 10,000 per invocation)" }),
+        fetches: z.number().optional(),
         passes: z.number(),
       })
       .nullable(),
@@ -181,6 +193,16 @@ export const ObjectStatusSchema = z
       })
       .nullable()
       .openapi({ description: "The credential's GitHub budget (GITHUB_POINTS_PER_MINUTE); null until it first held back a create" }),
+    invocations: z
+      .object({
+        count: z.int(),
+        largest: InvocationCostSchema.nullable().openapi({ description: "The most one invocation spent, field by field" }),
+        last: InvocationCostSchema.extend({ method: z.string() }).nullable(),
+        budget: z.object({ subrequests: z.int(), d1_queries: z.int() }),
+      })
+      .openapi({
+        description: "What the object's invocations (alarm, each RPC) spent of Cloudflare's per-invocation budgets since it last started",
+      }),
   })
   .openapi("ScaleSetObjectStatus");
 

@@ -110,6 +110,28 @@ export const githubBudget = sqliteTable("github_budget", {
   lastGrant: integer("last_grant").notNull(),
 });
 
+/**
+ * Each scale set's last ask of its credential's budget: how many JIT configs it wanted and got,
+ * and all it got in that window. Read by the next reservation on the credential to keep a fair
+ * share of the window for scale sets that asked recently and fell short (github/budget.ts).
+ */
+export const githubBudgetDemand = sqliteTable(
+  "github_budget_demand",
+  {
+    scaleSetId: text("scale_set_id")
+      .primaryKey()
+      .references(() => scaleSets.id, { onDelete: "cascade" }),
+    credentialId: text("credential_id")
+      .notNull()
+      .references(() => githubCredentials.id, { onDelete: "cascade" }),
+    windowStart: integer("window_start").notNull(),
+    wanted: integer("wanted").notNull(),
+    granted: integer("granted").notNull(),
+    grantedInWindow: integer("granted_in_window").notNull(),
+  },
+  (t) => [index("github_budget_demand_credential_idx").on(t.credentialId, t.windowStart)],
+);
+
 export const entityKinds = ["repository", "organization", "enterprise"] as const;
 export type EntityKind = (typeof entityKinds)[number];
 

@@ -49,20 +49,58 @@ export interface BudgetRow {
 }
 
 /**
+ * The fair share rule between scale sets on one credential. Without it, the scale set whose object
+ * wakes first in each window (a burst's wakes exactly when the window opens) takes the whole
+ * window, window after window, and another scale set on the credential gets nothing until the
+ * burst is over. So a reservation knows which other scale sets asked recently (in this window or
+ * the one before) and fell short, and how many each still lacked (`othersShort`):
+ *
+ * - each asker's fair share is the window's JIT configs divided by the askers (itself included),
+ *   at least one;
+ * - each other asker is kept what it lacks, up to its share; the rest is this one's to take, and
+ *   never less than its own share (a scale set lacking little leaves the remainder to the burst);
+ * - what this scale set already got in this window (`mine`) counts against that.
+ *
+ * Nobody else short: no cap at all, so a lone burst still gets the whole window. Someone short:
+ * it waits at most until the next window, where the burst leaves it its share. Pure: the SQL in
+ * src/db/github-budget-store.ts computes the same in the reservation's own statement.
+ */
+export interface Fairness {
+  /** For each other scale set on the credential whose last ask (this window or the one before) fell short: by how many. */
+  othersShort: readonly number[];
+  /** JIT configs this scale set was already granted in this window. */
+  mine: number;
+}
+
+export const NO_RIVALS: Fairness = { othersShort: [], mine: 0 };
+
+/** The most JIT configs a scale set may still take in this window under the fair share rule. */
+export function fairAllowance(perWindowJit: number, fairness: Fairness): number {
+  const { othersShort, mine } = fairness;
+  if (!othersShort.length) return perWindowJit;
+  const share = Math.max(1, Math.floor(perWindowJit / (othersShort.length + 1)));
+  const keptForOthers = othersShort.reduce((sum, short) => sum + Math.min(short, share), 0);
+  return Math.max(0, Math.max(share, perWindowJit - keptForOthers) - mine);
+}
+
+/**
  * One reservation of `wanted` JIT configs in window `windowStart`: how many are granted and the
  * row after it. A row from an earlier window is spent afresh; a caller whose clock is behind a
- * window another isolate already opened gets nothing (it tries again in the next). The SQL in
- * src/db/github-budget-store.ts does the same in one statement.
+ * window another isolate already opened gets nothing (it tries again in the next). `fairness`
+ * cuts the grant to the scale set's fair share when others on the credential are short
+ * (fairAllowance). The SQL in src/db/github-budget-store.ts does the same in one statement.
  */
 export function reserve(
   row: BudgetRow | null,
   windowStart: number,
   wanted: number,
   policy: GithubBudgetPolicy,
+  fairness: Fairness = NO_RIVALS,
 ): { granted: number; row: BudgetRow } {
   const perWindow = pointsPerWindow(policy);
   if (row && row.windowStart > windowStart) return { granted: 0, row };
   const used = row && row.windowStart === windowStart ? row.pointsUsed : 0;
-  const granted = Math.max(0, Math.min(wanted, Math.floor((perWindow - used) / JIT_CONFIG_POINTS)));
+  const allowance = fairAllowance(Math.floor(perWindow / JIT_CONFIG_POINTS), fairness);
+  const granted = Math.max(0, Math.min(wanted, allowance, Math.floor((perWindow - used) / JIT_CONFIG_POINTS)));
   return { granted, row: { windowStart, pointsUsed: used + granted * JIT_CONFIG_POINTS } };
 }

@@ -1,6 +1,7 @@
 import { createDb, type Db } from "../db/client";
 import { type CredentialContext, loadCredentialContext, type StatePatch, writeCredentialState } from "../db/github-state-store";
 import type { Env } from "../env";
+import { measuredFetch } from "../lib/invocation-cost";
 import { logEvent } from "../observability/log";
 import { countGithubCall } from "../observability/op-counters";
 import { CredentialAuth } from "./credential-auth";
@@ -99,7 +100,7 @@ export class GithubClient {
     this.credentialId = options.credentialId;
     this.db = createDb(options.env);
     this.clock = options.clock ?? systemClock;
-    this.fetchFn = options.fetch ?? ((input, init) => fetch(input, init));
+    this.fetchFn = options.fetch ?? measuredFetch;
     this.maxWaitMs = options.maxWaitMs ?? DEFAULT_MAX_WAIT_MS;
     this.maxAttempts = Math.max(1, options.maxAttempts ?? DEFAULT_MAX_ATTEMPTS);
     this.timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;

@@ -6,7 +6,7 @@ import { recordWorkflowJob } from "../db/delivery-store";
 import type { EntityKind, JobStatus } from "../db/schema";
 import type { Env } from "../env";
 import { DEFAULT_ENDPOINT } from "../github/default-endpoint";
-import { logEvent as log } from "../observability/log";
+import { logEvent as log, logger } from "../observability/log";
 import { type AppHook, appHookCandidates, appSigners } from "./app-hooks";
 import { type Directory, loadDirectory } from "./directory";
 import { jobEventFrom } from "./job-event";
@@ -81,11 +81,11 @@ export async function receiveDelivery(
   const keyring = await keyringFor(env);
   const appPing = event === "ping" && subject.hook?.type === "App";
   let directory = await loadDirectory(env.DB, refs, enterpriseHost, { app: appPing });
-  let verified = await verify(keyring, directory, subject, body.text, signature);
+  let verified = await verify(keyring, directory, subject, delivery.body, signature);
   if (!verified.signers.length && directory.cached) {
     // Maybe an entity or its secret changed since the directory was cached: decide on fresh data.
     directory = await loadDirectory(env.DB, refs, enterpriseHost, { fresh: true, app: appPing });
-    verified = await verify(keyring, directory, subject, body.text, signature);
+    verified = await verify(keyring, directory, subject, delivery.body, signature);
   }
   const { signers, apps } = verified;
   const signer = signers[0];
@@ -148,8 +148,12 @@ export async function receiveDelivery(
     return { kind: "duplicate", jobId: jobEvent.id };
   }
 
-  // One line per accepted delivery: what it said and where the job went.
-  log({
+  // One line per accepted delivery: what it said and where the job went. A routed job's line is
+  // debug: the job row, GitHub's delivery log (our answer names the scale set) and
+  // edgerunner_webhooks_total already say it arrived, and a line per delivery is the largest
+  // part of intake's cost in a burst. A job no scale set takes is info: someone must act on it.
+  // (docs/observability.md "What is logged at info".)
+  (result.scaleSetId ? logger.debug : logger.info)({
     event: "webhook_accepted",
     delivery_id: id,
     github_event: event,
@@ -176,7 +180,7 @@ async function verify(
   keyring: Keyring,
   directory: Directory,
   subject: DeliverySubject,
-  body: string,
+  body: Uint8Array,
   signature: string,
 ): Promise<{ signers: SenderEntity[]; apps: AppHook[] }> {
   const byHook = await findSigners(keyring, directory.entities, body, signature);

@@ -5,23 +5,41 @@
  * limit: a fetch that lets at most `limit` calls wait for headers at once, the rest queued in
  * order. A slot is freed as soon as the headers (or an error) arrive: reading the body is free.
  * A call whose signal aborts while it is queued leaves the queue and rejects with the reason.
+ *
+ * `fetchFirst` is the same limit with a place at the head of the queue, for the scale set API
+ * listener: its long poll waits up to ~50 s for headers, and the platform counts it among the
+ * six like any other call, so it takes one slot; but queued behind a burst's hundreds of creates
+ * it would stop the scale set hearing of jobs for minutes. It waits at most for the first slot
+ * to free (one call's headers), never for the queue.
  */
+
+import { measuredFetch } from "./invocation-cost";
 
 export interface OutboundLimiter {
   fetch: typeof fetch;
+  /** The same limit, ahead of every queued `fetch` call (the listener's calls). */
+  fetchFirst: typeof fetch;
   /** Calls waiting for headers now. */
   active(): number;
   /** Calls queued for a slot now. */
   queued(): number;
   /** The most calls ever queued at once. */
   maxQueued(): number;
+  /** The most `fetch` (not `fetchFirst`) calls ever waiting for headers at once. */
+  maxActiveInOrder(): number;
+  /** `fetchFirst` calls waiting for headers now. */
+  activeFirst(): number;
 }
 
-export function outboundLimiter(limit: number, base: typeof fetch = (input, init) => fetch(input, init)): OutboundLimiter {
+type Entry = { start: () => void; signal: AbortSignal | null; drop: () => void };
+
+export function outboundLimiter(limit: number, base: typeof fetch = measuredFetch): OutboundLimiter {
   if (!Number.isInteger(limit) || limit < 1) throw new Error(`outbound limit must be a positive integer, not ${limit}`);
   let active = 0;
+  let activeFirst = 0;
   let maxQueued = 0;
-  const queue: { start: () => void; signal: AbortSignal | null; drop: () => void }[] = [];
+  let maxActiveInOrder = 0;
+  const queue: Entry[] = [];
 
   const release = () => {
     active--;
@@ -29,14 +47,14 @@ export function outboundLimiter(limit: number, base: typeof fetch = (input, init
     if (next) next.start();
   };
 
-  const slot = (signal: AbortSignal | null): Promise<void> => {
+  const slot = (signal: AbortSignal | null, first: boolean): Promise<void> => {
     if (signal?.aborted) return Promise.reject(signal.reason);
     if (active < limit) {
       active++;
       return Promise.resolve();
     }
     return new Promise<void>((resolve, reject) => {
-      const entry = {
+      const entry: Entry = {
         signal,
         start: () => {
           signal?.removeEventListener("abort", entry.drop);
@@ -50,20 +68,33 @@ export function outboundLimiter(limit: number, base: typeof fetch = (input, init
         },
       };
       signal?.addEventListener("abort", entry.drop, { once: true });
-      queue.push(entry);
+      if (first) queue.unshift(entry);
+      else queue.push(entry);
       maxQueued = Math.max(maxQueued, queue.length);
     });
   };
 
-  const limited = (async (input: RequestInfo | URL, init?: RequestInit) => {
-    const signal = init?.signal ?? (input instanceof Request ? input.signal : null);
-    await slot(signal);
-    try {
-      return await base(input, init);
-    } finally {
-      release();
-    }
-  }) as typeof fetch;
+  const limited = (first: boolean) =>
+    (async (input: RequestInfo | URL, init?: RequestInit) => {
+      const signal = init?.signal ?? (input instanceof Request ? input.signal : null);
+      await slot(signal, first);
+      if (first) activeFirst++;
+      else maxActiveInOrder = Math.max(maxActiveInOrder, active - activeFirst);
+      try {
+        return await base(input, init);
+      } finally {
+        if (first) activeFirst--;
+        release();
+      }
+    }) as typeof fetch;
 
-  return { fetch: limited, active: () => active, queued: () => queue.length, maxQueued: () => maxQueued };
+  return {
+    fetch: limited(false),
+    fetchFirst: limited(true),
+    active: () => active,
+    queued: () => queue.length,
+    maxQueued: () => maxQueued,
+    maxActiveInOrder: () => maxActiveInOrder,
+    activeFirst: () => activeFirst,
+  };
 }

@@ -9,6 +9,7 @@
  */
 
 import { addToCounterStatement, type StatementMaker } from "../db/counters-store";
+import { invocationSpent } from "../lib/invocation-cost";
 import { errorText, logError } from "./log";
 
 const pending = new Map<string, number>();
@@ -51,12 +52,33 @@ export const hasPendingCounts = (): boolean => pending.size > 0;
 export const hasPendingCalls = (): boolean => [...pending.keys()].some((k) => k.startsWith("github.") || k.startsWith("shim."));
 
 /**
- * Takes everything pending as upsert statements (the caller batches them, alone or with its
- * own writes). If the batch fails, hand the counts back with `restore`.
+ * The most counters one flush writes. Counts pile up per isolate, not per object: with a hundred
+ * scale set objects in one isolate, each run's reconcile histogram adds a dozen names, and one
+ * flush of them all would carry over a thousand statements, past Cloudflare's 1,000 D1 queries
+ * per invocation (the batch would fail, be restored and fail again). The rest waits for the
+ * next flush, which comes with the next run or request that called out.
  */
-export function drainCounterStatements<S>(db: StatementMaker<S>, now = Date.now()): { statements: S[]; restore: () => void } {
-  const taken = [...pending.entries()];
-  pending.clear();
+export const MAX_COUNTERS_PER_FLUSH = 200;
+
+/**
+ * A flush never takes its invocation past this many D1 queries: one invocation may run several
+ * reconciles (a create that settles late plans again), each ending in a flush, and the
+ * invocation's own work needs the rest of the 1,000.
+ */
+export const COUNTERS_QUERY_CEILING = 500;
+
+/**
+ * Takes what is pending (at most `max` counters, the oldest first) as upsert statements (the
+ * caller batches them, alone or with its own writes). If the batch fails, hand the counts back
+ * with `restore`.
+ */
+export function drainCounterStatements<S>(
+  db: StatementMaker<S>,
+  now = Date.now(),
+  max = MAX_COUNTERS_PER_FLUSH,
+): { statements: S[]; restore: () => void } {
+  const taken = [...pending.entries()].slice(0, max);
+  for (const [name] of taken) pending.delete(name);
   return {
     statements: taken.map(([name, value]) => addToCounterStatement(db, name, value, now)),
     restore: () => {
@@ -72,9 +94,10 @@ interface Batcher<S> extends StatementMaker<S> {
   batch(statements: S[]): Promise<unknown>;
 }
 
-/** Writes pending counts (plus `extra` statements) in one batch; never throws. */
+/** Writes pending counts (plus `extra` statements) in one batch, within the invocation's share (above); never throws. */
 export async function flushCounters<S>(db: Batcher<S>, extra: S[] = []): Promise<void> {
-  const { statements, restore } = drainCounterStatements(db);
+  const room = Math.max(0, COUNTERS_QUERY_CEILING - (invocationSpent()?.d1Queries ?? 0) - extra.length);
+  const { statements, restore } = drainCounterStatements(db, Date.now(), Math.min(MAX_COUNTERS_PER_FLUSH, room));
   const all = [...statements, ...extra];
   if (!all.length) return;
   try {

@@ -1,9 +1,14 @@
 import { BodyTooLarge, readLimitedBody } from "../http/limited-body";
+import { measuredFetch } from "../lib/invocation-cost";
 import { logEvent } from "../observability/log";
 import { countShimCall } from "../observability/op-counters";
 import type { MachineCreated, MachineDeleted } from "../scaleset/ports";
+import { rememberedBatchMax } from "./shim-capability-memo";
 import { classifyShimStatus, classifyTransportError, type ShimError, type ShimResult } from "./shim-errors";
 import {
+  type BatchCreateItemResult,
+  type BatchCreateRequest,
+  BatchCreateResponse,
   type BootstrapInstance,
   OperationAccepted,
   ShimCapabilities,
@@ -73,7 +78,7 @@ function parseJson(text: string): { ok: true; value: unknown } | { ok: false } {
  */
 export function createShimClient(target: ShimTarget, pool: ShimPoolContext, opts: ShimClientOptions = {}) {
   const timeoutMs = opts.timeoutMs ?? DEFAULT_SHIM_TIMEOUT_MS;
-  const doFetch = opts.fetch ?? ((input: RequestInfo | URL, init?: RequestInit) => fetch(input, init));
+  const doFetch = opts.fetch ?? measuredFetch;
   const now = opts.now ?? Date.now;
   const base = target.url.replace(/\/+$/, "");
   const extraSpecsHeader = base64Json(pool.extraSpecs ?? {});
@@ -91,6 +96,8 @@ export function createShimClient(target: ShimTarget, pool: ShimPoolContext, opts
     // biome-ignore lint/suspicious/noExplicitAny: each operation returns its own result type; the public methods type it
     handle: (answer: Answer) => ShimResult<any>,
     secrets: string[] = [],
+    /** Extra fields for the call's log line (a batch's size). */
+    logFields: Record<string, number> = {},
     // biome-ignore lint/suspicious/noExplicitAny: each operation returns its own result type; the public methods type it
   ): Promise<ShimResult<any>> {
     const started = Date.now();
@@ -103,7 +110,7 @@ export function createShimClient(target: ShimTarget, pool: ShimPoolContext, opts
     } catch {
       // A provider URL that does not parse will not parse next time either.
       const error: ShimError = { kind: "permanent", message: `${operation}: provider URL is not a valid URL` };
-      logCall(operation, instance, undefined, started, { ok: false, error });
+      logCall(operation, instance, undefined, started, { ok: false, error }, logFields);
       return { ok: false, error };
     }
     try {
@@ -130,7 +137,7 @@ export function createShimClient(target: ShimTarget, pool: ShimPoolContext, opts
           : { ok: false, error: transportFailure(operation, err, status) };
     }
     if (!result.ok) result = { ok: false, error: { ...result.error, message: redact(result.error.message, [target.secret, ...secrets]) } };
-    logCall(operation, instance, status, started, result);
+    logCall(operation, instance, status, started, result, logFields);
     return result;
   }
 
@@ -145,6 +152,7 @@ export function createShimClient(target: ShimTarget, pool: ShimPoolContext, opts
     status: number | undefined,
     started: number,
     result: ShimResult<unknown>,
+    logFields: Record<string, number>,
   ) {
     countShimCall(operation, target.name, result.ok);
     logEvent({
@@ -153,6 +161,7 @@ export function createShimClient(target: ShimTarget, pool: ShimPoolContext, opts
       scale_set: pool.poolId,
       operation,
       ...(instance === undefined ? {} : { instance }),
+      ...logFields,
       status: status ?? null,
       duration_ms: Date.now() - started,
       ...(result.ok ? {} : { error_kind: result.error.kind, error: result.error.message }),
@@ -193,30 +202,79 @@ export function createShimClient(target: ShimTarget, pool: ShimPoolContext, opts
 
   const instancePath = (id: string) => `/v1/instances/${encodeURIComponent(id)}`;
 
+  /** What the shim's answer to creating `b` means: a single create's answer, or one item of a batch's. */
+  function createAnswer(op: string, b: BootstrapInstance, a: Answer): ShimResult<MachineCreated> {
+    if (a.status === 202) return accepted(op, a);
+    if (a.status === 200 || a.status === 201) {
+      const got = instanceBody(op, a);
+      if (!got.ok) return got;
+      if (got.value.name !== b.name) {
+        return fail("malformed", `${op}: shim answered for instance '${got.value.name}', not '${b.name}'`, a.status);
+      }
+      return { ok: true, value: { state: "done", instance: got.value } };
+    }
+    if (a.status >= 200 && a.status < 300) return fail("malformed", `${op}: unexpected status ${a.status}`, a.status);
+    return httpFailure(op, a);
+  }
+
   return {
     createInstance(b: BootstrapInstance): Promise<ShimResult<MachineCreated>> {
       const op = "create_instance";
+      return send(op, "POST", "/v1/instances", JSON.stringify(b), b.name, (a) => createAnswer(op, b, a), [b["instance-token"]]);
+    },
+
+    /**
+     * v1.1 `POST /v1/instances:batch`: one request for many creates (call it only when the
+     * shim's capabilities offer it, with at most its `max`). One result per bootstrap, in
+     * order, each read as the answer to its single create; or the failure of the whole request
+     * (a retry is safe: creates are idempotent on the name).
+     */
+    createInstances(bs: BootstrapInstance[]): Promise<ShimResult<ShimResult<MachineCreated>[]>> {
+      const op = "create_instances_batch";
+      const secrets = [target.secret, ...bs.map((b) => b["instance-token"])];
       return send(
         op,
         "POST",
-        "/v1/instances",
-        JSON.stringify(b),
-        b.name,
+        "/v1/instances:batch",
+        JSON.stringify({ instances: bs } satisfies BatchCreateRequest),
+        undefined,
         (a) => {
-          if (a.status === 202) return accepted(op, a);
-          if (a.status === 200 || a.status === 201) {
-            const got = instanceBody(op, a);
-            if (!got.ok) return got;
-            if (got.value.name !== b.name) {
-              return fail("malformed", `${op}: shim answered for instance '${got.value.name}', not '${b.name}'`, a.status);
-            }
-            return { ok: true, value: { state: "done", instance: got.value } };
+          if (a.status !== 200) {
+            if (a.status >= 200 && a.status < 300) return fail("malformed", `${op}: unexpected status ${a.status}`, a.status);
+            return httpFailure(op, a);
           }
-          if (a.status >= 200 && a.status < 300) return fail("malformed", `${op}: unexpected status ${a.status}`, a.status);
-          return httpFailure(op, a);
+          const parsed = parseJson(a.text);
+          const body = parsed.ok ? BatchCreateResponse.safeParse(parsed.value) : null;
+          if (!body?.success) return fail("malformed", `${op}: shim answered 200 without {results: [{name, status, body}]}`, a.status);
+          const byName = new Map<string, BatchCreateItemResult[]>();
+          for (const r of body.data.results) byName.set(r.name, [...(byName.get(r.name) ?? []), r]);
+          return {
+            ok: true,
+            value: bs.map((b) => {
+              const mine = byName.get(b.name) ?? [];
+              if (mine.length !== 1) {
+                return fail("malformed", `${op}: shim answered ${mine.length} results for instance '${b.name}', not 1`, a.status);
+              }
+              const item = createAnswer(op, b, { status: mine[0]!.status, text: JSON.stringify(mine[0]!.body ?? null) });
+              // An item's error text reaches logs and the instance's fault: as a single create's does, never a secret.
+              return item.ok ? item : { ok: false, error: { ...item.error, message: redact(item.error.message, secrets) } };
+            }),
+          };
         },
-        [b["instance-token"]],
+        bs.map((b) => b["instance-token"]),
+        { count: bs.length },
       );
+    },
+
+    /**
+     * The largest batch create the shim takes (0: none, a v1 shim), from its capabilities,
+     * asked once per provider URL per isolate and remembered (shim-capability-memo.ts).
+     */
+    batchCreateMax(): Promise<number> {
+      return rememberedBatchMax(`${target.name}\n${base}`, async () => {
+        const caps = await capabilities();
+        return caps.ok ? { known: true, max: caps.value.batch_create?.max ?? 0 } : { known: false, max: 0 };
+      });
     },
 
     getInstance(providerIdOrName: string): Promise<ShimResult<ValidProviderInstance>> {
@@ -270,18 +328,20 @@ export function createShimClient(target: ShimTarget, pool: ShimPoolContext, opts
       );
     },
 
-    /** `GET /v1/capabilities`: what the shim supports (interface version, async operations). */
-    capabilities(): Promise<ShimResult<ShimCapabilities>> {
-      const op = "capabilities";
-      return send(op, "GET", "/v1/capabilities", undefined, undefined, (a) => {
-        if (a.status !== 200) return httpFailure(op, a);
-        const parsed = parseJson(a.text);
-        const caps = parsed.ok ? ShimCapabilities.safeParse(parsed.value) : null;
-        if (!caps?.success) return fail("malformed", `${op}: expected {interface_version, async}`, a.status);
-        return { ok: true, value: caps.data };
-      });
-    },
+    /** `GET /v1/capabilities`: what the shim supports (interface version, async operations, batch create). */
+    capabilities,
   };
+
+  function capabilities(): Promise<ShimResult<ShimCapabilities>> {
+    const op = "capabilities";
+    return send(op, "GET", "/v1/capabilities", undefined, undefined, (a) => {
+      if (a.status !== 200) return httpFailure(op, a);
+      const parsed = parseJson(a.text);
+      const caps = parsed.ok ? ShimCapabilities.safeParse(parsed.value) : null;
+      if (!caps?.success) return fail("malformed", `${op}: expected {interface_version, async, batch_create?: {max}}`, a.status);
+      return { ok: true, value: caps.data };
+    });
+  }
 
   function powerCall(op: string, id: string, verb: "start" | "stop"): Promise<ShimResult<void>> {
     return send(op, "POST", `${instancePath(id)}/${verb}`, undefined, id, (a) =>

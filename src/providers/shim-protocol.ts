@@ -1,12 +1,14 @@
 import { z } from "@hono/zod-openapi";
 
 /**
- * Provider shim protocol v1: the wire shapes, field names exactly as GARM's external
- * provider interface uses them (see docs/provider-shim-protocol.md), so a GARM provider can
- * be wrapped in an HTTP shim without translating its JSON.
+ * Provider shim protocol v1 (and v1.1: batch create), the wire shapes, field names exactly as
+ * GARM's external provider interface uses them (see docs/provider-shim-protocol.md), so a GARM
+ * provider can be wrapped in an HTTP shim without translating its JSON.
  */
 
 export const SHIM_INTERFACE_VERSION = "v1";
+/** A shim with `POST /v1/instances:batch` says so with this version and `batch_create` in its capabilities. */
+export const SHIM_INTERFACE_VERSION_BATCH = "v1.1";
 
 export const ShimHeaders = {
   controllerId: "X-Edgerunner-Controller-Id",
@@ -144,9 +146,57 @@ export function providerFaultText(fault: string | null | undefined): string | un
 export const OperationAccepted = z.object({ operation_id: z.string().min(1).max(256) }).openapi("ShimOperationAccepted");
 export type OperationAccepted = z.infer<typeof OperationAccepted>;
 
-/** `GET /v1/capabilities`. Unknown keys are kept: later versions may add some. */
-export const ShimCapabilities = z.looseObject({ interface_version: z.string(), async: z.boolean() }).openapi("ShimCapabilities");
+/** v1.1: the shim takes `POST /v1/instances:batch` with at most `max` instances. */
+export const BatchCreateCapability = z.object({ max: z.number().int().min(1) }).openapi("ShimBatchCreateCapability");
+
+/** `GET /v1/capabilities`. Unknown keys are kept: later versions may add some. No `batch_create`: no batch (a v1 shim). */
+export const ShimCapabilities = z
+  .looseObject({ interface_version: z.string(), async: z.boolean(), batch_create: BatchCreateCapability.optional() })
+  .openapi("ShimCapabilities");
 export type ShimCapabilities = z.infer<typeof ShimCapabilities>;
+
+/** The body of `POST /v1/instances:batch` (v1.1): instances of one pool, each exactly the body of a single create. */
+export const BatchCreateRequest = z.object({ instances: z.array(BootstrapInstance).min(1) }).openapi("ShimBatchCreateRequest");
+export type BatchCreateRequest = z.infer<typeof BatchCreateRequest>;
+
+/**
+ * One instance's answer in a batch: the status and body `POST /v1/instances` would have
+ * answered for it alone (201/200 a ProviderInstance, 202 `{operation_id}`, an error status
+ * `{error}`), so shims and the coordinator read each item with the single create's rules.
+ */
+export const BatchCreateItemResult = z
+  .object({ name: z.string().min(1), status: z.number().int().min(100).max(599), body: z.unknown() })
+  .openapi("ShimBatchCreateItemResult");
+export type BatchCreateItemResult = z.infer<typeof BatchCreateItemResult>;
+
+/** The 200 answer of `POST /v1/instances:batch`: one result per requested instance. */
+export const BatchCreateResponse = z.object({ results: z.array(BatchCreateItemResult) }).openapi("ShimBatchCreateResponse");
+export type BatchCreateResponse = z.infer<typeof BatchCreateResponse>;
+
+/**
+ * A shim's check of a batch create body (after the signature): a batch is refused whole, with
+ * nothing made, if it is malformed, has an invalid item, an item of another pool than the
+ * request's, a name twice, or more than `max` instances (`too_large`: answer 413).
+ */
+export function validateBatchCreate(
+  raw: unknown,
+  poolId: string,
+  max: number,
+): { ok: true; value: BootstrapInstance[] } | { ok: false; tooLarge: boolean; problems: string[] } {
+  const parsed = BatchCreateRequest.safeParse(raw);
+  if (!parsed.success) return { ok: false, tooLarge: false, problems: problemsOf(parsed.error) };
+  const items = parsed.data.instances;
+  if (items.length > max)
+    return { ok: false, tooLarge: true, problems: [`instances: ${items.length} is more than the largest batch, ${max}`] };
+  const problems: string[] = [];
+  const seen = new Set<string>();
+  for (const [i, item] of items.entries()) {
+    if (item.pool_id !== poolId) problems.push(`instances.${i}.pool_id: differs from X-Edgerunner-Pool-Id`);
+    if (seen.has(item.name)) problems.push(`instances.${i}.name: ${item.name} appears twice`);
+    seen.add(item.name);
+  }
+  return problems.length ? { ok: false, tooLarge: false, problems } : { ok: true, value: items };
+}
 
 export const ShimCallbackError = z
   .strictObject({ message: z.string().max(16 * 1024), retryable: z.boolean() })

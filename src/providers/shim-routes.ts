@@ -3,9 +3,11 @@
  * to dispatch on: the request's method and its path after the shim's base path.
  */
 
-export type ShimOperation = "capabilities" | "create" | "list" | "remove_all" | "get" | "delete" | "start" | "stop";
+export type ShimOperation = "capabilities" | "create" | "create_batch" | "list" | "remove_all" | "get" | "delete" | "start" | "stop";
 
-export type ShimRoute = { op: "capabilities" | "create" | "list" | "remove_all" } | { op: "get" | "delete" | "start" | "stop"; id: string };
+export type ShimRoute =
+  | { op: "capabilities" | "create" | "create_batch" | "list" | "remove_all" }
+  | { op: "get" | "delete" | "start" | "stop"; id: string };
 
 /**
  * The route for a request, with `{id}` percent-decoded once; `null` for no such path,
@@ -21,6 +23,8 @@ export function matchShimRoute(method: string, path: string): ShimRoute | "metho
     if (method === "DELETE") return { op: "remove_all" };
     return "method_not_allowed";
   }
+  // v1.1. `:` cannot be in an {id} (ids are percent-encoded), so this path is no instance's.
+  if (path === "/v1/instances:batch") return allow(method === "POST", { op: "create_batch" });
   const m = /^\/v1\/instances\/([^/]+)(?:\/(start|stop))?$/.exec(path);
   if (!m) return null;
   let id: string;

@@ -95,6 +95,9 @@ function hookScope(entity: EntityRow): HookScope {
 
 const kinds = entityPaths.filter((p) => p.kind !== "enterprise");
 
+/** Every hook route can fail the same ways: bad input, no such entity, or GitHub refusing. */
+const hookErrors = { ...errorResponses, ...notFoundResponse, ...githubErrors };
+
 function register(router: ReturnType<typeof createRouter>, spec: (typeof kinds)[number]) {
   const { kind } = spec;
   const tags = [spec.title];
@@ -117,9 +120,7 @@ function register(router: ReturnType<typeof createRouter>, spec: (typeof kinds)[
         responses: {
           200: jsonResponse(WebhookSchema, "Our hook existed and was updated"),
           201: jsonResponse(WebhookSchema, "Created"),
-          ...errorResponses,
-          ...notFoundResponse,
-          ...githubErrors,
+          ...hookErrors,
         },
       }),
       async (c) => {
@@ -142,9 +143,7 @@ function register(router: ReturnType<typeof createRouter>, spec: (typeof kinds)[
         request: { params: IdParam },
         responses: {
           200: jsonResponse(WebhookSchema, "Installed"),
-          ...errorResponses,
-          ...notFoundResponse,
-          ...githubErrors,
+          ...hookErrors,
         },
       }),
       async (c) => {
@@ -165,9 +164,7 @@ function register(router: ReturnType<typeof createRouter>, spec: (typeof kinds)[
         request: { params: IdParam },
         responses: {
           204: { description: "Removed" },
-          ...errorResponses,
-          ...notFoundResponse,
-          ...githubErrors,
+          ...hookErrors,
         },
       }),
       async (c) => {

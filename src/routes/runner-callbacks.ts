@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { Hono } from "hono";
+import { type Context, Hono } from "hono";
 import { recordSystemInfo } from "../db/instance-store";
 import { runnerStatuses } from "../db/schema";
 import { ApiError, errorResponse, invalidTransition, zodDetails } from "../http/errors";
@@ -52,6 +52,13 @@ async function readJson<T extends z.ZodType>(
  * A status report. Older GARM templates post it to the callback URL itself rather than to
  * `{callback-url}/status`, and swallow a failure: both paths take it.
  */
+/** A callback body that does not parse: logged (without the body) and answered with its error. */
+function invalidCallback(c: Context<InstanceAppEnv>, route: string, error: ApiError) {
+  const inst = c.get("instance");
+  log({ event: "runner_callback_invalid", route, scale_set: inst.scaleSetId, instance: inst.name, error: error.message });
+  return errorResponse(c, error);
+}
+
 const STATUS_PATHS = ["/callbacks", "/callbacks/status"];
 
 export const runnerCallbackRoutes = new Hono<InstanceAppEnv>()
@@ -60,16 +67,7 @@ export const runnerCallbackRoutes = new Hono<InstanceAppEnv>()
   .on("POST", STATUS_PATHS, async (c) => {
     const inst = c.get("instance");
     const body = await readJson(c.req.raw, StatusReport);
-    if (!body.ok) {
-      log({
-        event: "runner_callback_invalid",
-        route: "status",
-        scale_set: inst.scaleSetId,
-        instance: inst.name,
-        error: body.error.message,
-      });
-      return errorResponse(c, body.error);
-    }
+    if (!body.ok) return invalidCallback(c, "status", body.error);
     const result = await scaleSetObject(c.env, inst.scaleSetId).runnerReport(inst.scaleSetId, inst.name, inst.createAttempt, {
       status: body.value.status,
       message: body.value.message,
@@ -88,16 +86,7 @@ export const runnerCallbackRoutes = new Hono<InstanceAppEnv>()
   .post("/callbacks/system-info", async (c) => {
     const inst = c.get("instance");
     const body = await readJson(c.req.raw, SystemInfo);
-    if (!body.ok) {
-      log({
-        event: "runner_callback_invalid",
-        route: "system-info",
-        scale_set: inst.scaleSetId,
-        instance: inst.name,
-        error: body.error.message,
-      });
-      return errorResponse(c, body.error);
-    }
+    if (!body.ok) return invalidCallback(c, "system-info", body.error);
     // A reported id is a claim, kept apart from GitHub's own (runner-identity.ts): removal
     // confirms it at GitHub, so a machine cannot make the scale set remove another runner.
     const claim = claimOnReport(inst.agentId, body.value.agent_id ?? null);

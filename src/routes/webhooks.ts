@@ -8,7 +8,7 @@ import { BodyTooLarge, readLimitedBody } from "../http/limited-body";
 import { PAYLOAD_BOUNDS } from "../intake/payload";
 import { type IntakeOutcome, type Rejection, receiveDelivery } from "../intake/receive-delivery";
 import { logEvent as log } from "../observability/log";
-import { nudgeScaleSet } from "../scaleset/stub";
+import { nudgeAfterWrite } from "../scaleset/stub";
 
 /**
  * GitHub webhook intake: `POST /webhooks/github`. Authenticity comes from the HMAC
@@ -114,8 +114,9 @@ export const webhookRoutes = new Hono<AppEnv>().post(WEBHOOK_PATH, async (c) => 
       return c.json({ duplicate: true, delivery: id, job_id: outcome.jobId }, 200);
     case "accepted": {
       // After the answer: the job is in D1 already, so a failed or lost nudge delays
-      // reconciliation until the object's periodic alarm and loses nothing.
-      const nudges = outcome.nudge.map((s) => nudgeScaleSet(c.env, s));
+      // reconciliation until the object's periodic alarm and loses nothing. Shared with the
+      // isolate's other deliveries for the same scale set (stub.ts nudgeAfterWrite).
+      const nudges = outcome.nudge.map((s) => nudgeAfterWrite(c.env, s));
       if (nudges.length) {
         const pending = afterResponse(c, Promise.all(nudges));
         if (pending) await pending;

@@ -3,7 +3,9 @@ import type { InstanceRecord, ScaleSetRecord } from "../db/scaleset-store";
 import { mapLimit } from "../lib/map-limit";
 import { errorText, logEvent as log } from "../observability/log";
 import { faultOf } from "./machine-outcomes";
+import type { ExecutorContext } from "./plan-executor";
 import type { GithubRunnerInfo, MachineInfo, MachinePort, PortResult, RunnerPort } from "./ports";
+import { openScaleSetPorts } from "./ports-factory";
 
 /**
  * Drift: what the cloud or GitHub has that D1 does not know, and the reverse. Machines without
@@ -138,4 +140,31 @@ export async function checkDrift(input: {
   }
   if (changes.length) await applyStatusChanges(db, changes);
   return unconfirmed;
+}
+
+/**
+ * The drift check when it is due (every `orphanCheckMs`), with the pass's snapshot: the new
+ * unconfirmed counts are kept in the object's state.
+ */
+export async function checkDriftWhenDue(
+  ctx: Pick<ExecutorContext, "env" | "state" | "settings" | "inFlight" | "outbound">,
+  db: D1Database,
+  scaleSet: ScaleSetRecord,
+  rows: InstanceRecord[],
+  now: number,
+): Promise<void> {
+  if (now - ctx.state.lastOrphanCheck < ctx.settings.orphanCheckMs) return;
+  const at = Date.now();
+  ctx.state.lastOrphanCheck = at;
+  const ports = await openScaleSetPorts(ctx.env, scaleSet, { outbound: ctx.outbound });
+  ctx.state.unconfirmedMachines = await checkDrift({
+    db,
+    scaleSet,
+    rows,
+    ports,
+    inFlight: ctx.inFlight,
+    unconfirmed: ctx.state.unconfirmedMachines,
+    concurrency: ctx.settings.concurrency,
+    now: at,
+  });
 }

@@ -9,8 +9,9 @@ import type { Plan } from "./reconcile";
 
 /**
  * Pays for a plan's JIT configs out of the credential's GitHub budget before any row is written:
- * one D1 batch reserves min(wanted, what the window has left) for every object on the credential,
- * and the plan is cut to it (budget-cap.ts). Runners the window cannot pay for wait for the next
+ * one D1 batch reserves min(wanted, what the window has left, this scale set's fair share when
+ * others on the credential are short) for every object on the credential, and the plan is cut to
+ * it (budget-cap.ts). Runners the window cannot pay for wait for the next
  * one: the plan wakes when it starts. Only REST JIT configs are budgeted (a registration-token
  * scale set makes no GitHub call per runner here; the scale set API's JIT goes to another service).
  */
@@ -31,7 +32,9 @@ export async function payForCreates(input: {
   const firstWaitThisWindow = before?.windowStart !== window.start;
   const granted = await reserveJitConfigs(input.db, {
     credentialId: ss.entity.credentialsId,
+    scaleSetId: ss.id,
     windowStart: window.start,
+    windowMs: policy.windowMs,
     wanted,
     pointsPerWindow: pointsPerWindow(policy),
     countWait: firstWaitThisWindow,

@@ -175,7 +175,11 @@ async function waitForBudget(
       ? 0
       : await reserveJitConfigs(db, {
           credentialId,
+          // Each machine asks as its scale set (one JIT): the fair share between scale sets on
+          // the credential holds for on-boot machines too.
+          scaleSetId: inst.scaleSetId,
           windowStart: window.start,
+          windowMs: policy.windowMs,
           wanted: 1,
           pointsPerWindow: perWindow,
           // Counted once per request that had to wait: /metrics' budget waits.

@@ -57,6 +57,12 @@ export class ListenerHost {
     private readonly rearmMs: number,
   ) {}
 
+  /**
+   * The object's outbound limiter's `fetchFirst`, when it has one: the long poll counts among its
+   * six connections, as the platform counts it, but never queues behind creates (lib/outbound-limit.ts).
+   */
+  outbound: typeof fetch | undefined;
+
   /** Jobs waiting for a runner, as the planner counts them in scaleset_api intake (see listenerDemand). */
   demand(rows: Pick<ScaleSetSnapshotRows, "queuedJobs" | "instances">): number {
     const busyWithoutJob = rows.instances.filter(
@@ -143,7 +149,7 @@ export class ListenerHost {
       outcome = await runListenerStep(
         {
           db: this.env.DB,
-          port: actionsServicePort(this.env, entity),
+          port: actionsServicePort(this.env, entity, this.outbound),
           scaleSet: ss,
           scaleSetId,
           state,

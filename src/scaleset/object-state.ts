@@ -27,6 +27,14 @@ export interface LastReconcile {
   d1RoundTrips: number;
   /** The D1 queries (statements) those round trips carried: Cloudflare allows 1,000 per invocation. Absent in runs recorded before it was counted. */
   d1Queries?: number;
+  /**
+   * Subrequests the run made, Cloudflare's 10,000 per invocation: every outbound fetch (GitHub,
+   * the Actions service, the shim) and every D1 call, whoever made it (lib/invocation-cost.ts),
+   * so it can exceed `d1RoundTrips`, which counts the pass's own planned trips only.
+   */
+  subrequests?: number;
+  /** Of those, outbound fetches. */
+  fetches?: number;
   /** Passes in the run: a pass that changed something is followed by another, at most four. */
   passes: number;
 }
@@ -71,8 +79,12 @@ export class ObjectState {
     );
   }
 
+  // The id never changes once bound (only clear() forgets it), and every nudge asks for it: kept in memory.
+  private boundId: string | null | undefined;
+
   get scaleSetId(): string | null {
-    return this.getMeta<string>("scale_set_id");
+    if (this.boundId === undefined) this.boundId = this.getMeta<string>("scale_set_id");
+    return this.boundId;
   }
 
   bind(scaleSetId: string): void {
@@ -80,6 +92,7 @@ export class ObjectState {
     if (known && known !== scaleSetId) throw new Error(`this object belongs to scale set ${known}, not ${scaleSetId}`);
     if (!known) {
       this.setMeta("scale_set_id", scaleSetId);
+      this.boundId = scaleSetId;
       // A new scale set has nothing to drift from yet: its first drift check comes one interval on.
       this.setMeta("last_orphan_check", Date.now());
     }
@@ -247,5 +260,6 @@ export class ObjectState {
 
   clear(): void {
     this.sql.exec("DELETE FROM meta; DELETE FROM instance_ops; DELETE FROM timers; DELETE FROM job_checks;");
+    this.boundId = undefined;
   }
 }

@@ -1,6 +1,7 @@
-import type { BudgetStatus } from "./github-pacing";
+import { type BudgetStatus, budgetStatus } from "./github-pacing";
+import type { InvocationsStatus } from "./invocation-record";
 import type { ListenerStatus } from "./listener-host";
-import type { LastReconcile } from "./object-state";
+import type { LastReconcile, ObjectState } from "./object-state";
 
 /** What a scale set's object reports of itself (GET /scalesets/{id} status, the dashboard). */
 export interface ScaleSetStatus {
@@ -13,4 +14,39 @@ export interface ScaleSetStatus {
   /** The runner scale set API listener (scaleset_api intake), if it ever ran. */
   listener: ListenerStatus | null;
   github_budget: BudgetStatus | null;
+  /** What this object's invocations spent of Cloudflare's per-invocation budgets, since it last started. */
+  invocations: InvocationsStatus;
+}
+
+/** The status from the object's state; the parts kept elsewhere are passed in. */
+export function objectStatus(input: {
+  state: ObjectState;
+  nextWake: number | null;
+  createBackoffIntervalMs: number;
+  listener: ListenerStatus | null;
+  invocations: InvocationsStatus;
+}): ScaleSetStatus {
+  const { state } = input;
+  const b = state.createBackoff;
+  const iso = (t: number | null) => (t === null ? null : new Date(t).toISOString());
+  const ops = [...state.allOps().values()];
+  return {
+    scale_set_id: state.scaleSetId,
+    next_wake_at: iso(input.nextWake),
+    create_backoff: {
+      failures: b.failures,
+      last_failure_at: iso(b.lastFailureAt),
+      hard_limited_at: iso(b.hardLimitedAt),
+      create_allowed_at:
+        b.hardLimitedAt !== null
+          ? null
+          : iso(b.failures && b.lastFailureAt ? b.lastFailureAt + b.failures * input.createBackoffIntervalMs : null),
+    },
+    last_reconcile: state.lastReconcile,
+    pending_operations: ops.filter((o) => o.opId).length,
+    delete_retries: ops.filter((o) => o.retryAt !== null).length,
+    listener: input.listener,
+    github_budget: budgetStatus(state.budgetWait),
+    invocations: input.invocations,
+  };
 }

@@ -6,12 +6,12 @@ import type { InstanceRecord, ScaleSetRecord } from "../db/scaleset-store";
 import type { Env } from "../env";
 import { mapLimit } from "../lib/map-limit";
 import { errorText, logEvent as log } from "../observability/log";
-import { type CreateBackoff, type CreateBackoffPolicy, recordCreateFailure, recordCreateSuccess } from "./backoff";
 import { buildBootstrapInstance, mintsJitOnBoot, tokenMinutes } from "./bootstrap";
+import { type PendingCreate, settleCreates } from "./create-dispatch";
 import { mintInstanceToken } from "./instance-token";
-import { type CreateVerdict, createOutcome, deleteOutcome, faultOf, nextDeleteRetry, type Outcome, pollOutcome } from "./machine-outcomes";
+import { deleteOutcome, nextDeleteRetry, pollOutcome } from "./machine-outcomes";
 import type { ObjectState } from "./object-state";
-import type { MachineCreated, PortResult } from "./ports";
+import { afterCreate, keepCreateBackoff, keepOutcome } from "./outcome-keeping";
 import { openScaleSetPorts } from "./ports-factory";
 import type { Action } from "./reconcile";
 import { removeInstanceRunner } from "./runner-identity";
@@ -22,7 +22,8 @@ import type { ScaleSetSettings } from "./settings";
 // (GitHub, the shim) running in parallel between them:
 //   1. marks, and new rows as pending_create (so overlapping passes cannot double-create);
 //   2. new rows to creating (with their sealed JIT config) or error, deletes to deleting, poll results;
-//   3. what the provider said of the deletes; creates are written as their answers come (settleCreates).
+//   3. what the provider said of the deletes; creates are written as their answers come
+//      (create-dispatch.ts: one call each, or in batches when the shim offers protocol v1.1's).
 /** What the executor needs of the scale set object it works for. */
 export interface ExecutorContext {
   env: Env;
@@ -34,80 +35,6 @@ export interface ExecutorContext {
   replan(): void;
   /** The fetch the object's outbound calls go through (its connection limiter), if it has one. */
   outbound?: typeof fetch;
-}
-
-/** How long a pass waits for its shim creates before leaving them to finish on their own. */
-const CREATE_WAIT_MS = 2_000;
-
-/** A new instance on its way to the provider, with the token its machine will call back with. */
-interface PendingCreate {
-  instance: NewInstance;
-  token: string;
-}
-
-/** The shim's answer to one create. */
-interface CreateAnswer {
-  create: PendingCreate;
-  answer: PortResult<MachineCreated>;
-}
-
-/** Writes an outcome's operation state and logs a delete backoff; returns the status change to write. */
-export function keepOutcome(state: ObjectState, scaleSetId: string, instance: string, outcome: Outcome): StatusChange | null {
-  if (outcome.ops) state.updateOps(instance, outcome.ops);
-  if (outcome.deleteRetry) {
-    log({
-      event: "backoff_armed",
-      scale_set: scaleSetId,
-      kind: "delete",
-      instance,
-      attempt: outcome.deleteRetry.attempt,
-      delay_ms: outcome.deleteRetry.delayMs,
-    });
-  }
-  return outcome.change;
-}
-
-/** The create backoff after one more finished create (none: unchanged). */
-export function afterCreate(
-  backoff: CreateBackoff,
-  verdict: CreateVerdict | undefined,
-  now: number,
-  policy: CreateBackoffPolicy,
-): CreateBackoff {
-  if (verdict === undefined) return backoff;
-  return verdict === "failed" ? recordCreateFailure(backoff, now, policy) : recordCreateSuccess(backoff);
-}
-
-/**
- * Stores the create backoff `next`, wherever its creates finished (their answers, a callback,
- * a poll), and marks a newly hit hard limit with `version`, the scale set's updated_at (an
- * update after it lifts the limit). A caller without the scale set passes null: the next
- * pass records the version (see ScaleSet.pass).
- */
-export function keepCreateBackoff(
-  state: ObjectState,
-  scaleSetId: string,
-  version: number | null,
-  next: CreateBackoff,
-  policy: CreateBackoffPolicy,
-  now: number,
-): void {
-  const before = state.createBackoff;
-  if (next.failures === before.failures && next.lastFailureAt === before.lastFailureAt && next.hardLimitedAt === before.hardLimitedAt)
-    return;
-  if (next.hardLimitedAt !== null && before.hardLimitedAt === null) {
-    state.hardLimitVersion = version;
-    log({
-      event: "hard_limit_hit",
-      scale_set: scaleSetId,
-      failures: next.failures,
-      error: "creation stopped after too many straight failures",
-    });
-  } else if (next.hardLimitedAt === null && next.failures > before.failures && next.lastFailureAt !== null) {
-    const allowedAt = next.lastFailureAt + next.failures * policy.intervalMs;
-    log({ event: "backoff_armed", scale_set: scaleSetId, kind: "create", failures: next.failures, delay_ms: allowedAt - now });
-  }
-  state.createBackoff = next;
 }
 
 const deleteAttempts = (state: ObjectState, instance: string) => state.ops(instance)?.deleteAttempts ?? 0;
@@ -286,10 +213,8 @@ export async function executePlan(
     const deleting = toDelete.filter((del) => applied2.has(del.row.id));
     // Creates settle in the background: a slow or hung shim call (up to its timeout) must not hold
     // up this scale set's deletes and later passes. The pass waits for them only briefly.
-    const creates = settleCreates(ctx, db, ss, creating, (create) =>
-      machines.createInstance(
-        buildBootstrapInstance({ scaleSet: ss, name: create.instance.name, token: create.token, publicUrl: env.PUBLIC_URL, tools }),
-      ),
+    const creates = settleCreates(ctx, db, ss, creating, machines, (create) =>
+      buildBootstrapInstance({ scaleSet: ss, name: create.instance.name, token: create.token, publicUrl: env.PUBLIC_URL, tools }),
     );
     for (const create of creating) background.add(create.instance.name);
     const deleted = await mapLimit(deleting, concurrency, (del) => machines.deleteInstance(del.row.providerId ?? del.instance));
@@ -308,93 +233,5 @@ export async function executePlan(
   } finally {
     // Names whose create is still under way stay in flight until settleCreates is done with them.
     for (const name of touched) if (!background.has(name)) inFlight.delete(name);
-  }
-}
-
-/**
- * Runs the provider creates and records what the shim said. Answers that come within the
- * pass's wait (CREATE_WAIT_MS) are written together (one D1 batch however many); later ones are
- * written as they come, so one hung create does not hide the others' machines until it times
- * out. A late outcome (a failure to replace, a backoff) needs a new plan: each late write is
- * followed by a reconcile.
- */
-function settleCreates(
-  ctx: ExecutorContext,
-  db: D1Database,
-  ss: ScaleSetRecord,
-  creating: PendingCreate[],
-  create: (pending: PendingCreate) => Promise<PortResult<MachineCreated>>,
-): Promise<void> {
-  if (!creating.length) return Promise.resolve();
-  const ready: CreateAnswer[] = [];
-  let late = false;
-  let writing: Promise<void> = Promise.resolve();
-  let queued = false;
-  const flush = (): Promise<void> => {
-    if (queued) return writing;
-    queued = true;
-    writing = writing.then(async () => {
-      queued = false;
-      const group = ready.splice(0);
-      if (!group.length) return;
-      try {
-        await recordCreates(ctx, db, ss, group);
-      } catch (err) {
-        // The rows stay `creating`; the stuck check asks the shim about them later.
-        log({ event: "create_settle_failed", scale_set: ss.id, error: errorText(err) });
-      } finally {
-        for (const answered of group) ctx.inFlight.delete(answered.create.instance.name);
-      }
-      if (late) ctx.replan();
-    });
-    return writing;
-  };
-  const window = new Promise<void>((resolve) => setTimeout(resolve, CREATE_WAIT_MS));
-  const all = mapLimit(creating, ctx.settings.concurrency, async (pending) => {
-    try {
-      ready.push({ create: pending, answer: await create(pending) });
-    } catch (err) {
-      // The row stays `creating`; the stuck check asks the shim about it later.
-      ctx.inFlight.delete(pending.instance.name);
-      log({ event: "create_settle_failed", scale_set: ss.id, instance: pending.instance.name, error: errorText(err) });
-      return;
-    }
-    if (late) void flush();
-  });
-  const windowed = window.then(() => {
-    late = true;
-    return flush();
-  });
-  // The pass waits for what came within the window to be recorded, never for the stragglers.
-  return Promise.race([all.then(() => flush()), windowed]);
-}
-
-/** Writes a group of create answers in one batch, and moves the create backoff with them. */
-async function recordCreates(ctx: ExecutorContext, db: D1Database, ss: ScaleSetRecord, answers: CreateAnswer[]): Promise<void> {
-  const { state, settings } = ctx;
-  const t3 = Date.now();
-  const batch3: StatusChange[] = [];
-  let backoff = state.createBackoff;
-  for (const { create, answer } of answers) {
-    const outcome = createOutcome(create.instance.id, answer, t3, settings.operationPollMs);
-    backoff = afterCreate(backoff, outcome.create, t3, settings.createBackoff);
-    if (outcome.create === "failed") {
-      const error = answer.ok ? "provider reported the machine in status error" : faultOf(answer.error);
-      log({ event: "create_failed", scale_set: ss.id, instance: create.instance.name, error, failures: backoff.failures });
-    }
-    const change = keepOutcome(state, ss.id, create.instance.name, outcome);
-    if (change) batch3.push(change);
-  }
-  keepCreateBackoff(state, ss.id, ss.updatedAt, backoff, settings.createBackoff, t3);
-  await applyStatusChanges(db, batch3);
-  for (const change of batch3) {
-    log({
-      event: "instance_transition",
-      scale_set: ss.id,
-      instance: answers.find((answered) => answered.create.instance.id === change.id)?.create.instance.name,
-      from: change.from,
-      to: change.to,
-      reason: change.reason,
-    });
   }
 }

@@ -49,9 +49,16 @@ function clientFor(env: Env, credentialId: string, outbound?: typeof fetch): Git
 
 const runnerInfo = (r: GithubRunner): GithubRunnerInfo => ({ id: r.id, name: r.name, busy: r.busy });
 
-/** GitHub's runner scale set API (the Actions service) for a scale set's entity; `outbound` as for githubRunnerPort. */
+/**
+ * GitHub's runner scale set API (the Actions service) for a scale set's entity; `outbound` as for
+ * githubRunnerPort: both its own calls and the REST call behind its admin token go through it.
+ */
 export function actionsServicePort(env: Env, entity: ScaleSetRecord["entity"], outbound?: typeof fetch): ActionsServicePort {
-  return new ActionsServiceClient({ gh: clientFor(env, entity.credentialsId, outbound), scope: scopeOf(entity) });
+  return new ActionsServiceClient({
+    gh: clientFor(env, entity.credentialsId, outbound),
+    scope: scopeOf(entity),
+    ...(outbound && { fetch: outbound }),
+  });
 }
 
 /**

@@ -43,6 +43,13 @@ export type MachineDeleted = { state: "done" } | { state: "accepted"; operationI
 /** The provider's machines for one scale set. */
 export interface MachinePort {
   createInstance(bootstrap: BootstrapInstance): Promise<PortResult<MachineCreated>>;
+  /**
+   * Many creates in one call (protocol v1.1), only up to batchCreateMax(): one result per
+   * bootstrap in order, or the failure of the whole call (nothing answered for any of them).
+   */
+  createInstances(bootstraps: BootstrapInstance[]): Promise<PortResult<PortResult<MachineCreated>[]>>;
+  /** The largest batch the provider takes; 0 when it has no batch create (creates go one by one). */
+  batchCreateMax(): Promise<number>;
   /** The machine by provider id or name; `not_found` when the provider has none. */
   getInstance(providerIdOrName: string): Promise<PortResult<MachineInfo>>;
   /** A machine already gone counts as deleted. */

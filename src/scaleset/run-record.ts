@@ -16,6 +16,8 @@ export class RunRecord {
     actions: Record<string, number>;
     trips: number;
     statements: number;
+    subrequests: number;
+    fetches: number;
     passes: number;
     error: string | null;
   } | null = null;
@@ -34,6 +36,8 @@ export class RunRecord {
     actions: readonly Action[];
     trips: number;
     statements: number;
+    subrequests: number;
+    fetches: number;
     error: string | null;
     summary: PlanSummary;
   }): void {
@@ -43,12 +47,16 @@ export class RunRecord {
       actions: {},
       trips: 0,
       statements: 0,
+      subrequests: 0,
+      fetches: 0,
       passes: 0,
       error: null,
     };
     for (const a of pass.actions) run.actions[a.type] = (run.actions[a.type] ?? 0) + (a.type === "create" ? a.count : 1);
     run.trips += pass.trips;
     run.statements += pass.statements;
+    run.subrequests += pass.subrequests;
+    run.fetches += pass.fetches;
     run.passes++;
     run.error = run.error ?? pass.error;
     this.run = run;
@@ -60,6 +68,8 @@ export class RunRecord {
       error: run.error,
       d1RoundTrips: run.trips,
       d1Queries: run.statements,
+      subrequests: run.subrequests,
+      fetches: run.fetches,
       passes: run.passes,
     };
   }
@@ -75,6 +85,8 @@ export class RunRecord {
       duration_ms: last.durationMs,
       d1_round_trips: last.d1RoundTrips,
       d1_queries: last.d1Queries,
+      subrequests: last.subrequests,
+      fetches: last.fetches,
       passes: last.passes,
       actions: last.actions,
       ...(last.error !== null && { error: last.error }),

@@ -1,5 +1,6 @@
 import type { StatusChange } from "../db/instance-store";
 import type { InstanceStatus, RunnerStatus } from "../db/schema";
+import type { LogFields } from "../observability/log";
 import { canRunnerTransition } from "./instance-states";
 import { claimOnReport } from "./runner-identity";
 
@@ -43,4 +44,34 @@ export function runnerReportChange(
     },
   };
   return { change, message, claimRejected: claim.rejected };
+}
+
+/** The log events of an accepted report: its status, and the rejected runner id claim if any. */
+export function runnerReportEvents(
+  at: { scaleSetId: string; instance: string },
+  row: { runnerStatus: RunnerStatus; agentId: number | null },
+  report: RunnerReport,
+  verdict: { message: string; claimRejected: boolean },
+): LogFields[] {
+  const where = { scale_set: at.scaleSetId, instance: at.instance };
+  const events: LogFields[] = [
+    {
+      event: "runner_status",
+      ...where,
+      from: row.runnerStatus,
+      to: report.status,
+      message: verdict.message,
+      reported_agent_id: report.agentId,
+    },
+  ];
+  if (verdict.claimRejected) {
+    events.push({
+      event: "runner_id_claim_rejected",
+      ...where,
+      runner_id: report.agentId,
+      reason: "GitHub gave this runner another id",
+      agent_id: row.agentId,
+    });
+  }
+  return events;
 }

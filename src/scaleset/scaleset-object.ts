@@ -1,27 +1,31 @@
 import { DurableObject } from "cloudflare:workers";
-import { countingD1 } from "../db/counting-d1";
+import { countingD1, measuredD1 } from "../db/counting-d1";
 import { applyStatusChanges, findInstance } from "../db/instance-store";
 import { loadScaleSetSnapshot } from "../db/scaleset-store";
 import type { InstanceStatus } from "../db/schema";
 import type { Env } from "../env";
-import { outboundLimiter } from "../lib/outbound-limit";
+import { type InvocationCost, measure, noCost } from "../lib/invocation-cost";
+import { type OutboundLimiter, outboundLimiter } from "../lib/outbound-limit";
 import { errorText, logEvent as log } from "../observability/log";
 import type { ShimCallback } from "../providers/shim-protocol";
 import { hardLimitAgainst, NO_CREATE_BACKOFF } from "./backoff";
-import { checkDrift } from "./drift";
-import { budgetStatus, payForCreates } from "./github-pacing";
+import { checkDriftWhenDue } from "./drift";
+import { payForCreates } from "./github-pacing";
 import { canTransition } from "./instance-states";
+import { fitToInvocation } from "./invocation-cap";
+import { InvocationRecord, measureInvocations } from "./invocation-record";
 import { ListenerHost } from "./listener-host";
 import { callbackResult, operationOutcome } from "./machine-outcomes";
 import { ObjectState } from "./object-state";
-import type { ScaleSetStatus } from "./object-status";
-import { afterCreate, type ExecutorContext, executePlan, keepCreateBackoff, keepOutcome } from "./plan-executor";
+import { objectStatus, type ScaleSetStatus } from "./object-status";
+import { afterCreate, keepCreateBackoff, keepOutcome } from "./outcome-keeping";
+import { type ExecutorContext, executePlan } from "./plan-executor";
 import { planSnapshot } from "./plan-input";
-import { githubRunnerPort, openScaleSetPorts } from "./ports-factory";
+import { githubRunnerPort } from "./ports-factory";
 import { plan } from "./reconcile";
 import { RunCoalescer } from "./run-coalescer";
 import { RunRecord } from "./run-record";
-import { type RunnerReport, type RunnerReportRefusal, runnerReportChange } from "./runner-report";
+import { type RunnerReport, type RunnerReportRefusal, runnerReportChange, runnerReportEvents } from "./runner-report";
 import { type ScaleSetSettings, scaleSetSettings } from "./settings";
 import { recheckStaleJobs } from "./stale-job-recheck";
 
@@ -45,18 +49,23 @@ export class ScaleSet extends DurableObject<Env> {
   private readonly executor: ExecutorContext;
   private readonly runRecord: RunRecord;
   private readonly listener: ListenerHost;
+  private limiter: OutboundLimiter | null = null;
+  /** What each alarm and RPC spends of Cloudflare's per-invocation budgets (its status). */
+  readonly invocations: InvocationRecord;
+  /** Whether a nudge of this incarnation made sure an alarm is armed. */
+  private safetyNetChecked = false;
 
   constructor(ctx: DurableObjectState, env: Env) {
-    super(ctx, env);
+    // Every D1 call the object makes, through whatever client, counts toward its invocation.
+    const db = measuredD1(env.DB);
+    super(ctx, new Proxy(env, { get: (target, prop, receiver) => (prop === "DB" ? db : Reflect.get(target, prop, receiver)) }));
+    this.invocations = new InvocationRecord(() => this.state.scaleSetId);
     this.state = new ObjectState(ctx.storage.sql);
     this.settings = scaleSetSettings(env);
-    this.runRecord = new RunRecord(env.DB, this.state);
-    // Every outbound call of this object (alarm and requests alike) shares one limiter, as the platform's limit does.
-    const outbound = this.settings.outboundConnections === null ? undefined : outboundLimiter(this.settings.outboundConnections).fetch;
-    this.listener = new ListenerHost(env, this.state, this.settings.listenRearmMs);
+    this.runRecord = new RunRecord(this.env.DB, this.state);
+    this.listener = new ListenerHost(this.env, this.state, this.settings.listenRearmMs);
     this.executor = {
-      outbound,
-      env,
+      env: this.env,
       state: this.state,
       settings: this.settings,
       inFlight: this.inFlight,
@@ -65,6 +74,14 @@ export class ScaleSet extends DurableObject<Env> {
           .then(() => this.arm())
           .catch(() => {}),
     };
+    this.limitOutbound(this.settings.outboundConnections);
+  }
+
+  /** One limiter for every outbound call (alarm and requests alike), as the platform's; the listener's go first in line. */
+  private limitOutbound(limit: number | null): void {
+    this.limiter = limit === null ? null : outboundLimiter(limit);
+    this.executor.outbound = this.limiter?.fetch;
+    this.listener.outbound = this.limiter?.fetchFirst;
   }
 
   // ---- RPC ------------------------------------------------------------------------------
@@ -75,13 +92,30 @@ export class ScaleSet extends DurableObject<Env> {
     // A run under way may have read D1 before the caller wrote: it goes once more, or arms the
     // alarm at once when it is done.
     if (this.runs.underWay) return this.runs.ask();
-    if (this.listener.busy) {
-      // The alarm is holding a long poll (up to ~50 s): reconcile beside it rather than after it.
+    // Reconcile now rather than through an alarm armed for now, which costs storage writes and
+    // the scheduler's delay before the pass starts (docs/performance.md). The alarm stays the
+    // safety net: every pass leaves the tick armed, and an incarnation's first nudge arms one
+    // if there is none. Also beside the listener's long poll (the alarm holds it up to ~50 s).
+    if (this.settings.nudgeDelayMs === 0 || this.listener.busy) {
+      if (!this.safetyNetChecked) {
+        this.safetyNetChecked = true;
+        if ((await this.ctx.storage.getAlarm()) === null) {
+          this.state.setTimer("tick", Date.now() + this.settings.tickMs);
+          await this.arm();
+        }
+        if (this.runs.underWay) return this.runs.ask();
+      }
       void this.reconcile("nudge")
         .then(() => this.arm())
-        .catch((err) => log({ event: "reconcile_failed", scale_set: scaleSetId, error: errorText(err) }));
+        .catch((err) => {
+          log({ event: "reconcile_failed", scale_set: scaleSetId, error: errorText(err) });
+          this.state.setTimer("retry", Date.now() + 5_000);
+          return this.arm();
+        })
+        .catch(() => {});
       return;
     }
+    // Tests hold passes back (NUDGE_DELAY_SECONDS) to drive the alarm themselves.
     const due = Date.now() + this.settings.nudgeDelayMs;
     // An alarm armed no later than that has not started yet (a running alarm reads as none),
     // so its pass will see whatever the caller wrote: nothing to write. Webhook bursts nudge
@@ -102,28 +136,13 @@ export class ScaleSet extends DurableObject<Env> {
   async status(scaleSetId: string): Promise<ScaleSetStatus> {
     const known = this.state.scaleSetId;
     if (known && known !== scaleSetId) throw new Error(`this object belongs to scale set ${known}`);
-    const b = this.state.createBackoff;
-    const iso = (t: number | null) => (t === null ? null : new Date(t).toISOString());
-    const ops = [...this.state.allOps().values()];
-    const next = await this.ctx.storage.getAlarm();
-    return {
-      scale_set_id: known,
-      next_wake_at: iso(next),
-      create_backoff: {
-        failures: b.failures,
-        last_failure_at: iso(b.lastFailureAt),
-        hard_limited_at: iso(b.hardLimitedAt),
-        create_allowed_at:
-          b.hardLimitedAt !== null
-            ? null
-            : iso(b.failures && b.lastFailureAt ? b.lastFailureAt + b.failures * this.settings.createBackoff.intervalMs : null),
-      },
-      last_reconcile: this.state.lastReconcile,
-      pending_operations: ops.filter((o) => o.opId).length,
-      delete_retries: ops.filter((o) => o.retryAt !== null).length,
+    return objectStatus({
+      state: this.state,
+      nextWake: await this.ctx.storage.getAlarm(),
+      createBackoffIntervalMs: this.settings.createBackoff.intervalMs,
       listener: this.listener.status(),
-      github_budget: budgetStatus(this.state.budgetWait),
-    };
+      invocations: this.invocations.status(),
+    });
   }
 
   /** Lifts the create backoff and the hard limit. */
@@ -206,26 +225,7 @@ export class ScaleSet extends DurableObject<Env> {
     if ("error" in verdict) return verdict;
     const applied = await applyStatusChanges(this.env.DB, [verdict.change]);
     if (!applied.size) return { error: "gone" };
-    const { message } = verdict;
-    log({
-      event: "runner_status",
-      scale_set: scaleSetId,
-      instance: name,
-      from: row.runnerStatus,
-      to: report.status,
-      message,
-      reported_agent_id: report.agentId,
-    });
-    if (verdict.claimRejected) {
-      log({
-        event: "runner_id_claim_rejected",
-        scale_set: scaleSetId,
-        instance: name,
-        runner_id: report.agentId,
-        reason: "GitHub gave this runner another id",
-        agent_id: row.agentId,
-      });
-    }
+    for (const event of runnerReportEvents({ scaleSetId, instance: name }, row, report, verdict)) log(event);
     if (report.status === "failed" || report.status === "idle") await this.nudge(scaleSetId);
     return { ok: true };
   }
@@ -275,7 +275,11 @@ export class ScaleSet extends DurableObject<Env> {
   /** Runs reconciliation, coalescing overlapping requests into more passes (run-coalescer.ts). */
   private reconcile(trigger: string): Promise<void> {
     return this.runs.run({
-      pass: () => this.pass(trigger),
+      pass: () => {
+        // The pass's own share of its invocation: every fetch and D1 call made under it.
+        const cost = noCost();
+        return measure(cost, () => this.pass(trigger, cost));
+      },
       after: () => this.runRecord.finish(),
       done: async (leftOver) => {
         this.runRecord.end();
@@ -287,7 +291,7 @@ export class ScaleSet extends DurableObject<Env> {
   }
 
   /** One reconcile pass. Returns whether it changed anything. */
-  private async pass(trigger: string): Promise<boolean> {
+  private async pass(trigger: string, cost: InvocationCost): Promise<boolean> {
     const scaleSetId = this.state.scaleSetId;
     if (!scaleSetId) return false;
     const started = Date.now();
@@ -334,28 +338,16 @@ export class ScaleSet extends DurableObject<Env> {
         now,
       }),
     );
-    const result = await payForCreates({ db, scaleSet: ss, plan: planned, policy: this.settings.githubBudget, state: this.state, now });
+    const paid = await payForCreates({ db, scaleSet: ss, plan: planned, policy: this.settings.githubBudget, state: this.state, now });
+    // What this invocation cannot pay for in subrequests is left to the next (invocation-cap.ts).
+    const result = fitToInvocation(paid, ss.id, now);
     log({ event: "plan", scale_set: ss.id, trigger, ...result.summary, actions: result.actions.length });
 
     let error: string | null = null;
     let staleCorrected = false;
     try {
       // Drift is judged against this snapshot, before the plan adds anything the cloud cannot know yet.
-      if (now - this.state.lastOrphanCheck >= this.settings.orphanCheckMs) {
-        const at = Date.now();
-        this.state.lastOrphanCheck = at;
-        const ports = await openScaleSetPorts(this.env, ss, { outbound: this.executor.outbound });
-        this.state.unconfirmedMachines = await checkDrift({
-          db,
-          scaleSet: ss,
-          rows: rows.instances,
-          ports,
-          inFlight: this.inFlight,
-          unconfirmed: this.state.unconfirmedMachines,
-          concurrency: this.settings.concurrency,
-          now: at,
-        });
-      }
+      await checkDriftWhenDue(this.executor, db, ss, rows.instances, now);
       if (result.actions.length) await executePlan(this.executor, db, ss, rows.instances, result.actions);
       // Lost webhooks: jobs GitHub has long started or finished must stop asking for runners.
       // (The scale set API loses nothing: its queue holds every event until acknowledged.)
@@ -383,6 +375,8 @@ export class ScaleSet extends DurableObject<Env> {
       actions: result.actions,
       trips: trips.n,
       statements: trips.statements,
+      subrequests: cost.subrequests,
+      fetches: cost.fetches,
       error,
       summary: result.summary,
     });
@@ -391,3 +385,7 @@ export class ScaleSet extends DurableObject<Env> {
     return result.actions.length > 0 || staleCorrected;
   }
 }
+
+// Each RPC and the alarm is one invocation with its own budgets (invocation-record.ts).
+const RPC = ["nudge", "reconcileNow", "status", "resetBackoff", "deleteInstance", "providerCallback", "runnerReport", "listenNow"] as const;
+measureInvocations(ScaleSet, [...RPC, "alarm"]);

@@ -19,3 +19,49 @@ export async function nudgeScaleSet(env: Pick<Env, "SCALE_SET">, scaleSetId: str
     return false;
   }
 }
+
+/** A request of this isolate nudging a scale set's object, and whether others asked meanwhile. */
+interface Nudger {
+  since: number;
+  asked: boolean;
+}
+
+/** Per scale set (not per `env`: the runtime may hand each request its own env object). */
+const nudgers = new Map<string, Nudger>();
+
+/** A request nudges for those who asked during its calls this long at most, then leaves it to the next one. */
+export const NUDGE_LEAD_MS = 2_000;
+
+/**
+ * Nudges a scale set's object after a write, sharing the call with the rest of the isolate: a
+ * burst of webhook deliveries for one scale set makes one call in flight at a time rather than
+ * one per delivery. The first request to come nudges; a request that comes while that call is
+ * under way only says so, and the first one nudges once more when its call returns, so every
+ * write is followed by a call that started after it (the object reads D1 afresh). Each request
+ * makes its calls in its own context (a promise is never shared between requests); the one
+ * nudging hands over after NUDGE_LEAD_MS, and a nudger that vanished (its context cut short)
+ * is replaced after 10 s. Resolves to whether this request's last call reached the object (a
+ * request that only asked: true).
+ */
+export async function nudgeAfterWrite(env: Pick<Env, "SCALE_SET">, scaleSetId: string, now = Date.now): Promise<boolean> {
+  const current = nudgers.get(scaleSetId);
+  if (current && now() - current.since < 10_000) {
+    current.asked = true;
+    return true;
+  }
+  const me: Nudger = { since: now(), asked: false };
+  nudgers.set(scaleSetId, me);
+  let ok = true;
+  try {
+    do {
+      if (now() - me.since >= NUDGE_LEAD_MS) break;
+      me.asked = false;
+      ok = await nudgeScaleSet(env, scaleSetId);
+    } while (me.asked);
+  } finally {
+    if (nudgers.get(scaleSetId) === me) nudgers.delete(scaleSetId);
+  }
+  // Handed over with someone still waiting: one last call, now that the next request to come nudges on its own.
+  if (me.asked) ok = await nudgeScaleSet(env, scaleSetId);
+  return ok;
+}

@@ -13,6 +13,7 @@
  * endpoints go in `routes` and are then covered by the contract test automatically.
  */
 
+import type { components } from "@octokit/openapi-types";
 import { decodeJwt, importPublicKey, jwtTimeProblem, looksLikeJwt, verifyJwtSignature } from "./jwt.ts";
 import { GithubLimits } from "./profile.ts";
 import type {
@@ -77,14 +78,8 @@ function randomToken(prefix: string): string {
 const b64 = (s: string) => btoa(s);
 const hex = (bytes: Uint8Array) => Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
 
-export interface RunnerDownloadView {
-  os: string;
-  architecture: string;
-  download_url: string;
-  filename: string;
-  temp_download_token?: string;
-  sha256_checksum?: string;
-}
+/** A runner download as GitHub lists it (its OpenAPI schema `runner-application`). */
+export type RunnerDownloadView = components["schemas"]["runner-application"];
 
 export const error = (status: number, message: string, extra: Record<string, unknown> = {}): FakeResponse => ({
   status,

@@ -25,16 +25,21 @@ export interface FakeShimTenant {
   callbacks(): Promise<RecordedCallback[]>;
   /** Callbacks waiting in the outbox (async rules with callback "outbox"), marked taken. */
   takeOutbox(): Promise<RecordedCallback[]>;
-  configure(c: { secret?: string; callbackUrl?: string }): Promise<void>;
+  /** batchCreateMax: the largest batch create offered (0: none, protocol v1). */
+  configure(c: { secret?: string; callbackUrl?: string; batchCreateMax?: number }): Promise<void>;
   setFaults(f: Faults): Promise<void>;
   addRule(rule: FaultRule): Promise<void>;
   reset(): Promise<void>;
 }
 
-export async function createTenant(shimUrl: string, opts: { secret: string; callbackUrl?: string }): Promise<FakeShimTenant> {
+export async function createTenant(
+  shimUrl: string,
+  opts: { secret: string; callbackUrl?: string; batchCreateMax?: number },
+): Promise<FakeShimTenant> {
   const { id, url } = await call<{ id: string; url: string }>(`${shimUrl}/_control/tenants`, "POST", {
     secret: opts.secret,
     callback_url: opts.callbackUrl,
+    batch_create_max: opts.batchCreateMax,
   });
   const c = `${shimUrl}/_control/tenants/${id}`;
   return {
@@ -48,7 +53,7 @@ export async function createTenant(shimUrl: string, opts: { secret: string; call
     callbacks: () => call(`${c}/callbacks`, "GET"),
     takeOutbox: () => call(`${c}/callbacks/take`, "POST"),
     configure: async (o) => {
-      await call(c, "PATCH", { secret: o.secret, callback_url: o.callbackUrl });
+      await call(c, "PATCH", { secret: o.secret, callback_url: o.callbackUrl, batch_create_max: o.batchCreateMax });
     },
     setFaults: (f) => call(`${c}/faults`, "PUT", f),
     addRule: (r) => call(`${c}/faults/rules`, "POST", r),

@@ -11,7 +11,7 @@
  * so the tests cross-check the coordinator's signing against a second implementation.
  *
  * Control API (unsigned; loopback only), JSON in and out:
- *   POST   /_control/tenants                         {secret, callback_url?} → {id, url}
+ *   POST   /_control/tenants                         {secret, callback_url?, batch_create_max?} → {id, url}
  *   GET    /_control/tenants/{t}/instances           every machine, all pools
  *   POST   /_control/tenants/{t}/instances           seed a machine (an orphan) {pool_id, name, provider_id?, status?}
  *   PATCH  /_control/tenants/{t}/instances/{pid}     change a machine's fields (e.g. status)
@@ -19,18 +19,23 @@
  *   GET    /_control/tenants/{t}/requests            protocol requests received, oldest first
  *   PUT    /_control/tenants/{t}/faults              {latency_ms?: {op: ms}, rules?: FaultRule[]} (replaces)
  *   POST   /_control/tenants/{t}/faults/rules        append one FaultRule
- *   PATCH  /_control/tenants/{t}                     {secret?, callback_url?}
+ *   PATCH  /_control/tenants/{t}                     {secret?, callback_url?, batch_create_max?}
  *   GET    /_control/tenants/{t}/callbacks           callbacks made (delivered or waiting in the outbox)
  *   POST   /_control/tenants/{t}/callbacks/take      the outbox's callbacks, marked taken (for the test to deliver)
  *   POST   /_control/tenants/{t}/reset               forget machines, requests, faults and callbacks
  *   …      /_control/{other}/…                       routes of an embedding server (`control` option), e.g. the simulator
  *
  * A fault rule with `probability` answers that share of matching calls, forever unless `times` is set.
+ *
+ * Protocol v1.1 batch create (`POST /v1/instances:batch`) is offered by a tenant whose
+ * `batch_create_max` is set (the server's `batchCreateMax` by default; 0: a v1 shim, which
+ * answers the route 404). A batch waits `latency_ms.create_batch` (else `latency_ms.create`)
+ * once, as one cloud call launching them all; each instance in it meets the `create` rules.
  */
 import { createHmac, randomUUID, timingSafeEqual } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
-import { BootstrapInstance } from "../../src/providers/shim-protocol.ts";
+import { BootstrapInstance, validateBatchCreate } from "../../src/providers/shim-protocol.ts";
 import type { FakeMachine, FaultAction, FaultRule, Faults, RecordedCallback, RecordedRequest, ShimOperation } from "./types.ts";
 
 export type * from "./types.ts";
@@ -39,6 +44,8 @@ interface Tenant {
   id: string;
   secret: string;
   callbackUrl: string | null;
+  /** The largest batch create offered (0: none, protocol v1). */
+  batchCreateMax: number;
   machines: Map<string, FakeMachine>;
   requests: RecordedRequest[];
   callbacks: RecordedCallback[];
@@ -127,6 +134,7 @@ function providerInstance(m: FakeMachine) {
 
 function route(method: string, rest: string): { operation: ShimOperation; id?: string } | null {
   if (rest === "/v1/capabilities" && method === "GET") return { operation: "capabilities" };
+  if (rest === "/v1/instances:batch" && method === "POST") return { operation: "create_batch" };
   if (rest === "/v1/instances") {
     if (method === "POST") return { operation: "create" };
     if (method === "GET") return { operation: "list" };
@@ -143,7 +151,9 @@ function route(method: string, rest: string): { operation: ShimOperation; id?: s
   return null;
 }
 
-export async function startFakeShim(opts: { port?: number; hooks?: MachineHooks; control?: ExtraControl } = {}): Promise<FakeShim> {
+export async function startFakeShim(
+  opts: { port?: number; hooks?: MachineHooks; control?: ExtraControl; batchCreateMax?: number } = {},
+): Promise<FakeShim> {
   const tenants = new Map<string, Tenant>();
   const timers = new Set<ReturnType<typeof setTimeout>>();
   const sockets = new Set<Socket>();
@@ -242,7 +252,14 @@ export async function startFakeShim(opts: { port?: number; hooks?: MachineHooks;
   ): { status: number; body?: unknown } {
     switch (op) {
       case "capabilities":
-        return { status: 200, body: { interface_version: "v1", async: true, idempotent_create: true } };
+        return {
+          status: 200,
+          body: t.batchCreateMax
+            ? { interface_version: "v1.1", async: true, idempotent_create: true, batch_create: { max: t.batchCreateMax } }
+            : { interface_version: "v1", async: true, idempotent_create: true },
+        };
+      case "create_batch":
+        throw new Error("a batch is answered item by item (batchCreate)");
       case "create": {
         const b = body as BootstrapInstance;
         const same = [...t.machines.values()].find((m) => m.name === b.name);
@@ -347,6 +364,7 @@ export async function startFakeShim(opts: { port?: number; hooks?: MachineHooks;
     t.requests.push(record);
     const answer = (status: number, body?: unknown) => {
       record.status = status;
+      record.answered_at = Date.now();
       json(res, status, body);
     };
 
@@ -357,6 +375,7 @@ export async function startFakeShim(opts: { port?: number; hooks?: MachineHooks;
         error: "missing or malformed X-Edgerunner-Controller-Id, X-Edgerunner-Pool-Id or X-Edgerunner-Pool-Extra-Specs",
       });
     }
+    if (r.operation === "create_batch") return batchCreate(t, poolId, parsed.ok ? parsed.value : undefined, record, answer);
     if (r.operation === "create") {
       if (!parsed.ok) return answer(400, { error: "body is not JSON" });
       const b = BootstrapInstance.safeParse(parsed.value);
@@ -403,6 +422,44 @@ export async function startFakeShim(opts: { port?: number; hooks?: MachineHooks;
     return answer(out.status, out.body);
   }
 
+  /** One instance of a batch: what a single create would answer, through the `create` rules that fit an item. */
+  function createItem(t: Tenant, poolId: string, b: BootstrapInstance): { status: number; body?: unknown } {
+    const rule = takeRule(t, "create");
+    const action = rule?.action;
+    if (action?.type === "respond") {
+      if (action.apply) perform(t, "create", poolId, undefined, b);
+      return { status: action.status, body: action.body };
+    }
+    if (action?.type === "async") return { status: 202, body: { operation_id: startAsync(t, "create", poolId, undefined, b, action) } };
+    const out = perform(t, "create", poolId, undefined, b);
+    const m = action?.type === "machine_status" && out.status === 201 ? find(t, poolId, b.name) : undefined;
+    if (!m) return out;
+    m.status = (action as Extract<FaultAction, { type: "machine_status" }>).status;
+    return { status: 201, body: providerInstance(m) };
+  }
+
+  /** `POST /v1/instances:batch` (v1.1): refused whole with nothing made, or one answer per instance. */
+  async function batchCreate(
+    t: Tenant,
+    poolId: string,
+    body: unknown,
+    record: RecordedRequest,
+    answer: (status: number, body?: unknown) => void,
+  ) {
+    if (!t.batchCreateMax) return answer(404, { error: "no route POST /v1/instances:batch (this shim speaks protocol v1)" });
+    if (body === undefined) return answer(400, { error: "body is not JSON" });
+    const v = validateBatchCreate(body, poolId, t.batchCreateMax);
+    if (!v.ok) return answer(v.tooLarge ? 413 : 400, { error: "invalid batch", details: v.problems });
+    const latency = t.faults.latency_ms.create_batch ?? t.faults.latency_ms.create;
+    if (latency) await sleep(latency);
+    const whole = takeRule(t, "create_batch")?.action;
+    if (whole?.type === "respond") return answer(whole.status, whole.body);
+    if (whole?.type === "hang") return;
+    const results = v.value.map((b) => ({ name: b.name, ...createItem(t, poolId, b) }));
+    record.items = results.map((r) => ({ name: r.name, status: r.status }));
+    return answer(200, { results });
+  }
+
   async function control(req: IncomingMessage, res: ServerResponse, parts: string[], raw: Buffer) {
     const method = req.method ?? "GET";
     const parsed = parseJson(raw);
@@ -414,6 +471,7 @@ export async function startFakeShim(opts: { port?: number; hooks?: MachineHooks;
         id,
         secret: body.secret,
         callbackUrl: typeof body.callback_url === "string" ? body.callback_url : null,
+        batchCreateMax: typeof body.batch_create_max === "number" ? body.batch_create_max : (opts.batchCreateMax ?? 0),
         machines: new Map(),
         requests: [],
         callbacks: [],
@@ -451,7 +509,8 @@ export async function startFakeShim(opts: { port?: number; hooks?: MachineHooks;
     if (!what && method === "PATCH") {
       if (typeof body?.secret === "string") t.secret = body.secret;
       if (typeof body?.callback_url === "string") t.callbackUrl = body.callback_url;
-      return json(res, 200, { id: t.id, url: `${baseUrl}/t/${t.id}`, callback_url: t.callbackUrl });
+      if (typeof body?.batch_create_max === "number") t.batchCreateMax = body.batch_create_max;
+      return json(res, 200, { id: t.id, url: `${baseUrl}/t/${t.id}`, callback_url: t.callbackUrl, batch_create_max: t.batchCreateMax });
     }
     if (what === "faults" && !key && method === "PUT") {
       t.faults = { latency_ms: body?.latency_ms ?? {}, rules: body?.rules ?? [] };

@@ -1,6 +1,10 @@
 // The fake shim's data shapes, free of Node imports so workerd tests can use them too.
 
-export const shimOperations = ["create", "get", "delete", "list", "start", "stop", "remove_all", "capabilities"] as const;
+/**
+ * `create_batch` is the whole `POST /v1/instances:batch` request (latency, respond, hang, flood);
+ * each instance in it meets the `create` rules and answers as a single create would.
+ */
+export const shimOperations = ["create", "create_batch", "get", "delete", "list", "start", "stop", "remove_all", "capabilities"] as const;
 export type ShimOperation = (typeof shimOperations)[number];
 
 /** What to do instead of the normal answer. */
@@ -68,6 +72,10 @@ export interface RecordedRequest {
   signature_ok: boolean;
   body: unknown;
   status: number | null;
+  /** When the answer went out (absent: none yet). */
+  answered_at?: number;
+  /** A batch create's per-instance answers, in request order. */
+  items?: { name: string; status: number }[];
 }
 
 export interface RecordedCallback {

@@ -82,19 +82,48 @@ const resign = async (r: Forwarded): Promise<Forwarded> => {
 };
 
 describe("shim conformance kit", () => {
-  it("the fake shim passes; the async check is skipped when it answers no 202", async () => {
+  it("the fake shim passes; the async check is skipped when it answers no 202, the batch checks when it has no batch", async () => {
     const tenant = await createTenant(shim.url, { secret: SECRET });
     const report = await runConformance({ url: tenant.url, secret: SECRET, waitMs: 5000 });
     expect(failedChecks(report.results)).toEqual([]);
-    expect(report.results.filter((r) => r.status === "skip").map((r) => r.name)).toEqual([
+    const skipped = report.results.filter((r) => r.status === "skip").map((r) => r.name);
+    expect(skipped.filter((name) => !name.startsWith("batch create:"))).toEqual([
       "async: every 202 is followed by a signed, valid callback",
     ]);
+    expect(skipped.filter((name) => name.startsWith("batch create:"))).toHaveLength(5);
     expect(report.passed).toBe(26);
+  });
+
+  it("the fake shim with batch create (v1.1) passes the batch checks too", async () => {
+    const tenant = await createTenant(shim.url, { secret: SECRET, batchCreateMax: 4 });
+    const report = await runConformance({ url: tenant.url, secret: SECRET, waitMs: 5000 });
+    expect(failedChecks(report.results)).toEqual([]);
+    expect(report.results.filter((r) => r.name.startsWith("batch create:")).map((r) => r.status)).toEqual(Array(5).fill("pass"));
+    expect(report.passed).toBe(31);
+  });
+
+  it("a shim that takes batches larger than it says fails the largest-batch check", async () => {
+    const tenant = await createTenant(shim.url, { secret: SECRET, batchCreateMax: 10 });
+    const liar = await proxy(
+      tenant.url,
+      (r) => r,
+      (r, _status, body) => (r.path.endsWith("/v1/capabilities") ? JSON.stringify({ ...tryJson(body), batch_create: { max: 3 } }) : body),
+    );
+    try {
+      const report = await runConformance({ url: liar.url, secret: SECRET, waitMs: 2000 });
+      expect(failedChecks(report.results)).toEqual(["batch create: more than the largest batch → 400 or 413, nothing made"]);
+    } finally {
+      await liar.close();
+    }
   });
 
   it("the fake shim in async mode passes, every 202 followed by its signed callback", async () => {
     const port = await freePort();
-    const tenant = await createTenant(shim.url, { secret: SECRET, callbackUrl: `http://127.0.0.1:${port}/api/v1/providers/kit/callbacks` });
+    const tenant = await createTenant(shim.url, {
+      secret: SECRET,
+      callbackUrl: `http://127.0.0.1:${port}/api/v1/providers/kit/callbacks`,
+      batchCreateMax: 5,
+    });
     await tenant.setFaults({
       rules: [
         { operation: "create", probability: 1, action: { type: "async", complete_after_ms: 30 } },

@@ -36,5 +36,6 @@ afterAll(() => close?.());
 it("passes every check of the conformance kit", async () => {
   const report = await runConformance({ url, secret: SECRET, waitMs: 2000 });
   expect(report.results.filter((r) => r.status === "fail")).toEqual([]);
-  expect(report.skipped).toBe(1);
+  // Async (it is synchronous) and the five batch create checks (a v1 shim).
+  expect(report.skipped).toBe(6);
 });

@@ -4,6 +4,8 @@ import {
   type BudgetRow,
   budgetWindow,
   DEFAULT_GITHUB_BUDGET,
+  type Fairness,
+  fairAllowance,
   GITHUB_SECONDARY_POINTS_PER_MINUTE,
   JIT_CONFIG_POINTS,
   pointsPerWindow,
@@ -88,6 +90,98 @@ const summary = (over: Partial<PlanSummary> = {}): PlanSummary => ({
   queued: 50,
   blocked: null,
   ...over,
+});
+
+/**
+ * Scale sets asking one credential's budget, window after window, with their asks remembered as
+ * the D1 table github_budget_demand remembers them (each scale set's last ask).
+ */
+function credential() {
+  let row: BudgetRow | null = null;
+  const asks = new Map<string, { windowStart: number; wanted: number; granted: number; grantedInWindow: number }>();
+  const fairnessFor = (scaleSet: string, windowStart: number): Fairness => {
+    const othersShort = [...asks]
+      .filter(([id, a]) => id !== scaleSet && a.windowStart >= windowStart - policy.windowMs && a.wanted > a.granted)
+      .map(([, a]) => a.wanted - a.granted);
+    const mine = asks.get(scaleSet);
+    return { othersShort, mine: mine?.windowStart === windowStart ? mine.grantedInWindow : 0 };
+  };
+  return {
+    ask(scaleSet: string, window: number, wanted: number): number {
+      const windowStart = window * policy.windowMs;
+      const r = reserve(row, windowStart, wanted, policy, fairnessFor(scaleSet, windowStart));
+      row = r.row;
+      const before = asks.get(scaleSet);
+      const inWindow = before?.windowStart === windowStart ? before.grantedInWindow : 0;
+      asks.set(scaleSet, { windowStart, wanted, granted: r.granted, grantedInWindow: inWindow + r.granted });
+      return r.granted;
+    },
+  };
+}
+
+describe("the fair share between scale sets on one credential", () => {
+  it("leaves a lone asker uncapped, and keeps for others what they lack, up to their share", () => {
+    expect(fairAllowance(20, { othersShort: [], mine: 0 })).toBe(20);
+    // One other lacking 5 of its share of 10: this one may take 15.
+    expect(fairAllowance(20, { othersShort: [5], mine: 0 })).toBe(15);
+    // One other lacking 50: it is kept its share, 10.
+    expect(fairAllowance(20, { othersShort: [50], mine: 0 })).toBe(10);
+    expect(fairAllowance(20, { othersShort: [50], mine: 7 })).toBe(3);
+    expect(fairAllowance(20, { othersShort: [50], mine: 12 })).toBe(0);
+    // Three others short: shares of 5; one lacking 1 leaves the rest of its share to the others.
+    expect(fairAllowance(20, { othersShort: [1, 30, 30], mine: 0 })).toBe(9);
+    // More askers than JIT configs: each may still take one.
+    expect(fairAllowance(2, { othersShort: [9, 9, 9], mine: 0 })).toBe(1);
+  });
+
+  it("serves a small scale set in the window after it asked, however large another's burst (it starved for the whole burst without)", () => {
+    const fair = credential();
+    // The burst's object wakes first in every window and asks for all it still lacks.
+    let burstLeft = 200;
+    const small: number[] = [];
+    for (let window = 0; window < 4; window++) {
+      burstLeft -= fair.ask("burst", window, burstLeft);
+      small.push(fair.ask("small", window, 5 - small.reduce((a, b) => a + b, 0)));
+    }
+    // Window 0: the burst was alone when it asked and took all 20. Window 1: the small one's 5 were kept for it.
+    expect(small).toEqual([0, 5, 0, 0]);
+    expect(burstLeft).toBe(200 - 20 - 15 - 20 - 20);
+
+    // Without the rule (every ask uncapped), the same order starves it.
+    let row: BudgetRow | null = null;
+    let left = 200;
+    const starved: number[] = [];
+    for (let window = 0; window < 4; window++) {
+      const b = reserve(row, window * policy.windowMs, left, policy);
+      left -= b.granted;
+      const s = reserve(b.row, window * policy.windowMs, 5, policy);
+      row = s.row;
+      starved.push(s.granted);
+    }
+    expect(starved).toEqual([0, 0, 0, 0]);
+  });
+
+  it("splits the window evenly between two bursts, and never spends more than the window has", () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.record({ who: fc.constantFrom("a", "b", "c"), wanted: fc.integer({ min: 0, max: 60 }) }), { maxLength: 30 }),
+        (asks) => {
+          const fair = credential();
+          let spent = 0;
+          for (const ask of asks) {
+            const granted = fair.ask(ask.who, 0, ask.wanted);
+            expect(granted).toBeLessThanOrEqual(ask.wanted);
+            spent += granted;
+          }
+          expect(spent).toBeLessThanOrEqual(20);
+        },
+      ),
+    );
+    const fair = credential();
+    fair.ask("a", 0, 100);
+    fair.ask("b", 0, 100);
+    expect([fair.ask("a", 1, 80), fair.ask("b", 1, 100)]).toEqual([10, 10]);
+  });
 });
 
 describe("capCreates", () => {

@@ -59,6 +59,41 @@ describe("outboundLimiter", () => {
     expect(lim.active()).toBe(0);
   });
 
+  it("counts a fetchFirst call (the listener's long poll) among the slots, and lets it jump the queue, never wait for it", async () => {
+    const { calls, fetchFn } = heldFetch();
+    const lim = outboundLimiter(6, fetchFn);
+    // A long poll pending: it holds one of the six, as the platform counts it; five creates go at once.
+    const poll = lim.fetchFirst("https://x.test/poll");
+    const creates = Array.from({ length: 8 }, (_, i) => lim.fetch(`https://x.test/create/${i}`));
+    await tick();
+    expect(calls.map((c) => c.url)).toEqual(["https://x.test/poll", ...[0, 1, 2, 3, 4].map((i) => `https://x.test/create/${i}`)]);
+    expect([lim.active(), lim.activeFirst(), lim.queued(), lim.maxActiveInOrder()]).toEqual([6, 1, 3, 5]);
+    // The creates proceed while the poll waits: each that has its headers frees its slot for the next.
+    calls[1]!.answer();
+    await creates[0];
+    await tick();
+    expect(calls.at(-1)!.url).toBe("https://x.test/create/5");
+    // The poll's headers arrive (an empty poll after ~50 s): its slot goes to the queue, and the next poll
+    // is sent ahead of the creates still queued, as soon as one slot frees.
+    calls[0]!.answer(202);
+    await poll;
+    await tick();
+    expect(calls.at(-1)!.url).toBe("https://x.test/create/6");
+    const next = lim.fetchFirst("https://x.test/poll");
+    await tick();
+    expect([lim.queued(), calls.at(-1)!.url]).toEqual([2, "https://x.test/create/6"]);
+    calls[2]!.answer();
+    await tick();
+    expect(calls.at(-1)!.url).toBe("https://x.test/poll");
+    // Answer everything as it is sent, until the queue is empty.
+    while (lim.active() > 0) {
+      for (const c of calls) c.answer();
+      await tick();
+    }
+    await Promise.all([...creates, next]);
+    expect([lim.queued(), lim.activeFirst(), lim.maxActiveInOrder()]).toEqual([0, 0, 6]);
+  });
+
   it("refuses a limit that is not a positive integer", () => {
     expect(() => outboundLimiter(0)).toThrow(/positive integer/);
     expect(() => outboundLimiter(2.5)).toThrow(/positive integer/);

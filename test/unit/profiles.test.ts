@@ -19,7 +19,7 @@ describe("benchmark and e2e profiles", () => {
   });
 
   it("loopback changes nothing (but can still make creates async)", () => {
-    expect(stackProfile()).toEqual({ name: "loopback", shim: "sync", vars: {}, github: null, shimFaults: null });
+    expect(stackProfile()).toEqual({ name: "loopback", shim: "sync", vars: {}, github: null, shimFaults: null, shimBatchMax: null });
     expect(stackProfile("loopback", "async").shimFaults!.rules).toHaveLength(1);
   });
 
@@ -29,5 +29,8 @@ describe("benchmark and e2e profiles", () => {
     expect(profileFromArgs([]).profile.name).toBe("loopback");
     expect(() => profileFromArgs(["--profile", "prod"])).toThrow(/loopback or production/);
     expect(() => profileFromArgs(["--shim", "maybe"])).toThrow(/sync or async/);
+    expect(profileFromArgs(["--shim-batch", "0"]).profile.shimBatchMax).toBe(0);
+    expect(profileFromArgs(["--shim-batch", "50"]).profile.shimBatchMax).toBe(50);
+    expect(() => profileFromArgs(["--shim-batch", "-1"])).toThrow(/whole number/);
   });
 });

@@ -1,5 +1,13 @@
 import { describe, expect, it } from "vitest";
-import { countReconcile, drainCounterStatements, RECONCILE_BUCKETS } from "../../src/observability/op-counters";
+import { measure, noCost } from "../../src/lib/invocation-cost";
+import {
+  COUNTERS_QUERY_CEILING,
+  countReconcile,
+  drainCounterStatements,
+  flushCounters,
+  MAX_COUNTERS_PER_FLUSH,
+  RECONCILE_BUCKETS,
+} from "../../src/observability/op-counters";
 import { Exposition } from "../../src/observability/prometheus";
 
 describe("Prometheus exposition", () => {
@@ -70,5 +78,31 @@ describe("call counters", () => {
     bound.length = 0;
     drainCounterStatements(db);
     expect(bound.find(([n]) => n === "reconcile.count|ss-1")?.[1]).toBe(2);
+  });
+
+  it("writes at most a fifth of an invocation's D1 queries per flush, however many scale sets' runs are pending in the isolate", () => {
+    const db = { prepare: () => ({ bind: () => ({}) }) } as unknown as D1Database;
+    while (drainCounterStatements(db).statements.length); // start empty
+    // A hundred scale sets' runs: a dozen counters each, over Cloudflare's 1,000 queries in one batch.
+    for (let i = 0; i < 100; i++) countReconcile(`ss-${i}`, 10);
+    const sizes: number[] = [];
+    for (let n = drainCounterStatements(db).statements.length; n; n = drainCounterStatements(db).statements.length) sizes.push(n);
+    expect(MAX_COUNTERS_PER_FLUSH).toBe(200);
+    expect(sizes.every((n) => n <= MAX_COUNTERS_PER_FLUSH)).toBe(true);
+    expect(sizes.reduce((a, b) => a + b, 0)).toBe(100 * (RECONCILE_BUCKETS.length + 2));
+  });
+
+  it("never takes an invocation that already ran many D1 queries past its share for counters, and leaves the rest pending", async () => {
+    const batches: number[] = [];
+    const db = { prepare: () => ({ bind: () => ({}) }), batch: async (s: unknown[]) => batches.push(s.length) };
+    while (drainCounterStatements(db as never).statements.length); // start empty
+    for (let i = 0; i < 100; i++) countReconcile(`ss-${i}`, 10);
+    const cost = { ...noCost(), d1Queries: COUNTERS_QUERY_CEILING - 50 };
+    await measure(cost, () => flushCounters(db as never, [{}]));
+    // 50 queries left under the ceiling: the extra statement and 49 counters.
+    expect(batches).toEqual([50]);
+    await measure({ ...noCost(), d1Queries: COUNTERS_QUERY_CEILING }, () => flushCounters(db as never));
+    expect(batches).toEqual([50]);
+    expect(drainCounterStatements(db as never).statements.length).toBe(MAX_COUNTERS_PER_FLUSH);
   });
 });

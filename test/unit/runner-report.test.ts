@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { runnerReportChange } from "../../src/scaleset/runner-report";
+import { runnerReportChange, runnerReportEvents } from "../../src/scaleset/runner-report";
 
 const NOW = 1_000_000;
 const row = (over: Partial<Parameters<typeof runnerReportChange>[0]> = {}) => ({
@@ -58,5 +58,17 @@ describe("runnerReportChange", () => {
     const contradicted = runnerReportChange(row({ agentId: 5 }), 2, { status: "idle", message: "", agentId: 7 }, NOW);
     expect(contradicted).toMatchObject({ claimRejected: true });
     expect("change" in contradicted && contradicted.change.set).not.toHaveProperty("reportedAgentId");
+  });
+
+  it("logs the report, and a rejected runner id claim as an event of its own", () => {
+    const at = { scaleSetId: "ss-1", instance: "r-1" };
+    const report = { status: "idle" as const, message: "up", agentId: 7 };
+    const plain = runnerReportEvents(at, { runnerStatus: "installing", agentId: null }, report, { message: "up", claimRejected: false });
+    expect(plain).toEqual([
+      { event: "runner_status", scale_set: "ss-1", instance: "r-1", from: "installing", to: "idle", message: "up", reported_agent_id: 7 },
+    ]);
+    const rejected = runnerReportEvents(at, { runnerStatus: "installing", agentId: 5 }, report, { message: "up", claimRejected: true });
+    expect(rejected.map((e) => e.event)).toEqual(["runner_status", "runner_id_claim_rejected"]);
+    expect(rejected[1]).toMatchObject({ runner_id: 7, agent_id: 5 });
   });
 });

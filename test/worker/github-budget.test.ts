@@ -33,9 +33,11 @@ async function credentialOf(scaleSetId: string) {
  * scale sets' objects remember of the window move one window into the past.
  */
 async function nextWindow(credentialId: string, ...scaleSetIds: string[]) {
-  await env.DB.prepare("UPDATE github_budget SET window_start = window_start - ? WHERE credential_id = ?")
-    .bind(WINDOW_MS, credentialId)
-    .run();
+  await env.DB.batch(
+    ["github_budget", "github_budget_demand"].map((table) =>
+      env.DB.prepare(`UPDATE ${table} SET window_start = window_start - ? WHERE credential_id = ?`).bind(WINDOW_MS, credentialId),
+    ),
+  );
   for (const id of scaleSetIds) {
     await inScaleSetObject(id, (obj) => {
       const wait = obj.state.budgetWait;
@@ -155,6 +157,41 @@ describe("GitHub budget", () => {
     expect(status.last_reconcile).toMatchObject({ actions: { create: 5 }, summary: { blocked: null } });
     expect(status.github_budget).toBeNull();
     expect(await jitCalls(w)).toBe(0);
+  });
+
+  it("keeps a fair share of the window for another scale set on the credential while one bursts", async () => {
+    const burst = await scaleSetWorld(SHIM_SECRET, { max_runners: 60, jit_config_timing: "before_create" });
+    const provider = (await api.get(`/api/v1/scalesets/${burst.scaleSetId}`)).body.provider_name;
+    const created = await api.post(`/api/v1/repositories/${burst.repoId}/scalesets`, {
+      name: unique("small"),
+      provider_name: provider,
+      labels: ["self-hosted", "arm"],
+      max_runners: 10,
+      image: "ubuntu:24.04",
+      flavor: "small",
+      runner_prefix: "es",
+      jit_config_timing: "before_create",
+    });
+    expect(created.status, created.text).toBe(201);
+    const small = created.body.id as string;
+    const cred = await credentialOf(small);
+    await withBudget(burst.scaleSetId, budget(10));
+    await withBudget(small, budget(10));
+    await queueJobs(burst.scaleSetId, 50);
+    await queueJobs(small, 5);
+
+    // The burst's object asks first in every window (it wakes when the window opens).
+    expect((await reconcile(burst.scaleSetId)).last_reconcile.actions).toEqual({ create: 10 });
+    expect((await reconcile(small)).github_budget).toMatchObject({ blocked: true, wanted: 5, granted: 0 });
+    await nextWindow(cred.id, burst.scaleSetId, small);
+    // The small one fell short last window: its 5 are kept for it (it starved for the whole burst before).
+    expect((await reconcile(burst.scaleSetId)).last_reconcile.actions).toEqual({ create: 5 });
+    expect((await reconcile(small)).last_reconcile.actions).toEqual({ create: 5 });
+    expect(await rows(small)).toHaveLength(5);
+    // Served: the burst has the whole window again.
+    await nextWindow(cred.id, burst.scaleSetId, small);
+    expect((await reconcile(burst.scaleSetId)).last_reconcile.actions).toEqual({ create: 10 });
+    expect(await rows(burst.scaleSetId)).toHaveLength(25);
   });
 
   it("leaves scale sets without JIT configs alone: their runners cost GitHub nothing when they are created", async () => {

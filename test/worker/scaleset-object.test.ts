@@ -1,6 +1,6 @@
 import { runDurableObjectAlarm } from "cloudflare:test";
 import { env, exports } from "cloudflare:workers";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { readInstanceToken } from "../../src/scaleset/instance-token";
 import { nudgeScaleSet } from "../../src/scaleset/stub";
 import { deliverOutbox } from "../fake-shim/control";
@@ -109,6 +109,30 @@ describe("ScaleSet object: creating", () => {
     expect(await live(w.scaleSetId)).toHaveLength(2);
     // It re-arms itself for its next tick.
     expect(await inScaleSetObject(w.scaleSetId, (_o, state) => state.storage.getAlarm())).toBeGreaterThan(Date.now());
+  });
+
+  it("reconciles at once on a nudge when nudges are not delayed (production), leaving its tick armed", async () => {
+    const w = await world();
+    // Tests delay nudges an hour (NUDGE_DELAY_SECONDS) to drive alarms themselves; production has 0.
+    await inScaleSetObject(w.scaleSetId, (obj) => {
+      obj.settings.nudgeDelayMs = 0;
+    });
+    await queueJobs(w.scaleSetId, 2);
+    const stub = env.SCALE_SET.get(env.SCALE_SET.idFromName(w.scaleSetId));
+    const spy = vi.spyOn(console, "log");
+    await stub.nudge(w.scaleSetId);
+    // The nudge's own pass creates both runners, not an alarm armed for now.
+    for (let i = 0; i < 100 && (await w.shim.machines()).length < 2; i++) await new Promise((r) => setTimeout(r, 50));
+    expect(await w.shim.machines()).toHaveLength(2);
+    expect(await live(w.scaleSetId)).toHaveLength(2);
+    const plans = spy.mock.calls.map((c) => String(c[0])).filter((l) => l.includes('"event":"plan"') && l.includes(w.scaleSetId));
+    // (A pass that acted is followed by another in the same run.)
+    expect(new Set(plans.map((l) => JSON.parse(l).trigger))).toEqual(new Set(["nudge"]));
+    spy.mockRestore();
+    // The alarm stays the safety net: armed for the next tick, not for now.
+    const status = await stub.status(w.scaleSetId);
+    expect(status.last_reconcile).toMatchObject({ error: null, actions: { create: 2 } });
+    expect(Date.parse(status.next_wake_at!)).toBeGreaterThan(Date.now());
   });
 
   it("never goes above max_runners, and keeps min_idle_runners", async () => {

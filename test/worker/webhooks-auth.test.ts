@@ -57,6 +57,15 @@ describe("authentic deliveries", () => {
     expect(await jobRow(9003)).not.toBeNull();
   });
 
+  it("checks the signature over the bytes GitHub signed, not over their decoded text", async () => {
+    // Decoding drops a leading byte-order mark; the signature covers it.
+    const p = inProgress();
+    p.workflow_job.id = 9004;
+    const res = await deliver(null, REPO_SECRET, { raw: `\uFEFF${JSON.stringify(p)}` });
+    expect(res.status, res.text).toBe(200);
+    expect(await jobRow(9004)).not.toBeNull();
+  });
+
   it("answers ping with 200 when it is signed by a registered entity", async () => {
     const ping = clone(pingExamples[0]!.payload);
     ping.repository.owner.login = "octo-org";

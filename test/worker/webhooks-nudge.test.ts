@@ -128,6 +128,34 @@ describe("nudging the scale set's object", () => {
     ]);
   });
 
+  it("logs a routed delivery at debug, an unmatched one at info", async () => {
+    // A routed job is in D1, in GitHub's delivery log (our answer names its scale set) and in
+    // edgerunner_webhooks_total: its line is detail. One no scale set takes needs someone.
+    const info = vi.spyOn(console, "log");
+    const debug = vi.spyOn(console, "debug");
+    const before = process.env.LOG_LEVEL;
+    try {
+      await deliverAndSettle(job(8006, "queued"));
+      expect(logged(info, "webhook_accepted")).toEqual([]);
+      expect(logged(debug, "webhook_accepted")).toEqual([]); // below the default level: not written
+      process.env.LOG_LEVEL = "debug";
+      await deliverAndSettle(job(8007, "queued"));
+      expect(logged(info, "webhook_accepted")).toEqual([]);
+      expect(logged(debug, "webhook_accepted").map((l) => JSON.parse(l))).toEqual([
+        expect.objectContaining({ job_id: 8007, job: "routed", scale_set: gpu, delivery_id: expect.any(String) }),
+      ]);
+    } finally {
+      if (before === undefined) delete process.env.LOG_LEVEL;
+      else process.env.LOG_LEVEL = before;
+    }
+    const p = job(8008, "queued");
+    p.workflow_job.labels = ["nothing-serves-this"];
+    await deliverAndSettle(p);
+    expect(logged(info, "webhook_accepted").map((l) => JSON.parse(l))).toEqual([
+      expect.objectContaining({ job_id: 8008, job: "unmatched" }),
+    ]);
+  });
+
   it("still accepts the delivery, with the job in D1, when the nudge fails", async () => {
     // The object this scale set's nudge reaches refuses it: it belongs to another scale set.
     await stubFor("someone-else").nudge("someone-else");

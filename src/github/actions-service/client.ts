@@ -7,6 +7,7 @@
  */
 
 import type { z } from "zod";
+import { measuredFetch } from "../../lib/invocation-cost";
 import { errorText, logger } from "../../observability/log";
 import { countGithubCall } from "../../observability/op-counters";
 import type { ActionsError, ActionsResult, ActionsServicePort, ListenerSession } from "../../scaleset/actions-port";
@@ -59,7 +60,7 @@ export class ActionsServiceClient implements ActionsServicePort {
   private readonly tokens: AdminTokens;
 
   constructor(private readonly o: ActionsClientOptions) {
-    this.fetchFn = o.fetch ?? ((input, init) => fetch(input, init));
+    this.fetchFn = o.fetch ?? measuredFetch;
     this.clock = o.clock ?? systemClock;
     this.tokens = o.adminTokens ?? sharedAdminTokens;
   }

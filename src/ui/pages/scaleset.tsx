@@ -71,7 +71,7 @@ export const scaleSetRoutes = new Hono<UiEnv>().get("/scalesets/:id", async (c) 
         <dt>Last reconcile</dt>
         <dd>
           {lr
-            ? `${when(lr.at)} (${duration(now - lr.at)} ago), ${lr.durationMs} ms, ${lr.d1RoundTrips} D1 round trips${lr.error ? `, error: ${lr.error}` : ""}`
+            ? `${when(lr.at)} (${duration(now - lr.at)} ago), ${lr.durationMs} ms, ${lr.d1RoundTrips} D1 round trips${lr.subrequests === undefined ? "" : `, ${lr.subrequests} subrequests`}${lr.error ? `, error: ${lr.error}` : ""}`
             : "—"}
         </dd>
         <dt>Create backoff</dt>

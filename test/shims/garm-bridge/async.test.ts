@@ -69,7 +69,8 @@ const waitForCallbacks = async (n: number, ms = 5000) => {
 describe("async mode", () => {
   it("answers a create with 202 and reports the machine in a signed callback", async () => {
     const caps = await send(bridge, "GET", "/v1/capabilities");
-    expect(caps.body).toMatchObject({ interface_version: "v1", async: true });
+    // Async: every item of a batch is accepted at once, so the largest batch is the concurrency plus the queue.
+    expect(caps.body).toMatchObject({ interface_version: "v1.1", async: true, batch_create: { max: 4 + 64 } });
 
     world.configure({ create_sleep_ms: 200 });
     const res = await send(bridge, "POST", "/v1/instances", JSON.stringify(bootstrap("runner-async")));
@@ -156,5 +157,24 @@ describe("async mode", () => {
     }
     await new Promise((r) => setTimeout(r, 200));
     expect(received.map((r) => r.status)).toEqual([404]);
+  });
+  it("answers each instance of a batch 202 at once and reports each in its own callback", async () => {
+    world.configure({ create_sleep_ms: 100 });
+    const res = await send(
+      bridge,
+      "POST",
+      "/v1/instances:batch",
+      JSON.stringify({ instances: [bootstrap("async-b1"), bootstrap("async-b2")] }),
+    );
+    expect(res.status).toBe(200);
+    expect(res.body.results).toEqual([
+      { name: "async-b1", status: 202, body: { operation_id: expect.stringMatching(/^op-/) } },
+      { name: "async-b2", status: 202, body: { operation_id: expect.stringMatching(/^op-/) } },
+    ]);
+    const done = await waitForCallbacks(2);
+    expect(done.map((r) => [r.body.instance_name, r.body.operation_id]).sort()).toEqual(
+      res.body.results.map((r: { name: string; body: { operation_id: string } }) => [r.name, r.body.operation_id]).sort(),
+    );
+    expect(done.every((r) => r.verified && r.body.result?.status === "running")).toBe(true);
   });
 });

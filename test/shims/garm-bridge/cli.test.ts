@@ -104,7 +104,7 @@ esac
       expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/sh$/);
       expect(await send({ url }, "GET", "/v1/capabilities")).toMatchObject({
         status: 200,
-        body: { interface_version: "v1", garm_interface_version: "v0.1.0" },
+        body: { interface_version: "v1.1", garm_interface_version: "v0.1.0", batch_create: { max: 4 } },
       });
       expect(await send({ url }, "GET", "/v1/instances")).toMatchObject({
         status: 200,

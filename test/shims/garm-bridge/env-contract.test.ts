@@ -59,7 +59,13 @@ for (const version of ["v0.1.0", "v0.1.1"] as const) {
       expect((await send(bridge, "DELETE", "/v1/instances/vm-runner-env-1")).status).toBe(204);
       expect((await send(bridge, "DELETE", "/v1/instances")).status).toBe(204);
       const caps = await send(bridge, "GET", "/v1/capabilities");
-      expect(caps.body).toEqual({ interface_version: "v1", async: false, idempotent_create: true, garm_interface_version: version });
+      expect(caps.body).toEqual({
+        interface_version: "v1.1",
+        async: false,
+        idempotent_create: true,
+        garm_interface_version: version,
+        batch_create: { max: 4 },
+      });
 
       const calls = world.calls();
       // No GetInstance before the create, no GetVersion for the capabilities, no RemoveAllInstances: GARM runs none of them.

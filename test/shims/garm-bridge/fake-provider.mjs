@@ -4,7 +4,8 @@
 // array) on stdout, exit 30 for not found and 31 for duplicate. Its "cloud" is one JSON file
 // per machine under state_dir. Every call is recorded (env, stdin, pid, start and end times)
 // under record_dir. Misbehaviour comes from the provider config file (GARM_PROVIDER_CONFIG_FILE),
-// re-read on every call: faults[command] = {exit, stdout, stderr, sleep_ms, hang, child_hang, huge_bytes}.
+// re-read on every call: faults[command] = {exit, stdout, stderr, sleep_ms, hang, child_hang, huge_bytes},
+// and fail_names: instance names whose CreateInstance fails (exit 1), the others' succeeding.
 import { spawn } from "node:child_process";
 import { appendFileSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -43,9 +44,17 @@ if (fault) {
 }
 
 function machines() {
+  // A machine deleted by a concurrent call between the listing and the read is simply gone.
   return readdirSync(config.state_dir)
     .filter((f) => f.endsWith(".json"))
-    .map((f) => JSON.parse(readFileSync(join(config.state_dir, f), "utf8")));
+    .flatMap((f) => {
+      try {
+        return [JSON.parse(readFileSync(join(config.state_dir, f), "utf8"))];
+      } catch (err) {
+        if (err.code === "ENOENT") return [];
+        throw err;
+      }
+    });
 }
 function find(id) {
   // GARM_INSTANCE_ID is the provider id, or the name when none is known. In v0.1.1 the pool scopes it.
@@ -72,6 +81,11 @@ async function normal() {
   switch (command) {
     case "CreateInstance": {
       const b = JSON.parse(stdin);
+      if (config.fail_names?.includes(b.name)) {
+        process.stderr.write(`no capacity for ${b.name}\n`);
+        process.exitCode = 1;
+        break;
+      }
       if (machines().some((m) => m.name === b.name)) {
         process.stderr.write(`instance ${b.name} already exists\n`);
         process.exitCode = 31;

@@ -45,7 +45,7 @@ export function makeProviderWorld() {
   writeFileSync(executable, `#!${process.execPath}\n${source}`);
   chmodSync(executable, 0o755);
   const configFile = join(dir, "provider-config.json");
-  let settings: { faults: Record<string, Fault>; create_sleep_ms?: number; sleep_ms?: number } = { faults: {} };
+  let settings: { faults: Record<string, Fault>; create_sleep_ms?: number; sleep_ms?: number; fail_names?: string[] } = { faults: {} };
   const writeConfig = () => writeFileSync(configFile, JSON.stringify({ state_dir: stateDir, record_dir: recordDir, ...settings }));
   writeConfig();
   return {
@@ -53,7 +53,7 @@ export function makeProviderWorld() {
     executable,
     configFile,
     /** Replaces the provider's misbehaviour (read by every call). */
-    configure(next: { faults?: Record<string, Fault>; create_sleep_ms?: number; sleep_ms?: number }) {
+    configure(next: { faults?: Record<string, Fault>; create_sleep_ms?: number; sleep_ms?: number; fail_names?: string[] }) {
       settings = { faults: {}, ...next };
       writeConfig();
     },

@@ -244,7 +244,10 @@ describe("with the coordinator's shim client", () => {
         { name: "lxd", url: bridge.url, secret: SECRET },
         { controllerId: CONTROLLER, poolId: POOL, extraSpecs: EXTRA_SPECS },
       );
-      expect(await client.capabilities()).toMatchObject({ ok: true, value: { interface_version: "v1", async: false } });
+      expect(await client.capabilities()).toMatchObject({
+        ok: true,
+        value: { interface_version: "v1.1", async: false, batch_create: { max: 4 } },
+      });
       const made = await client.createInstance(bootstrap("runner-client") as never);
       expect(made).toEqual({
         ok: true,

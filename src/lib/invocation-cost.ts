@@ -1,0 +1,96 @@
+import { AsyncLocalStorage } from "node:async_hooks";
+
+/**
+ * What one invocation spends of Cloudflare's per-invocation budgets, counted where it is spent.
+ * An invocation is one Worker request, or one alarm or request (RPC) of a Durable Object. On the
+ * paid plan it may make 10,000 subrequests (every outbound fetch and every call to a binding
+ * such as D1), run 1,000 D1 queries (each statement of a batch is one) and use 30 s of CPU.
+ *
+ * Counting rides on AsyncLocalStorage rather than on a counter passed down every call: the
+ * GitHub and shim clients are shared by every scale set object in an isolate (they cache tokens
+ * and credentials), so the fetch they make belongs to whichever invocation awaited it, and only
+ * the async context knows which one that is. `measure` scopes nest: a reconcile pass counts
+ * into its own cost and into its invocation's at once. Outside any scope nothing is counted.
+ */
+
+/** Cloudflare's per-invocation budgets on the paid plan. */
+export const INVOCATION_BUDGET = { subrequests: 10_000, d1Queries: 1_000, cpuMs: 30_000 } as const;
+
+export interface InvocationCost {
+  /** Outbound fetches plus D1 round trips: Cloudflare's subrequests. */
+  subrequests: number;
+  /** Outbound fetches (GitHub, the Actions service, shims). */
+  fetches: number;
+  /** Calls to D1 (a batch is one). */
+  d1RoundTrips: number;
+  /** Statements those calls carried (Cloudflare's D1 queries). */
+  d1Queries: number;
+}
+
+export const noCost = (): InvocationCost => ({ subrequests: 0, fetches: 0, d1RoundTrips: 0, d1Queries: 0 });
+
+interface Scope {
+  cost: InvocationCost;
+  parent: Scope | undefined;
+}
+
+const scopes = new AsyncLocalStorage<Scope>();
+
+/** Runs `fn` so that everything it spends, however deep and however late, is added to `cost` (and to any enclosing scope's). */
+export function measure<R>(cost: InvocationCost, fn: () => R): R {
+  return scopes.run({ cost, parent: scopes.getStore() }, fn);
+}
+
+function add(f: (cost: InvocationCost) => void): void {
+  for (let s = scopes.getStore(); s; s = s.parent) f(s.cost);
+}
+
+/** What the invocation under way (the outermost scope) has spent so far, or null outside one. */
+export function invocationSpent(): InvocationCost | null {
+  let s = scopes.getStore();
+  while (s?.parent) s = s.parent;
+  return s?.cost ?? null;
+}
+
+/** One outbound fetch. */
+export function countFetch(): void {
+  add((c) => {
+    c.fetches++;
+    c.subrequests++;
+  });
+}
+
+/** One D1 round trip carrying `statements` queries. */
+export function countD1(statements: number): void {
+  add((c) => {
+    c.d1RoundTrips++;
+    c.d1Queries += statements;
+    c.subrequests++;
+  });
+}
+
+/** The global fetch, counted: the default of every client that calls out (GitHub, Actions service, shims, the object's limiter). */
+export const measuredFetch: typeof fetch = (input, init) => {
+  countFetch();
+  return fetch(input, init);
+};
+
+/** Whether a cost is within every budget (CPU when given). */
+export function withinBudget(cost: InvocationCost, cpuMs?: number): boolean {
+  return (
+    cost.subrequests <= INVOCATION_BUDGET.subrequests &&
+    cost.d1Queries <= INVOCATION_BUDGET.d1Queries &&
+    (cpuMs === undefined || cpuMs <= INVOCATION_BUDGET.cpuMs)
+  );
+}
+
+/** The larger of two costs, field by field (the most each budget was ever drawn on, not one invocation's). */
+export function largest(a: InvocationCost | null, b: InvocationCost): InvocationCost {
+  if (!a) return { ...b };
+  return {
+    subrequests: Math.max(a.subrequests, b.subrequests),
+    fetches: Math.max(a.fetches, b.fetches),
+    d1RoundTrips: Math.max(a.d1RoundTrips, b.d1RoundTrips),
+    d1Queries: Math.max(a.d1Queries, b.d1Queries),
+  };
+}

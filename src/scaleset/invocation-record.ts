@@ -1,0 +1,96 @@
+import { AsyncLocalStorage } from "node:async_hooks";
+import { INVOCATION_BUDGET, type InvocationCost, largest, measure, noCost } from "../lib/invocation-cost";
+import { logger } from "../observability/log";
+
+/**
+ * What a scale set object's invocations (its alarm and each RPC: nudges, reconciles, callbacks,
+ * reports) spend of Cloudflare's per-invocation budgets, kept in memory for its status. Work an
+ * invocation leaves running (a pass started by a create that settled) keeps counting into it
+ * after it returned, so the last few invocations stay open and are folded into `largest` only
+ * when they drop off the list.
+ */
+
+/** Invocations still open to late counts. */
+const RECENT = 16;
+/** A share of a budget past which an invocation is logged (`invocation_cost_high`). */
+const HIGH_SHARE = 0.5;
+
+export interface InvocationCostView {
+  subrequests: number;
+  fetches: number;
+  d1_round_trips: number;
+  d1_queries: number;
+}
+
+export interface InvocationsStatus {
+  /** Invocations since this object's incarnation started. */
+  count: number;
+  /** The most each budget was drawn on by one invocation (field by field). */
+  largest: InvocationCostView | null;
+  last: (InvocationCostView & { method: string }) | null;
+  budget: { subrequests: number; d1_queries: number };
+}
+
+const view = (c: InvocationCost): InvocationCostView => ({
+  subrequests: c.subrequests,
+  fetches: c.fetches,
+  d1_round_trips: c.d1RoundTrips,
+  d1_queries: c.d1Queries,
+});
+
+export class InvocationRecord {
+  constructor(private readonly scaleSetId: () => string | null) {}
+
+  private count = 0;
+  private settled: InvocationCost | null = null;
+  private readonly recent: { method: string; cost: InvocationCost }[] = [];
+
+  /** Runs one invocation, counting what it spends. */
+  async run<R>(method: string, fn: () => Promise<R>): Promise<R> {
+    // A method called from inside an invocation (reconcileNow asking for the status) is part of it.
+    if (inside.getStore()) return fn();
+    const cost = noCost();
+    this.count++;
+    this.recent.push({ method, cost });
+    if (this.recent.length > RECENT) this.settled = largest(this.settled, this.recent.shift()!.cost);
+    try {
+      return await inside.run(true, () => measure(cost, fn));
+    } finally {
+      if (cost.subrequests > INVOCATION_BUDGET.subrequests * HIGH_SHARE || cost.d1Queries > INVOCATION_BUDGET.d1Queries * HIGH_SHARE) {
+        logger.warn({ event: "invocation_cost_high", scale_set: this.scaleSetId(), method, ...view(cost), budget: budgetView });
+      }
+    }
+  }
+
+  status(): InvocationsStatus {
+    let max = this.settled;
+    for (const r of this.recent) max = largest(max, r.cost);
+    const last = this.recent.at(-1);
+    return {
+      count: this.count,
+      largest: max && view(max),
+      last: last ? { method: last.method, ...view(last.cost) } : null,
+      budget: budgetView,
+    };
+  }
+}
+
+const inside = new AsyncLocalStorage<true>();
+const budgetView = { subrequests: INVOCATION_BUDGET.subrequests, d1_queries: INVOCATION_BUDGET.d1Queries };
+
+/**
+ * Makes every listed method of a Durable Object class one measured invocation. Patched on the
+ * prototype, where the runtime looks RPC methods up, so the class's methods stay plain; a call
+ * made from inside an invocation (reconcileNow asking for the status) is part of that one.
+ */
+export function measureInvocations<T extends { readonly invocations: InvocationRecord }>(
+  cls: { prototype: T },
+  methods: readonly (keyof T & string)[],
+): void {
+  for (const name of methods) {
+    const original = cls.prototype[name] as unknown as (this: T, ...args: unknown[]) => Promise<unknown>;
+    (cls.prototype as Record<string, unknown>)[name] = function (this: T, ...args: unknown[]) {
+      return this.invocations.run(name, () => original.apply(this, args));
+    };
+  }
+}
