@@ -86,17 +86,21 @@ export async function onBootJitConfig(
     await timing.sleep(timing.pollMs);
   }
 
-  // 2. One JIT from the credential's budget (shared with every object and isolate), waiting in line.
+  // 2. One JIT from the credential's budget (shared with every object and isolate), waiting in
+  // line; then straight to GitHub. A grant from a window that is over by the time the call could
+  // go (a slow request) is paid again: GitHub would see the call in the next window, on top of
+  // that window's own, and the budget's worst minute would no longer hold.
+  if (!(await keepJitClaim(db, inst.id, claimedAt, timing.now()))) return { kind: "busy", retryAfterSeconds: 1, reason: "mint_under_way" };
   const policy = scaleSetSettings(env).githubBudget;
-  if (policy) {
+  for (let paidUntil = 0; policy && timing.now() >= paidUntil; ) {
     const paid = await waitForBudget(db, setup, inst, claimedAt, policy, deadline, timing);
     if (paid === "lost") return { kind: "busy", retryAfterSeconds: 1, reason: "mint_under_way" };
-    if (paid !== true) {
+    if ("retryAfterSeconds" in paid) {
       await releaseJitMint(db, inst.id, claimedAt, timing.now());
       return { kind: "busy", retryAfterSeconds: paid.retryAfterSeconds, reason: "github_budget" };
     }
+    paidUntil = paid.windowEnd;
   }
-  if (!(await keepJitClaim(db, inst.id, claimedAt, timing.now()))) return { kind: "busy", retryAfterSeconds: 1, reason: "mint_under_way" };
 
   // 3. The mint, sealed where only this instance's row opens it.
   let minted: { runnerId: number; encodedJitConfig: string };
@@ -146,7 +150,7 @@ async function mintReplacingLost(
   }
 }
 
-/** Reserves one JIT config, trying again at each window's start until `deadline`. True once paid; else when to come back. */
+/** Reserves one JIT config, trying again at each window's start until `deadline`: the window it was paid in, or when to come back. */
 async function waitForBudget(
   db: D1Database,
   setup: RunnerSetup,
@@ -155,7 +159,7 @@ async function waitForBudget(
   policy: GithubBudgetPolicy,
   deadline: number,
   timing: OnBootTiming,
-): Promise<true | "lost" | { retryAfterSeconds: number }> {
+): Promise<{ windowEnd: number } | "lost" | { retryAfterSeconds: number }> {
   let waited = false;
   let keptAt = claimedAt;
   for (;;) {
@@ -188,7 +192,7 @@ async function waitForBudget(
         });
     if (granted >= 1) {
       if (waited) log({ event: "jit_budget_granted", scale_set: inst.scaleSetId, instance: inst.name });
-      return true;
+      return { windowEnd: window.end };
     }
     if (!waited) {
       waited = true;
