@@ -92,7 +92,8 @@ export async function onBootJitConfig(
   // that window's own, and the budget's worst minute would no longer hold.
   if (!(await keepJitClaim(db, inst.id, claimedAt, timing.now()))) return { kind: "busy", retryAfterSeconds: 1, reason: "mint_under_way" };
   const policy = scaleSetSettings(env).githubBudget;
-  for (let paidUntil = 0; policy && timing.now() >= paidUntil; ) {
+  // The window's last sixth (1 s of the default 6) counts as over: the call still has to reach GitHub.
+  for (let paidUntil = 0; policy && timing.now() >= paidUntil - policy.windowMs / 6; ) {
     const paid = await waitForBudget(db, setup, inst, claimedAt, policy, deadline, timing);
     if (paid === "lost") return { kind: "busy", retryAfterSeconds: 1, reason: "mint_under_way" };
     if ("retryAfterSeconds" in paid) {
