@@ -1,6 +1,6 @@
 /**
- * npm run bench:workflows [-- --latency-jobs 50 --burst|--jobs 1000 --profile loopback|production --shim sync|async --shim-batch N]
- * (--quick: --latency-jobs 10 --burst 100)
+ * npm run bench:workflows [-- --latency-jobs 50 --burst|--jobs 1000 --profile loopback|production --shim sync|async --shim-batch N
+ *   --jit on_boot|before_create] (--quick: --latency-jobs 10 --burst 100)
  *
  * The whole product on one machine (e2e/stack.ts: the coordinator under `wrangler dev`, the fake
  * GitHub playing workflows, the simulator with instant boots), measured from GitHub's side:
@@ -31,6 +31,9 @@
  * the burst (open the file in Chrome DevTools) and prints its summary (bench/cpu-profile.ts);
  * BENCH_PERF=file.data records the workerd process with Linux perf over the burst and prints how
  * its CPU splits into local trace collection, SQLite, the kernel and the rest (bench/perf-split.ts).
+ * --jit: the webhook scale sets' jit_config_timing (default on_boot, the product's default: each
+ * machine mints its JIT config on its first credentials fetch; before_create: the object mints
+ * it before the shim create).
  *
  * Prints one JSON document on stdout; progress on stderr.
  */
@@ -46,9 +49,15 @@ import { freePort, note, percentile, sleep } from "./harness.mjs";
 import { PERF_CATEGORIES, recordPerf, workerdPid } from "./perf-split.ts";
 
 function flags(argv: string[]) {
-  const out = { latencyJobs: 50, burst: 1000 };
+  const out = { latencyJobs: 50, burst: 1000, jit: "on_boot" as "on_boot" | "before_create" };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
+    if (a === "--jit") {
+      const timing = argv[++i];
+      if (timing !== "on_boot" && timing !== "before_create") throw new Error("--jit takes on_boot or before_create");
+      out.jit = timing;
+      continue;
+    }
     if (a === "--quick") {
       // What `npm run bench -- --quick` runs: a smoke run, not figures to quote.
       Object.assign(out, { latencyJobs: 10, burst: 100 });
@@ -102,6 +111,7 @@ const scaleSet = (name: string, max: number, intake: "webhook" | "scaleset_api" 
     min_idle_runners: 0,
     image: "ubuntu:24.04",
     flavor: "small",
+    ...(intake === "webhook" && { jit_config_timing: opts.jit }),
   });
 
 /** Waits until `done` holds for the jobs named `name`, polling the fake GitHub; `partial`: at the deadline, returns them as they are. */
@@ -294,6 +304,7 @@ try {
   result.burst = {
     profile: profile.name,
     shim: profile.shim,
+    jit_config_timing: opts.jit,
     jobs: opts.burst,
     boot_delay_ms: 0,
     all_creates_sent_s: creates === null ? null : seconds(creates - firstQueued),

@@ -55,6 +55,11 @@ export interface Env {
   GITHUB_POINTS_PER_MINUTE?: string;
   /** Length of one budget window in seconds (default 6): the minute's points are spent in these. */
   GITHUB_BUDGET_WINDOW_SECONDS?: string;
+  /**
+   * Seconds a machine's credentials request may wait in line for its on-boot JIT config (the
+   * GitHub budget, or another request's mint) before it is told 503 + Retry-After; default 60.
+   */
+  JIT_WAIT_SECONDS?: string;
   // Retention knobs (see src/retention/settings.ts and docs/retention.md).
   /** Days completed jobs and deleted instances (with their transitions) are kept; default 30. */
   RETENTION_DAYS?: string;

@@ -1902,6 +1902,33 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
+                /** @description The runner has reported in (served only while it bootstraps), or is no longer bootstrapping */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description GitHub did not give a JIT configuration (on-boot mint) */
+                502: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Still waiting in line for the GitHub budget or another request's mint: try again after Retry-After */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
             };
         };
         put?: never;
@@ -5508,6 +5535,11 @@ export interface components {
              */
             jit_config_enabled?: boolean;
             /**
+             * @description When a runner's JIT config is generated at GitHub. on_boot (default for webhook intake): when its machine first fetches its credentials, so creates wait for no GitHub call and the machine waits in line for the GitHub budget instead. before_create (always for scaleset_api intake): by the scale set before the machine is created. Ignored without jit_config_enabled
+             * @enum {string}
+             */
+            jit_config_timing?: "on_boot" | "before_create";
+            /**
              * @description Runner labels; stored lower-cased, de-duplicated and sorted
              * @example [
              *       "self-hosted",
@@ -5907,6 +5939,8 @@ export interface components {
             /** @enum {string} */
             intake: "webhook" | "scaleset_api";
             jit_config_enabled: boolean;
+            /** @enum {string} */
+            jit_config_timing: "on_boot" | "before_create";
             labels: string[];
             max_runners: number;
             min_idle_runners: number;
@@ -5926,6 +5960,8 @@ export interface components {
             updated_at: string;
         };
         ScaleSetDetail: components["schemas"]["ScaleSet"] & {
+            /** @description Machines whose on-boot JIT config is being minted (jit_config_timing on_boot): waiting in line for the credentials' GitHub budget, or at GitHub */
+            jit_waiting_instances: number;
             status: components["schemas"]["ScaleSetObjectStatus"];
         };
         ScaleSetObjectStatus: {
@@ -6113,6 +6149,11 @@ export interface components {
             intake?: "webhook" | "scaleset_api";
             /** @description Register runners with a just-in-time config (needs GHES >= 3.10). false: each machine fetches a one-time registration token and runs config.sh */
             jit_config_enabled?: boolean;
+            /**
+             * @description When a runner's JIT config is generated at GitHub. on_boot (default for webhook intake): when its machine first fetches its credentials, so creates wait for no GitHub call and the machine waits in line for the GitHub budget instead. before_create (always for scaleset_api intake): by the scale set before the machine is created. Ignored without jit_config_enabled
+             * @enum {string}
+             */
+            jit_config_timing?: "on_boot" | "before_create";
             /**
              * @description Runner labels; stored lower-cased, de-duplicated and sorted
              * @example [

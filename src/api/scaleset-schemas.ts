@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import type { ScaleSetWithOwners } from "../db/scaleset-store";
-import { osArches, osTypes, scaleSetIntakes } from "../db/schema";
+import { jitConfigTimings, osArches, osTypes, scaleSetIntakes } from "../db/schema";
 import { entityFullName } from "../github/entity-names";
 import { iso, ResourceName, Timestamp } from "../http/openapi";
 import { normalizeLabels } from "../intake/labels";
@@ -48,6 +48,10 @@ const fields = {
     description:
       "Where jobs come from. webhook: workflow_job deliveries matched by labels. scaleset_api: GitHub's runner scale set API (jobs use `runs-on: <scale set name>`; the coordinator long-polls GitHub, no webhook needed; needs jit_config_enabled)",
   }),
+  jit_config_timing: z.enum(jitConfigTimings).openapi({
+    description:
+      "When a runner's JIT config is generated at GitHub. on_boot (default for webhook intake): when its machine first fetches its credentials, so creates wait for no GitHub call and the machine waits in line for the GitHub budget instead. before_create (always for scaleset_api intake): by the scale set before the machine is created. Ignored without jit_config_enabled",
+  }),
 };
 
 const idleWithinMax = (v: { min_idle_runners?: number | undefined; max_runners?: number | undefined }) =>
@@ -57,6 +61,13 @@ const idleWithinMaxIssue = { message: "min_idle_runners cannot exceed max_runner
 const apiIntakeUsesJit = (v: { intake?: string | undefined; jit_config_enabled?: boolean | undefined }) =>
   !(v.intake === "scaleset_api" && v.jit_config_enabled === false);
 const apiIntakeUsesJitIssue = { message: "intake scaleset_api needs jit_config_enabled", path: ["jit_config_enabled"] };
+// The scale set API's JIT comes from its own endpoint, called by the scale set's object.
+const apiIntakeMintsBeforeCreate = (v: { intake?: string | undefined; jit_config_timing?: string | undefined }) =>
+  !(v.intake === "scaleset_api" && v.jit_config_timing === "on_boot");
+const apiIntakeMintsBeforeCreateIssue = { message: "intake scaleset_api mints JIT configs before_create", path: ["jit_config_timing"] };
+
+/** The timing a scale set gets when none is given: on_boot, but before_create for the scale set API. */
+export const defaultJitConfigTiming = (intake: string) => (intake === "scaleset_api" ? "before_create" : "on_boot");
 
 export const CreateScaleSet = z
   .strictObject({
@@ -77,9 +88,11 @@ export const CreateScaleSet = z
     priority: fields.priority.default(0),
     jit_config_enabled: fields.jit_config_enabled.default(true),
     intake: fields.intake.default("webhook"),
+    jit_config_timing: fields.jit_config_timing.optional(),
   })
   .refine(idleWithinMax, idleWithinMaxIssue)
   .refine(apiIntakeUsesJit, apiIntakeUsesJitIssue)
+  .refine(apiIntakeMintsBeforeCreate, apiIntakeMintsBeforeCreateIssue)
   .openapi("CreateScaleSet");
 
 export const UpdateScaleSet = z
@@ -89,6 +102,7 @@ export const UpdateScaleSet = z
   } as { name: z.ZodOptional<typeof ResourceName> } & { [K in keyof typeof fields]: z.ZodOptional<(typeof fields)[K]> })
   .refine(idleWithinMax, idleWithinMaxIssue)
   .refine(apiIntakeUsesJit, apiIntakeUsesJitIssue)
+  .refine(apiIntakeMintsBeforeCreate, apiIntakeMintsBeforeCreateIssue)
   .openapi("UpdateScaleSet");
 
 export const ScaleSetSchema = z
@@ -113,6 +127,7 @@ export const ScaleSetSchema = z
     priority: z.int(),
     jit_config_enabled: z.boolean(),
     intake: z.enum(scaleSetIntakes),
+    jit_config_timing: z.enum(jitConfigTimings),
     created_at: Timestamp,
     updated_at: Timestamp,
   })
@@ -191,7 +206,13 @@ export const ObjectStatusSchema = z
   })
   .openapi("ScaleSetObjectStatus");
 
-export const ScaleSetDetailSchema = ScaleSetSchema.extend({ status: ObjectStatusSchema }).openapi("ScaleSetDetail");
+export const ScaleSetDetailSchema = ScaleSetSchema.extend({
+  status: ObjectStatusSchema,
+  jit_waiting_instances: z.int().openapi({
+    description:
+      "Machines whose on-boot JIT config is being minted (jit_config_timing on_boot): waiting in line for the credentials' GitHub budget, or at GitHub",
+  }),
+}).openapi("ScaleSetDetail");
 
 export const scaleSetView = ({ scaleSet: s, entity: e, providerName }: ScaleSetWithOwners): z.infer<typeof ScaleSetSchema> => ({
   id: s.id,
@@ -214,6 +235,7 @@ export const scaleSetView = ({ scaleSet: s, entity: e, providerName }: ScaleSetW
   priority: s.priority,
   jit_config_enabled: s.jitConfigEnabled,
   intake: s.intake,
+  jit_config_timing: s.jitConfigTiming,
   created_at: iso(s.createdAt)!,
   updated_at: iso(s.updatedAt)!,
 });

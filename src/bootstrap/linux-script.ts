@@ -39,8 +39,8 @@ fail() {
 
 trap 'fail "bootstrap failed at line $LINENO"' ERR
 
-fetch() { # $1: metadata route, $2: output file
-  curl -sS --fail --retry 5 --retry-delay 2 --retry-connrefused -H "$AUTH" -o "$2" "$METADATA_URL/$1" || fail "could not fetch $1"
+fetch() { # $1: metadata route, $2: output file, $3: retries (default 5)
+  curl -sS --fail --retry "@{3:-5}" --retry-delay 2 --retry-connrefused -H "$AUTH" -o "$2" "$METADATA_URL/$1" || fail "could not fetch $1"
 }
 
 # The runner refuses to configure as root; the service is installed as root.
@@ -69,7 +69,9 @@ rm -f "$FILENAME"
 
 if [ "$JIT_CONFIG" = true ]; then
   report "fetching runner configuration"
-  fetch credentials/runner .runner
+  # The first file may be minted now: in a burst the coordinator holds each try up to a minute
+  # while the machine waits in line for GitHub's budget, then answers 503.
+  fetch credentials/runner .runner 30
   fetch credentials/credentials .credentials
   fetch credentials/credentials_rsaparams .credentials_rsaparams
   chmod 600 .runner .credentials .credentials_rsaparams

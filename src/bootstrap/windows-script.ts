@@ -20,8 +20,11 @@ function Fail([string]$Message) {
   Write-Error "edgerunner: $Message" -ErrorAction Continue
   exit 1
 }
-function Fetch([string]$Route, [string]$OutFile) {
-  try { Invoke-WebRequest -UseBasicParsing -Uri "$MetadataUrl/$Route" -Headers $Headers -OutFile $OutFile } catch { Fail "could not fetch $Route" }
+function Fetch([string]$Route, [string]$OutFile, [int]$Tries = 1) {
+  for ($i = 1; ; $i++) {
+    try { Invoke-WebRequest -UseBasicParsing -Uri "$MetadataUrl/$Route" -Headers $Headers -OutFile $OutFile; return }
+    catch { if ($i -ge $Tries) { Fail "could not fetch $Route" }; Start-Sleep -Seconds 2 }
+  }
 }
 
 try {
@@ -41,7 +44,8 @@ try {
   Remove-Item $FileName
   if ($JitConfig) {
     Report 'fetching runner configuration'
-    Fetch 'credentials/runner' '.runner'
+    # Minted now in a burst: each try may wait up to a minute in line for GitHub's budget (503 after).
+    Fetch 'credentials/runner' '.runner' 30
     Fetch 'credentials/credentials' '.credentials'
     Fetch 'credentials/credentials_rsaparams' '.credentials_rsaparams'
     Report 'installing runner service'

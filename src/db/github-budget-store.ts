@@ -98,3 +98,17 @@ export async function reserveJitConfigs(
   const row = reserved?.results[0];
   return row ? Math.floor(Number(row.last_grant) / JIT_CONFIG_POINTS) : wanted;
 }
+
+/**
+ * Whether the credential's window starting at `windowStart` has a JIT config left: a read, so
+ * that a burst's machines waiting in line look before they write (the reservation is an upsert
+ * on one row per credential, and D1 runs writes one at a time).
+ */
+export async function jitBudgetLeft(d1: D1Database, credentialId: string, windowStart: number, pointsPerWindow: number): Promise<boolean> {
+  const row = await d1
+    .prepare("SELECT window_start, points_used FROM github_budget WHERE credential_id = ?")
+    .bind(credentialId)
+    .first<{ window_start: number; points_used: number }>();
+  if (!row || row.window_start < windowStart) return true;
+  return row.window_start === windowStart && row.points_used + JIT_CONFIG_POINTS <= pointsPerWindow;
+}

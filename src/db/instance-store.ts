@@ -17,6 +17,8 @@ export interface NewInstance {
   osType: string;
   osArch: string;
   createdAt: number;
+  /** Its JIT config is minted when the machine first asks for it. */
+  jitOnBoot?: boolean;
 }
 
 /** Fields a status change may also set; absent fields keep their value. */
@@ -69,9 +71,10 @@ export function insertInstancesStatements(db: D1Database, rows: NewInstance[], r
     db
       .prepare(
         `INSERT INTO instances (id, name, scale_set_id, status, runner_status, runner_status_changed_at, addresses, os_type, os_arch,
-                                create_attempt, created_at, updated_at, status_changed_at)
+                                jit_on_boot, create_attempt, created_at, updated_at, status_changed_at)
          SELECT json_extract(value, '$.id'), json_extract(value, '$.name'), json_extract(value, '$.scaleSetId'), 'pending_create', 'pending',
-                json_extract(value, '$.createdAt'), '[]', json_extract(value, '$.osType'), json_extract(value, '$.osArch'), 1,
+                json_extract(value, '$.createdAt'), '[]', json_extract(value, '$.osType'), json_extract(value, '$.osArch'),
+                coalesce(json_extract(value, '$.jitOnBoot'), 0), 1,
                 json_extract(value, '$.createdAt'), json_extract(value, '$.createdAt'), json_extract(value, '$.createdAt')
            FROM json_each(?1)`,
       )
@@ -157,13 +160,15 @@ export interface InstanceSummary {
   createAttempt: number;
   agentId: number | null;
   jitConfigEnc: string | null;
+  /** Its JIT config is minted when the machine first asks (null jitConfigEnc until then). */
+  jitOnBoot: boolean;
   osType: string | null;
   osArch: string | null;
 }
 
 /** The instance with this name (names are unique), only within `scaleSetId` when given. */
 export async function findInstance(db: D1Database, name: string, scaleSetId?: string): Promise<InstanceSummary | null> {
-  const columns = "id, name, scale_set_id, status, runner_status, create_attempt, agent_id, jit_config_enc, os_type, os_arch";
+  const columns = "id, name, scale_set_id, status, runner_status, create_attempt, agent_id, jit_config_enc, jit_on_boot, os_type, os_arch";
   const stmt =
     scaleSetId === undefined
       ? db.prepare(`SELECT ${columns} FROM instances WHERE name = ?`).bind(name)
@@ -179,6 +184,7 @@ export async function findInstance(db: D1Database, name: string, scaleSetId?: st
     createAttempt: row.create_attempt,
     agentId: row.agent_id,
     jitConfigEnc: row.jit_config_enc,
+    jitOnBoot: Boolean(row.jit_on_boot),
     osType: row.os_type,
     osArch: row.os_arch,
   };
@@ -236,7 +242,7 @@ export async function claimRegistrationToken(db: D1Database, inst: InstanceAttem
   const claim = await db
     .prepare(
       `UPDATE instances SET registration_token_served_at = ?
-        WHERE id = ? AND create_attempt = ? AND jit_config_enc IS NULL AND registration_token_served_at IS NULL`,
+        WHERE id = ? AND create_attempt = ? AND jit_config_enc IS NULL AND jit_on_boot = 0 AND registration_token_served_at IS NULL`,
     )
     .bind(at, inst.id, inst.createAttempt)
     .run();

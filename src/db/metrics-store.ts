@@ -33,8 +33,8 @@ export interface MetricsCredential {
 
 export interface MetricsData {
   scaleSets: MetricsScaleSet[];
-  /** Instances not yet deleted. */
-  instances: { scale_set_id: string; status: string; runner_status: string; n: number }[];
+  /** Instances not yet deleted; `jit_waiting`: those whose on-boot JIT mint is claimed and not done (in line for the GitHub budget, or at GitHub). */
+  instances: { scale_set_id: string; status: string; runner_status: string; n: number; jit_waiting: number }[];
   jobs: { scale_set_id: string; status: string; n: number }[];
   /** Deliveries ever stored, by outcome: those in D1 plus those retention pruned. */
   deliveries: { outcome: string; n: number }[];
@@ -76,7 +76,9 @@ export async function readMetricsData(db: D1Database, latencyBucketsSeconds: rea
        FROM scale_sets s JOIN providers p ON p.id = s.provider_id JOIN entities e ON e.id = s.entity_id ORDER BY s.id`,
     ),
     db.prepare(
-      `SELECT scale_set_id, status, runner_status, COUNT(*) AS n FROM instances WHERE status != 'deleted' GROUP BY 1, 2, 3 ORDER BY 1, 2, 3`,
+      `SELECT scale_set_id, status, runner_status, COUNT(*) AS n,
+              SUM(CASE WHEN jit_on_boot = 1 AND jit_config_enc IS NULL AND jit_claimed_at IS NOT NULL THEN 1 ELSE 0 END) AS jit_waiting
+       FROM instances WHERE status != 'deleted' GROUP BY 1, 2, 3 ORDER BY 1, 2, 3`,
     ),
     db.prepare(`SELECT COALESCE(scale_set_id, '') AS scale_set_id, status, COUNT(*) AS n FROM jobs GROUP BY 1, 2 ORDER BY 1, 2`),
     // Webhook deliveries by outcome; the scale set API's queue events (event 'scaleset_message')

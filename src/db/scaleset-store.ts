@@ -4,6 +4,7 @@ import {
   entities,
   type InstanceStatus,
   instances,
+  type JitConfigTiming,
   type JobStatus,
   providers,
   type RunnerStatus,
@@ -34,6 +35,7 @@ export interface ScaleSetRecord {
   extraSpecs: Record<string, unknown>;
   jitConfigEnabled: boolean;
   intake: ScaleSetIntake;
+  jitConfigTiming: JitConfigTiming;
   updatedAt: number;
   entity: {
     id: string;
@@ -58,8 +60,13 @@ export interface InstanceRecord {
   agentId: number | null;
   /** The runner id the machine reported: a claim, unconfirmed. */
   reportedAgentId: number | null;
-  /** The machine fetched a registration token (so it may have registered a runner itself). */
+  /**
+   * The machine was given what registers a runner before GitHub's id for it was recorded: a
+   * registration token, or an on-boot JIT mint under way (so GitHub may have a runner by its name).
+   */
   registrationTokenServed: boolean;
+  /** When the machine last asked for its on-boot JIT config or had it minted (bootstrap clock). */
+  jitAskedAt: number | null;
   createAttempt: number;
   jobId: number | null;
   jobStatus: JobStatus | null;
@@ -89,7 +96,8 @@ export async function loadScaleSetSnapshot(db: D1Database, scaleSetId: string): 
     db
       .prepare(
         `SELECT i.id, i.name, i.provider_id, i.status, i.runner_status, i.runner_status_changed_at, i.agent_id, i.reported_agent_id,
-                i.registration_token_served_at IS NOT NULL AS registration_token_served, i.create_attempt,
+                (i.registration_token_served_at IS NOT NULL OR (i.jit_claimed_at IS NOT NULL AND i.agent_id IS NULL)) AS registration_token_served,
+                i.jit_asked_at, i.create_attempt,
                 i.job_id, j.status AS job_status, i.created_at, i.status_changed_at
            FROM instances i LEFT JOIN jobs j ON j.id = i.job_id
           WHERE i.scale_set_id = ? AND i.status != 'deleted'`,
@@ -123,6 +131,7 @@ export async function loadScaleSetSnapshot(db: D1Database, scaleSetId: string): 
           extraSpecs: JSON.parse(s.extra_specs),
           jitConfigEnabled: Boolean(s.jit_config_enabled),
           intake: s.intake,
+          jitConfigTiming: s.jit_config_timing,
           updatedAt: s.updated_at,
           entity: {
             id: s.entity_id,
@@ -146,6 +155,7 @@ export async function loadScaleSetSnapshot(db: D1Database, scaleSetId: string): 
       agentId: r.agent_id,
       reportedAgentId: r.reported_agent_id,
       registrationTokenServed: Boolean(r.registration_token_served),
+      jitAskedAt: r.jit_asked_at,
       createAttempt: r.create_attempt,
       jobId: r.job_id,
       jobStatus: r.job_status,
@@ -180,7 +190,7 @@ export interface RunnerSetup {
   runnerGroup: string;
   osType: string;
   osArch: string;
-  entity: { kind: string; owner: string; name: string };
+  entity: ScaleSetRecord["entity"];
   baseUrl: string;
   caCertBundle: string | null;
 }
@@ -188,7 +198,8 @@ export interface RunnerSetup {
 export async function loadRunnerSetup(db: D1Database, scaleSetId: string): Promise<RunnerSetup | null> {
   const r = await db
     .prepare(
-      `SELECT s.labels, s.runner_group, s.os_type, s.os_arch, e.kind, e.owner, e.name, g.base_url, g.ca_cert_bundle
+      `SELECT s.labels, s.runner_group, s.os_type, s.os_arch, e.id AS entity_id, e.kind, e.owner, e.name, e.endpoint_name, e.credentials_id,
+              g.base_url, g.ca_cert_bundle
          FROM scale_sets s JOIN entities e ON e.id = s.entity_id JOIN github_endpoints g ON g.name = e.endpoint_name
         WHERE s.id = ?`,
     )
@@ -201,7 +212,14 @@ export async function loadRunnerSetup(db: D1Database, scaleSetId: string): Promi
     runnerGroup: r.runner_group,
     osType: r.os_type,
     osArch: r.os_arch,
-    entity: { kind: r.kind, owner: r.owner, name: r.name },
+    entity: {
+      id: r.entity_id,
+      kind: r.kind,
+      owner: r.owner,
+      name: r.name,
+      endpointName: r.endpoint_name,
+      credentialsId: r.credentials_id,
+    },
     baseUrl: r.base_url,
     caCertBundle: r.ca_cert_bundle,
   };

@@ -189,6 +189,9 @@ export const providers = sqliteTable("providers", {
 export const osTypes = ["linux", "windows"] as const;
 export const scaleSetIntakes = ["webhook", "scaleset_api"] as const;
 export type ScaleSetIntake = (typeof scaleSetIntakes)[number];
+/** When a JIT runner's config is generated at GitHub: when its machine first asks for it, or before the machine is created. */
+export const jitConfigTimings = ["on_boot", "before_create"] as const;
+export type JitConfigTiming = (typeof jitConfigTimings)[number];
 export const osArches = ["amd64", "arm64", "i386", "arm"] as const;
 
 export const scaleSets = sqliteTable(
@@ -227,6 +230,13 @@ export const scaleSets = sqliteTable(
      * `scaleset_api` (GitHub's runner scale set API: its object long-polls a message queue).
      */
     intake: text("intake", { enum: scaleSetIntakes }).notNull().default("webhook"),
+    /**
+     * With JIT: `on_boot` mints each runner's config when its machine first asks for it (the
+     * metadata route, one Worker invocation per machine, paced by the GitHub budget);
+     * `before_create` mints it in the scale set object before the shim create (scaleset_api
+     * intake always does: its JIT comes from the scale set API's own endpoint).
+     */
+    jitConfigTiming: text("jit_config_timing", { enum: jitConfigTimings }).notNull().default("on_boot"),
     createdAt: createdAt(),
     updatedAt: updatedAt(),
   },
@@ -283,6 +293,15 @@ export const instances = sqliteTable(
     reportedAgentId: integer("reported_agent_id"),
     /** The runner's just-in-time configuration from GitHub, sealed. */
     jitConfigEnc: text("jit_config_enc"),
+    /** The JIT config is minted when the machine first asks for it (scale set `jit_config_timing: on_boot`). */
+    jitOnBoot: integer("jit_on_boot", { mode: "boolean" }).notNull().default(false),
+    /** When a request claimed the one mint of this instance's JIT config (null: no mint under way or done). */
+    jitClaimedAt: integer("jit_claimed_at"),
+    /**
+     * When the machine last asked for its on-boot JIT config, or when it was minted: the
+     * bootstrap clock of a machine waiting in line for the GitHub budget starts here.
+     */
+    jitAskedAt: integer("jit_asked_at"),
     addresses: text("addresses", { mode: "json" }).$type<InstanceAddress[]>().notNull(),
     osType: text("os_type"),
     osName: text("os_name"),

@@ -2,7 +2,7 @@ import type { Context } from "hono";
 import type { AppEnv } from "../env";
 
 /** Runs `work` after the response when the platform allows it, otherwise before. */
-export function afterResponse(c: Context<AppEnv>, work: Promise<unknown>): Promise<unknown> | undefined {
+export function afterResponse(c: Pick<Context<AppEnv>, "executionCtx">, work: Promise<unknown>): Promise<unknown> | undefined {
   let ctx: { waitUntil(p: Promise<unknown>): void } | undefined;
   try {
     ctx = c.executionCtx;

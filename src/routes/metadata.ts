@@ -8,18 +8,25 @@ import { open } from "../crypto/secret-box";
 import { secretContext } from "../crypto/secret-contexts";
 import { claimRegistrationToken, releaseRegistrationToken } from "../db/instance-store";
 import { loadRunnerSetup, type RunnerSetup } from "../db/scaleset-store";
+import { afterResponse } from "../http/after-response";
 import { ApiError, errorResponse } from "../http/errors";
-import { type InstanceAppEnv, instanceAuth } from "../http/instance-auth";
+import { type CallingInstance, type InstanceAppEnv, instanceAuthWith } from "../http/instance-auth";
 import { errorJson } from "../http/openapi";
 import type { Router } from "../http/router";
 import { errorText, logEvent as log } from "../observability/log";
 import { entityUrl } from "../scaleset/bootstrap";
+import { onBootJitConfig } from "../scaleset/jit-on-boot";
 import { runnerPortForScaleSet, runnerToolsForScaleSet } from "../scaleset/ports-factory";
 
 /**
  * What a booting machine fetches about itself (GARM's metadata routes, same formats), each
  * behind the instance's own token.
  */
+
+/** The machine registers with a JIT config: sealed before its create, or minted when it first asks. */
+const registersWithJit = (inst: CallingInstance) => inst.jitConfigEnc !== null || inst.jitOnBoot;
+/** Served only while the runner bootstraps: once it reported in, a fetch is refused with 409. */
+const CREDENTIALS_PATH = /\/metadata\/credentials\//;
 
 const JIT_FILES = { runner: ".runner", credentials: ".credentials", credentials_rsaparams: ".credentials_rsaparams" } as const;
 const RUN_AS_USER = /^[a-z_][a-z0-9_-]{0,31}$/;
@@ -58,18 +65,13 @@ const fail = (c: Context, status: ContentfulStatusCode, message: string, details
 const invalidRunAsUser = (c: Context) =>
   errorResponse(c, new ApiError(400, "invalid runAsUser", { pattern: RUN_AS_USER.source }, { code: "invalid_parameter" }));
 
-async function jitFiles(
-  env: InstanceAppEnv["Bindings"],
-  instanceId: string,
-  sealed: string | null,
-): Promise<Record<string, string> | null> {
-  if (!sealed) return null;
+async function jitFiles(env: InstanceAppEnv["Bindings"], instanceId: string, sealed: string): Promise<Record<string, string>> {
   const encoded = await open(await keyringFor(env), sealed, secretContext.jitConfig(instanceId));
   return JSON.parse(new TextDecoder().decode(fromBase64(encoded))) as Record<string, string>;
 }
 
 export const metadataRoutes = new Hono<InstanceAppEnv>()
-  .use("/metadata/*", instanceAuth)
+  .use("/metadata/*", instanceAuthWith({ servedOnce: (path) => CREDENTIALS_PATH.test(path) }))
   .get("/metadata/runner-metadata", async (c) => {
     const inst = c.get("instance");
     const ctx = await loadRunnerSetup(c.env.DB, inst.scaleSetId);
@@ -82,7 +84,7 @@ export const metadataRoutes = new Hono<InstanceAppEnv>()
       runner_group: ctx.runnerGroup,
       os_type: ctx.osType,
       os_arch: ctx.osArch,
-      jit_config_enabled: inst.jitConfigEnc !== null,
+      jit_config_enabled: registersWithJit(inst),
       service_name: serviceName(ctx.entity),
       "metadata-url": `${base(c.env.PUBLIC_URL)}/api/v1/metadata`,
       "callback-url": `${base(c.env.PUBLIC_URL)}/api/v1/callbacks`,
@@ -113,7 +115,7 @@ export const metadataRoutes = new Hono<InstanceAppEnv>()
         runAsUser: user,
         serviceName: serviceName(ctx.entity),
         // An instance without a sealed JIT config was created to register with a token.
-        registration: inst.jitConfigEnc ? null : { repoUrl: repoUrl(ctx), labels: ctx.labels, runnerGroup: ctx.runnerGroup },
+        registration: registersWithJit(inst) ? null : { repoUrl: repoUrl(ctx), labels: ctx.labels, runnerGroup: ctx.runnerGroup },
       }),
     );
   })
@@ -121,13 +123,47 @@ export const metadataRoutes = new Hono<InstanceAppEnv>()
     const inst = c.get("instance");
     const file = JIT_FILES[c.req.param("file") as keyof typeof JIT_FILES];
     if (!file) return fail(c, 404, "unknown credentials file", { allowed: Object.keys(JIT_FILES) });
-    const files = await jitFiles(c.env, inst.id, inst.jitConfigEnc);
-    if (!files?.[file]) return fail(c, 404, "this runner has no JIT configuration");
+    let sealed = inst.jitConfigEnc;
+    if (sealed === null && inst.jitOnBoot) {
+      const setup = await loadRunnerSetup(c.env.DB, inst.scaleSetId);
+      if (!setup) return fail(c, 401, "unauthorized");
+      // Finishes even if the machine hangs up (a curl timeout): the mint lands in D1 for its retry
+      // rather than leaving a claim nobody keeps.
+      const minting = onBootJitConfig(c.env, inst, setup);
+      afterResponse(
+        c,
+        minting.catch(() => {}),
+      );
+      const jit = await minting;
+      if (jit.kind === "busy") {
+        const wait = jit.reason === "github_budget" ? "GitHub budget" : "mint by another request";
+        return errorResponse(
+          c,
+          new ApiError(
+            503,
+            `still waiting for the ${wait}; try again`,
+            { reason: jit.reason, retry_after_seconds: jit.retryAfterSeconds },
+            {
+              headers: { "retry-after": String(jit.retryAfterSeconds) },
+            },
+          ),
+        );
+      }
+      if (jit.kind === "gone") return fail(c, 409, "this runner is no longer bootstrapping", { instance: inst.name });
+      if (jit.kind === "failed") {
+        log({ event: "jit_mint_failed", scale_set: inst.scaleSetId, instance: inst.name, error: jit.reason });
+        return fail(c, 502, "could not get a JIT configuration from GitHub", { reason: jit.reason });
+      }
+      sealed = jit.jitConfigEnc;
+    }
+    if (sealed === null) return fail(c, 404, "this runner has no JIT configuration");
+    const files = await jitFiles(c.env, inst.id, sealed);
+    if (!files[file]) return fail(c, 404, "this runner has no JIT configuration");
     return new Response(fromBase64(files[file]), { headers: { "content-type": "application/octet-stream" } });
   })
   .get("/metadata/runner-registration-token", async (c) => {
     const inst = c.get("instance");
-    if (inst.jitConfigEnc) return fail(c, 404, "this runner registers with a JIT configuration; it has no registration token");
+    if (registersWithJit(inst)) return fail(c, 404, "this runner registers with a JIT configuration; it has no registration token");
     // Once per create attempt: claim first (one conditional UPDATE, so two racing fetches
     // cannot both win), then mint; a failed mint gives the claim back.
     const claimedAt = Date.now();
@@ -195,6 +231,9 @@ export function documentMetadata(app: Router, prefix: string) {
     { "application/octet-stream": { schema: z.string() } },
     {
       404: errorJson("No such file, or no JIT configuration"),
+      409: errorJson("The runner has reported in (served only while it bootstraps), or is no longer bootstrapping"),
+      502: errorJson("GitHub did not give a JIT configuration (on-boot mint)"),
+      503: errorJson("Still waiting in line for the GitHub budget or another request's mint: try again after Retry-After"),
     },
   );
   doc("/runner-registration-token", "The runner's one-time registration token, raw text (scale sets without JIT)", plain, {

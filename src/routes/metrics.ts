@@ -48,12 +48,14 @@ export async function renderMetrics(db: D1Database): Promise<string> {
 
   // Scale sets: configuration, desired (from the object's last plan) and actual.
   const actual = new Map<string, number>();
+  const jitWaiting = new Map<string, number>();
   const instName = `${P}instances`;
   const instHelp = "Instances not yet deleted, by scale set, status and runner status";
   m.declare(instName, instHelp, "gauge");
   for (const r of data.instances) {
     m.add(instName, instHelp, "gauge", { ...ssLabels(r.scale_set_id), status: r.status, runner_status: r.runner_status }, r.n);
     actual.set(r.scale_set_id, (actual.get(r.scale_set_id) ?? 0) + r.n);
+    jitWaiting.set(r.scale_set_id, (jitWaiting.get(r.scale_set_id) ?? 0) + (r.jit_waiting ?? 0));
   }
   const desired = new Map<string, number>();
   const calls = new Map<string, { family: string; labels: Labels; value: number }>();
@@ -97,6 +99,12 @@ export async function renderMetrics(db: D1Database): Promise<string> {
     const d = desired.get(s.id);
     if (d !== undefined) g("scaleset_desired_runner_count", "Runners the scale set's last reconcile wanted (starting or idle)", l, d);
     g("scaleset_actual_runner_count", "Instances of the scale set not yet deleted (D1)", l, actual.get(s.id) ?? 0);
+    g(
+      "scaleset_jit_waiting_instances",
+      "Machines whose on-boot JIT config is being minted: waiting in line for the credentials' GitHub budget, or at GitHub",
+      l,
+      jitWaiting.get(s.id) ?? 0,
+    );
   }
 
   for (const [family, help] of [
@@ -104,7 +112,7 @@ export async function renderMetrics(db: D1Database): Promise<string> {
     [`${P}github_errors_total`, "GitHub REST requests that failed (no answer, or an answer the operation did not expect)"],
     [
       `${P}github_budget_waits_total`,
-      "Budget windows in which a scale set wanted more JIT configs than the credentials' GitHub budget had left",
+      "Times JIT configs had to wait for the credentials' GitHub budget: budget windows in which a scale set's pass wanted more than was left (before_create), and machines that waited in line for theirs (on_boot)",
     ],
     [`${P}provider_operations_total`, "Provider shim requests, by operation and provider"],
     [`${P}provider_errors_total`, "Provider shim requests that failed"],

@@ -3,6 +3,7 @@ import { type EntityPath, entityPaths } from "../api/entity-paths";
 import { InstanceSchema, instanceView } from "../api/instance-view";
 import {
   CreateScaleSet,
+  defaultJitConfigTiming,
   ObjectStatusSchema,
   ScaleSetDetailSchema,
   ScaleSetSchema,
@@ -12,6 +13,7 @@ import {
 import { createDb, type Db } from "../db/client";
 import { findEntity } from "../db/entity-store";
 import { scaleSetInstances } from "../db/instance-store";
+import { jitWaitingCount } from "../db/jit-mint-store";
 import { providerIdByName } from "../db/provider-store";
 import {
   deleteScaleSet,
@@ -113,6 +115,7 @@ function registerEntityScaleSets(router: ReturnType<typeof createRouter>, { kind
           priority: body.priority,
           jitConfigEnabled: body.jit_config_enabled,
           intake: body.intake,
+          jitConfigTiming: body.jit_config_timing ?? defaultJitConfigTiming(body.intake),
           createdAt: t,
           updatedAt: t,
         });
@@ -141,7 +144,8 @@ export const scaleSetRoutes = entityPaths
     async (c) => {
       const { id } = c.req.valid("param");
       const row = view(await requireScaleSet(createDb(c.env), id));
-      return c.json({ ...row, status: await scaleSetObject(c.env, id).status(id) }, 200);
+      const [status, jitWaiting] = await Promise.all([scaleSetObject(c.env, id).status(id), jitWaitingCount(c.env.DB, id)]);
+      return c.json({ ...row, status, jit_waiting_instances: jitWaiting }, 200);
     },
   )
   .openapi(routes.update("Update a scale set", UpdateScaleSet, { renames: true }), async (c) => {
@@ -155,6 +159,12 @@ export const scaleSetRoutes = entityPaths
     if ((body.intake ?? s.intake) === "scaleset_api" && !(body.jit_config_enabled ?? s.jitConfigEnabled)) {
       throw invalidBody([{ path: "jit_config_enabled", message: "intake scaleset_api needs jit_config_enabled" }]);
     }
+    // Moving to the scale set API moves the JIT mint into the object (its own endpoint); asking for on_boot there is refused.
+    const intake = body.intake ?? s.intake;
+    if (intake === "scaleset_api" && body.jit_config_timing === "on_boot") {
+      throw invalidBody([{ path: "jit_config_timing", message: "intake scaleset_api mints JIT configs before_create" }]);
+    }
+    const jitConfigTiming = intake === "scaleset_api" ? "before_create" : (body.jit_config_timing ?? s.jitConfigTiming);
     if (minIdle > max) {
       throw invalidBody([{ path: "min_idle_runners", message: `min_idle_runners (${minIdle}) cannot exceed max_runners (${max})` }]);
     }
@@ -183,6 +193,7 @@ export const scaleSetRoutes = entityPaths
         intake: "intake",
       }),
       providerId,
+      jitConfigTiming,
       minIdleRunners: minIdle,
       maxRunners: max,
       updatedAt: now(),

@@ -2,6 +2,22 @@ import type { ScaleSetRecord } from "../db/scaleset-store";
 import type { BootstrapInstance } from "../providers/shim-protocol";
 import type { RunnerTool } from "./ports";
 
+/**
+ * Whether the scale set's runners get their JIT config when their machine first asks for it
+ * (routes/metadata.ts) rather than from the object before the create. The scale set API's JIT
+ * comes from its own endpoint, through the object: always before the create.
+ */
+export const mintsJitOnBoot = (ss: Pick<ScaleSetRecord, "jitConfigEnabled" | "jitConfigTiming" | "intake">): boolean =>
+  ss.jitConfigEnabled && ss.jitConfigTiming === "on_boot" && ss.intake === "webhook";
+
+/**
+ * How long a new machine's instance token lasts (before its 5 minutes' grace): the bootstrap
+ * timeout, twice it when the machine mints its JIT config on boot, so a machine that waited in
+ * line for the GitHub budget (up to about one timeout) still has a whole one after its mint.
+ */
+export const tokenMinutes = (ss: Pick<ScaleSetRecord, "bootstrapTimeout" | "jitConfigEnabled" | "jitConfigTiming" | "intake">): number =>
+  ss.bootstrapTimeout * (mintsJitOnBoot(ss) ? 2 : 1);
+
 /** Where a new machine finds its runner: the GitHub URL of the entity it registers with. */
 export function entityUrl(ss: Pick<ScaleSetRecord, "entity" | "endpoint">): string {
   const base = ss.endpoint.baseUrl.replace(/\/+$/, "");

@@ -2,6 +2,7 @@ import { reserveJitConfigs } from "../db/github-budget-store";
 import type { ScaleSetRecord } from "../db/scaleset-store";
 import { budgetWindow, type GithubBudgetPolicy, pointsPerWindow } from "../github/budget";
 import { logEvent as log } from "../observability/log";
+import { mintsJitOnBoot } from "./bootstrap";
 import { capCreates, createCount } from "./budget-cap";
 import type { BudgetWait, ObjectState } from "./object-state";
 import type { Plan } from "./reconcile";
@@ -24,7 +25,8 @@ export async function payForCreates(input: {
 }): Promise<Plan> {
   const { scaleSet: ss, plan, policy, state, now } = input;
   const wanted = createCount(plan.actions);
-  if (!wanted || policy === null || !ss.jitConfigEnabled || ss.intake === "scaleset_api") return plan;
+  // On-boot JIT configs are paid for by the metadata route, one machine at a time (jit-on-boot.ts).
+  if (!wanted || policy === null || !ss.jitConfigEnabled || ss.intake === "scaleset_api" || mintsJitOnBoot(ss)) return plan;
   const window = budgetWindow(now, policy.windowMs);
   const before = state.budgetWait;
   const firstWaitThisWindow = before?.windowStart !== window.start;

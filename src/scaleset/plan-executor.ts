@@ -6,7 +6,7 @@ import type { InstanceRecord, ScaleSetRecord } from "../db/scaleset-store";
 import type { Env } from "../env";
 import { mapLimit } from "../lib/map-limit";
 import { errorText, logEvent as log } from "../observability/log";
-import { buildBootstrapInstance } from "./bootstrap";
+import { buildBootstrapInstance, mintsJitOnBoot, tokenMinutes } from "./bootstrap";
 import { type PendingCreate, settleCreates } from "./create-dispatch";
 import { mintInstanceToken } from "./instance-token";
 import { deleteOutcome, nextDeleteRetry, pollOutcome } from "./machine-outcomes";
@@ -69,6 +69,7 @@ export async function executePlan(
     osType: ss.osType,
     osArch: ss.osArch,
     createdAt: now,
+    jitOnBoot: mintsJitOnBoot(ss),
   }));
   const deletes = actions
     .filter((action): action is Extract<Action, { type: "delete" }> => action.type === "delete")
@@ -101,9 +102,9 @@ export async function executePlan(
 
     // Outbound, phase 1: JIT configs for new runners, GitHub removal before deleting, polls.
     const tools = fresh.length ? await runners.runnerDownloads().catch(() => []) : [];
-    // Without JIT the machine registers itself with a one-time registration token (metadata route).
+    // Without JIT (a registration token), or with JIT minted on boot, the metadata route serves the machine.
     const jitConfigs = await mapLimit(fresh, concurrency, async (instance) => {
-      if (!ss.jitConfigEnabled) return { ok: true as const, runnerId: null, encodedJitConfig: null };
+      if (!ss.jitConfigEnabled || mintsJitOnBoot(ss)) return { ok: true as const, runnerId: null, encodedJitConfig: null };
       try {
         const config = await runners.createJitRunner({ name: instance.name, labels: ss.labels, runnerGroup: ss.runnerGroup });
         return { ok: true as const, ...config };
@@ -152,7 +153,7 @@ export async function executePlan(
       const sealed = jit.encodedJitConfig === null ? null : await seal(keyring, jit.encodedJitConfig, secretContext.jitConfig(instance.id));
       const token = await mintInstanceToken(
         env.INSTANCE_TOKEN_SECRET,
-        { instance: instance.name, scaleSetId: ss.id, createAttempt: 1, bootstrapTimeoutMinutes: ss.bootstrapTimeout },
+        { instance: instance.name, scaleSetId: ss.id, createAttempt: 1, bootstrapTimeoutMinutes: tokenMinutes(ss) },
         t2,
       );
       batch2.push({

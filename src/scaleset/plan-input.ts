@@ -40,6 +40,7 @@ export function planSnapshot(input: {
         status: instance.status,
         runnerStatus: instance.runnerStatus,
         createdAt: instance.createdAt,
+        bootstrapSince: instance.jitAskedAt ?? instance.createdAt,
         statusChangedAt: instance.statusChangedAt,
         idleSince: instance.runnerStatus === "idle" ? (instance.runnerStatusChangedAt ?? instance.statusChangedAt) : null,
         jobStatus: instance.jobStatus,

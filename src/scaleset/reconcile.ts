@@ -32,6 +32,12 @@ export interface PlanInstance {
   status: InstanceStatus;
   runnerStatus: RunnerStatus;
   createdAt: number;
+  /**
+   * Where the bootstrap timeout counts from when not the create: a machine that waited in line
+   * for its on-boot JIT config (the GitHub budget) gets its whole timeout from its last ask or
+   * its mint (see routes/metadata.ts), so a burst's queue does not reap machines still waiting.
+   */
+  bootstrapSince?: number;
   statusChangedAt: number;
   /** When the runner last became idle; null unless it is idle. */
   idleSince: number | null;
@@ -89,6 +95,8 @@ const isBusy = (i: PlanInstance) => i.runnerStatus === "active" || i.jobStatus =
 const isIdle = (i: PlanInstance) =>
   i.status === "running" && (i.runnerStatus === "idle" || i.runnerStatus === "online") && !isBusy(i) && i.jobStatus !== "completed";
 
+const bootstrapSince = (i: PlanInstance) => Math.max(i.createdAt, i.bootstrapSince ?? i.createdAt);
+
 /** Why a live, not-yet-deleting instance should go, or null if it should stay. */
 function deleteReason(i: PlanInstance, cfg: PlanConfig, now: number): DeleteReason | null {
   if (i.status === "error") return "instance_error";
@@ -96,7 +104,7 @@ function deleteReason(i: PlanInstance, cfg: PlanConfig, now: number): DeleteReas
   if (i.jobStatus === "completed") return "job_completed";
   if (i.runnerStatus === "terminated" || i.runnerStatus === "failed") return "runner_finished";
   const bootstrapping = STARTING.includes(i.status) || (i.status === "running" && BOOTSTRAPPING.includes(i.runnerStatus));
-  if (bootstrapping && !isBusy(i) && now - i.createdAt >= cfg.bootstrapTimeoutMs) return "bootstrap_timeout";
+  if (bootstrapping && !isBusy(i) && now - bootstrapSince(i) >= cfg.bootstrapTimeoutMs) return "bootstrap_timeout";
   return null;
 }
 
@@ -151,7 +159,7 @@ export function plan(snapshot: PlanSnapshot): Plan {
       act({ type: "mark_delete", instance: i.name, reason });
       marked.add(i.name);
     } else if (STARTING.includes(i.status) || BOOTSTRAPPING.includes(i.runnerStatus)) {
-      wake(i.createdAt + cfg.bootstrapTimeoutMs);
+      wake(bootstrapSince(i) + cfg.bootstrapTimeoutMs);
     }
   }
 

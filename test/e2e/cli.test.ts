@@ -233,9 +233,12 @@ describe("edgerunner CLI against wrangler dev", () => {
     // pause/resume set enabled; names work where ids do.
     expect(await json(["scaleset", "resume", "linux"])).toMatchObject({ id: scaleSet.id, enabled: true });
     expect(await json(["scaleset", "pause", scaleSet.id])).toMatchObject({ enabled: false });
-    expect(await json(["scaleset", "update", "linux", "--max-runners", "3", "--no-jit-config"])).toMatchObject({
+    expect(
+      await json(["scaleset", "update", "linux", "--max-runners", "3", "--no-jit-config", "--jit-timing", "before_create"]),
+    ).toMatchObject({
       max_runners: 3,
       jit_config_enabled: false,
+      jit_config_timing: "before_create",
     });
 
     const reconciled = await json(["scaleset", "reconcile", "linux"]);

@@ -20,6 +20,7 @@ const instance = (over: Partial<InstanceRecord>): InstanceRecord => ({
   agentId: null,
   reportedAgentId: null,
   registrationTokenServed: false,
+  jitAskedAt: null,
   createAttempt: 1,
   jobId: null,
   jobStatus: null,
@@ -98,5 +99,20 @@ describe("planSnapshot", () => {
     expect(byName.awaited).toMatchObject({ idleSince: null, jobStatus: "queued", awaiting: { kind: "create", pollAt: NOW } });
     expect(byName.retrying).toMatchObject({ retryAt: NOW + 5_000, awaiting: null });
     expect(byName["busy-here"]!.inFlight).toBe(true);
+  });
+
+  it("starts an on-boot machine's bootstrap clock at its last JIT ask or mint, else at its create", () => {
+    const snap = planSnapshot({
+      scaleSet,
+      instances: [instance({ name: "asked", jitAskedAt: NOW - 10 }), instance({ name: "never" })],
+      queuedJobs: 0,
+      ops: new Map(),
+      inFlight: new Set(),
+      createBackoff: NO_CREATE_BACKOFF,
+      settings,
+      startedAt: 0,
+      now: NOW,
+    });
+    expect(snap.instances.map((i) => i.bootstrapSince)).toEqual([NOW - 10, NOW - 1_000]);
   });
 });

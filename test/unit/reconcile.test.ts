@@ -125,6 +125,28 @@ describe("plan: what to delete", () => {
     expect(p.wakeAt).toBe(NOW + 15 * MIN);
   });
 
+  it("counts the bootstrap timeout of a machine that waited in line for its on-boot JIT config from its last ask or its mint", () => {
+    // Created 30 minutes ago (past the 20-minute timeout), asked for its JIT 5 minutes ago: kept.
+    const waiting = inst({ status: "running", runnerStatus: "pending", createdAt: NOW - 30 * MIN, bootstrapSince: NOW - 5 * MIN });
+    const p = plan(snap({ instances: [waiting], queuedJobs: 1 }));
+    expect(p.actions).toEqual([]);
+    expect(p.wakeAt).toBe(NOW + 15 * MIN);
+    // Its last ask (or mint) a whole timeout ago: reaped.
+    const gone = inst({ status: "running", runnerStatus: "pending", createdAt: NOW - 60 * MIN, bootstrapSince: NOW - 20 * MIN });
+    expect(plan(snap({ instances: [gone], queuedJobs: 1 })).actions).toContainEqual({
+      type: "mark_delete",
+      instance: gone.name,
+      reason: "bootstrap_timeout",
+    });
+    // Never earlier than its create.
+    const early = inst({ status: "running", runnerStatus: "pending", createdAt: NOW - 21 * MIN, bootstrapSince: NOW - 40 * MIN });
+    expect(plan(snap({ instances: [early], queuedJobs: 1 })).actions).toContainEqual({
+      type: "mark_delete",
+      instance: early.name,
+      reason: "bootstrap_timeout",
+    });
+  });
+
   it("deletes pending deletes whose backoff has passed, force deletes too, and waits for the others", () => {
     const due = inst({ status: "pending_delete", retryAt: NOW - 1 });
     const forced = inst({ status: "pending_force_delete" });

@@ -70,7 +70,7 @@ describe("GitHub budget", () => {
   afterEach(() => vi.restoreAllMocks());
 
   it("creates only what the credential's budget pays for, says so, and creates the rest in later windows", async () => {
-    const w = await scaleSetWorld(SHIM_SECRET, { max_runners: 60 });
+    const w = await scaleSetWorld(SHIM_SECRET, { max_runners: 60, jit_config_timing: "before_create" });
     const cred = await credentialOf(w.scaleSetId);
     await withBudget(w.scaleSetId, budget(10));
     await queueJobs(w.scaleSetId, 50);
@@ -120,7 +120,7 @@ describe("GitHub budget", () => {
   });
 
   it("is shared by every scale set on the credential", async () => {
-    const a = await scaleSetWorld(SHIM_SECRET);
+    const a = await scaleSetWorld(SHIM_SECRET, { jit_config_timing: "before_create" });
     const provider = (await api.get(`/api/v1/scalesets/${a.scaleSetId}`)).body.provider_name;
     const created = await api.post(`/api/v1/repositories/${a.repoId}/scalesets`, {
       name: unique("second"),
@@ -130,6 +130,7 @@ describe("GitHub budget", () => {
       image: "ubuntu:24.04",
       flavor: "small",
       runner_prefix: "eb",
+      jit_config_timing: "before_create",
     });
     expect(created.status, created.text).toBe(201);
     const b = created.body.id as string;
@@ -148,8 +149,18 @@ describe("GitHub budget", () => {
     expect(await rows(b)).toHaveLength(8);
   });
 
+  it("leaves scale sets that mint on boot to their machines: the object creates, the machines wait in line", async () => {
+    const w = await scaleSetWorld(SHIM_SECRET);
+    await withBudget(w.scaleSetId, budget(1));
+    await queueJobs(w.scaleSetId, 5);
+    const status = await reconcile(w.scaleSetId);
+    expect(status.last_reconcile).toMatchObject({ actions: { create: 5 }, summary: { blocked: null } });
+    expect(status.github_budget).toBeNull();
+    expect(await jitCalls(w)).toBe(0);
+  });
+
   it("keeps a fair share of the window for another scale set on the credential while one bursts", async () => {
-    const burst = await scaleSetWorld(SHIM_SECRET, { max_runners: 60 });
+    const burst = await scaleSetWorld(SHIM_SECRET, { max_runners: 60, jit_config_timing: "before_create" });
     const provider = (await api.get(`/api/v1/scalesets/${burst.scaleSetId}`)).body.provider_name;
     const created = await api.post(`/api/v1/repositories/${burst.repoId}/scalesets`, {
       name: unique("small"),
@@ -159,6 +170,7 @@ describe("GitHub budget", () => {
       image: "ubuntu:24.04",
       flavor: "small",
       runner_prefix: "es",
+      jit_config_timing: "before_create",
     });
     expect(created.status, created.text).toBe(201);
     const small = created.body.id as string;

@@ -131,6 +131,7 @@ describe("instance store: one instance", () => {
       createAttempt: 2,
       agentId: 77,
       jitConfigEnc: null,
+      jitOnBoot: false,
       osType: "linux",
       osArch: "arm64",
     };

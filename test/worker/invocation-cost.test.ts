@@ -5,7 +5,8 @@ import { queueJobs, reconcile, scaleSetWorld } from "./scaleset-world";
 
 describe("ScaleSet object: what an invocation spends", () => {
   it("counts every outbound call and D1 call of a reconcile run as subrequests, in its status and per invocation", async () => {
-    const w = await scaleSetWorld("invocation-cost-secret-01");
+    // The object mints the JIT configs, so its run carries GitHub calls to count.
+    const w = await scaleSetWorld("invocation-cost-secret-01", { jit_config_timing: "before_create" });
     // Settle the first run (credential reads, drift check), then count a run that creates three runners.
     await reconcile(w.scaleSetId);
     await w.github.clearRequests();

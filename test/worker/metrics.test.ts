@@ -80,7 +80,8 @@ describe("GET /metrics", () => {
     vi.spyOn(console, "error").mockImplementation(capture);
     vi.spyOn(console, "warn").mockImplementation(capture);
 
-    const w = await world();
+    // JIT configs minted by the object, so its reconciles carry the GitHub calls counted below.
+    const w = await world(undefined, { jit_config_timing: "before_create" });
     const before = await metrics();
     const webhooks = (p: Parsed, outcome: string, reason = "") => value(p, "edgerunner_webhooks_total", { outcome, reason }) ?? 0;
 

@@ -7,7 +7,7 @@ export const SHIM_SECRET = "metrics-shim-secret-0001";
 export const WEBHOOK_SECRET = "whsec-metrics-0123456789";
 
 /** Everything a scale set needs, on the fakes: GitHub (a GHES-style endpoint, so its webhooks carry that host) and a shim. */
-export async function world(scaleSetName = unique("linux")) {
+export async function world(scaleSetName = unique("linux"), over: Record<string, unknown> = {}) {
   const github = await newWorld();
   const credentialsId = await createPatCredential(await createEndpoint(github));
   const credentials = (await api.get(`/api/v1/github/credentials/${credentialsId}`)).body;
@@ -29,6 +29,7 @@ export async function world(scaleSetName = unique("linux")) {
     image: "ubuntu:24.04",
     flavor: "small",
     runner_prefix: "mx",
+    ...over,
   });
   expect(ss.status, ss.text).toBe(201);
   return {

@@ -87,10 +87,19 @@ const EVERY_ROUTE: [string, string, string?][] = [
   ["POST", "/callbacks/system-info", JSON.stringify({ os_name: "Ubuntu", os_version: "24.04" })],
 ];
 
-/** Every route refuses `token` (or the raw Authorization header) with 401 and writes nothing. */
-async function expectRefusedEverywhere(token: string | null, authorization?: string) {
+/**
+ * Every route refuses `token` (or the raw Authorization header) with 401 and writes nothing;
+ * once the runner `reportedIn`, its credentials files answer 409 instead (served only while it
+ * bootstraps: the machine learns it asks too late, not that its token is bad).
+ */
+async function expectRefusedEverywhere(token: string | null, authorization?: string, reportedIn = false) {
   for (const [method, path, body] of EVERY_ROUTE) {
     for (const p of [path, path.replace(/(\?|$)/, "/$1")]) {
+      if (reportedIn && p.startsWith("/metadata/credentials/")) {
+        const res = await expectRejectedWithoutWrites(409, () => runnerCall(method, p, token, { body, authorization }));
+        expect(res.body, `${method} ${p}`).toMatchObject({ code: "conflict", details: { runner_status: "idle" } });
+        continue;
+      }
       const res = await expectRejectedWithoutWrites(401, () => runnerCall(method, p, token, { body, authorization }));
       expect(res.body, `${method} ${p}`).toMatchObject({ error: "unauthorized", code: "unauthorized", details: null });
       expect(res.headers.get("www-authenticate")).toMatch(/^Bearer/);
@@ -100,7 +109,8 @@ async function expectRefusedEverywhere(token: string | null, authorization?: str
 
 describe("runner bootstrap: metadata routes (JIT)", () => {
   it("serves every route with and without a trailing slash", async () => {
-    const s = await setup();
+    // The JIT config the object sealed before the create (on-boot mints: jit-on-boot.test.ts).
+    const s = await setup({ jit_config_timing: "before_create" });
     const r = await createRunner(s);
     const row = await instanceRow(r.name);
     const files = await jitFiles(r.name);
@@ -307,7 +317,7 @@ describe("runner bootstrap: status callbacks", () => {
     expect(status.last_reconcile.summary).toMatchObject({ idle: 1, available: 1 });
 
     // Replay after idle: every route refuses the spent token.
-    await expectRefusedEverywhere(r.token);
+    await expectRefusedEverywhere(r.token, undefined, true);
   });
 
   it("failed sends the instance to deletion through the object", async () => {
@@ -632,7 +642,7 @@ describe("runner bootstrap: a runner id a machine reports is a claim", () => {
   });
 
   it("with JIT, a reported id is ignored (and logged): removal uses the id GitHub gave", async () => {
-    const s = await setup();
+    const s = await setup({ jit_config_timing: "before_create" });
     const victim = await createRunner(s);
     const culprit = await createRunner(s);
     const victimId = (await instanceRow(victim.name)).agent_id;

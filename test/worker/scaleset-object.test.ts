@@ -47,7 +47,7 @@ const makeDue = (scaleSetId: string, name: string) =>
 
 describe("ScaleSet object: creating", () => {
   it("creates one runner per queued job: a JIT runner at GitHub, then a machine at the shim", async () => {
-    const w = await world();
+    const w = await world({ jit_config_timing: "before_create" });
     await queueJobs(w.scaleSetId, 3);
     const status = await reconcile(w.scaleSetId);
     expect(status.last_reconcile).toMatchObject({ error: null, actions: { create: 3 } });
@@ -411,7 +411,7 @@ describe("ScaleSet object: lifecycle", () => {
   });
 
   it("reaps a runner that is not idle within the bootstrap timeout", async () => {
-    const w = await world({ bootstrap_timeout: 1 });
+    const w = await world({ bootstrap_timeout: 1, jit_config_timing: "before_create" });
     await queueJobs(w.scaleSetId, 1);
     await reconcile(w.scaleSetId);
     const [row] = await live(w.scaleSetId);
@@ -429,7 +429,7 @@ describe("ScaleSet object: lifecycle", () => {
   });
 
   it("scales idle surplus down after the idle time, removing the GitHub runner first, and keeps a runner that got busy", async () => {
-    const w = await world();
+    const w = await world({ jit_config_timing: "before_create" });
     const jobs = await queueJobs(w.scaleSetId, 2);
     await reconcile(w.scaleSetId);
     const rows = await live(w.scaleSetId);
@@ -461,7 +461,7 @@ describe("ScaleSet object: lifecycle", () => {
   });
 
   it("takes a 404 from GitHub's runner DELETE as removed: the runner is already gone", async () => {
-    const w = await world();
+    const w = await world({ jit_config_timing: "before_create" });
     const jobs = await queueJobs(w.scaleSetId, 1);
     await reconcile(w.scaleSetId);
     const [row] = await live(w.scaleSetId);

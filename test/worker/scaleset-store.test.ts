@@ -65,7 +65,7 @@ describe("scale set store", () => {
       runnerGroup: snap.scaleSet!.runnerGroup,
       osType: "linux",
       osArch: "amd64",
-      entity: { kind: "repository", owner: "octo", name: snap.scaleSet!.entity.name },
+      entity: snap.scaleSet!.entity,
       baseUrl: "https://github.com",
       caCertBundle: null,
     });

@@ -82,6 +82,11 @@ const FIELDS: Record<string, OptionSpec> = {
     arg: "webhook|scaleset_api",
     description: "how jobs reach it: webhooks, or GitHub's runner scale set API (pull)",
   },
+  "jit-timing": {
+    type: "string",
+    arg: "on_boot|before_create",
+    description: "who mints the JIT config: the machine when it first asks (default), or the scale set before the create",
+  },
 };
 
 /** The fields of a create or update, from the options (undefined where not given). */
@@ -103,6 +108,7 @@ function fields(v: Values) {
     priority: int(v, "priority"),
     jit_config_enabled: bool(v, "jit-config"),
     intake: str(v, "intake") as Create["intake"],
+    jit_config_timing: str(v, "jit-timing") as Create["jit_config_timing"],
   });
 }
 

@@ -1,0 +1,215 @@
+import { keyringFor } from "../crypto/keyring";
+import { seal } from "../crypto/secret-box";
+import { secretContext } from "../crypto/secret-contexts";
+import { jitBudgetLeft, reserveJitConfigs } from "../db/github-budget-store";
+import type { InstanceAttempt } from "../db/instance-store";
+import { claimJitMint, keepJitClaim, readJitMint, releaseJitMint, storeMintedJit } from "../db/jit-mint-store";
+import type { RunnerSetup } from "../db/scaleset-store";
+import type { Env } from "../env";
+import { budgetWindow, type GithubBudgetPolicy, pointsPerWindow } from "../github/budget";
+import { isDuplicateRunnerName } from "../github/runners";
+import { errorText, logEvent as log } from "../observability/log";
+import type { RunnerPort } from "./ports";
+import { githubRunnerPort } from "./ports-factory";
+import { scaleSetSettings } from "./settings";
+
+/**
+ * A JIT config minted when its machine first asks for it (scale sets with `jit_config_timing:
+ * on_boot`): each machine's metadata request is its own Worker invocation, so GitHub's JIT call
+ * never waits behind the scale set object's six connections, and the GitHub budget paces
+ * machines, not creates. Exactly one mint per create attempt: the request that claims it
+ * (jit-mint-store.ts) waits for the credential's budget and calls GitHub; concurrent or
+ * retried requests wait for what it sealed. Nothing here answers HTTP: routes/metadata.ts does.
+ */
+
+/** How often a request waiting in line for the budget keeps its claim (a claim is stale after OnBootTiming.staleClaimMs). */
+const CLAIM_KEEP_MS = 10_000;
+
+/** What a credentials request gets. */
+export type OnBootJit =
+  | { kind: "sealed"; jitConfigEnc: string }
+  /** Not now: the budget, or another request's mint, did not finish within the wait. */
+  | { kind: "busy"; retryAfterSeconds: number; reason: "github_budget" | "mint_under_way" }
+  /** The instance is no longer bootstrapping this create attempt (deleted, recreated, reported in). */
+  | { kind: "gone" }
+  | { kind: "failed"; reason: string };
+
+export interface OnBootTiming {
+  /** How long a request may wait in line (GARM's templates retry a failed curl only about five times). */
+  maxWaitMs: number;
+  /**
+   * A claim its holder has not kept for this long is taken over: the request was cut off. The
+   * holder keeps it at every budget poll and before calling GitHub; GitHub's call (retries
+   * included) must fit in it, or a takeover mints again (see mintReplacingLost).
+   */
+  staleClaimMs: number;
+  /** How often a request waiting on another's claim looks again; and how far past a budget window's start a waiting request tries again (at random). */
+  pollMs: number;
+  sleep: (ms: number) => Promise<void>;
+  now: () => number;
+}
+
+export function onBootTiming(env: Pick<Env, "JIT_WAIT_SECONDS">): OnBootTiming {
+  const wait = Number(env.JIT_WAIT_SECONDS);
+  const maxWaitMs =
+    env.JIT_WAIT_SECONDS !== undefined && env.JIT_WAIT_SECONDS !== "" && Number.isFinite(wait) && wait >= 0 ? wait * 1000 : 60_000;
+  return {
+    maxWaitMs,
+    staleClaimMs: 45_000,
+    pollMs: 1_000,
+    sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
+    now: Date.now,
+  };
+}
+
+/** The sealed JIT config of an on-boot instance, minting it if nobody has. */
+export async function onBootJitConfig(
+  env: Env,
+  inst: InstanceAttempt & { name: string; scaleSetId: string },
+  setup: RunnerSetup,
+  timing: OnBootTiming = onBootTiming(env),
+): Promise<OnBootJit> {
+  const db = env.DB;
+  const deadline = timing.now() + timing.maxWaitMs;
+  // 1. The claim, or the winner's sealed value.
+  let claimedAt: number;
+  for (;;) {
+    const t = timing.now();
+    if (await claimJitMint(db, inst, t, t - timing.staleClaimMs)) {
+      claimedAt = t;
+      break;
+    }
+    const state = await readJitMint(db, inst);
+    if (!state) return { kind: "gone" };
+    if (state.jitConfigEnc) return { kind: "sealed", jitConfigEnc: state.jitConfigEnc };
+    if (t + timing.pollMs > deadline) return { kind: "busy", retryAfterSeconds: 5, reason: "mint_under_way" };
+    await timing.sleep(timing.pollMs);
+  }
+
+  // 2. One JIT from the credential's budget (shared with every object and isolate), waiting in
+  // line; then straight to GitHub. A grant from a window that is over by the time the call could
+  // go (a slow request) is paid again: GitHub would see the call in the next window, on top of
+  // that window's own, and the budget's worst minute would no longer hold.
+  if (!(await keepJitClaim(db, inst.id, claimedAt, timing.now()))) return { kind: "busy", retryAfterSeconds: 1, reason: "mint_under_way" };
+  const policy = scaleSetSettings(env).githubBudget;
+  // The window's last sixth (1 s of the default 6) counts as over: the call still has to reach GitHub.
+  for (let paidUntil = 0; policy && timing.now() >= paidUntil - policy.windowMs / 6; ) {
+    const paid = await waitForBudget(db, setup, inst, claimedAt, policy, deadline, timing);
+    if (paid === "lost") return { kind: "busy", retryAfterSeconds: 1, reason: "mint_under_way" };
+    if ("retryAfterSeconds" in paid) {
+      await releaseJitMint(db, inst.id, claimedAt, timing.now());
+      return { kind: "busy", retryAfterSeconds: paid.retryAfterSeconds, reason: "github_budget" };
+    }
+    paidUntil = paid.windowEnd;
+  }
+
+  // 3. The mint, sealed where only this instance's row opens it.
+  let minted: { runnerId: number; encodedJitConfig: string };
+  try {
+    const port = githubRunnerPort(env, setup.entity);
+    minted = await mintReplacingLost(port, { name: inst.name, labels: setup.labels, runnerGroup: setup.runnerGroup });
+  } catch (err) {
+    await releaseJitMint(db, inst.id, claimedAt, timing.now());
+    return { kind: "failed", reason: errorText(err) };
+  }
+  const sealed = await seal(await keyringFor(env), minted.encodedJitConfig, secretContext.jitConfig(inst.id));
+  if (!(await storeMintedJit(db, inst.id, claimedAt, { jitConfigEnc: sealed, runnerId: minted.runnerId }, timing.now()))) {
+    // The claim was lost while GitHub answered: the instance moved on (its runner has no live
+    // instance, and the drift check removes it), or a takeover's mint replaces this runner.
+    log({ event: "jit_claim_lost_after_mint", scale_set: inst.scaleSetId, instance: inst.name, runner_id: minted.runnerId });
+    const now = await readJitMint(db, inst);
+    if (!now) return { kind: "gone" };
+    return now.jitConfigEnc
+      ? { kind: "sealed", jitConfigEnc: now.jitConfigEnc }
+      : { kind: "busy", retryAfterSeconds: 1, reason: "mint_under_way" };
+  }
+  log({ event: "jit_minted_on_boot", scale_set: inst.scaleSetId, instance: inst.name, runner_id: minted.runnerId });
+  return { kind: "sealed", jitConfigEnc: sealed };
+}
+
+/**
+ * GitHub's JIT call. A 409 (the name is taken) means an earlier claim of ours minted this
+ * runner and its config never reached D1 (its request was cut off after GitHub answered): that
+ * runner can never start, since GitHub hands a JIT config out only once. It is removed and the
+ * runner minted again.
+ */
+async function mintReplacingLost(
+  port: RunnerPort,
+  input: { name: string; labels: string[]; runnerGroup: string },
+): Promise<{ runnerId: number; encodedJitConfig: string }> {
+  try {
+    return await port.createJitRunner(input);
+  } catch (err) {
+    if (!isDuplicateRunnerName(err)) throw err;
+    const lost = await port.findRunnerByName(input.name);
+    if (lost) {
+      if (lost.busy) throw err;
+      await port.removeRunner(lost.id);
+      log({ event: "jit_lost_runner_removed", instance: input.name, runner_id: lost.id });
+    }
+    return await port.createJitRunner(input);
+  }
+}
+
+/** Reserves one JIT config, trying again at each window's start until `deadline`: the window it was paid in, or when to come back. */
+async function waitForBudget(
+  db: D1Database,
+  setup: RunnerSetup,
+  inst: { id: string; name: string; scaleSetId: string },
+  claimedAt: number,
+  policy: GithubBudgetPolicy,
+  deadline: number,
+  timing: OnBootTiming,
+): Promise<{ windowEnd: number } | "lost" | { retryAfterSeconds: number }> {
+  let waited = false;
+  let keptAt = claimedAt;
+  for (;;) {
+    const now = timing.now();
+    // Still ours, and the machine still asking (its bootstrap clock): a takeover ends this wait.
+    // Kept every few polls, well within staleClaimMs, rather than with every D1 reservation.
+    if (now - keptAt >= CLAIM_KEEP_MS) {
+      if (!(await keepJitClaim(db, inst.id, claimedAt, now))) return "lost";
+      keptAt = now;
+    }
+    const window = budgetWindow(now, policy.windowMs);
+    const perWindow = pointsPerWindow(policy);
+    const credentialId = setup.entity.credentialsId;
+    // After the first try, a read first: most of a burst's waiters find the window spent.
+    const left = !waited || (await jitBudgetLeft(db, credentialId, window.start, perWindow));
+    const granted = !left
+      ? 0
+      : await reserveJitConfigs(db, {
+          credentialId,
+          // Each machine asks as its scale set (one JIT): the fair share between scale sets on
+          // the credential holds for on-boot machines too.
+          scaleSetId: inst.scaleSetId,
+          windowStart: window.start,
+          windowMs: policy.windowMs,
+          wanted: 1,
+          pointsPerWindow: perWindow,
+          // Counted once per request that had to wait: /metrics' budget waits.
+          countWait: !waited,
+          now,
+        });
+    if (granted >= 1) {
+      if (waited) log({ event: "jit_budget_granted", scale_set: inst.scaleSetId, instance: inst.name });
+      return { windowEnd: window.end };
+    }
+    if (!waited) {
+      waited = true;
+      log({
+        event: "jit_budget_wait",
+        scale_set: inst.scaleSetId,
+        instance: inst.name,
+        credential: setup.entity.credentialsId,
+        frees_at: new Date(window.end).toISOString(),
+      });
+    }
+    // The budget frees only when a window starts: trying again within a spent one could only
+    // cost D1 queries. The next try lands within `pollMs` of the start, at random, so a burst's
+    // waiters neither arrive at once nor in a fixed order.
+    const next = window.end + Math.floor(Math.random() * timing.pollMs);
+    if (next > deadline) return { retryAfterSeconds: Math.max(1, Math.ceil((window.end - now) / 1000)) };
+    await timing.sleep(Math.max(0, next - now));
+  }
+}

@@ -1,0 +1,23 @@
+import { describe, expect, it } from "vitest";
+import { mintsJitOnBoot, tokenMinutes } from "../../src/scaleset/bootstrap";
+
+describe("mintsJitOnBoot", () => {
+  it("mints on boot only for JIT webhook scale sets that ask for it", () => {
+    const base = { jitConfigEnabled: true, jitConfigTiming: "on_boot", intake: "webhook" } as const;
+    expect(mintsJitOnBoot(base)).toBe(true);
+    expect(mintsJitOnBoot({ ...base, jitConfigTiming: "before_create" })).toBe(false);
+    // The scale set API's JIT comes from its own endpoint, through the object.
+    expect(mintsJitOnBoot({ ...base, intake: "scaleset_api" })).toBe(false);
+    // Registration tokens: nothing to mint.
+    expect(mintsJitOnBoot({ ...base, jitConfigEnabled: false })).toBe(false);
+  });
+});
+
+describe("tokenMinutes", () => {
+  it("gives a machine that may wait in line for its JIT config two bootstrap timeouts", () => {
+    const ss = { bootstrapTimeout: 20, jitConfigEnabled: true, jitConfigTiming: "on_boot", intake: "webhook" } as const;
+    expect(tokenMinutes(ss)).toBe(40);
+    expect(tokenMinutes({ ...ss, jitConfigTiming: "before_create" })).toBe(20);
+    expect(tokenMinutes({ ...ss, jitConfigEnabled: false })).toBe(20);
+  });
+});
