@@ -83,6 +83,21 @@ export class ListenerHost {
     return nextStepAt(stored?.state ?? INITIAL_LISTENER, wantsOf(ss), now);
   }
 
+  /**
+   * Arms the listener's timer when a step is due but none is armed. Only a step arms the next
+   * one, so a scale set that wants a first step (register and open a session when created or
+   * enabled again) had none armed: while nudges armed an alarm for now, that alarm took it; now
+   * that a nudge reconciles at once, it would wait for the next tick (RECONCILE_INTERVAL_SECONDS,
+   * 30 s), and jobs queued meanwhile found no runner scale set at GitHub. Called by every pass;
+   * a timer already armed (a backoff, the next poll) and a step under way are left alone.
+   */
+  armFirstStep(ss: ScaleSetRecord | null, now = Date.now()): void {
+    if (this.running) return;
+    const due = this.dueAt(ss, now);
+    if (due === null || this.objectState.timer("listen") !== null) return;
+    this.objectState.setTimer("listen", Math.max(due, now + this.rearmMs));
+  }
+
   status(): ListenerStatus | null {
     const stored = this.objectState.listener;
     if (!stored) return null;

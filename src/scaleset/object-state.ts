@@ -217,6 +217,11 @@ export class ObjectState {
       );
   }
 
+  /** When a timer is due, or null: not armed. */
+  timer(name: string): number | null {
+    return this.sql.exec<{ due_at: number }>("SELECT due_at FROM timers WHERE name = ?", name).toArray()[0]?.due_at ?? null;
+  }
+
   /** The earliest due time of any timer or instance retry/poll. */
   nextDue(): number | null {
     const row = this.sql

@@ -315,6 +315,9 @@ export class ScaleSet extends DurableObject<Env> {
       return false;
     }
 
+    // A scale set API listener with a step due and nothing armed for it (new, enabled again): at once.
+    this.listener.armFirstStep(ss);
+
     const limit = hardLimitAgainst(this.state.createBackoff, this.state.hardLimitVersion, ss.updatedAt);
     if (limit && "lifted" in limit) {
       [this.state.createBackoff, this.state.hardLimitVersion] = [NO_CREATE_BACKOFF, null];

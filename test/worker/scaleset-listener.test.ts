@@ -8,7 +8,7 @@ import { describe, expect, it } from "vitest";
 import { scaleSetObject } from "../../src/scaleset/stub";
 import { runnerSession } from "../fake-github/control-client";
 import { clone, workflowJobExamples } from "../fixtures/webhook-examples";
-import { api, unique } from "./helpers";
+import { api, inScaleSetObject, unique } from "./helpers";
 import { scaleSetWorld } from "./scaleset-world";
 import { deliver } from "./webhook-setup";
 
@@ -169,6 +169,30 @@ describe("scale set API intake", () => {
     expect(gh.scale_sets).toHaveLength(1);
     expect(gh.scale_sets[0]!.id).not.toBe(old);
     expect(gh.sessions).toEqual([expect.objectContaining({ scale_set_id: gh.scale_sets[0]!.id })]);
+  });
+
+  it("registers at once after a nudge that reconciles at once (production), not a tick later", async () => {
+    const w = await apiWorld();
+    // Tests delay nudges and the listener's steps an hour to drive the object themselves; production has 0 for both.
+    await inScaleSetObject(w.scaleSetId, (obj) => {
+      obj.settings.nudgeDelayMs = 0;
+      obj.listener.rearmMs = 0;
+    });
+    try {
+      await scaleSetObject(env, w.scaleSetId).nudge(w.scaleSetId);
+      // Its own alarm registers the runner scale set (the tick is an hour away): jobs queued now find it.
+      let registered = 0;
+      for (let i = 0; i < 60 && !registered; i++) {
+        registered = (await w.github.actionsState()).scale_sets.length;
+        if (!registered) await new Promise((r) => setTimeout(r, 50));
+      }
+      expect(registered).toBe(1);
+    } finally {
+      await inScaleSetObject(w.scaleSetId, (obj) => {
+        obj.settings.nudgeDelayMs = 3_600_000;
+        obj.listener.rearmMs = 3_600_000;
+      });
+    }
   });
 
   it("closes its session when disabled, opens one when enabled again, and unregisters when deleted", async () => {
