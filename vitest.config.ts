@@ -84,6 +84,9 @@ export default defineConfig(async () => {
           test: {
             name: "worker",
             include: ["test/worker/**/*.test.ts"],
+            // Some tests make dozens of requests through workerd; on a loaded 2-core machine that took
+            // past vitest's default 5 s. The tests assert behaviour, never time.
+            testTimeout: 20_000,
             setupFiles: ["./test/worker/apply-migrations.ts"],
             // Fakes run in Node; tests find them with inject("fakeGithubUrl"), inject("fakeShimUrl") and
             // inject("accessCertsUrl") (a Cloudflare Access JWKS, with inject("accessSigningJwk") to sign with).
