@@ -9,6 +9,7 @@ import type { Env } from "../env";
 import { budgetWindow, type GithubBudgetPolicy, pointsPerWindow } from "../github/budget";
 import { isDuplicateRunnerName } from "../github/runners";
 import { errorText, logEvent as log } from "../observability/log";
+import { type BudgetTicket, budgetedOutbound, grantStillGood } from "./jit-budget-ticket";
 import type { RunnerPort } from "./ports";
 import { githubRunnerPort } from "./ports-factory";
 import { scaleSetSettings } from "./settings";
@@ -127,58 +128,6 @@ export async function onBootJitConfig(
   }
   log({ event: "jit_minted_on_boot", scale_set: inst.scaleSetId, instance: inst.name, runner_id: minted.runnerId });
   return { kind: "sealed", jitConfigEnc: sealed };
-}
-
-/**
- * The grant a mint holds: the end of the window it was paid in (0: none, or spent by a request
- * that left), and why paying again gave up, when it did.
- */
-interface BudgetTicket {
-  windowEnd: number;
-  stop: Extract<OnBootJit, { kind: "busy" }> | null;
-}
-
-/** Whether a request is a JIT config mint (REST generate-jitconfig, or the scale set API's generatejitconfig). */
-function isJitMint(input: RequestInfo | URL, init?: RequestInit): boolean {
-  const url = input instanceof Request ? input.url : String(input);
-  const method = (init?.method ?? (input instanceof Request ? input.method : "GET")).toUpperCase();
-  return method === "POST" && /jitconfig/i.test(url);
-}
-
-/**
- * A grant is good for a request that leaves before its window's last sixth (1 s of the default
- * 6): GitHub counts a call when it arrives, and the budget's worst minute (worstMinutePoints)
- * holds only if every call arrives in the window that paid for it.
- */
-export function grantStillGood(windowEnd: number, now: number, policy: GithubBudgetPolicy): boolean {
-  return windowEnd > 0 && now < windowEnd - policy.windowMs / 6;
-}
-
-/**
- * The fetch a budgeted mint's GitHub client sends through: each JIT request spends the ticket's
- * grant as it leaves, and pays again (waiting in line) when the grant is spent or stale. Under a
- * burst, the work between the grant and the request (D1 reads for the credential, the token) can
- * take seconds; without this, grants of several windows reached GitHub in one, and GitHub's
- * sliding minute saw more than the budget's worst minute. Other requests pass unbudgeted.
- */
-export function budgetedOutbound(
-  pay: () => Promise<Extract<OnBootJit, { kind: "busy" }> | null>,
-  ticket: BudgetTicket,
-  policy: GithubBudgetPolicy,
-  timing: Pick<OnBootTiming, "now">,
-  send: typeof fetch = fetch,
-): typeof fetch {
-  return async (input, init) => {
-    if (isJitMint(input, init)) {
-      if (!grantStillGood(ticket.windowEnd, timing.now(), policy)) {
-        const stop = await pay();
-        // Thrown as a failed send: the client gives up after its attempts and the mint reports ticket.stop.
-        if (stop) throw new Error(`github budget: ${stop.reason}`);
-      }
-      ticket.windowEnd = 0;
-    }
-    return send(input, init);
-  };
 }
 
 /** Pays for one JIT until a grant is still good (a slow reservation pays again): null, or why not. */
