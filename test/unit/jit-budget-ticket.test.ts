@@ -17,7 +17,10 @@ function world(startAt: number, windowEnd: number) {
   let stopWith: BudgetStop | null = null;
   const pay = async () => {
     events.push(`pay@${now}`);
-    if (stopWith) return (ticket.stop = stopWith);
+    if (stopWith) {
+      ticket.stop = stopWith;
+      return stopWith;
+    }
     ticket.windowEnd = (Math.floor(now / WINDOW) + 1) * WINDOW;
     return null;
   };
