@@ -9,7 +9,6 @@ import type { Env } from "../env";
 import { budgetWindow, type GithubBudgetPolicy, pointsPerWindow } from "../github/budget";
 import { isDuplicateRunnerName } from "../github/runners";
 import { errorText, logEvent as log } from "../observability/log";
-import { type BudgetTicket, budgetedOutbound, grantStillGood } from "./jit-budget-ticket";
 import type { RunnerPort } from "./ports";
 import { githubRunnerPort } from "./ports-factory";
 import { scaleSetSettings } from "./settings";
@@ -88,31 +87,29 @@ export async function onBootJitConfig(
   }
 
   // 2. One JIT from the credential's budget (shared with every object and isolate), waiting in
-  // line; then to GitHub. The grant is spent by the request that actually leaves for GitHub
-  // (budgetedOutbound): a grant whose window is (nearly) over by then, or a second attempt of
-  // the call (the client retries timeouts, 5xx and rate-limit waits), pays again.
+  // line; then straight to GitHub. A grant from a window that is over by the time the call could
+  // go (a slow request) is paid again: GitHub would see the call in the next window, on top of
+  // that window's own, and the budget's worst minute would no longer hold.
   if (!(await keepJitClaim(db, inst.id, claimedAt, timing.now()))) return { kind: "busy", retryAfterSeconds: 1, reason: "mint_under_way" };
   const policy = scaleSetSettings(env).githubBudget;
-  const ticket: BudgetTicket = { windowEnd: 0, stop: null };
-  if (policy) {
-    const paid = await payForJit(db, setup, inst, claimedAt, policy, deadline, timing, ticket);
-    if (paid) {
-      if (paid.reason === "github_budget") await releaseJitMint(db, inst.id, claimedAt, timing.now());
-      return paid;
+  // The window's last sixth (1 s of the default 6) counts as over: the call still has to reach GitHub.
+  for (let paidUntil = 0; policy && timing.now() >= paidUntil - policy.windowMs / 6; ) {
+    const paid = await waitForBudget(db, setup, inst, claimedAt, policy, deadline, timing);
+    if (paid === "lost") return { kind: "busy", retryAfterSeconds: 1, reason: "mint_under_way" };
+    if ("retryAfterSeconds" in paid) {
+      await releaseJitMint(db, inst.id, claimedAt, timing.now());
+      return { kind: "busy", retryAfterSeconds: paid.retryAfterSeconds, reason: "github_budget" };
     }
+    paidUntil = paid.windowEnd;
   }
 
   // 3. The mint, sealed where only this instance's row opens it.
   let minted: { runnerId: number; encodedJitConfig: string };
   try {
-    const outbound = policy
-      ? budgetedOutbound(() => payForJit(db, setup, inst, claimedAt, policy, deadline, timing, ticket), ticket, policy, timing)
-      : undefined;
-    const port = githubRunnerPort(env, setup.entity, outbound);
+    const port = githubRunnerPort(env, setup.entity);
     minted = await mintReplacingLost(port, { name: inst.name, labels: setup.labels, runnerGroup: setup.runnerGroup });
   } catch (err) {
-    if (ticket.stop?.reason !== "mint_under_way") await releaseJitMint(db, inst.id, claimedAt, timing.now());
-    if (ticket.stop) return ticket.stop;
+    await releaseJitMint(db, inst.id, claimedAt, timing.now());
     return { kind: "failed", reason: errorText(err) };
   }
   const sealed = await seal(await keyringFor(env), minted.encodedJitConfig, secretContext.jitConfig(inst.id));
@@ -128,31 +125,6 @@ export async function onBootJitConfig(
   }
   log({ event: "jit_minted_on_boot", scale_set: inst.scaleSetId, instance: inst.name, runner_id: minted.runnerId });
   return { kind: "sealed", jitConfigEnc: sealed };
-}
-
-/** Pays for one JIT until a grant is still good (a slow reservation pays again): null, or why not. */
-async function payForJit(
-  db: D1Database,
-  setup: RunnerSetup,
-  inst: { id: string; name: string; scaleSetId: string },
-  claimedAt: number,
-  policy: GithubBudgetPolicy,
-  deadline: number,
-  timing: OnBootTiming,
-  ticket: BudgetTicket,
-): Promise<Extract<OnBootJit, { kind: "busy" }> | null> {
-  for (ticket.windowEnd = 0; !grantStillGood(ticket.windowEnd, timing.now(), policy); ) {
-    const paid = await waitForBudget(db, setup, inst, claimedAt, policy, deadline, timing);
-    if (paid === "lost") ticket.stop = { kind: "busy", retryAfterSeconds: 1, reason: "mint_under_way" };
-    else if ("retryAfterSeconds" in paid)
-      ticket.stop = { kind: "busy", retryAfterSeconds: paid.retryAfterSeconds, reason: "github_budget" };
-    else {
-      ticket.windowEnd = paid.windowEnd;
-      continue;
-    }
-    return ticket.stop;
-  }
-  return null;
 }
 
 /**
