@@ -59,10 +59,14 @@ ON CONFLICT(scale_set_id) DO UPDATE SET
   wanted = excluded.wanted,
   granted = excluded.granted`;
 
-/** ?1 counter, ?2 now, ?3 credential, ?4 points wanted: +1 when the reservation just made got less. */
+/**
+ * ?1 counter, ?2 now, ?3 credential, ?4 points wanted, ?5 waits to count at most, ?6 points per
+ * JIT: adds the JIT configs the reservation just made fell short by, up to ?5 (a line of machines
+ * counts each of its new waiters left without a grant; an object counts its pass once).
+ */
 const COUNT_WAIT = `INSERT INTO counters (name, value, updated_at)
-SELECT ?1, 1, ?2 WHERE (SELECT last_grant FROM github_budget WHERE credential_id = ?3) < ?4
-ON CONFLICT(name) DO UPDATE SET value = value + 1, updated_at = excluded.updated_at`;
+SELECT ?1, min(?5, (?4 - last_grant) / ?6), ?2 FROM github_budget WHERE credential_id = ?3 AND last_grant < ?4
+ON CONFLICT(name) DO UPDATE SET value = value + excluded.value, updated_at = excluded.updated_at`;
 
 /** The counter a credential's budget waits are counted in (`/metrics`: edgerunner_github_budget_waits_total). */
 export const budgetWaitCounter = (credentialId: string) => `github.budget_waits|${credentialId}`;
@@ -71,8 +75,8 @@ export const budgetWaitCounter = (credentialId: string) => `github.budget_waits|
  * Reserves up to `wanted` JIT configs for scale set `scaleSetId` on `credentialId` in the window
  * starting at `windowStart`, within the scale set's fair share when others on the credential are
  * short (github/budget.ts, reserve and fairAllowance); returns how many were granted, and records
- * the ask for the next reservations. `countWait` adds one to the credential's wait counter if
- * fewer were. An unknown credential is not budgeted (its calls fail on their own): all are granted.
+ * the ask for the next reservations. `countWaits` adds to the credential's wait counter how many
+ * fewer were granted than wanted, at most `countWaits` (0: nothing is counted). An unknown credential is not budgeted (its calls fail on their own): all are granted.
  * One batch (one D1 round trip, one transaction) whatever the number of scale sets.
  */
 export async function reserveJitConfigs(
@@ -84,31 +88,21 @@ export async function reserveJitConfigs(
     windowMs: number;
     wanted: number;
     pointsPerWindow: number;
-    countWait: boolean;
+    countWaits: number;
     now: number;
   },
 ): Promise<number> {
   const { credentialId, scaleSetId, windowStart, windowMs, wanted, pointsPerWindow } = input;
   const params = [credentialId, windowStart, wanted, pointsPerWindow, JIT_CONFIG_POINTS, scaleSetId, windowMs];
   const statements = [d1.prepare(RESERVE).bind(...params), d1.prepare(RECORD_DEMAND).bind(...params.slice(0, 6))];
-  if (input.countWait) {
-    statements.push(d1.prepare(COUNT_WAIT).bind(budgetWaitCounter(credentialId), input.now, credentialId, wanted * JIT_CONFIG_POINTS));
+  if (input.countWaits > 0) {
+    statements.push(
+      d1
+        .prepare(COUNT_WAIT)
+        .bind(budgetWaitCounter(credentialId), input.now, credentialId, wanted * JIT_CONFIG_POINTS, input.countWaits, JIT_CONFIG_POINTS),
+    );
   }
   const [reserved] = await d1.batch<{ last_grant: number }>(statements);
   const row = reserved?.results[0];
   return row ? Math.floor(Number(row.last_grant) / JIT_CONFIG_POINTS) : wanted;
-}
-
-/**
- * Whether the credential's window starting at `windowStart` has a JIT config left: a read, so
- * that a burst's machines waiting in line look before they write (the reservation is an upsert
- * on one row per credential, and D1 runs writes one at a time).
- */
-export async function jitBudgetLeft(d1: D1Database, credentialId: string, windowStart: number, pointsPerWindow: number): Promise<boolean> {
-  const row = await d1
-    .prepare("SELECT window_start, points_used FROM github_budget WHERE credential_id = ?")
-    .bind(credentialId)
-    .first<{ window_start: number; points_used: number }>();
-  if (!row || row.window_start < windowStart) return true;
-  return row.window_start === windowStart && row.points_used + JIT_CONFIG_POINTS <= pointsPerWindow;
 }

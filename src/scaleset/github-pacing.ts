@@ -37,7 +37,7 @@ export async function payForCreates(input: {
     windowMs: policy.windowMs,
     wanted,
     pointsPerWindow: pointsPerWindow(policy),
-    countWait: firstWaitThisWindow,
+    countWaits: firstWaitThisWindow ? 1 : 0,
     now,
   });
   if (granted >= wanted) {

@@ -1,14 +1,15 @@
 import { keyringFor } from "../crypto/keyring";
 import { seal } from "../crypto/secret-box";
 import { secretContext } from "../crypto/secret-contexts";
-import { jitBudgetLeft, reserveJitConfigs } from "../db/github-budget-store";
+import { reserveJitConfigs } from "../db/github-budget-store";
 import type { InstanceAttempt } from "../db/instance-store";
 import { claimJitMint, keepJitClaim, readJitMint, releaseJitMint, storeMintedJit } from "../db/jit-mint-store";
 import type { RunnerSetup } from "../db/scaleset-store";
 import type { Env } from "../env";
-import { budgetWindow, type GithubBudgetPolicy, pointsPerWindow } from "../github/budget";
+import { type GithubBudgetPolicy, pointsPerWindow } from "../github/budget";
 import { isDuplicateRunnerName } from "../github/runners";
-import { errorText, logEvent as log } from "../observability/log";
+import { errorText, logEvent as log, logger } from "../observability/log";
+import { JitBudgetLine } from "./jit-budget-line";
 import type { RunnerPort } from "./ports";
 import { githubRunnerPort } from "./ports-factory";
 import { scaleSetSettings } from "./settings";
@@ -151,7 +152,54 @@ async function mintReplacingLost(
   }
 }
 
-/** Reserves one JIT config, trying again at each window's start until `deadline`: the window it was paid in, or when to come back. */
+// One line per scale set and credential in this isolate (jit-budget-line.ts says why).
+const lines = new Map<string, JitBudgetLine>();
+
+function lineFor(db: D1Database, setup: RunnerSetup, scaleSetId: string, policy: GithubBudgetPolicy, timing: OnBootTiming): JitBudgetLine {
+  const credentialId = setup.entity.credentialsId;
+  const key = `${credentialId}|${scaleSetId}|${policy.windowMs}|${policy.pointsPerMinute}`;
+  let line = lines.get(key);
+  if (!line) {
+    line = new JitBudgetLine({
+      windowMs: policy.windowMs,
+      // Waking a thousand waiters costs JavaScript only (one of them asks D1), so they wake close
+      // to the window's start: a grant found late is a JIT call sent late.
+      spreadMs: 100,
+      checkMs: 25,
+      stepTimeoutMs: 15_000,
+      clock: { now: timing.now, sleep: timing.sleep, random: Math.random },
+      reserve: ({ windowStart, wanted, firstAsks }) =>
+        reserveJitConfigs(db, {
+          credentialId,
+          // The line asks as its scale set: the fair share between scale sets on the credential
+          // holds for on-boot machines too.
+          scaleSetId,
+          windowStart,
+          windowMs: policy.windowMs,
+          wanted,
+          pointsPerWindow: pointsPerWindow(policy),
+          // /metrics' budget waits: each machine that had to wait, once.
+          countWaits: firstAsks,
+          now: timing.now(),
+        }),
+      onShort: ({ windowStart, wanted, granted }) =>
+        log({
+          event: "jit_budget_short",
+          scale_set: scaleSetId,
+          credential: credentialId,
+          waiting: wanted,
+          granted,
+          frees_at: new Date(windowStart + policy.windowMs).toISOString(),
+        }),
+      onError: (err) =>
+        logger.warn({ event: "jit_budget_reserve_failed", scale_set: scaleSetId, credential: credentialId, error: errorText(err) }),
+    });
+    lines.set(key, line);
+  }
+  return line;
+}
+
+/** One JIT config from the line until `deadline`: the window it was paid in, or when to come back. */
 async function waitForBudget(
   db: D1Database,
   setup: RunnerSetup,
@@ -161,55 +209,8 @@ async function waitForBudget(
   deadline: number,
   timing: OnBootTiming,
 ): Promise<{ windowEnd: number } | "lost" | { retryAfterSeconds: number }> {
-  let waited = false;
-  let keptAt = claimedAt;
-  for (;;) {
-    const now = timing.now();
-    // Still ours, and the machine still asking (its bootstrap clock): a takeover ends this wait.
-    // Kept every few polls, well within staleClaimMs, rather than with every D1 reservation.
-    if (now - keptAt >= CLAIM_KEEP_MS) {
-      if (!(await keepJitClaim(db, inst.id, claimedAt, now))) return "lost";
-      keptAt = now;
-    }
-    const window = budgetWindow(now, policy.windowMs);
-    const perWindow = pointsPerWindow(policy);
-    const credentialId = setup.entity.credentialsId;
-    // After the first try, a read first: most of a burst's waiters find the window spent.
-    const left = !waited || (await jitBudgetLeft(db, credentialId, window.start, perWindow));
-    const granted = !left
-      ? 0
-      : await reserveJitConfigs(db, {
-          credentialId,
-          // Each machine asks as its scale set (one JIT): the fair share between scale sets on
-          // the credential holds for on-boot machines too.
-          scaleSetId: inst.scaleSetId,
-          windowStart: window.start,
-          windowMs: policy.windowMs,
-          wanted: 1,
-          pointsPerWindow: perWindow,
-          // Counted once per request that had to wait: /metrics' budget waits.
-          countWait: !waited,
-          now,
-        });
-    if (granted >= 1) {
-      if (waited) log({ event: "jit_budget_granted", scale_set: inst.scaleSetId, instance: inst.name });
-      return { windowEnd: window.end };
-    }
-    if (!waited) {
-      waited = true;
-      log({
-        event: "jit_budget_wait",
-        scale_set: inst.scaleSetId,
-        instance: inst.name,
-        credential: setup.entity.credentialsId,
-        frees_at: new Date(window.end).toISOString(),
-      });
-    }
-    // The budget frees only when a window starts: trying again within a spent one could only
-    // cost D1 queries. The next try lands within `pollMs` of the start, at random, so a burst's
-    // waiters neither arrive at once nor in a fixed order.
-    const next = window.end + Math.floor(Math.random() * timing.pollMs);
-    if (next > deadline) return { retryAfterSeconds: Math.max(1, Math.ceil((window.end - now) / 1000)) };
-    await timing.sleep(Math.max(0, next - now));
-  }
+  const line = lineFor(db, setup, inst.scaleSetId, policy, timing);
+  // Still ours, and the machine still asking (its bootstrap clock): a takeover ends this wait.
+  const result = await line.take(deadline, { everyMs: CLAIM_KEEP_MS, fn: () => keepJitClaim(db, inst.id, claimedAt, timing.now()) });
+  return result === "withdrawn" ? "lost" : result;
 }

@@ -205,6 +205,24 @@ describe("JIT configs minted on boot", () => {
     expect((await api.get(`/api/v1/scalesets/${s.scaleSetId}`)).body.jit_waiting_instances).toBe(0);
   });
 
+  it("serves machines waiting together from one line: counted once each, each minted once", async () => {
+    const s = await setup();
+    const cred = await credentialOf(s.scaleSetId);
+    const runners = await createRunners(s, 2);
+    const before = await budgetWaits(cred.name);
+    await spendBudget(cred.id);
+    // Each request waits in its own invocation; one of them asks D1 for both, and the other
+    // finds its grant in the line (plain data: workerd ties promises to their request).
+    const pending = runners.map((r) => credentials(r.token));
+    while ((await budgetWaits(cred.name)) < before + 2) await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(await jitCalls(s)).toEqual([]);
+    await refillBudget(cred.id);
+    const answers = await Promise.all(pending);
+    expect(answers.map((a) => a.status)).toEqual([200, 200]);
+    expect((await jitCalls(s)).map((c) => (c.body as { name: string }).name).sort()).toEqual(runners.map((r) => r.name).sort());
+    expect(await budgetWaits(cred.name)).toBe(before + 2);
+  });
+
   it("answers 503 with Retry-After when the budget stays spent through the wait, and gives the claim back", async () => {
     const s = await setup();
     const cred = await credentialOf(s.scaleSetId);

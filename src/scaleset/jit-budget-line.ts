@@ -1,0 +1,147 @@
+/**
+ * One isolate's line of machines waiting for the GitHub budget to mint their JIT configs (on-boot
+ * timing), for one scale set on one credential. Plain logic: the reservation, the clock and the
+ * sleeps are passed in.
+ *
+ * Why a line rather than every machine asking D1 on its own: a burst puts a thousand machines in
+ * line at once. Asked one by one, every window's start brought a thousand budget reads to D1,
+ * which runs them one at a time; the machines granted a JIT then queued behind them for the reads
+ * on their way to GitHub, reached GitHub seconds after their grant, bunched into GitHub's sliding
+ * minute and were refused (docs/performance.md). Here one reservation per window asks for the
+ * whole line, the grants go to the longest waiting first, and a granted machine goes straight on.
+ *
+ * No request owns the line. Each reservation is made by one of the waiting requests in its own
+ * invocation (whoever wakes first when a window opens); the others look at the line again shortly
+ * for their grant. So the line lives exactly as long as someone waits in it, and a request that
+ * is cut off mid-reservation is replaced after `stepTimeoutMs`. Nobody awaits a promise another
+ * request made or resolves one it is waiting on: workerd ties each promise to the request that
+ * made it ("Cannot perform I/O on behalf of a different request"), so waiters share plain data and
+ * each sleeps on its own timers.
+ */
+
+export interface LineClock {
+  now(): number;
+  sleep(ms: number): Promise<void>;
+  /** In [0, 1). */
+  random(): number;
+}
+
+export interface LineReservation {
+  windowStart: number;
+  wanted: number;
+  /** Waiters asking for the first time: those of them left without a grant are counted as budget waits. */
+  firstAsks: number;
+}
+
+export interface JitBudgetLineOptions {
+  windowMs: number;
+  /** Asks D1 for up to `wanted` JIT configs in the window; resolves to how many were granted. */
+  reserve(r: LineReservation): Promise<number>;
+  clock: LineClock;
+  /** Waiters try again within this long after a window opens, at random (so they do not all wake at once). */
+  spreadMs: number;
+  /** While a reservation is out, waiters look for their grant this often. */
+  checkMs: number;
+  /** A reservation not answered within this long is abandoned: its request was cut off. */
+  stepTimeoutMs: number;
+  /** Told once per reservation that left machines waiting (for the logs). */
+  onShort?(info: { windowStart: number; wanted: number; granted: number }): void;
+  /** A reservation failed (D1): waiters try again after `spreadMs`. */
+  onError?(err: unknown): void;
+}
+
+/** A waiter's answer: a JIT config paid in the window ending at `windowEnd`; or when to come back; or nothing (it withdrew). */
+export type LineResult = { windowEnd: number } | { retryAfterSeconds: number } | "withdrawn";
+
+interface Waiter {
+  asked: boolean;
+  granted: { windowEnd: number } | null;
+}
+
+export class JitBudgetLine {
+  private readonly queue: Waiter[] = [];
+  private step: { token: object; startedAt: number } | null = null;
+  /** A window whose reservation fell short: nobody asks again until the next one. */
+  private spentWindow = -1;
+  /** After a failed reservation, nobody asks again before this. */
+  private retryAt = 0;
+
+  constructor(private readonly o: JitBudgetLineOptions) {}
+
+  /** Machines waiting in this line now. */
+  get waiting(): number {
+    return this.queue.length;
+  }
+
+  /**
+   * Waits for one JIT config until `deadline`. `keep` is called at least every `keep.everyMs` while
+   * waiting (the caller's claim on its mint); false withdraws the waiter.
+   */
+  async take(deadline: number, keep: { everyMs: number; fn: () => Promise<boolean> }): Promise<LineResult> {
+    const me: Waiter = { asked: false, granted: null };
+    this.queue.push(me);
+    let keptAt = this.o.clock.now();
+    try {
+      for (;;) {
+        if (me.granted) return me.granted;
+        const now = this.o.clock.now();
+        if (now - keptAt >= keep.everyMs) {
+          if (!(await keep.fn())) return "withdrawn";
+          keptAt = this.o.clock.now();
+          continue;
+        }
+        const windowStart = Math.floor(now / this.o.windowMs) * this.o.windowMs;
+        const step = this.step;
+        if (step && now - step.startedAt < this.o.stepTimeoutMs) {
+          // Someone is asking for the whole line: look again shortly (our grant, or the answer).
+          await this.o.clock.sleep(Math.min(this.o.checkMs, keptAt + keep.everyMs - now));
+          continue;
+        }
+        const spent = this.spentWindow === windowStart;
+        if (spent || now < this.retryAt) {
+          const from = spent ? Math.max(windowStart + this.o.windowMs, this.retryAt) : this.retryAt;
+          const next = from + Math.floor(this.o.clock.random() * this.o.spreadMs);
+          if (next > deadline) return { retryAfterSeconds: Math.max(1, Math.ceil((next - now) / 1000)) };
+          await this.o.clock.sleep(Math.min(next - now, keptAt + keep.everyMs - now));
+          continue;
+        }
+        const token = {};
+        this.step = { token, startedAt: now };
+        try {
+          // A moment's grace first, so that machines arriving together ask together; and a
+          // reservation that never answers is given up like anyone else's.
+          await this.o.clock.sleep(0);
+          await Promise.race([this.reserveForLine(windowStart), this.o.clock.sleep(this.o.stepTimeoutMs)]);
+        } finally {
+          if (this.step?.token === token) this.step = null;
+        }
+      }
+    } finally {
+      const at = this.queue.indexOf(me);
+      if (at >= 0) this.queue.splice(at, 1);
+    }
+  }
+
+  /** One reservation for everyone in line; the grants go to the front of the line. */
+  private async reserveForLine(windowStart: number): Promise<void> {
+    const windowEnd = windowStart + this.o.windowMs;
+    const asking = [...this.queue];
+    const firstAsks = asking.filter((w) => !w.asked).length;
+    let granted: number;
+    try {
+      granted = await this.o.reserve({ windowStart, wanted: asking.length, firstAsks });
+    } catch (err) {
+      this.retryAt = this.o.clock.now() + this.o.spreadMs;
+      this.o.onError?.(err);
+      return;
+    }
+    for (const w of asking) w.asked = true;
+    // To the front of the line: a waiter that left while the reservation was out (its deadline,
+    // its claim lost) gives its grant to the next, who may have joined since.
+    for (const w of this.queue.splice(0, granted)) w.granted = { windowEnd };
+    if (granted < asking.length) {
+      this.spentWindow = Math.max(this.spentWindow, windowStart);
+      this.o.onShort?.({ windowStart, wanted: asking.length, granted });
+    }
+  }
+}

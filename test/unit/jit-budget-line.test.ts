@@ -1,0 +1,146 @@
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { JitBudgetLine, type JitBudgetLineOptions, type LineReservation, type LineResult } from "../../src/scaleset/jit-budget-line";
+
+const WINDOW = 6_000;
+
+/** A budget of `perWindow` JIT configs per window, as D1's reservation grants them; every ask recorded. */
+function budget(perWindow: number) {
+  const used = new Map<number, number>();
+  const asks: LineReservation[] = [];
+  const reserve = async (r: LineReservation) => {
+    asks.push(r);
+    await new Promise((resolve) => setTimeout(resolve, 20)); // a D1 round trip
+    const granted = Math.min(r.wanted, perWindow - (used.get(r.windowStart) ?? 0));
+    used.set(r.windowStart, (used.get(r.windowStart) ?? 0) + granted);
+    return granted;
+  };
+  return { reserve, asks };
+}
+
+function line(reserve: JitBudgetLineOptions["reserve"], extra: Partial<JitBudgetLineOptions> = {}) {
+  return new JitBudgetLine({
+    windowMs: WINDOW,
+    reserve,
+    clock: { now: () => Date.now(), sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)), random: () => 0.5 },
+    spreadMs: 1_000,
+    checkMs: 10,
+    stepTimeoutMs: 15_000,
+    ...extra,
+  });
+}
+
+const keepAlways = { everyMs: 10_000, fn: async () => true };
+
+describe("the line for the GitHub budget (on-boot mints)", () => {
+  beforeEach(() => {
+    vi.useFakeTimers();
+    vi.setSystemTime(60_000); // a window's start
+  });
+  afterEach(() => vi.useRealTimers());
+
+  it("asks D1 once per window for the whole line and grants the longest waiting first", async () => {
+    const b = budget(16);
+    const l = line(b.reserve);
+    const results = Array.from({ length: 40 }, () => l.take(Date.now() + 60_000, keepAlways));
+    await vi.advanceTimersByTimeAsync(3 * WINDOW);
+    const got = await Promise.all(results);
+    expect(got.map((r) => (r as { windowEnd: number }).windowEnd)).toEqual([
+      ...Array(16).fill(66_000),
+      ...Array(16).fill(72_000),
+      ...Array(8).fill(78_000),
+    ]);
+    // One reservation per window, for everyone then in line; the first counts every new waiter.
+    expect(b.asks).toEqual([
+      { windowStart: 60_000, wanted: 40, firstAsks: 40 },
+      { windowStart: 66_000, wanted: 24, firstAsks: 0 },
+      { windowStart: 72_000, wanted: 8, firstAsks: 0 },
+    ]);
+    expect(l.waiting).toBe(0);
+  });
+
+  it("serves a machine that joins while a reservation is out in the same window when it has room", async () => {
+    const b = budget(16);
+    const l = line(b.reserve);
+    const first = l.take(Date.now() + 60_000, keepAlways);
+    await vi.advanceTimersByTimeAsync(5);
+    const second = l.take(Date.now() + 60_000, keepAlways);
+    await vi.advanceTimersByTimeAsync(100);
+    expect(await first).toEqual({ windowEnd: 66_000 });
+    expect(await second).toEqual({ windowEnd: 66_000 });
+    expect(b.asks.map((a) => a.wanted)).toEqual([1, 1]);
+  });
+
+  it("sends a machine whose wait would outlast its deadline away with when to come back, and keeps its place for nobody", async () => {
+    const b = budget(1);
+    const l = line(b.reserve);
+    const served = l.take(Date.now() + 60_000, keepAlways);
+    const impatient = l.take(Date.now() + 2_000, keepAlways);
+    const patient = l.take(Date.now() + 60_000, keepAlways);
+    await vi.advanceTimersByTimeAsync(100);
+    expect(await served).toEqual({ windowEnd: 66_000 });
+    expect(await impatient).toEqual({ retryAfterSeconds: 7 });
+    await vi.advanceTimersByTimeAsync(WINDOW + 1_000);
+    expect(await patient).toEqual({ windowEnd: 72_000 });
+    expect(b.asks.map((a) => a.wanted)).toEqual([3, 1]);
+  });
+
+  it("withdraws a machine whose claim was lost while it waited", async () => {
+    const b = budget(0);
+    const l = line(b.reserve);
+    let keep = true;
+    const waiting = l.take(Date.now() + 60_000, { everyMs: 3_000, fn: async () => keep });
+    await vi.advanceTimersByTimeAsync(1_000);
+    keep = false;
+    await vi.advanceTimersByTimeAsync(5_000);
+    expect(await waiting).toBe("withdrawn");
+    expect(l.waiting).toBe(0);
+  });
+
+  it("tries again after a failed reservation, and says so", async () => {
+    const errors: unknown[] = [];
+    let fail = true;
+    const b = budget(16);
+    const l = line(
+      async (r) => {
+        if (fail) {
+          fail = false;
+          throw new Error("D1 is overloaded");
+        }
+        return b.reserve(r);
+      },
+      { onError: (err) => errors.push(err) },
+    );
+    const got = l.take(Date.now() + 60_000, keepAlways);
+    await vi.advanceTimersByTimeAsync(2_000);
+    expect(await got).toEqual({ windowEnd: 66_000 });
+    expect(errors).toHaveLength(1);
+  });
+
+  it("replaces a reservation whose request was cut off (it never answers)", async () => {
+    const b = budget(16);
+    let first = true;
+    const l = line((r) => {
+      if (first) {
+        first = false;
+        return new Promise<number>(() => {});
+      }
+      return b.reserve(r);
+    });
+    const results: Promise<LineResult>[] = [l.take(Date.now() + 60_000, keepAlways), l.take(Date.now() + 60_000, keepAlways)];
+    await vi.advanceTimersByTimeAsync(20_000);
+    expect(await Promise.all(results)).toEqual([{ windowEnd: 78_000 }, { windowEnd: 78_000 }]);
+  });
+
+  it("tells once per short reservation how many waited", async () => {
+    const shorts: unknown[] = [];
+    const b = budget(2);
+    const l = line(b.reserve, { onShort: (s) => shorts.push(s) });
+    const all = Array.from({ length: 5 }, () => l.take(Date.now() + 60_000, keepAlways));
+    await vi.advanceTimersByTimeAsync(3 * WINDOW);
+    await Promise.all(all);
+    expect(shorts).toEqual([
+      { windowStart: 60_000, wanted: 5, granted: 2 },
+      { windowStart: 66_000, wanted: 3, granted: 2 },
+    ]);
+  });
+});
