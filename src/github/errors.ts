@@ -55,3 +55,18 @@ export class GithubCredentialFailingError extends GithubError {
     super(`GitHub credentials ${credentialId} are failing: ${reason}`);
   }
 }
+
+/**
+ * The call was paid for out of the GitHub budget in a window that ended (or nearly) before it
+ * could be sent (a slow path, or a wait on a rate limit): it was not sent. Sent late, GitHub would
+ * count it on top of the next window's calls; the caller pays again instead.
+ */
+export class GithubSendDeadlineError extends GithubError {
+  override name = "GithubSendDeadlineError";
+  constructor(
+    readonly operation: string,
+    readonly sendBy: number,
+  ) {
+    super(`${operation}: not sent, its budget window ended at ${new Date(sendBy).toISOString()}`);
+  }
+}

@@ -5,7 +5,14 @@ import { measuredFetch } from "../lib/invocation-cost";
 import { logEvent } from "../observability/log";
 import { countGithubCall } from "../observability/op-counters";
 import { CredentialAuth } from "./credential-auth";
-import { GithubApiError, GithubCredentialFailingError, GithubError, GithubRateLimitedError, GithubUnavailableError } from "./errors";
+import {
+  GithubApiError,
+  GithubCredentialFailingError,
+  GithubError,
+  GithubRateLimitedError,
+  GithubSendDeadlineError,
+  GithubUnavailableError,
+} from "./errors";
 import {
   isLow,
   isRateLimited,
@@ -55,6 +62,11 @@ export interface RequestOptions {
   body?: unknown;
   /** Statuses (besides 2xx) the operation handles itself instead of failing. */
   allow?: number[];
+  /**
+   * Unix ms after which the request is not sent (GithubSendDeadlineError), checked before every
+   * attempt: a call paid for in a GitHub budget window must leave within it (budget.ts).
+   */
+  sendBy?: number;
 }
 
 export interface GithubResponse<T> {
@@ -151,6 +163,8 @@ export class GithubClient {
 
   private async call<T>(operation: string, method: string, path: string, opts: RequestOptions, auth: AuthMode): Promise<GithubResponse<T>> {
     let serverAttempts = 0;
+    // What the last failed attempt was, should the send deadline end the retries.
+    let lastFailure: { status: number | null; detail: string } | null = null;
     let rateLimitWaits = 0;
     let retriedWithFreshToken = false;
     for (;;) {
@@ -174,6 +188,11 @@ export class GithubClient {
       }
 
       const authorization = auth.kind === "token" ? await this.auth.tokenAuthorization(operation) : await this.auth.appJwtAuthorization();
+      if (opts.sendBy !== undefined && this.clock.now() >= opts.sendBy) {
+        // GitHub failing is the news, not the deadline: paying again would not help.
+        if (lastFailure) throw new GithubUnavailableError(operation, lastFailure.status, serverAttempts, lastFailure.detail);
+        throw new GithubSendDeadlineError(operation, opts.sendBy);
+      }
       const url = buildUrl(ctx.apiBaseUrl, path, opts.query);
       const started = this.clock.now();
       let res: Response;
@@ -205,6 +224,7 @@ export class GithubClient {
           error: detail,
         });
         if (serverAttempts >= this.maxAttempts) throw new GithubUnavailableError(operation, null, serverAttempts, detail);
+        lastFailure = { status: null, detail };
         await this.clock.sleep(serverErrorBackoff(serverAttempts, this.clock.random()));
         continue;
       }
@@ -258,6 +278,7 @@ export class GithubClient {
         if (serverAttempts >= this.maxAttempts) {
           throw new GithubUnavailableError(operation, res.status, serverAttempts, message || `HTTP ${res.status}`);
         }
+        lastFailure = { status: res.status, detail: message || `HTTP ${res.status}` };
         await this.clock.sleep(serverErrorBackoff(serverAttempts, this.clock.random()));
         continue;
       }

@@ -150,11 +150,12 @@ async function lookupRunnerGroupId(
 export async function generateJitConfig(
   gh: GithubClient,
   scope: GithubScope,
-  input: { name: string; labels: string[]; runnerGroup?: string; workFolder?: string },
+  input: { name: string; labels: string[]; runnerGroup?: string; workFolder?: string; sendBy?: number },
 ): Promise<JitConfig> {
   const runnerGroupId = await resolveRunnerGroupId(gh, scope, input.runnerGroup ?? "");
   const res = await gh.request<JitConfigResponse>("generate_jit_config", "POST", `${scopePath(scope)}/actions/runners/generate-jitconfig`, {
     body: { name: input.name, runner_group_id: runnerGroupId, labels: input.labels, work_folder: input.workFolder ?? "_work" },
+    ...(input.sendBy !== undefined && { sendBy: input.sendBy }),
   });
   return { runner: res.data.runner, encodedJitConfig: res.data.encoded_jit_config };
 }

@@ -7,6 +7,7 @@ import { claimJitMint, keepJitClaim, readJitMint, releaseJitMint, storeMintedJit
 import type { RunnerSetup } from "../db/scaleset-store";
 import type { Env } from "../env";
 import { type GithubBudgetPolicy, pointsPerWindow } from "../github/budget";
+import { GithubSendDeadlineError } from "../github/errors";
 import { isDuplicateRunnerName } from "../github/runners";
 import { errorText, logEvent as log, logger } from "../observability/log";
 import { JitBudgetLine } from "./jit-budget-line";
@@ -88,30 +89,43 @@ export async function onBootJitConfig(
   }
 
   // 2. One JIT from the credential's budget (shared with every object and isolate), waiting in
-  // line; then straight to GitHub. A grant from a window that is over by the time the call could
-  // go (a slow request) is paid again: GitHub would see the call in the next window, on top of
-  // that window's own, and the budget's worst minute would no longer hold.
+  // line; then straight to GitHub. The call must leave within the window it was paid in, its last
+  // sixth (1 s of the default 6) counting as over, since it still has to reach GitHub: a call sent
+  // later would count at GitHub on top of the next window's own, and the budget's worst minute
+  // would no longer hold. The client checks that just before it sends (GithubSendDeadlineError);
+  // a call too late is paid again in the next window.
   if (!(await keepJitClaim(db, inst.id, claimedAt, timing.now()))) return { kind: "busy", retryAfterSeconds: 1, reason: "mint_under_way" };
   const policy = scaleSetSettings(env).githubBudget;
-  // The window's last sixth (1 s of the default 6) counts as over: the call still has to reach GitHub.
-  for (let paidUntil = 0; policy && timing.now() >= paidUntil - policy.windowMs / 6; ) {
-    const paid = await waitForBudget(db, setup, inst, claimedAt, policy, deadline, timing);
-    if (paid === "lost") return { kind: "busy", retryAfterSeconds: 1, reason: "mint_under_way" };
-    if ("retryAfterSeconds" in paid) {
-      await releaseJitMint(db, inst.id, claimedAt, timing.now());
-      return { kind: "busy", retryAfterSeconds: paid.retryAfterSeconds, reason: "github_budget" };
-    }
-    paidUntil = paid.windowEnd;
-  }
-
-  // 3. The mint, sealed where only this instance's row opens it.
+  const port = githubRunnerPort(env, setup.entity);
   let minted: { runnerId: number; encodedJitConfig: string };
-  try {
-    const port = githubRunnerPort(env, setup.entity);
-    minted = await mintReplacingLost(port, { name: inst.name, labels: setup.labels, runnerGroup: setup.runnerGroup });
-  } catch (err) {
-    await releaseJitMint(db, inst.id, claimedAt, timing.now());
-    return { kind: "failed", reason: errorText(err) };
+  for (;;) {
+    let paidUntil: number | undefined;
+    if (policy) {
+      const paid = await waitForBudget(db, setup, inst, claimedAt, policy, deadline, timing);
+      if (paid === "lost") return { kind: "busy", retryAfterSeconds: 1, reason: "mint_under_way" };
+      if ("retryAfterSeconds" in paid) {
+        await releaseJitMint(db, inst.id, claimedAt, timing.now());
+        return { kind: "busy", retryAfterSeconds: paid.retryAfterSeconds, reason: "github_budget" };
+      }
+      paidUntil = paid.windowEnd;
+    }
+    try {
+      // 3. The mint, sealed where only this instance's row opens it.
+      const sendBy = paidUntil === undefined || !policy ? undefined : paidUntil - policy.windowMs / 6;
+      minted = await mintReplacingLost(port, { name: inst.name, labels: setup.labels, runnerGroup: setup.runnerGroup, sendBy });
+      break;
+    } catch (err) {
+      const late = err instanceof GithubSendDeadlineError && paidUntil !== undefined;
+      if (late && paidUntil! < deadline) {
+        logger.debug({ event: "jit_budget_repaid", scale_set: inst.scaleSetId, instance: inst.name });
+        // Paid again in a window that is open and not yet late: the next one.
+        await timing.sleep(Math.max(0, paidUntil! - timing.now()));
+        continue;
+      }
+      await releaseJitMint(db, inst.id, claimedAt, timing.now());
+      if (late) return { kind: "busy", retryAfterSeconds: 1, reason: "github_budget" };
+      return { kind: "failed", reason: errorText(err) };
+    }
   }
   const sealed = await seal(await keyringFor(env), minted.encodedJitConfig, secretContext.jitConfig(inst.id));
   if (!(await storeMintedJit(db, inst.id, claimedAt, { jitConfigEnc: sealed, runnerId: minted.runnerId }, timing.now()))) {
@@ -136,7 +150,7 @@ export async function onBootJitConfig(
  */
 async function mintReplacingLost(
   port: RunnerPort,
-  input: { name: string; labels: string[]; runnerGroup: string },
+  input: { name: string; labels: string[]; runnerGroup: string; sendBy: number | undefined },
 ): Promise<{ runnerId: number; encodedJitConfig: string }> {
   try {
     return await port.createJitRunner(input);

@@ -86,8 +86,8 @@ export function githubRunnerPort(env: Env, entity: ScaleSetRecord["entity"], out
   const scope = scopeOf(entity);
   const memoKey = `${entity.credentialsId}:${entity.kind}:${entity.owner}/${entity.name}`;
   return {
-    async createJitRunner({ name, labels, runnerGroup }) {
-      const jit = await generateJitConfig(gh, scope, { name, labels, runnerGroup });
+    async createJitRunner({ name, labels, runnerGroup, sendBy }) {
+      const jit = await generateJitConfig(gh, scope, { name, labels, runnerGroup, ...(sendBy !== undefined && { sendBy }) });
       return { runnerId: jit.runner.id, encodedJitConfig: jit.encodedJitConfig };
     },
     async removeRunner(runnerId) {

@@ -78,7 +78,13 @@ export interface GithubRunnerInfo {
 
 /** GitHub, for one scale set's entity. */
 export interface RunnerPort {
-  createJitRunner(input: { name: string; labels: string[]; runnerGroup: string }): Promise<{ runnerId: number; encodedJitConfig: string }>;
+  /** `sendBy`: the call was paid for in a GitHub budget window; not sent after this (GithubSendDeadlineError). */
+  createJitRunner(input: {
+    name: string;
+    labels: string[];
+    runnerGroup: string;
+    sendBy?: number;
+  }): Promise<{ runnerId: number; encodedJitConfig: string }>;
   removeRunner(runnerId: number): Promise<RunnerRemoval>;
   listRunners(): Promise<GithubRunnerInfo[]>;
   /** The runner GitHub has under this id, or null (404). */

@@ -1,6 +1,11 @@
 import { env } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { GithubCredentialFailingError, GithubRateLimitedError, GithubUnavailableError } from "../../src/github/errors";
+import {
+  GithubCredentialFailingError,
+  GithubRateLimitedError,
+  GithubSendDeadlineError,
+  GithubUnavailableError,
+} from "../../src/github/errors";
 import { generateJitConfig, listRunners } from "../../src/github/runners";
 import type { GithubScope } from "../../src/github/scope";
 import { client, createAppCredential, createEndpoint, createPatCredential, newWorld, TestClock } from "./github-helpers";
@@ -79,6 +84,22 @@ describe("rate limits", () => {
     const list = await api.get("/api/v1/github/credentials");
     expect(list.body.find((c: { id: string }) => c.id === credentialId).rate_limit.remaining).toBe(4999);
     expect(res.text).not.toContain("ghp_test_token");
+  });
+});
+
+describe("calls paid for in a GitHub budget window (sendBy)", () => {
+  it("sends a call before its deadline, and never one after it: a retry after a secondary limit waits past it", async () => {
+    const { world, credentialId, clock } = await patSetup();
+    const gh = client(credentialId, clock, { maxWaitMs: 60_000 });
+    const input = { name: "paid-1", labels: ["self-hosted"], sendBy: clock.now() + 5_000 };
+    expect((await generateJitConfig(gh, repo, input)).runner.name).toBe("paid-1");
+
+    // Refused once with a 30 s wait: the retry would leave long after the window it was paid in.
+    await world.fault({ kind: "rate_limit", status: 403, retry_after: 30, path: "/generate-jitconfig", times: 1 });
+    const late = await generateJitConfig(gh, repo, { ...input, name: "paid-2", sendBy: clock.now() + 5_000 }).catch((e) => e);
+    expect(late).toBeInstanceOf(GithubSendDeadlineError);
+    const jit = (await world.requests()).filter((r) => r.path.endsWith("/generate-jitconfig"));
+    expect(jit.map((r) => r.status)).toEqual([201, 403]);
   });
 });
 
