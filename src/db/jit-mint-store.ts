@@ -40,6 +40,33 @@ export async function keepJitClaim(db: D1Database, instanceId: string, claimedAt
   return Boolean(kept.meta.changes);
 }
 
+/** Claims per statement: two bound values each, within D1's 100 per statement. */
+const KEEP_CHUNK = 49;
+
+/**
+ * `keepJitClaim` for many waiting requests at once (one round trip): the instance ids whose claim
+ * is still held and waiting, now kept.
+ */
+export async function keepJitClaims(db: D1Database, claims: { instanceId: string; claimedAt: number }[], at: number): Promise<Set<string>> {
+  if (!claims.length) return new Set();
+  const statements: D1PreparedStatement[] = [];
+  for (let i = 0; i < claims.length; i += KEEP_CHUNK) {
+    const chunk = claims.slice(i, i + KEEP_CHUNK);
+    const pairs = chunk.map((_, j) => `(?${2 + 2 * j}, ?${3 + 2 * j})`).join(", ");
+    statements.push(
+      db
+        .prepare(
+          `UPDATE instances SET jit_asked_at = ?1
+            WHERE (id, jit_claimed_at) IN (VALUES ${pairs}) AND jit_config_enc IS NULL AND status IN ('creating', 'running')
+            RETURNING id`,
+        )
+        .bind(at, ...chunk.flatMap((c) => [c.instanceId, c.claimedAt])),
+    );
+  }
+  const results = await db.batch<{ id: string }>(statements);
+  return new Set(results.flatMap((r) => r.results.map((row) => row.id)));
+}
+
 /** Gives back the claim made at `claimedAt` (nothing was minted); the machine asked at `at`. */
 export async function releaseJitMint(db: D1Database, instanceId: string, claimedAt: number, at: number): Promise<void> {
   await db

@@ -9,6 +9,8 @@
  * on their way to GitHub, reached GitHub seconds after their grant, bunched into GitHub's sliding
  * minute and were refused (docs/performance.md). Here one reservation per window asks for the
  * whole line, the grants go to the longest waiting first, and a granted machine goes straight on.
+ * Likewise the waiters' claims on their mints are kept fresh for the whole line in one D1 batch,
+ * not by each machine on its own (a thousand writes every few seconds, for nothing).
  *
  * No request owns the line. Each reservation is made by one of the waiting requests in its own
  * invocation (whoever wakes first when a window opens); the others look at the line again shortly
@@ -33,91 +35,120 @@ export interface LineReservation {
   firstAsks: number;
 }
 
-export interface JitBudgetLineOptions {
+export interface JitBudgetLineOptions<Claim> {
   windowMs: number;
   /** Asks D1 for up to `wanted` JIT configs in the window; resolves to how many were granted. */
   reserve(r: LineReservation): Promise<number>;
+  /** Keeps the waiters' claims fresh (one batch); resolves to those still held. The others withdraw. */
+  keepClaims(claims: Claim[]): Promise<Claim[]>;
+  /** How often the claims are kept. */
+  keepEveryMs: number;
   clock: LineClock;
   /** Waiters try again within this long after a window opens, at random (so they do not all wake at once). */
   spreadMs: number;
   /** While a reservation is out, waiters look for their grant this often. */
   checkMs: number;
-  /** A reservation not answered within this long is abandoned: its request was cut off. */
+  /** A reservation or keep not answered within this long is abandoned: its request was cut off. */
   stepTimeoutMs: number;
   /** Told once per reservation that left machines waiting (for the logs). */
   onShort?(info: { windowStart: number; wanted: number; granted: number }): void;
-  /** A reservation failed (D1): waiters try again after `spreadMs`. */
+  /** A reservation or keep failed (D1): a reservation is tried again after `spreadMs`, a keep at the next turn. */
   onError?(err: unknown): void;
 }
 
-/** A waiter's answer: a JIT config paid in the window ending at `windowEnd`; or when to come back; or nothing (it withdrew). */
+/** A waiter's answer: a JIT config paid in the window ending at `windowEnd`; or when to come back; or nothing (its claim was lost). */
 export type LineResult = { windowEnd: number } | { retryAfterSeconds: number } | "withdrawn";
 
-interface Waiter {
+interface Waiter<Claim> {
+  claim: Claim;
   asked: boolean;
   granted: { windowEnd: number } | null;
+  lost: boolean;
 }
 
-export class JitBudgetLine {
-  private readonly queue: Waiter[] = [];
+export class JitBudgetLine<Claim> {
+  private readonly queue: Waiter<Claim>[] = [];
   private step: { token: object; startedAt: number } | null = null;
   /** A window whose reservation fell short: nobody asks again until the next one. */
   private spentWindow = -1;
   /** After a failed reservation, nobody asks again before this. */
   private retryAt = 0;
+  /** When the claims were last kept (or the line last started). */
+  private keptAt = 0;
 
-  constructor(private readonly o: JitBudgetLineOptions) {}
+  constructor(private readonly o: JitBudgetLineOptions<Claim>) {}
 
   /** Machines waiting in this line now. */
   get waiting(): number {
     return this.queue.length;
   }
 
-  /**
-   * Waits for one JIT config until `deadline`. `keep` is called at least every `keep.everyMs` while
-   * waiting (the caller's claim on its mint); false withdraws the waiter.
-   */
-  async take(deadline: number, keep: { everyMs: number; fn: () => Promise<boolean> }): Promise<LineResult> {
-    const me: Waiter = { asked: false, granted: null };
+  /** Waits for one JIT config until `deadline`, holding `claim` (kept fresh by the line, which was just made). */
+  async take(deadline: number, claim: Claim): Promise<LineResult> {
+    const me: Waiter<Claim> = { claim, asked: false, granted: null, lost: false };
+    if (!this.queue.length) this.keptAt = this.o.clock.now();
     this.queue.push(me);
-    let keptAt = this.o.clock.now();
     try {
       for (;;) {
         if (me.granted) return me.granted;
+        if (me.lost) return "withdrawn";
         const now = this.o.clock.now();
-        if (now - keptAt >= keep.everyMs) {
-          if (!(await keep.fn())) return "withdrawn";
-          keptAt = this.o.clock.now();
+        const keepAt = this.keptAt + this.o.keepEveryMs;
+        const step = this.step;
+        if (step && now - step.startedAt < this.o.stepTimeoutMs) {
+          // Someone is at D1 for the whole line: look again shortly (our grant, or the answer).
+          await this.o.clock.sleep(this.o.checkMs);
+          continue;
+        }
+        if (now >= keepAt) {
+          await this.runStep(now, () => this.keepLine(now));
           continue;
         }
         const windowStart = Math.floor(now / this.o.windowMs) * this.o.windowMs;
-        const step = this.step;
-        if (step && now - step.startedAt < this.o.stepTimeoutMs) {
-          // Someone is asking for the whole line: look again shortly (our grant, or the answer).
-          await this.o.clock.sleep(Math.min(this.o.checkMs, keptAt + keep.everyMs - now));
-          continue;
-        }
         const spent = this.spentWindow === windowStart;
         if (spent || now < this.retryAt) {
           const from = spent ? Math.max(windowStart + this.o.windowMs, this.retryAt) : this.retryAt;
           const next = from + Math.floor(this.o.clock.random() * this.o.spreadMs);
           if (next > deadline) return { retryAfterSeconds: Math.max(1, Math.ceil((next - now) / 1000)) };
-          await this.o.clock.sleep(Math.min(next - now, keptAt + keep.everyMs - now));
+          await this.o.clock.sleep(Math.min(next, keepAt) - now);
           continue;
         }
-        const token = {};
-        this.step = { token, startedAt: now };
-        try {
-          // A moment's grace first, so that machines arriving together ask together; and a
-          // reservation that never answers is given up like anyone else's.
-          await this.o.clock.sleep(0);
-          await Promise.race([this.reserveForLine(windowStart), this.o.clock.sleep(this.o.stepTimeoutMs)]);
-        } finally {
-          if (this.step?.token === token) this.step = null;
-        }
+        await this.runStep(now, () => this.reserveForLine(windowStart));
       }
     } finally {
       const at = this.queue.indexOf(me);
+      if (at >= 0) this.queue.splice(at, 1);
+    }
+  }
+
+  /** One trip to D1 for the whole line, made by the calling waiter; a trip that never answers is given up like anyone else's. */
+  private async runStep(now: number, trip: () => Promise<void>): Promise<void> {
+    const token = {};
+    this.step = { token, startedAt: now };
+    try {
+      // A moment's grace first, so that machines arriving together go together.
+      await this.o.clock.sleep(0);
+      await Promise.race([trip(), this.o.clock.sleep(this.o.stepTimeoutMs)]);
+    } finally {
+      if (this.step?.token === token) this.step = null;
+    }
+  }
+
+  /** Keeps every waiter's claim; a waiter whose claim is gone (taken over, its instance moved on) withdraws. */
+  private async keepLine(now: number): Promise<void> {
+    this.keptAt = now;
+    const waiting = [...this.queue];
+    let kept: Set<Claim>;
+    try {
+      kept = new Set(await this.o.keepClaims(waiting.map((w) => w.claim)));
+    } catch (err) {
+      this.o.onError?.(err);
+      return;
+    }
+    for (const w of waiting) {
+      if (kept.has(w.claim) || w.granted) continue;
+      w.lost = true;
+      const at = this.queue.indexOf(w);
       if (at >= 0) this.queue.splice(at, 1);
     }
   }

@@ -3,7 +3,7 @@ import { seal } from "../crypto/secret-box";
 import { secretContext } from "../crypto/secret-contexts";
 import { reserveJitConfigs } from "../db/github-budget-store";
 import type { InstanceAttempt } from "../db/instance-store";
-import { claimJitMint, keepJitClaim, readJitMint, releaseJitMint, storeMintedJit } from "../db/jit-mint-store";
+import { claimJitMint, keepJitClaim, keepJitClaims, readJitMint, releaseJitMint, storeMintedJit } from "../db/jit-mint-store";
 import type { RunnerSetup } from "../db/scaleset-store";
 import type { Env } from "../env";
 import { type GithubBudgetPolicy, pointsPerWindow } from "../github/budget";
@@ -167,15 +167,28 @@ async function mintReplacingLost(
 }
 
 // One line per scale set and credential in this isolate (jit-budget-line.ts says why).
-const lines = new Map<string, JitBudgetLine>();
+type Claim = { instanceId: string; claimedAt: number };
+const lines = new Map<string, JitBudgetLine<Claim>>();
 
-function lineFor(db: D1Database, setup: RunnerSetup, scaleSetId: string, policy: GithubBudgetPolicy, timing: OnBootTiming): JitBudgetLine {
+function lineFor(
+  db: D1Database,
+  setup: RunnerSetup,
+  scaleSetId: string,
+  policy: GithubBudgetPolicy,
+  timing: OnBootTiming,
+): JitBudgetLine<Claim> {
   const credentialId = setup.entity.credentialsId;
   const key = `${credentialId}|${scaleSetId}|${policy.windowMs}|${policy.pointsPerMinute}`;
   let line = lines.get(key);
   if (!line) {
-    line = new JitBudgetLine({
+    line = new JitBudgetLine<Claim>({
       windowMs: policy.windowMs,
+      // Still ours, and the machine still asking (its bootstrap clock): a takeover ends a wait.
+      keepClaims: async (claims) => {
+        const kept = await keepJitClaims(db, claims, timing.now());
+        return claims.filter((c) => kept.has(c.instanceId));
+      },
+      keepEveryMs: CLAIM_KEEP_MS,
       // Waking a thousand waiters costs JavaScript only (one of them asks D1), so they wake close
       // to the window's start: a grant found late is a JIT call sent late.
       spreadMs: 100,
@@ -224,7 +237,6 @@ async function waitForBudget(
   timing: OnBootTiming,
 ): Promise<{ windowEnd: number } | "lost" | { retryAfterSeconds: number }> {
   const line = lineFor(db, setup, inst.scaleSetId, policy, timing);
-  // Still ours, and the machine still asking (its bootstrap clock): a takeover ends this wait.
-  const result = await line.take(deadline, { everyMs: CLAIM_KEEP_MS, fn: () => keepJitClaim(db, inst.id, claimedAt, timing.now()) });
+  const result = await line.take(deadline, { instanceId: inst.id, claimedAt });
   return result === "withdrawn" ? "lost" : result;
 }

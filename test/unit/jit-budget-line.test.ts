@@ -17,10 +17,20 @@ function budget(perWindow: number) {
   return { reserve, asks };
 }
 
-function line(reserve: JitBudgetLineOptions["reserve"], extra: Partial<JitBudgetLineOptions> = {}) {
-  return new JitBudgetLine({
+type Claim = { id: number };
+/** Claims in this set are lost (taken over): the next keep withdraws their waiters. */
+const lostClaims = new Set<number>();
+const keeps: number[][] = [];
+
+function line(reserve: JitBudgetLineOptions<Claim>["reserve"], extra: Partial<JitBudgetLineOptions<Claim>> = {}) {
+  return new JitBudgetLine<Claim>({
     windowMs: WINDOW,
     reserve,
+    keepClaims: async (claims) => {
+      keeps.push(claims.map((c) => c.id));
+      return claims.filter((c) => !lostClaims.has(c.id));
+    },
+    keepEveryMs: 10_000,
     clock: { now: () => Date.now(), sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)), random: () => 0.5 },
     spreadMs: 1_000,
     checkMs: 10,
@@ -29,10 +39,14 @@ function line(reserve: JitBudgetLineOptions["reserve"], extra: Partial<JitBudget
   });
 }
 
-const keepAlways = { everyMs: 10_000, fn: async () => true };
+let nextClaim = 0;
+const claim = (): Claim => ({ id: nextClaim++ });
 
 describe("the line for the GitHub budget (on-boot mints)", () => {
   beforeEach(() => {
+    lostClaims.clear();
+    keeps.length = 0;
+    nextClaim = 0;
     vi.useFakeTimers();
     vi.setSystemTime(60_000); // a window's start
   });
@@ -41,7 +55,7 @@ describe("the line for the GitHub budget (on-boot mints)", () => {
   it("asks D1 once per window for the whole line and grants the longest waiting first", async () => {
     const b = budget(16);
     const l = line(b.reserve);
-    const results = Array.from({ length: 40 }, () => l.take(Date.now() + 60_000, keepAlways));
+    const results = Array.from({ length: 40 }, () => l.take(Date.now() + 60_000, claim()));
     await vi.advanceTimersByTimeAsync(3 * WINDOW);
     const got = await Promise.all(results);
     expect(got.map((r) => (r as { windowEnd: number }).windowEnd)).toEqual([
@@ -61,9 +75,9 @@ describe("the line for the GitHub budget (on-boot mints)", () => {
   it("serves a machine that joins while a reservation is out in the same window when it has room", async () => {
     const b = budget(16);
     const l = line(b.reserve);
-    const first = l.take(Date.now() + 60_000, keepAlways);
+    const first = l.take(Date.now() + 60_000, claim());
     await vi.advanceTimersByTimeAsync(5);
-    const second = l.take(Date.now() + 60_000, keepAlways);
+    const second = l.take(Date.now() + 60_000, claim());
     await vi.advanceTimersByTimeAsync(100);
     expect(await first).toEqual({ windowEnd: 66_000 });
     expect(await second).toEqual({ windowEnd: 66_000 });
@@ -73,9 +87,9 @@ describe("the line for the GitHub budget (on-boot mints)", () => {
   it("sends a machine whose wait would outlast its deadline away with when to come back, and keeps its place for nobody", async () => {
     const b = budget(1);
     const l = line(b.reserve);
-    const served = l.take(Date.now() + 60_000, keepAlways);
-    const impatient = l.take(Date.now() + 2_000, keepAlways);
-    const patient = l.take(Date.now() + 60_000, keepAlways);
+    const served = l.take(Date.now() + 60_000, claim());
+    const impatient = l.take(Date.now() + 2_000, claim());
+    const patient = l.take(Date.now() + 60_000, claim());
     await vi.advanceTimersByTimeAsync(100);
     expect(await served).toEqual({ windowEnd: 66_000 });
     expect(await impatient).toEqual({ retryAfterSeconds: 7 });
@@ -84,16 +98,21 @@ describe("the line for the GitHub budget (on-boot mints)", () => {
     expect(b.asks.map((a) => a.wanted)).toEqual([3, 1]);
   });
 
-  it("withdraws a machine whose claim was lost while it waited", async () => {
+  it("keeps every waiter's claim in one batch per turn, and withdraws a machine whose claim was lost", async () => {
     const b = budget(0);
     const l = line(b.reserve);
-    let keep = true;
-    const waiting = l.take(Date.now() + 60_000, { everyMs: 3_000, fn: async () => keep });
-    await vi.advanceTimersByTimeAsync(1_000);
-    keep = false;
+    const waiting = [l.take(Date.now() + 60_000, claim()), l.take(Date.now() + 60_000, claim()), l.take(Date.now() + 60_000, claim())];
     await vi.advanceTimersByTimeAsync(5_000);
-    expect(await waiting).toBe("withdrawn");
-    expect(l.waiting).toBe(0);
+    lostClaims.add(1);
+    await vi.advanceTimersByTimeAsync(6_000);
+    expect(await waiting[1]).toBe("withdrawn");
+    expect(keeps).toEqual([[0, 1, 2]]);
+    expect(l.waiting).toBe(2);
+    await vi.advanceTimersByTimeAsync(10_000);
+    expect(keeps).toEqual([
+      [0, 1, 2],
+      [0, 2],
+    ]);
   });
 
   it("tries again after a failed reservation, and says so", async () => {
@@ -101,16 +120,16 @@ describe("the line for the GitHub budget (on-boot mints)", () => {
     let fail = true;
     const b = budget(16);
     const l = line(
-      async (r) => {
+      async (r: LineReservation) => {
         if (fail) {
           fail = false;
           throw new Error("D1 is overloaded");
         }
         return b.reserve(r);
       },
-      { onError: (err) => errors.push(err) },
+      { onError: (err: unknown) => errors.push(err) },
     );
-    const got = l.take(Date.now() + 60_000, keepAlways);
+    const got = l.take(Date.now() + 60_000, claim());
     await vi.advanceTimersByTimeAsync(2_000);
     expect(await got).toEqual({ windowEnd: 66_000 });
     expect(errors).toHaveLength(1);
@@ -119,14 +138,14 @@ describe("the line for the GitHub budget (on-boot mints)", () => {
   it("replaces a reservation whose request was cut off (it never answers)", async () => {
     const b = budget(16);
     let first = true;
-    const l = line((r) => {
+    const l = line((r: LineReservation) => {
       if (first) {
         first = false;
         return new Promise<number>(() => {});
       }
       return b.reserve(r);
     });
-    const results: Promise<LineResult>[] = [l.take(Date.now() + 60_000, keepAlways), l.take(Date.now() + 60_000, keepAlways)];
+    const results: Promise<LineResult>[] = [l.take(Date.now() + 60_000, claim()), l.take(Date.now() + 60_000, claim())];
     await vi.advanceTimersByTimeAsync(20_000);
     expect(await Promise.all(results)).toEqual([{ windowEnd: 78_000 }, { windowEnd: 78_000 }]);
   });
@@ -134,8 +153,8 @@ describe("the line for the GitHub budget (on-boot mints)", () => {
   it("tells once per short reservation how many waited", async () => {
     const shorts: unknown[] = [];
     const b = budget(2);
-    const l = line(b.reserve, { onShort: (s) => shorts.push(s) });
-    const all = Array.from({ length: 5 }, () => l.take(Date.now() + 60_000, keepAlways));
+    const l = line(b.reserve, { onShort: (s: unknown) => shorts.push(s) });
+    const all = Array.from({ length: 5 }, () => l.take(Date.now() + 60_000, claim()));
     await vi.advanceTimersByTimeAsync(3 * WINDOW);
     await Promise.all(all);
     expect(shorts).toEqual([

@@ -4,6 +4,7 @@ import { fromBase64 } from "../../src/crypto/base64url";
 import { keyringFor } from "../../src/crypto/keyring";
 import { open } from "../../src/crypto/secret-box";
 import { secretContext } from "../../src/crypto/secret-contexts";
+import { claimJitMint, keepJitClaims } from "../../src/db/jit-mint-store";
 import { mintInstanceToken } from "../../src/scaleset/instance-token";
 import { type ApiResponse, api, expectRejectedWithoutWrites } from "./helpers";
 import { parsePrometheus, value } from "./prometheus-parse";
@@ -221,6 +222,21 @@ describe("JIT configs minted on boot", () => {
     expect(answers.map((a) => a.status)).toEqual([200, 200]);
     expect((await jitCalls(s)).map((c) => (c.body as { name: string }).name).sort()).toEqual(runners.map((r) => r.name).sort());
     expect(await budgetWaits(cred.name)).toBe(before + 2);
+  });
+
+  it("keeps the claims of a line of waiting machines in one batch, leaving out claims taken over", async () => {
+    const s = await setup();
+    const runners = await createRunners(s, 3);
+    const rows = await Promise.all(runners.map((r) => instanceRow(r.name)));
+    for (const row of rows) expect(await claimJitMint(env.DB, { id: row.id, createAttempt: row.create_attempt }, 1_000, 0)).toBe(true);
+    // Another request took the second one over.
+    await env.DB.prepare("UPDATE instances SET jit_claimed_at = 2000 WHERE id = ?").bind(rows[1]!.id).run();
+    // More claims than one statement binds (the rest unknown): one batch of several statements.
+    const strangers = Array.from({ length: 60 }, (_, i) => ({ instanceId: `nobody-${i}`, claimedAt: 1_000 }));
+    const kept = await keepJitClaims(env.DB, [...strangers, ...rows.map((r) => ({ instanceId: r.id, claimedAt: 1_000 }))], 5_000);
+    expect([...kept].sort()).toEqual([rows[0]!.id, rows[2]!.id].sort());
+    const after = await Promise.all(runners.map((r) => instanceRow(r.name)));
+    expect(after.map((r) => r.jit_asked_at)).toEqual([5_000, 1_000, 5_000]);
   });
 
   it("answers 503 with Retry-After when the budget stays spent through the wait, and gives the claim back", async () => {
