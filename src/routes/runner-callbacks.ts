@@ -6,7 +6,7 @@ import { ApiError, errorResponse, invalidTransition, zodDetails } from "../http/
 import { type InstanceAppEnv, instanceAuth } from "../http/instance-auth";
 import { errorJson } from "../http/openapi";
 import type { Router } from "../http/router";
-import { logEvent as log } from "../observability/log";
+import { logEvent as log, logger } from "../observability/log";
 import { claimOnReport } from "../scaleset/runner-identity";
 import { scaleSetObject } from "../scaleset/stub";
 
@@ -96,7 +96,8 @@ export const runnerCallbackRoutes = new Hono<InstanceAppEnv>()
       { osName: body.value.os_name ?? null, osVersion: body.value.os_version ?? null, reportedAgentId: claim.record },
       Date.now(),
     );
-    log({
+    // Debug: the instance row keeps what it said (os_name, os_version, its claimed runner id).
+    logger.debug({
       event: "runner_system_info",
       scale_set: inst.scaleSetId,
       instance: inst.name,
