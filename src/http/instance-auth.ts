@@ -1,13 +1,16 @@
 import type { Context, MiddlewareHandler } from "hono";
-import { findInstance, type InstanceSummary } from "../db/instance-store";
+import { findInstance, findInstanceWithJitConfig, type InstanceSummary } from "../db/instance-store";
 import type { InstanceStatus, RunnerStatus } from "../db/schema";
 import type { AppEnv } from "../env";
 import { logEvent } from "../observability/log";
 import { readInstanceToken } from "../scaleset/instance-token";
 import { ApiError, errorResponse } from "./errors";
 
-/** The instance a runner token speaks for, as it is in D1 at the time of the call. */
-export type CallingInstance = InstanceSummary;
+/**
+ * The instance a runner token speaks for, as it is in D1 at the time of the call; with its
+ * sealed JIT config only on the paths that asked for it (`withJitConfig`).
+ */
+export type CallingInstance = InstanceSummary & { jitConfigEnc?: string | null };
 
 export type InstanceAppEnv = AppEnv & { Variables: { instance: CallingInstance } };
 
@@ -30,15 +33,20 @@ function unauthorized(c: Context, reason: string, claims?: { sub: string; ss: st
  * bootstrapping. Every failure looks the same to the caller, except where `servedOnce` says a
  * path's answer was for the bootstrap only: there a runner that has reported in (its token is
  * genuine, its instance live) is told 409, so a machine knows it asks too late rather than
- * with a bad token.
+ * with a bad token. `withJitConfig` says on which paths the instance is read with its sealed JIT
+ * config (~3 KB, which only the credentials route opens).
  */
-export function instanceAuthWith(opts: { servedOnce?: (path: string) => boolean } = {}): MiddlewareHandler<InstanceAppEnv> {
+export function instanceAuthWith(
+  opts: { servedOnce?: (path: string) => boolean; withJitConfig?: (path: string) => boolean } = {},
+): MiddlewareHandler<InstanceAppEnv> {
   return async (c, next) => {
     const match = /^Bearer\s+(\S+)$/i.exec(c.req.header("authorization") ?? "");
     if (!match) return unauthorized(c, "no bearer token");
     const claims = await readInstanceToken(c.env.INSTANCE_TOKEN_SECRET, match[1]!);
     if (!claims) return unauthorized(c, "invalid or expired token");
-    const row = await findInstance(c.env.DB, claims.sub);
+    const row: CallingInstance | null = opts.withJitConfig?.(c.req.path)
+      ? await findInstanceWithJitConfig(c.env.DB, claims.sub)
+      : await findInstance(c.env.DB, claims.sub);
     const refusal = !row
       ? "no such instance"
       : row.scaleSetId !== claims.ss
