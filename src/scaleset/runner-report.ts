@@ -12,7 +12,9 @@ export interface RunnerReport {
   agentId: number | null;
 }
 
-export type RunnerReportRefusal = { error: "gone" } | { error: "forbidden"; from: RunnerStatus; to: RunnerStatus };
+export type RunnerReportRefusal =
+  /** The token may not be used (instance-access.ts): answered as any refused instance token is. */
+  { error: "unauthorized"; reason: string } | { error: "gone" } | { error: "forbidden"; from: RunnerStatus; to: RunnerStatus };
 
 /**
  * What a runner's report means for its instance: the change to write (`failed` sends the

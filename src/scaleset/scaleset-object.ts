@@ -11,6 +11,7 @@ import type { ShimCallback } from "../providers/shim-protocol";
 import { hardLimitAgainst, NO_CREATE_BACKOFF } from "./backoff";
 import { checkDriftWhenDue } from "./drift";
 import { payForCreates } from "./github-pacing";
+import { instanceRefusal } from "./instance-access";
 import { canTransition } from "./instance-states";
 import { fitToInvocation } from "./invocation-cap";
 import { InvocationRecord, measureInvocations } from "./invocation-record";
@@ -203,7 +204,9 @@ export class ScaleSet extends DurableObject<Env> {
 
   /**
    * A runner reports on its bootstrap (through the callback routes). `idle` makes it count as
-   * available at once; `failed` sends the instance to deletion.
+   * available at once; `failed` sends the instance to deletion. The route checked only the
+   * token (its instance name, scale set and create attempt are these arguments): the instance is
+   * checked here, on the one read of it the report needs (instance-access.ts).
    */
   async runnerReport(
     scaleSetId: string,
@@ -226,9 +229,11 @@ export class ScaleSet extends DurableObject<Env> {
     createAttempt: number,
     report: RunnerReport,
   ): Promise<{ ok: true } | RunnerReportRefusal> {
+    // Read across scale sets, so a refusal names the same reason the routes' check would.
+    const row = await findInstance(this.env.DB, name);
+    const refusal = instanceRefusal(row, { ss: scaleSetId, att: createAttempt });
+    if (refusal || !row) return { error: "unauthorized", reason: refusal ?? "no such instance" };
     this.state.bind(scaleSetId);
-    const row = await findInstance(this.env.DB, name, scaleSetId);
-    if (!row) return { error: "gone" };
     const verdict = runnerReportChange(row, createAttempt, report, Date.now());
     if ("error" in verdict) return verdict;
     const applied = await applyStatusChanges(this.env.DB, [verdict.change]);
