@@ -170,14 +170,8 @@ export class ScaleSet extends DurableObject<Env> {
       { id: row.id, from: row.status, to, reason: force ? "force delete requested by admin" : "delete requested by admin", at: Date.now() },
     ]);
     if (!applied.size) return { error: "instance changed concurrently; try again" };
-    logAt(transitionLevel(row.status, to), {
-      event: "instance_transition",
-      scale_set: scaleSetId,
-      instance: name,
-      from: row.status,
-      to,
-      reason: "admin",
-    });
+    const line = { event: "instance_transition", scale_set: scaleSetId, instance: name, from: row.status, to, reason: "admin" };
+    logAt(transitionLevel(row.status, to), line);
     await this.nudge(scaleSetId);
     return { status: to };
   }
@@ -204,9 +198,8 @@ export class ScaleSet extends DurableObject<Env> {
 
   /**
    * A runner reports on its bootstrap (through the callback routes). `idle` makes it count as
-   * available at once; `failed` sends the instance to deletion. The route checked only the
-   * token (its instance name, scale set and create attempt are these arguments): the instance is
-   * checked here, on the one read of it the report needs (instance-access.ts).
+   * available at once; `failed` sends the instance to deletion. The route checked only the token
+   * (these arguments): the instance is checked here, on the report's one read (instance-access.ts).
    */
   async runnerReport(
     scaleSetId: string,
@@ -357,13 +350,8 @@ export class ScaleSet extends DurableObject<Env> {
     const paid = await payForCreates({ db, scaleSet: ss, plan: planned, policy: this.settings.githubBudget, state: this.state, now });
     // What this invocation cannot pay for in subrequests is left to the next (invocation-cap.ts).
     const result = fitToInvocation(paid, ss.id, now);
-    logAt(passLevel({ actions: result.actions.length, blocked: result.summary.blocked }), {
-      event: "plan",
-      scale_set: ss.id,
-      trigger,
-      ...result.summary,
-      actions: result.actions.length,
-    });
+    const planLine = { event: "plan", scale_set: ss.id, trigger, ...result.summary, actions: result.actions.length };
+    logAt(passLevel({ actions: result.actions.length, blocked: result.summary.blocked }), planLine);
 
     let error: string | null = null;
     let staleCorrected = false;
