@@ -159,22 +159,44 @@ export interface InstanceSummary {
   runnerStatus: RunnerStatus;
   createAttempt: number;
   agentId: number | null;
-  jitConfigEnc: string | null;
-  /** Its JIT config is minted when the machine first asks (null jitConfigEnc until then). */
+  /** A sealed JIT config is stored (minted before the create, or on boot). */
+  hasJitConfig: boolean;
+  /** Its JIT config is minted when the machine first asks (no JIT config until then). */
   jitOnBoot: boolean;
   osType: string | null;
   osArch: string | null;
 }
 
+/** An instance with its sealed JIT config (null: none yet, or it registers with a token). */
+export type InstanceWithJitConfig = InstanceSummary & { jitConfigEnc: string | null };
+
+// The sealed JIT config (~3 KB) is read only by the one route that opens it: every other
+// lookup (a booting machine's ~8 authenticated requests, each status report in the object)
+// would carry it through D1's client for nothing.
+const SUMMARY_COLUMNS =
+  "id, name, scale_set_id, status, runner_status, create_attempt, agent_id, jit_config_enc IS NOT NULL AS has_jit_config, jit_on_boot, os_type, os_arch";
+
 /** The instance with this name (names are unique), only within `scaleSetId` when given. */
 export async function findInstance(db: D1Database, name: string, scaleSetId?: string): Promise<InstanceSummary | null> {
-  const columns = "id, name, scale_set_id, status, runner_status, create_attempt, agent_id, jit_config_enc, jit_on_boot, os_type, os_arch";
+  const row = await instanceByName(db, SUMMARY_COLUMNS, name, scaleSetId);
+  return row && summary(row);
+}
+
+/** findInstance, with the sealed JIT config. */
+export async function findInstanceWithJitConfig(db: D1Database, name: string, scaleSetId?: string): Promise<InstanceWithJitConfig | null> {
+  const row = await instanceByName(db, `${SUMMARY_COLUMNS}, jit_config_enc`, name, scaleSetId);
+  return row && { ...summary(row), jitConfigEnc: row.jit_config_enc };
+}
+
+function instanceByName(db: D1Database, columns: string, name: string, scaleSetId: string | undefined) {
   const stmt =
     scaleSetId === undefined
       ? db.prepare(`SELECT ${columns} FROM instances WHERE name = ?`).bind(name)
       : db.prepare(`SELECT ${columns} FROM instances WHERE name = ? AND scale_set_id = ?`).bind(name, scaleSetId);
-  const row = await stmt.first<Record<string, any>>();
-  if (!row) return null;
+  return stmt.first<Record<string, any>>();
+}
+
+function summary(row: Record<string, any>): InstanceSummary {
   return {
     id: row.id,
     name: row.name,
@@ -183,7 +205,7 @@ export async function findInstance(db: D1Database, name: string, scaleSetId?: st
     runnerStatus: row.runner_status,
     createAttempt: row.create_attempt,
     agentId: row.agent_id,
-    jitConfigEnc: row.jit_config_enc,
+    hasJitConfig: Boolean(row.has_jit_config),
     jitOnBoot: Boolean(row.jit_on_boot),
     osType: row.os_type,
     osArch: row.os_arch,

@@ -1,22 +1,21 @@
 import type { Context, MiddlewareHandler } from "hono";
-import { findInstance, type InstanceSummary } from "../db/instance-store";
-import type { InstanceStatus, RunnerStatus } from "../db/schema";
+import { findInstance, findInstanceWithJitConfig, type InstanceSummary } from "../db/instance-store";
 import type { AppEnv } from "../env";
 import { logEvent } from "../observability/log";
-import { readInstanceToken } from "../scaleset/instance-token";
+import { instanceRefusal, reportedIn } from "../scaleset/instance-access";
+import { type InstanceTokenClaims, readInstanceToken } from "../scaleset/instance-token";
 import { ApiError, errorResponse } from "./errors";
 
-/** The instance a runner token speaks for, as it is in D1 at the time of the call. */
-export type CallingInstance = InstanceSummary;
+/**
+ * The instance a runner token speaks for, as it is in D1 at the time of the call; with its
+ * sealed JIT config only on the paths that asked for it (`withJitConfig`).
+ */
+export type CallingInstance = InstanceSummary & { jitConfigEnc?: string | null };
 
-export type InstanceAppEnv = AppEnv & { Variables: { instance: CallingInstance } };
-
-/** Only a runner that is still bootstrapping may use its token (GARM's rule). */
-const BOOTSTRAPPING_RUNNER: readonly RunnerStatus[] = ["pending", "installing"];
-const LIVE_INSTANCE: readonly InstanceStatus[] = ["creating", "running"];
+export type InstanceAppEnv = AppEnv & { Variables: { instance: CallingInstance; instanceClaims: InstanceTokenClaims } };
 
 /** Why a call was refused goes to the log (never the token); the caller only learns it was. */
-function unauthorized(c: Context, reason: string, claims?: { sub: string; ss: string }) {
+export function refuseInstance(c: Context, reason: string, claims?: { sub: string; ss: string }) {
   logEvent({ event: "instance_auth_refused", path: c.req.path, reason, instance: claims?.sub, scale_set: claims?.ss });
   return errorResponse(
     c,
@@ -24,42 +23,61 @@ function unauthorized(c: Context, reason: string, claims?: { sub: string; ss: st
   );
 }
 
+interface InstanceAuthOptions {
+  /** Paths whose answer is for the bootstrap only: a runner that has reported in is told 409. */
+  servedOnce?: (path: string) => boolean;
+  /** Paths on which the instance is read with its sealed JIT config (~3 KB, which only the credentials route opens). */
+  withJitConfig?: (path: string) => boolean;
+  /**
+   * Paths whose handler has the instance checked elsewhere (a status report: the scale set
+   * object reads it in its own turn, with instanceRefusal): only the token is checked here, and
+   * its claims are `instanceClaims`. The handler calls instanceFromClaims before answering
+   * anything but the object's verdict (a malformed body), so a refused token never learns more.
+   */
+  checkedByHandler?: (path: string) => boolean;
+}
+
+/** The instance the claims name, read from D1 and checked (instanceRefusal), or the refusal to answer. */
+export async function instanceFromClaims(
+  c: Context<InstanceAppEnv>,
+  claims: InstanceTokenClaims,
+  opts: InstanceAuthOptions = {},
+): Promise<CallingInstance | Response> {
+  const row: CallingInstance | null = opts.withJitConfig?.(c.req.path)
+    ? await findInstanceWithJitConfig(c.env.DB, claims.sub)
+    : await findInstance(c.env.DB, claims.sub);
+  const refusal = instanceRefusal(row, claims);
+  if (refusal && reportedIn(row, refusal) && opts.servedOnce?.(c.req.path)) {
+    logEvent({ event: "instance_auth_refused", path: c.req.path, reason: refusal, instance: claims.sub, scale_set: claims.ss });
+    return errorResponse(
+      c,
+      new ApiError(409, "served only while the runner bootstraps; this runner has reported in", { runner_status: row!.runnerStatus }),
+    );
+  }
+  if (refusal || !row) return refuseInstance(c, refusal ?? "no such instance", claims);
+  return row;
+}
+
 /**
  * Authenticates a runner instance by its own token: valid signature and expiry, the instance
  * it names exists in the scale set it names, for the current create attempt, and is still
- * bootstrapping. Every failure looks the same to the caller, except where `servedOnce` says a
- * path's answer was for the bootstrap only: there a runner that has reported in (its token is
- * genuine, its instance live) is told 409, so a machine knows it asks too late rather than
- * with a bad token.
+ * bootstrapping (instanceRefusal). Every failure looks the same to the caller, except where
+ * `servedOnce` says a path's answer was for the bootstrap only: there a runner that has
+ * reported in (its token is genuine, its instance live) is told 409, so a machine knows it asks
+ * too late rather than with a bad token.
  */
-export function instanceAuthWith(opts: { servedOnce?: (path: string) => boolean } = {}): MiddlewareHandler<InstanceAppEnv> {
+export function instanceAuthWith(opts: InstanceAuthOptions = {}): MiddlewareHandler<InstanceAppEnv> {
   return async (c, next) => {
     const match = /^Bearer\s+(\S+)$/i.exec(c.req.header("authorization") ?? "");
-    if (!match) return unauthorized(c, "no bearer token");
+    if (!match) return refuseInstance(c, "no bearer token");
     const claims = await readInstanceToken(c.env.INSTANCE_TOKEN_SECRET, match[1]!);
-    if (!claims) return unauthorized(c, "invalid or expired token");
-    const row = await findInstance(c.env.DB, claims.sub);
-    const refusal = !row
-      ? "no such instance"
-      : row.scaleSetId !== claims.ss
-        ? "instance is in another scale set"
-        : row.createAttempt !== claims.att
-          ? "token is for another create attempt"
-          : !LIVE_INSTANCE.includes(row.status)
-            ? `instance is ${row.status}`
-            : !BOOTSTRAPPING_RUNNER.includes(row.runnerStatus)
-              ? `runner is ${row.runnerStatus}`
-              : null;
-    const reportedIn = row !== null && refusal === `runner is ${row.runnerStatus}`;
-    if (reportedIn && opts.servedOnce?.(c.req.path)) {
-      logEvent({ event: "instance_auth_refused", path: c.req.path, reason: refusal, instance: claims.sub, scale_set: claims.ss });
-      return errorResponse(
-        c,
-        new ApiError(409, "served only while the runner bootstraps; this runner has reported in", { runner_status: row!.runnerStatus }),
-      );
+    if (!claims) return refuseInstance(c, "invalid or expired token");
+    c.set("instanceClaims", claims);
+    if (!opts.checkedByHandler?.(c.req.path)) {
+      const found = await instanceFromClaims(c, claims, opts);
+      if (found instanceof Response) return found;
+      c.set("instance", found);
     }
-    if (refusal || !row) return unauthorized(c, refusal ?? "no such instance", claims);
-    c.set("instance", row);
     await next();
   };
 }

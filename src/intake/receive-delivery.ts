@@ -152,8 +152,9 @@ export async function receiveDelivery(
   // debug: the job row, GitHub's delivery log (our answer names the scale set) and
   // edgerunner_webhooks_total already say it arrived, and a line per delivery is the largest
   // part of intake's cost in a burst. A job no scale set takes is info: someone must act on it.
-  // (docs/observability.md "What is logged at info".)
-  (result.scaleSetId ? logger.debug : logger.info)({
+  // So is a routed job starting (`in_progress`): the one line that ties a job to the runner that
+  // took it, its runner's "job" step at info (docs/observability.md "What is logged at info").
+  (result.scaleSetId && parsed.data.action !== "in_progress" ? logger.debug : logger.info)({
     event: "webhook_accepted",
     delivery_id: id,
     github_event: event,

@@ -79,6 +79,11 @@ export const logger = {
   error: (fields: LogFields & { error: string }): void => emit("error", fields),
 };
 
+/** An event at a level chosen by the caller (a pure rule such as scaleset/log-levels.ts); an error needs its `error`. */
+export function logAt(level: Exclude<LogLevel, "error">, fields: LogFields): void {
+  emit(level, fields);
+}
+
 /** An event at info level. */
 export function logEvent(fields: LogFields): void {
   logger.info(fields);

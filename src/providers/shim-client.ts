@@ -1,7 +1,8 @@
 import { BodyTooLarge, readLimitedBody } from "../http/limited-body";
 import { measuredFetch } from "../lib/invocation-cost";
-import { logEvent } from "../observability/log";
+import { logAt } from "../observability/log";
 import { countShimCall } from "../observability/op-counters";
+import { shimCallLevel } from "../scaleset/log-levels";
 import type { MachineCreated, MachineDeleted } from "../scaleset/ports";
 import { rememberedBatchMax } from "./shim-capability-memo";
 import { classifyShimStatus, classifyTransportError, type ShimError, type ShimResult } from "./shim-errors";
@@ -155,7 +156,7 @@ export function createShimClient(target: ShimTarget, pool: ShimPoolContext, opts
     logFields: Record<string, number>,
   ) {
     countShimCall(operation, target.name, result.ok);
-    logEvent({
+    logAt(shimCallLevel(result.ok), {
       event: "shim_call",
       provider: target.name,
       scale_set: pool.poolId,

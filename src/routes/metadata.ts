@@ -24,7 +24,7 @@ import { runnerPortForScaleSet, runnerToolsForScaleSet } from "../scaleset/ports
  */
 
 /** The machine registers with a JIT config: sealed before its create, or minted when it first asks. */
-const registersWithJit = (inst: CallingInstance) => inst.jitConfigEnc !== null || inst.jitOnBoot;
+const registersWithJit = (inst: CallingInstance) => inst.hasJitConfig || inst.jitOnBoot;
 /** Served only while the runner bootstraps: once it reported in, a fetch is refused with 409. */
 const CREDENTIALS_PATH = /\/metadata\/credentials\//;
 
@@ -71,7 +71,10 @@ async function jitFiles(env: InstanceAppEnv["Bindings"], instanceId: string, sea
 }
 
 export const metadataRoutes = new Hono<InstanceAppEnv>()
-  .use("/metadata/*", instanceAuthWith({ servedOnce: (path) => CREDENTIALS_PATH.test(path) }))
+  .use(
+    "/metadata/*",
+    instanceAuthWith({ servedOnce: (path) => CREDENTIALS_PATH.test(path), withJitConfig: (path) => CREDENTIALS_PATH.test(path) }),
+  )
   .get("/metadata/runner-metadata", async (c) => {
     const inst = c.get("instance");
     const ctx = await loadRunnerSetup(c.env.DB, inst.scaleSetId);
@@ -123,6 +126,8 @@ export const metadataRoutes = new Hono<InstanceAppEnv>()
     const inst = c.get("instance");
     const file = JIT_FILES[c.req.param("file") as keyof typeof JIT_FILES];
     if (!file) return fail(c, 404, "unknown credentials file", { allowed: Object.keys(JIT_FILES) });
+    // Read with the instance on this path only (instanceAuthWith's withJitConfig).
+    if (inst.jitConfigEnc === undefined) throw new Error("the credentials route's instance was read without its JIT config");
     let sealed = inst.jitConfigEnc;
     if (sealed === null && inst.jitOnBoot) {
       const setup = await loadRunnerSetup(c.env.DB, inst.scaleSetId);

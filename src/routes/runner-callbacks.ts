@@ -3,10 +3,10 @@ import { type Context, Hono } from "hono";
 import { recordSystemInfo } from "../db/instance-store";
 import { runnerStatuses } from "../db/schema";
 import { ApiError, errorResponse, invalidTransition, zodDetails } from "../http/errors";
-import { type InstanceAppEnv, instanceAuth } from "../http/instance-auth";
+import { type CallingInstance, type InstanceAppEnv, instanceAuthWith, instanceFromClaims, refuseInstance } from "../http/instance-auth";
 import { errorJson } from "../http/openapi";
 import type { Router } from "../http/router";
-import { logEvent as log } from "../observability/log";
+import { logEvent as log, logger } from "../observability/log";
 import { claimOnReport } from "../scaleset/runner-identity";
 import { scaleSetObject } from "../scaleset/stub";
 
@@ -53,28 +53,37 @@ async function readJson<T extends z.ZodType>(
  * `{callback-url}/status`, and swallow a failure: both paths take it.
  */
 /** A callback body that does not parse: logged (without the body) and answered with its error. */
-function invalidCallback(c: Context<InstanceAppEnv>, route: string, error: ApiError) {
-  const inst = c.get("instance");
+function invalidCallback(c: Context<InstanceAppEnv>, inst: CallingInstance, route: string, error: ApiError) {
   log({ event: "runner_callback_invalid", route, scale_set: inst.scaleSetId, instance: inst.name, error: error.message });
   return errorResponse(c, error);
 }
 
 const STATUS_PATHS = ["/callbacks", "/callbacks/status"];
 
+// A status report's instance is checked by the scale set object, which reads it anyway in the
+// report's serialized turn: one D1 read per report instead of two (the route's, then the object's).
+const STATUS_PATH = /\/callbacks(\/status)?$/;
+const callbackAuth = instanceAuthWith({ checkedByHandler: (path) => STATUS_PATH.test(path) });
+
 export const runnerCallbackRoutes = new Hono<InstanceAppEnv>()
-  .use("/callbacks", instanceAuth)
-  .use("/callbacks/*", instanceAuth)
+  .use("/callbacks", callbackAuth)
+  .use("/callbacks/*", callbackAuth)
   .on("POST", STATUS_PATHS, async (c) => {
-    const inst = c.get("instance");
+    const claims = c.get("instanceClaims");
     const body = await readJson(c.req.raw, StatusReport);
-    if (!body.ok) return invalidCallback(c, "status", body.error);
-    const result = await scaleSetObject(c.env, inst.scaleSetId).runnerReport(inst.scaleSetId, inst.name, inst.createAttempt, {
+    if (!body.ok) {
+      // A refused token learns it is refused, never what was wrong with its body.
+      const inst = await instanceFromClaims(c, claims);
+      return inst instanceof Response ? inst : invalidCallback(c, inst, "status", body.error);
+    }
+    const result = await scaleSetObject(c.env, claims.ss).runnerReport(claims.ss, claims.sub, claims.att, {
       status: body.value.status,
       message: body.value.message,
       agentId: body.value.agent_id ?? null,
     });
     if ("error" in result) {
-      log({ event: "runner_status_refused", scale_set: inst.scaleSetId, instance: inst.name, to: body.value.status, reason: result.error });
+      if (result.error === "unauthorized") return refuseInstance(c, result.reason, claims);
+      log({ event: "runner_status_refused", scale_set: claims.ss, instance: claims.sub, to: body.value.status, reason: result.error });
       if (result.error === "gone") return errorResponse(c, new ApiError(401, "unauthorized"));
       return errorResponse(
         c,
@@ -86,7 +95,7 @@ export const runnerCallbackRoutes = new Hono<InstanceAppEnv>()
   .post("/callbacks/system-info", async (c) => {
     const inst = c.get("instance");
     const body = await readJson(c.req.raw, SystemInfo);
-    if (!body.ok) return invalidCallback(c, "system-info", body.error);
+    if (!body.ok) return invalidCallback(c, inst, "system-info", body.error);
     // A reported id is a claim, kept apart from GitHub's own (runner-identity.ts): removal
     // confirms it at GitHub, so a machine cannot make the scale set remove another runner.
     const claim = claimOnReport(inst.agentId, body.value.agent_id ?? null);
@@ -96,7 +105,8 @@ export const runnerCallbackRoutes = new Hono<InstanceAppEnv>()
       { osName: body.value.os_name ?? null, osVersion: body.value.os_version ?? null, reportedAgentId: claim.record },
       Date.now(),
     );
-    log({
+    // Debug: the instance row keeps what it said (os_name, os_version, its claimed runner id).
+    logger.debug({
       event: "runner_system_info",
       scale_set: inst.scaleSetId,
       instance: inst.name,

@@ -1,8 +1,9 @@
 import { applyStatusChanges, type NewInstance, type StatusChange } from "../db/instance-store";
 import type { ScaleSetRecord } from "../db/scaleset-store";
 import { mapLimit } from "../lib/map-limit";
-import { errorText, logEvent as log } from "../observability/log";
+import { errorText, logEvent as log, logAt } from "../observability/log";
 import type { BootstrapInstance } from "../providers/shim-protocol";
+import { transitionLevel } from "./log-levels";
 import { createOutcome, faultOf } from "./machine-outcomes";
 import { afterCreate, keepCreateBackoff, keepOutcome } from "./outcome-keeping";
 import type { ExecutorContext } from "./plan-executor";
@@ -173,7 +174,7 @@ async function recordCreates(
   keepCreateBackoff(state, ss.id, ss.updatedAt, backoff, settings.createBackoff, t3);
   await applyStatusChanges(db, batch3);
   for (const change of batch3) {
-    log({
+    logAt(transitionLevel(change.from, change.to), {
       event: "instance_transition",
       scale_set: ss.id,
       instance: answers.find((answered) => answered.create.instance.id === change.id)?.create.instance.name,

@@ -5,10 +5,11 @@ import { applyStatusChanges, insertInstancesStatements, type NewInstance, type S
 import type { InstanceRecord, ScaleSetRecord } from "../db/scaleset-store";
 import type { Env } from "../env";
 import { mapLimit } from "../lib/map-limit";
-import { errorText, logEvent as log } from "../observability/log";
+import { errorText, logEvent as log, logAt } from "../observability/log";
 import { buildBootstrapInstance, mintsJitOnBoot, tokenMinutes } from "./bootstrap";
 import { type PendingCreate, settleCreates } from "./create-dispatch";
 import { mintInstanceToken } from "./instance-token";
+import { transitionLevel } from "./log-levels";
 import { deleteOutcome, nextDeleteRetry, pollOutcome } from "./machine-outcomes";
 import type { ObjectState } from "./object-state";
 import { afterCreate, keepCreateBackoff, keepOutcome } from "./outcome-keeping";
@@ -82,7 +83,7 @@ export async function executePlan(
   const nameOf = (id: string) => rows.find((row) => row.id === id)?.name ?? fresh.find((instance) => instance.id === id)?.name;
   const logTransitions = (changes: StatusChange[]) => {
     for (const change of changes) {
-      log({
+      logAt(transitionLevel(change.from, change.to), {
         event: "instance_transition",
         scale_set: ss.id,
         instance: nameOf(change.id),

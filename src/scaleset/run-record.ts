@@ -1,5 +1,6 @@
-import { logEvent as log } from "../observability/log";
+import { logAt } from "../observability/log";
 import { counterName, countReconcile, flushCounters, hasPendingCalls, setCounterStatement } from "../observability/op-counters";
+import { passLevel } from "./log-levels";
 import type { ObjectState } from "./object-state";
 import type { Action, PlanSummary } from "./reconcile";
 
@@ -79,7 +80,8 @@ export class RunRecord {
     const scaleSetId = this.state.scaleSetId;
     const last = this.state.lastReconcile;
     if (!scaleSetId || !this.run || !last) return;
-    log({
+    // A run that did nothing is debug: an idle scale set's every tick would otherwise write a line.
+    logAt(passLevel({ actions: Object.keys(last.actions ?? {}).length, blocked: last.summary?.blocked, error: last.error }), {
       event: "reconciled",
       scale_set: scaleSetId,
       duration_ms: last.durationMs,

@@ -2,6 +2,7 @@ import type { StatusChange } from "../db/instance-store";
 import type { InstanceStatus, RunnerStatus } from "../db/schema";
 import type { LogFields } from "../observability/log";
 import { canRunnerTransition } from "./instance-states";
+import { type LifecycleLevel, runnerStatusLevel } from "./log-levels";
 import { claimOnReport } from "./runner-identity";
 
 /** What a bootstrapping runner reports through the callback routes. */
@@ -11,7 +12,9 @@ export interface RunnerReport {
   agentId: number | null;
 }
 
-export type RunnerReportRefusal = { error: "gone" } | { error: "forbidden"; from: RunnerStatus; to: RunnerStatus };
+export type RunnerReportRefusal =
+  /** The token may not be used (instance-access.ts): answered as any refused instance token is. */
+  { error: "unauthorized"; reason: string } | { error: "gone" } | { error: "forbidden"; from: RunnerStatus; to: RunnerStatus };
 
 /**
  * What a runner's report means for its instance: the change to write (`failed` sends the
@@ -46,31 +49,40 @@ export function runnerReportChange(
   return { change, message, claimRejected: claim.rejected };
 }
 
-/** The log events of an accepted report: its status, and the rejected runner id claim if any. */
+/**
+ * The log events of an accepted report, each with its level: its status (bootstrap progress is
+ * debug, see log-levels.ts), and the rejected runner id claim if any (info: someone must look).
+ */
 export function runnerReportEvents(
   at: { scaleSetId: string; instance: string },
   row: { runnerStatus: RunnerStatus; agentId: number | null },
   report: RunnerReport,
   verdict: { message: string; claimRejected: boolean },
-): LogFields[] {
+): { level: LifecycleLevel; fields: LogFields }[] {
   const where = { scale_set: at.scaleSetId, instance: at.instance };
-  const events: LogFields[] = [
+  const events: { level: LifecycleLevel; fields: LogFields }[] = [
     {
-      event: "runner_status",
-      ...where,
-      from: row.runnerStatus,
-      to: report.status,
-      message: verdict.message,
-      reported_agent_id: report.agentId,
+      level: runnerStatusLevel(report.status),
+      fields: {
+        event: "runner_status",
+        ...where,
+        from: row.runnerStatus,
+        to: report.status,
+        message: verdict.message,
+        reported_agent_id: report.agentId,
+      },
     },
   ];
   if (verdict.claimRejected) {
     events.push({
-      event: "runner_id_claim_rejected",
-      ...where,
-      runner_id: report.agentId,
-      reason: "GitHub gave this runner another id",
-      agent_id: row.agentId,
+      level: "info",
+      fields: {
+        event: "runner_id_claim_rejected",
+        ...where,
+        runner_id: report.agentId,
+        reason: "GitHub gave this runner another id",
+        agent_id: row.agentId,
+      },
     });
   }
   return events;

@@ -6,15 +6,17 @@ import type { InstanceStatus } from "../db/schema";
 import type { Env } from "../env";
 import { type InvocationCost, measure, noCost } from "../lib/invocation-cost";
 import { type OutboundLimiter, outboundLimiter } from "../lib/outbound-limit";
-import { errorText, logEvent as log } from "../observability/log";
+import { errorText, logEvent as log, logAt } from "../observability/log";
 import type { ShimCallback } from "../providers/shim-protocol";
 import { hardLimitAgainst, NO_CREATE_BACKOFF } from "./backoff";
 import { checkDriftWhenDue } from "./drift";
 import { payForCreates } from "./github-pacing";
+import { instanceRefusal } from "./instance-access";
 import { canTransition } from "./instance-states";
 import { fitToInvocation } from "./invocation-cap";
 import { InvocationRecord, measureInvocations } from "./invocation-record";
 import { ListenerHost } from "./listener-host";
+import { passLevel, transitionLevel } from "./log-levels";
 import { callbackResult, operationOutcome } from "./machine-outcomes";
 import { ObjectState } from "./object-state";
 import { objectStatus, type ScaleSetStatus } from "./object-status";
@@ -168,7 +170,8 @@ export class ScaleSet extends DurableObject<Env> {
       { id: row.id, from: row.status, to, reason: force ? "force delete requested by admin" : "delete requested by admin", at: Date.now() },
     ]);
     if (!applied.size) return { error: "instance changed concurrently; try again" };
-    log({ event: "instance_transition", scale_set: scaleSetId, instance: name, from: row.status, to, reason: "admin" });
+    const line = { event: "instance_transition", scale_set: scaleSetId, instance: name, from: row.status, to, reason: "admin" };
+    logAt(transitionLevel(row.status, to), line);
     await this.nudge(scaleSetId);
     return { status: to };
   }
@@ -195,7 +198,8 @@ export class ScaleSet extends DurableObject<Env> {
 
   /**
    * A runner reports on its bootstrap (through the callback routes). `idle` makes it count as
-   * available at once; `failed` sends the instance to deletion.
+   * available at once; `failed` sends the instance to deletion. The route checked only the token
+   * (these arguments): the instance is checked here, on the report's one read (instance-access.ts).
    */
   async runnerReport(
     scaleSetId: string,
@@ -218,14 +222,16 @@ export class ScaleSet extends DurableObject<Env> {
     createAttempt: number,
     report: RunnerReport,
   ): Promise<{ ok: true } | RunnerReportRefusal> {
+    // Read across scale sets, so a refusal names the same reason the routes' check would.
+    const row = await findInstance(this.env.DB, name);
+    const refusal = instanceRefusal(row, { ss: scaleSetId, att: createAttempt });
+    if (refusal || !row) return { error: "unauthorized", reason: refusal ?? "no such instance" };
     this.state.bind(scaleSetId);
-    const row = await findInstance(this.env.DB, name, scaleSetId);
-    if (!row) return { error: "gone" };
     const verdict = runnerReportChange(row, createAttempt, report, Date.now());
     if ("error" in verdict) return verdict;
     const applied = await applyStatusChanges(this.env.DB, [verdict.change]);
     if (!applied.size) return { error: "gone" };
-    for (const event of runnerReportEvents({ scaleSetId, instance: name }, row, report, verdict)) log(event);
+    for (const { level, fields } of runnerReportEvents({ scaleSetId, instance: name }, row, report, verdict)) logAt(level, fields);
     if (report.status === "failed" || report.status === "idle") await this.nudge(scaleSetId);
     return { ok: true };
   }
@@ -344,7 +350,8 @@ export class ScaleSet extends DurableObject<Env> {
     const paid = await payForCreates({ db, scaleSet: ss, plan: planned, policy: this.settings.githubBudget, state: this.state, now });
     // What this invocation cannot pay for in subrequests is left to the next (invocation-cap.ts).
     const result = fitToInvocation(paid, ss.id, now);
-    log({ event: "plan", scale_set: ss.id, trigger, ...result.summary, actions: result.actions.length });
+    const planLine = { event: "plan", scale_set: ss.id, trigger, ...result.summary, actions: result.actions.length };
+    logAt(passLevel({ actions: result.actions.length, blocked: result.summary.blocked }), planLine);
 
     let error: string | null = null;
     let staleCorrected = false;

@@ -65,10 +65,39 @@ describe("runnerReportChange", () => {
     const report = { status: "idle" as const, message: "up", agentId: 7 };
     const plain = runnerReportEvents(at, { runnerStatus: "installing", agentId: null }, report, { message: "up", claimRejected: false });
     expect(plain).toEqual([
-      { event: "runner_status", scale_set: "ss-1", instance: "r-1", from: "installing", to: "idle", message: "up", reported_agent_id: 7 },
+      {
+        level: "info",
+        fields: {
+          event: "runner_status",
+          scale_set: "ss-1",
+          instance: "r-1",
+          from: "installing",
+          to: "idle",
+          message: "up",
+          reported_agent_id: 7,
+        },
+      },
     ]);
     const rejected = runnerReportEvents(at, { runnerStatus: "installing", agentId: 5 }, report, { message: "up", claimRejected: true });
-    expect(rejected.map((e) => e.event)).toEqual(["runner_status", "runner_id_claim_rejected"]);
-    expect(rejected[1]).toMatchObject({ runner_id: 7, agent_id: 5 });
+    expect(rejected.map((e) => [e.fields.event, e.level])).toEqual([
+      ["runner_status", "info"],
+      ["runner_id_claim_rejected", "info"],
+    ]);
+    expect(rejected[1]!.fields).toMatchObject({ runner_id: 7, agent_id: 5 });
+  });
+
+  it("logs bootstrap progress at debug, the runner coming up or failing at info", () => {
+    const at = { scaleSetId: "ss-1", instance: "r-1" };
+    const level = (status: "installing" | "idle" | "failed") =>
+      runnerReportEvents(
+        at,
+        { runnerStatus: "installing", agentId: null },
+        { status, message: "", agentId: null },
+        {
+          message: "",
+          claimRejected: false,
+        },
+      )[0]!.level;
+    expect([level("installing"), level("idle"), level("failed")]).toEqual(["debug", "info", "info"]);
   });
 });

@@ -5,6 +5,7 @@ import {
   applyStatusChanges,
   claimRegistrationToken,
   findInstance,
+  findInstanceWithJitConfig,
   insertInstancesStatements,
   instanceOwner,
   liveInstanceNames,
@@ -130,7 +131,7 @@ describe("instance store: one instance", () => {
       runnerStatus: "installing",
       createAttempt: 2,
       agentId: 77,
-      jitConfigEnc: null,
+      hasJitConfig: false,
       jitOnBoot: false,
       osType: "linux",
       osArch: "arm64",
@@ -139,6 +140,16 @@ describe("instance store: one instance", () => {
     expect(await findInstance(env.DB, row.name, scaleSetId)).toEqual(found);
     expect(await findInstance(env.DB, row.name, otherScaleSetId)).toBeNull();
     expect(await findInstance(env.DB, "no-such-runner")).toBeNull();
+    expect(await findInstanceWithJitConfig(env.DB, row.name)).toEqual({ ...found, jitConfigEnc: null });
+  });
+
+  it("reads the sealed JIT config only when asked for it", async () => {
+    const row = await insertInstance(scaleSetId, { status: "creating", runner_status: "pending", jit_config_enc: "er1.sealed" });
+    const found = await findInstance(env.DB, row.name);
+    expect(found).toMatchObject({ hasJitConfig: true });
+    expect(found).not.toHaveProperty("jitConfigEnc");
+    expect(await findInstanceWithJitConfig(env.DB, row.name, scaleSetId)).toMatchObject({ hasJitConfig: true, jitConfigEnc: "er1.sealed" });
+    expect(await findInstanceWithJitConfig(env.DB, row.name, otherScaleSetId)).toBeNull();
   });
 
   it("names an instance's scale set and provider", async () => {

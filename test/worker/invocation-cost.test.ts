@@ -41,7 +41,10 @@ describe("ScaleSet object: what an invocation spends", () => {
     const before = await inScaleSetObject(w.scaleSetId, (obj) => obj.invocations.status().count);
     // A runner report is an RPC of its own: a D1 read of the instance, and nothing else for an unknown one.
     const stub = env.SCALE_SET.get(env.SCALE_SET.idFromName(w.scaleSetId));
-    expect(await stub.runnerReport(w.scaleSetId, "er-nosuch", 1, { status: "idle", message: "up" } as never)).toEqual({ error: "gone" });
+    expect(await stub.runnerReport(w.scaleSetId, "er-nosuch", 1, { status: "idle", message: "up" } as never)).toEqual({
+      error: "unauthorized",
+      reason: "no such instance",
+    });
     const after = await inScaleSetObject(w.scaleSetId, (obj) => obj.invocations.status());
     expect(after.count).toBe(before + 1);
     expect(after.last).toEqual({ method: "runnerReport", subrequests: 1, fetches: 0, d1_round_trips: 1, d1_queries: 1 });

@@ -671,7 +671,13 @@ describe("runner bootstrap: logs", () => {
   it("writes one JSON line per callback, and never the token", async () => {
     const s = await setup({ jit_config_enabled: false });
     const r = await createRunner(s);
-    const spy = vi.spyOn(console, "log");
+    // Bootstrap progress and system info are debug lines (docs/observability.md): every level, in order.
+    const before = process.env.LOG_LEVEL;
+    process.env.LOG_LEVEL = "debug";
+    const written: unknown[][] = [];
+    const spies = (["log", "debug"] as const).map((method) =>
+      vi.spyOn(console, method).mockImplementation((...args: unknown[]) => void written.push(args)),
+    );
     try {
       await report(r.token, "installing");
       await report(r.token, "active");
@@ -683,7 +689,7 @@ describe("runner bootstrap: logs", () => {
       await report(r.token, "idle");
       await runnerCall("GET", "/metadata/runner-metadata", `${r.token}x`);
 
-      const lines = spy.mock.calls.map((args) => args.map((a) => (typeof a === "string" ? a : JSON.stringify(a))).join(" "));
+      const lines = written.map((args) => args.map((a) => (typeof a === "string" ? a : JSON.stringify(a))).join(" "));
       for (const line of lines) {
         expect(line).not.toContain(r.token);
         expect(line).not.toContain(reg.text);
@@ -711,7 +717,9 @@ describe("runner bootstrap: logs", () => {
       // The tampered token names no one the log could trust, and is not logged either.
       expect(lines.some((l) => l.includes('"instance_auth_refused"') && l.includes("invalid or expired token"))).toBe(true);
     } finally {
-      spy.mockRestore();
+      for (const spy of spies) spy.mockRestore();
+      if (before === undefined) delete process.env.LOG_LEVEL;
+      else process.env.LOG_LEVEL = before;
     }
   });
 });

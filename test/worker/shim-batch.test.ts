@@ -14,12 +14,21 @@ const SECRET = "fake-shim-secret-batch-01";
 const TOKEN = "instance-token-must-never-be-logged-batch";
 const pool: ShimPoolContext = { controllerId: "ctrl-1", poolId: "pool-b", extraSpecs: {} };
 
+// A successful shim call is a debug line (docs/observability.md): these tests read every level.
 let logs: string[];
+let savedLevel: string | undefined;
 beforeEach(() => {
   logs = [];
-  vi.spyOn(console, "log").mockImplementation((line: unknown) => void logs.push(String(line)));
+  savedLevel = process.env.LOG_LEVEL;
+  process.env.LOG_LEVEL = "debug";
+  for (const method of ["log", "debug"] as const)
+    vi.spyOn(console, method).mockImplementation((line: unknown) => void logs.push(String(line)));
 });
-afterEach(() => vi.restoreAllMocks());
+afterEach(() => {
+  vi.restoreAllMocks();
+  if (savedLevel === undefined) delete process.env.LOG_LEVEL;
+  else process.env.LOG_LEVEL = savedLevel;
+});
 
 const bootstrap = (name = unique("runner")) =>
   BootstrapInstance.parse({ ...garmBootstrap, name, pool_id: pool.poolId, "instance-token": TOKEN });

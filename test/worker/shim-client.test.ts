@@ -12,6 +12,9 @@ const pool: ShimPoolContext = { controllerId: "ctrl-1", poolId: "pool-a", extraS
 
 let shim: FakeShimTenant;
 let logs: string[];
+/** The lines written at info (console.log): a successful call is debug (docs/observability.md). */
+let infoLogs: string[];
+let savedLevel: string | undefined;
 
 beforeEach(async () => {
   shim = await createTenant(inject("fakeShimUrl"), {
@@ -19,9 +22,20 @@ beforeEach(async () => {
     callbackUrl: "https://edgerunner.test/api/v1/providers/fake/callbacks",
   });
   logs = [];
-  vi.spyOn(console, "log").mockImplementation((line: unknown) => void logs.push(String(line)));
+  infoLogs = [];
+  savedLevel = process.env.LOG_LEVEL;
+  process.env.LOG_LEVEL = "debug";
+  vi.spyOn(console, "log").mockImplementation((line: unknown) => {
+    logs.push(String(line));
+    infoLogs.push(String(line));
+  });
+  vi.spyOn(console, "debug").mockImplementation((line: unknown) => void logs.push(String(line)));
 });
-afterEach(() => vi.restoreAllMocks());
+afterEach(() => {
+  vi.restoreAllMocks();
+  if (savedLevel === undefined) delete process.env.LOG_LEVEL;
+  else process.env.LOG_LEVEL = savedLevel;
+});
 
 const client = (opts: Parameters<typeof createShimClient>[2] = {}, target: Partial<{ url: string; secret: string }> = {}) =>
   createShimClient({ name: "fake", url: shim.url, secret: SECRET, ...target }, pool, opts);
@@ -326,6 +340,8 @@ describe("shim client logging", () => {
       expect.objectContaining({ operation: "get_instance", status: 200 }),
     ]);
     expect(calls[1]).not.toHaveProperty("error");
+    // At info only the failure: the successful calls are debug.
+    expect(infoLogs.map((l) => JSON.parse(l)).filter((l) => l.event === "shim_call")).toEqual([calls[0]]);
     for (const line of logs) {
       expect(line).not.toContain(TOKEN);
       expect(line).not.toContain(SECRET);

@@ -128,7 +128,7 @@ describe("nudging the scale set's object", () => {
     ]);
   });
 
-  it("logs a routed delivery at debug, an unmatched one at info", async () => {
+  it("logs a routed delivery at debug (its start at info), an unmatched one at info", async () => {
     // A routed job is in D1, in GitHub's delivery log (our answer names its scale set) and in
     // edgerunner_webhooks_total: its line is detail. One no scale set takes needs someone.
     const info = vi.spyOn(console, "log");
@@ -151,8 +151,11 @@ describe("nudging the scale set's object", () => {
     const p = job(8008, "queued");
     p.workflow_job.labels = ["nothing-serves-this"];
     await deliverAndSettle(p);
+    // A routed job starting names the runner that took it: that one stays at info.
+    await deliverAndSettle(job(8009, "in_progress"));
     expect(logged(info, "webhook_accepted").map((l) => JSON.parse(l))).toEqual([
       expect.objectContaining({ job_id: 8008, job: "unmatched" }),
+      expect.objectContaining({ job_id: 8009, job: "routed", action: "in_progress", instance: expect.any(String) }),
     ]);
   });
 
