@@ -144,6 +144,22 @@ async function waitJobs(
 }
 
 /** The coordinator's GitHub REST calls, by operation (runner sessions are the simulator's, never counted). */
+/** The coordinator's GitHub budget window (src/github/budget.ts's default). */
+const BUDGET_WINDOW_MS = 6_000;
+
+/** The most secondary-limit points (mutations 5, reads 1) that arrived within any 60 s. */
+function busiestMinutePoints(reqs: RecordedRequest[]): number {
+  const arrivals = reqs.map((r) => ({ at: r.arrived_at, points: ["GET", "HEAD"].includes(r.method) ? 1 : 5 })).sort((a, b) => a.at - b.at);
+  let best = 0;
+  let sum = 0;
+  for (let head = 0, tail = 0; head < arrivals.length; head++) {
+    sum += arrivals[head]!.points;
+    while (arrivals[head]!.at - arrivals[tail]!.at >= 60_000) sum -= arrivals[tail++]!.points;
+    best = Math.max(best, sum);
+  }
+  return best;
+}
+
 function byOperation(reqs: RecordedRequest[]): Record<string, number> {
   const out: Record<string, number> = {};
   for (const r of reqs) {
@@ -335,6 +351,12 @@ try {
       secondary_points: refused.filter((r) => r.secondary_limit === "points").length,
       secondary_concurrency: refused.filter((r) => r.secondary_limit === "concurrency").length,
       other: refused.filter((r) => !r.secondary_limit).length,
+      // Why, when there are any: GitHub counts arrivals, so the busiest 60 s of arrivals it let in
+      // (900 is its limit), and where in the coordinator's budget window each refused one arrived.
+      ...(refused.length && {
+        busiest_minute_points: busiestMinutePoints(ghRequests.filter((r) => !r.secondary_limit)),
+        refused_at_window_offset_ms: refused.map((r) => r.arrived_at % BUDGET_WINDOW_MS),
+      }),
     },
     // A workerd restarted meanwhile (wrangler dev rebuilds when a source file changes) counts from zero: no figure.
     coordinator_cpu_ms_per_runner:

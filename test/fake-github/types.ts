@@ -129,7 +129,10 @@ export interface GithubProfile {
 }
 
 export interface RecordedRequest {
+  /** When it was answered (after the profile's latency). */
   at: number;
+  /** When it arrived: what GitHub's secondary limits count. */
+  arrived_at: number;
   method: string;
   /** Path without the GHES /api/v3 prefix and without query. */
   path: string;

@@ -277,6 +277,7 @@ export class World {
     const base = ghes ? `${req.baseUrl}/api/v3` : req.baseUrl;
     const route = ROUTES.find((r) => r.method === req.method && r.pattern.test(path));
     const match = route ? route.pattern.exec(path)! : null;
+    const arrivedAt = this.now();
     const record = (
       status: number,
       auth: RecordedRequest["auth"],
@@ -285,6 +286,7 @@ export class World {
     ) =>
       this.requests.push({
         at: this.now(),
+        arrived_at: arrivedAt,
         method: req.method,
         path,
         query: req.query,
