@@ -46,6 +46,11 @@ export interface JitBudgetLineOptions<Claim> {
   clock: LineClock;
   /** Waiters try again within this long after a window opens, at random (so they do not all wake at once). */
   spreadMs: number;
+  /**
+   * A window's last stretch in which no reservation is made: a call granted then could not leave
+   * in time (its caller's send deadline), so the grant would be wasted. Waiters wait for the next window.
+   */
+  tailMs: number;
   /** While a reservation is out, waiters look for their grant this often. */
   checkMs: number;
   /** A reservation or keep not answered within this long is abandoned: its request was cut off. */
@@ -105,7 +110,7 @@ export class JitBudgetLine<Claim> {
           continue;
         }
         const windowStart = Math.floor(now / this.o.windowMs) * this.o.windowMs;
-        const spent = this.spentWindow === windowStart;
+        const spent = this.spentWindow === windowStart || now >= windowStart + this.o.windowMs - this.o.tailMs;
         if (spent || now < this.retryAt) {
           const from = spent ? Math.max(windowStart + this.o.windowMs, this.retryAt) : this.retryAt;
           const next = from + Math.floor(this.o.clock.random() * this.o.spreadMs);

@@ -27,6 +27,9 @@ import { scaleSetSettings } from "./settings";
 /** How often a request waiting in line for the budget keeps its claim (a claim is stale after OnBootTiming.staleClaimMs). */
 const CLAIM_KEEP_MS = 10_000;
 
+/** A paid call must leave this long before its window ends: it still has to reach GitHub. */
+const sendMarginMs = (policy: GithubBudgetPolicy) => policy.windowMs / 6;
+
 /** What a credentials request gets. */
 export type OnBootJit =
   | { kind: "sealed"; jitConfigEnc: string }
@@ -111,7 +114,7 @@ export async function onBootJitConfig(
     }
     try {
       // 3. The mint, sealed where only this instance's row opens it.
-      const sendBy = paidUntil === undefined || !policy ? undefined : paidUntil - policy.windowMs / 6;
+      const sendBy = paidUntil === undefined || !policy ? undefined : paidUntil - sendMarginMs(policy);
       minted = await mintReplacingLost(port, { name: inst.name, labels: setup.labels, runnerGroup: setup.runnerGroup, sendBy });
       break;
     } catch (err) {
@@ -192,6 +195,7 @@ function lineFor(
       // Waking a thousand waiters costs JavaScript only (one of them asks D1), so they wake close
       // to the window's start: a grant found late is a JIT call sent late.
       spreadMs: 100,
+      tailMs: sendMarginMs(policy),
       checkMs: 25,
       stepTimeoutMs: 15_000,
       clock: { now: timing.now, sleep: timing.sleep, random: Math.random },

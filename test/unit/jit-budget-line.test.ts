@@ -34,6 +34,7 @@ function line(reserve: JitBudgetLineOptions<Claim>["reserve"], extra: Partial<Ji
     clock: { now: () => Date.now(), sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)), random: () => 0.5 },
     spreadMs: 1_000,
     checkMs: 10,
+    tailMs: 0,
     stepTimeoutMs: 15_000,
     ...extra,
   });
@@ -148,6 +149,18 @@ describe("the line for the GitHub budget (on-boot mints)", () => {
     const results: Promise<LineResult>[] = [l.take(Date.now() + 60_000, claim()), l.take(Date.now() + 60_000, claim())];
     await vi.advanceTimersByTimeAsync(20_000);
     expect(await Promise.all(results)).toEqual([{ windowEnd: 78_000 }, { windowEnd: 78_000 }]);
+  });
+
+  it("makes no reservation in a window's last stretch, where a grant could not be used: it waits for the next window", async () => {
+    const b = budget(16);
+    const l = line(b.reserve, { tailMs: 1_000 });
+    vi.setSystemTime(65_500);
+    const late = l.take(Date.now() + 60_000, claim());
+    await vi.advanceTimersByTimeAsync(400);
+    expect(b.asks).toEqual([]);
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(await late).toEqual({ windowEnd: 72_000 });
+    expect(b.asks.map((a) => a.windowStart)).toEqual([66_000]);
   });
 
   it("tells once per short reservation how many waited", async () => {
