@@ -160,6 +160,24 @@ function busiestMinutePoints(reqs: RecordedRequest[]): number {
   return best;
 }
 
+/** Calls let in per budget window (by arrival): the five busiest, with how far into the window the first and last arrived. */
+function busiestWindows(reqs: RecordedRequest[]) {
+  const windows = new Map<number, number[]>();
+  for (const r of reqs) {
+    const start = r.arrived_at - (r.arrived_at % BUDGET_WINDOW_MS);
+    windows.set(start, [...(windows.get(start) ?? []), r.arrived_at - start]);
+  }
+  return [...windows.entries()]
+    .sort((a, b) => b[1].length - a[1].length)
+    .slice(0, 5)
+    .map(([start, offsets]) => ({
+      window_start: start,
+      calls: offsets.length,
+      first_ms: Math.min(...offsets),
+      last_ms: Math.max(...offsets),
+    }));
+}
+
 function byOperation(reqs: RecordedRequest[]): Record<string, number> {
   const out: Record<string, number> = {};
   for (const r of reqs) {
@@ -355,6 +373,7 @@ try {
       // (900 is its limit), and where in the coordinator's budget window each refused one arrived.
       ...(refused.length && {
         busiest_minute_points: busiestMinutePoints(ghRequests.filter((r) => !r.secondary_limit)),
+        busiest_budget_windows: busiestWindows(ghRequests.filter((r) => !r.secondary_limit)),
         refused_at_window_offset_ms: refused.map((r) => r.arrived_at % BUDGET_WINDOW_MS),
       }),
     },
