@@ -41,6 +41,7 @@ import { appendFileSync, copyFileSync, writeFileSync } from "node:fs";
 import { JIT_PER_MINUTE, profileFromArgs } from "../e2e/profiles.ts";
 import { startStack } from "../e2e/stack.ts";
 import { DEFAULT_BATCH_CREATE_MAX } from "../shims/simulator/simulator.ts";
+import { DEFAULT_GITHUB_BUDGET } from "../src/github/budget.ts";
 import type { RecordedRequest } from "../test/fake-github/types.ts";
 import { createsAsked } from "../test/fake-shim/requests.ts";
 import type { RecordedRequest as ShimRequest } from "../test/fake-shim/types.ts";
@@ -144,8 +145,8 @@ async function waitJobs(
 }
 
 /** The coordinator's GitHub REST calls, by operation (runner sessions are the simulator's, never counted). */
-/** The coordinator's GitHub budget window (src/github/budget.ts's default). */
-const BUDGET_WINDOW_MS = 6_000;
+/** The coordinator's GitHub budget window (its default). */
+const BUDGET_WINDOW_MS = DEFAULT_GITHUB_BUDGET.windowMs;
 
 /** The most secondary-limit points (mutations 5, reads 1) that arrived within any 60 s. */
 function busiestMinutePoints(reqs: RecordedRequest[]): number {

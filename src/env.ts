@@ -53,7 +53,7 @@ export interface Env {
    * 0: no budget (a GHES with rate limits off). See docs/performance.md.
    */
   GITHUB_POINTS_PER_MINUTE?: string;
-  /** Length of one budget window in seconds (default 6): the minute's points are spent in these. */
+  /** Length of one budget window in seconds (default 3): the minute's points are spent in these. */
   GITHUB_BUDGET_WINDOW_SECONDS?: string;
   /**
    * Seconds a machine's credentials request may wait in line for its on-boot JIT config (the

@@ -8,8 +8,15 @@
  *
  * Why short windows: GitHub's minute may slide. Two full one-minute windows back to back would
  * let 2 × 810 points through in a few seconds around the boundary. A 60 s span touches at most
- * ⌈60 / w⌉ + 1 windows of w seconds, so with 6 s windows of 81 points the worst minute is
- * 11 × 81 = 891 points, under 900 (`worstMinutePoints`).
+ * ⌈60 / w⌉ + 1 windows of w seconds, so with 3 s windows of 40 points the worst minute is
+ * 21 × 40 = 840 points, under 900 (`worstMinutePoints`).
+ *
+ * Why 3 s and not 6 (the same 8 JIT configs per 3 s as 16 per 6 s: 160 a minute): calls reach
+ * GitHub some time after the budget let them go, and a window's calls that arrive late count in
+ * GitHub's minute with the next window's. With 6 s windows one late window's calls took a minute
+ * to 12 × 16 = 192 JIT configs (960 points, refused); with 3 s windows a minute holds at most
+ * 22 × 8 = 176 (880) even when one window's calls arrive up to a whole window late. Measured: a
+ * stall that delivered one 6 s window's calls ~2 s late provoked 4 refusals in the 1,000-job burst.
  */
 
 export interface GithubBudgetPolicy {
@@ -25,7 +32,7 @@ export const JIT_CONFIG_POINTS = 5;
 /** GitHub's own limit, for the arithmetic below. */
 export const GITHUB_SECONDARY_POINTS_PER_MINUTE = 900;
 
-export const DEFAULT_GITHUB_BUDGET: GithubBudgetPolicy = { pointsPerMinute: 810, windowMs: 6_000 };
+export const DEFAULT_GITHUB_BUDGET: GithubBudgetPolicy = { pointsPerMinute: 810, windowMs: 3_000 };
 
 /** The points one window may spend: the minute's share, and never less than one JIT config (or nothing would ever be created). */
 export function pointsPerWindow(policy: GithubBudgetPolicy): number {
@@ -38,9 +45,12 @@ export function budgetWindow(now: number, windowMs: number): { start: number; en
   return { start, end: start + windowMs };
 }
 
-/** The most points the budget lets through in any 60 s span, whatever the span's alignment. */
-export function worstMinutePoints(policy: GithubBudgetPolicy): number {
-  return (Math.ceil(60_000 / policy.windowMs) + 1) * pointsPerWindow(policy);
+/**
+ * The most points the budget lets through in any 60 s span, whatever the span's alignment; with
+ * `lateWindows`, when calls may reach GitHub up to that many windows after their own.
+ */
+export function worstMinutePoints(policy: GithubBudgetPolicy, lateWindows = 0): number {
+  return (Math.ceil(60_000 / policy.windowMs) + 1 + lateWindows) * pointsPerWindow(policy);
 }
 
 export interface BudgetRow {

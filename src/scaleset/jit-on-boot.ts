@@ -93,7 +93,7 @@ export async function onBootJitConfig(
 
   // 2. One JIT from the credential's budget (shared with every object and isolate), waiting in
   // line; then straight to GitHub. The call must leave within the window it was paid in, its last
-  // sixth (1 s of the default 6) counting as over, since it still has to reach GitHub: a call sent
+  // sixth (0.5 s of the default 3) counting as over, since it still has to reach GitHub: a call sent
   // later would count at GitHub on top of the next window's own, and the budget's worst minute
   // would no longer hold. The client checks that just before it sends (GithubSendDeadlineError);
   // a call too late is paid again in the next window.

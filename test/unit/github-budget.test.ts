@@ -21,15 +21,18 @@ const policy = { pointsPerMinute: 600, windowMs: 10_000 }; // 100 points a windo
 describe("GitHub budget arithmetic", () => {
   it("spends the minute's points in clock-aligned windows, at least one JIT config each", () => {
     expect(pointsPerWindow(policy)).toBe(100);
-    expect(pointsPerWindow(DEFAULT_GITHUB_BUDGET)).toBe(81);
+    expect(pointsPerWindow(DEFAULT_GITHUB_BUDGET)).toBe(40);
     expect(pointsPerWindow({ pointsPerMinute: 1, windowMs: 6_000 })).toBe(JIT_CONFIG_POINTS);
     expect(budgetWindow(123_456, 10_000)).toEqual({ start: 120_000, end: 130_000 });
     expect(budgetWindow(130_000, 10_000)).toEqual({ start: 130_000, end: 140_000 });
   });
 
   it("keeps the default under GitHub's 900 points in any 60 s, however the minute is aligned", () => {
-    expect(worstMinutePoints(DEFAULT_GITHUB_BUDGET)).toBe(891);
+    expect(worstMinutePoints(DEFAULT_GITHUB_BUDGET)).toBe(840);
     expect(worstMinutePoints(DEFAULT_GITHUB_BUDGET)).toBeLessThanOrEqual(GITHUB_SECONDARY_POINTS_PER_MINUTE);
+    // Calls arriving up to a window late still fit (22 × 40 = 880); 6 s windows did not (12 × 81 = 972).
+    expect(worstMinutePoints(DEFAULT_GITHUB_BUDGET, 1)).toBeLessThanOrEqual(GITHUB_SECONDARY_POINTS_PER_MINUTE);
+    expect(worstMinutePoints({ pointsPerMinute: 810, windowMs: 6_000 }, 1)).toBe(972);
     // One-minute windows would not: 2 × 810 around a boundary.
     expect(worstMinutePoints({ pointsPerMinute: 810, windowMs: 60_000 })).toBe(1620);
   });
@@ -66,8 +69,8 @@ describe("GitHub budget arithmetic", () => {
     );
   });
 
-  it("is 810 points a minute in 6 s windows by default; GITHUB_POINTS_PER_MINUTE=0 turns it off", () => {
-    expect(scaleSetSettings({}).githubBudget).toEqual({ pointsPerMinute: 810, windowMs: 6_000 });
+  it("is 810 points a minute in 3 s windows by default; GITHUB_POINTS_PER_MINUTE=0 turns it off", () => {
+    expect(scaleSetSettings({}).githubBudget).toEqual({ pointsPerMinute: 810, windowMs: 3_000 });
     expect(scaleSetSettings({ GITHUB_POINTS_PER_MINUTE: "450", GITHUB_BUDGET_WINDOW_SECONDS: "2" }).githubBudget).toEqual({
       pointsPerMinute: 450,
       windowMs: 2_000,
@@ -75,7 +78,7 @@ describe("GitHub budget arithmetic", () => {
     expect(scaleSetSettings({ GITHUB_POINTS_PER_MINUTE: "0" }).githubBudget).toBeNull();
     for (const bad of ["", "-5", "lots"])
       expect(scaleSetSettings({ GITHUB_POINTS_PER_MINUTE: bad }).githubBudget?.pointsPerMinute).toBe(810);
-    expect(scaleSetSettings({ GITHUB_BUDGET_WINDOW_SECONDS: "0" }).githubBudget?.windowMs).toBe(6_000);
+    expect(scaleSetSettings({ GITHUB_BUDGET_WINDOW_SECONDS: "0" }).githubBudget?.windowMs).toBe(3_000);
   });
 });
 
