@@ -7,6 +7,7 @@ import { keyringFor } from "../crypto/keyring";
 import { open } from "../crypto/secret-box";
 import { secretContext } from "../crypto/secret-contexts";
 import { claimRegistrationToken, findInstanceAndSetup, releaseRegistrationToken } from "../db/instance-store";
+import { readAndClaimJitMint, releaseJitMint } from "../db/jit-mint-store";
 import { loadRunnerSetup, type RunnerSetup } from "../db/scaleset-store";
 import { afterResponse } from "../http/after-response";
 import { ApiError, errorResponse } from "../http/errors";
@@ -15,7 +16,8 @@ import { errorJson } from "../http/openapi";
 import type { Router } from "../http/router";
 import { errorText, logEvent as log } from "../observability/log";
 import { entityUrl } from "../scaleset/bootstrap";
-import { onBootJitConfig } from "../scaleset/jit-on-boot";
+import type { InstanceTokenClaims } from "../scaleset/instance-token";
+import { onBootJitConfig, onBootTiming } from "../scaleset/jit-on-boot";
 import { githubRunnerPort, runnerPortForScaleSet } from "../scaleset/ports-factory";
 
 /**
@@ -33,6 +35,7 @@ const CREDENTIALS_PATH = /\/metadata\/credentials\//;
  * (`runner`, which mints an on-boot config, and is the one retried while it waits in line); the
  * other two read the config it sealed.
  */
+const MINT_PATH = /\/metadata\/credentials\/runner$/;
 const SETUP_PATH = /\/metadata\/(runner-metadata|install-script|system\/service-name|systemd\/unit-file|system\/cert-bundle|credentials\/runner)$/;
 
 const JIT_FILES = { runner: ".runner", credentials: ".credentials", credentials_rsaparams: ".credentials_rsaparams" } as const;
@@ -78,6 +81,24 @@ async function readWithSetup(c: Context<InstanceAppEnv>, name: string, scaleSetI
   return found.instance;
 }
 
+/**
+ * The first credentials file also claims an on-boot mint in the same round trip (the claim holds
+ * the token rule, so a refused request claims nothing): a machine waiting in line for the GitHub
+ * budget asks again every minute or so, and each ask read, read the setup, claimed and kept.
+ */
+async function readClaimingMint(c: Context<InstanceAppEnv>, claims: InstanceTokenClaims) {
+  const at = Date.now();
+  const found = await readAndClaimJitMint(
+    c.env.DB,
+    { name: claims.sub, scaleSetId: claims.ss, createAttempt: claims.att },
+    at,
+    at - onBootTiming(c.env).staleClaimMs,
+  );
+  c.set("runnerSetup", found.setup);
+  c.set("jitClaimedAt", found.claimed ? at : null);
+  return found.instance;
+}
+
 /** The runner setup read with the instance (SETUP_PATH), or read now. */
 async function runnerSetup(c: Context<InstanceAppEnv>): Promise<RunnerSetup | null> {
   const read = c.get("runnerSetup");
@@ -96,7 +117,12 @@ export const metadataRoutes = new Hono<InstanceAppEnv>()
       servedOnce: (path) => CREDENTIALS_PATH.test(path),
       withJitConfig: (path) => CREDENTIALS_PATH.test(path),
       // The token names the scale set: its setup is read alongside, used only if the instance is in it.
-      read: (c, claims, withJitConfig) => (SETUP_PATH.test(c.req.path) ? readWithSetup(c, claims.sub, claims.ss, withJitConfig) : undefined),
+      read: (c, claims, withJitConfig) =>
+        MINT_PATH.test(c.req.path)
+          ? readClaimingMint(c, claims)
+          : SETUP_PATH.test(c.req.path)
+            ? readWithSetup(c, claims.sub, claims.ss, withJitConfig)
+            : undefined,
     }),
   )
   .get("/metadata/runner-metadata", async (c) => {
@@ -155,10 +181,14 @@ export const metadataRoutes = new Hono<InstanceAppEnv>()
     let sealed = inst.jitConfigEnc;
     if (sealed === null && inst.jitOnBoot) {
       const setup = await runnerSetup(c);
-      if (!setup) return fail(c, 401, "unauthorized");
+      const claimedAt = c.get("jitClaimedAt");
+      if (!setup) {
+        if (typeof claimedAt === "number") await releaseJitMint(c.env.DB, inst.id, claimedAt, Date.now());
+        return fail(c, 401, "unauthorized");
+      }
       // Finishes even if the machine hangs up (a curl timeout): the mint lands in D1 for its retry
       // rather than leaving a claim nobody keeps.
-      const minting = onBootJitConfig(c.env, inst, setup);
+      const minting = onBootJitConfig(c.env, inst, setup, claimedAt);
       afterResponse(
         c,
         minting.catch(() => {}),

@@ -53,4 +53,28 @@ describe("bootstrap requests: D1 round trips", () => {
       expect(cost.trips, path).toBe(1);
     }
   });
+
+  it("a machine waiting in line for the GitHub budget: its read, setup and claim in one round trip", async () => {
+    const s = await scaleSetWorld(SHIM_SECRET, { runner_prefix: "bw" });
+    const [r] = await createRunners(s, 1);
+    const credential = (await env.DB.prepare(
+      "SELECT e.credentials_id AS id FROM scale_sets s JOIN entities e ON e.id = s.entity_id WHERE s.id = ?",
+    )
+      .bind(s.scaleSetId)
+      .first<{ id: string }>())!.id;
+    // Every reservation in the current window gets nothing (a window far ahead is open).
+    await env.DB.prepare(
+      "INSERT INTO github_budget (credential_id, window_start, points_used, last_grant) VALUES (?1, ?2, 0, 0) ON CONFLICT(credential_id) DO UPDATE SET window_start = ?2",
+    )
+      .bind(credential, 4_000_000_000_000)
+      .run();
+    // JIT_WAIT_SECONDS is 3 here: one or two of the line's reservations (a budget window is 6 s),
+    // then the claim given back. Before: the instance, the setup, the claim and its keep apart.
+    const waited = await costOf(r!.token, "/metadata/credentials/runner");
+    expect(waited.status, waited.text).toBe(503);
+    expect(waited.trips).toBeGreaterThanOrEqual(3);
+    expect(waited.trips).toBeLessThanOrEqual(4);
+    const row = await env.DB.prepare("SELECT jit_claimed_at FROM instances WHERE name = ?").bind(r!.name).first<{ jit_claimed_at: number | null }>();
+    expect(row!.jit_claimed_at).toBeNull();
+  }, 20_000);
 });
