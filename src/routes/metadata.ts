@@ -30,12 +30,11 @@ const registersWithJit = (inst: CallingInstance) => inst.hasJitConfig || inst.ji
 /** Served only while the runner bootstraps: once it reported in, a fetch is refused with 409. */
 const CREDENTIALS_PATH = /\/metadata\/credentials\//;
 /**
- * Paths that need the scale set's runner setup, read with the instance in one D1 round trip
- * (instanceAuthWith's withSetup). Of the credentials files only the first a machine fetches
- * (`runner`, which mints an on-boot config, and is the one retried while it waits in line); the
- * other two read the config it sealed.
+ * The first credentials file a machine fetches: the one that mints an on-boot config, and the one
+ * it asks again while it waits in line for the GitHub budget. The other two read what it sealed.
  */
 const MINT_PATH = /\/metadata\/credentials\/runner$/;
+/** Paths that need the scale set's runner setup, read with the instance in one D1 round trip (instanceAuthWith's read). */
 const SETUP_PATH = /\/metadata\/(runner-metadata|install-script|system\/service-name|systemd\/unit-file|system\/cert-bundle|credentials\/runner)$/;
 
 const JIT_FILES = { runner: ".runner", credentials: ".credentials", credentials_rsaparams: ".credentials_rsaparams" } as const;

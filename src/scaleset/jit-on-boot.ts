@@ -41,8 +41,8 @@ export interface OnBootTiming {
   maxWaitMs: number;
   /**
    * A claim its holder has not kept for this long is taken over: the request was cut off. The
-   * holder keeps it at every budget poll and before calling GitHub; GitHub's call (retries
-   * included) must fit in it, or a takeover mints again (see mintReplacingLost).
+   * claim keeps it as it is made, and the line while its request waits (every CLAIM_KEEP_MS);
+   * GitHub's call (retries included) must fit in it, or a takeover mints again (see mintReplacingLost).
    */
   staleClaimMs: number;
   /** How often a request waiting on another's claim looks again; and how far past a budget window's start a waiting request tries again (at random). */
