@@ -35,7 +35,8 @@ const CREDENTIALS_PATH = /\/metadata\/credentials\//;
  */
 const MINT_PATH = /\/metadata\/credentials\/runner$/;
 /** Paths that need the scale set's runner setup, read with the instance in one D1 round trip (instanceAuthWith's read). */
-const SETUP_PATH = /\/metadata\/(runner-metadata|install-script|system\/service-name|systemd\/unit-file|system\/cert-bundle|credentials\/runner)$/;
+const SETUP_PATH =
+  /\/metadata\/(runner-metadata|install-script|system\/service-name|systemd\/unit-file|system\/cert-bundle|credentials\/runner)$/;
 
 const JIT_FILES = { runner: ".runner", credentials: ".credentials", credentials_rsaparams: ".credentials_rsaparams" } as const;
 const RUN_AS_USER = /^[a-z_][a-z0-9_-]{0,31}$/;

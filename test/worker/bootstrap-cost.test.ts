@@ -74,7 +74,9 @@ describe("bootstrap requests: D1 round trips", () => {
     expect(waited.status, waited.text).toBe(503);
     expect(waited.trips).toBeGreaterThanOrEqual(3);
     expect(waited.trips).toBeLessThanOrEqual(4);
-    const row = await env.DB.prepare("SELECT jit_claimed_at FROM instances WHERE name = ?").bind(r!.name).first<{ jit_claimed_at: number | null }>();
+    const row = await env.DB.prepare("SELECT jit_claimed_at FROM instances WHERE name = ?")
+      .bind(r!.name)
+      .first<{ jit_claimed_at: number | null }>();
     expect(row!.jit_claimed_at).toBeNull();
   }, 20_000);
 });

@@ -248,7 +248,11 @@ describe("logging", () => {
     process.env.LOG_LEVEL = "debug";
     let jit: Awaited<ReturnType<typeof generateJitConfig>>;
     try {
-      jit = await generateJitConfig(client(credentialId, new TestClock()), { kind: "organization", org: "octo" }, { name: "log-1", labels: ["x"] });
+      jit = await generateJitConfig(
+        client(credentialId, new TestClock()),
+        { kind: "organization", org: "octo" },
+        { name: "log-1", labels: ["x"] },
+      );
     } finally {
       vi.restoreAllMocks();
       if (savedLevel === undefined) delete process.env.LOG_LEVEL;
