@@ -1,5 +1,6 @@
 import { and, desc, eq, type SQL } from "drizzle-orm";
 import type { Db } from "./client";
+import { type RunnerSetup, runnerSetupFromRow, runnerSetupStatement } from "./scaleset-store";
 import { type InstanceAddress, type InstanceStatus, instances, instanceTransitions, type RunnerStatus, scaleSets } from "./schema";
 
 /**
@@ -188,12 +189,42 @@ export async function findInstanceWithJitConfig(db: D1Database, name: string, sc
   return row && { ...summary(row), jitConfigEnc: row.jit_config_enc };
 }
 
+/**
+ * findInstance (with the sealed JIT config when `withJitConfig`) and the runner setup of the
+ * scale set `setupOf` (the one the caller's token names), in one round trip: a booting
+ * machine's metadata routes need both, and read apart they were two.
+ */
+export async function findInstanceAndSetup(
+  db: D1Database,
+  name: string,
+  setupOf: string,
+  opts: { withJitConfig: boolean },
+): Promise<{ instance: InstanceWithJitConfig | InstanceSummary | null; setup: RunnerSetup | null }> {
+  const [found, setup] = await db.batch<Record<string, any>>([findInstanceStatement(db, name, opts), runnerSetupStatement(db, setupOf)]);
+  return { instance: instanceFromRow(found!.results[0], opts), setup: runnerSetupFromRow(setupOf, setup!.results[0]) };
+}
+
+/** findInstance's statement (by name only), for a caller that batches it with other statements; its row goes to instanceFromRow. */
+export function findInstanceStatement(db: D1Database, name: string, opts: { withJitConfig: boolean }): D1PreparedStatement {
+  return instanceByNameStatement(db, opts.withJitConfig ? `${SUMMARY_COLUMNS}, jit_config_enc` : SUMMARY_COLUMNS, name, undefined);
+}
+
+export function instanceFromRow(
+  row: Record<string, any> | null | undefined,
+  opts: { withJitConfig: boolean },
+): InstanceWithJitConfig | InstanceSummary | null {
+  if (!row) return null;
+  return opts.withJitConfig ? { ...summary(row), jitConfigEnc: row.jit_config_enc } : summary(row);
+}
+
 function instanceByName(db: D1Database, columns: string, name: string, scaleSetId: string | undefined) {
-  const stmt =
-    scaleSetId === undefined
-      ? db.prepare(`SELECT ${columns} FROM instances WHERE name = ?`).bind(name)
-      : db.prepare(`SELECT ${columns} FROM instances WHERE name = ? AND scale_set_id = ?`).bind(name, scaleSetId);
-  return stmt.first<Record<string, any>>();
+  return instanceByNameStatement(db, columns, name, scaleSetId).first<Record<string, any>>();
+}
+
+function instanceByNameStatement(db: D1Database, columns: string, name: string, scaleSetId: string | undefined): D1PreparedStatement {
+  return scaleSetId === undefined
+    ? db.prepare(`SELECT ${columns} FROM instances WHERE name = ?`).bind(name)
+    : db.prepare(`SELECT ${columns} FROM instances WHERE name = ? AND scale_set_id = ?`).bind(name, scaleSetId);
 }
 
 function summary(row: Record<string, any>): InstanceSummary {

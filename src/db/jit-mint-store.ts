@@ -1,10 +1,11 @@
-import type { InstanceAttempt } from "./instance-store";
+import { findInstanceStatement, type InstanceAttempt, type InstanceWithJitConfig, instanceFromRow } from "./instance-store";
+import { type RunnerSetup, runnerSetupFromRow, runnerSetupStatement } from "./scaleset-store";
 
 /**
  * D1 access for JIT configs minted on boot (scale sets with `jit_config_timing: on_boot`): the
  * one mint of a create attempt is claimed by one conditional UPDATE, so of racing or retried
  * requests exactly one calls GitHub; the others read what it sealed. The claim's holder keeps
- * `jit_asked_at` fresh while it waits (`keepJitClaim`); a claim not kept since `staleBefore` is
+ * `jit_asked_at` fresh while it waits (`keepJitClaims`, for its isolate's whole line); a claim not kept since `staleBefore` is
  * taken over (the request that held it was cut off).
  */
 
@@ -28,24 +29,54 @@ export async function claimJitMint(db: D1Database, inst: InstanceAttempt, at: nu
   return Boolean(claim.meta.changes);
 }
 
-/** The claim made at `claimedAt` is still held and waiting (its machine is asking); false if it was taken over or the instance moved on. */
-export async function keepJitClaim(db: D1Database, instanceId: string, claimedAt: number, at: number): Promise<boolean> {
-  const kept = await db
-    .prepare(
-      `UPDATE instances SET jit_asked_at = ?
-        WHERE id = ? AND jit_claimed_at = ? AND jit_config_enc IS NULL AND status IN ('creating', 'running')`,
-    )
-    .bind(at, instanceId, claimedAt)
-    .run();
-  return Boolean(kept.meta.changes);
+/** Who a credentials request's token says it is: the instance's name, its scale set and its create attempt. */
+export interface TokenSubject {
+  name: string;
+  scaleSetId: string;
+  createAttempt: number;
+}
+
+/**
+ * A credentials request's first read, in one round trip: the instance its token names (with its
+ * sealed config), its scale set's runner setup, and claimJitMint. The claim's conditions
+ * include the whole token rule (instance-access.ts: the token's scale set and create attempt, a
+ * live instance, a runner still bootstrapping), so a request that rule refuses claims nothing;
+ * the row is read before the claim, so the caller checks it as any other. Read then claimed
+ * apart, a machine's first ask, and each of its asks again while it waits in line, took three
+ * round trips more.
+ */
+export async function readAndClaimJitMint(
+  db: D1Database,
+  token: TokenSubject,
+  at: number,
+  staleBefore: number,
+): Promise<{ instance: InstanceWithJitConfig | null; setup: RunnerSetup | null; claimed: boolean }> {
+  const [found, setup, claim] = await db.batch<Record<string, any>>([
+    findInstanceStatement(db, token.name, { withJitConfig: true }),
+    runnerSetupStatement(db, token.scaleSetId),
+    db
+      .prepare(
+        `UPDATE instances SET jit_claimed_at = ?1, jit_asked_at = ?1
+          WHERE name = ?2 AND scale_set_id = ?3 AND create_attempt = ?4 AND jit_on_boot = 1 AND jit_config_enc IS NULL
+            AND status IN ('creating', 'running') AND runner_status IN ('pending', 'installing')
+            AND (jit_claimed_at IS NULL OR coalesce(jit_asked_at, 0) < ?5)`,
+      )
+      .bind(at, token.name, token.scaleSetId, token.createAttempt, staleBefore),
+  ]);
+  return {
+    instance: instanceFromRow(found!.results[0], { withJitConfig: true }) as InstanceWithJitConfig | null,
+    setup: runnerSetupFromRow(token.scaleSetId, setup!.results[0]),
+    claimed: Boolean(claim!.meta.changes),
+  };
 }
 
 /** Claims per statement: two bound values each, within D1's 100 per statement. */
 const KEEP_CHUNK = 49;
 
 /**
- * `keepJitClaim` for many waiting requests at once (one round trip): the instance ids whose claim
- * is still held and waiting, now kept.
+ * Keeps the claims of many waiting requests (one round trip): the instance ids whose claim is
+ * still held and waiting (its machine is asking), now kept; the others were taken over or their
+ * instance moved on.
  */
 export async function keepJitClaims(db: D1Database, claims: { instanceId: string; claimedAt: number }[], at: number): Promise<Set<string>> {
   if (!claims.length) return new Set();

@@ -196,15 +196,22 @@ export interface RunnerSetup {
 }
 
 export async function loadRunnerSetup(db: D1Database, scaleSetId: string): Promise<RunnerSetup | null> {
-  const r = await db
+  return runnerSetupFromRow(scaleSetId, await runnerSetupStatement(db, scaleSetId).first<Record<string, any>>());
+}
+
+/** loadRunnerSetup's statement, for a caller that batches it with another read (instance-store's findInstanceAndSetup). */
+export function runnerSetupStatement(db: D1Database, scaleSetId: string): D1PreparedStatement {
+  return db
     .prepare(
       `SELECT s.labels, s.runner_group, s.os_type, s.os_arch, e.id AS entity_id, e.kind, e.owner, e.name, e.endpoint_name, e.credentials_id,
               g.base_url, g.ca_cert_bundle
          FROM scale_sets s JOIN entities e ON e.id = s.entity_id JOIN github_endpoints g ON g.name = e.endpoint_name
         WHERE s.id = ?`,
     )
-    .bind(scaleSetId)
-    .first<Record<string, any>>();
+    .bind(scaleSetId);
+}
+
+export function runnerSetupFromRow(scaleSetId: string, r: Record<string, any> | null | undefined): RunnerSetup | null {
   if (!r) return null;
   return {
     scaleSetId,

@@ -2,8 +2,9 @@ import { createDb, type Db } from "../db/client";
 import { type CredentialContext, loadCredentialContext, type StatePatch, writeCredentialState } from "../db/github-state-store";
 import type { Env } from "../env";
 import { measuredFetch } from "../lib/invocation-cost";
-import { logEvent } from "../observability/log";
+import { logAt, logEvent } from "../observability/log";
 import { countGithubCall } from "../observability/op-counters";
+import { githubCallLevel } from "../scaleset/log-levels";
 import { CredentialAuth } from "./credential-auth";
 import {
   GithubApiError,
@@ -399,7 +400,7 @@ function logCall(c: {
   error?: string;
 }) {
   countGithubCall(c.operation, c.credential, c.ok);
-  logEvent({
+  logAt(githubCallLevel(c.ok), {
     event: "github_call",
     credential: c.credential,
     operation: c.operation,

@@ -1,5 +1,6 @@
 import type { Context, MiddlewareHandler } from "hono";
 import { findInstance, findInstanceWithJitConfig, type InstanceSummary } from "../db/instance-store";
+import type { RunnerSetup } from "../db/scaleset-store";
 import type { AppEnv } from "../env";
 import { logEvent } from "../observability/log";
 import { instanceRefusal, reportedIn } from "../scaleset/instance-access";
@@ -12,7 +13,16 @@ import { ApiError, errorResponse } from "./errors";
  */
 export type CallingInstance = InstanceSummary & { jitConfigEnc?: string | null };
 
-export type InstanceAppEnv = AppEnv & { Variables: { instance: CallingInstance; instanceClaims: InstanceTokenClaims } };
+export type InstanceAppEnv = AppEnv & {
+  Variables: {
+    instance: CallingInstance;
+    instanceClaims: InstanceTokenClaims;
+    /** The instance's scale set's runner setup, when a path's `read` read it with the instance. */
+    runnerSetup: RunnerSetup | null | undefined;
+    /** When a path's `read` claimed the instance's on-boot JIT mint with it: the claim's time, or null if it lost. */
+    jitClaimedAt: number | null | undefined;
+  };
+};
 
 /** Why a call was refused goes to the log (never the token); the caller only learns it was. */
 export function refuseInstance(c: Context, reason: string, claims?: { sub: string; ss: string }) {
@@ -29,6 +39,12 @@ interface InstanceAuthOptions {
   /** Paths on which the instance is read with its sealed JIT config (~3 KB, which only the credentials route opens). */
   withJitConfig?: (path: string) => boolean;
   /**
+   * Reads the instance on paths whose handler needs more in the same D1 round trip (the scale
+   * set's runner setup, an on-boot mint's claim), setting what else it read on the context;
+   * returns undefined where the plain read will do. The row it returns is checked as any other.
+   */
+  read?: (c: Context<InstanceAppEnv>, claims: InstanceTokenClaims, withJitConfig: boolean) => Promise<CallingInstance | null> | undefined;
+  /**
    * Paths whose handler has the instance checked elsewhere (a status report: the scale set
    * object reads it in its own turn, with instanceRefusal): only the token is checked here, and
    * its claims are `instanceClaims`. The handler calls instanceFromClaims before answering
@@ -43,9 +59,14 @@ export async function instanceFromClaims(
   claims: InstanceTokenClaims,
   opts: InstanceAuthOptions = {},
 ): Promise<CallingInstance | Response> {
-  const row: CallingInstance | null = opts.withJitConfig?.(c.req.path)
-    ? await findInstanceWithJitConfig(c.env.DB, claims.sub)
-    : await findInstance(c.env.DB, claims.sub);
+  const withJitConfig = opts.withJitConfig?.(c.req.path) ?? false;
+  const ownRead = opts.read?.(c, claims, withJitConfig);
+  const row: CallingInstance | null =
+    ownRead !== undefined
+      ? await ownRead
+      : withJitConfig
+        ? await findInstanceWithJitConfig(c.env.DB, claims.sub)
+        : await findInstance(c.env.DB, claims.sub);
   const refusal = instanceRefusal(row, claims);
   if (refusal && reportedIn(row, refusal) && opts.servedOnce?.(c.req.path)) {
     logEvent({ event: "instance_auth_refused", path: c.req.path, reason: refusal, instance: claims.sub, scale_set: claims.ss });

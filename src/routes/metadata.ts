@@ -6,7 +6,8 @@ import { fromBase64 } from "../crypto/base64url";
 import { keyringFor } from "../crypto/keyring";
 import { open } from "../crypto/secret-box";
 import { secretContext } from "../crypto/secret-contexts";
-import { claimRegistrationToken, releaseRegistrationToken } from "../db/instance-store";
+import { claimRegistrationToken, findInstanceAndSetup, releaseRegistrationToken } from "../db/instance-store";
+import { readAndClaimJitMint, releaseJitMint } from "../db/jit-mint-store";
 import { loadRunnerSetup, type RunnerSetup } from "../db/scaleset-store";
 import { afterResponse } from "../http/after-response";
 import { ApiError, errorResponse } from "../http/errors";
@@ -15,8 +16,9 @@ import { errorJson } from "../http/openapi";
 import type { Router } from "../http/router";
 import { errorText, logEvent as log } from "../observability/log";
 import { entityUrl } from "../scaleset/bootstrap";
-import { onBootJitConfig } from "../scaleset/jit-on-boot";
-import { runnerPortForScaleSet, runnerToolsForScaleSet } from "../scaleset/ports-factory";
+import type { InstanceTokenClaims } from "../scaleset/instance-token";
+import { onBootJitConfig, onBootTiming } from "../scaleset/jit-on-boot";
+import { githubRunnerPort, runnerPortForScaleSet } from "../scaleset/ports-factory";
 
 /**
  * What a booting machine fetches about itself (GARM's metadata routes, same formats), each
@@ -27,6 +29,14 @@ import { runnerPortForScaleSet, runnerToolsForScaleSet } from "../scaleset/ports
 const registersWithJit = (inst: CallingInstance) => inst.hasJitConfig || inst.jitOnBoot;
 /** Served only while the runner bootstraps: once it reported in, a fetch is refused with 409. */
 const CREDENTIALS_PATH = /\/metadata\/credentials\//;
+/**
+ * The first credentials file a machine fetches: the one that mints an on-boot config, and the one
+ * it asks again while it waits in line for the GitHub budget. The other two read what it sealed.
+ */
+const MINT_PATH = /\/metadata\/credentials\/runner$/;
+/** Paths that need the scale set's runner setup, read with the instance in one D1 round trip (instanceAuthWith's read). */
+const SETUP_PATH =
+  /\/metadata\/(runner-metadata|install-script|system\/service-name|systemd\/unit-file|system\/cert-bundle|credentials\/runner)$/;
 
 const JIT_FILES = { runner: ".runner", credentials: ".credentials", credentials_rsaparams: ".credentials_rsaparams" } as const;
 const RUN_AS_USER = /^[a-z_][a-z0-9_-]{0,31}$/;
@@ -65,6 +75,36 @@ const fail = (c: Context, status: ContentfulStatusCode, message: string, details
 const invalidRunAsUser = (c: Context) =>
   errorResponse(c, new ApiError(400, "invalid runAsUser", { pattern: RUN_AS_USER.source }, { code: "invalid_parameter" }));
 
+async function readWithSetup(c: Context<InstanceAppEnv>, name: string, scaleSetId: string, withJitConfig: boolean) {
+  const found = await findInstanceAndSetup(c.env.DB, name, scaleSetId, { withJitConfig });
+  c.set("runnerSetup", found.setup);
+  return found.instance;
+}
+
+/**
+ * The first credentials file also claims an on-boot mint in the same round trip (the claim holds
+ * the token rule, so a refused request claims nothing): a machine waiting in line for the GitHub
+ * budget asks again every minute or so, and each ask read, read the setup, claimed and kept.
+ */
+async function readClaimingMint(c: Context<InstanceAppEnv>, claims: InstanceTokenClaims) {
+  const at = Date.now();
+  const found = await readAndClaimJitMint(
+    c.env.DB,
+    { name: claims.sub, scaleSetId: claims.ss, createAttempt: claims.att },
+    at,
+    at - onBootTiming(c.env).staleClaimMs,
+  );
+  c.set("runnerSetup", found.setup);
+  c.set("jitClaimedAt", found.claimed ? at : null);
+  return found.instance;
+}
+
+/** The runner setup read with the instance (SETUP_PATH), or read now. */
+async function runnerSetup(c: Context<InstanceAppEnv>): Promise<RunnerSetup | null> {
+  const read = c.get("runnerSetup");
+  return read !== undefined ? read : loadRunnerSetup(c.env.DB, c.get("instance").scaleSetId);
+}
+
 async function jitFiles(env: InstanceAppEnv["Bindings"], instanceId: string, sealed: string): Promise<Record<string, string>> {
   const encoded = await open(await keyringFor(env), sealed, secretContext.jitConfig(instanceId));
   return JSON.parse(new TextDecoder().decode(fromBase64(encoded))) as Record<string, string>;
@@ -73,11 +113,21 @@ async function jitFiles(env: InstanceAppEnv["Bindings"], instanceId: string, sea
 export const metadataRoutes = new Hono<InstanceAppEnv>()
   .use(
     "/metadata/*",
-    instanceAuthWith({ servedOnce: (path) => CREDENTIALS_PATH.test(path), withJitConfig: (path) => CREDENTIALS_PATH.test(path) }),
+    instanceAuthWith({
+      servedOnce: (path) => CREDENTIALS_PATH.test(path),
+      withJitConfig: (path) => CREDENTIALS_PATH.test(path),
+      // The token names the scale set: its setup is read alongside, used only if the instance is in it.
+      read: (c, claims, withJitConfig) =>
+        MINT_PATH.test(c.req.path)
+          ? readClaimingMint(c, claims)
+          : SETUP_PATH.test(c.req.path)
+            ? readWithSetup(c, claims.sub, claims.ss, withJitConfig)
+            : undefined,
+    }),
   )
   .get("/metadata/runner-metadata", async (c) => {
     const inst = c.get("instance");
-    const ctx = await loadRunnerSetup(c.env.DB, inst.scaleSetId);
+    const ctx = await runnerSetup(c);
     if (!ctx) return fail(c, 401, "unauthorized");
     return c.json({
       name: inst.name,
@@ -95,11 +145,11 @@ export const metadataRoutes = new Hono<InstanceAppEnv>()
   })
   .get("/metadata/install-script", async (c) => {
     const inst = c.get("instance");
-    const ctx = await loadRunnerSetup(c.env.DB, inst.scaleSetId);
+    const ctx = await runnerSetup(c);
     if (!ctx) return fail(c, 401, "unauthorized");
     let tools;
     try {
-      tools = await runnerToolsForScaleSet(c.env, inst.scaleSetId);
+      tools = await githubRunnerPort(c.env, ctx.entity).runnerDownloads();
     } catch (e) {
       return fail(c, 502, "could not get the runner downloads from GitHub", { reason: errorText(e) });
     }
@@ -130,11 +180,15 @@ export const metadataRoutes = new Hono<InstanceAppEnv>()
     if (inst.jitConfigEnc === undefined) throw new Error("the credentials route's instance was read without its JIT config");
     let sealed = inst.jitConfigEnc;
     if (sealed === null && inst.jitOnBoot) {
-      const setup = await loadRunnerSetup(c.env.DB, inst.scaleSetId);
-      if (!setup) return fail(c, 401, "unauthorized");
+      const setup = await runnerSetup(c);
+      const claimedAt = c.get("jitClaimedAt");
+      if (!setup) {
+        if (typeof claimedAt === "number") await releaseJitMint(c.env.DB, inst.id, claimedAt, Date.now());
+        return fail(c, 401, "unauthorized");
+      }
       // Finishes even if the machine hangs up (a curl timeout): the mint lands in D1 for its retry
       // rather than leaving a claim nobody keeps.
-      const minting = onBootJitConfig(c.env, inst, setup);
+      const minting = onBootJitConfig(c.env, inst, setup, claimedAt);
       afterResponse(
         c,
         minting.catch(() => {}),
@@ -190,19 +244,19 @@ export const metadataRoutes = new Hono<InstanceAppEnv>()
     }
   })
   .get("/metadata/system/service-name", async (c) => {
-    const ctx = await loadRunnerSetup(c.env.DB, c.get("instance").scaleSetId);
+    const ctx = await runnerSetup(c);
     if (!ctx) return fail(c, 401, "unauthorized");
     return text(serviceName(ctx.entity));
   })
   .get("/metadata/systemd/unit-file", async (c) => {
-    const ctx = await loadRunnerSetup(c.env.DB, c.get("instance").scaleSetId);
+    const ctx = await runnerSetup(c);
     if (!ctx) return fail(c, 401, "unauthorized");
     const user = c.req.query("runAsUser") ?? "runner";
     if (!RUN_AS_USER.test(user)) return invalidRunAsUser(c);
     return text(systemdUnit(serviceName(ctx.entity), user));
   })
   .get("/metadata/system/cert-bundle", async (c) => {
-    const ctx = await loadRunnerSetup(c.env.DB, c.get("instance").scaleSetId);
+    const ctx = await runnerSetup(c);
     if (!ctx) return fail(c, 401, "unauthorized");
     const certs: Record<string, string> = {};
     if (ctx.caCertBundle) certs["endpoint-ca.pem"] = btoa(ctx.caCertBundle);

@@ -3,7 +3,7 @@ import { seal } from "../crypto/secret-box";
 import { secretContext } from "../crypto/secret-contexts";
 import { reserveJitConfigs } from "../db/github-budget-store";
 import type { InstanceAttempt } from "../db/instance-store";
-import { claimJitMint, keepJitClaim, keepJitClaims, readJitMint, releaseJitMint, storeMintedJit } from "../db/jit-mint-store";
+import { claimJitMint, keepJitClaims, readJitMint, releaseJitMint, storeMintedJit } from "../db/jit-mint-store";
 import type { RunnerSetup } from "../db/scaleset-store";
 import type { Env } from "../env";
 import { type GithubBudgetPolicy, pointsPerWindow } from "../github/budget";
@@ -44,8 +44,8 @@ export interface OnBootTiming {
   maxWaitMs: number;
   /**
    * A claim its holder has not kept for this long is taken over: the request was cut off. The
-   * holder keeps it at every budget poll and before calling GitHub; GitHub's call (retries
-   * included) must fit in it, or a takeover mints again (see mintReplacingLost).
+   * claim keeps it as it is made, and the line while its request waits (every CLAIM_KEEP_MS);
+   * GitHub's call (retries included) must fit in it, or a takeover mints again (see mintReplacingLost).
    */
   staleClaimMs: number;
   /** How often a request waiting on another's claim looks again; and how far past a budget window's start a waiting request tries again (at random). */
@@ -67,28 +67,38 @@ export function onBootTiming(env: Pick<Env, "JIT_WAIT_SECONDS">): OnBootTiming {
   };
 }
 
-/** The sealed JIT config of an on-boot instance, minting it if nobody has. */
+/**
+ * The sealed JIT config of an on-boot instance, minting it if nobody has. `firstClaim`: the
+ * claim the request already tried with its first read (jit-mint-store's readAndClaimJitMint),
+ * its time if it won or null if another holds it; undefined: not tried yet.
+ */
 export async function onBootJitConfig(
   env: Env,
   inst: InstanceAttempt & { name: string; scaleSetId: string },
   setup: RunnerSetup,
+  firstClaim?: number | null,
   timing: OnBootTiming = onBootTiming(env),
 ): Promise<OnBootJit> {
   const db = env.DB;
   const deadline = timing.now() + timing.maxWaitMs;
   // 1. The claim, or the winner's sealed value.
   let claimedAt: number;
-  for (;;) {
-    const t = timing.now();
-    if (await claimJitMint(db, inst, t, t - timing.staleClaimMs)) {
-      claimedAt = t;
-      break;
+  if (typeof firstClaim === "number") claimedAt = firstClaim;
+  else {
+    // Lost with the first read: the winner's value is not sealed yet (that read would have seen it).
+    if (firstClaim === null) await timing.sleep(timing.pollMs);
+    for (;;) {
+      const t = timing.now();
+      if (await claimJitMint(db, inst, t, t - timing.staleClaimMs)) {
+        claimedAt = t;
+        break;
+      }
+      const state = await readJitMint(db, inst);
+      if (!state) return { kind: "gone" };
+      if (state.jitConfigEnc) return { kind: "sealed", jitConfigEnc: state.jitConfigEnc };
+      if (t + timing.pollMs > deadline) return { kind: "busy", retryAfterSeconds: 5, reason: "mint_under_way" };
+      await timing.sleep(timing.pollMs);
     }
-    const state = await readJitMint(db, inst);
-    if (!state) return { kind: "gone" };
-    if (state.jitConfigEnc) return { kind: "sealed", jitConfigEnc: state.jitConfigEnc };
-    if (t + timing.pollMs > deadline) return { kind: "busy", retryAfterSeconds: 5, reason: "mint_under_way" };
-    await timing.sleep(timing.pollMs);
   }
 
   // 2. One JIT from the credential's budget (shared with every object and isolate), waiting in
@@ -96,8 +106,8 @@ export async function onBootJitConfig(
   // sixth (0.5 s of the default 3) counting as over, since it still has to reach GitHub: a call sent
   // later would count at GitHub on top of the next window's own, and the budget's worst minute
   // would no longer hold. The client checks that just before it sends (GithubSendDeadlineError);
-  // a call too late is paid again in the next window.
-  if (!(await keepJitClaim(db, inst.id, claimedAt, timing.now()))) return { kind: "busy", retryAfterSeconds: 1, reason: "mint_under_way" };
+  // a call too late is paid again in the next window. The claim was just made (claimJitMint
+  // keeps it as it claims); the line keeps it while the request waits.
   const policy = scaleSetSettings(env).githubBudget;
   const port = githubRunnerPort(env, setup.entity);
   let minted: { runnerId: number; encodedJitConfig: string };

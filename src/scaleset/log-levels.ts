@@ -32,3 +32,10 @@ export function passLevel(pass: { actions: number; blocked?: string | null; erro
 
 /** A shim call that succeeded is debug: the instance's transition says what it did. A failed one is info. */
 export const shimCallLevel = (ok: boolean): LifecycleLevel => (ok ? "debug" : "info");
+
+/**
+ * A GitHub call that succeeded is debug, like a shim call: the line that matters says what it
+ * did (a mint's `jit_minted_on_boot`, a removal's transition), and /metrics counts every call. A
+ * failed call, a rate-limit answer included, is info.
+ */
+export const githubCallLevel = (ok: boolean): LifecycleLevel => (ok ? "debug" : "info");

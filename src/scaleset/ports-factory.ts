@@ -159,8 +159,3 @@ export async function runnerPortForScaleSet(env: Env, scaleSetId: string): Promi
   const entity = await scaleSetEntity(env.DB, scaleSetId);
   return entity && githubRunnerPort(env, entity);
 }
-
-/** GitHub's runner downloads for a scale set's entity (cached by the GitHub client). */
-export async function runnerToolsForScaleSet(env: Env, scaleSetId: string): Promise<RunnerTool[]> {
-  return (await (await runnerPortForScaleSet(env, scaleSetId))?.runnerDownloads()) ?? [];
-}

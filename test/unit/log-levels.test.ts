@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { passLevel, runnerStatusLevel, shimCallLevel, transitionLevel } from "../../src/scaleset/log-levels";
+import { githubCallLevel, passLevel, runnerStatusLevel, shimCallLevel, transitionLevel } from "../../src/scaleset/log-levels";
 
 describe("which lifecycle lines are written at info", () => {
   it("keeps a runner's create, its end and every failure at info; the steps that announce a shim call are debug", () => {
@@ -38,5 +38,10 @@ describe("which lifecycle lines are written at info", () => {
   it("writes a failed shim call at info, a successful one at debug", () => {
     expect(shimCallLevel(false)).toBe("info");
     expect(shimCallLevel(true)).toBe("debug");
+  });
+
+  it("writes a failed GitHub call (a rate-limit answer too) at info, a successful one at debug", () => {
+    expect(githubCallLevel(false)).toBe("info");
+    expect(githubCallLevel(true)).toBe("debug");
   });
 });

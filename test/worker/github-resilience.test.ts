@@ -233,19 +233,33 @@ describe("credential changes", () => {
 });
 
 describe("logging", () => {
-  it("logs one JSON object per GitHub call, without tokens", async () => {
+  it("logs one JSON object per GitHub call, without tokens; a call that succeeded at debug", async () => {
     const world = await newWorld();
     const credentialId = await createAppCredential(await createEndpoint(world));
     const lines: string[] = [];
+    const infoLines: string[] = [];
     vi.spyOn(console, "log").mockImplementation((...args: unknown[]) => {
+      infoLines.push(args.map(String).join(" "));
+    });
+    vi.spyOn(console, "debug").mockImplementation((...args: unknown[]) => {
       lines.push(args.map(String).join(" "));
     });
-    const jit = await generateJitConfig(
-      client(credentialId, new TestClock()),
-      { kind: "organization", org: "octo" },
-      { name: "log-1", labels: ["x"] },
-    );
-    vi.restoreAllMocks();
+    const savedLevel = process.env.LOG_LEVEL;
+    process.env.LOG_LEVEL = "debug";
+    let jit: Awaited<ReturnType<typeof generateJitConfig>>;
+    try {
+      jit = await generateJitConfig(
+        client(credentialId, new TestClock()),
+        { kind: "organization", org: "octo" },
+        { name: "log-1", labels: ["x"] },
+      );
+    } finally {
+      vi.restoreAllMocks();
+      if (savedLevel === undefined) delete process.env.LOG_LEVEL;
+      else process.env.LOG_LEVEL = savedLevel;
+    }
+    // Nothing failed: nothing at info (a failed call is info, below).
+    expect(infoLines.map((l) => JSON.parse(l).event)).not.toContain("github_call");
     const events = lines.map((l) => JSON.parse(l) as Record<string, unknown>);
     const calls = events.filter((e) => e.event === "github_call");
     expect(calls.map((c) => c.operation)).toEqual(["create_installation_token", "list_runner_groups", "generate_jit_config"]);
@@ -261,5 +275,28 @@ describe("logging", () => {
     expect(text).not.toContain(jit.encodedJitConfig);
     expect(text).not.toMatch(/ghs_[0-9a-f]{10}/);
     expect(text).not.toMatch(/eyJ[\w-]+\.eyJ/); // no JWT
+  });
+
+  it("logs a rate-limit answer at info, with its error, and the call that then succeeds at debug", async () => {
+    const { world, credentialId, clock } = await patSetup();
+    await world.fault({ kind: "rate_limit", status: 403, retry_after: 30, path: "/actions/runners" });
+    const info: Record<string, unknown>[] = [];
+    const debug: Record<string, unknown>[] = [];
+    vi.spyOn(console, "log").mockImplementation((line: unknown) => void info.push(JSON.parse(String(line))));
+    vi.spyOn(console, "debug").mockImplementation((line: unknown) => void debug.push(JSON.parse(String(line))));
+    const savedLevel = process.env.LOG_LEVEL;
+    process.env.LOG_LEVEL = "debug";
+    try {
+      await listRunners(client(credentialId, clock, { maxWaitMs: 60_000 }), repo);
+    } finally {
+      vi.restoreAllMocks();
+      if (savedLevel === undefined) delete process.env.LOG_LEVEL;
+      else process.env.LOG_LEVEL = savedLevel;
+    }
+    const calls = (lines: Record<string, unknown>[]) =>
+      lines.filter((e) => e.event === "github_call").map((e) => [e.operation, e.status, e.error ?? null]);
+    expect(calls(info)).toEqual([["list_runners", 403, "HTTP 403"]]);
+    expect(calls(debug)).toEqual([["list_runners", 200, null]]);
+    expect(info.map((e) => e.event)).toContain("github_rate_limited");
   });
 });

@@ -1,6 +1,6 @@
 import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
 import { env, exports } from "cloudflare:workers";
-import { afterEach, describe, expect, it, vi } from "vitest";
+import { afterEach, describe, expect, it, onTestFinished, vi } from "vitest";
 import { createApp } from "../../src/app";
 import { countingD1 } from "../../src/db/counting-d1";
 import { clone, exampleFor } from "../fixtures/webhook-examples";
@@ -79,6 +79,15 @@ describe("GET /metrics", () => {
     vi.spyOn(console, "log").mockImplementation(capture);
     vi.spyOn(console, "error").mockImplementation(capture);
     vi.spyOn(console, "warn").mockImplementation(capture);
+    // Debug lines apart: a GitHub call that succeeded is one (docs/observability.md).
+    const debugLines: string[] = [];
+    vi.spyOn(console, "debug").mockImplementation((...args: unknown[]) => void debugLines.push(args.map(String).join(" ")));
+    const savedLevel = process.env.LOG_LEVEL;
+    process.env.LOG_LEVEL = "debug";
+    onTestFinished(() => {
+      if (savedLevel === undefined) delete process.env.LOG_LEVEL;
+      else process.env.LOG_LEVEL = savedLevel;
+    });
 
     // JIT configs minted by the object, so its reconciles carry the GitHub calls counted below.
     const w = await world(undefined, { jit_config_timing: "before_create" });
@@ -205,7 +214,6 @@ describe("GET /metrics", () => {
       "plan",
       "instance_transition",
       "shim_call",
-      "github_call",
       "reconciled",
       "create_failed",
       "backoff_armed",
@@ -215,7 +223,11 @@ describe("GET /metrics", () => {
     }
     for (const e of events.filter((e) => e.event === "shim_call"))
       expect(e).toMatchObject({ provider: w.provider, operation: expect.any(String), duration_ms: expect.any(Number) });
-    for (const e of events.filter((e) => e.event === "github_call"))
+    // A GitHub call that succeeded is a debug line; at info only failures.
+    const debugEvents = debugLines.map((l) => JSON.parse(l) as Record<string, unknown>);
+    for (const e of events.filter((e) => e.event === "github_call")) expect(e).toHaveProperty("error");
+    expect(debugEvents.filter((e) => e.event === "github_call").length).toBeGreaterThan(0);
+    for (const e of debugEvents.filter((e) => e.event === "github_call"))
       expect(e).toMatchObject({ status: expect.any(Number), duration_ms: expect.any(Number) });
     for (const e of events.filter((e) => String(e.event).startsWith("webhook_"))) expect(e).toHaveProperty("delivery_id");
     expect(events.find((e) => e.event === "reconciled")).toMatchObject({ scale_set: w.scaleSetId, duration_ms: expect.any(Number) });
@@ -243,7 +255,7 @@ describe("GET /metrics", () => {
       env.ENCRYPTION_KEY,
       ...instanceTokens,
     ];
-    const all = lines.join("\n");
+    const all = [...lines, ...debugLines].join("\n");
     for (const s of secrets) expect(all.includes(s), `a log line contains ${s.slice(0, 6)}…`).toBe(false);
     expect(all).not.toMatch(/v1\.\d+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]{20,}/); // no session cookie
   });
