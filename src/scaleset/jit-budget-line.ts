@@ -66,8 +66,6 @@ export type LineResult = { windowEnd: number } | { retryAfterSeconds: number } |
 
 interface Waiter<Claim> {
   claim: Claim;
-  /** Asleep until then, too far back in line to be served sooner (0: awake, or waking at the next window). */
-  farUntil: number;
   asked: boolean;
   granted: { windowEnd: number } | null;
   lost: boolean;
@@ -82,8 +80,6 @@ export class JitBudgetLine<Claim> {
   private retryAt = 0;
   /** When the claims were last kept (or the line last started). */
   private keptAt = 0;
-  /** What the last reservation that fell short granted: how far the line moves in a window. */
-  private perWindow = 0;
 
   constructor(private readonly o: JitBudgetLineOptions<Claim>) {}
 
@@ -94,7 +90,7 @@ export class JitBudgetLine<Claim> {
 
   /** Waits for one JIT config until `deadline`, holding `claim` (kept fresh by the line, which was just made). */
   async take(deadline: number, claim: Claim): Promise<LineResult> {
-    const me: Waiter<Claim> = { claim, farUntil: 0, asked: false, granted: null, lost: false };
+    const me: Waiter<Claim> = { claim, asked: false, granted: null, lost: false };
     if (!this.queue.length) this.keptAt = this.o.clock.now();
     this.queue.push(me);
     try {
@@ -116,18 +112,10 @@ export class JitBudgetLine<Claim> {
         const windowStart = Math.floor(now / this.o.windowMs) * this.o.windowMs;
         const spent = this.spentWindow === windowStart || now >= windowStart + this.o.windowMs - this.o.tailMs;
         if (spent || now < this.retryAt) {
-          const jitter = Math.floor(this.o.clock.random() * this.o.spreadMs);
-          const next = (spent ? Math.max(windowStart + this.o.windowMs, this.retryAt) : this.retryAt) + jitter;
+          const from = spent ? Math.max(windowStart + this.o.windowMs, this.retryAt) : this.retryAt;
+          const next = from + Math.floor(this.o.clock.random() * this.o.spreadMs);
           if (next > deadline) return { retryAfterSeconds: Math.max(1, Math.ceil((next - now) / 1000)) };
-          // A waiter further back than two windows' grants sleeps until a window before its turn:
-          // a thousand waiters waking at every window cost more CPU than anything else they do.
-          // If its turn comes after its deadline, it answers then (its machine asks again).
-          const ahead = spent && this.perWindow > 0 ? Math.floor(this.queue.indexOf(me) / this.perWindow) - 1 : 0;
-          const wake = ahead > 0 ? Math.min(next + ahead * this.o.windowMs, deadline) : Math.min(next, keepAt);
-          if (ahead > 0) me.farUntil = wake;
-          // Those near the front keep the line's claims, those far back's included.
-          await this.o.clock.sleep(wake - now);
-          me.farUntil = 0;
+          await this.o.clock.sleep(Math.min(next, keepAt) - now);
           continue;
         }
         await this.runStep(now, () => this.reserveForLine(windowStart));
@@ -170,12 +158,10 @@ export class JitBudgetLine<Claim> {
     }
   }
 
-  /** One reservation for everyone in line who is awake; the grants go to the front of the line. */
+  /** One reservation for everyone in line; the grants go to the front of the line. */
   private async reserveForLine(windowStart: number): Promise<void> {
     const windowEnd = windowStart + this.o.windowMs;
-    // Waiters asleep for later windows are not asked for: a grant they would find late is lost.
-    const awakeBy = this.o.clock.now() + this.o.spreadMs;
-    const asking = this.queue.filter((w) => w.farUntil <= awakeBy);
+    const asking = [...this.queue];
     const firstAsks = asking.filter((w) => !w.asked).length;
     let granted: number;
     try {
@@ -187,14 +173,9 @@ export class JitBudgetLine<Claim> {
     }
     for (const w of asking) w.asked = true;
     // To the front of the line: a waiter that left while the reservation was out (its deadline,
-    // its claim lost) gives its grant to the next awake, who may have joined since.
-    const served = this.queue.filter((w) => w.farUntil <= awakeBy).slice(0, granted);
-    for (const w of served) {
-      w.granted = { windowEnd };
-      this.queue.splice(this.queue.indexOf(w), 1);
-    }
+    // its claim lost) gives its grant to the next, who may have joined since.
+    for (const w of this.queue.splice(0, granted)) w.granted = { windowEnd };
     if (granted < asking.length) {
-      this.perWindow = granted;
       this.spentWindow = Math.max(this.spentWindow, windowStart);
       this.o.onShort?.({ windowStart, wanted: asking.length, granted });
     }

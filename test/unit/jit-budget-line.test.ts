@@ -73,21 +73,6 @@ describe("the line for the GitHub budget (on-boot mints)", () => {
     expect(l.waiting).toBe(0);
   });
 
-  it("lets waiters far back sleep until a window before their turn, asking D1 only for those awake", async () => {
-    const b = budget(10);
-    const l = line(b.reserve);
-    const results = Array.from({ length: 100 }, () => l.take(Date.now() + 120_000, claim()));
-    await vi.advanceTimersByTimeAsync(11 * WINDOW);
-    const got = await Promise.all(results);
-    // Still first come, first served, ten a window.
-    expect(got.map((r) => (r as { windowEnd: number }).windowEnd)).toEqual(
-      Array.from({ length: 100 }, (_, i) => 60_000 + WINDOW * (1 + Math.floor(i / 10))),
-    );
-    expect(b.asks[0]!.wanted).toBe(100);
-    expect(Math.max(...b.asks.slice(1).map((a) => a.wanted))).toBe(20);
-    expect(b.asks).toHaveLength(10);
-  });
-
   it("serves a machine that joins while a reservation is out in the same window when it has room", async () => {
     const b = budget(16);
     const l = line(b.reserve);
