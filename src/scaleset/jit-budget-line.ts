@@ -80,6 +80,8 @@ export class JitBudgetLine<Claim> {
   private retryAt = 0;
   /** When the claims were last kept (or the line last started). */
   private keptAt = 0;
+  /** What the last reservation that fell short granted: how far the line moves in a window. */
+  private perWindow = 0;
 
   constructor(private readonly o: JitBudgetLineOptions<Claim>) {}
 
@@ -102,14 +104,18 @@ export class JitBudgetLine<Claim> {
         const step = this.step;
         if (step && now - step.startedAt < this.o.stepTimeoutMs) {
           // Someone is at D1 for the whole line: look again shortly (our grant, or the answer).
-          await this.o.clock.sleep(this.o.checkMs);
+          // A waiter further back than twice what the last short reservation granted cannot be
+          // served by this one: it sleeps to the next window rather than look every few ms.
+          const farBack = this.perWindow > 0 && this.queue.indexOf(me) >= 2 * this.perWindow;
+          const nextWindow = windowStartOf(now, this.o.windowMs) + this.o.windowMs + Math.floor(this.o.clock.random() * this.o.spreadMs);
+          await this.o.clock.sleep(farBack ? Math.max(this.o.checkMs, Math.min(nextWindow, keepAt, deadline) - now) : this.o.checkMs);
           continue;
         }
         if (now >= keepAt) {
           await this.runStep(now, () => this.keepLine(now));
           continue;
         }
-        const windowStart = Math.floor(now / this.o.windowMs) * this.o.windowMs;
+        const windowStart = windowStartOf(now, this.o.windowMs);
         const spent = this.spentWindow === windowStart || now >= windowStart + this.o.windowMs - this.o.tailMs;
         if (spent || now < this.retryAt) {
           const from = spent ? Math.max(windowStart + this.o.windowMs, this.retryAt) : this.retryAt;
@@ -176,8 +182,11 @@ export class JitBudgetLine<Claim> {
     // its claim lost) gives its grant to the next, who may have joined since.
     for (const w of this.queue.splice(0, granted)) w.granted = { windowEnd };
     if (granted < asking.length) {
+      this.perWindow = granted;
       this.spentWindow = Math.max(this.spentWindow, windowStart);
       this.o.onShort?.({ windowStart, wanted: asking.length, granted });
     }
   }
 }
+
+const windowStartOf = (now: number, windowMs: number) => Math.floor(now / windowMs) * windowMs;

@@ -73,6 +73,36 @@ describe("the line for the GitHub budget (on-boot mints)", () => {
     expect(l.waiting).toBe(0);
   });
 
+  it("lets waiters far back sleep through a reservation that cannot serve them instead of looking every few ms", async () => {
+    let sleeps = 0;
+    const used = new Map<number, number>();
+    const slowReserve = async (r: LineReservation) => {
+      await new Promise((resolve) => setTimeout(resolve, 500)); // a slow D1
+      const granted = Math.min(r.wanted, 10 - (used.get(r.windowStart) ?? 0));
+      used.set(r.windowStart, (used.get(r.windowStart) ?? 0) + granted);
+      return granted;
+    };
+    const l = line(slowReserve, {
+      clock: {
+        now: () => Date.now(),
+        sleep: (ms) => {
+          sleeps++;
+          return new Promise((resolve) => setTimeout(resolve, ms));
+        },
+        random: () => 0.5,
+      },
+    });
+    const results = Array.from({ length: 100 }, () => l.take(Date.now() + 120_000, claim()));
+    await vi.advanceTimersByTimeAsync(11 * WINDOW);
+    const got = await Promise.all(results);
+    expect(got.map((r) => (r as { windowEnd: number }).windowEnd)).toEqual(
+      Array.from({ length: 100 }, (_, i) => 60_000 + WINDOW * (1 + Math.floor(i / 10))),
+    );
+    // Each waiter looking every 10 ms through every 500 ms reservation made ~27,000 sleeps; once
+    // the line knows what a window grants, only the twenty at its front look.
+    expect(sleeps).toBeLessThan(16_000);
+  });
+
   it("serves a machine that joins while a reservation is out in the same window when it has room", async () => {
     const b = budget(16);
     const l = line(b.reserve);
