@@ -1,3 +1,7 @@
+// A little over the house's ~400 lines on purpose: `call` is one loop deciding each attempt
+// (rate-limit waits, the send deadline, retries, token refresh) over shared state; its pieces
+// already live apart (credential-auth.ts, rate-limit.ts, errors.ts, runners.ts).
+
 import { createDb, type Db } from "../db/client";
 import { type CredentialContext, loadCredentialContext, type StatePatch, writeCredentialState } from "../db/github-state-store";
 import type { Env } from "../env";

@@ -87,7 +87,6 @@ export class ScaleSet extends DurableObject<Env> {
   }
 
   // ---- RPC ------------------------------------------------------------------------------
-
   /** Something changed (a job arrived, the scale set was edited): reconcile as soon as possible. */
   async nudge(scaleSetId: string): Promise<void> {
     this.state.bind(scaleSetId);
@@ -245,7 +244,6 @@ export class ScaleSet extends DurableObject<Env> {
   }
 
   // ---- alarm ------------------------------------------------------------------------------
-
   override async alarm(): Promise<void> {
     // Never throw: a throwing alarm is retried a few times and then dropped. Errors are
     // recorded, and the object re-arms itself for its next tick either way.

@@ -3,7 +3,7 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it, vi } from "vitest";
 import { createApp } from "../../src/app";
 import { countingD1 } from "../../src/db/counting-d1";
-import { queueJobs, reconcile, type ScaleSetWorld, scaleSetWorld } from "./scaleset-world";
+import { createRunners, scaleSetWorld } from "./scaleset-world";
 
 // What a booting machine's requests cost in D1 round trips: each of a runner's ~8 bootstrap
 // requests is its own invocation, and a burst of machines waiting in line for the GitHub
@@ -11,15 +11,6 @@ import { queueJobs, reconcile, type ScaleSetWorld, scaleSetWorld } from "./scale
 
 const SHIM_SECRET = "bootstrap-cost-shim-secret";
 const ORIGIN = "https://edgerunner.test";
-
-async function createRunners(s: ScaleSetWorld, n: number): Promise<{ name: string; token: string }[]> {
-  const before = new Set((await s.shim.machines()).map((m) => m.name));
-  await queueJobs(s.scaleSetId, n);
-  await reconcile(s.scaleSetId);
-  const machines = (await s.shim.machines()).filter((m) => !before.has(m.name));
-  if (machines.length !== n) throw new Error(`the object created ${machines.length} machines, not ${n}`);
-  return machines.map((m) => ({ name: m.name, token: (m.bootstrap as Record<string, any>)["instance-token"] }));
-}
 
 /** The request's status and the D1 round trips it took, the work it left to waitUntil included. */
 async function costOf(token: string, path: string): Promise<{ status: number; trips: number; text: string }> {

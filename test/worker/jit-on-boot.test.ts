@@ -8,7 +8,7 @@ import { claimJitMint, keepJitClaims } from "../../src/db/jit-mint-store";
 import { mintInstanceToken } from "../../src/scaleset/instance-token";
 import { type ApiResponse, api, expectRejectedWithoutWrites } from "./helpers";
 import { parsePrometheus, value } from "./prometheus-parse";
-import { queueJobs, reconcile, type ScaleSetWorld, scaleSetWorld } from "./scaleset-world";
+import { createRunners, reconcile, type ScaleSetWorld, scaleSetWorld } from "./scaleset-world";
 
 // JIT configs minted on boot (jit_config_timing: on_boot, the default for webhook scale sets):
 // the object creates machines without calling GitHub; the machine's first credentials fetch
@@ -23,16 +23,6 @@ const setup = (over: Record<string, unknown> = {}) => scaleSetWorld(SHIM_SECRET,
 
 const instanceRow = async (name: string) =>
   (await env.DB.prepare("SELECT * FROM instances WHERE name = ?").bind(name).first<Record<string, any>>())!;
-
-/** Queues `n` jobs and lets the object create their machines; returns each machine's name and token. */
-async function createRunners(s: ScaleSetWorld, n = 1): Promise<{ name: string; token: string }[]> {
-  const before = new Set((await s.shim.machines()).map((m) => m.name));
-  await queueJobs(s.scaleSetId, n);
-  await reconcile(s.scaleSetId);
-  const machines = (await s.shim.machines()).filter((m) => !before.has(m.name));
-  if (machines.length !== n) throw new Error(`the object created ${machines.length} machines, not ${n}`);
-  return machines.map((m) => ({ name: m.name, token: (m.bootstrap as Record<string, any>)["instance-token"] }));
-}
 
 async function fetchAs(token: string, path: string): Promise<ApiResponse & { bytes: Uint8Array }> {
   const res = await exports.default.fetch(new Request(`${ORIGIN}/api/v1${path}`, { headers: { authorization: `Bearer ${token}` } }));

@@ -64,3 +64,13 @@ export async function reconcile(scaleSetId: string) {
   if (res.status !== 200) throw new Error(`reconcile: ${res.status} ${res.text}`);
   return res.body;
 }
+
+/** Queues `n` jobs and lets the object create their machines; returns each machine's name and instance token. */
+export async function createRunners(s: ScaleSetWorld, n = 1): Promise<{ name: string; token: string }[]> {
+  const before = new Set((await s.shim.machines()).map((m) => m.name));
+  await queueJobs(s.scaleSetId, n);
+  await reconcile(s.scaleSetId);
+  const machines = (await s.shim.machines()).filter((m) => !before.has(m.name));
+  if (machines.length !== n) throw new Error(`the object created ${machines.length} machines, not ${n}`);
+  return machines.map((m) => ({ name: m.name, token: (m.bootstrap as Record<string, any>)["instance-token"] }));
+}
