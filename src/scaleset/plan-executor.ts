@@ -21,8 +21,10 @@ import type { ScaleSetSettings } from "./settings";
 
 // Carries out a plan with a fixed number of D1 batches whatever its size, the outbound calls
 // (GitHub, the shim) running in parallel between them:
-//   1. marks, and new rows as pending_create (so overlapping passes cannot double-create);
-//   2. new rows to creating (with their sealed JIT config) or error, deletes to deleting, poll results;
+//   1. marks, and new rows as pending_create (so overlapping passes cannot double-create), and
+//      to creating in the same batch when the pass mints no JIT config for them;
+//   2. new rows to creating (with the sealed JIT config minted for them) or error, deletes to
+//      deleting, poll results;
 //   3. what the provider said of the deletes; creates are written as their answers come
 //      (create-dispatch.ts: one call each, or in batches when the shim offers protocol v1.1's).
 /** What the executor needs of the scale set object it works for. */
@@ -39,6 +41,14 @@ export interface ExecutorContext {
 }
 
 const deleteAttempts = (state: ObjectState, instance: string) => state.ops(instance)?.deleteAttempts ?? 0;
+
+/** The token a new machine calls back with (its first create attempt). */
+const tokenFor = (env: Env, ss: ScaleSetRecord, instance: NewInstance, at: number) =>
+  mintInstanceToken(
+    env.INSTANCE_TOKEN_SECRET,
+    { instance: instance.name, scaleSetId: ss.id, createAttempt: 1, bootstrapTimeoutMinutes: tokenMinutes(ss) },
+    at,
+  );
 
 /** Carries out one pass's plan; returns once its creates are recorded or left to settle in the background. */
 export async function executePlan(
@@ -94,18 +104,32 @@ export async function executePlan(
     }
   };
 
+  // Without a JIT config to mint in the pass (minted on boot, or a registration token), nothing
+  // outbound comes between a new row and its create: the row goes to `creating` in batch 1, one
+  // D1 round trip fewer on the way from a queued job to its machine.
+  const jitInPass = ss.jitConfigEnabled && !mintsJitOnBoot(ss);
+  const toCreate: PendingCreate[] = [];
+  const early: StatusChange[] = [];
+  if (!jitInPass) {
+    for (const instance of fresh) {
+      early.push({ id: instance.id, from: "pending_create", to: "creating", reason: "calling provider", at: now });
+      toCreate.push({ instance, token: await tokenFor(env, ss, instance, now) });
+    }
+  }
+
   try {
-    // Batch 1: marks and new rows.
+    // Batch 1: marks and new rows (to `creating` already when the pass mints no JIT config).
+    let applied1 = new Set<string>();
     if (marks.length || fresh.length) {
-      await applyStatusChanges(db, marks, insertInstancesStatements(db, fresh, "created to meet demand"));
-      logTransitions(marks);
+      applied1 = await applyStatusChanges(db, [...marks, ...early], insertInstancesStatements(db, fresh, "created to meet demand"));
+      logTransitions([...marks, ...early]);
     }
 
     // Outbound, phase 1: JIT configs for new runners, GitHub removal before deleting, polls.
     const tools = fresh.length ? await runners.runnerDownloads().catch(() => []) : [];
     // Without JIT (a registration token), or with JIT minted on boot, the metadata route serves the machine.
-    const jitConfigs = await mapLimit(fresh, concurrency, async (instance) => {
-      if (!ss.jitConfigEnabled || mintsJitOnBoot(ss)) return { ok: true as const, runnerId: null, encodedJitConfig: null };
+    const minting = jitInPass ? fresh : [];
+    const jitConfigs = await mapLimit(minting, concurrency, async (instance) => {
       try {
         const config = await runners.createJitRunner({ name: instance.name, labels: ss.labels, runnerGroup: ss.runnerGroup });
         return { ok: true as const, ...config };
@@ -137,8 +161,7 @@ export async function executePlan(
     // Batch 2: new rows to creating or error, deletes to deleting, poll results.
     const t2 = Date.now();
     const batch2: StatusChange[] = [];
-    const toCreate: PendingCreate[] = [];
-    for (const [index, instance] of fresh.entries()) {
+    for (const [index, instance] of minting.entries()) {
       const jit = jitConfigs[index]!;
       if (!jit.ok) {
         batch2.push({
@@ -151,21 +174,16 @@ export async function executePlan(
         });
         continue;
       }
-      const sealed = jit.encodedJitConfig === null ? null : await seal(keyring, jit.encodedJitConfig, secretContext.jitConfig(instance.id));
-      const token = await mintInstanceToken(
-        env.INSTANCE_TOKEN_SECRET,
-        { instance: instance.name, scaleSetId: ss.id, createAttempt: 1, bootstrapTimeoutMinutes: tokenMinutes(ss) },
-        t2,
-      );
+      const sealed = await seal(keyring, jit.encodedJitConfig, secretContext.jitConfig(instance.id));
       batch2.push({
         id: instance.id,
         from: "pending_create",
         to: "creating",
         reason: "calling provider",
         at: t2,
-        set: sealed === null || jit.runnerId === null ? {} : { agentId: jit.runnerId, jitConfigEnc: sealed },
+        set: { agentId: jit.runnerId, jitConfigEnc: sealed },
       });
-      toCreate.push({ instance, token });
+      toCreate.push({ instance, token: await tokenFor(env, ss, instance, t2) });
     }
     const toDelete: typeof deletes = [];
     for (const [index, del] of deletes.entries()) {
@@ -210,7 +228,7 @@ export async function executePlan(
     const applied2 = await applyStatusChanges(db, batch2);
 
     // Outbound, phase 2: the provider creates and deletes.
-    const creating = toCreate.filter((create) => applied2.has(create.instance.id));
+    const creating = toCreate.filter((create) => applied1.has(create.instance.id) || applied2.has(create.instance.id));
     const deleting = toDelete.filter((del) => applied2.has(del.row.id));
     // Creates settle in the background: a slow or hung shim call (up to its timeout) must not hold
     // up this scale set's deletes and later passes. The pass waits for them only briefly.

@@ -35,6 +35,32 @@ describe("ScaleSet object: what an invocation spends", () => {
     expect(inv.count).toBeGreaterThanOrEqual(2);
   });
 
+  it("writes a new runner's row and its creating mark in one D1 round trip when the pass mints no JIT config", async () => {
+    // JIT on boot (the default): nothing outbound comes between the new rows and their creates.
+    const onBoot = await scaleSetWorld("invocation-cost-secret-03");
+    const minting = await scaleSetWorld("invocation-cost-secret-04", { jit_config_timing: "before_create" });
+    const createPass = async (scaleSetId: string) => {
+      await reconcile(scaleSetId);
+      await queueJobs(scaleSetId, 3);
+      const last = (await reconcile(scaleSetId)).last_reconcile;
+      expect(last.actions).toEqual({ create: 3 });
+      return last.d1RoundTrips as number;
+    };
+    // Minting in the pass, the rows are written before the JIT calls (and the budget's reservation)
+    // and marked creating after them: two round trips more.
+    const [withoutJit, withJit] = [await createPass(onBoot.scaleSetId), await createPass(minting.scaleSetId)];
+    expect({ withoutJit, withJit }).toEqual({ withoutJit: 4, withJit: 6 });
+    // Both steps are still recorded, in order.
+    const rows = (await api.get(`/api/v1/scalesets/${onBoot.scaleSetId}/instances`)).body as { name: string }[];
+    expect(rows).toHaveLength(3);
+    const detail = (await api.get(`/api/v1/instances/${rows[0]!.name}`)).body as { transitions: { field: string; to: string }[] };
+    const steps = detail.transitions
+      .filter((t) => t.field === "status")
+      .map((t) => t.to)
+      .reverse();
+    expect(steps.slice(0, 3)).toEqual(["pending_create", "creating", "running"]);
+  });
+
   it("counts D1 calls made straight on the object's env, not only the pass's own", async () => {
     const w = await scaleSetWorld("invocation-cost-secret-02");
     await reconcile(w.scaleSetId);
