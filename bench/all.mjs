@@ -8,6 +8,9 @@
 //    100 scale sets × 100 instances reconciling at once, the largest subrequests, D1 queries and
 //    CPU per invocation against Cloudflare's budgets (per_invocation), and a queued webhook →
 //    shim create request p50/p99 (bench/reconcile.mjs)
+//  - lifecycle_floor: the workerd CPU a runner's life costs a Worker that does only the least
+//    each of its requests needs (bench/lifecycle-floor.mjs): the floor under the burst's
+//    coordinator_cpu_ms_per_runner, which gets floor_workerd and workerd_over_floor from it
 //  - workflows: queued → create and queued → in progress p50/p99 with instant boots, for a
 //    webhook-fed scale set and for one fed by the runner scale set API (scaleset_api), and a
 //    1,000-job burst: time until all are in progress, GitHub calls per runner (bench/workflows.ts)
@@ -46,6 +49,8 @@ const parts = [
       ...["--sets", quick ? "10" : "100", "--set-size", "100"],
     ],
   },
+  // The floor under the burst's CPU per runner: what this workerd spends on a runner's life at least.
+  { key: "lifecycle_floor", script: "bench/lifecycle-floor.mjs", args: quick ? ["--runners", "100"] : [] },
   { key: "workflows", script: "bench/workflows.ts", args: [...(quick ? ["--latency-jobs", "10", "--burst", "100"] : []), ...passed] },
 ];
 
@@ -91,6 +96,13 @@ for (const p of parts) {
     result[p.key] = doc;
   }
   note(`${p.key}: done in ${Math.round((Date.now() - t) / 1000)} s`);
+}
+// The burst's CPU per runner read against the floor's (bench/lifecycle-floor.mjs).
+const cpu = result.burst?.coordinator_cpu_ms_per_runner;
+const floorCpu = result.lifecycle_floor?.floor_cpu_ms_per_runner;
+if (cpu && floorCpu) {
+  cpu.floor_workerd = floorCpu.workerd;
+  cpu.workerd_over_floor = Math.round((cpu.workerd / floorCpu.workerd) * 100) / 100;
 }
 result.wall_s = Math.round((Date.now() - started) / 1000);
 process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
