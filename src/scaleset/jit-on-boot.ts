@@ -40,7 +40,7 @@ export type OnBootJit =
   | { kind: "failed"; reason: string };
 
 export interface OnBootTiming {
-  /** How long a request may wait in line (GARM's templates retry a failed curl only about five times). */
+  /** How long a request may wait in line (DEFAULT_JIT_WAIT_MS unless JIT_WAIT_SECONDS says). */
   maxWaitMs: number;
   /**
    * A claim its holder has not kept for this long is taken over: the request was cut off. The
