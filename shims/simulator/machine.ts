@@ -48,8 +48,8 @@ const NULL_BODY = new Set([101, 204, 205, 304]);
 
 /**
  * A machine's HTTP calls: retried like curl --retry while the coordinator is unreachable or 5xx.
- * Each waits up to 90 s for its answer, as curl waits without a timeout: a credentials fetch
- * may be held a minute while the machine waits in line for its on-boot JIT config.
+ * Each waits up to 120 s for its answer, as curl waits without a timeout: a credentials fetch
+ * may be held 90 s (JIT_WAIT_SECONDS) while the machine waits in line for its on-boot JIT config.
  * The body is read inside the retry: a coordinator restarted between the headers and the body
  * (e2e scenario B kills it) cuts the transfer, and that is a transient error too, not a machine
  * that failed to bootstrap.
@@ -57,7 +57,7 @@ const NULL_BODY = new Set([101, 204, 205, 304]);
 export async function machineFetch(url: string, init: RequestInit, alive: () => boolean): Promise<Response> {
   for (let attempt = 1; ; attempt++) {
     try {
-      const res = await fetch(url, { ...init, signal: AbortSignal.timeout(90_000) });
+      const res = await fetch(url, { ...init, signal: AbortSignal.timeout(120_000) });
       const body = await res.arrayBuffer();
       if (res.status < 500 || attempt >= 40 || !alive())
         return new Response(NULL_BODY.has(res.status) ? null : body, { status: res.status, headers: res.headers });

@@ -40,7 +40,7 @@ export type OnBootJit =
   | { kind: "failed"; reason: string };
 
 export interface OnBootTiming {
-  /** How long a request may wait in line (GARM's templates retry a failed curl only about five times). */
+  /** How long a request may wait in line (DEFAULT_JIT_WAIT_MS unless JIT_WAIT_SECONDS says). */
   maxWaitMs: number;
   /**
    * A claim its holder has not kept for this long is taken over: the request was cut off. The
@@ -54,10 +54,21 @@ export interface OnBootTiming {
   now: () => number;
 }
 
+/**
+ * How long one credentials request waits in line by default. Each wait that ends in a 503 costs
+ * the machine another request (and a D1 claim) and costs GARM's templates one of their five
+ * retries: at 90 s those six tries cover nine minutes, more than the ~6 minutes a 1,000-job
+ * burst on one credential needs. It stays under 100 s, the default timeout of .NET's HttpClient
+ * (and of many proxies), so a client that never set one is not cut off mid-wait.
+ */
+export const DEFAULT_JIT_WAIT_MS = 90_000;
+
 export function onBootTiming(env: Pick<Env, "JIT_WAIT_SECONDS">): OnBootTiming {
   const wait = Number(env.JIT_WAIT_SECONDS);
   const maxWaitMs =
-    env.JIT_WAIT_SECONDS !== undefined && env.JIT_WAIT_SECONDS !== "" && Number.isFinite(wait) && wait >= 0 ? wait * 1000 : 60_000;
+    env.JIT_WAIT_SECONDS !== undefined && env.JIT_WAIT_SECONDS !== "" && Number.isFinite(wait) && wait >= 0
+      ? wait * 1000
+      : DEFAULT_JIT_WAIT_MS;
   return {
     maxWaitMs,
     staleClaimMs: 45_000,

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { mintsJitOnBoot, tokenMinutes } from "../../src/scaleset/bootstrap";
+import { DEFAULT_JIT_WAIT_MS, onBootTiming } from "../../src/scaleset/jit-on-boot";
 
 describe("mintsJitOnBoot", () => {
   it("mints on boot only for JIT webhook scale sets that ask for it", () => {
@@ -19,5 +20,17 @@ describe("tokenMinutes", () => {
     expect(tokenMinutes(ss)).toBe(40);
     expect(tokenMinutes({ ...ss, jitConfigTiming: "before_create" })).toBe(20);
     expect(tokenMinutes({ ...ss, jitConfigEnabled: false })).toBe(20);
+  });
+});
+
+describe("onBootTiming", () => {
+  it("waits 90 s in line by default, JIT_WAIT_SECONDS when it is a number of seconds", () => {
+    expect(DEFAULT_JIT_WAIT_MS).toBe(90_000);
+    expect(onBootTiming({}).maxWaitMs).toBe(90_000);
+    expect(onBootTiming({ JIT_WAIT_SECONDS: "" }).maxWaitMs).toBe(90_000);
+    expect(onBootTiming({ JIT_WAIT_SECONDS: "soon" }).maxWaitMs).toBe(90_000);
+    expect(onBootTiming({ JIT_WAIT_SECONDS: "-1" }).maxWaitMs).toBe(90_000);
+    expect(onBootTiming({ JIT_WAIT_SECONDS: "0" }).maxWaitMs).toBe(0);
+    expect(onBootTiming({ JIT_WAIT_SECONDS: "30" }).maxWaitMs).toBe(30_000);
   });
 });
