@@ -14,6 +14,27 @@ export const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 export const note = (msg) => process.stderr.write(`bench: ${msg}\n`);
 export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
+/** Applies the D1 migrations of a wrangler config to a local state directory (throws with wrangler's output if they fail). */
+export function applyLocalMigrations(configPath, state, { cwd, env }) {
+  const migrate = spawnSync(
+    process.execPath,
+    [
+      join(root, "node_modules/wrangler/bin/wrangler.js"),
+      "d1",
+      "migrations",
+      "apply",
+      "DB",
+      "--local",
+      "--persist-to",
+      state,
+      "-c",
+      configPath,
+    ],
+    { cwd, env, encoding: "utf8" },
+  );
+  if (migrate.status !== 0) throw new Error(`migrations failed:\n${migrate.stdout}\n${migrate.stderr}`);
+}
+
 export function freePort() {
   return new Promise((res, rej) => {
     const s = createServer();
@@ -104,16 +125,7 @@ export async function startCoordinator(vars = {}, opts = {}) {
     // (its local explorer): CPU that is wrangler's, not the Worker's (docs/performance.md).
     ...(opts.localObservability === false ? { X_LOCAL_OBSERVABILITY: "false" } : {}),
   };
-  const migrate = spawnSync(
-    process.execPath,
-    [wrangler, "d1", "migrations", "apply", "DB", "--local", "--persist-to", state, "-c", configPath],
-    {
-      cwd: work,
-      env,
-      encoding: "utf8",
-    },
-  );
-  if (migrate.status !== 0) throw new Error(`migrations failed: ${migrate.stderr || migrate.stdout}`);
+  applyLocalMigrations(configPath, state, { cwd: work, env });
 
   // Its own process group, so killing it takes wrangler's workerd along (nothing left holding the port).
   let proc;

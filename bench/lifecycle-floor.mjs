@@ -13,14 +13,14 @@
 // The shim and GitHub are one loopback server here that answers at once. Local observability is
 // off and nothing is logged, as in bench:workflows' default. Prints one JSON document.
 
-import { spawn, spawnSync } from "node:child_process";
+import { spawn } from "node:child_process";
 import { createHmac, randomBytes, randomUUID } from "node:crypto";
 import { mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:http";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { freePort, note, processGroupCpu, root, sleep } from "./harness.mjs";
+import { applyLocalMigrations, freePort, note, processGroupCpu, root, sleep } from "./harness.mjs";
 
 const require = createRequire(import.meta.url);
 
@@ -67,16 +67,7 @@ writeFileSync(configPath, config);
 const wranglerJs = join(root, "node_modules/wrangler/bin/wrangler.js");
 // As bench:workflows runs the coordinator: without wrangler dev's local trace collector.
 const env = { ...process.env, CI: "true", WRANGLER_SEND_METRICS: "false", X_LOCAL_OBSERVABILITY: "false" };
-const migrate = spawnSync(
-  process.execPath,
-  [wranglerJs, "d1", "migrations", "apply", "DB", "--local", "--persist-to", state, "-c", configPath],
-  {
-    cwd: work,
-    env,
-    encoding: "utf8",
-  },
-);
-if (migrate.status !== 0) throw new Error(`migrations failed:\n${migrate.stdout}\n${migrate.stderr}`);
+applyLocalMigrations(configPath, state, { cwd: work, env });
 
 const port = await freePort();
 const log = join(work, "wrangler-dev.log");

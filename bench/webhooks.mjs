@@ -8,14 +8,14 @@
 // (GitHub's example payloads: queued, in_progress, completed per job) at fixed concurrency to
 // both routes in alternating rounds, and prints one JSON document.
 
-import { spawn, spawnSync } from "node:child_process";
+import { spawn } from "node:child_process";
 import { createHmac, randomBytes, randomUUID } from "node:crypto";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { freePort, note, processGroupCpu, sleep, startCpuProfile } from "./harness.mjs";
+import { applyLocalMigrations, freePort, note, processGroupCpu, sleep, startCpuProfile } from "./harness.mjs";
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const require = createRequire(import.meta.url);
@@ -88,16 +88,7 @@ process.on("SIGINT", () => {
 
 async function main() {
   note(`state in ${work}`);
-  const migrate = spawnSync(
-    process.execPath,
-    [wranglerJs, "d1", "migrations", "apply", "DB", "--local", "-c", join(work, "wrangler.toml"), "--persist-to", state],
-    {
-      cwd: root,
-      env: childEnv,
-      encoding: "utf8",
-    },
-  );
-  if (migrate.status !== 0) throw new Error(`migrations failed:\n${migrate.stdout}\n${migrate.stderr}`);
+  applyLocalMigrations(join(work, "wrangler.toml"), state, { cwd: root, env: childEnv });
 
   const port = await freePort();
   const inspector = await freePort();

@@ -110,14 +110,14 @@ export async function executePlan(
   const jitInPass = ss.jitConfigEnabled && !mintsJitOnBoot(ss);
   const toCreate: PendingCreate[] = [];
   const early: StatusChange[] = [];
-  if (!jitInPass) {
-    for (const instance of fresh) {
-      early.push({ id: instance.id, from: "pending_create", to: "creating", reason: "calling provider", at: now });
-      toCreate.push({ instance, token: await tokenFor(env, ss, instance, now) });
-    }
-  }
 
   try {
+    if (!jitInPass) {
+      for (const instance of fresh) {
+        early.push({ id: instance.id, from: "pending_create", to: "creating", reason: "calling provider", at: now });
+        toCreate.push({ instance, token: await tokenFor(env, ss, instance, now) });
+      }
+    }
     // Batch 1: marks and new rows (to `creating` already when the pass mints no JIT config).
     let applied1 = new Set<string>();
     if (marks.length || fresh.length) {
