@@ -1785,7 +1785,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List workflow jobs, newest first */
+        /** List workflow jobs, the latest to arrive first */
         get: {
             parameters: {
                 query?: {
@@ -5779,7 +5779,12 @@ export interface components {
              * @example 2026-11-22T10:00:00.000Z
              */
             created_at: string;
-            /** @description GitHub's workflow job id */
+            /**
+             * Format: uuid
+             * @description The entity whose delivery brought the job: each entity keeps its own row of a job, so the same job reported by a repository's hook and its organization's hook is listed twice. Null once that entity is deleted
+             */
+            entity_id: string | null;
+            /** @description GitHub's workflow job id (the runner request id when `source` is `scaleset_api`) */
             id: number;
             labels: string[];
             matched: boolean;
@@ -5799,6 +5804,11 @@ export interface components {
              * @description Null when no scale set matches the job's labels
              */
             scale_set_id: string | null;
+            /**
+             * @description `webhook`: a workflow_job delivery brought it; `scaleset_api`: a runner scale set's message queue did
+             * @enum {string}
+             */
+            source: "webhook" | "scaleset_api";
             /**
              * Format: date-time
              * @example 2026-11-22T10:00:00.000Z

@@ -219,7 +219,7 @@ export async function scaleSetPage(db: D1Database, id: string): Promise<ScaleSet
          WHERE i.scale_set_id = ? ORDER BY t.id DESC LIMIT 50`,
       )
       .bind(id),
-    db.prepare(`SELECT ${JOB_COLUMNS} FROM jobs WHERE scale_set_id = ? ORDER BY id DESC LIMIT 50`).bind(id),
+    db.prepare(`SELECT ${JOB_COLUMNS} FROM jobs WHERE scale_set_id = ? ORDER BY seq DESC LIMIT 50`).bind(id),
   ]);
   const s = rows<Omit<ScaleSetDetail, "enabled" | "labels"> & { enabled: number; labels: string | null }>(sets)[0];
   if (!s) return null;
@@ -240,7 +240,7 @@ export interface JobsPage {
 
 export async function jobsPage(db: D1Database, opts: { unmatched: boolean }): Promise<JobsPage> {
   const [jobs, sets] = await db.batch([
-    db.prepare(`SELECT ${JOB_COLUMNS} FROM jobs ${opts.unmatched ? "WHERE scale_set_id IS NULL" : ""} ORDER BY id DESC LIMIT 200`),
+    db.prepare(`SELECT ${JOB_COLUMNS} FROM jobs ${opts.unmatched ? "WHERE scale_set_id IS NULL" : ""} ORDER BY seq DESC LIMIT 200`),
     db.prepare(`SELECT id, name FROM scale_sets`),
   ]);
   return {

@@ -8,8 +8,10 @@ import { type JobStatus, jobStatuses } from "./schema";
  *
  * recordWorkflowJob writes one `workflow_job` delivery as a single D1 batch (one transaction, one round trip):
  *
- * 1. upsert the job, merged by the rules of intake/job-merge.ts;
- * 2. link the runner's instance to the job, when the runner is ours;
+ * 1. upsert the delivery's entity's row of the job, merged by the rules of intake/job-merge.ts
+ *    (no other entity's row is ever touched: docs/security.md);
+ * 2. link the runner's instance to that row, when the runner is ours and of a scale set the
+ *    delivery's signer may reach;
  * 3. record the delivery id with its outcome (`ON CONFLICT DO NOTHING … RETURNING`: no row
  *    back means the delivery was seen before).
  *
@@ -21,6 +23,7 @@ import { type JobStatus, jobStatuses } from "./schema";
  */
 
 const columns: Record<keyof JobState, string> = {
+  source: "source",
   id: "id",
   runId: "run_id",
   runAttempt: "run_attempt",
@@ -50,6 +53,9 @@ const valueSql: Partial<Record<keyof JobState, string>> = {
 
 const NOT_SEEN = "NOT EXISTS (SELECT 1 FROM webhook_deliveries WHERE delivery_id = ?)";
 
+/** The row of the delivery's entity for its job: bound entity, source, id. */
+const THE_ROW = "entity_id = ? AND source = ? AND id = ?";
+
 /**
  * The upsert for an event of status `incoming`. "Is the event further along than the row?"
  * is spelled out as the statuses below `incoming`: short SQL, and one statement per status
@@ -75,7 +81,7 @@ function upsertFor(incoming: JobStatus): string {
   return `INSERT INTO jobs (${fields.map((f) => columns[f]).join(", ")}, created_at, updated_at)
 SELECT ${fields.map((f) => valueSql[f] ?? "?").join(", ")}, ?, ?
 WHERE ${NOT_SEEN}
-ON CONFLICT(id) DO UPDATE SET ${[
+ON CONFLICT(entity_id, source, id) DO UPDATE SET ${[
     ...fields.map((f) => mergeSql(columns[f], jobMergeRules[f])).filter((s) => s !== null),
     "updated_at = excluded.updated_at",
   ].join(", ")}
@@ -85,17 +91,24 @@ RETURNING scale_set_id, status`;
 const UPSERT_JOB = Object.fromEntries(jobStatuses.map((s) => [s, upsertFor(s)])) as Record<JobStatus, string>;
 
 const RECORD_DELIVERY = `INSERT INTO webhook_deliveries (delivery_id, event, action, received_at, outcome, job_id)
-SELECT ?, ?, ?, ?, CASE WHEN scale_set_id IS NULL THEN 'unmatched' ELSE 'routed' END, id FROM jobs WHERE id = ?
+SELECT ?, ?, ?, ?, CASE WHEN scale_set_id IS NULL THEN 'unmatched' ELSE 'routed' END, id FROM jobs WHERE ${THE_ROW}
 ON CONFLICT(delivery_id) DO NOTHING
 RETURNING delivery_id`;
 
-// An ephemeral runner serves one job: link it unless it is already linked to another. A runner
-// of a scaleset_api scale set is linked only by its queue's events (a webhook for the same job
-// carries another id: linking it would show the job started while the queue's row still waits).
+// An ephemeral runner serves one job: link it unless it is already linked to another. Only an
+// instance of a scale set the delivery's signer may reach (`reach`, a JSON array of scale set
+// ids): a delivery signed by one entity that names another's runner links nothing, so it cannot
+// send that runner to deletion as done with a job. A runner of a scaleset_api scale set is
+// linked only by its queue's events (a webhook for the same job carries another id: linking it
+// would show the job started while the queue's row still waits).
+const LINKED_ROW = "(SELECT seq FROM jobs WHERE entity_id = ?2 AND source = ?3 AND id = ?1)";
 const LINK_INSTANCE = `UPDATE instances
-SET job_id = ?, updated_at = CASE WHEN job_id IS NULL THEN ? ELSE updated_at END
-WHERE name = ? AND (job_id IS NULL OR job_id = ?) AND ${NOT_SEEN}
-  AND (? = 'scaleset_message' OR NOT EXISTS (SELECT 1 FROM scale_sets s WHERE s.id = instances.scale_set_id AND s.intake = 'scaleset_api'))
+SET job_id = ?1, job_seq = ${LINKED_ROW},
+    updated_at = CASE WHEN job_id IS NULL THEN ?4 ELSE updated_at END
+WHERE name = ?5 AND scale_set_id IN (SELECT value FROM json_each(?6))
+  AND (job_id IS NULL OR job_seq = ${LINKED_ROW})
+  AND NOT EXISTS (SELECT 1 FROM webhook_deliveries WHERE delivery_id = ?7)
+  AND (?8 = 'scaleset_message' OR NOT EXISTS (SELECT 1 FROM scale_sets s WHERE s.id = instances.scale_set_id AND s.intake = 'scaleset_api'))
 RETURNING scale_set_id`;
 
 export interface IntakeInput {
@@ -107,6 +120,8 @@ export interface IntakeInput {
   event?: "workflow_job" | "scaleset_message";
   action: string;
   job: JobState;
+  /** The scale sets whose instances this event may link to its job: those its signer may reach. */
+  reach: readonly string[];
   receivedAt: number;
 }
 
@@ -128,8 +143,14 @@ export async function recordWorkflowJob(db: D1Database, input: IntakeInput): Pro
   const statements = [db.prepare(UPSERT_JOB[job.status]).bind(...values, receivedAt, receivedAt, deliveryId)];
   const links = job.runnerName !== null && statusRank[job.status] >= statusRank.in_progress;
   const event = input.event ?? "workflow_job";
-  if (links) statements.push(db.prepare(LINK_INSTANCE).bind(job.id, receivedAt, job.runnerName, job.id, deliveryId, event));
-  statements.push(db.prepare(RECORD_DELIVERY).bind(deliveryId, event, input.action, receivedAt, job.id));
+  if (links) {
+    statements.push(
+      db
+        .prepare(LINK_INSTANCE)
+        .bind(job.id, job.entityId, job.source, receivedAt, job.runnerName, JSON.stringify(input.reach), deliveryId, event),
+    );
+  }
+  statements.push(db.prepare(RECORD_DELIVERY).bind(deliveryId, event, input.action, receivedAt, job.entityId, job.source, job.id));
 
   const results = await db.batch<Record<string, unknown>>(statements);
   if (results[results.length - 1]!.results.length === 0) return { duplicate: true };

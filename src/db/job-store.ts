@@ -25,18 +25,18 @@ export async function readWaitingJobs(db: D1Database, entityId: string): Promise
     db
       .prepare(
         `WITH me AS (SELECT id, kind, owner, endpoint_name FROM entities WHERE id = ?1)
-         SELECT j.id, j.labels, r.id AS r_id, r.kind AS r_kind, r.owner AS r_owner,
+         SELECT j.seq, j.labels, r.id AS r_id, r.kind AS r_kind, r.owner AS r_owner,
                 r.use_parent_scale_sets AS r_parents, r.enterprise AS r_enterprise, o.enterprise AS o_enterprise
            FROM jobs j JOIN entities r ON r.id = j.entity_id
            LEFT JOIN entities o ON r.kind = 'repository' AND o.endpoint_name = r.endpoint_name
                                 AND o.lookup_key = 'organization:' || lower(r.owner)
            JOIN me ON r.endpoint_name = me.endpoint_name
-          WHERE j.scale_set_id IS NULL AND j.status IN ('queued', 'waiting')
+          WHERE j.scale_set_id IS NULL AND j.status IN ('queued', 'waiting') AND j.source = 'webhook'
             AND (r.id = me.id
               OR (r.use_parent_scale_sets = 1 AND (
                    (me.kind = 'organization' AND r.kind = 'repository' AND lower(r.owner) = lower(me.owner))
                 OR (me.kind = 'enterprise' AND lower(coalesce(r.enterprise, o.enterprise)) = lower(me.owner)))))
-          ORDER BY j.id LIMIT ${MAX_WAITING_JOBS}`,
+          ORDER BY j.seq LIMIT ${MAX_WAITING_JOBS}`,
       )
       .bind(entityId),
     db
@@ -48,7 +48,7 @@ export async function readWaitingJobs(db: D1Database, entityId: string): Promise
       .bind(entityId),
   ]);
   const jobs: WaitingJob[] = jobRows!.results.map((r) => ({
-    id: r.id,
+    seq: r.seq,
     labels: JSON.parse(r.labels),
     reporter: {
       id: r.r_id,
@@ -73,7 +73,7 @@ export async function readWaitingJobs(db: D1Database, entityId: string): Promise
 }
 
 /**
- * Gives waiting jobs the scale sets chosen for them, in one D1 round trip (none when there is
+ * Gives waiting jobs (by row: jobs.seq) the scale sets chosen for them, in one D1 round trip (none when there is
  * nothing to give). Only jobs still unmatched are claimed, so an intake that routed one
  * meanwhile wins, and only while the scale set is still enabled. Returns how many jobs each
  * scale set got.
@@ -84,7 +84,7 @@ export async function claimWaitingJobs(
   now: number,
 ): Promise<Map<string, number>> {
   const idsBySet = new Map<string, number[]>();
-  for (const [jobId, s] of routes) idsBySet.set(s.id, [...(idsBySet.get(s.id) ?? []), jobId]);
+  for (const [seq, s] of routes) idsBySet.set(s.id, [...(idsBySet.get(s.id) ?? []), seq]);
   const statements: D1PreparedStatement[] = [];
   const claimedBy: string[] = [];
   for (const [setId, ids] of idsBySet) {
@@ -94,7 +94,7 @@ export async function claimWaitingJobs(
         db
           .prepare(
             `UPDATE jobs SET scale_set_id = ?, updated_at = ?
-              WHERE scale_set_id IS NULL AND id IN (${chunk.map(() => "?").join(", ")})
+              WHERE scale_set_id IS NULL AND seq IN (${chunk.map(() => "?").join(", ")})
                 AND EXISTS (SELECT 1 FROM scale_sets WHERE id = ?1 AND enabled = 1 AND intake = 'webhook')`,
           )
           .bind(setId, now, ...chunk),
@@ -116,7 +116,7 @@ export async function claimWaitingJobs(
  */
 export async function applyJobCorrections(
   db: D1Database,
-  corrections: { id: number; status: "in_progress" | "completed"; conclusion: string | null }[],
+  corrections: { seq: number; status: "in_progress" | "completed"; conclusion: string | null }[],
   now: number,
 ): Promise<void> {
   if (!corrections.length) return;
@@ -129,7 +129,7 @@ export async function applyJobCorrections(
          completed_at = CASE WHEN json_extract(c.value, '$.status') = 'completed' THEN coalesce(jobs.completed_at, ?2) ELSE jobs.completed_at END,
          updated_at = ?2
        FROM json_each(?1) AS c
-       WHERE jobs.id = json_extract(c.value, '$.id') AND jobs.status IN ('queued', 'waiting')`,
+       WHERE jobs.seq = json_extract(c.value, '$.seq') AND jobs.status IN ('queued', 'waiting')`,
     )
     .bind(JSON.stringify(corrections), now)
     .run();
@@ -142,24 +142,24 @@ export interface JobFilter {
   scaleSetId?: string | undefined;
   /** Only jobs no scale set matches. */
   unmatched?: boolean | undefined;
-  /** Only jobs older (lower id) than this one: the previous page's cursor. */
+  /** Only rows older (lower seq) than this one: the previous page's cursor. */
   before?: number | undefined;
 }
 
-/** A page of jobs, newest first, and the cursor of the next page (null on the last). */
+/** A page of jobs, the latest to arrive first, and the cursor of the next page (null on the last). */
 export async function jobPage(db: Db, filter: JobFilter, limit: number): Promise<{ jobs: JobRow[]; nextCursor: number | null }> {
   const filters: SQL[] = [];
   if (filter.status) filters.push(eq(jobs.status, filter.status));
   if (filter.scaleSetId) filters.push(eq(jobs.scaleSetId, filter.scaleSetId));
   if (filter.unmatched) filters.push(isNull(jobs.scaleSetId));
-  if (filter.before !== undefined) filters.push(lt(jobs.id, filter.before));
+  if (filter.before !== undefined) filters.push(lt(jobs.seq, filter.before));
   // One row more than asked says whether there is a next page.
   const rows = await db
     .select()
     .from(jobs)
     .where(and(...filters))
-    .orderBy(desc(jobs.id))
+    .orderBy(desc(jobs.seq))
     .limit(limit + 1);
   const page = rows.slice(0, limit);
-  return { jobs: page, nextCursor: rows.length > limit ? page[page.length - 1]!.id : null };
+  return { jobs: page, nextCursor: rows.length > limit ? page[page.length - 1]!.seq : null };
 }

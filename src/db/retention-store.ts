@@ -48,11 +48,11 @@ export const PRUNED_WEBHOOKS = "pruned.webhooks";
 export const PRUNED_JOB_LATENCY = "pruned.job_latency";
 
 const PRUNABLE_INSTANCE = `i.status = 'deleted' AND i.status_changed_at < ?1
-  AND NOT EXISTS (SELECT 1 FROM jobs j WHERE j.id = i.job_id AND j.status != 'completed')
+  AND NOT EXISTS (SELECT 1 FROM jobs j WHERE j.seq = i.job_seq AND j.status != 'completed')
   AND NOT EXISTS (SELECT 1 FROM jobs j WHERE j.runner_name = i.name AND j.status != 'completed')`;
 
 const JOB_NOT_IN_USE = `AND status = 'completed'
-  AND NOT EXISTS (SELECT 1 FROM instances i WHERE i.job_id = jobs.id AND i.status != 'deleted')
+  AND NOT EXISTS (SELECT 1 FROM instances i WHERE i.job_seq = jobs.seq AND i.status != 'deleted')
   AND NOT EXISTS (SELECT 1 FROM instances i WHERE i.name = jobs.runner_name AND i.status != 'deleted')`;
 
 export const PRUNE_TABLES: readonly PruneTable[] = [

@@ -79,7 +79,7 @@ export interface ScaleSetSnapshotRows {
   instances: InstanceRecord[];
   queuedJobs: number;
   /** The oldest queued jobs (at most 50), for re-checking against GitHub. */
-  oldestQueued: { id: number; repository: string; queuedAt: number }[];
+  oldestQueued: { seq: number; id: number; repository: string; queuedAt: number }[];
 }
 
 export async function loadScaleSetSnapshot(db: D1Database, scaleSetId: string): Promise<ScaleSetSnapshotRows> {
@@ -99,14 +99,14 @@ export async function loadScaleSetSnapshot(db: D1Database, scaleSetId: string): 
                 (i.registration_token_served_at IS NOT NULL OR (i.jit_claimed_at IS NOT NULL AND i.agent_id IS NULL)) AS registration_token_served,
                 i.jit_asked_at, i.create_attempt,
                 i.job_id, j.status AS job_status, i.created_at, i.status_changed_at
-           FROM instances i LEFT JOIN jobs j ON j.id = i.job_id
+           FROM instances i LEFT JOIN jobs j ON j.seq = i.job_seq
           WHERE i.scale_set_id = ? AND i.status != 'deleted'`,
       )
       .bind(scaleSetId),
     db.prepare(`SELECT count(*) AS n FROM jobs WHERE scale_set_id = ? AND status IN ('queued', 'waiting')`).bind(scaleSetId),
     db
       .prepare(
-        `SELECT id, repository, coalesce(queued_at, created_at) AS queued_at FROM jobs
+        `SELECT seq, id, repository, coalesce(queued_at, created_at) AS queued_at FROM jobs
           WHERE scale_set_id = ? AND status IN ('queued', 'waiting') ORDER BY coalesce(queued_at, created_at) LIMIT 50`,
       )
       .bind(scaleSetId),
@@ -163,7 +163,8 @@ export async function loadScaleSetSnapshot(db: D1Database, scaleSetId: string): 
       statusChangedAt: r.status_changed_at,
     })),
     queuedJobs: (jobsRes!.results[0] as { n: number }).n,
-    oldestQueued: (oldestRes!.results as { id: number; repository: string; queued_at: number }[]).map((r) => ({
+    oldestQueued: (oldestRes!.results as { seq: number; id: number; repository: string; queued_at: number }[]).map((r) => ({
+      seq: r.seq,
       id: r.id,
       repository: r.repository,
       queuedAt: r.queued_at,

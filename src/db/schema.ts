@@ -312,8 +312,10 @@ export const instances = sqliteTable(
     registrationTokenServedAt: integer("registration_token_served_at"),
     statusMessage: text("status_message"),
     providerFault: text("provider_fault"),
-    /** The GitHub job this runner is serving. */
+    /** The GitHub job this runner is serving (GitHub's id, as shown). */
     jobId: integer("job_id"),
+    /** That job's row (jobs.seq): the one whose delivery could reach this instance's scale set. */
+    jobSeq: integer("job_seq"),
     createdAt: createdAt(),
     updatedAt: updatedAt(),
     statusChangedAt: integer("status_changed_at").notNull(),
@@ -323,6 +325,7 @@ export const instances = sqliteTable(
     // Also "deleted instances, oldest first" for retention.
     index("instances_status_changed_idx").on(t.status, t.statusChangedAt),
     index("instances_job_idx").on(t.jobId),
+    index("instances_job_seq_idx").on(t.jobSeq),
   ],
 );
 
@@ -346,11 +349,27 @@ export const instanceTransitions = sqliteTable(
 export const jobStatuses = ["queued", "waiting", "in_progress", "completed"] as const;
 export type JobStatus = (typeof jobStatuses)[number];
 
+/**
+ * Where a job row came from: a `workflow_job` webhook (its id is GitHub's workflow job id) or a
+ * runner scale set API queue message (its id is the runner request id, another number space).
+ */
+export const jobSources = ["webhook", "scaleset_api"] as const;
+export type JobSource = (typeof jobSources)[number];
+
+/**
+ * One entity's view of a GitHub job. A row belongs to the entity whose delivery brought it, for
+ * good: it is keyed by (entity, source, GitHub's id), so a delivery signed by another entity
+ * can neither advance it nor claim its id first (docs/security.md). The same job reported by a
+ * repository's hook and its organization's hook is two rows, each routed in its own signer's scope.
+ */
 export const jobs = sqliteTable(
   "jobs",
   {
-    /** GitHub's workflow job id. */
-    id: integer("id").primaryKey(),
+    /** The row's own id (GitHub's id is not unique here: see above). */
+    seq: integer("seq").primaryKey({ autoIncrement: true }),
+    source: text("source", { enum: jobSources }).notNull().default("webhook"),
+    /** GitHub's workflow job id, or the runner request id for `scaleset_api` rows. */
+    id: integer("id").notNull(),
     runId: integer("run_id").notNull(),
     runAttempt: integer("run_attempt").notNull().default(1),
     name: text("name").notNull().default(""),
@@ -362,22 +381,26 @@ export const jobs = sqliteTable(
     conclusion: text("conclusion"),
     runnerName: text("runner_name"),
     runnerId: integer("runner_id"),
-    /** The entity whose webhook reported the job. */
+    /** The entity whose delivery brought the job (its signer), or the scale set API scale set's entity. */
     entityId: text("entity_id").references(() => entities.id, { onDelete: "set null" }),
     /** Null while unmatched: no enabled scale set has all of the job's labels. */
     scaleSetId: text("scale_set_id").references(() => scaleSets.id, { onDelete: "set null" }),
     queuedAt: integer("queued_at"),
     startedAt: integer("started_at"),
     completedAt: integer("completed_at"),
+    /** Why intake could not take the job as it came (a queue item that failed validation), if so. */
+    problem: text("problem"),
     createdAt: createdAt(),
     updatedAt: updatedAt(),
   },
   (t) => [
+    uniqueIndex("jobs_entity_source_id_idx").on(t.entityId, t.source, t.id),
     index("jobs_scale_set_status_idx").on(t.scaleSetId, t.status),
     index("jobs_status_idx").on(t.status, t.id),
     // "Completed jobs, least recently touched first" for retention.
     index("jobs_status_updated_idx").on(t.status, t.updatedAt),
     index("jobs_runner_name_idx").on(t.runnerName),
+    index("jobs_id_idx").on(t.id),
   ],
 );
 

@@ -1,3 +1,4 @@
+import type { JobSource } from "../db/schema";
 import { type JobEvent, statusRank } from "./job-event";
 
 /**
@@ -21,13 +22,20 @@ import { type JobEvent, statusRank } from "./job-event";
  */
 export type MergeRule = "advance" | "progress" | "fill" | "keep";
 
-/** The job row as the merge sees it: the event's fields plus where it was routed. */
+/**
+ * The job row as the merge sees it: the event's fields, whose it is, and where it was routed.
+ * (`source`, `entityId`, `id`) is the row's identity: an event only ever merges into the row of
+ * the entity that signed it (docs/security.md).
+ */
 export interface JobState extends JobEvent {
-  entityId: string | null;
+  source: JobSource;
+  entityId: string;
   scaleSetId: string | null;
 }
 
 export const jobMergeRules = {
+  source: "keep",
+  entityId: "keep",
   id: "keep",
   runId: "keep",
   runAttempt: "keep",
@@ -43,9 +51,8 @@ export const jobMergeRules = {
   name: "progress",
   workflowName: "progress",
   queuedAt: "progress",
-  // The first delivery's sender and route stay: a job never moves between scale sets
-  // once routed. An unmatched job is routed by a later delivery if a scale set matches by then.
-  entityId: "fill",
+  // The first delivery's route stays: a job never moves between scale sets once routed. An
+  // unmatched job is routed by a later delivery of its entity if a scale set matches by then.
   scaleSetId: "fill",
 } as const satisfies Record<keyof JobState, MergeRule>;
 

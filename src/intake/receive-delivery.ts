@@ -136,11 +136,14 @@ export async function receiveDelivery(
     signers.map((e) => reporterOf(e, directory.entities)),
   );
   const route = routeJob(jobEvent.labels, candidates);
+  // The job is the signer's own (its most specific one: the same one every delivery of this
+  // job through the same hooks names), and only its scope's runners may be linked to it.
   const result = await recordWorkflowJob(env.DB, {
     deliveryId: id,
     action: parsed.data.action,
     receivedAt: delivery.receivedAt,
-    job: { ...jobEvent, entityId: signer.id, scaleSetId: route?.id ?? null },
+    job: { ...jobEvent, source: "webhook", entityId: signer.id, scaleSetId: route?.id ?? null },
+    reach: candidates.map((s) => s.id),
   });
 
   if (result.duplicate) {

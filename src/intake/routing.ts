@@ -98,18 +98,19 @@ export function inScope<S extends ScopedScaleSet>(scaleSets: readonly S[], repor
 
 /** A job stored unmatched, waiting for a scale set that serves it. */
 export interface WaitingJob {
-  id: number;
+  /** The job's row (jobs.seq). */
+  seq: number;
   labels: string[];
   /** The entity whose webhook reported the job. */
   reporter: Reporter;
 }
 
-/** Where each waiting job goes now: the best scale set in its reporter's scope, as at intake; or nowhere. */
+/** Where each waiting job (by row) goes now: the best scale set in its reporter's scope, as at intake; or nowhere. */
 export function rerouteWaitingJobs<S extends ScopedScaleSet>(jobs: readonly WaitingJob[], scaleSets: readonly S[]): Map<number, S> {
   const out = new Map<number, S>();
   for (const j of jobs) {
     const best = routeJob(j.labels, inScope(scaleSets, [j.reporter]));
-    if (best) out.set(j.id, best);
+    if (best) out.set(j.seq, best);
   }
   return out;
 }

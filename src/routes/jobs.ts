@@ -1,13 +1,24 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { createDb } from "../db/client";
 import { type JobRow, jobPage } from "../db/job-store";
-import { jobStatuses } from "../db/schema";
+import { jobSources, jobStatuses } from "../db/schema";
 import { decimalInt, errorResponses, iso, jsonResponse, Timestamp } from "../http/openapi";
 import { createRouter } from "../http/router";
 
 const JobSchema = z
   .object({
-    id: z.int().openapi({ description: "GitHub's workflow job id" }),
+    id: z.int().openapi({ description: "GitHub's workflow job id (the runner request id when `source` is `scaleset_api`)" }),
+    source: z.enum(jobSources).openapi({
+      description: "`webhook`: a workflow_job delivery brought it; `scaleset_api`: a runner scale set's message queue did",
+    }),
+    entity_id: z
+      .uuid()
+      .nullable()
+      .openapi({
+        description:
+          "The entity whose delivery brought the job: each entity keeps its own row of a job, so the same job reported by " +
+          "a repository's hook and its organization's hook is listed twice. Null once that entity is deleted",
+      }),
     run_id: z.int(),
     run_attempt: z.int(),
     name: z.string(),
@@ -49,6 +60,8 @@ const ListQuery = z.object({
 
 const view = (r: JobRow): z.infer<typeof JobSchema> => ({
   id: r.id,
+  source: r.source,
+  entity_id: r.entityId,
   run_id: r.runId,
   run_attempt: r.runAttempt,
   name: r.name,
@@ -73,7 +86,7 @@ export const jobRoutes = createRouter().openapi(
     method: "get",
     path: "/jobs",
     tags: ["Jobs"],
-    summary: "List workflow jobs, newest first",
+    summary: "List workflow jobs, the latest to arrive first",
     request: { query: ListQuery },
     responses: { 200: jsonResponse(JobPageSchema, "A page of jobs"), ...errorResponses },
   }),

@@ -95,7 +95,14 @@ async function poll(ctx: ListenerDriverContext): Promise<StepOutcome> {
   }
   const at = ctx.now();
   for (const j of plan.jobs)
-    await recordWorkflowJob(ctx.db, { deliveryId: j.key, event: "scaleset_message", action: j.action, job: j.job, receivedAt: at });
+    await recordWorkflowJob(ctx.db, {
+      deliveryId: j.key,
+      event: "scaleset_message",
+      action: j.action,
+      job: j.job,
+      reach: [ss.id],
+      receivedAt: at,
+    });
   const acked = await port.deleteMessage(session, msg.messageId);
   if (!acked.ok) return { step: "poll", ok: false, error: acked.error };
   log({

@@ -164,14 +164,16 @@ const STATUS: Record<Exclude<JobMessage["type"], "JobAvailable">, JobStatus> = {
 /**
  * A job event from the queue as the jobs table keeps it, so it merges by the intake's rules
  * (intake/job-merge.ts) like a webhook's. Its id is the runner request id: the queue carries no
- * REST job id, and a request id is unique per job attempt. JobAvailable writes nothing: the job
- * is not ours until acquired and assigned.
+ * REST job id, and a request id is unique per job attempt. Its source, `scaleset_api`, keeps it
+ * apart from a REST job that happens to have the same number. JobAvailable writes nothing: the
+ * job is not ours until acquired and assigned.
  */
 export function jobStateOf(m: JobMessage, route: { entityId: string; scaleSetId: string }): JobState | null {
   if (m.type === "JobAvailable") return null;
   const status = STATUS[m.type];
   const started = status !== "queued";
   return {
+    source: "scaleset_api",
     id: m.runnerRequestId,
     runId: m.workflowRunId,
     runAttempt: 1,

@@ -27,9 +27,13 @@ export async function recheckStaleJobs(input: {
   const answers = await mapLimit(picked, input.concurrency, (job) => input.github.jobStatus(job.repository, job.id).catch(() => null));
   const corrections = picked.flatMap((job, index) => {
     const verdict = staleJobVerdict(answers[index]!);
-    return verdict ? [{ id: job.id, ...verdict }] : [];
+    return verdict ? [{ seq: job.seq, id: job.id, ...verdict }] : [];
   });
-  await applyJobCorrections(db, corrections, now);
+  await applyJobCorrections(
+    db,
+    corrections.map(({ seq, status, conclusion }) => ({ seq, status, conclusion })),
+    now,
+  );
   checks.recordJobChecks(
     picked.map((job) => job.id),
     now,

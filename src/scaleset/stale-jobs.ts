@@ -16,6 +16,9 @@ export interface StaleJobPolicy {
 export const DEFAULT_STALE_JOBS: StaleJobPolicy = { staleAfterMs: 10 * 60_000, recheckMs: 5 * 60_000, perPass: 5 };
 
 export interface QueuedJob {
+  /** The job's row (jobs.seq): what a correction changes. */
+  seq: number;
+  /** GitHub's job id: what GitHub is asked about. */
   id: number;
   repository: string;
   queuedAt: number;

@@ -8,10 +8,10 @@ describe("stale queued jobs", () => {
   it("picks the oldest jobs past the threshold, a few at a time, not re-asking too soon", () => {
     const now = 100 * MIN;
     const jobs = [
-      { id: 1, repository: "o/r", queuedAt: now - 60 * MIN },
-      { id: 2, repository: "o/r", queuedAt: now - 30 * MIN },
-      { id: 3, repository: "o/r", queuedAt: now - 20 * MIN },
-      { id: 4, repository: "o/r", queuedAt: now - 5 * MIN },
+      { seq: 101, id: 1, repository: "o/r", queuedAt: now - 60 * MIN },
+      { seq: 102, id: 2, repository: "o/r", queuedAt: now - 30 * MIN },
+      { seq: 103, id: 3, repository: "o/r", queuedAt: now - 20 * MIN },
+      { seq: 104, id: 4, repository: "o/r", queuedAt: now - 5 * MIN },
     ];
     expect(pickStaleJobs(jobs, new Map(), now, policy).map((j) => j.id)).toEqual([1, 2]);
     expect(pickStaleJobs(jobs, new Map([[1, now - MIN]]), now, policy).map((j) => j.id)).toEqual([2, 3]);

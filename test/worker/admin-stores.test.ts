@@ -117,13 +117,13 @@ describe("job store", () => {
       .bind(id, status, scaleSetId)
       .run();
 
-  it("pages newest first with a cursor that ends on the last page", async () => {
+  it("pages the latest to arrive first with a cursor that ends on the last page", async () => {
     const repo = await seed.repository();
     const set = await seed.scaleSet(`repositories/${repo.id}`);
-    for (const id of [71_001, 71_002, 71_003]) await insertJob(id, "queued", set.id);
+    for (const id of [71_001, 71_003, 71_002]) await insertJob(id, "queued", set.id);
     const first = await jobPage(db(), { scaleSetId: set.id }, 2);
-    expect(first.jobs.map((j) => j.id)).toEqual([71_003, 71_002]);
-    expect(first.nextCursor).toBe(71_002);
+    expect(first.jobs.map((j) => j.id)).toEqual([71_002, 71_003]);
+    expect(first.nextCursor).toBe(first.jobs[1]!.seq);
     const last = await jobPage(db(), { scaleSetId: set.id, before: first.nextCursor! }, 2);
     expect(last).toMatchObject({ jobs: [{ id: 71_001 }], nextCursor: null });
   });
@@ -131,11 +131,12 @@ describe("job store", () => {
   it("moves jobs forward to what GitHub says, never backward", async () => {
     await insertJob(72_001, "queued", null);
     await insertJob(72_002, "completed", null);
+    const seqOf = async (id: number) => (await env.DB.prepare("SELECT seq FROM jobs WHERE id = ?").bind(id).first<number>("seq"))!;
     await applyJobCorrections(
       env.DB,
       [
-        { id: 72_001, status: "completed", conclusion: "success" },
-        { id: 72_002, status: "in_progress", conclusion: null },
+        { seq: await seqOf(72_001), status: "completed", conclusion: "success" },
+        { seq: await seqOf(72_002), status: "in_progress", conclusion: null },
       ],
       500,
     );

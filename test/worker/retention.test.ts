@@ -90,6 +90,8 @@ async function jobs(n: number, status: string, updatedAt: number, runnerName: st
   return ids;
 }
 
+const seqOf = async (id: number) => (await env.DB.prepare("SELECT seq FROM jobs WHERE id = ?").bind(id).first<number>("seq"))!;
+
 async function instance(status: string, changedAt: number, transitions: number, over: Record<string, unknown> = {}) {
   const row = await insertInstance(scaleSetId, {
     status,
@@ -128,14 +130,14 @@ describe("retention (the Cron Trigger)", () => {
     const running = await instance("running", ago(90), 4);
     // A completed job still linked to a live instance (its job_id, or its runner name).
     const [linkedById] = await jobs(1, "completed", ago(60));
-    const busy = await instance("pending_delete", ago(90), 2, { job_id: linkedById });
+    const busy = await instance("pending_delete", ago(90), 2, { job_id: linkedById, job_seq: await seqOf(linkedById!) });
     const [linkedByName] = await jobs(1, "completed", ago(60), running.name);
 
     const oldDeleted = await instance("deleted", ago(31), 3);
     const recentDeleted = await instance("deleted", ago(29), 3);
     // A deleted instance an unfinished job still names: kept until the job finishes.
     const [unfinished] = await jobs(1, "in_progress", ago(40));
-    const deletedServing = await instance("deleted", ago(40), 2, { job_id: unfinished });
+    const deletedServing = await instance("deleted", ago(40), 2, { job_id: unfinished, job_seq: await seqOf(unfinished!) });
     const deletedNamed = await instance("deleted", ago(40), 1);
     await jobs(1, "queued", ago(40), deletedNamed.name);
     // Audit trail entries: kept AUDIT_RETENTION_DAYS (365), however old the things they name.

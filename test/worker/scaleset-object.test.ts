@@ -399,7 +399,9 @@ describe("ScaleSet object: lifecycle", () => {
     const [row] = await live(w.scaleSetId);
     await env.DB.batch([
       env.DB.prepare("UPDATE jobs SET status = 'completed' WHERE id = ?").bind(job),
-      env.DB.prepare("UPDATE instances SET job_id = ?, runner_status = 'active' WHERE id = ?").bind(job, row!.id),
+      env.DB.prepare(
+        "UPDATE instances SET job_id = ?1, job_seq = (SELECT seq FROM jobs WHERE id = ?1), runner_status = 'active' WHERE id = ?2",
+      ).bind(job, row!.id),
     ]);
     await w.github.clearRequests();
     await reconcile(w.scaleSetId);

@@ -48,7 +48,7 @@ describe("scale set store", () => {
       env.DB.prepare(
         "INSERT INTO jobs (id, run_id, repository, owner, labels, status, scale_set_id, created_at, updated_at) VALUES (9001, 1, 'o/r', 'o', '[]', 'in_progress', ?1, 0, 0), (9002, 1, 'o/r', 'o', '[]', 'queued', ?1, 0, 0), (9003, 1, 'o/r', 'o', '[]', 'waiting', ?1, 0, 0), (9004, 1, 'o/r', 'o', '[]', 'queued', NULL, 0, 0)",
       ).bind(scaleSetId),
-      env.DB.prepare("UPDATE instances SET job_id = 9001 WHERE id = ?").bind(a!.id),
+      env.DB.prepare("UPDATE instances SET job_id = 9001, job_seq = (SELECT seq FROM jobs WHERE id = 9001) WHERE id = ?").bind(a!.id),
     ]);
     const snap = await loadScaleSetSnapshot(env.DB, scaleSetId);
     expect(snap.queuedJobs).toBe(2);

@@ -147,8 +147,10 @@ export async function deliver(payload: unknown, secret: string, opts: SendOption
   return { status: res.status, body: parsed, text, headers: res.headers };
 }
 
-export async function jobRow(id: number): Promise<Record<string, any> | null> {
-  return env.DB.prepare("SELECT * FROM jobs WHERE id = ?").bind(id).first();
+/** A job's row: the given entity's, or the first to arrive (each signer keeps its own row of a job). */
+export async function jobRow(id: number, entityId?: string): Promise<Record<string, any> | null> {
+  if (entityId) return env.DB.prepare("SELECT * FROM jobs WHERE id = ? AND entity_id = ?").bind(id, entityId).first();
+  return env.DB.prepare("SELECT * FROM jobs WHERE id = ? ORDER BY seq LIMIT 1").bind(id).first();
 }
 
 export async function counter(name: string): Promise<number> {

@@ -164,7 +164,7 @@ describe("order", () => {
   const permutations = (xs: readonly string[]): string[][] =>
     xs.length <= 1 ? [[...xs]] : xs.flatMap((x, i) => permutations([...xs.slice(0, i), ...xs.slice(i + 1)]).map((p) => [x, ...p]));
   const comparable = (row: Record<string, unknown>) => {
-    const { id: _id, created_at: _c, updated_at: _u, ...rest } = row;
+    const { seq: _seq, id: _id, created_at: _c, updated_at: _u, ...rest } = row;
     return rest;
   };
 
@@ -188,6 +188,7 @@ describe("order", () => {
     const states = lifecycle.map(
       (a): JobState => ({
         ...jobEventFrom(WorkflowJobPayload.parse(exampleIn("example-workflow", a, 289782451, 3_000_000)))!,
+        source: "webhook",
         entityId: ids.example!,
         scaleSetId: null,
       }),
@@ -332,10 +333,20 @@ describe("routing", () => {
 
   it("keeps a job on the scale set it was first routed to", async () => {
     const jobId = 4_000_060;
+    // parented may use octo-org's scale sets: its job goes to the organization's gpu set.
+    await deliver(exampleIn("parented", "queued", 289782451, jobId, ["gpu"]), SECRET.parented);
+    await deliver(exampleIn("parented", "completed", 289782451, jobId, ["gpu"]), SECRET.parented);
+    expect(await jobRow(jobId)).toMatchObject({ scale_set_id: sets.orgGpu, status: "completed", entity_id: ids.parented });
+  });
+
+  it("keeps each signer's row of a job apart: the organization's hook reporting a repository's job has its own", async () => {
+    const jobId = 4_000_061;
     await deliver(exampleIn("example-workflow", "queued", 289782451, jobId, ["gpu"]), SECRET.example);
-    // The organization's own hook reports the same job later: same route.
-    await deliver(exampleIn("example-workflow", "completed", 289782451, jobId, ["gpu"]), SECRET.octoOrg);
-    expect(await jobRow(jobId)).toMatchObject({ scale_set_id: sets.orgGpu, status: "completed", entity_id: ids.example });
+    // The organization's own hook reports the same job: its row, routed in its own scope.
+    const byOrg = await deliver(exampleIn("example-workflow", "completed", 289782451, jobId, ["gpu"]), SECRET.octoOrg);
+    expect(byOrg.body).toMatchObject({ scale_set_id: sets.orgGpu, status: "completed" });
+    expect(await jobRow(jobId, ids.example)).toMatchObject({ scale_set_id: null, status: "queued", entity_id: ids.example });
+    expect(await jobRow(jobId, ids.octoOrg)).toMatchObject({ scale_set_id: sets.orgGpu, status: "completed", entity_id: ids.octoOrg });
   });
 });
 
@@ -458,20 +469,22 @@ describe("runner link", () => {
     const runner = "edgerunner-gpu-0001";
     const instanceId = await instance(runner, sets.orgGpu!);
     const jobId = 5_000_001;
-    const queued = exampleIn("example-workflow", "queued", 289782451, jobId, ["gpu"]);
-    await deliver(queued, SECRET.example);
+    // parented may use octo-org's scale sets, so its deliveries reach the gpu set's runners.
+    const queued = exampleIn("parented", "queued", 289782451, jobId, ["gpu"]);
+    await deliver(queued, SECRET.parented);
     expect((await instanceRow(instanceId))!.job_id).toBeNull();
 
-    const running = exampleIn("example-workflow", "in_progress", 2832853555, jobId, ["gpu"]);
+    const running = exampleIn("parented", "in_progress", 2832853555, jobId, ["gpu"]);
     running.workflow_job.runner_name = runner;
-    expect((await deliver(running, SECRET.example)).status).toBe(200);
+    expect((await deliver(running, SECRET.parented)).status).toBe(200);
     const linked = (await instanceRow(instanceId))!;
     expect(linked.job_id).toBe(jobId);
+    expect(linked.job_seq).toBe((await jobRow(jobId))!.seq);
     expect(linked.updated_at).toBeGreaterThanOrEqual(now);
 
-    const completed = exampleIn("example-workflow", "completed", 289782451, jobId, ["gpu"]);
+    const completed = exampleIn("parented", "completed", 289782451, jobId, ["gpu"]);
     completed.workflow_job.runner_name = runner;
-    await deliver(completed, SECRET.example);
+    await deliver(completed, SECRET.parented);
     expect((await instanceRow(instanceId))!).toEqual(linked);
     expect(await jobRow(jobId)).toMatchObject({ status: "completed", runner_name: runner });
   });
@@ -479,18 +492,30 @@ describe("runner link", () => {
   it("links on completion when in_progress never arrived", async () => {
     const runner = "edgerunner-gpu-0002";
     const instanceId = await instance(runner, sets.orgGpu!);
-    const completed = exampleIn("example-workflow", "completed", 289782451, 5_000_002, ["gpu"]);
+    const completed = exampleIn("parented", "completed", 289782451, 5_000_002, ["gpu"]);
     completed.workflow_job.runner_name = runner;
-    await deliver(completed, SECRET.example);
+    await deliver(completed, SECRET.parented);
     expect((await instanceRow(instanceId))!.job_id).toBe(5_000_002);
+  });
+
+  it("links only runners of scale sets the delivery's signer may reach", async () => {
+    // example-workflow did not opt into octo-org's scale sets: its delivery naming the gpu set's
+    // runner is stored, but the runner is not its to link (nor to send away as done).
+    const runner = "edgerunner-gpu-0005";
+    const instanceId = await instance(runner, sets.orgGpu!);
+    const before = await instanceRow(instanceId);
+    const completed = exampleIn("example-workflow", "completed", 289782451, 5_000_005, ["gpu"]);
+    completed.workflow_job.runner_name = runner;
+    expect((await deliver(completed, SECRET.example)).body).toMatchObject({ status: "completed", matched: false });
+    expect(await instanceRow(instanceId)).toEqual(before);
   });
 
   it("does not take an instance away from the job it already serves", async () => {
     const runner = "edgerunner-gpu-0003";
     const instanceId = await instance(runner, sets.orgGpu!, 5_000_099);
-    const running = exampleIn("example-workflow", "in_progress", 2832853555, 5_000_003, ["gpu"]);
+    const running = exampleIn("parented", "in_progress", 2832853555, 5_000_003, ["gpu"]);
     running.workflow_job.runner_name = runner;
-    await deliver(running, SECRET.example);
+    await deliver(running, SECRET.parented);
     expect((await instanceRow(instanceId))!.job_id).toBe(5_000_099);
     expect((await jobRow(5_000_003))!.runner_name).toBe(runner);
   });

@@ -8,6 +8,7 @@ import { exampleFor } from "../../fixtures/webhook-examples";
 
 const stateOf = (action: string, jobId: number, over: Partial<JobState> = {}): JobState => ({
   ...jobEventFrom(WorkflowJobPayload.parse(exampleFor(action, jobId).payload))!,
+  source: "webhook",
   entityId: "entity-1",
   scaleSetId: null,
   ...over,

@@ -93,7 +93,7 @@ describe("scope: which entities' scale sets a reported job may use", () => {
     const [kind, name] = lookupKey.split(":") as [Reporter["kind"], string];
     return { id: `id-of-${lookupKey}`, kind, owner: name.split("/")[0]!, useParentScaleSets: false, enterprise: null, ...over };
   };
-  const job = (id: number, labels: string[], r: Reporter): WaitingJob => ({ id, labels, reporter: r });
+  const job = (seq: number, labels: string[], r: Reporter): WaitingJob => ({ seq, labels, reporter: r });
 
   const repo = cand("repo", "repository:octo/app", ["self-hosted", "linux"]);
   const org = cand("org", "organization:octo", ["self-hosted", "linux"], { priority: 5 });
