@@ -6,6 +6,7 @@ export function note(msg: string): void;
 export function sleep(ms: number): Promise<void>;
 export function freePort(): Promise<number>;
 export function applyLocalMigrations(configPath: string, state: string, opts: { cwd: string; env: NodeJS.ProcessEnv }): void;
+export function freshJobTimes<P extends { workflow_job: Record<string, unknown> }>(payload: P, now?: number): P;
 export function percentile(sorted: number[], p: number): number | null;
 export function summarize(samples: number[]): { n: number; p50_ms: number | null; p99_ms: number | null; max_ms: number | null };
 export function startNodeScript(script: string, args?: string[]): Promise<{ proc: ChildProcess; info: any }>;

@@ -46,6 +46,21 @@ export function freePort() {
   });
 }
 
+/**
+ * GitHub's example payloads describe jobs of 2021; the coordinator refuses to create rows for jobs
+ * older than RETENTION_DAYS (a replay). Moves the job's times to now, keeping their gaps.
+ */
+export function freshJobTimes(payload, now = Date.now()) {
+  const j = payload.workflow_job;
+  const base = Date.parse(j.created_at);
+  if (!Number.isFinite(base)) return payload;
+  for (const key of ["created_at", "started_at", "completed_at"]) {
+    const t = Date.parse(j[key]);
+    if (Number.isFinite(t)) j[key] = new Date(now + (t - base)).toISOString();
+  }
+  return payload;
+}
+
 export function percentile(sorted, p) {
   if (!sorted.length) return null;
   const i = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));

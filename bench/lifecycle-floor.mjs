@@ -20,7 +20,7 @@ import { createServer } from "node:http";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { applyLocalMigrations, freePort, note, processGroupCpu, root, sleep } from "./harness.mjs";
+import { applyLocalMigrations, freePort, freshJobTimes, note, processGroupCpu, root, sleep } from "./harness.mjs";
 
 const require = createRequire(import.meta.url);
 
@@ -104,7 +104,7 @@ try {
   // GitHub's own payloads for one job's life, as bench:webhooks sends them.
   const examples = require("@octokit/webhooks-examples/api.github.com/index.json").find((d) => d.name === "workflow_job").examples;
   const payloads = ["queued", "in_progress", "completed"].map((action) =>
-    structuredClone(examples.find((e) => e.action === action && e.workflow_job.id === 289782451)),
+    freshJobTimes(structuredClone(examples.find((e) => e.action === action && e.workflow_job.id === 289782451))),
   );
   let nextJob = 20_000_000;
   let requests = 0;

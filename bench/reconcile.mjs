@@ -19,7 +19,7 @@
 import { writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { join } from "node:path";
-import { deliverWebhook, fakeWorld, note, sleep, startCoordinator, startNodeScript, summarize } from "./harness.mjs";
+import { deliverWebhook, fakeWorld, freshJobTimes, note, sleep, startCoordinator, startNodeScript, summarize } from "./harness.mjs";
 import { againstBudgets, BUDGETS, churnRows, instanceRows, manyScaleSets, workerdCpuMs } from "./reconcile-many.mjs";
 
 const require = createRequire(import.meta.url);
@@ -193,6 +193,7 @@ try {
       payload.workflow_job.id = 9_000_000 + i;
       payload.workflow_job.run_id = 9_000_000 + i;
       payload.workflow_job.labels = ["self-hosted", "linux", "latency"];
+      freshJobTimes(payload);
       const before = (await creates()).length;
       const sentAt = Date.now();
       const res = await deliverWebhook(coordinator, w.webhookSecret, payload);

@@ -15,7 +15,7 @@ import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { applyLocalMigrations, freePort, note, processGroupCpu, sleep, startCpuProfile } from "./harness.mjs";
+import { applyLocalMigrations, freePort, freshJobTimes, note, processGroupCpu, sleep, startCpuProfile } from "./harness.mjs";
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const require = createRequire(import.meta.url);
@@ -161,7 +161,7 @@ async function main() {
     p.repository.name = "bench-repo";
     p.repository.full_name = "bench-org/bench-repo";
     p.workflow_job.labels = ["self-hosted", "linux", "bench"];
-    return p;
+    return freshJobTimes(p);
   });
   let nextJob = 10_000_000;
   /** What the coordinator was told, per job id: the furthest status sent. */

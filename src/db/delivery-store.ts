@@ -1,10 +1,9 @@
 import { statusRank } from "../intake/job-event";
 import { type JobState, jobMergeRules, type MergeRule } from "../intake/job-merge";
-import { logError } from "../observability/log";
 import { type JobStatus, jobStatuses } from "./schema";
 
 /**
- * Webhook deliveries: what an accepted one writes, and the count of rejected ones.
+ * Webhook deliveries: what an accepted one writes.
  *
  * recordWorkflowJob writes one `workflow_job` delivery as a single D1 batch (one transaction, one round trip):
  *
@@ -61,7 +60,7 @@ const THE_ROW = "entity_id = ? AND source = ? AND id = ?";
  * is spelled out as the statuses below `incoming`: short SQL, and one statement per status
  * for D1 to keep prepared.
  */
-function upsertFor(incoming: JobStatus): string {
+function upsertFor(incoming: JobStatus, existingOnly: boolean): string {
   const lower = jobStatuses.filter((s) => statusRank[s] < statusRank[incoming]).map((s) => `'${s}'`);
   const further = lower.length ? `jobs.status IN (${lower.join(", ")})` : "0";
   const mergeSql = (column: string, rule: MergeRule): string | null => {
@@ -80,7 +79,7 @@ function upsertFor(incoming: JobStatus): string {
   };
   return `INSERT INTO jobs (${fields.map((f) => columns[f]).join(", ")}, created_at, updated_at)
 SELECT ${fields.map((f) => valueSql[f] ?? "?").join(", ")}, ?, ?
-WHERE ${NOT_SEEN}
+WHERE ${NOT_SEEN}${existingOnly ? ` AND EXISTS (SELECT 1 FROM jobs WHERE ${THE_ROW})` : ""}
 ON CONFLICT(entity_id, source, id) DO UPDATE SET ${[
     ...fields.map((f) => mergeSql(columns[f], jobMergeRules[f])).filter((s) => s !== null),
     "updated_at = excluded.updated_at",
@@ -88,7 +87,12 @@ ON CONFLICT(entity_id, source, id) DO UPDATE SET ${[
 RETURNING scale_set_id, status`;
 }
 
-const UPSERT_JOB = Object.fromEntries(jobStatuses.map((s) => [s, upsertFor(s)])) as Record<JobStatus, string>;
+const UPSERT_JOB = Object.fromEntries(jobStatuses.map((s) => [s, upsertFor(s, false)])) as Record<JobStatus, string>;
+/** The same, for an event that may only advance a row that exists (see IntakeInput.createdSince). */
+const ADVANCE_JOB = Object.fromEntries(jobStatuses.map((s) => [s, upsertFor(s, true)])) as Record<JobStatus, string>;
+/** Read in the same transaction as an ADVANCE_JOB: whether it had a row to advance, and whether the delivery was seen. */
+const ADVANCE_CHECK = `SELECT EXISTS (SELECT 1 FROM jobs WHERE ${THE_ROW}) AS has_row,
+  EXISTS (SELECT 1 FROM webhook_deliveries WHERE delivery_id = ?) AS seen`;
 
 const RECORD_DELIVERY = `INSERT INTO webhook_deliveries (delivery_id, event, action, received_at, outcome, job_id)
 SELECT ?, ?, ?, ?, CASE WHEN scale_set_id IS NULL THEN 'unmatched' ELSE 'routed' END, id FROM jobs WHERE ${THE_ROW}
@@ -123,12 +127,22 @@ export interface IntakeInput {
   /** The scale sets whose instances this event may link to its job: those its signer may reach. */
   reach: readonly string[];
   receivedAt: number;
+  /**
+   * A job GitHub created before this (unix ms) may advance its row but never create one: its row
+   * may have been pruned by retention, and a replay of its old `queued` must not bring it back.
+   */
+  createdSince?: number;
+  /** Statements to run in the same batch, after the delivery's own (counts that ride along). */
+  alongside?: D1PreparedStatement[];
 }
 
 export type IntakeResult =
   | { duplicate: true }
+  /** The job was created before IntakeInput.createdSince and has no row: nothing was written. */
+  | { duplicate: false; tooOld: true }
   | {
       duplicate: false;
+      tooOld: false;
       /** The job's scale set after the merge (a job keeps the one it was first routed to). */
       scaleSetId: string | null;
       status: JobState["status"];
@@ -139,8 +153,17 @@ export type IntakeResult =
 export async function recordWorkflowJob(db: D1Database, input: IntakeInput): Promise<IntakeResult> {
   const { deliveryId, job, receivedAt } = input;
   const values = fields.map((f) => (f === "labels" ? JSON.stringify(job.labels) : (job[f] ?? null)));
+  const row = [job.entityId, job.source, job.id];
+  const tooOld = input.createdSince !== undefined && job.queuedAt !== null && job.queuedAt < input.createdSince;
 
-  const statements = [db.prepare(UPSERT_JOB[job.status]).bind(...values, receivedAt, receivedAt, deliveryId)];
+  const statements: D1PreparedStatement[] = [];
+  if (tooOld) statements.push(db.prepare(ADVANCE_CHECK).bind(...row, deliveryId));
+  const upsertAt = statements.length;
+  statements.push(
+    tooOld
+      ? db.prepare(ADVANCE_JOB[job.status]).bind(...values, receivedAt, receivedAt, deliveryId, ...row)
+      : db.prepare(UPSERT_JOB[job.status]).bind(...values, receivedAt, receivedAt, deliveryId),
+  );
   const links = job.runnerName !== null && statusRank[job.status] >= statusRank.in_progress;
   const event = input.event ?? "workflow_job";
   if (links) {
@@ -150,35 +173,22 @@ export async function recordWorkflowJob(db: D1Database, input: IntakeInput): Pro
         .bind(job.id, job.entityId, job.source, receivedAt, job.runnerName, JSON.stringify(input.reach), deliveryId, event),
     );
   }
-  statements.push(db.prepare(RECORD_DELIVERY).bind(deliveryId, event, input.action, receivedAt, job.entityId, job.source, job.id));
+  const recordAt = statements.length;
+  statements.push(db.prepare(RECORD_DELIVERY).bind(deliveryId, event, input.action, receivedAt, ...row));
+  statements.push(...(input.alongside ?? []));
 
   const results = await db.batch<Record<string, unknown>>(statements);
-  if (results[results.length - 1]!.results.length === 0) return { duplicate: true };
-  const row = results[0]!.results[0] as { scale_set_id: string | null; status: JobState["status"] };
-  const instance = links ? (results[1]!.results[0] as { scale_set_id: string } | undefined) : undefined;
+  if (results[recordAt]!.results.length === 0) {
+    const check = tooOld ? (results[0]!.results[0] as { has_row: number; seen: number }) : null;
+    return check && !check.seen && !check.has_row ? { duplicate: false, tooOld: true } : { duplicate: true };
+  }
+  const upserted = results[upsertAt]!.results[0] as { scale_set_id: string | null; status: JobState["status"] };
+  const instance = links ? (results[upsertAt + 1]!.results[0] as { scale_set_id: string } | undefined) : undefined;
   return {
     duplicate: false,
-    scaleSetId: row.scale_set_id,
-    status: row.status,
+    tooOld: false,
+    scaleSetId: upserted.scale_set_id,
+    status: upserted.status,
     instanceScaleSetId: instance?.scale_set_id ?? null,
   };
-}
-
-/**
- * Counts a delivery turned away (`webhook.rejected.<reason>` in `counters`), the only trace a
- * rejected delivery leaves.
- */
-export async function countWebhookRejection(db: D1Database, reason: string, now = Date.now()): Promise<void> {
-  try {
-    await db
-      .prepare(
-        `INSERT INTO counters (name, value, updated_at) VALUES (?, 1, ?)
-         ON CONFLICT(name) DO UPDATE SET value = value + 1, updated_at = excluded.updated_at`,
-      )
-      .bind(`webhook.rejected.${reason}`, now)
-      .run();
-  } catch (err) {
-    // The answer is the same either way; a lost count must not turn a 4xx into a 500.
-    logError({ event: "counter_failed", counter: `webhook.rejected.${reason}`, error: String(err) });
-  }
 }

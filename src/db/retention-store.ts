@@ -7,7 +7,8 @@ import type { Cutoffs } from "../retention/settings";
  * statement deletes "the oldest N eligible rows" of one table, bound as `?1` = the cutoff
  * (unix ms) and `?2` = N, and reports how many went (`meta.changes`).
  *
- * Never a live row: a job goes only when completed and no live instance serves it; an instance
+ * Never a live row: a job goes only when completed (or left waiting unmatched) and no live
+ * instance serves it; an instance
  * only when deleted and no unfinished job names it (its `job_id`, or the job's runner name); its
  * transitions go first, then the instance (so the counts are exact: no cascade does it unseen).
  *
@@ -51,7 +52,10 @@ const PRUNABLE_INSTANCE = `i.status = 'deleted' AND i.status_changed_at < ?1
   AND NOT EXISTS (SELECT 1 FROM jobs j WHERE j.seq = i.job_seq AND j.status != 'completed')
   AND NOT EXISTS (SELECT 1 FROM jobs j WHERE j.runner_name = i.name AND j.status != 'completed')`;
 
-const JOB_NOT_IN_USE = `AND status = 'completed'
+// A job goes when completed, or when it waited unmatched (no scale set serves it, or the one
+// that did is deleted) through the whole window: GitHub gave up on it long ago (a queued job
+// waits at most a day), and intake refuses a replay of its old deliveries (RETENTION_DAYS).
+const JOB_NOT_IN_USE = `AND (status = 'completed' OR (status IN ('queued', 'waiting') AND scale_set_id IS NULL))
   AND NOT EXISTS (SELECT 1 FROM instances i WHERE i.job_seq = jobs.seq AND i.status != 'deleted')
   AND NOT EXISTS (SELECT 1 FROM instances i WHERE i.name = jobs.runner_name AND i.status != 'deleted')`;
 

@@ -2,11 +2,12 @@ import type { z } from "zod";
 import { keyringFor } from "../crypto/keyring";
 import type { Keyring } from "../crypto/secret-box";
 import { secretContext } from "../crypto/secret-contexts";
-import { recordWorkflowJob } from "../db/delivery-store";
+import { type IntakeResult, recordWorkflowJob } from "../db/delivery-store";
 import type { EntityKind, JobStatus } from "../db/schema";
 import type { Env } from "../env";
 import { DEFAULT_ENDPOINT } from "../github/default-endpoint";
 import { logEvent as log, logger } from "../observability/log";
+import { drainCounterStatements, MAX_COUNTERS_PER_FLUSH, WEBHOOK_REJECTED } from "../observability/op-counters";
 import { type AppHook, appHookCandidates, appSigners } from "./app-hooks";
 import { type Directory, loadDirectory } from "./directory";
 import { jobEventFrom } from "./job-event";
@@ -32,7 +33,9 @@ export type Rejection =
   | "unknown_entity"
   | "bad_signature"
   | "invalid_payload"
-  | "out_of_bounds";
+  | "out_of_bounds"
+  /** Signed, but about a job GitHub created before the retention window, which has no row here: a replay. */
+  | "job_too_old";
 
 /** A delivery whose headers and size the HTTP handler has checked. */
 export interface Delivery {
@@ -47,6 +50,8 @@ export interface Delivery {
   contentType: string;
   body: Uint8Array;
   receivedAt: number;
+  /** RETENTION_DAYS: a job created longer ago than this may advance its row but never create one. */
+  retentionDays: number;
 }
 
 /**
@@ -59,6 +64,8 @@ export type IntakeOutcome =
   | { kind: "pong"; entity: { id: string; kind: EntityKind } | null; credentials: { id: string; appId: number } | null }
   | { kind: "duplicate"; jobId: number }
   | { kind: "accepted"; jobId: number; status: JobStatus; scaleSetId: string | null; nudge: string[] };
+
+const DAY_MS = 86_400_000;
 
 export async function receiveDelivery(
   env: Pick<Env, "DB" | "ENCRYPTION_KEY" | "ENCRYPTION_KEYS_PREVIOUS">,
@@ -136,16 +143,38 @@ export async function receiveDelivery(
     signers.map((e) => reporterOf(e, directory.entities)),
   );
   const route = routeJob(jobEvent.labels, candidates);
-  // The job is the signer's own (its most specific one: the same one every delivery of this
-  // job through the same hooks names), and only its scope's runners may be linked to it.
-  const result = await recordWorkflowJob(env.DB, {
-    deliveryId: id,
-    action: parsed.data.action,
-    receivedAt: delivery.receivedAt,
-    job: { ...jobEvent, source: "webhook", entityId: signer.id, scaleSetId: route?.id ?? null },
-    reach: candidates.map((s) => s.id),
-  });
+  // Rejections this isolate counted ride along in the batch: no round trip of their own.
+  const rejections = drainCounterStatements(env.DB, delivery.receivedAt, MAX_COUNTERS_PER_FLUSH, WEBHOOK_REJECTED);
+  let result: IntakeResult;
+  try {
+    // The job is the signer's own (its most specific one: the same one every delivery of this
+    // job through the same hooks names), and only its scope's runners may be linked to it.
+    result = await recordWorkflowJob(env.DB, {
+      deliveryId: id,
+      action: parsed.data.action,
+      receivedAt: delivery.receivedAt,
+      job: { ...jobEvent, source: "webhook", entityId: signer.id, scaleSetId: route?.id ?? null },
+      reach: candidates.map((s) => s.id),
+      // A job row goes at most RETENTION_DAYS after its last change (completed, or waiting
+      // unmatched), so an older job without a row is a replay of a captured delivery.
+      createdSince: delivery.receivedAt - delivery.retentionDays * DAY_MS,
+      alongside: rejections.statements,
+    });
+  } catch (e) {
+    rejections.restore();
+    throw e;
+  }
 
+  if ("tooOld" in result && result.tooOld) {
+    return {
+      kind: "rejected",
+      reason: "job_too_old",
+      details: {
+        reason: `the job was created at ${new Date(jobEvent.queuedAt!).toISOString()}, before the ${delivery.retentionDays}-day retention window (RETENTION_DAYS), and is not known here: a replay of an old delivery`,
+        job_id: jobEvent.id,
+      },
+    };
+  }
   if (result.duplicate) {
     log({ event: "webhook_duplicate", delivery_id: id, job_id: jobEvent.id });
     return { kind: "duplicate", jobId: jobEvent.id };

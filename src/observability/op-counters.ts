@@ -16,6 +16,18 @@ const pending = new Map<string, number>();
 
 export const counterName = (family: string, ...labels: string[]) => [family, ...labels].join("|");
 
+/**
+ * Webhook deliveries turned away, by reason (`webhook.rejected.<reason>`, the name D1 has always
+ * kept them under). Counted here, never written by the rejection itself: an unauthenticated
+ * request must not cost a D1 write. They reach D1 with writes made anyway (an accepted
+ * delivery's batch, any flush), and /metrics adds what this isolate has not written yet.
+ */
+export const WEBHOOK_REJECTED = "webhook.rejected.";
+
+export function countWebhookRejection(reason: string): void {
+  count(`${WEBHOOK_REJECTED}${reason}`);
+}
+
 export function count(name: string, by = 1): void {
   pending.set(name, (pending.get(name) ?? 0) + by);
 }
@@ -67,17 +79,23 @@ export const MAX_COUNTERS_PER_FLUSH = 200;
  */
 export const COUNTERS_QUERY_CEILING = 500;
 
+/** The counts not yet written whose names start with `prefix`. */
+export function pendingCounts(prefix: string): Map<string, number> {
+  return new Map([...pending].filter(([name]) => name.startsWith(prefix)));
+}
+
 /**
- * Takes what is pending (at most `max` counters, the oldest first) as upsert statements (the
- * caller batches them, alone or with its own writes). If the batch fails, hand the counts back
- * with `restore`.
+ * Takes what is pending (at most `max` counters, the oldest first; only names starting with
+ * `prefix`, if given) as upsert statements (the caller batches them, alone or with its own
+ * writes). If the batch fails, hand the counts back with `restore`.
  */
 export function drainCounterStatements<S>(
   db: StatementMaker<S>,
   now = Date.now(),
   max = MAX_COUNTERS_PER_FLUSH,
+  prefix = "",
 ): { statements: S[]; restore: () => void } {
-  const taken = [...pending.entries()].slice(0, max);
+  const taken = [...pending.entries()].filter(([name]) => name.startsWith(prefix)).slice(0, max);
   for (const [name] of taken) pending.delete(name);
   return {
     statements: taken.map(([name, value]) => addToCounterStatement(db, name, value, now)),

@@ -3,7 +3,7 @@ import { readMetricsData } from "../db/metrics-store";
 import type { AppEnv } from "../env";
 import { bearerPrincipal } from "../http/admin-auth";
 import { ApiError } from "../http/errors";
-import { JOB_LATENCY_BUCKETS, RECONCILE_BUCKETS } from "../observability/op-counters";
+import { JOB_LATENCY_BUCKETS, pendingCounts, RECONCILE_BUCKETS, WEBHOOK_REJECTED } from "../observability/op-counters";
 import { Exposition, type Labels } from "../observability/prometheus";
 
 /**
@@ -32,10 +32,11 @@ export async function renderMetrics(db: D1Database): Promise<string> {
   for (const r of data.deliveries) m.add(webhooks, webhooksHelp, "counter", { outcome: r.outcome, reason: "" }, r.n);
 
   const counterRows = data.counters;
-  for (const c of counterRows) {
-    if (c.name.startsWith("webhook.rejected.")) {
-      m.add(webhooks, webhooksHelp, "counter", { outcome: "rejected", reason: c.name.slice("webhook.rejected.".length) }, c.value);
-    }
+  // Rejections are written only alongside other writes: add what this isolate has not written yet.
+  const rejected = pendingCounts(WEBHOOK_REJECTED);
+  for (const c of counterRows) if (c.name.startsWith(WEBHOOK_REJECTED)) rejected.set(c.name, (rejected.get(c.name) ?? 0) + c.value);
+  for (const [name, n] of [...rejected].sort(([a], [b]) => (a < b ? -1 : 1))) {
+    m.add(webhooks, webhooksHelp, "counter", { outcome: "rejected", reason: name.slice(WEBHOOK_REJECTED.length) }, n);
   }
 
   // Jobs by status, per scale set ("" = no scale set serves the job's labels).

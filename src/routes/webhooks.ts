@@ -1,6 +1,5 @@
 import { type Context, Hono } from "hono";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
-import { countWebhookRejection } from "../db/delivery-store";
 import type { AppEnv } from "../env";
 import { afterResponse } from "../http/after-response";
 import { ApiError, type ErrorCode, errorResponse, zodDetails } from "../http/errors";
@@ -8,6 +7,8 @@ import { BodyTooLarge, readLimitedBody } from "../http/limited-body";
 import { PAYLOAD_BOUNDS } from "../intake/payload";
 import { type IntakeOutcome, type Rejection, receiveDelivery } from "../intake/receive-delivery";
 import { logEvent as log } from "../observability/log";
+import { countWebhookRejection } from "../observability/op-counters";
+import { readRetentionSettings } from "../retention/settings";
 import { nudgeAfterWrite } from "../scaleset/stub";
 
 /**
@@ -34,20 +35,17 @@ const REJECTIONS: Record<Rejection, { status: ContentfulStatusCode; code?: Error
   bad_signature: { status: 401, code: "invalid_signature", error: "unauthorized" },
   invalid_payload: { status: 400, code: "invalid_body", error: "invalid workflow_job payload" },
   out_of_bounds: { status: 400, code: "invalid_body", error: "workflow_job payload exceeds what GitHub sends" },
+  job_too_old: { status: 422, code: "unprocessable", error: "workflow job is older than the retention window" },
 };
 
 /** Field problems listed in a rejection, at most. */
 const MAX_PROBLEMS = 20;
 
-async function reject(
-  c: Context<AppEnv>,
-  delivery: { id?: string; event?: string },
-  reason: Rejection,
-  details?: unknown,
-): Promise<Response> {
+function reject(c: Context<AppEnv>, delivery: { id?: string; event?: string }, reason: Rejection, details?: unknown): Response {
   const { status, code, error } = REJECTIONS[reason];
   log({ event: "webhook_rejected", reason, status, delivery_id: delivery.id ?? null, github_event: delivery.event ?? null });
-  await countWebhookRejection(c.env.DB, reason);
+  // Counted in memory: a refused request, which anyone can send, writes nothing to D1.
+  countWebhookRejection(reason);
   return errorResponse(c, new ApiError(status, error, details, { code }));
 }
 
@@ -94,6 +92,7 @@ export const webhookRoutes = new Hono<AppEnv>().post(WEBHOOK_PATH, async (c) => 
     contentType: c.req.header("content-type") ?? "",
     body,
     receivedAt,
+    retentionDays: readRetentionSettings(c.env).settings.retentionDays,
   });
   switch (outcome.kind) {
     case "rejected":

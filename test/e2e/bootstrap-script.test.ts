@@ -11,7 +11,15 @@ import { createRequire } from "node:module";
 import { tmpdir, userInfo } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Coordinator, deliverWebhook, fakeWorld, type HarnessWorld, sleep, startCoordinator } from "../../bench/harness.mjs";
+import {
+  type Coordinator,
+  deliverWebhook,
+  fakeWorld,
+  freshJobTimes,
+  type HarnessWorld,
+  sleep,
+  startCoordinator,
+} from "../../bench/harness.mjs";
 import { FakeWorld } from "../fake-github/control-client.ts";
 import { type FakeGithub, startFakeGithub } from "../fake-github/server.ts";
 import { type FakeShim, startFakeShim } from "../fake-shim/server.ts";
@@ -156,6 +164,7 @@ async function queueJob({ w, label }: Scenario) {
   payload.workflow_job.id = jobId;
   payload.workflow_job.run_id = jobId++;
   payload.workflow_job.labels = ["self-hosted", "linux", label];
+  freshJobTimes(payload);
   const res = await deliverWebhook(coordinator, w.webhookSecret, payload);
   if (!res.ok) throw new Error(`webhook: ${res.status} ${await res.text()}`);
 }

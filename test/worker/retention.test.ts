@@ -55,7 +55,10 @@ async function cron(vars: Record<string, string> = {}): Promise<number> {
       return Reflect.get(target, prop, receiver);
     },
   });
-  await worker.scheduled(createScheduledController({ scheduledTime: NOW, cron: "17 * * * *" }), { ...env, ...vars, DB: db });
+  // The worker project keeps RETENTION_DAYS at ten years for GitHub's old example payloads; these
+  // tests run retention as deployed, at its default, unless they say otherwise.
+  const { RETENTION_DAYS: _tenYears, ...deployed } = env;
+  await worker.scheduled(createScheduledController({ scheduledTime: NOW, cron: "17 * * * *" }), { ...deployed, ...vars, DB: db });
   return trips.n + moreInBatches;
 }
 
@@ -79,13 +82,14 @@ async function deliveries(ats: number[]) {
 }
 
 let jobSeq = 9_000_000;
-async function jobs(n: number, status: string, updatedAt: number, runnerName: string | null = null): Promise<number[]> {
+/** Jobs routed to the file's scale set, or unmatched (`routed: false`). */
+async function jobs(n: number, status: string, updatedAt: number, runnerName: string | null = null, routed = true): Promise<number[]> {
   const ids = Array.from({ length: n }, () => jobSeq++);
   await env.DB.prepare(
-    `INSERT INTO jobs (id, run_id, repository, owner, labels, status, runner_name, created_at, updated_at)
-     SELECT value, 1, 'app', 'octo', '[]', ?, ?, ?, ? FROM json_each(?)`,
+    `INSERT INTO jobs (id, run_id, repository, owner, labels, status, runner_name, scale_set_id, created_at, updated_at)
+     SELECT value, 1, 'app', 'octo', '[]', ?, ?, ?, ?, ? FROM json_each(?)`,
   )
-    .bind(status, runnerName, updatedAt, updatedAt, JSON.stringify(ids))
+    .bind(status, runnerName, routed ? scaleSetId : null, updatedAt, updatedAt, JSON.stringify(ids))
     .run();
   return ids;
 }
@@ -126,6 +130,10 @@ describe("retention (the Cron Trigger)", () => {
     const [oldQueued] = await jobs(1, "queued", ago(60));
     const [oldWaiting] = await jobs(1, "waiting", ago(60));
     const [oldInProgress] = await jobs(1, "in_progress", ago(60));
+    // Waiting unmatched through the whole window: GitHub gave up on them long ago.
+    const [oldUnmatched] = await jobs(1, "queued", ago(31), null, false);
+    const [oldUnmatchedWaiting] = await jobs(1, "waiting", ago(31), null, false);
+    const [recentUnmatched] = await jobs(1, "queued", ago(29), null, false);
 
     const running = await instance("running", ago(90), 4);
     // A completed job still linked to a live instance (its job_id, or its runner name).
@@ -157,8 +165,8 @@ describe("retention (the Cron Trigger)", () => {
     expect(deliveryIds).not.toContain(oldDelivery);
 
     const jobIds = (await env.DB.prepare("SELECT id FROM jobs ORDER BY id").all<{ id: number }>()).results.map((r) => r.id);
-    expect(jobIds).not.toContain(oldCompleted);
-    for (const id of [recentCompleted, oldQueued, oldWaiting, oldInProgress, linkedById, linkedByName, unfinished])
+    for (const id of [oldCompleted, oldUnmatched, oldUnmatchedWaiting]) expect(jobIds).not.toContain(id);
+    for (const id of [recentCompleted, oldQueued, oldWaiting, oldInProgress, linkedById, linkedByName, unfinished, recentUnmatched])
       expect(jobIds).toContain(id);
 
     const instanceIds = (await env.DB.prepare("SELECT id FROM instances").all<{ id: string }>()).results.map((r) => r.id);
@@ -176,8 +184,8 @@ describe("retention (the Cron Trigger)", () => {
     expect(events).toHaveLength(1);
     expect(events[0]!.level).toBe("log");
     expect(events[0]!.event).toMatchObject({
-      deleted: { webhook_deliveries: 1, jobs: 1, instance_transitions: 3, instances: 1, audit_log: 1 },
-      deleted_total: 7,
+      deleted: { webhook_deliveries: 1, jobs: 3, instance_transitions: 3, instances: 1, audit_log: 1 },
+      deleted_total: 9,
       complete: true,
       queries,
       duration_ms: expect.any(Number),

@@ -289,6 +289,7 @@ describe("cost", () => {
         contentType: "application/json",
         body: new TextEncoder().encode(body),
         receivedAt: Date.now(),
+        retentionDays: 3650, // GitHub's examples are of 2021
       },
     );
     expect(outcome.kind).toBe("accepted");
