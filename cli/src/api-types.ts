@@ -5348,7 +5348,7 @@ export interface components {
              * @example 2026-11-22T10:00:00.000Z
              */
             at: string;
-            /** @description `{body?, query?}` as sent, every secret replaced by "[redacted]"; null when the request carried neither */
+            /** @description `{body?, query?}` as sent, every secret replaced by "[redacted]"; null when the request carried neither, and for a refused write (see `refusal`) */
             changes: {
                 [key: string]: unknown;
             } | null;
@@ -5356,6 +5356,19 @@ export interface components {
             /** @example PUT */
             method: string;
             path: string;
+            /** @description A refused write (4xx): what the answer said, in at most 256 bytes, instead of the request's body and query; null for other entries. An actor's refused writes beyond 10 a minute are not listed, only counted (/metrics: edgerunner_audit_refusals_suppressed_total) */
+            refusal: {
+                /**
+                 * @description The answer's error code
+                 * @example forbidden
+                 */
+                code: string | null;
+                /**
+                 * @description The answer's message, cut to fit
+                 * @example this read-scoped identity may not do this
+                 */
+                error: string | null;
+            } | null;
             request_id: string;
             /** @description The id or name of the resource written, when there is one */
             resource: string | null;

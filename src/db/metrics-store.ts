@@ -1,4 +1,5 @@
 import { getTableName } from "drizzle-orm";
+import { SUPPRESSED_REFUSALS } from "./audit-store";
 import { lastRunStatement, PRUNED_JOB_LATENCY, PRUNED_WEBHOOKS, parseLastRun, type RetentionRun } from "./retention-store";
 import { schema } from "./schema";
 
@@ -45,6 +46,8 @@ export interface MetricsData {
    * D1 plus those retention pruned.
    */
   latency: Record<string, number | string>[];
+  /** Refused admin writes the audit trail's throttle did not record, per actor (`audit.refusals_suppressed|<actor>` counters). */
+  auditRefusalsSuppressed: { actor: string; n: number }[];
   /** Rows in every table of the schema. */
   tableRows: Record<string, number>;
   /** The database's size as D1 reports it (`meta.size_after`), or null if it does not. */
@@ -114,6 +117,10 @@ export async function readMetricsData(db: D1Database, latencyBucketsSeconds: rea
     counters,
     credentials: rows(5),
     latency: withPrunedLatency(rows(6), counters, latencyBucketsSeconds),
+    // The actor is everything after the family's `|` (an Access identity may itself hold a `|`).
+    auditRefusalsSuppressed: counters
+      .filter((c) => c.name.startsWith(`${SUPPRESSED_REFUSALS}|`))
+      .map((c) => ({ actor: c.name.slice(SUPPRESSED_REFUSALS.length + 1), n: c.value })),
     tableRows,
     databaseBytes: typeof size === "number" ? size : null,
     lastPrune: parseLastRun(rows(8)),

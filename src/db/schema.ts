@@ -474,7 +474,8 @@ export const apiTokens = sqliteTable(
 
 /**
  * The audit trail: one row per authenticated admin write (API and dashboard), whatever its
- * result. `changes` is the request's JSON with secrets replaced (src/audit/redact.ts).
+ * result. `changes` is the request's JSON with secrets replaced (src/audit/redact.ts); a refused
+ * write (4xx) keeps only `refusal`, and at most a few per actor a minute (src/audit/refusal.ts).
  */
 export const auditLog = sqliteTable(
   "audit_log",
@@ -494,13 +495,18 @@ export const auditLog = sqliteTable(
     resource: text("resource"),
     status: integer("status").notNull(),
     requestId: text("request_id").notNull(),
-    /** JSON `{body?, query?}` with secrets redacted; null when the request carried neither. */
+    /** JSON `{body?, query?}` with secrets redacted; null when the request carried neither, or was refused. */
     changes: text("changes"),
+    /** A refused write's (4xx) JSON `{code, error}` of the answer, at most 256 bytes; null otherwise. */
+    refusal: text("refusal"),
   },
   (t) => [
     index("audit_log_at_idx").on(t.at),
     index("audit_log_actor_idx").on(t.actor, t.id),
     index("audit_log_resource_idx").on(t.resource, t.id),
+    // The throttle's count of an actor's refusals in the last minute: a range of a few rows of
+    // this index, which holds refused entries only (the WHERE must match the count's exactly).
+    index("audit_log_refused_idx").on(t.actor, t.at).where(sql`status BETWEEN 400 AND 499`),
   ],
 );
 

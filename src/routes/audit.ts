@@ -1,4 +1,5 @@
 import { createRoute, z } from "@hono/zod-openapi";
+import { REFUSAL_LIMITS, REFUSED_ENTRIES_PER_ACTOR_PER_MINUTE } from "../audit/refusal";
 import { type AuditRow, auditPage } from "../db/audit-store";
 import { createDb } from "../db/client";
 import { decimalInt, errorResponses, iso, jsonResponse, Timestamp } from "../http/openapi";
@@ -20,10 +21,24 @@ const AuditEntrySchema = z
     resource: z.string().nullable().openapi({ description: "The id or name of the resource written, when there is one" }),
     status: z.int().openapi({ description: "The answer's HTTP status" }),
     request_id: z.string(),
-    changes: z
-      .record(z.string(), z.unknown())
+    changes: z.record(z.string(), z.unknown()).nullable().openapi({
+      description:
+        '`{body?, query?}` as sent, every secret replaced by "[redacted]"; null when the request carried neither, and for a refused write (see `refusal`)',
+    }),
+    refusal: z
+      .object({
+        code: z.string().nullable().openapi({ description: "The answer's error code", example: "forbidden" }),
+        error: z
+          .string()
+          .nullable()
+          .openapi({ description: "The answer's message, cut to fit", example: "this read-scoped identity may not do this" }),
+      })
       .nullable()
-      .openapi({ description: '`{body?, query?}` as sent, every secret replaced by "[redacted]"; null when the request carried neither' }),
+      .openapi({
+        description:
+          `A refused write (4xx): what the answer said, in at most ${REFUSAL_LIMITS.summary} bytes, instead of the request's body and query; null for other entries. ` +
+          `An actor's refused writes beyond ${REFUSED_ENTRIES_PER_ACTOR_PER_MINUTE} a minute are not listed, only counted (/metrics: edgerunner_audit_refusals_suppressed_total)`,
+      }),
   })
   .openapi("AuditEntry");
 
@@ -64,6 +79,12 @@ function parseChanges(text: string | null): Record<string, unknown> | null {
   }
 }
 
+function parseRefusal(text: string | null): z.infer<typeof AuditEntrySchema>["refusal"] {
+  if (text === null) return null;
+  const r = parseChanges(text) ?? {};
+  return { code: typeof r.code === "string" ? r.code : null, error: typeof r.error === "string" ? r.error : null };
+}
+
 const view = (r: AuditRow): z.infer<typeof AuditEntrySchema> => ({
   id: r.id,
   at: iso(r.at)!,
@@ -76,6 +97,7 @@ const view = (r: AuditRow): z.infer<typeof AuditEntrySchema> => ({
   status: r.status,
   request_id: r.requestId,
   changes: parseChanges(r.changes),
+  refusal: parseRefusal(r.refusal),
 });
 
 export const auditRoutes = createRouter().openapi(

@@ -161,6 +161,15 @@ export async function renderMetrics(db: D1Database): Promise<string> {
     m.histogram(latName, latHelp, ssLabels(id), buckets, Number(r.sum_ms ?? 0) / 1000, Number(r.n));
   }
 
+  // Refused admin writes over the audit trail's per-actor throttle. One series per actor that was
+  // ever throttled, and actors are a bounded set: ADMIN_TOKEN, the dashboard, the API tokens an
+  // admin created, the identities the Access policy lets in. An unauthenticated client, which
+  // could make up names, never reaches the trail.
+  const suppressedName = `${P}audit_refusals_suppressed_total`;
+  const suppressedHelp = "Refused admin writes (4xx) the audit trail did not record because their actor was over its per-minute limit";
+  m.declare(suppressedName, suppressedHelp, "counter");
+  for (const r of data.auditRefusalsSuppressed) m.add(suppressedName, suppressedHelp, "counter", { actor: r.actor }, r.n);
+
   // Storage: rows per table, the database size, and what the last retention run deleted.
   const rowsHelp = "Rows in each D1 table";
   m.declare(`${P}table_rows`, rowsHelp, "gauge");

@@ -73,17 +73,29 @@ describe("audit trail", () => {
       secret: "another-secret-long-enough",
     });
     expect(clash.status).toBe(409);
-    expect(await lastAudit()).toMatchObject({ method: "POST", status: 409, request_id: clash.body.request_id });
+    // A refusal keeps what the answer said, not what was sent (audit-refusals.test.ts).
+    expect(await lastAudit()).toMatchObject({
+      method: "POST",
+      status: 409,
+      request_id: clash.body.request_id,
+      changes: null,
+      refusal: JSON.stringify({ code: "conflict", error: clash.body.error }),
+    });
     const bad = await api.post("/api/v1/providers", { name: "bad name" });
     expect(bad.status).toBe(400);
-    expect(await lastAudit()).toMatchObject({ status: 400, request_id: bad.body.request_id });
+    expect(await lastAudit()).toMatchObject({
+      status: 400,
+      request_id: bad.body.request_id,
+      refusal: '{"code":"invalid_body","error":"invalid request body"}',
+    });
     const missing = await api.delete(`/api/v1/instances/${unique("nobody")}?force=true`);
     expect(missing.status).toBe(404);
     expect(await lastAudit()).toMatchObject({
       method: "DELETE",
       route: "/api/v1/instances/:name",
       status: 404,
-      changes: '{"query":{"force":"true"}}',
+      changes: null,
+      refusal: JSON.stringify({ code: "not_found", error: missing.body.error }),
     });
   });
 
@@ -251,8 +263,10 @@ describe("GET /api/v1/audit", () => {
 });
 
 describe("the dashboard's audit page", () => {
-  it("lists entries newest first, filters like the API, pages, and shows names as text", async () => {
-    const name = `${unique("p")}<b>`;
+  it("lists entries newest first, filters like the API, pages, and shows what was sent as text", async () => {
+    const marked = await seed.provider({ description: "<b>bold</b>" });
+    // Refused: shown as what the answer said, never what was sent.
+    const name = `${unique("p")}<i>`;
     await api.post("/api/v1/providers", { name, url: "https://s.example.com", secret: "a-provider-secret-long-enough" });
     const prov = await seed.provider();
     const cookie = await dashboardCookie();
@@ -265,16 +279,18 @@ describe("the dashboard's audit page", () => {
     expect(all.status).toBe(200);
     expect(all.html).toContain('href="/ui/audit"');
     expect(all.html.indexOf(prov.id)).toBeGreaterThan(-1);
-    // The bad name was refused (400) and is shown escaped, never as markup.
+    // The description is shown escaped, never as markup.
     expect(all.html).not.toContain("<b>");
-    expect(all.html).toContain("&lt;b&gt;");
+    expect(all.html).toContain("&lt;b&gt;bold&lt;/b&gt;");
     expect(all.html).not.toContain("a-provider-secret-long-enough");
+    expect(all.html).not.toContain("&lt;i&gt;");
     const only = await page(`?resource=${prov.id}`);
     expect(only.html).toContain(prov.id);
     expect(only.html).not.toContain("&lt;b&gt;");
     const refused = await page("?status=400&method=POST");
-    expect(refused.html).toContain("&lt;b&gt;");
+    expect(refused.html).toContain("refused: invalid_body: invalid request body");
     expect(refused.html).not.toContain(prov.id);
+    expect(refused.html).not.toContain(marked.id);
 
     // More than a page: a link to the older entries, keeping the filter.
     const actor = unique("bulk");

@@ -7,15 +7,17 @@ import { ADMIN_TOKEN, api, seed, unique } from "./helpers";
 
 /**
  * What authentication and the audit trail cost in D1, statement by statement: a named token is
- * one lookup by hash (then cached in the isolate), its last use one write at most a minute, and
- * an admin write one audit insert. The statements are recorded as D1 sees them.
+ * one lookup by hash (then cached in the isolate), its last use one write at most a minute, an
+ * admin write one audit insert, and a refused write one batch (its throttled insert and the count
+ * of those the throttle drops). The statements are recorded as D1 sees them.
  */
 
 const app = createApp();
 
 function recordingD1(db: D1Database, seen: string[]): D1Database {
-  const wrap = (stmt: D1PreparedStatement, sql: string): D1PreparedStatement =>
-    new Proxy(stmt, {
+  const sqlOf = new WeakMap<object, string>();
+  const wrap = (stmt: D1PreparedStatement, sql: string): D1PreparedStatement => {
+    const wrapped = new Proxy(stmt, {
       get(target, prop, receiver) {
         if (prop === "bind") return (...args: unknown[]) => wrap(target.bind(...args), sql);
         if (prop === "run" || prop === "all" || prop === "first" || prop === "raw") {
@@ -28,12 +30,15 @@ function recordingD1(db: D1Database, seen: string[]): D1Database {
         return typeof v === "function" ? v.bind(target) : v;
       },
     });
+    sqlOf.set(wrapped, sql);
+    return wrapped;
+  };
   return new Proxy(db, {
     get(target, prop, receiver) {
       if (prop === "prepare") return (sql: string) => wrap(target.prepare(sql), sql);
       if (prop === "batch") {
         return (stmts: D1PreparedStatement[]) => {
-          seen.push("batch");
+          seen.push(`batch: ${stmts.map((st) => sqlOf.get(st) ?? "?").join(" ; ")}`);
           return target.batch(stmts);
         };
       }
@@ -85,5 +90,14 @@ describe("the D1 cost of authentication and auditing", () => {
     expect(about("audit_log")(write.sql)[0]).toMatch(/^insert into "audit_log"/i);
     const read = await statementsOf("GET", `/api/v1/providers/${provider.name}`, ADMIN_TOKEN);
     expect(about("audit_log")(read.sql)).toEqual([]);
+  });
+
+  it("adds one batch to a refused write: the throttled insert and its count, one round trip", async () => {
+    const { token } = (await api.post("/api/v1/tokens", { name: unique("cost-ro"), scope: "read" })).body;
+    expect((await statementsOf("GET", "/api/v1/providers", token)).status).toBe(200); // the token is now cached, its use written
+    const refused = await statementsOf("POST", "/api/v1/providers", token, { name: "x".repeat(4_000) });
+    expect(refused.status).toBe(403);
+    expect(refused.sql).toHaveLength(1);
+    expect(refused.sql[0]).toMatch(/^batch: INSERT INTO counters [^;]* ; INSERT INTO audit_log /);
   });
 });

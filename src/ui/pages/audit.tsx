@@ -1,4 +1,5 @@
 import { Hono } from "hono";
+import { REFUSED_ENTRIES_PER_ACTOR_PER_MINUTE } from "../../audit/refusal";
 import { type AuditFilter, auditPage } from "../../db/audit-store";
 import { createDb } from "../../db/client";
 import { clip, when } from "../format";
@@ -27,6 +28,16 @@ export function auditFilterFromQuery(q: Record<string, string | undefined>): { f
 
 const statusClass = (s: number) => (s < 300 ? "badge ok" : s < 500 ? "badge warn" : "badge bad");
 
+/** A refused write keeps what the answer said (`{code, error}`), not what was sent: shown as one line. */
+function refusalText(json: string): string {
+  try {
+    const r = JSON.parse(json) as { code?: unknown; error?: unknown };
+    return ["refused", r.code, r.error].filter((x) => typeof x === "string" && x !== "").join(": ");
+  } catch {
+    return "refused";
+  }
+}
+
 /** The audit trail: who changed what, newest first, with the API's filters. */
 export const auditRoutes = new Hono<UiEnv>().get("/audit", async (c) => {
   const { filter, shown } = auditFilterFromQuery(c.req.query());
@@ -35,7 +46,9 @@ export const auditRoutes = new Hono<UiEnv>().get("/audit", async (c) => {
   return c.html(
     <Page title="Audit trail" csrf={c.get("csrf")}>
       <h1>Audit trail</h1>
-      <p class="mut small">Every admin write, through the API or this dashboard, newest first. Secrets are never recorded.</p>
+      <p class="mut small">
+        {`Every admin write, through the API or this dashboard, newest first. Secrets are never recorded. A refused write keeps only what the answer said, at most ${REFUSED_ENTRIES_PER_ACTOR_PER_MINUTE} a minute per actor (the rest are counted in /metrics).`}
+      </p>
       <form class="actions" method="get" action="/ui/audit">
         <input name="actor" placeholder="actor, e.g. token:ci" value={shown.actor ?? ""} />
         <input name="resource" placeholder="id, name or /api/v1/… prefix" value={shown.resource ?? ""} />
@@ -79,7 +92,7 @@ export const auditRoutes = new Hono<UiEnv>().get("/audit", async (c) => {
               <td class="num">
                 <span class={statusClass(e.status)}>{String(e.status)}</span>
               </td>
-              <td class="fault">{e.changes ? clip(e.changes, 300) : "—"}</td>
+              <td class="fault">{e.changes ? clip(e.changes, 300) : e.refusal ? refusalText(e.refusal) : "—"}</td>
               <td class="mut small">{e.requestId}</td>
             </tr>
           ))}
