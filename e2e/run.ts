@@ -16,7 +16,9 @@
  * A: 3 scale sets (one with min_idle_runners > 0), 60 jobs in 4 bursts.
  * B: the same under chaos: every webhook delivered twice and shuffled; 30 % of creates fail and
  *    10 % hang (with batch create, 10 % of batches hang whole); 10 % of deletes fail; 10 % of GitHub calls answer 5xx and one rate-limit window
- *    opens; the coordinator is killed (SIGKILL) and restarted twice mid-run on its persisted state.
+ *    opens; the coordinator is killed (SIGKILL) and restarted twice mid-run on its persisted state;
+ *    and a second repository's holder signs deliveries naming octo/app's job ids (running, queued
+ *    and not yet handed out) and runners (e2e/intruder.ts): none may reach octo/app's jobs or runners.
  * S: a scale set in scaleset_api intake (GitHub's runner scale set API: jobs `runs-on: <its name>`,
  *    the coordinator long-polls the fake's Actions service) beside a webhook-fed one, 36 jobs in 3
  *    bursts, the coordinator killed and restarted twice mid-run. Also checked: every scale set API
@@ -36,6 +38,7 @@ import type { DeliveryConfig } from "../test/fake-github/types.ts";
 import { createsAsked } from "../test/fake-shim/requests.ts";
 import type { FaultRule, RecordedRequest } from "../test/fake-shim/types.ts";
 import { EC2_LIVE_STATES } from "./ec2-cloud.ts";
+import { startIntruder } from "./intruder.ts";
 import { profileFromArgs, type StackProfile } from "./profiles.ts";
 import { type Stack, startStack } from "./stack.ts";
 
@@ -62,6 +65,8 @@ interface Scenario {
   burstGapMs: number;
   /** Called once the scale sets exist and their idle minimum is up. */
   chaos?: (stack: Stack) => Promise<void>;
+  /** Another tenant forges deliveries about this one's jobs and runners until the jobs are done (e2e/intruder.ts). */
+  intruder?: boolean;
   /** Restart the coordinator after these bursts (0-based). */
   restartAfterBursts?: number[];
   jobsTimeoutMs: number;
@@ -198,6 +203,7 @@ const scenarios: Record<string, Scenario> = {
     bursts: BURSTS,
     burstGapMs: 3000,
     restartAfterBursts: [0, 2],
+    intruder: true,
     async chaos(stack) {
       const rules: FaultRule[] = [
         // 10 % of creates hang (the request gets no answer until the coordinator gives up)…
@@ -332,6 +338,7 @@ async function runScenario(
   const violations: string[] = [];
   let monitor: Promise<void> | undefined;
   let monitoring = true;
+  let intruder: Awaited<ReturnType<typeof startIntruder>> | null = null;
   try {
     const ids = new Map<string, ScaleSetSpec>();
     for (const s of sc.scaleSets) {
@@ -369,6 +376,7 @@ async function runScenario(
     }
     say(`${sc.name}: ${ids.size} scale sets, ${minIdleTotal} idle runners up after ${Date.now() - t0} ms`);
     if (sc.chaos) await sc.chaos(stack);
+    intruder = sc.intruder ? await startIntruder(stack) : null;
 
     // Sample live instances all along: D1 through the API, and the cloud's machines.
     const maxLive = new Map<string, { d1: number; machines: number }>([...ids.keys()].map((id) => [id, { d1: 0, machines: 0 }]));
@@ -414,6 +422,9 @@ async function runScenario(
       jobs = await gh.workflowJobs();
     }
     const allDoneAt = Date.now();
+    const intruded = intruder ? await intruder.stop() : null;
+    intruder = null;
+    if (intruded) violations.push(...intruded.violations);
     const unfinished = jobs.filter((j) => j.status !== "completed");
     if (unfinished.length)
       violations.push(
@@ -512,12 +523,14 @@ async function runScenario(
       all_jobs_done_s: Math.round((allDoneAt - t0) / 100) / 10,
       settled_s: Math.round((settledAt - t0) / 100) / 10,
       ...extra.summary,
+      ...(intruded && { intruder: { forged: intruded.forged, answers: intruded.answers } }),
       violations,
     };
     return { ok: violations.length === 0, summary, violations };
   } finally {
     monitoring = false;
     await monitor?.catch(() => {});
+    await intruder?.stop().catch(() => {});
     await stack.stop();
   }
 }
