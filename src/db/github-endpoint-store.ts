@@ -1,4 +1,4 @@
-import { and, eq, isNull, notExists, or, type SQL, sql } from "drizzle-orm";
+import { and, eq, isNull, ne, notExists, or, type SQL, sql } from "drizzle-orm";
 import type { Db } from "./client";
 import { type EntityKind, entities, githubCredentials, githubEndpoints } from "./schema";
 
@@ -36,17 +36,31 @@ export const endpointPlaceFields = ["baseUrl", "apiBaseUrl", "uploadBaseUrl", "c
 
 /**
  * Updates an endpoint. A place field (endpointPlaceFields) that `patch` changes is written only
- * while no credential and no entity uses the endpoint; sending the stored value is no change.
- * One statement, so credentials stored while the request ran cannot be moved by it. Null when
- * nothing was updated: no such endpoint, or the patch would move one in use (endpointUse says
- * which).
+ * while no credential and no entity uses the endpoint; sending the stored value is no change,
+ * and neither is an `apiBaseUrl` every credential on the endpoint is bound to (pointing an
+ * endpoint moved behind the API's back home again). One statement, so credentials stored while
+ * the request ran cannot be moved by it. Null when nothing was updated: no such endpoint, or
+ * the patch would move one in use (endpointUse says which).
  */
 export async function updateEndpoint(db: Db, name: string, patch: EndpointPatch): Promise<EndpointRow | null> {
   const unchanged: SQL[] = [];
   for (const field of endpointPlaceFields) {
     const value = patch[field];
     if (value === undefined) continue;
-    unchanged.push(value === null ? isNull(githubEndpoints[field]) : eq(githubEndpoints[field], value));
+    if (value === null) unchanged.push(isNull(githubEndpoints[field]));
+    else if (field !== "apiBaseUrl") unchanged.push(eq(githubEndpoints[field], value));
+    else {
+      const boundElsewhere = db
+        .select({ one: sql`1` })
+        .from(githubCredentials)
+        .where(
+          and(
+            eq(githubCredentials.endpointName, name),
+            or(isNull(githubCredentials.boundApiUrl), ne(githubCredentials.boundApiUrl, value)),
+          ),
+        );
+      unchanged.push(or(eq(githubEndpoints.apiBaseUrl, value), notExists(boundElsewhere))!);
+    }
   }
   const unused = and(
     notExists(db.select({ one: sql`1` }).from(githubCredentials).where(eq(githubCredentials.endpointName, name))),

@@ -31,7 +31,7 @@ export function githubFailure(err: unknown, hint?: (status: number) => string | 
         credentials_id: err.credentialId,
         bound_api_url: err.boundApiUrl,
         url: err.url,
-        next: "point the endpoint back at the URL the credentials were created for, or delete them and add them again",
+        next: "point the endpoint's api_base_url back at bound_api_url (PUT /github/endpoints/{name}), or delete the credentials and add them again",
       },
     );
   }

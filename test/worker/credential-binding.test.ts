@@ -139,7 +139,12 @@ describe("credentials bound to their API URL", () => {
     expect(res.body).toMatchObject({
       code: "conflict",
       error: expect.stringContaining("not sent"),
-      details: { credentials_id: id, bound_api_url: home.url, url: `${elsewhere.url}/repos/octo/app/hooks`, next: expect.any(String) },
+      details: {
+        credentials_id: id,
+        bound_api_url: home.url,
+        url: `${elsewhere.url}/repos/octo/app/hooks`,
+        next: expect.stringContaining("point the endpoint's api_base_url back at bound_api_url"),
+      },
     });
     expect((await api.get(`/api/v1/repositories/${repo.body.id}/webhook`)).status).toBe(409);
     expect((await api.delete(`/api/v1/repositories/${repo.body.id}/webhook`)).status).toBe(409);
@@ -147,6 +152,27 @@ describe("credentials bound to their API URL", () => {
     expect((await elsewhere.state()).hooks).toEqual([]);
     expect(errors.join("\n")).not.toContain("hook-secret-1");
   });
+});
+
+it("lets the admin API point a moved endpoint back where its credentials are bound, and nowhere else", async () => {
+  const [home, elsewhere, third] = [await newWorld(), await newWorld(), await newWorld()];
+  const endpoint = await createEndpoint(home, true);
+  const id = await createPatCredential(endpoint);
+  await createAppCredential(endpoint);
+  await moveEndpointInD1(endpoint, elsewhere.ghesUrl);
+  const refused = await expectRejectedWithoutWrites(409, () =>
+    api.put(`/api/v1/github/endpoints/${endpoint}`, { api_base_url: third.ghesUrl }),
+  );
+  expect(refused.body).toMatchObject({ code: "in_use", details: { fields: ["api_base_url"] } });
+  // Back home with another field changed at once is still a move.
+  await expectRejectedWithoutWrites(409, () =>
+    api.put(`/api/v1/github/endpoints/${endpoint}`, { api_base_url: `${home.ghesUrl}/`, base_url: "https://elsewhere.example" }),
+  );
+  const back = await api.put(`/api/v1/github/endpoints/${endpoint}`, { api_base_url: `${home.ghesUrl}/` });
+  expect(back.status, back.text).toBe(200);
+  expect(back.body.api_base_url).toBe(home.ghesUrl);
+  expect(await listRunners(client(id, new TestClock()), org)).toEqual([]);
+  expect(await seen(elsewhere, third)).toEqual([]);
 });
 
 describe("migration 0019", () => {
