@@ -1384,7 +1384,7 @@ export interface paths {
                 };
             };
         };
-        /** Update a GitHub endpoint */
+        /** Update a GitHub endpoint (its URLs and CA bundle only while no credentials or entities use it) */
         put: {
             parameters: {
                 query?: never;
@@ -1438,6 +1438,15 @@ export interface paths {
                 };
                 /** @description Not found */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Name taken, or still in use */
+                409: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -2874,7 +2883,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description GitHub refuses the entity's credentials */
+                /** @description GitHub refuses the entity's credentials, or they were not sent: their endpoint no longer points at the API URL they were created for */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -2986,7 +2995,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description GitHub refuses the entity's credentials */
+                /** @description GitHub refuses the entity's credentials, or they were not sent: their endpoint no longer points at the API URL they were created for */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -3082,7 +3091,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description GitHub refuses the entity's credentials */
+                /** @description GitHub refuses the entity's credentials, or they were not sent: their endpoint no longer points at the API URL they were created for */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -4185,7 +4194,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description GitHub refuses the entity's credentials */
+                /** @description GitHub refuses the entity's credentials, or they were not sent: their endpoint no longer points at the API URL they were created for */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -4297,7 +4306,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description GitHub refuses the entity's credentials */
+                /** @description GitHub refuses the entity's credentials, or they were not sent: their endpoint no longer points at the API URL they were created for */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -4393,7 +4402,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description GitHub refuses the entity's credentials */
+                /** @description GitHub refuses the entity's credentials, or they were not sent: their endpoint no longer points at the API URL they were created for */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -5450,19 +5459,25 @@ export interface components {
         CreateGithubEndpoint: {
             /**
              * Format: uri
+             * @description The REST API URL credentials are sent to; https://, or http:// only for a loopback host (127.0.0.0/8, ::1, localhost: development and tests)
              * @example https://ghes.example.com/api/v3
              */
             api_base_url: string;
             /**
              * Format: uri
+             * @description GitHub's web URL; https://, or http:// only for a loopback host (127.0.0.0/8, ::1, localhost: development and tests)
              * @example https://ghes.example.com
              */
             base_url: string;
+            /** @description PEM certificates the runners trust for this endpoint */
             ca_cert_bundle?: string;
             /** @default  */
             description?: string;
             name: string;
-            /** Format: uri */
+            /**
+             * Format: uri
+             * @description The uploads API URL; https://, or http:// only for a loopback host (127.0.0.0/8, ::1, localhost: development and tests)
+             */
             upload_base_url?: string;
         };
         CreateOrganization: {
@@ -6127,13 +6142,23 @@ export interface components {
             };
         };
         UpdateGithubEndpoint: {
-            /** Format: uri */
+            /**
+             * Format: uri
+             * @description The REST API URL credentials are sent to; https://, or http:// only for a loopback host (127.0.0.0/8, ::1, localhost: development and tests). Fixed while credentials or entities use the endpoint (stored credentials go only to the API URL they were created for): changing it then is a 409
+             */
             api_base_url?: string;
-            /** Format: uri */
+            /**
+             * Format: uri
+             * @description GitHub's web URL; https://, or http:// only for a loopback host (127.0.0.0/8, ::1, localhost: development and tests). Fixed while credentials or entities use the endpoint (stored credentials go only to the API URL they were created for): changing it then is a 409
+             */
             base_url?: string;
+            /** @description PEM certificates the runners trust for this endpoint; null removes them. Fixed while credentials or entities use the endpoint (stored credentials go only to the API URL they were created for): changing it then is a 409 */
             ca_cert_bundle?: string | null;
             description?: string;
-            /** Format: uri */
+            /**
+             * Format: uri
+             * @description The uploads API URL; https://, or http:// only for a loopback host (127.0.0.0/8, ::1, localhost: development and tests). Fixed while credentials or entities use the endpoint (stored credentials go only to the API URL they were created for): changing it then is a 409
+             */
             upload_base_url?: string;
         };
         UpdateProvider: {

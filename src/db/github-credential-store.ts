@@ -1,4 +1,4 @@
-import { eq } from "drizzle-orm";
+import { eq, sql } from "drizzle-orm";
 import type { Db } from "./client";
 import { type CredentialRow, type CredentialStateRow, clearCredentialState } from "./github-state-store";
 import { type EntityKind, entities, githubCredentialState, githubCredentials, githubEndpoints } from "./schema";
@@ -9,7 +9,8 @@ import { type EntityKind, entities, githubCredentialState, githubCredentials, gi
  * here it is only read alongside, and forgotten when the credential changes identity.
  */
 
-export type NewCredentials = typeof githubCredentials.$inferInsert;
+/** The bound API URL is not the caller's to give: the insert reads it from the endpoint. */
+export type NewCredentials = Omit<typeof githubCredentials.$inferInsert, "boundApiUrl">;
 /** What an update may change; absent fields keep their value. */
 export type CredentialsPatch = Partial<
   Pick<CredentialRow, "name" | "description" | "appId" | "installationId" | "secretEnc" | "webhookSecretEnc" | "updatedAt">
@@ -63,8 +64,17 @@ export async function newCredentialsChecks(
   return { endpointExists: endpoint.length > 0, nameTaken: taken.length > 0 };
 }
 
+/**
+ * Stores credentials bound to their endpoint's API URL as the insert reads it, in the same
+ * statement: an endpoint changed between the route's checks and this write cannot leave them
+ * bound to a URL they were not given for.
+ */
 export async function insertCredentials(db: Db, row: NewCredentials): Promise<CredentialRow> {
-  const [inserted] = await db.insert(githubCredentials).values(row).returning();
+  const boundApiUrl = sql<string>`(SELECT rtrim(${githubEndpoints.apiBaseUrl}, '/') FROM ${githubEndpoints} WHERE ${githubEndpoints.name} = ${row.endpointName})`;
+  const [inserted] = await db
+    .insert(githubCredentials)
+    .values({ ...row, boundApiUrl })
+    .returning();
   return inserted!;
 }
 

@@ -1,6 +1,6 @@
-import { eq } from "drizzle-orm";
+import { and, eq, isNull, ne, notExists, or, type SQL, sql } from "drizzle-orm";
 import type { Db } from "./client";
-import { entities, githubCredentials, githubEndpoints } from "./schema";
+import { type EntityKind, entities, githubCredentials, githubEndpoints } from "./schema";
 
 /** D1 access for GitHub endpoints (github.com and GitHub Enterprise Servers). */
 
@@ -28,24 +28,78 @@ export async function insertEndpoint(db: Db, row: NewEndpoint): Promise<Endpoint
   return inserted!;
 }
 
-/** Null when there is no such endpoint. */
+/**
+ * The fields that say where an endpoint's credentials are sent (and which CA the runners trust
+ * for it): fixed while credentials or entities use the endpoint.
+ */
+export const endpointPlaceFields = ["baseUrl", "apiBaseUrl", "uploadBaseUrl", "caCertBundle"] as const;
+
+/**
+ * Updates an endpoint. A place field (endpointPlaceFields) that `patch` changes is written only
+ * while no credential and no entity uses the endpoint; sending the stored value is no change,
+ * and neither is an `apiBaseUrl` every credential on the endpoint is bound to (pointing an
+ * endpoint moved behind the API's back home again). One statement, so credentials stored while
+ * the request ran cannot be moved by it. Null when nothing was updated: no such endpoint, or
+ * the patch would move one in use (endpointUse says which).
+ */
 export async function updateEndpoint(db: Db, name: string, patch: EndpointPatch): Promise<EndpointRow | null> {
-  const [updated] = await db.update(githubEndpoints).set(patch).where(eq(githubEndpoints.name, name)).returning();
+  const unchanged: SQL[] = [];
+  for (const field of endpointPlaceFields) {
+    const value = patch[field];
+    if (value === undefined) continue;
+    if (value === null) unchanged.push(isNull(githubEndpoints[field]));
+    else if (field !== "apiBaseUrl") unchanged.push(eq(githubEndpoints[field], value));
+    else {
+      const boundElsewhere = db
+        .select({ one: sql`1` })
+        .from(githubCredentials)
+        .where(
+          and(
+            eq(githubCredentials.endpointName, name),
+            or(isNull(githubCredentials.boundApiUrl), ne(githubCredentials.boundApiUrl, value)),
+          ),
+        );
+      unchanged.push(or(eq(githubEndpoints.apiBaseUrl, value), notExists(boundElsewhere))!);
+    }
+  }
+  const unused = and(
+    notExists(db.select({ one: sql`1` }).from(githubCredentials).where(eq(githubCredentials.endpointName, name))),
+    notExists(db.select({ one: sql`1` }).from(entities).where(eq(entities.endpointName, name))),
+  );
+  const where = unchanged.length ? and(eq(githubEndpoints.name, name), or(unused, and(...unchanged))) : eq(githubEndpoints.name, name);
+  const [updated] = await db.update(githubEndpoints).set(patch).where(where).returning();
   return updated ?? null;
 }
 
+export interface EndpointUse {
+  /** Names, at most 20. */
+  credentials: string[];
+  /** At most 20. */
+  entities: { id: string; kind: EntityKind }[];
+}
+
 /**
- * What still uses an endpoint, in one round trip: the names of its credentials (at most 20)
- * and whether any entity is registered on it. Null when there is no such endpoint.
+ * What still uses an endpoint, in one round trip: its credentials and the entities registered
+ * on it (at most 20 of each). Null when there is no such endpoint.
  */
-export async function endpointUse(db: Db, name: string): Promise<{ credentials: string[]; hasEntities: boolean } | null> {
+export async function endpointUse(db: Db, name: string): Promise<EndpointUse | null> {
   const [endpoint, creds, ents] = await db.batch([
     db.select({ name: githubEndpoints.name }).from(githubEndpoints).where(eq(githubEndpoints.name, name)),
-    db.select({ name: githubCredentials.name }).from(githubCredentials).where(eq(githubCredentials.endpointName, name)).limit(20),
-    db.select({ id: entities.id }).from(entities).where(eq(entities.endpointName, name)).limit(1),
+    db
+      .select({ name: githubCredentials.name })
+      .from(githubCredentials)
+      .where(eq(githubCredentials.endpointName, name))
+      .orderBy(githubCredentials.name)
+      .limit(20),
+    db
+      .select({ id: entities.id, kind: entities.kind })
+      .from(entities)
+      .where(eq(entities.endpointName, name))
+      .orderBy(entities.kind, entities.id)
+      .limit(20),
   ]);
   if (!endpoint.length) return null;
-  return { credentials: creds.map((r) => r.name), hasEntities: ents.length > 0 };
+  return { credentials: creds.map((r) => r.name), entities: ents };
 }
 
 export async function deleteEndpoint(db: Db, name: string): Promise<void> {

@@ -41,6 +41,12 @@ export const githubCredentials = sqliteTable(
      * feeds the coordinator: deliveries it signs reach the entities that use these credentials.
      */
     webhookSecretEnc: text("webhook_secret_enc"),
+    /**
+     * The endpoint's API URL when the credentials were stored (no trailing slash): the only
+     * place their secret, and anything minted with it, is ever sent (github/credential-binding.ts).
+     * Null only for a row written by code older than the column: such credentials are never sent.
+     */
+    boundApiUrl: text("bound_api_url"),
     createdAt: createdAt(),
     updatedAt: updatedAt(),
   },

@@ -70,3 +70,26 @@ export class GithubSendDeadlineError extends GithubError {
     super(`${operation}: not sent, its budget window ended at ${new Date(sendBy).toISOString()}`);
   }
 }
+
+/**
+ * Not sent: the URL is not under the API URL the credential was stored for (its endpoint was
+ * changed after, or the credential predates the record). Nothing was signed or sent; nothing
+ * retried can help until the endpoint points where the credential was created for.
+ */
+export class GithubCredentialElsewhereError extends GithubError {
+  override name = "GithubCredentialElsewhereError";
+  constructor(
+    readonly credentialId: string,
+    readonly operation: string,
+    /** Null for a credential stored before the binding was recorded. */
+    readonly boundApiUrl: string | null,
+    /** Where the call would have gone (origin and path, no query). */
+    readonly url: string,
+  ) {
+    super(
+      boundApiUrl === null
+        ? `${operation}: not sent: GitHub credentials ${credentialId} record no API URL they were created for; add them again`
+        : `${operation}: not sent: GitHub credentials ${credentialId} were created for ${boundApiUrl}, not ${url}`,
+    );
+  }
+}

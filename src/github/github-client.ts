@@ -10,6 +10,7 @@ import { logAt, logEvent } from "../observability/log";
 import { countGithubCall } from "../observability/op-counters";
 import { githubCallLevel } from "../scaleset/log-levels";
 import { CredentialAuth } from "./credential-auth";
+import { refuseUnlessBound } from "./credential-binding";
 import {
   GithubApiError,
   GithubCredentialFailingError,
@@ -192,13 +193,15 @@ export class GithubClient {
         continue;
       }
 
+      // Checked before a token is read or minted: a credential goes only where it was created for.
+      const url = buildUrl(ctx.apiBaseUrl, path, opts.query);
+      refuseUnlessBound(ctx, url, operation);
       const authorization = auth.kind === "token" ? await this.auth.tokenAuthorization(operation) : await this.auth.appJwtAuthorization();
       if (opts.sendBy !== undefined && this.clock.now() >= opts.sendBy) {
         // GitHub failing is the news, not the deadline: paying again would not help.
         if (lastFailure) throw new GithubUnavailableError(operation, lastFailure.status, serverAttempts, lastFailure.detail);
         throw new GithubSendDeadlineError(operation, opts.sendBy);
       }
-      const url = buildUrl(ctx.apiBaseUrl, path, opts.query);
       const started = this.clock.now();
       let res: Response;
       try {

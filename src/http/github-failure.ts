@@ -1,5 +1,6 @@
 import {
   GithubApiError,
+  GithubCredentialElsewhereError,
   GithubCredentialFailingError,
   GithubError,
   GithubRateLimitedError,
@@ -9,7 +10,8 @@ import { ApiError } from "./errors";
 
 /**
  * What an admin caller should see when GitHub did not do what a route asked: 409 for
- * credentials GitHub refuses (fix them first), 503 with Retry-After while rate limited,
+ * credentials GitHub refuses (fix them first) or that were not sent because their endpoint
+ * no longer points where they were created for, 503 with Retry-After while rate limited,
  * 502 for GitHub's own errors (with GitHub's status and message).
  */
 export function githubFailure(err: unknown, hint?: (status: number) => string | undefined): ApiError {
@@ -19,6 +21,18 @@ export function githubFailure(err: unknown, hint?: (status: number) => string | 
       "GitHub refuses these credentials; update them to retry",
       { credentials_id: err.credentialId, reason: err.reason },
       { code: "credentials_refused" },
+    );
+  }
+  if (err instanceof GithubCredentialElsewhereError) {
+    return new ApiError(
+      409,
+      "not sent: these credentials go only to the API URL they were created for, and their endpoint now points elsewhere",
+      {
+        credentials_id: err.credentialId,
+        bound_api_url: err.boundApiUrl,
+        url: err.url,
+        next: "point the endpoint's api_base_url back at bound_api_url (PUT /github/endpoints/{name}), or delete the credentials and add them again",
+      },
     );
   }
   if (err instanceof GithubRateLimitedError) {

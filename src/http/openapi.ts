@@ -1,4 +1,5 @@
 import { z } from "@hono/zod-openapi";
+import { isLoopbackHost } from "../lib/loopback-host";
 import { ErrorSchema } from "./errors";
 
 /**
@@ -75,6 +76,15 @@ export const HttpUrl = z
   .url({ protocol: /^https?$/ })
   .max(2048)
   .transform((u) => u.replace(/\/+$/, ""));
+
+/**
+ * An HttpUrl that is https://, or http:// on a loopback host only: for URLs that stored
+ * credentials are sent to, which must not cross a network in the clear.
+ */
+export const HttpsUrl = HttpUrl.refine((u) => {
+  const url = new URL(u);
+  return url.protocol === "https:" || isLoopbackHost(url.hostname);
+}, "use https:// (http:// only for a loopback host: 127.0.0.0/8, ::1, localhost)");
 
 export const Description = z.string().max(1024);
 

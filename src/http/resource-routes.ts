@@ -40,15 +40,23 @@ export function resourceRoutes<
         request: { params },
         responses: { 200: jsonResponse(view, description), ...errorResponses, ...notFoundResponse },
       }),
-    /** `renames`: the update may change the name, so it can clash with another (409). */
-    update: <Body extends z.ZodType>(summary: string, body: Body, { renames = false } = {}) =>
+    /**
+     * `renames`: the update may change the name, so it can clash with another (409).
+     * `refusesInUse`: some changes are refused while other resources use this one (409).
+     */
+    update: <Body extends z.ZodType>(summary: string, body: Body, { renames = false, refusesInUse = false } = {}) =>
       createRoute({
         method: "put",
         path: item,
         tags,
         summary,
         request: { params, body: jsonBody(body) },
-        responses: { 200: jsonResponse(view, "Updated"), ...errorResponses, ...notFoundResponse, ...(renames ? conflictResponse : {}) },
+        responses: {
+          200: jsonResponse(view, "Updated"),
+          ...errorResponses,
+          ...notFoundResponse,
+          ...(renames || refusesInUse ? conflictResponse : {}),
+        },
       }),
     remove: (summary: string) =>
       createRoute({

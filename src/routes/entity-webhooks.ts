@@ -41,7 +41,9 @@ const InstallWebhook = z
   .openapi("InstallWebhook");
 
 const githubErrors = {
-  409: errorJson("GitHub refuses the entity's credentials"),
+  409: errorJson(
+    "GitHub refuses the entity's credentials, or they were not sent: their endpoint no longer points at the API URL they were created for",
+  ),
   502: errorJson("GitHub refused or failed the request"),
   503: errorJson("Credentials are rate limited (see Retry-After)"),
 } as const;

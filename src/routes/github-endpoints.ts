@@ -4,6 +4,7 @@ import {
   deleteEndpoint,
   type EndpointRow,
   endpointExists,
+  type endpointPlaceFields,
   endpointUse,
   findEndpoint,
   insertEndpoint,
@@ -12,7 +13,7 @@ import {
 } from "../db/github-endpoint-store";
 import { DEFAULT_ENDPOINT } from "../github/default-endpoint";
 import { ApiError, conflict, inUse } from "../http/errors";
-import { Description, HttpUrl, iso, NameParam, now, ResourceName, Timestamp } from "../http/openapi";
+import { Description, HttpsUrl, iso, NameParam, now, ResourceName, Timestamp } from "../http/openapi";
 import { requireFound } from "../http/require-found";
 import { resourceRoutes } from "../http/resource-routes";
 import { createRouter } from "../http/router";
@@ -36,26 +37,50 @@ const EndpointSchema = z
   })
   .openapi("GithubEndpoint");
 
+const secureUrl = "https://, or http:// only for a loopback host (127.0.0.0/8, ::1, localhost: development and tests)";
+const fixedWhileUsed =
+  "Fixed while credentials or entities use the endpoint (stored credentials go only to the API URL they were created for): changing it then is a 409";
+const about = {
+  base_url: `GitHub's web URL; ${secureUrl}`,
+  api_base_url: `The REST API URL credentials are sent to; ${secureUrl}`,
+  upload_base_url: `The uploads API URL; ${secureUrl}`,
+  ca_cert_bundle: "PEM certificates the runners trust for this endpoint",
+};
+
 const CreateEndpoint = z
   .strictObject({
     name: ResourceName,
     description: Description.default(""),
-    base_url: HttpUrl.openapi({ example: "https://ghes.example.com" }),
-    api_base_url: HttpUrl.openapi({ example: "https://ghes.example.com/api/v3" }),
-    upload_base_url: HttpUrl.optional(),
-    ca_cert_bundle: PemBundle.optional(),
+    base_url: HttpsUrl.openapi({ example: "https://ghes.example.com", description: about.base_url }),
+    api_base_url: HttpsUrl.openapi({ example: "https://ghes.example.com/api/v3", description: about.api_base_url }),
+    upload_base_url: HttpsUrl.optional().openapi({ description: about.upload_base_url }),
+    ca_cert_bundle: PemBundle.optional().openapi({ description: about.ca_cert_bundle }),
   })
   .openapi("CreateGithubEndpoint");
 
 const UpdateEndpoint = z
   .strictObject({
     description: Description.optional(),
-    base_url: HttpUrl.optional(),
-    api_base_url: HttpUrl.optional(),
-    upload_base_url: HttpUrl.optional(),
-    ca_cert_bundle: PemBundle.nullable().optional(),
+    base_url: HttpsUrl.optional().openapi({ description: `${about.base_url}. ${fixedWhileUsed}` }),
+    api_base_url: HttpsUrl.optional().openapi({ description: `${about.api_base_url}. ${fixedWhileUsed}` }),
+    upload_base_url: HttpsUrl.optional().openapi({ description: `${about.upload_base_url}. ${fixedWhileUsed}` }),
+    ca_cert_bundle: PemBundle.nullable()
+      .optional()
+      .openapi({ description: `${about.ca_cert_bundle}; null removes them. ${fixedWhileUsed}` }),
   })
   .openapi("UpdateGithubEndpoint");
+
+/** The body's fields that say where credentials go, under their column names. */
+const placeColumns = {
+  base_url: "baseUrl",
+  api_base_url: "apiBaseUrl",
+  upload_base_url: "uploadBaseUrl",
+  ca_cert_bundle: "caCertBundle",
+} as const satisfies Record<string, (typeof endpointPlaceFields)[number]>;
+
+/** The place fields a body would change on this row (a field sent with its stored value is no change). */
+const movedFields = (row: EndpointRow, body: z.infer<typeof UpdateEndpoint>) =>
+  (Object.keys(placeColumns) as (keyof typeof placeColumns)[]).filter((f) => body[f] !== undefined && body[f] !== row[placeColumns[f]]);
 
 const view = (r: EndpointRow): z.infer<typeof EndpointSchema> => ({
   name: r.name,
@@ -103,28 +128,39 @@ export const githubEndpointRoutes = createRouter()
     const row = requireFound(await findEndpoint(createDb(c.env), name), "endpoint", name);
     return c.json(view(row), 200);
   })
-  .openapi(routes.update("Update a GitHub endpoint", UpdateEndpoint), async (c) => {
-    const { name } = c.req.valid("param");
-    const body = c.req.valid("json");
-    const row = await updateEndpoint(createDb(c.env), name, {
-      ...sentFields(body, {
-        description: "description",
-        base_url: "baseUrl",
-        api_base_url: "apiBaseUrl",
-        upload_base_url: "uploadBaseUrl",
-        ca_cert_bundle: "caCertBundle",
-      }),
-      updatedAt: now(),
-    });
-    return c.json(view(requireFound(row, "endpoint", name)), 200);
-  })
+  .openapi(
+    routes.update("Update a GitHub endpoint (its URLs and CA bundle only while no credentials or entities use it)", UpdateEndpoint, {
+      refusesInUse: true,
+    }),
+    async (c) => {
+      const { name } = c.req.valid("param");
+      const body = c.req.valid("json");
+      const db = createDb(c.env);
+      const row = await updateEndpoint(db, name, {
+        ...sentFields(body, { description: "description", ...placeColumns }),
+        updatedAt: now(),
+      });
+      if (row) return c.json(view(row), 200);
+      // Not updated: no such endpoint, or the body would move one that credentials use.
+      const [current, use] = await Promise.all([findEndpoint(db, name), endpointUse(db, name)]);
+      throw inUse(
+        "endpoint is in use: its URLs and CA bundle cannot change while credentials or entities use it, as stored credentials would then be sent to the new place",
+        {
+          fields: movedFields(requireFound(current, "endpoint", name), body),
+          credentials: use?.credentials ?? [],
+          entities: use?.entities ?? [],
+          next: "delete the credentials listed (and the entities that use them) first, or add a new endpoint with the new URLs and create credentials on it; credentials cannot move to another endpoint",
+        },
+      );
+    },
+  )
   .openapi(routes.remove("Delete a GitHub endpoint no credentials use"), async (c) => {
     const { name } = c.req.valid("param");
     if (name === DEFAULT_ENDPOINT) throw new ApiError(409, "the github.com endpoint cannot be deleted");
     const db = createDb(c.env);
     const use = requireFound(await endpointUse(db, name), "endpoint", name);
-    if (use.credentials.length || use.hasEntities) {
-      throw inUse("endpoint is in use", { credentials: use.credentials });
+    if (use.credentials.length || use.entities.length) {
+      throw inUse("endpoint is in use", { credentials: use.credentials, entities: use.entities });
     }
     await deleteEndpoint(db, name);
     return c.body(null, 204);

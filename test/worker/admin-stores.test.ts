@@ -34,18 +34,18 @@ describe("use checks: missing is null, in use lists the users", () => {
     expect(await credentialsUse(db(), crypto.randomUUID())).toBeNull();
   });
 
-  it("endpoints: their credentials' names and whether entities sit on them", async () => {
+  it("endpoints: their credentials' names and the entities that sit on them", async () => {
     const name = unique("ghes");
     await api.post("/api/v1/github/endpoints", {
       name,
       base_url: "https://ghes.example.com",
       api_base_url: "https://ghes.example.com/api/v3",
     });
-    expect(await endpointUse(db(), name)).toEqual({ credentials: [], hasEntities: false });
+    expect(await endpointUse(db(), name)).toEqual({ credentials: [], entities: [] });
     const creds = await seed.patCredentials({ endpoint: name });
-    expect(await endpointUse(db(), name)).toEqual({ credentials: [creds.name], hasEntities: false });
-    await seed.repository({ credentials_name: creds.name });
-    expect(await endpointUse(db(), name)).toEqual({ credentials: [creds.name], hasEntities: true });
+    expect(await endpointUse(db(), name)).toEqual({ credentials: [creds.name], entities: [] });
+    const repo = await seed.repository({ credentials_name: creds.name });
+    expect(await endpointUse(db(), name)).toEqual({ credentials: [creds.name], entities: [{ id: repo.id, kind: "repository" }] });
     expect(await endpointUse(db(), unique("nowhere"))).toBeNull();
   });
 

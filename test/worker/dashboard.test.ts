@@ -1,39 +1,9 @@
-import { env, exports } from "cloudflare:workers";
+import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { createSession, SESSION_COOKIE } from "../../src/ui/session";
 import { ADMIN_TOKEN, insertInstance, seed } from "./helpers";
 import { world } from "./observed-world";
-
-const ORIGIN = "https://edgerunner.test";
-
-interface Page {
-  status: number;
-  html: string;
-  headers: Headers;
-}
-
-async function ui(
-  method: string,
-  path: string,
-  opts: { cookie?: string; form?: Record<string, string>; headers?: Record<string, string> } = {},
-): Promise<Page> {
-  const headers: Record<string, string> = { ...opts.headers };
-  if (opts.cookie) headers.cookie = `${SESSION_COOKIE}=${opts.cookie}`;
-  let body: string | undefined;
-  if (opts.form) {
-    headers["content-type"] = "application/x-www-form-urlencoded";
-    body = new URLSearchParams(opts.form).toString();
-  }
-  const res = await exports.default.fetch(new Request(`${ORIGIN}${path}`, { method, headers, body, redirect: "manual" }));
-  return { status: res.status, html: await res.text(), headers: res.headers };
-}
-
-async function login(token = ADMIN_TOKEN): Promise<{ res: Page; cookie: string | null }> {
-  const res = await ui("POST", "/ui/login", { form: { token } });
-  const set = res.headers.get("set-cookie") ?? "";
-  const m = new RegExp(`${SESSION_COOKIE}=([^;]+)`).exec(set);
-  return { res, cookie: m ? m[1]! : null };
-}
+import { login, ORIGIN, ui } from "./ui-helpers";
 
 const csrfOf = (html: string) => /name="_csrf" value="([^"]+)"/.exec(html)?.[1] ?? null;
 

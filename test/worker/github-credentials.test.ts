@@ -113,6 +113,22 @@ describe("GitHub credentials", () => {
     );
   });
 
+  it("refuses to move credentials to another endpoint: they go only where they were created for", async () => {
+    const { name } = (
+      await api.post("/api/v1/github/endpoints", {
+        name: unique("ghes"),
+        base_url: "https://ghes.example.com",
+        api_base_url: "https://ghes.example.com/api/v3",
+      })
+    ).body;
+    const creds = (await api.post("/api/v1/github/credentials", pat())).body;
+    for (const body of [{ endpoint: name }, { endpoint: name, pat: { oauth2_token: "ghp_new" } }, { endpoint_name: name }]) {
+      const res = await expectRejectedWithoutWrites(400, () => api.put(`/api/v1/github/credentials/${creds.id}`, body));
+      expect(res.body.details).toEqual([{ path: "(root)", message: expect.stringMatching(/Unrecognized key: "endpoint(_name)?"/) }]);
+    }
+    expect((await api.get(`/api/v1/github/credentials/${creds.id}`)).body.endpoint).toBe("github.com");
+  });
+
   it("refuses to delete credentials an entity uses (409)", async () => {
     const repo = await seed.repository();
     const res = await expectRejectedWithoutWrites(409, () => api.delete(`/api/v1/github/credentials/${repo.credentials_id}`));

@@ -8,7 +8,14 @@
 import { errorText, logger } from "../../observability/log";
 import { countGithubCall } from "../../observability/op-counters";
 import type { ActionsError, ActionsResult } from "../../scaleset/actions-port";
-import { GithubApiError, GithubCredentialFailingError, GithubRateLimitedError, GithubUnavailableError } from "../errors";
+import { refuseUnlessBound } from "../credential-binding";
+import {
+  GithubApiError,
+  GithubCredentialElsewhereError,
+  GithubCredentialFailingError,
+  GithubRateLimitedError,
+  GithubUnavailableError,
+} from "../errors";
 import { type Clock, type GithubClient, USER_AGENT } from "../github-client";
 import { createRegistrationToken } from "../runners";
 import { type GithubScope, scopeKey } from "../scope";
@@ -54,6 +61,7 @@ function restError(err: unknown): ActionsError {
   if (err instanceof GithubCredentialFailingError) return { kind: "unauthorized", message: err.message };
   if (err instanceof GithubRateLimitedError || err instanceof GithubUnavailableError) return { kind: "retryable", message: err.message };
   if (err instanceof GithubApiError) return { ...actionsError(err.status, null, err.message), message: err.message };
+  if (err instanceof GithubCredentialElsewhereError) return { kind: "permanent", message: err.message };
   return { kind: "retryable", message: errorText(err) };
 }
 
@@ -85,8 +93,13 @@ export class AdminTokens {
   private async exchange(need: Need): Promise<ActionsResult<AdminConnection>> {
     let regToken: string;
     let ctx: Awaited<ReturnType<GithubClient["context"]>>;
+    let exchangeUrl: string;
     try {
       ctx = await need.gh.context();
+      exchangeUrl = `${ctx.apiBaseUrl}/actions/runner-registration`;
+      // The registration token is the credential's to give: only to the API it was created for
+      // (checked before minting one; the admin JWT then goes where that API's answer says).
+      refuseUnlessBound(ctx, exchangeUrl, "actions_registration");
       regToken = (await createRegistrationToken(need.gh, need.scope)).token;
     } catch (err) {
       return { ok: false, error: restError(err) };
@@ -99,7 +112,7 @@ export class AdminTokens {
       let status = 0;
       let parsed: unknown;
       try {
-        const res = await need.fetch(`${ctx.apiBaseUrl}/actions/runner-registration`, {
+        const res = await need.fetch(exchangeUrl, {
           method: "POST",
           headers: { authorization: `RemoteAuth ${regToken}`, "content-type": "application/json", "user-agent": USER_AGENT },
           body,
