@@ -14,6 +14,10 @@
  * Jobs the world's workflows queue with `runs-on: <scale set name>` (labels exactly [name])
  * go through the scale set's queue: JobAvailable → acquire → JobAssigned → a runner of the
  * scale set takes it (JobStarted) → JobCompleted (see workflows.ts, which calls the hooks here).
+ * Tests can also queue messages of any shape (`inject`): job items that fail validation, a body
+ * that is not JSON, a malformed envelope, an answer that is not JSON or too large. A repository
+ * has no runner groups to look up: its runner scale sets are in the default group, id 1.
+ * One file past 400 lines: every route shares the service's scale sets, sessions, queues and jobs.
  */
 import type { ActionsServiceSettings, ActionsServiceState, FakeRunner, FakeScaleSet, InjectedMessage, ScaleSetJobState } from "./types.ts";
 import type { World } from "./world.ts";
