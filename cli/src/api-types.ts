@@ -5818,6 +5818,8 @@ export interface components {
             matched: boolean;
             name: string;
             owner: string;
+            /** @description Why intake could not take the job as it came: a scale set API queue item that failed validation (which fields, and why). Such a row holds what of the item was readable; null for a job taken as it came */
+            problem: string | null;
             /**
              * Format: date-time
              * @example 2026-11-22T10:00:00.000Z
@@ -6079,9 +6081,21 @@ export interface components {
             listener: {
                 failures: number;
                 github_scale_set_id: number | null;
+                /** @description Job items of the queue that failed validation: each recorded (a job row with its `problem`, when it had a runner request id) and logged (`listener_job_invalid`) */
+                invalid_job_items: number;
                 last_error: string | null;
                 /** @description The last queue message whose effects are stored and which was acknowledged */
                 last_message_id: number;
+                /** @description The last message acknowledged unread, and why */
+                last_unreadable: {
+                    /**
+                     * Format: date-time
+                     * @example 2026-11-22T10:00:00.000Z
+                     */
+                    at: string;
+                    error: string;
+                    message_id: number;
+                } | null;
                 /**
                  * Format: date-time
                  * @example 2026-11-22T10:00:00.000Z
@@ -6092,6 +6106,8 @@ export interface components {
                 statistics: {
                     [key: string]: number;
                 } | null;
+                /** @description Queue messages that could not be read (not JSON, malformed, too large) and were acknowledged unread after 3 polls */
+                unreadable_messages: number;
             } | null;
             /**
              * Format: date-time

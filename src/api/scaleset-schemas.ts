@@ -181,6 +181,17 @@ export const ObjectStatusSchema = z
         failures: z.int(),
         retry_at: Timestamp.nullable(),
         last_error: z.string().nullable(),
+        invalid_job_items: z.int().openapi({
+          description:
+            "Job items of the queue that failed validation: each recorded (a job row with its `problem`, when it had a runner request id) and logged (`listener_job_invalid`)",
+        }),
+        unreadable_messages: z.int().openapi({
+          description: "Queue messages that could not be read (not JSON, malformed, too large) and were acknowledged unread after 3 polls",
+        }),
+        last_unreadable: z
+          .object({ at: Timestamp, message_id: z.int(), error: z.string() })
+          .nullable()
+          .openapi({ description: "The last message acknowledged unread, and why" }),
       })
       .nullable()
       .openapi({ description: "The runner scale set API listener (intake scaleset_api); null if it never ran" }),

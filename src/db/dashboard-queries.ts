@@ -179,9 +179,11 @@ export interface JobRow {
   queued_at: number | null;
   started_at: number | null;
   runner_name: string | null;
+  /** Why intake could not take the job as it came, if so. */
+  problem: string | null;
 }
 
-const JOB_COLUMNS = "id, name, workflow_name, repository, labels, status, scale_set_id, queued_at, started_at, runner_name";
+const JOB_COLUMNS = "id, name, workflow_name, repository, labels, status, scale_set_id, queued_at, started_at, runner_name, problem";
 const jobRows = (r: D1Result | undefined): JobRow[] =>
   rows<Omit<JobRow, "labels"> & { labels: string | null }>(r).map((j) => ({ ...j, labels: parsedLabels(j.labels) }));
 

@@ -40,6 +40,7 @@ const columns: Record<keyof JobState, string> = {
   queuedAt: "queued_at",
   startedAt: "started_at",
   completedAt: "completed_at",
+  problem: "problem",
 };
 
 const fields = Object.keys(columns) as (keyof JobState)[];

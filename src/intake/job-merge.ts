@@ -31,6 +31,8 @@ export interface JobState extends JobEvent {
   source: JobSource;
   entityId: string;
   scaleSetId: string | null;
+  /** Why intake could not take the event as it came (a queue item that failed validation); none for a valid one. */
+  problem?: string | null;
 }
 
 export const jobMergeRules = {
@@ -54,6 +56,8 @@ export const jobMergeRules = {
   // The first delivery's route stays: a job never moves between scale sets once routed. An
   // unmatched job is routed by a later delivery of its entity if a scale set matches by then.
   scaleSetId: "fill",
+  // A valid later event does not erase it: the row still lost what that item carried.
+  problem: "progress",
 } as const satisfies Record<keyof JobState, MergeRule>;
 
 const gap = (v: unknown) => v === null || v === undefined || v === "";

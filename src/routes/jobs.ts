@@ -31,6 +31,14 @@ const JobSchema = z
     runner_name: z.string().nullable(),
     scale_set_id: z.uuid().nullable().openapi({ description: "Null when no scale set matches the job's labels" }),
     matched: z.boolean(),
+    problem: z
+      .string()
+      .nullable()
+      .openapi({
+        description:
+          "Why intake could not take the job as it came: a scale set API queue item that failed validation (which fields, and why). " +
+          "Such a row holds what of the item was readable; null for a job taken as it came",
+      }),
     queued_at: Timestamp.nullable(),
     started_at: Timestamp.nullable(),
     completed_at: Timestamp.nullable(),
@@ -74,6 +82,7 @@ const view = (r: JobRow): z.infer<typeof JobSchema> => ({
   runner_name: r.runnerName,
   scale_set_id: r.scaleSetId,
   matched: r.scaleSetId !== null,
+  problem: r.problem,
   queued_at: iso(r.queuedAt),
   started_at: iso(r.startedAt),
   completed_at: iso(r.completedAt),

@@ -62,9 +62,11 @@ export async function renderMetrics(db: D1Database): Promise<string> {
   const calls = new Map<string, { family: string; labels: Labels; value: number }>();
   const reconcile = new Map<string, { buckets: Map<string, number>; count: number; sumMs: number }>();
   const credentialNames = new Map(data.credentials.map((c) => [c.id, c.name]));
+  const listenerInvalid: { labels: Labels; value: number }[] = [];
   for (const c of counterRows) {
     const [family, a = "", b = ""] = c.name.split("|");
     if (family === "scaleset.desired") desired.set(a, c.value);
+    else if (family === "listener.invalid") listenerInvalid.push({ labels: { ...ssLabels(a), kind: b }, value: c.value });
     else if (family === "github.calls" || family === "github.errors") {
       calls.set(c.name, {
         family: family === "github.calls" ? `${P}github_operations_total` : `${P}github_errors_total`,
@@ -121,6 +123,12 @@ export async function renderMetrics(db: D1Database): Promise<string> {
     m.declare(family, help, "counter");
     for (const c of calls.values()) if (c.family === family) m.add(family, help, "counter", c.labels, c.value);
   }
+
+  const invalidName = `${P}listener_invalid_total`;
+  const invalidHelp =
+    'Scale set API queue items that failed validation (kind="job_item", each recorded and logged) and messages acknowledged unread (kind="message")';
+  m.declare(invalidName, invalidHelp, "counter");
+  for (const c of listenerInvalid) m.add(invalidName, invalidHelp, "counter", c.labels, c.value);
 
   // GitHub credentials: health and the last rate-limit figures GitHub sent.
   const credHelp = {

@@ -15,6 +15,8 @@ export type ActionsErrorKind =
   | "unauthorized"
   /** 5xx, 429, network, timeout: try again later. */
   | "retryable"
+  /** A successful answer larger than the client reads (MAX_ACTIONS_BODY_BYTES): left unread. */
+  | "too_large"
   /** Anything else: a request GitHub will never accept as it is. */
   | "permanent";
 
@@ -78,10 +80,36 @@ export interface JobMessage {
   result: string | null;
 }
 
+/**
+ * A job item of a known type that failed validation (a field missing, of the wrong type or out of
+ * bounds). What passed on its own is kept (a field that failed is empty: "", [], 0 or null),
+ * with the problems; its type and request id are null when they are what failed.
+ */
+export interface InvalidJobItem extends Omit<JobMessage, "type" | "runnerRequestId"> {
+  type: JobMessageType | null;
+  runnerRequestId: number | null;
+  /** `field: what is wrong`, one per failure; never the value itself. */
+  problems: string[];
+}
+
 export interface QueueMessage {
   messageId: number;
   statistics: ScaleSetStatistics | null;
   jobs: JobMessage[];
+  /** Items that failed validation: recorded and logged, never dropped silently. */
+  invalid: InvalidJobItem[];
+  /** The types of items this coordinator does not know (the service may add some): skipped. */
+  skipped: string[];
+}
+
+/**
+ * A message that cannot be acted on as it came: not JSON, its body not a JSON array, its
+ * envelope malformed, or too large to read. Its id was readable, so it can be acknowledged
+ * (after a few tries: listener.ts).
+ */
+export interface UnreadableMessage {
+  messageId: number;
+  unreadable: string;
 }
 
 /** The runner scale set API for one GitHub entity (repository, organization or enterprise). */
@@ -95,8 +123,15 @@ export interface ActionsServicePort {
   createSession(scaleSetId: number, owner: string): Promise<ActionsResult<ListenerSession>>;
   refreshSession(scaleSetId: number, sessionId: string): Promise<ActionsResult<ListenerSession>>;
   deleteSession(scaleSetId: number, sessionId: string): Promise<ActionsResult<void>>;
-  /** One long poll: a message, or null when none came in the service's wait (202). */
-  getMessage(session: ListenerSession, lastMessageId: number, maxCapacity: number): Promise<ActionsResult<QueueMessage | null>>;
+  /**
+   * One long poll: a message, one that came but cannot be read (with its id), or null when none
+   * came in the service's wait (202). A message without a readable id is an error.
+   */
+  getMessage(
+    session: ListenerSession,
+    lastMessageId: number,
+    maxCapacity: number,
+  ): Promise<ActionsResult<QueueMessage | UnreadableMessage | null>>;
   deleteMessage(session: ListenerSession, messageId: number): Promise<ActionsResult<void>>;
   /** The runner request ids the scale set now holds. */
   acquireJobs(scaleSetId: number, session: ListenerSession, runnerRequestIds: number[]): Promise<ActionsResult<number[]>>;

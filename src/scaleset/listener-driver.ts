@@ -7,9 +7,18 @@
  */
 import { recordWorkflowJob } from "../db/delivery-store";
 import type { ScaleSetRecord } from "../db/scaleset-store";
-import { logEvent as log } from "../observability/log";
-import type { ActionsServicePort } from "./actions-port";
-import { type ListenerState, type ListenerStep, messagePlan, type StepOutcome } from "./listener";
+import { logEvent as log, logger } from "../observability/log";
+import { count, counterName } from "../observability/op-counters";
+import type { ActionsServicePort, QueueMessage, UnreadableMessage } from "./actions-port";
+import {
+  type ListenerState,
+  type ListenerStep,
+  messagePlan,
+  runnerGroupChoice,
+  type StepOutcome,
+  UNREADABLE_MESSAGE_TRIES,
+  unreadableTry,
+} from "./listener";
 
 export interface ListenerDriverContext {
   db: D1Database;
@@ -34,7 +43,9 @@ export async function runListenerStep(
   switch (step.kind) {
     case "register": {
       const ss = ctx.scaleSet!;
-      const group = await port.runnerGroupId(ss.runnerGroup || "Default");
+      const choice = runnerGroupChoice(ss.entity.kind, ss.runnerGroup);
+      if ("refused" in choice) return { step: "register", ok: false, error: { kind: "permanent", message: choice.refused } };
+      const group = "id" in choice ? { ok: true as const, value: choice.id } : await port.runnerGroupId(choice.lookup);
       if (!group.ok) return { step: "register", ok: false, error: group.error };
       const found = await port.findScaleSet(group.value, ss.name);
       if (!found.ok) return { step: "register", ok: false, error: found.error };
@@ -86,6 +97,7 @@ async function poll(ctx: ListenerDriverContext): Promise<StepOutcome> {
   if (!got.ok) return { step: "poll", ok: false, error: got.error };
   const msg = got.value;
   if (!msg) return { step: "poll", ok: true, handled: null };
+  if ("unreadable" in msg) return unreadable(ctx, msg);
 
   const plan = messagePlan(msg, { entityId: ss.entity.id, scaleSetId: ss.id, githubScaleSetId: s.githubScaleSetId! });
   if (plan.acquire.length) {
@@ -105,13 +117,64 @@ async function poll(ctx: ListenerDriverContext): Promise<StepOutcome> {
     });
   const acked = await port.deleteMessage(session, msg.messageId);
   if (!acked.ok) return { step: "poll", ok: false, error: acked.error };
+  traceInvalid(ss.id, msg);
   log({
     event: "listener_message",
     scale_set: ss.id,
     message_id: msg.messageId,
     jobs: msg.jobs.length,
+    invalid: msg.invalid.length,
+    skipped: msg.skipped.length,
     assigned: msg.statistics?.totalAssignedJobs ?? null,
     running: msg.statistics?.totalRunningJobs ?? null,
   });
-  return { step: "poll", ok: true, handled: { messageId: msg.messageId, statistics: msg.statistics } };
+  return { step: "poll", ok: true, handled: { messageId: msg.messageId, statistics: msg.statistics, invalidItems: msg.invalid.length } };
+}
+
+/** Invalid items logged one by one per message; a message of thousands says how many more in one line. */
+const MAX_INVALID_LINES = 20;
+
+/** Logs (once, with the ack) each item that failed validation and each type skipped, and counts the invalid ones for /metrics. */
+function traceInvalid(scaleSetId: string, msg: QueueMessage) {
+  for (const item of msg.invalid.slice(0, MAX_INVALID_LINES))
+    logger.warn({
+      event: "listener_job_invalid",
+      scale_set: scaleSetId,
+      message_id: msg.messageId,
+      runner_request_id: item.runnerRequestId,
+      message_type: item.type,
+      recorded: item.runnerRequestId !== null,
+      problems: item.problems.slice(0, 10),
+    });
+  if (msg.invalid.length > MAX_INVALID_LINES)
+    logger.warn({
+      event: "listener_job_invalid",
+      scale_set: scaleSetId,
+      message_id: msg.messageId,
+      more: msg.invalid.length - MAX_INVALID_LINES,
+    });
+  if (msg.invalid.length) count(counterName("listener.invalid", scaleSetId, "job_item"), msg.invalid.length);
+  // Types GitHub may add: skipped as ARC's listener skips them, but said.
+  if (msg.skipped.length)
+    log({ event: "listener_job_skipped", scale_set: scaleSetId, message_id: msg.messageId, types: [...new Set(msg.skipped)].slice(0, 10) });
+}
+
+/**
+ * A message that cannot be read: left for another poll (a glitch may pass), then acknowledged
+ * unread at the UNREADABLE_MESSAGE_TRIES-th, so the queue moves on. The state counts the tries.
+ */
+async function unreadable(ctx: ListenerDriverContext, msg: UnreadableMessage): Promise<StepOutcome> {
+  const ss = ctx.scaleSet!;
+  const tries = unreadableTry(ctx.state, msg.messageId);
+  const line = { event: "listener_message_unreadable", scale_set: ss.id, message_id: msg.messageId, try: tries, error: msg.unreadable };
+  if (tries < UNREADABLE_MESSAGE_TRIES) {
+    logger.warn({ ...line, acknowledged: false });
+    const message = `message ${msg.messageId} is unreadable (try ${tries} of ${UNREADABLE_MESSAGE_TRIES}): ${msg.unreadable}`;
+    return { step: "poll", ok: false, error: { kind: "permanent", message }, unreadable: { messageId: msg.messageId } };
+  }
+  const acked = await ctx.port.deleteMessage(ctx.state.session!, msg.messageId);
+  if (!acked.ok) return { step: "poll", ok: false, error: acked.error };
+  logger.warn({ ...line, acknowledged: true });
+  count(counterName("listener.invalid", ss.id, "message"));
+  return { step: "poll", ok: true, handled: { messageId: msg.messageId, statistics: null, unreadable: msg.unreadable } };
 }

@@ -20,6 +20,7 @@ import {
   nextStep,
   nextStepAt,
   type StepOutcome,
+  withListenerDefaults,
 } from "./listener";
 import { runListenerStep } from "./listener-driver";
 import type { ObjectState } from "./object-state";
@@ -40,6 +41,11 @@ export interface ListenerStatus {
   failures: number;
   retry_at: string | null;
   last_error: string | null;
+  /** Job items that failed validation, each recorded (a job row with its `problem`) and logged. */
+  invalid_job_items: number;
+  /** Messages acknowledged unread, and the last of them. */
+  unreadable_messages: number;
+  last_unreadable: { at: string; message_id: number; error: string } | null;
 }
 
 export const wantsOf = (ss: ScaleSetRecord | null): ListenerWants => ({
@@ -101,7 +107,8 @@ export class ListenerHost {
   status(): ListenerStatus | null {
     const stored = this.objectState.listener;
     if (!stored) return null;
-    const s = stored.state;
+    const s = withListenerDefaults(stored.state);
+    const u = s.lastUnreadable;
     return {
       github_scale_set_id: s.githubScaleSetId,
       session_open: s.session !== null,
@@ -110,6 +117,9 @@ export class ListenerHost {
       failures: s.failures,
       retry_at: s.retryAt === null ? null : new Date(s.retryAt).toISOString(),
       last_error: s.lastError,
+      invalid_job_items: s.invalidJobItems,
+      unreadable_messages: s.unreadableMessages,
+      last_unreadable: u && { at: new Date(u.at).toISOString(), message_id: u.messageId, error: u.error },
     };
   }
 
@@ -151,7 +161,8 @@ export class ListenerHost {
     const entity = ss?.entity ?? stored?.entity;
     if (!entity) return null;
     const wants = wantsOf(ss);
-    let state = stored ? await this.load(scaleSetId, stored.state) : INITIAL_LISTENER;
+    // A state saved by an older version lacks the newer fields.
+    let state = stored ? await this.load(scaleSetId, withListenerDefaults(stored.state)) : INITIAL_LISTENER;
     const now = Date.now();
     if (force) state = { ...state, retryAt: null };
     const step = nextStep(state, wants, now);

@@ -1,13 +1,15 @@
 /**
  * The runner scale set API listener's decisions, as a pure state machine over plain data: what
- * to do next (`nextStep`), how an outcome changes the state (`afterStep`), what a queue message
- * asks of us (`messagePlan`) and how many runners the statistics want (`listenerDemand`). The
- * ScaleSet object keeps the state in its SQLite and carries the steps out (listener-driver.ts).
+ * to do next (`nextStep`), how an outcome changes the state (`afterStep`), which runner group to
+ * register in (`runnerGroupChoice`), what a queue message asks of us (`messagePlan`, invalid
+ * items included), when an unreadable message is given up (`unreadableTry`) and how many runners
+ * the statistics want (`listenerDemand`). The ScaleSet object keeps the state in its SQLite and
+ * carries the steps out (listener-driver.ts).
  */
 
 import type { JobStatus } from "../db/schema";
 import type { JobState } from "../intake/job-merge";
-import type { ActionsError, JobMessage, ListenerSession, QueueMessage, ScaleSetStatistics } from "./actions-port";
+import type { ActionsError, InvalidJobItem, JobMessage, ListenerSession, QueueMessage, ScaleSetStatistics } from "./actions-port";
 
 export interface ListenerState {
   /** The runner scale set's id at GitHub, once registered or adopted. */
@@ -25,6 +27,14 @@ export interface ListenerState {
   /** Since when another session has held the scale set (409), if it does. */
   conflictSince: number | null;
   lastError: string | null;
+  /** A message that came unreadable, and how many polls have seen it so far. */
+  unreadable: { messageId: number; tries: number } | null;
+  /** Messages acknowledged unread (after UNREADABLE_MESSAGE_TRIES polls each). */
+  unreadableMessages: number;
+  /** The last of them: kept after the next good poll clears `lastError`. */
+  lastUnreadable: { at: number; messageId: number; error: string } | null;
+  /** Job items that failed validation: each was recorded (a job row when it had a request id) and logged. */
+  invalidJobItems: number;
 }
 
 export const INITIAL_LISTENER: ListenerState = {
@@ -37,7 +47,46 @@ export const INITIAL_LISTENER: ListenerState = {
   retryAt: null,
   conflictSince: null,
   lastError: null,
+  unreadable: null,
+  unreadableMessages: 0,
+  lastUnreadable: null,
+  invalidJobItems: 0,
 };
+
+/** A state saved before some fields existed, with those fields at their start. */
+export const withListenerDefaults = (s: Partial<ListenerState>): ListenerState => ({ ...INITIAL_LISTENER, ...s });
+
+/**
+ * Polls that may see the same unreadable message (not JSON, body not an array, envelope
+ * malformed, too large) before it is acknowledged unread: it would come back for ever, and the
+ * queue gives no other message until it is gone. A few tries ride out a glitch on the way.
+ */
+export const UNREADABLE_MESSAGE_TRIES = 3;
+
+/** Which poll of this unreadable message this is (1 for the first). */
+export const unreadableTry = (s: ListenerState, messageId: number): number =>
+  (s.unreadable?.messageId === messageId ? s.unreadable.tries : 0) + 1;
+
+/** GitHub's id of the default runner group, which every repository, organization and enterprise has. */
+export const DEFAULT_RUNNER_GROUP_ID = 1;
+
+/**
+ * The runner group a runner scale set is registered in. ARC and actions/scaleset use id 1
+ * without asking when no group is named; a repository has no runner groups at all (GitHub's
+ * REST API has none for it), so a repository's runner scale set is always in the default one.
+ * A named group of an organization or enterprise is looked up by name.
+ */
+export function runnerGroupChoice(
+  entityKind: "repository" | "organization" | "enterprise",
+  runnerGroup: string,
+): { id: number } | { lookup: string } | { refused: string } {
+  const name = runnerGroup.trim();
+  if (entityKind === "repository")
+    return name === "" || name.toLowerCase() === "default"
+      ? { id: DEFAULT_RUNNER_GROUP_ID }
+      : { refused: `runner group '${name}': a repository has no runner groups, only the default one` };
+  return name === "" ? { id: DEFAULT_RUNNER_GROUP_ID } : { lookup: name };
+}
 
 /** What the scale set asks of its listener now. */
 export interface ListenerWants {
@@ -72,13 +121,22 @@ export function listenerBackoffMs(failures: number, kind: ActionsError["kind"]):
   return kind === "conflict" ? Math.max(base, 30_000) : base;
 }
 
+/** A message the poll acknowledged: its statistics, the items of it that failed validation, or why it was acknowledged unread. */
+export interface HandledMessage {
+  messageId: number;
+  statistics: ScaleSetStatistics | null;
+  invalidItems?: number;
+  unreadable?: string;
+}
+
 export type StepOutcome =
   | { step: "register"; ok: true; githubScaleSetId: number }
   | { step: "open_session" | "refresh_session"; ok: true; session: ListenerSession }
-  | { step: "poll"; ok: true; handled: { messageId: number; statistics: ScaleSetStatistics | null } | null }
+  | { step: "poll"; ok: true; handled: HandledMessage | null }
   /** `unregistered`: the runner scale set was deleted at GitHub as well. */
   | { step: "close_session"; ok: true; unregistered: boolean }
-  | { step: Exclude<ListenerStep["kind"], "wait" | "idle">; ok: false; error: ActionsError };
+  /** `unreadable`: the poll got a message it could not read and left it for another try. */
+  | { step: Exclude<ListenerStep["kind"], "wait" | "idle">; ok: false; error: ActionsError; unreadable?: { messageId: number } };
 
 /** The state after a step's outcome. Pure: `now` is the only time it knows. */
 export function afterStep(s: ListenerState, o: StepOutcome, now: number): ListenerState {
@@ -96,15 +154,33 @@ export function afterStep(s: ListenerState, o: StepOutcome, now: number): Listen
           refreshNeeded: false,
           conflictSince: null,
           lastMessageId: 0,
+          unreadable: null,
           statistics: o.session.statistics ?? s.statistics,
         };
       case "refresh_session":
         // Failures stay counted until a poll goes through: a token refused again and again backs off.
         return { ...s, session: o.session, refreshNeeded: false, retryAt: null };
-      case "poll":
-        return o.handled
-          ? { ...s, ...cleared, lastMessageId: o.handled.messageId, statistics: o.handled.statistics ?? s.statistics }
-          : { ...s, ...cleared };
+      case "poll": {
+        const h = o.handled;
+        if (!h) return { ...s, ...cleared };
+        const next = {
+          ...s,
+          ...cleared,
+          lastMessageId: h.messageId,
+          statistics: h.statistics ?? s.statistics,
+          unreadable: null,
+          invalidJobItems: s.invalidJobItems + (h.invalidItems ?? 0),
+        };
+        if (h.unreadable === undefined) return next;
+        // Acknowledged unread: the error stays shown until the next message (and in lastUnreadable after).
+        const error = `message ${h.messageId} acknowledged unread after ${UNREADABLE_MESSAGE_TRIES} tries: ${h.unreadable}`;
+        return {
+          ...next,
+          lastError: `poll: ${error}`,
+          unreadableMessages: s.unreadableMessages + 1,
+          lastUnreadable: { at: now, messageId: h.messageId, error },
+        };
+      }
       case "close_session":
         return {
           ...s,
@@ -120,6 +196,8 @@ export function afterStep(s: ListenerState, o: StepOutcome, now: number): Listen
   const e = o.error;
   const failures = s.failures + 1;
   const failed = { ...s, failures, retryAt: now + listenerBackoffMs(failures, e.kind), lastError: `${o.step}: ${e.kind}: ${e.message}` };
+  if (o.unreadable)
+    return { ...failed, unreadable: { messageId: o.unreadable.messageId, tries: unreadableTry(s, o.unreadable.messageId) } };
   if (o.step === "close_session") {
     // A session we cannot close (GitHub down) is forgotten after a few tries: it expires on its own.
     return failures >= 3 ? { ...failed, session: null, githubScaleSetId: null, failures: 0, retryAt: null } : failed;
@@ -194,6 +272,48 @@ export function jobStateOf(m: JobMessage, route: { entityId: string; scaleSetId:
   };
 }
 
+/** The longest `problem` a job row keeps. */
+export const MAX_PROBLEM_CHARS = 1000;
+
+/** Why intake could not take an item as it came, as the job row's `problem` says it (bounded). */
+export function problemText(problems: string[]): string {
+  const text = `queue item failed validation: ${problems.join("; ")}`;
+  return text.length > MAX_PROBLEM_CHARS ? `${text.slice(0, MAX_PROBLEM_CHARS - 1)}…` : text;
+}
+
+/**
+ * An item that failed validation, as a job row, when it has a request id to key it by: its
+ * scale set's entity, its status from its type (queued when that failed too, or for
+ * JobAvailable: such a job is not acquired), what of it was readable, and `problem`. It is not
+ * routed (a row it creates is unmatched, so it adds no runner) and links no runner: nothing in
+ * it is trusted to act on. A row the queue's valid events made keeps its scale set.
+ */
+export function invalidJobStateOf(item: InvalidJobItem, route: { entityId: string }): JobState | null {
+  if (item.runnerRequestId === null) return null;
+  const status = item.type && item.type !== "JobAvailable" ? STATUS[item.type] : "queued";
+  return {
+    source: "scaleset_api",
+    id: item.runnerRequestId,
+    runId: item.workflowRunId,
+    runAttempt: 1,
+    name: item.jobDisplayName,
+    workflowName: null,
+    repository: item.repository,
+    owner: item.owner,
+    labels: item.requestLabels,
+    status,
+    conclusion: status === "completed" ? conclusionOf(item.result) : null,
+    runnerName: null,
+    runnerId: null,
+    queuedAt: item.queueTime,
+    startedAt: status !== "queued" ? item.runnerAssignTime : null,
+    completedAt: status === "completed" ? item.finishTime : null,
+    entityId: route.entityId,
+    scaleSetId: null,
+    problem: problemText(item.problems),
+  };
+}
+
 export interface MessagePlan {
   /** Runner request ids to acquire (JobAvailable), before anything else. */
   acquire: number[];
@@ -201,7 +321,11 @@ export interface MessagePlan {
   jobs: { key: string; action: string; job: JobState }[];
 }
 
-/** What one message asks for. Keys are per scale set, request and step, so a message that comes back (not acked) is a no-op. */
+/**
+ * What one message asks for. Keys are per scale set, request and step, so a message that comes
+ * back (not acked) is a no-op; an invalid item's key is apart from a valid one's, so GitHub
+ * sending the step again, readable, still takes effect.
+ */
 export function messagePlan(msg: QueueMessage, route: { entityId: string; scaleSetId: string; githubScaleSetId: number }): MessagePlan {
   const acquire = [...new Set(msg.jobs.filter((j) => j.type === "JobAvailable").map((j) => j.runnerRequestId))];
   const jobs = msg.jobs.flatMap((m) => {
@@ -210,7 +334,13 @@ export function messagePlan(msg: QueueMessage, route: { entityId: string; scaleS
       ? [{ key: `scaleset:${route.githubScaleSetId}:${m.runnerRequestId}:${m.type}`, action: STATUS[m.type as keyof typeof STATUS], job }]
       : [];
   });
-  return { acquire, jobs };
+  const invalid = msg.invalid.flatMap((item) => {
+    const job = invalidJobStateOf(item, route);
+    return job
+      ? [{ key: `scaleset:${route.githubScaleSetId}:${item.runnerRequestId}:${item.type ?? "unknown"}:invalid`, action: job.status, job }]
+      : [];
+  });
+  return { acquire, jobs: [...jobs, ...invalid] };
 }
 
 /**

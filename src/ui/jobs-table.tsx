@@ -46,6 +46,11 @@ export function JobsTable({ jobs, now, names }: { jobs: JobRow[]; now: number; n
               <td class="small">{labelList(j.labels)}</td>
               <td>
                 <Badge v={j.status} />
+                {j.problem && (
+                  <div class="small warn" data-problem>
+                    {clip(j.problem, 200)}
+                  </div>
+                )}
               </td>
               <td>
                 {j.scale_set_id ? (

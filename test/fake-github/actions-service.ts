@@ -14,8 +14,12 @@
  * Jobs the world's workflows queue with `runs-on: <scale set name>` (labels exactly [name])
  * go through the scale set's queue: JobAvailable → acquire → JobAssigned → a runner of the
  * scale set takes it (JobStarted) → JobCompleted (see workflows.ts, which calls the hooks here).
+ * Tests can also queue messages of any shape (`inject`): job items that fail validation, a body
+ * that is not JSON, a malformed envelope, an answer that is not JSON or too large. A repository
+ * has no runner groups to look up: its runner scale sets are in the default group, id 1.
+ * One file past 400 lines: every route shares the service's scale sets, sessions, queues and jobs.
  */
-import type { ActionsServiceSettings, ActionsServiceState, FakeRunner, FakeScaleSet, ScaleSetJobState } from "./types.ts";
+import type { ActionsServiceSettings, ActionsServiceState, FakeRunner, FakeScaleSet, InjectedMessage, ScaleSetJobState } from "./types.ts";
 import type { World } from "./world.ts";
 
 export interface ActionsAnswer {
@@ -38,6 +42,8 @@ interface QueuedMessage {
   items: Record<string, unknown>[];
   /** Fetched by a poll at least once: later events go into a new message. */
   sent: boolean;
+  /** Queued by a test as it is (inject): the fake's own events never join it. */
+  injected?: InjectedMessage;
 }
 
 export interface ScaleSetJob {
@@ -192,7 +198,10 @@ export class ActionsService {
       return failure(400, "VssVersionNotSpecifiedException", "The api-version query parameter is required.");
     const rest = path.slice(ADMIN.length);
     if (rest === "/runtime/runnergroups/" || rest === "/runtime/runnergroups") {
-      const groups = this.groupsOf(admin).filter((g) => !query.groupName || lc(g.name) === lc(query.groupName));
+      // A repository has no runner groups (GitHub's REST API has none for it either): its runner
+      // scale sets go in the default group, id 1, which ARC and actions/scaleset use without asking.
+      const lookable = admin.startsWith("repos/") ? [] : this.groupsOf(admin);
+      const groups = lookable.filter((g) => !query.groupName || lc(g.name) === lc(query.groupName));
       return answer(200, {
         count: groups.length,
         value: groups.map((g) => ({ id: g.id, name: g.name, size: 0, isDefaultGroup: g.default ?? false })),
@@ -405,6 +414,7 @@ export class ActionsService {
       if (!this.sessions.has(s.id))
         return failure(401, "Microsoft.VisualStudio.Services.Common.VssUnauthorizedException", "The session is gone.");
       const next = (this.queues.get(s.scaleSetId) ?? []).find((x) => x.messageId > after);
+      if (next?.injected) return this.injectedAnswer(next, s.scaleSetId);
       if (next) {
         next.sent = true;
         return answer(200, {
@@ -428,6 +438,33 @@ export class ActionsService {
         set.add(done);
       });
     }
+  }
+
+  /** Queues a message as a test wrote it (see InjectedMessage); its id. */
+  inject(scaleSetId: number, m: InjectedMessage): number | null {
+    if (!this.scaleSets.has(scaleSetId)) return null;
+    const q = this.queues.get(scaleSetId) ?? [];
+    this.queues.set(scaleSetId, q);
+    const messageId = this.nextMessageId++;
+    q.push({ messageId, items: [], sent: false, injected: m });
+    this.wake(scaleSetId);
+    return messageId;
+  }
+
+  private injectedAnswer(next: QueuedMessage, scaleSetId: number): ActionsAnswer {
+    next.sent = true;
+    const m = next.injected!;
+    const headers = { "content-type": "application/json; charset=utf-8" };
+    if (m.text !== undefined) return { status: 200, text: BOM + m.text, headers };
+    const envelope = {
+      messageId: next.messageId,
+      ...(m.pad_bytes && { padding: "x".repeat(m.pad_bytes) }),
+      messageType: "RunnerScaleSetJobMessages",
+      body: m.body ?? JSON.stringify(m.items ?? []),
+      statistics: this.statistics(scaleSetId),
+      ...m.envelope,
+    };
+    return { status: 200, text: BOM + JSON.stringify(envelope), headers };
   }
 
   private acquire(scaleSetId: number, auth: string | undefined, body: unknown): ActionsAnswer {
@@ -582,7 +619,7 @@ export class ActionsService {
     const q = this.queues.get(job.scaleSetId) ?? [];
     this.queues.set(job.scaleSetId, q);
     const last = q.at(-1);
-    if (last && !last.sent && last.items.length < 50) last.items.push(item);
+    if (last && !last.sent && !last.injected && last.items.length < 50) last.items.push(item);
     else q.push({ messageId: this.nextMessageId++, items: [item], sent: false });
     this.wake(job.scaleSetId);
   }

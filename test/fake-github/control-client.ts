@@ -9,6 +9,7 @@ import type {
   FakeRunner,
   Fault,
   GithubProfile,
+  InjectedMessage,
   RecordedDelivery,
   RecordedRequest,
   Seed,
@@ -120,6 +121,12 @@ export class FakeWorld {
   /** GitHub deletes the runner scale set (as it does after days without a listener). */
   async deleteRunnerScaleSet(id: number) {
     await this.control("DELETE", `actions/scalesets/${id}`);
+  }
+  /** Queues a message of any shape on the runner scale set's queue (InjectedMessage); its id. */
+  async injectMessage(scaleSetId: number, m: InjectedMessage): Promise<number> {
+    const res = await this.control("POST", `actions/scalesets/${scaleSetId}/messages`, m);
+    if (res.status !== 201) throw new Error(`inject message: ${res.status} ${await res.text()}`);
+    return ((await res.json()) as { message_id: number }).message_id;
   }
 }
 

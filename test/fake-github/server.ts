@@ -32,6 +32,7 @@
  *   {world}/_fake/actions/settings       PUT     ActionsServiceSettings (poll wait, token lifetimes)
  *   {world}/_fake/actions/expire-tokens  POST    {admin?, queue?}: tokens issued so far answer 401
  *   {world}/_fake/actions/scalesets/{id} DELETE  GitHub deletes the scale set (as after days idle)
+ *   {world}/_fake/actions/scalesets/{id}/messages POST  InjectedMessage → {message_id}: a message of any shape
  *
  * A world lives under /w/{id}; the default world is at the root, for standalone use.
  */
@@ -39,7 +40,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { ActionsService } from "./actions-service.ts";
-import type { DeliveryConfig, Fault, GithubProfile, Seed, SeedJob, SeedRunnerDownload, WorldInfo } from "./types.ts";
+import type { DeliveryConfig, Fault, GithubProfile, InjectedMessage, Seed, SeedJob, SeedRunnerDownload, WorldInfo } from "./types.ts";
 import { WorkflowPlayer } from "./workflows.ts";
 import { World } from "./world.ts";
 
@@ -212,6 +213,11 @@ export async function startFakeGithub(options: { port?: number; host?: string } 
     if (path === "/_fake/actions/expire-tokens" && method === "POST") {
       actions.expireTokens({ admin: b.admin === true, queue: b.queue === true });
       return send(res, 204, null);
+    }
+    const injected = /^\/_fake\/actions\/scalesets\/(\d+)\/messages$/.exec(path);
+    if (injected && method === "POST") {
+      const messageId = actions.inject(Number(injected[1]), b as InjectedMessage);
+      return messageId === null ? send(res, 404, { message: "fake: no such scale set" }) : send(res, 201, { message_id: messageId });
     }
     const ss = /^\/_fake\/actions\/scalesets\/(\d+)$/.exec(path);
     if (ss && method === "DELETE")

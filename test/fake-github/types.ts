@@ -270,6 +270,20 @@ export interface ActionsServiceSettings {
   queue_token_ttl_s?: number;
 }
 
+/**
+ * A message a test queues (POST /_fake/actions/scalesets/{id}/messages). `items`: job items as
+ * they are, valid or not; `body`: the body string itself; `envelope`: fields over the
+ * message's own (`{statistics: "x"}`); `text`: the whole answer, not JSON at all (so its id is
+ * unreadable); `pad_bytes`: a `padding` field after the id, to make the answer that large.
+ */
+export interface InjectedMessage {
+  items?: unknown[];
+  body?: string;
+  envelope?: Record<string, unknown>;
+  text?: string;
+  pad_bytes?: number;
+}
+
 /** A runner scale set as the Actions service answers it (`scope`: the entity it belongs to, never sent). */
 export interface FakeScaleSet {
   id: number;

@@ -1,6 +1,15 @@
 /** The Actions service's wire format: BOM stripping, `{typeName, message}` errors, queue messages. */
 import { describe, expect, it } from "vitest";
-import { actionsError, decodeBody, jwtExpiresAt, parseBody, parseQueueMessage } from "../../src/github/actions-service/wire";
+import {
+  actionsError,
+  decodeBody,
+  jwtExpiresAt,
+  messageIdFromHead,
+  parseBody,
+  parseQueueMessage,
+  readJobItem,
+} from "../../src/github/actions-service/wire";
+import { PAYLOAD_BOUNDS } from "../../src/intake/payload";
 
 const bytes = (s: string, bom = false) => new Uint8Array([...(bom ? [0xef, 0xbb, 0xbf] : []), ...new TextEncoder().encode(s)]);
 
@@ -68,10 +77,93 @@ describe("Actions service wire format", () => {
         result: null,
       }),
     ]);
+    expect(parsed.ok && parsed.value).toMatchObject({ invalid: [], skipped: ["SomethingNew"] });
     expect(parseQueueMessage({ messageId: 4, messageType: "Other", body: "whatever" })).toMatchObject({ ok: true, value: { jobs: [] } });
-    expect(parseQueueMessage({ messageId: 4, messageType: "RunnerScaleSetJobMessages", body: "{" }).ok).toBe(false);
-    expect(parseQueueMessage({ messageId: 4, messageType: "RunnerScaleSetJobMessages", body: "{}" }).ok).toBe(false);
-    expect(parseQueueMessage({ messageType: "RunnerScaleSetJobMessages" }).ok).toBe(false);
+  });
+
+  it("keeps the id of a message it cannot act on, so it can be acknowledged", () => {
+    const job = "RunnerScaleSetJobMessages";
+    expect(parseQueueMessage({ messageId: 4, messageType: job, body: "{" })).toEqual({
+      ok: false,
+      messageId: 4,
+      message: "message body is not JSON",
+    });
+    expect(parseQueueMessage({ messageId: 4, messageType: job, body: "{}" })).toMatchObject({ ok: false, messageId: 4 });
+    expect(parseQueueMessage({ messageId: 4, messageType: job, body: 7 })).toMatchObject({ ok: false, messageId: 4 });
+    expect(parseQueueMessage({ messageId: 4, messageType: job, body: "[]", statistics: "x" })).toMatchObject({
+      ok: false,
+      messageId: 4,
+      message: expect.stringContaining("statistics"),
+    });
+    expect(parseQueueMessage({ messageType: job })).toMatchObject({ ok: false, messageId: null });
+    expect(parseQueueMessage({ messageId: -1, messageType: job })).toMatchObject({ ok: false, messageId: null });
+    expect(parseQueueMessage("nope")).toMatchObject({ ok: false, messageId: null });
+  });
+
+  it("keeps a job item that fails its schema, with which fields failed and what of it was readable", () => {
+    const r = readJobItem({
+      messageType: "JobCompleted",
+      runnerRequestId: 77,
+      repositoryName: "app",
+      ownerName: "octo",
+      jobDisplayName: "build",
+      workflowRunId: 5,
+      requestLabels: Array.from({ length: PAYLOAD_BOUNDS.labels + 1 }, (_, i) => `l${i}`),
+      result: 42,
+      runnerName: "r".repeat(PAYLOAD_BOUNDS.runnerName + 1),
+    });
+    expect(r.kind).toBe("invalid");
+    if (r.kind !== "invalid") return;
+    expect(r.item).toMatchObject({
+      type: "JobCompleted",
+      runnerRequestId: 77,
+      repository: "octo/app",
+      jobDisplayName: "build",
+      workflowRunId: 5,
+      requestLabels: [],
+      result: null,
+      runnerName: null,
+    });
+    expect(r.item.problems).toEqual([
+      expect.stringMatching(/^requestLabels: Too big/),
+      expect.stringMatching(/^runnerName: Too big/),
+      expect.stringMatching(/^result: Invalid input/),
+    ]);
+    // Nothing the item carries is echoed back in its problems.
+    expect(r.item.problems.join()).not.toContain("rrrr");
+  });
+
+  it("keeps an item whose type or request id failed, without them", () => {
+    expect(readJobItem({ messageType: "JobAssigned", runnerRequestId: "55", ownerName: "octo" })).toMatchObject({
+      kind: "invalid",
+      item: { type: "JobAssigned", runnerRequestId: null, owner: "octo", problems: [expect.stringMatching(/^runnerRequestId: /)] },
+    });
+    expect(readJobItem({ runnerRequestId: 56 })).toMatchObject({ kind: "invalid", item: { type: null, runnerRequestId: 56 } });
+    expect(readJobItem({ messageType: 3, runnerRequestId: 57 })).toMatchObject({ kind: "invalid", item: { type: null } });
+    expect(readJobItem("JobAssigned")).toMatchObject({
+      kind: "invalid",
+      item: { type: null, runnerRequestId: null, problems: ["(item): not an object"] },
+    });
+    expect(
+      readJobItem({ messageType: "JobAssigned", runnerRequestId: 58, repositoryName: "x".repeat(PAYLOAD_BOUNDS.name + 1) }),
+    ).toMatchObject({
+      kind: "invalid",
+      item: { runnerRequestId: 58, repository: "/" },
+    });
+    // A type it does not know is skipped, not invalid: the service may add some.
+    expect(readJobItem({ messageType: "JobCancelledSomeday", runnerRequestId: 59 })).toEqual({
+      kind: "unknown",
+      type: "JobCancelledSomeday",
+    });
+  });
+
+  it("finds the id at the head of a message too large to read, and only there", () => {
+    const enc = (s: string) => new TextEncoder().encode(s);
+    expect(messageIdFromHead(enc('\uFEFF{"messageId":12,"padding":"xxxx'))).toBe(12);
+    expect(messageIdFromHead(enc('{ "messageId" : 12 }'))).toBe(12);
+    expect(messageIdFromHead(enc('{"messageType":"x","body":"[{\\"messageId\\":3'))).toBeNull();
+    expect(messageIdFromHead(enc('{"messageId":"12",'))).toBeNull();
+    expect(messageIdFromHead(enc("not json"))).toBeNull();
   });
 
   it("reads a JWT's expiry without verifying it", () => {

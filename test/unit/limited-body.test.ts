@@ -40,4 +40,17 @@ describe("readLimitedBody", () => {
     await expect(readLimitedBody(req, 10)).rejects.toBeInstanceOf(BodyTooLarge);
     expect(pulls).toBeLessThan(6);
   });
+
+  it("hands over the first bytes of a refused body when asked, declared or chunked", async () => {
+    const declared = new Response("0123456789ABCDEF", { headers: { "content-length": "16" } });
+    const e1 = await readLimitedBody(declared, 10, 4).catch((e: unknown) => e);
+    expect(e1).toBeInstanceOf(BodyTooLarge);
+    expect(new TextDecoder().decode((e1 as BodyTooLarge).head)).toBe("0123");
+    const chunked = new Response(streamOf([4, 4, 4], () => {}));
+    const e2 = await readLimitedBody(chunked, 10, 6).catch((e: unknown) => e);
+    expect(new TextDecoder().decode((e2 as BodyTooLarge).head)).toBe("AAAAAA");
+    // Not asked: nothing kept.
+    const e3 = await readLimitedBody(new Response(streamOf([4, 4, 4], () => {})), 10).catch((e: unknown) => e);
+    expect((e3 as BodyTooLarge).head.byteLength).toBe(0);
+  });
 });

@@ -1,18 +1,26 @@
 /** The scale set API listener's state machine: steps, outcomes, message plans, demand. */
 import { describe, expect, it } from "vitest";
 import { mergeJob } from "../../src/intake/job-merge";
-import type { JobMessage, ListenerSession, QueueMessage } from "../../src/scaleset/actions-port";
+import type { InvalidJobItem, JobMessage, ListenerSession, QueueMessage } from "../../src/scaleset/actions-port";
 import {
   afterStep,
   conclusionOf,
+  DEFAULT_RUNNER_GROUP_ID,
   INITIAL_LISTENER,
+  invalidJobStateOf,
   jobStateOf,
   type ListenerState,
   listenerBackoffMs,
   listenerDemand,
+  MAX_PROBLEM_CHARS,
   messagePlan,
   nextStep,
   nextStepAt,
+  problemText,
+  runnerGroupChoice,
+  UNREADABLE_MESSAGE_TRIES,
+  unreadableTry,
+  withListenerDefaults,
 } from "../../src/scaleset/listener";
 
 const NOW = 1_800_000_000_000;
@@ -122,6 +130,61 @@ describe("listener steps", () => {
     expect(nextStep(failed, off, NOW)).toEqual({ kind: "close_session" });
   });
 
+  it("registers a repository's runner scale set in the default group without a lookup, and looks up an organization's named group", () => {
+    expect(DEFAULT_RUNNER_GROUP_ID).toBe(1);
+    expect(runnerGroupChoice("repository", "")).toEqual({ id: 1 });
+    expect(runnerGroupChoice("repository", " Default ")).toEqual({ id: 1 });
+    expect(runnerGroupChoice("repository", "builders")).toMatchObject({ refused: expect.stringContaining("no runner groups") });
+    expect(runnerGroupChoice("organization", "")).toEqual({ id: 1 });
+    expect(runnerGroupChoice("enterprise", "")).toEqual({ id: 1 });
+    expect(runnerGroupChoice("organization", "builders")).toEqual({ lookup: "builders" });
+    expect(runnerGroupChoice("enterprise", "Default")).toEqual({ lookup: "Default" });
+  });
+
+  it("leaves an unreadable message for two more polls, then acknowledges it unread and shows why", () => {
+    const why = "message body is not JSON";
+    const unreadable = { step: "poll" as const, ok: false as const, error: err("permanent"), unreadable: { messageId: 5 } };
+    expect(UNREADABLE_MESSAGE_TRIES).toBe(3);
+    expect(unreadableTry(listening, 5)).toBe(1);
+    let s = afterStep(listening, unreadable, NOW);
+    expect(s).toMatchObject({ unreadable: { messageId: 5, tries: 1 }, failures: 1, retryAt: NOW + 2_000, lastMessageId: 4 });
+    // A network failure between tries neither counts as a try nor forgets them.
+    s = afterStep(s, { step: "poll", ok: false, error: err("retryable") }, NOW);
+    expect(s.unreadable).toEqual({ messageId: 5, tries: 1 });
+    s = afterStep(s, unreadable, NOW);
+    expect(s.unreadable).toEqual({ messageId: 5, tries: 2 });
+    expect(unreadableTry(s, 5)).toBe(UNREADABLE_MESSAGE_TRIES);
+    // Another message starts its own count.
+    expect(unreadableTry(s, 6)).toBe(1);
+    const acked = afterStep(s, { step: "poll", ok: true, handled: { messageId: 5, statistics: null, unreadable: why } }, NOW + 9);
+    expect(acked).toMatchObject({
+      lastMessageId: 5,
+      unreadable: null,
+      failures: 0,
+      retryAt: null,
+      unreadableMessages: 1,
+      lastUnreadable: { at: NOW + 9, messageId: 5, error: expect.stringContaining(why) },
+    });
+    expect(acked.lastError).toContain("message 5 acknowledged unread after 3 tries: message body is not JSON");
+    expect(nextStep(acked, on, NOW + 9)).toEqual({ kind: "poll" });
+    // The next good poll clears the error; the count and the last one stay.
+    const next = afterStep(acked, { step: "poll", ok: true, handled: { messageId: 6, statistics: null } }, NOW + 10);
+    expect(next).toMatchObject({ lastError: null, unreadableMessages: 1, lastUnreadable: { messageId: 5 } });
+  });
+
+  it("counts the invalid items of handled messages, and reads a state saved before these fields existed", () => {
+    const s = afterStep(listening, { step: "poll", ok: true, handled: { messageId: 5, statistics: null, invalidItems: 2 } }, NOW);
+    expect(afterStep(s, { step: "poll", ok: true, handled: { messageId: 6, statistics: null } }, NOW).invalidJobItems).toBe(2);
+    const { unreadable: _u, unreadableMessages: _m, lastUnreadable: _l, invalidJobItems: _i, ...old } = listening;
+    expect(withListenerDefaults(old)).toEqual({
+      ...listening,
+      unreadable: null,
+      unreadableMessages: 0,
+      lastUnreadable: null,
+      invalidJobItems: 0,
+    });
+  });
+
   it("forgets a session it cannot close after three tries", () => {
     let s = listening;
     for (let i = 0; i < 2; i++) s = afterStep(s, { step: "close_session", ok: false, error: err("retryable") }, NOW);
@@ -162,6 +225,8 @@ describe("listener messages", () => {
         item({}),
         item({ type: "JobStarted", runnerId: 9, runnerName: "er-1", runnerAssignTime: NOW }),
       ],
+      invalid: [],
+      skipped: [],
     };
     const plan = messagePlan(msg, route);
     expect(plan.acquire).toEqual([54]);
@@ -179,6 +244,57 @@ describe("listener messages", () => {
       scaleSetId: "s1",
       entityId: "e1",
     });
+  });
+
+  it("records an invalid item with a request id as an unmatched row of the scale set's entity, with its problem; acquires none", () => {
+    const bad = (over: Partial<InvalidJobItem>): InvalidJobItem => ({
+      ...item({}),
+      type: "JobAssigned",
+      problems: ["requestLabels: Too big: expected array to have <=100 items"],
+      ...over,
+    });
+    const msg: QueueMessage = {
+      messageId: 3,
+      statistics: null,
+      jobs: [],
+      invalid: [
+        bad({ type: "JobAvailable", runnerRequestId: 60 }),
+        bad({ type: null, runnerRequestId: 61 }),
+        bad({ type: "JobCompleted", runnerRequestId: 62, result: "failed", runnerName: "er-9", runnerId: 9, finishTime: NOW }),
+        bad({ runnerRequestId: null }),
+      ],
+      skipped: ["SomethingNew"],
+    };
+    const plan = messagePlan(msg, route);
+    expect(plan.acquire).toEqual([]);
+    expect(plan.jobs.map((j) => [j.key, j.action, j.job.status, j.job.scaleSetId])).toEqual([
+      ["scaleset:7:60:JobAvailable:invalid", "queued", "queued", null],
+      ["scaleset:7:61:unknown:invalid", "queued", "queued", null],
+      ["scaleset:7:62:JobCompleted:invalid", "completed", "completed", null],
+    ]);
+    expect(plan.jobs[2]!.job).toMatchObject({
+      source: "scaleset_api",
+      id: 62,
+      entityId: "e1",
+      repository: "octo/app",
+      conclusion: "failure",
+      completedAt: NOW,
+      // Nothing in an invalid item links a runner.
+      runnerName: null,
+      runnerId: null,
+      problem: "queue item failed validation: requestLabels: Too big: expected array to have <=100 items",
+    });
+    // A valid event later still lands (its key differs), and the row keeps its problem.
+    const row = mergeJob(null, plan.jobs[1]!.job);
+    const valid = jobStateOf(item({ runnerRequestId: 61 }), route)!;
+    expect(mergeJob(row, valid)).toMatchObject({ scaleSetId: "s1", problem: row.problem });
+    expect(invalidJobStateOf(bad({ runnerRequestId: null }), route)).toBeNull();
+  });
+
+  it("bounds a row's problem", () => {
+    const long = problemText(Array.from({ length: 50 }, (_, i) => `field${i}: Too big: expected string to have <=100 characters`));
+    expect(long.length).toBe(MAX_PROBLEM_CHARS);
+    expect(long.endsWith("…")).toBe(true);
   });
 
   it("merges queue events by the intake's forward-only rules, in any order", () => {

@@ -6,7 +6,9 @@
 import { describe, expect, it } from "vitest";
 import { ADMIN_REFRESH_MARGIN_MS, AdminTokens } from "../../src/github/actions-service/admin-token";
 import { ActionsServiceClient } from "../../src/github/actions-service/client";
+import { MAX_ACTIONS_BODY_BYTES } from "../../src/github/actions-service/wire";
 import type { GithubScope } from "../../src/github/scope";
+import type { ActionsResult, QueueMessage, UnreadableMessage } from "../../src/scaleset/actions-port";
 import { client, createEndpoint, createPatCredential, newWorld, TestClock } from "./github-helpers";
 
 const org: GithubScope = { kind: "organization", org: "octo" };
@@ -20,12 +22,19 @@ async function setup(opts: { ghes?: boolean; scope?: GithubScope; pollWaitMs?: n
   const gh = client(credentialId, clock);
   const svc = new ActionsServiceClient({ gh, scope: opts.scope ?? org, clock, adminTokens: tokens });
   const exchanges = async () => (await world.actionsState()).requests.filter((r) => r.path === "/actions/runner-registration").length;
-  return { world, svc, gh, clock, exchanges };
+  return { world, svc, gh, clock, tokens, exchanges };
 }
 
 const unwrap = <T>(r: { ok: true; value: T } | { ok: false; error: unknown }): T => {
   if (!r.ok) throw new Error(`expected ok, got ${JSON.stringify(r.error)}`);
   return r.value;
+};
+
+/** A polled message that could be read. */
+const readable = (r: ActionsResult<QueueMessage | UnreadableMessage | null>): QueueMessage => {
+  const m = unwrap(r);
+  if (!m || "unreadable" in m) throw new Error(`expected a readable message, got ${JSON.stringify(m)}`);
+  return m;
 };
 
 describe("Actions service client", () => {
@@ -34,7 +43,9 @@ describe("Actions service client", () => {
     { label: "GHES", ghes: true },
   ])("registers a scale set, opens a session and reads job messages ($label)", async ({ ghes }) => {
     const { world, svc } = await setup({ ghes, scope: { kind: "repository", owner: "octo", repo: "app" } });
-    const group = unwrap(await svc.runnerGroupId("Default"));
+    // A repository has no runner groups to look up: its runner scale sets go in the default group, id 1.
+    expect(await svc.runnerGroupId("Default")).toMatchObject({ ok: false, error: { kind: "not_found" } });
+    const group = 1;
     expect(unwrap(await svc.findScaleSet(group, "ss-linux"))).toBeNull();
     const created = unwrap(await svc.createScaleSet({ name: "ss-linux", runnerGroupId: group, labels: ["ss-linux"] }));
     expect(created).toMatchObject({ name: "ss-linux", runnerGroupId: 1, labels: ["ss-linux"] });
@@ -46,7 +57,7 @@ describe("Actions service client", () => {
     expect(unwrap(await svc.getMessage(session, 0, 5))).toBeNull(); // 202
 
     const [job] = await world.queueJobs({ repository: "octo/app", labels: ["ss-linux"], name: "build" });
-    const msg = unwrap(await svc.getMessage(session, 0, 5))!;
+    const msg = readable(await svc.getMessage(session, 0, 5));
     expect(msg.statistics).toMatchObject({ totalAvailableJobs: 1 });
     expect(msg.jobs).toEqual([
       expect.objectContaining({
@@ -62,7 +73,7 @@ describe("Actions service client", () => {
     expect(msg.jobs[0]!.queueTime).toBeGreaterThan(0);
     expect(unwrap(await svc.acquireJobs(created.id, session, [msg.jobs[0]!.runnerRequestId]))).toEqual([msg.jobs[0]!.runnerRequestId]);
     unwrap(await svc.deleteMessage(session, msg.messageId));
-    const assigned = unwrap(await svc.getMessage(session, msg.messageId, 5))!;
+    const assigned = readable(await svc.getMessage(session, msg.messageId, 5));
     expect(assigned.jobs.map((j) => j.type)).toEqual(["JobAssigned"]);
     expect(assigned.statistics?.totalAssignedJobs).toBe(1);
 
@@ -142,5 +153,74 @@ describe("Actions service client", () => {
     const session = unwrap(await svc.createSession(set.id, "a"));
     const gone = { ...session, messageQueueUrl: "http://127.0.0.1:9/_queue/x" };
     expect(await svc.getMessage(gone, 0, 1)).toMatchObject({ ok: false, error: { kind: "retryable" } });
+  });
+
+  it("reads no answer past 1 MiB: a larger one is an error of its own kind, whether its length is declared or not", async () => {
+    const { svc, gh, clock, tokens } = await setup();
+    const set = unwrap(await svc.createScaleSet({ name: "big", runnerGroupId: 1, labels: ["big"] }));
+    const session = unwrap(await svc.createSession(set.id, "a"));
+    const over = MAX_ACTIONS_BODY_BYTES + 1;
+    const declared = (text: string) => new Response(text, { headers: { "content-length": String(new TextEncoder().encode(text).length) } });
+    // No length: a stream that never ends, cut off at the limit.
+    const endless = () => new Response(new ReadableStream({ pull: (c) => c.enqueue(new TextEncoder().encode(" ".repeat(64 * 1024))) }));
+    let oversized: (url: string) => Response | null = () => null;
+    const big: typeof fetch = async (input, init) => oversized(String(input)) ?? fetch(input, init);
+    const bounded = new ActionsServiceClient({ gh, scope: org, clock, adminTokens: tokens, fetch: big });
+
+    oversized = (url) => (url.includes("/sessions") ? declared(`{"sessionId":"${"x".repeat(over)}"}`) : null);
+    expect(await bounded.refreshSession(set.id, session.sessionId)).toMatchObject({ ok: false, error: { kind: "too_large", status: 200 } });
+    oversized = (url) => (url.includes("/generatejitconfig") || url.includes("/acquirejobs") ? endless() : null);
+    expect(await bounded.generateJitConfig(set.id, "er-big-1")).toMatchObject({ ok: false, error: { kind: "too_large" } });
+    expect(await bounded.acquireJobs(set.id, session, [1])).toMatchObject({ ok: false, error: { kind: "too_large" } });
+    // A failure status still says what failed, whatever its body.
+    oversized = (url) => (url.includes("/runnerscalesets/") ? new Response(endless().body, { status: 503 }) : null);
+    expect(await bounded.getScaleSet(set.id)).toMatchObject({ ok: false, error: { kind: "retryable", status: 503 } });
+
+    // A message too large to read is handed over by its id, so it can be acknowledged; without a readable id it is an error.
+    oversized = (url) => (url.includes("/_queue/") ? declared(`{"messageId":9,"padding":"${"x".repeat(over)}"}`) : null);
+    expect(await bounded.getMessage(session, 0, 1)).toEqual({
+      ok: true,
+      value: { messageId: 9, unreadable: `message larger than ${MAX_ACTIONS_BODY_BYTES} bytes` },
+    });
+    oversized = (url) => (url.includes("/_queue/") ? endless() : null);
+    expect(await bounded.getMessage(session, 0, 1)).toMatchObject({ ok: false, error: { kind: "too_large" } });
+
+    // The registration exchange's answer too: no admin token, and no second exchange for the same answer.
+    let exchanges = 0;
+    oversized = (url) => {
+      if (!url.endsWith("/actions/runner-registration")) return null;
+      exchanges++;
+      return endless();
+    };
+    const fresh = new ActionsServiceClient({ gh, scope: org, clock, adminTokens: new AdminTokens(), fetch: big });
+    expect(await fresh.findScaleSet(1, "big")).toMatchObject({ ok: false, error: { kind: "too_large", status: 200 } });
+    expect(exchanges).toBe(1);
+  });
+
+  it("hands over a message it cannot read with its id, and its readable items apart from the invalid ones", async () => {
+    const { world, svc } = await setup();
+    const set = unwrap(await svc.createScaleSet({ name: "odd", runnerGroupId: 1, labels: ["odd"] }));
+    const session = unwrap(await svc.createSession(set.id, "a"));
+    const notJson = await world.injectMessage(set.id, { body: "not json" });
+    expect(await svc.getMessage(session, 0, 1)).toEqual({
+      ok: true,
+      value: { messageId: notJson, unreadable: "message body is not JSON" },
+    });
+    unwrap(await svc.deleteMessage(session, notJson));
+    const mixed = await world.injectMessage(set.id, {
+      items: [
+        { messageType: "JobAssigned", runnerRequestId: 5 },
+        { messageType: "JobAssigned", requestLabels: "x" },
+        { messageType: "New" },
+      ],
+    });
+    const m = readable(await svc.getMessage(session, notJson, 1));
+    expect(m).toMatchObject({ messageId: mixed, jobs: [{ runnerRequestId: 5 }], invalid: [{ runnerRequestId: null }], skipped: ["New"] });
+    unwrap(await svc.deleteMessage(session, mixed));
+    await world.injectMessage(set.id, { text: "<html>busy</html>" });
+    expect(await svc.getMessage(session, mixed, 1)).toMatchObject({
+      ok: false,
+      error: { kind: "permanent", message: "message is not JSON" },
+    });
   });
 });

@@ -8,31 +8,12 @@ import { describe, expect, it } from "vitest";
 import { scaleSetObject } from "../../src/scaleset/stub";
 import { runnerSession } from "../fake-github/control-client";
 import { clone, workflowJobExamples } from "../fixtures/webhook-examples";
-import { api, inScaleSetObject, unique } from "./helpers";
-import { scaleSetWorld } from "./scaleset-world";
+import { api, inScaleSetObject } from "./helpers";
+import { listenerWorld } from "./scaleset-world";
 import { deliver } from "./webhook-setup";
 
 const SHIM_SECRET = "scale-set-listener-secret";
-
-async function apiWorld(over: Record<string, unknown> = {}) {
-  const name = unique("ss").toLowerCase();
-  const w = await scaleSetWorld(SHIM_SECRET, { name, intake: "scaleset_api", ...over });
-  await w.github.actionsSettings({ poll_wait_ms: 50 });
-  const listen = () => scaleSetObject(env, w.scaleSetId).listenNow(w.scaleSetId);
-  /** Steps until the listener holds a session. */
-  const open = async () => {
-    for (let i = 0; i < 4 && !(await listen()).listener?.session_open; i++);
-    expect((await scaleSetObject(env, w.scaleSetId).status(w.scaleSetId)).listener?.session_open).toBe(true);
-  };
-  const job = async (id: number) => env.DB.prepare("SELECT * FROM jobs WHERE id = ?").bind(id).first<Record<string, any>>();
-  const liveInstances = async () =>
-    (
-      await env.DB.prepare("SELECT * FROM instances WHERE scale_set_id = ? AND status != 'deleted' ORDER BY name")
-        .bind(w.scaleSetId)
-        .all<Record<string, any>>()
-    ).results;
-  return { ...w, name, listen, open, job, liveInstances };
-}
+const apiWorld = (over: Record<string, unknown> = {}) => listenerWorld(SHIM_SECRET, over);
 
 describe("scale set API intake", () => {
   it("is chosen per scale set, shown by the API, and needs JIT", async () => {

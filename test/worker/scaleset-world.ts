@@ -1,5 +1,6 @@
 import { env } from "cloudflare:workers";
-import { inject } from "vitest";
+import { expect, inject } from "vitest";
+import { scaleSetObject } from "../../src/scaleset/stub";
 import type { FakeWorld } from "../fake-github/control-client";
 import { createTenant, type FakeShimTenant } from "../fake-shim/control";
 import { createEndpoint, createPatCredential, newWorld } from "./github-helpers";
@@ -41,6 +42,31 @@ export async function scaleSetWorld(
   });
   if (ss.status !== 201) throw new Error(ss.text);
   return { github, shim, scaleSetId: ss.body.id, repoId: repo.body.id };
+}
+
+/**
+ * A repository's scale set in scaleset_api intake on its own fake GitHub (empty polls answered
+ * after 50 ms), with the steps tests drive its listener by.
+ */
+export async function listenerWorld(shimSecret: string, over: Record<string, unknown> = {}) {
+  const name = unique("ss").toLowerCase();
+  const w = await scaleSetWorld(shimSecret, { name, intake: "scaleset_api", ...over });
+  await w.github.actionsSettings({ poll_wait_ms: 50 });
+  /** One listener step now, backoff or not; the object's status after it. */
+  const listen = () => scaleSetObject(env, w.scaleSetId).listenNow(w.scaleSetId);
+  /** Steps until the listener holds a session. */
+  const open = async () => {
+    for (let i = 0; i < 4 && !(await listen()).listener?.session_open; i++);
+    expect((await scaleSetObject(env, w.scaleSetId).status(w.scaleSetId)).listener?.session_open).toBe(true);
+  };
+  const job = async (id: number) => env.DB.prepare("SELECT * FROM jobs WHERE id = ?").bind(id).first<Record<string, any>>();
+  const liveInstances = async () =>
+    (
+      await env.DB.prepare("SELECT * FROM instances WHERE scale_set_id = ? AND status != 'deleted' ORDER BY name")
+        .bind(w.scaleSetId)
+        .all<Record<string, any>>()
+    ).results;
+  return { ...w, name, listen, open, job, liveInstances };
 }
 
 let jobSeq = 1_000_000 + Math.floor(Math.random() * 1_000_000) * 10;

@@ -5,6 +5,7 @@
  * a minute before the JWT's `exp` (actions/scaleset does the same), or at once after a 401.
  */
 
+import { BodyTooLarge, readLimitedBody } from "../../http/limited-body";
 import { errorText, logger } from "../../observability/log";
 import { countGithubCall } from "../../observability/op-counters";
 import type { ActionsError, ActionsResult } from "../../scaleset/actions-port";
@@ -19,7 +20,7 @@ import {
 import { type Clock, type GithubClient, USER_AGENT } from "../github-client";
 import { createRegistrationToken } from "../runners";
 import { type GithubScope, scopeKey } from "../scope";
-import { actionsError, adminConnectionSchema, jwtExpiresAt, parseBody } from "./wire";
+import { actionsError, adminConnectionSchema, jwtExpiresAt, MAX_ACTIONS_BODY_BYTES, parseBody } from "./wire";
 
 export interface AdminConnection {
   serviceUrl: string;
@@ -111,6 +112,7 @@ export class AdminTokens {
       const started = need.clock.now();
       let status = 0;
       let parsed: unknown;
+      let oversized = false;
       try {
         const res = await need.fetch(exchangeUrl, {
           method: "POST",
@@ -119,11 +121,13 @@ export class AdminTokens {
           signal: AbortSignal.timeout(30_000),
         });
         status = res.status;
-        parsed = parseBody(new Uint8Array(await res.arrayBuffer()));
+        parsed = parseBody(await readLimitedBody(res, MAX_ACTIONS_BODY_BYTES));
       } catch (err) {
-        last = { kind: "retryable", message: errorText(err) };
+        if (err instanceof BodyTooLarge) oversized = true;
+        else last = { kind: "retryable", message: errorText(err) };
       }
-      const good = status >= 200 && status < 300;
+      const tooLarge = `registration answer larger than ${MAX_ACTIONS_BODY_BYTES} bytes`;
+      const good = !oversized && status >= 200 && status < 300;
       countGithubCall("actions_registration", need.gh.credentialId, good);
       logger[good ? "debug" : "warn"]({
         event: "actions_service_call",
@@ -131,7 +135,7 @@ export class AdminTokens {
         method: "POST",
         status,
         duration_ms: need.clock.now() - started,
-        ...(!good && { error: last.message }),
+        ...(!good && { error: oversized ? tooLarge : last.message }),
       });
       if (good) {
         const conn = adminConnectionSchema.safeParse(parsed);
@@ -139,6 +143,8 @@ export class AdminTokens {
         const expiresAt = jwtExpiresAt(conn.data.token) ?? need.clock.now() + UNKNOWN_EXPIRY_MS;
         return { ok: true, value: { serviceUrl: conn.data.url, token: conn.data.token, expiresAt } };
       }
+      // A success too large to read is no admin token, and another exchange would answer the same.
+      if (oversized && status < 300) return { ok: false, error: { kind: "too_large", status, message: tooLarge } };
       if (status) last = actionsError(status, parsed, `registration exchange answered ${status}`);
       if (last.kind !== "unauthorized" && last.kind !== "retryable") break;
     }

@@ -7,10 +7,18 @@
  */
 
 import type { z } from "zod";
+import { BodyTooLarge, readLimitedBody } from "../../http/limited-body";
 import { measuredFetch } from "../../lib/invocation-cost";
 import { errorText, logger } from "../../observability/log";
 import { countGithubCall } from "../../observability/op-counters";
-import type { ActionsError, ActionsResult, ActionsServicePort, ListenerSession } from "../../scaleset/actions-port";
+import type {
+  ActionsError,
+  ActionsResult,
+  ActionsServicePort,
+  ListenerSession,
+  QueueMessage,
+  UnreadableMessage,
+} from "../../scaleset/actions-port";
 import { type Clock, type GithubClient, systemClock, USER_AGENT } from "../github-client";
 import type { GithubScope } from "../scope";
 import { type AdminConnection, AdminTokens } from "./admin-token";
@@ -20,6 +28,8 @@ import {
   agentSchema,
   jitSchema,
   listSchema,
+  MAX_ACTIONS_BODY_BYTES,
+  messageIdFromHead,
   parseBody,
   parseQueueMessage,
   runnerGroupSchema,
@@ -43,9 +53,16 @@ export interface ActionsClientOptions {
   adminTokens?: AdminTokens;
 }
 
-/** An HTTP answer, no answer at all (network, timeout), or no call made (no admin token). */
+/** How much of a too-large message is kept to find its id in (messageIdFromHead). */
+const MESSAGE_HEAD_BYTES = 256;
+
+/**
+ * An HTTP answer, one too large to read (`head`: its first bytes, when asked for), no answer at
+ * all (network, timeout), or no call made (no admin token).
+ */
 type Answer =
   | { kind: "answer"; status: number; body: unknown }
+  | { kind: "too_large"; status: number; limit: number; head: Uint8Array }
   | { kind: "no_answer"; status: 0; error: string }
   | { kind: "not_sent"; status: -1; error: ActionsError };
 
@@ -119,25 +136,32 @@ export class ActionsServiceClient implements ActionsServicePort {
     return this.done(r, [204], true);
   }
 
-  async getMessage(session: ListenerSession, lastMessageId: number, maxCapacity: number) {
+  async getMessage(
+    session: ListenerSession,
+    lastMessageId: number,
+    maxCapacity: number,
+  ): Promise<ActionsResult<QueueMessage | UnreadableMessage | null>> {
     const url = new URL(session.messageQueueUrl);
     if (lastMessageId > 0) url.searchParams.set("lastMessageId", String(lastMessageId));
-    const r = await this.send(
-      "actions_get_message",
-      "GET",
-      url.toString(),
-      `Bearer ${session.messageQueueAccessToken}`,
-      undefined,
-      POLL_TIMEOUT_MS,
-      {
+    const r = await this.send("actions_get_message", "GET", url.toString(), `Bearer ${session.messageQueueAccessToken}`, {
+      timeoutMs: POLL_TIMEOUT_MS,
+      headers: {
         accept: `application/json; api-version=${API_VERSION}`,
         "x-scalesetmaxcapacity": String(Math.max(0, maxCapacity)),
       },
-    );
+      keepHead: MESSAGE_HEAD_BYTES,
+    });
     if (r.status === 202) return ok(null);
+    // A message that came but cannot be read is handed over with its id, so it can be acknowledged.
+    const unreadable = (messageId: number | null, why: string): ActionsResult<UnreadableMessage> =>
+      messageId === null
+        ? fail({ kind: r.kind === "too_large" ? "too_large" : "permanent", message: why, status: 200 })
+        : ok({ messageId, unreadable: why });
+    if (r.kind === "too_large" && r.status === 200) return unreadable(messageIdFromHead(r.head), `message larger than ${r.limit} bytes`);
     if (r.kind !== "answer" || r.status !== 200) return fail(this.error(r));
+    if (r.body === undefined) return unreadable(null, "message is not JSON");
     const parsed = parseQueueMessage(r.body);
-    return parsed.ok ? ok(parsed.value) : fail({ kind: "permanent", message: parsed.message, status: 200 });
+    return parsed.ok ? ok(parsed.value) : unreadable(parsed.messageId, parsed.message);
   }
 
   async deleteMessage(session: ListenerSession, messageId: number): Promise<ActionsResult<void>> {
@@ -154,7 +178,7 @@ export class ActionsServiceClient implements ActionsServicePort {
     const conn = await this.connection();
     if (!conn.ok) return conn;
     const url = this.adminUrl(conn.value, `${SCALE_SETS}/${scaleSetId}/acquirejobs`, {});
-    const r = await this.send("actions_acquire_jobs", "POST", url, `Bearer ${session.messageQueueAccessToken}`, runnerRequestIds);
+    const r = await this.send("actions_acquire_jobs", "POST", url, `Bearer ${session.messageQueueAccessToken}`, { body: runnerRequestIds });
     return this.read(r, 200, acquiredSchema);
   }
 
@@ -204,56 +228,60 @@ export class ActionsServiceClient implements ActionsServicePort {
     for (let attempt = 0; ; attempt++) {
       const conn = await this.connection(attempt > 0);
       if (!conn.ok) return { kind: "not_sent", status: -1, error: conn.error };
-      const r = await this.send(operation, method, this.adminUrl(conn.value, path, query), `Bearer ${conn.value.token}`, body);
+      const r = await this.send(operation, method, this.adminUrl(conn.value, path, query), `Bearer ${conn.value.token}`, { body });
       if (r.status === 401 && attempt === 0) continue;
       return r;
     }
   }
 
+  /** One call; its answer is read up to MAX_ACTIONS_BODY_BYTES (`keepHead`: bytes of a larger one to keep). */
   private async send(
     operation: string,
     method: string,
     url: string,
     authorization: string,
-    body?: unknown,
-    timeoutMs = CALL_TIMEOUT_MS,
-    extra: Record<string, string> = {},
+    o: { body?: unknown; timeoutMs?: number; headers?: Record<string, string>; keepHead?: number } = {},
   ): Promise<Answer> {
     const started = this.clock.now();
-    try {
-      const res = await this.fetchFn(url, {
-        method,
-        headers: {
-          authorization,
-          "user-agent": USER_AGENT,
-          ...(body !== undefined && { "content-type": "application/json" }),
-          ...extra,
-        },
-        body: body === undefined ? undefined : JSON.stringify(body),
-        signal: AbortSignal.timeout(timeoutMs),
-      });
-      const parsed = parseBody(new Uint8Array(await res.arrayBuffer()));
-      const good = res.status < 300;
+    const logged = (status: number | null, good: boolean, error?: string) => {
       countGithubCall(operation, this.o.gh.credentialId, good);
       logger[good ? "debug" : "warn"]({
         event: "actions_service_call",
         operation,
         method,
-        status: res.status,
+        status,
         duration_ms: this.clock.now() - started,
-        ...(!good && { error: `HTTP ${res.status}` }),
+        ...(error !== undefined && { error }),
       });
+    };
+    let res: Response;
+    try {
+      res = await this.fetchFn(url, {
+        method,
+        headers: {
+          authorization,
+          "user-agent": USER_AGENT,
+          ...(o.body !== undefined && { "content-type": "application/json" }),
+          ...o.headers,
+        },
+        body: o.body === undefined ? undefined : JSON.stringify(o.body),
+        signal: AbortSignal.timeout(o.timeoutMs ?? CALL_TIMEOUT_MS),
+      });
+    } catch (err) {
+      logged(null, false, errorText(err));
+      return { kind: "no_answer", status: 0, error: errorText(err) };
+    }
+    try {
+      const parsed = parseBody(await readLimitedBody(res, MAX_ACTIONS_BODY_BYTES, o.keepHead));
+      const good = res.status < 300;
+      logged(res.status, good, good ? undefined : `HTTP ${res.status}`);
       return { kind: "answer", status: res.status, body: parsed };
     } catch (err) {
-      countGithubCall(operation, this.o.gh.credentialId, false);
-      logger.warn({
-        event: "actions_service_call",
-        operation,
-        method,
-        status: null,
-        duration_ms: this.clock.now() - started,
-        error: errorText(err),
-      });
+      if (err instanceof BodyTooLarge) {
+        logged(res.status, false, `answer larger than ${err.limit} bytes`);
+        return { kind: "too_large", status: res.status, limit: err.limit, head: err.head };
+      }
+      logged(res.status, false, errorText(err));
       return { kind: "no_answer", status: 0, error: errorText(err) };
     }
   }
@@ -261,6 +289,11 @@ export class ActionsServiceClient implements ActionsServicePort {
   private error(r: Answer): ActionsError {
     if (r.kind === "not_sent") return r.error;
     if (r.kind === "no_answer") return { kind: "retryable", message: r.error };
+    // A failure status says what failed whatever its body; a success too large to read is its own kind.
+    if (r.kind === "too_large")
+      return r.status < 300
+        ? { kind: "too_large", status: r.status, message: `answer larger than ${r.limit} bytes` }
+        : actionsError(r.status, undefined, `HTTP ${r.status} (answer larger than ${r.limit} bytes, unread)`);
     return actionsError(r.status, r.body, `HTTP ${r.status}`);
   }
 

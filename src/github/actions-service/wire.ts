@@ -5,9 +5,12 @@
  */
 import { z } from "zod";
 import { fromBase64 } from "../../crypto/base64url";
+import { PAYLOAD_BOUNDS as B } from "../../intake/payload";
 import type {
   ActionsError,
+  InvalidJobItem,
   JobMessage,
+  JobMessageType,
   ListenerSession,
   QueueMessage,
   RunnerScaleSetInfo,
@@ -15,6 +18,13 @@ import type {
 } from "../../scaleset/actions-port";
 
 const BOM = [0xef, 0xbb, 0xbf];
+
+/**
+ * The most the client reads of any answer (a message, a session, a JIT config, an admin token):
+ * GitHub's are a few KB (a message holds tens of jobs); past this an answer is broken or hostile
+ * and is refused unread rather than held in the isolate's memory.
+ */
+export const MAX_ACTIONS_BODY_BYTES = 1024 * 1024;
 
 /** The body as text, without a leading UTF-8 BOM (which JSON.parse would refuse). */
 export function decodeBody(bytes: Uint8Array): string {
@@ -97,77 +107,143 @@ export const acquiredSchema = z.object({ count: z.number(), value: z.array(z.num
 /** GitHub's zero time (`0001-01-01T00:00:00Z`) and absent times are null. */
 const time = z
   .string()
+  .max(B.word)
   .nullish()
   .transform((v) => {
     const ms = v ? Date.parse(v) : NaN;
     return Number.isFinite(ms) && ms > 0 ? ms : null;
   });
 
-const jobItemSchema = z
-  .object({
-    messageType: z.enum(["JobAvailable", "JobAssigned", "JobStarted", "JobCompleted"]),
-    runnerRequestId: z.number(),
-    repositoryName: z.string().default(""),
-    ownerName: z.string().default(""),
-    jobId: z.string().default(""),
-    jobDisplayName: z.string().default(""),
-    workflowRunId: z.number().default(0),
-    requestLabels: z.array(z.string()).nullish(),
-    queueTime: time,
-    runnerAssignTime: time,
-    finishTime: time,
-    runnerId: z.number().nullish(),
-    runnerName: z.string().nullish(),
-    result: z.string().nullish(),
-  })
-  .transform(
-    (j): JobMessage => ({
-      type: j.messageType,
-      runnerRequestId: j.runnerRequestId,
-      repository: `${j.ownerName}/${j.repositoryName}`,
-      owner: j.ownerName,
-      jobId: j.jobId,
-      jobDisplayName: j.jobDisplayName,
-      workflowRunId: j.workflowRunId,
-      requestLabels: j.requestLabels ?? [],
-      queueTime: j.queueTime,
-      runnerAssignTime: j.runnerAssignTime,
-      finishTime: j.finishTime,
-      runnerId: j.runnerId || null,
-      runnerName: j.runnerName || null,
-      result: j.result || null,
-    }),
-  );
+export const JOB_MESSAGE_TYPES = ["JobAvailable", "JobAssigned", "JobStarted", "JobCompleted"] as const satisfies readonly JobMessageType[];
+
+/** A GitHub id (runner request, workflow run, runner): what D1's INTEGER and JSON numbers both hold exactly. */
+const id = z.number().int().positive().max(Number.MAX_SAFE_INTEGER);
+
+/**
+ * One job item of a message, with the webhook path's bounds (PAYLOAD_BOUNDS) on every field
+ * that reaches D1, so an answer cannot write rows of any size.
+ */
+const jobItemObject = z.object({
+  messageType: z.enum(JOB_MESSAGE_TYPES),
+  runnerRequestId: id,
+  repositoryName: z.string().max(B.name).default(""),
+  ownerName: z.string().max(B.name).default(""),
+  jobId: z.string().max(B.name).default(""),
+  jobDisplayName: z.string().max(B.title).default(""),
+  workflowRunId: z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER).default(0),
+  requestLabels: z.array(z.string().max(B.label)).max(B.labels).nullish(),
+  queueTime: time,
+  runnerAssignTime: time,
+  finishTime: time,
+  runnerId: z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER).nullish(),
+  runnerName: z.string().max(B.runnerName).nullish(),
+  result: z.string().max(B.word).nullish(),
+});
+
+/** An item whose type and request id failed too can still give what else it carries. */
+const salvageObject = jobItemObject.partial({ messageType: true, runnerRequestId: true });
+
+const jobMessageOf = (j: z.output<typeof salvageObject>): Omit<JobMessage, "type" | "runnerRequestId"> => ({
+  repository: `${j.ownerName}/${j.repositoryName}`,
+  owner: j.ownerName,
+  jobId: j.jobId,
+  jobDisplayName: j.jobDisplayName,
+  workflowRunId: j.workflowRunId,
+  requestLabels: j.requestLabels ?? [],
+  queueTime: j.queueTime,
+  runnerAssignTime: j.runnerAssignTime,
+  finishTime: j.finishTime,
+  runnerId: j.runnerId || null,
+  runnerName: j.runnerName || null,
+  result: j.result || null,
+});
+
+/** The most problems kept per item (a list of 100 bad labels is 100 issues), and the longest each. */
+const MAX_ISSUES = 20;
+const MAX_ISSUE_CHARS = 200;
+
+/** Zod's issues as `path: what is wrong`; zod's messages never quote the value, so nothing an answer carries is echoed. */
+const problemsOf = (error: z.ZodError, root = "(item)"): string[] =>
+  error.issues.slice(0, MAX_ISSUES).map((i) => `${i.path.map(String).join(".") || root}: ${i.message}`.slice(0, MAX_ISSUE_CHARS));
+
+type ItemReading = { kind: "job"; job: JobMessage } | { kind: "invalid"; item: InvalidJobItem } | { kind: "unknown"; type: string };
+
+/**
+ * One job item. A known type that fails its schema is kept as an InvalidJobItem: its problems,
+ * and whatever of it passed on its own (the fields that failed fall back to empty), so the
+ * listener can record it rather than lose it. An item of a type this coordinator does not know
+ * (the service may add some) is skipped, as ARC's listener does.
+ */
+export function readJobItem(raw: unknown): ItemReading {
+  const parsed = jobItemObject.safeParse(raw);
+  if (parsed.success) {
+    const { messageType: type, runnerRequestId } = parsed.data;
+    return { kind: "job", job: { type, runnerRequestId, ...jobMessageOf(parsed.data) } };
+  }
+  const obj = raw !== null && typeof raw === "object" && !Array.isArray(raw) ? (raw as Record<string, unknown>) : null;
+  const type = obj?.messageType;
+  if (typeof type === "string" && type.length <= B.word && !(JOB_MESSAGE_TYPES as readonly string[]).includes(type))
+    return { kind: "unknown", type };
+  const failed = new Set(parsed.error.issues.map((i) => i.path[0]));
+  const rest = obj ? Object.fromEntries(Object.entries(obj).filter(([k]) => !failed.has(k))) : {};
+  const salvaged = salvageObject.safeParse(rest);
+  const kept = salvaged.success ? salvaged.data : salvageObject.parse({});
+  return {
+    kind: "invalid",
+    item: {
+      type: kept.messageType ?? null,
+      runnerRequestId: kept.runnerRequestId ?? null,
+      ...jobMessageOf(kept),
+      problems: obj ? problemsOf(parsed.error) : ["(item): not an object"],
+    },
+  };
+}
 
 const messageSchema = z.object({
-  messageId: z.number(),
-  messageType: z.string(),
+  messageId: id,
+  messageType: z.string().max(B.title),
   body: z.string().nullish(),
   statistics: statisticsSchema.nullish(),
 });
 
 /**
- * A polled message. Items of types this coordinator does not know are skipped (the service
- * may add some); a body that is not a JSON array is an error (the message cannot be acted on).
+ * A polled message. Job items are read one by one (readJobItem): valid ones in `jobs`, invalid
+ * ones in `invalid`, unknown types counted in `skipped`. A message that cannot be acted on at
+ * all (its envelope malformed, its body not a JSON array) is an error, with its id when that
+ * much could be read, so it can still be acknowledged.
  */
-export function parseQueueMessage(raw: unknown): { ok: true; value: QueueMessage } | { ok: false; message: string } {
+export function parseQueueMessage(
+  raw: unknown,
+): { ok: true; value: QueueMessage } | { ok: false; messageId: number | null; message: string } {
+  const messageId = id.safeParse((raw as { messageId?: unknown } | null)?.messageId).data ?? null;
   const m = messageSchema.safeParse(raw);
-  if (!m.success) return { ok: false, message: `malformed message: ${m.error.issues[0]?.message ?? "invalid"}` };
+  if (!m.success) return { ok: false, messageId, message: `malformed message: ${problemsOf(m.error, "(message)").slice(0, 3).join("; ")}` };
   const statistics: ScaleSetStatistics | null = m.data.statistics ?? null;
-  if (m.data.messageType !== "RunnerScaleSetJobMessages" || !m.data.body)
-    return { ok: true, value: { messageId: m.data.messageId, statistics, jobs: [] } };
+  const value: QueueMessage = { messageId: m.data.messageId, statistics, jobs: [], invalid: [], skipped: [] };
+  if (m.data.messageType !== "RunnerScaleSetJobMessages" || !m.data.body) return { ok: true, value };
   let items: unknown;
   try {
     items = JSON.parse(m.data.body);
   } catch {
-    return { ok: false, message: "message body is not JSON" };
+    return { ok: false, messageId, message: "message body is not JSON" };
   }
-  if (!Array.isArray(items)) return { ok: false, message: "message body is not an array" };
-  const jobs = items.flatMap((i) => {
-    const parsed = jobItemSchema.safeParse(i);
-    return parsed.success ? [parsed.data] : [];
-  });
-  return { ok: true, value: { messageId: m.data.messageId, statistics, jobs } };
+  if (!Array.isArray(items)) return { ok: false, messageId, message: "message body is not an array" };
+  for (const i of items) {
+    const r = readJobItem(i);
+    if (r.kind === "job") value.jobs.push(r.job);
+    else if (r.kind === "invalid") value.invalid.push(r.item);
+    else value.skipped.push(r.type);
+  }
+  return { ok: true, value };
+}
+
+/**
+ * The `messageId` at the start of a message too large to read whole (the service writes it
+ * first). Only an unquoted top-level key counts: inside the body string its quotes are escaped.
+ */
+export function messageIdFromHead(head: Uint8Array): number | null {
+  const found = /^\s*\{\s*"messageId"\s*:\s*(\d{1,16})\s*[,}]/.exec(decodeBody(head));
+  return found ? (id.safeParse(Number(found[1])).data ?? null) : null;
 }
 
 /** Unix ms at which a JWT expires (its `exp`, read without verifying), or null. */
