@@ -1,4 +1,4 @@
-/** `edgerunner job list`: workflow jobs the coordinator heard of, newest first, a page at a time. */
+/** `edgerunner job list`: workflow jobs the coordinator heard of, the latest to arrive first, a page at a time. */
 
 import type { components, paths } from "../api-types.ts";
 import { unwrap } from "../client.ts";
@@ -9,12 +9,14 @@ import { renderTable } from "../table.ts";
 type Job = components["schemas"]["Job"];
 type Query = NonNullable<paths["/api/v1/jobs"]["get"]["parameters"]["query"]>;
 
-const table = (rows: Job[]) =>
+/** The table `job list` prints. Each entity keeps its own row of a job, so the same id may show twice. */
+export const jobTable = (rows: Job[]) =>
   renderTable<Job>(
     [
       { header: "ID", value: (j) => j.id },
       { header: "NAME", value: (j) => j.name },
-      { header: "REPOSITORY", value: (j) => `${j.owner}/${j.repository}` },
+      // `repository` is already `owner/name`.
+      { header: "REPOSITORY", value: (j) => j.repository },
       { header: "STATUS", value: (j) => j.status },
       { header: "CONCLUSION", value: (j) => j.conclusion },
       { header: "LABELS", value: (j) => j.labels },
@@ -28,7 +30,7 @@ const table = (rows: Job[]) =>
 export const jobCommands: Command[] = [
   {
     words: ["job", "list"],
-    summary: "List workflow jobs, newest first",
+    summary: "List workflow jobs, the latest to arrive first",
     options: {
       unmatched: { type: "boolean", description: "only jobs no scale set matches" },
       status: { type: "string", arg: "STATUS", description: "queued, waiting, in_progress or completed" },
@@ -49,7 +51,7 @@ export const jobCommands: Command[] = [
       };
       const data = await unwrap(api.GET("/api/v1/jobs", { params: { query: query as Query } }));
       const more = data.next_cursor ? `\nmore: edgerunner job list --cursor ${data.next_cursor}\n` : "";
-      return { data, text: table(data.jobs) + more };
+      return { data, text: jobTable(data.jobs) + more };
     },
   },
 ];
