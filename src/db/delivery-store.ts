@@ -120,7 +120,7 @@ export interface IntakeInput {
   deliveryId: string;
   /**
    * What carried the event: `workflow_job` (a webhook, the default) or `scaleset_message` (a
-   * runner scale set API queue item, scaleset/listener-driver.ts): same merge, counted apart.
+   * runner scale set API queue item, scaleset/listener/listener-driver.ts): same merge, counted apart.
    */
   event?: "workflow_job" | "scaleset_message";
   action: string;

@@ -1,5 +1,5 @@
 import { type CreateBackoff, NO_CREATE_BACKOFF } from "./backoff";
-import type { StoredListener } from "./listener-host";
+import type { StoredListener } from "./listener/listener-host";
 import type { PlanSummary } from "./reconcile";
 
 /**

@@ -1,6 +1,6 @@
 import { type BudgetStatus, budgetStatus } from "./github-pacing";
 import type { InvocationsStatus } from "./invocation-record";
-import type { ListenerStatus } from "./listener-host";
+import type { ListenerStatus } from "./listener/listener-host";
 import type { LastReconcile, ObjectState } from "./object-state";
 
 /** What a scale set's object reports of itself (GET /scalesets/{id} status, the dashboard). */

@@ -18,7 +18,7 @@ import {
 } from "../github/runners";
 import { scopeOf } from "../github/scope";
 import { createShimClient } from "../providers/shim-client";
-import type { ActionsServicePort } from "./actions-port";
+import type { ActionsServicePort } from "./listener/actions-port";
 import type { GithubRunnerInfo, MachinePort, RunnerPort, RunnerTool } from "./ports";
 
 // One client per credential per isolate: it keeps the credential, its token and runner group ids

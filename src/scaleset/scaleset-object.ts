@@ -15,7 +15,7 @@ import { instanceRefusal } from "./instance-access";
 import { canTransition } from "./instance-states";
 import { fitToInvocation } from "./invocation-cap";
 import { InvocationRecord, measureInvocations } from "./invocation-record";
-import { ListenerHost } from "./listener-host";
+import { ListenerHost } from "./listener/listener-host";
 import { passLevel, transitionLevel } from "./log-levels";
 import { callbackResult, operationOutcome } from "./machine-outcomes";
 import { ObjectState } from "./object-state";
@@ -29,7 +29,7 @@ import { RunCoalescer } from "./run-coalescer";
 import { RunRecord } from "./run-record";
 import { type RunnerReport, type RunnerReportRefusal, runnerReportChange, runnerReportEvents } from "./runner-report";
 import { type ScaleSetSettings, scaleSetSettings } from "./settings";
-import { recheckStaleJobs } from "./stale-job-recheck";
+import { recheckStaleJobs } from "./stale-jobs/stale-job-recheck";
 
 /** Passes a run may make before it leaves the rest to the alarm (a pass that acted goes again at once). */
 const MAX_PASSES_PER_RUN = 4;

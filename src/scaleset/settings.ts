@@ -1,7 +1,7 @@
 import type { Env } from "../env";
 import { DEFAULT_GITHUB_BUDGET, type GithubBudgetPolicy } from "../github/budget";
 import type { CreateBackoffPolicy } from "./backoff";
-import { DEFAULT_STALE_JOBS, type StaleJobPolicy } from "./stale-jobs";
+import { DEFAULT_STALE_JOBS, type StaleJobPolicy } from "./stale-jobs/stale-jobs";
 
 /** Timing knobs for every scale set, from optional Worker vars (seconds), with defaults. */
 export interface ScaleSetSettings {

@@ -1,7 +1,7 @@
 /** The scale set API listener's state machine: steps, outcomes, message plans, demand. */
 import { describe, expect, it } from "vitest";
 import { mergeJob } from "../../src/intake/job-merge";
-import type { InvalidJobItem, JobMessage, ListenerSession, QueueMessage } from "../../src/scaleset/actions-port";
+import type { InvalidJobItem, JobMessage, ListenerSession, QueueMessage } from "../../src/scaleset/listener/actions-port";
 import {
   afterStep,
   conclusionOf,
@@ -21,7 +21,7 @@ import {
   UNREADABLE_MESSAGE_TRIES,
   unreadableTry,
   withListenerDefaults,
-} from "../../src/scaleset/listener";
+} from "../../src/scaleset/listener/listener";
 
 const NOW = 1_800_000_000_000;
 const on = { listen: true };

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { pickStaleJobs, staleJobVerdict } from "../../src/scaleset/stale-jobs";
+import { pickStaleJobs, staleJobVerdict } from "../../src/scaleset/stale-jobs/stale-jobs";
 
 const MIN = 60_000;
 const policy = { staleAfterMs: 10 * MIN, recheckMs: 5 * MIN, perPass: 2 };

@@ -8,7 +8,7 @@ import { ADMIN_REFRESH_MARGIN_MS, AdminTokens } from "../../src/github/actions-s
 import { ActionsServiceClient } from "../../src/github/actions-service/client";
 import { MAX_ACTIONS_BODY_BYTES } from "../../src/github/actions-service/wire";
 import type { GithubScope } from "../../src/github/scope";
-import type { ActionsResult, QueueMessage, UnreadableMessage } from "../../src/scaleset/actions-port";
+import type { ActionsResult, QueueMessage, UnreadableMessage } from "../../src/scaleset/listener/actions-port";
 import { client, createEndpoint, createPatCredential, newWorld, TestClock } from "./github-helpers";
 
 const org: GithubScope = { kind: "organization", org: "octo" };

@@ -8,7 +8,7 @@ import { env, exports } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { MAX_ACTIONS_BODY_BYTES } from "../../src/github/actions-service/wire";
 import { PAYLOAD_BOUNDS } from "../../src/intake/payload";
-import { UNREADABLE_MESSAGE_TRIES } from "../../src/scaleset/listener";
+import { UNREADABLE_MESSAGE_TRIES } from "../../src/scaleset/listener/listener";
 import { scaleSetObject } from "../../src/scaleset/stub";
 import { ADMIN_TOKEN, api, unique } from "./helpers";
 import { parsePrometheus, value } from "./prometheus-parse";

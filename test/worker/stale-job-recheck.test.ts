@@ -2,7 +2,7 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { loadScaleSetSnapshot } from "../../src/db/scaleset-store";
 import { githubRunnerPort } from "../../src/scaleset/ports-factory";
-import { recheckStaleJobs } from "../../src/scaleset/stale-job-recheck";
+import { recheckStaleJobs } from "../../src/scaleset/stale-jobs/stale-job-recheck";
 import { queueJobs, scaleSetWorld } from "./scaleset-world";
 
 /** The object's record of when each job was last asked about, kept in memory here. */

@@ -8,7 +8,7 @@
 import { BodyTooLarge, readLimitedBody } from "../../http/limited-body";
 import { errorText, logger } from "../../observability/log";
 import { countGithubCall } from "../../observability/op-counters";
-import type { ActionsError, ActionsResult } from "../../scaleset/actions-port";
+import type { ActionsError, ActionsResult } from "../../scaleset/listener/actions-port";
 import { refuseUnlessBound } from "../credential-binding";
 import {
   GithubApiError,

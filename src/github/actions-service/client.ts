@@ -18,7 +18,7 @@ import type {
   ListenerSession,
   QueueMessage,
   UnreadableMessage,
-} from "../../scaleset/actions-port";
+} from "../../scaleset/listener/actions-port";
 import { type Clock, type GithubClient, systemClock, USER_AGENT } from "../github-client";
 import type { GithubScope } from "../scope";
 import { type AdminConnection, AdminTokens } from "./admin-token";

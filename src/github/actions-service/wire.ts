@@ -15,7 +15,7 @@ import type {
   QueueMessage,
   RunnerScaleSetInfo,
   ScaleSetStatistics,
-} from "../../scaleset/actions-port";
+} from "../../scaleset/listener/actions-port";
 
 const BOM = [0xef, 0xbb, 0xbf];
 

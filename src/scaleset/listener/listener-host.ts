@@ -4,12 +4,14 @@
  * saves the state, and says when the next step is due. The decisions are listener.ts's;
  * the calls are listener-driver.ts's.
  */
-import { keyringFor } from "../crypto/keyring";
-import { open, seal } from "../crypto/secret-box";
-import { secretContext } from "../crypto/secret-contexts";
-import { loadScaleSetSnapshot, type ScaleSetRecord, type ScaleSetSnapshotRows } from "../db/scaleset-store";
-import type { Env } from "../env";
-import { errorText, logEvent as log } from "../observability/log";
+import { keyringFor } from "../../crypto/keyring";
+import { open, seal } from "../../crypto/secret-box";
+import { secretContext } from "../../crypto/secret-contexts";
+import { loadScaleSetSnapshot, type ScaleSetRecord, type ScaleSetSnapshotRows } from "../../db/scaleset-store";
+import type { Env } from "../../env";
+import { errorText, logEvent as log } from "../../observability/log";
+import type { ObjectState } from "../object-state";
+import { actionsServicePort } from "../ports-factory";
 import type { ScaleSetStatistics } from "./actions-port";
 import {
   afterStep,
@@ -23,8 +25,6 @@ import {
   withListenerDefaults,
 } from "./listener";
 import { runListenerStep } from "./listener-driver";
-import type { ObjectState } from "./object-state";
-import { actionsServicePort } from "./ports-factory";
 
 export interface StoredListener {
   /** With `session.messageQueueAccessToken` sealed. */

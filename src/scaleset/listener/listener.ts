@@ -7,8 +7,8 @@
  * carries the steps out (listener-driver.ts).
  */
 
-import type { JobStatus } from "../db/schema";
-import type { JobState } from "../intake/job-merge";
+import type { JobStatus } from "../../db/schema";
+import type { JobState } from "../../intake/job-merge";
 import type { ActionsError, InvalidJobItem, JobMessage, ListenerSession, QueueMessage, ScaleSetStatistics } from "./actions-port";
 
 export interface ListenerState {
