@@ -138,12 +138,12 @@ export interface IntakeInput {
 }
 
 export type IntakeResult =
-  | { duplicate: true }
+  /** The delivery id was seen before: nothing changed. */
+  | { kind: "duplicate" }
   /** The job was created before IntakeInput.createdSince and has no row: nothing was written. */
-  | { duplicate: false; tooOld: true }
+  | { kind: "too_old" }
   | {
-      duplicate: false;
-      tooOld: false;
+      kind: "recorded";
       /** The job's scale set after the merge (a job keeps the one it was first routed to). */
       scaleSetId: string | null;
       status: JobState["status"];
@@ -181,13 +181,12 @@ export async function recordWorkflowJob(db: D1Database, input: IntakeInput): Pro
   const results = await db.batch<Record<string, unknown>>(statements);
   if (results[recordAt]!.results.length === 0) {
     const check = tooOld ? (results[0]!.results[0] as { has_row: number; seen: number }) : null;
-    return check && !check.seen && !check.has_row ? { duplicate: false, tooOld: true } : { duplicate: true };
+    return check && !check.seen && !check.has_row ? { kind: "too_old" } : { kind: "duplicate" };
   }
   const upserted = results[upsertAt]!.results[0] as { scale_set_id: string | null; status: JobState["status"] };
   const instance = links ? (results[upsertAt + 1]!.results[0] as { scale_set_id: string } | undefined) : undefined;
   return {
-    duplicate: false,
-    tooOld: false,
+    kind: "recorded",
     scaleSetId: upserted.scale_set_id,
     status: upserted.status,
     instanceScaleSetId: instance?.scale_set_id ?? null,

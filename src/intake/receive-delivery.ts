@@ -165,7 +165,7 @@ export async function receiveDelivery(
     throw e;
   }
 
-  if ("tooOld" in result && result.tooOld) {
+  if (result.kind === "too_old") {
     return {
       kind: "rejected",
       reason: "job_too_old",
@@ -175,7 +175,7 @@ export async function receiveDelivery(
       },
     };
   }
-  if (result.duplicate) {
+  if (result.kind === "duplicate") {
     log({ event: "webhook_duplicate", delivery_id: id, job_id: jobEvent.id });
     return { kind: "duplicate", jobId: jobEvent.id };
   }

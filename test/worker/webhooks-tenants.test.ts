@@ -231,7 +231,7 @@ describe("a runner scale set's queue", () => {
       reach: [],
       receivedAt: Date.now(),
     });
-    expect(result).toMatchObject({ duplicate: false, status: "completed" });
+    expect(result).toMatchObject({ kind: "recorded", status: "completed" });
     const rows = await env.DB.prepare("SELECT source, status FROM jobs WHERE id = ? ORDER BY seq").bind(jobId).all();
     expect(rows.results).toEqual([
       { source: "webhook", status: "queued" },
