@@ -7,7 +7,7 @@ import type { Cutoffs } from "../retention/settings";
  * statement deletes "the oldest N eligible rows" of one table, bound as `?1` = the cutoff
  * (unix ms) and `?2` = N, and reports how many went (`meta.changes`).
  *
- * Never a live row: a job goes only when completed (or left waiting unmatched) and no live
+ * Never a live row: a job goes only when completed (or left queued unmatched) and no live
  * instance serves it; an instance
  * only when deleted and no unfinished job names it (its `job_id`, or the job's runner name); its
  * transitions go first, then the instance (so the counts are exact: no cascade does it unseen).
@@ -52,10 +52,12 @@ const PRUNABLE_INSTANCE = `i.status = 'deleted' AND i.status_changed_at < ?1
   AND NOT EXISTS (SELECT 1 FROM jobs j WHERE j.seq = i.job_seq AND j.status != 'completed')
   AND NOT EXISTS (SELECT 1 FROM jobs j WHERE j.runner_name = i.name AND j.status != 'completed')`;
 
-// A job goes when completed, or when it waited unmatched (no scale set serves it, or the one
-// that did is deleted) through the whole window: GitHub gave up on it long ago (a queued job
-// waits at most a day), and intake refuses a replay of its old deliveries (RETENTION_DAYS).
-const JOB_NOT_IN_USE = `AND (status = 'completed' OR (status IN ('queued', 'waiting') AND scale_set_id IS NULL))
+// A job goes when completed, or when it waited queued and unmatched (no scale set serves it, or
+// the one that did is deleted) through the whole window: GitHub cancels a job no self-hosted
+// runner started within 24 to 48 hours, and intake refuses a replay of its old deliveries
+// (RETENTION_DAYS). A `waiting` job (held by a deployment protection rule) stays: its run may
+// wait up to 35 days for approval, and its row is what lets the late `queued` through.
+const JOB_NOT_IN_USE = `AND (status = 'completed' OR (status = 'queued' AND scale_set_id IS NULL))
   AND NOT EXISTS (SELECT 1 FROM instances i WHERE i.job_seq = jobs.seq AND i.status != 'deleted')
   AND NOT EXISTS (SELECT 1 FROM instances i WHERE i.name = jobs.runner_name AND i.status != 'deleted')`;
 

@@ -130,7 +130,8 @@ describe("retention (the Cron Trigger)", () => {
     const [oldQueued] = await jobs(1, "queued", ago(60));
     const [oldWaiting] = await jobs(1, "waiting", ago(60));
     const [oldInProgress] = await jobs(1, "in_progress", ago(60));
-    // Waiting unmatched through the whole window: GitHub gave up on them long ago.
+    // Queued unmatched through the whole window: GitHub cancelled it long ago. One held for
+    // approval stays (a run may wait 35 days).
     const [oldUnmatched] = await jobs(1, "queued", ago(31), null, false);
     const [oldUnmatchedWaiting] = await jobs(1, "waiting", ago(31), null, false);
     const [recentUnmatched] = await jobs(1, "queued", ago(29), null, false);
@@ -165,8 +166,8 @@ describe("retention (the Cron Trigger)", () => {
     expect(deliveryIds).not.toContain(oldDelivery);
 
     const jobIds = (await env.DB.prepare("SELECT id FROM jobs ORDER BY id").all<{ id: number }>()).results.map((r) => r.id);
-    for (const id of [oldCompleted, oldUnmatched, oldUnmatchedWaiting]) expect(jobIds).not.toContain(id);
-    for (const id of [recentCompleted, oldQueued, oldWaiting, oldInProgress, linkedById, linkedByName, unfinished, recentUnmatched])
+    for (const id of [oldCompleted, oldUnmatched]) expect(jobIds).not.toContain(id);
+    for (const id of [recentCompleted, oldQueued, oldWaiting, oldInProgress, linkedById, linkedByName, unfinished, recentUnmatched, oldUnmatchedWaiting])
       expect(jobIds).toContain(id);
 
     const instanceIds = (await env.DB.prepare("SELECT id FROM instances").all<{ id: string }>()).results.map((r) => r.id);
@@ -184,8 +185,8 @@ describe("retention (the Cron Trigger)", () => {
     expect(events).toHaveLength(1);
     expect(events[0]!.level).toBe("log");
     expect(events[0]!.event).toMatchObject({
-      deleted: { webhook_deliveries: 1, jobs: 3, instance_transitions: 3, instances: 1, audit_log: 1 },
-      deleted_total: 9,
+      deleted: { webhook_deliveries: 1, jobs: 2, instance_transitions: 3, instances: 1, audit_log: 1 },
+      deleted_total: 8,
       complete: true,
       queries,
       duration_ms: expect.any(Number),
