@@ -167,7 +167,17 @@ describe("retention (the Cron Trigger)", () => {
 
     const jobIds = (await env.DB.prepare("SELECT id FROM jobs ORDER BY id").all<{ id: number }>()).results.map((r) => r.id);
     for (const id of [oldCompleted, oldUnmatched]) expect(jobIds).not.toContain(id);
-    for (const id of [recentCompleted, oldQueued, oldWaiting, oldInProgress, linkedById, linkedByName, unfinished, recentUnmatched, oldUnmatchedWaiting])
+    for (const id of [
+      recentCompleted,
+      oldQueued,
+      oldWaiting,
+      oldInProgress,
+      linkedById,
+      linkedByName,
+      unfinished,
+      recentUnmatched,
+      oldUnmatchedWaiting,
+    ])
       expect(jobIds).toContain(id);
 
     const instanceIds = (await env.DB.prepare("SELECT id FROM instances").all<{ id: string }>()).results.map((r) => r.id);
