@@ -1,4 +1,5 @@
 import { toBase64Url } from "../crypto/base64url";
+import { sha256Hex } from "../crypto/sha256";
 
 /**
  * Named API tokens: `edr_` and 32 random bytes (base64url). The prefix lets secret scanners
@@ -20,7 +21,4 @@ export function newApiToken(): string {
 export const looksLikeApiToken = (token: string): boolean => TOKEN_PATTERN.test(token);
 
 /** The hex SHA-256 stored for a token and looked up by. */
-export async function hashApiToken(token: string): Promise<string> {
-  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(token));
-  return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
-}
+export const hashApiToken = (token: string): Promise<string> => sha256Hex(token);

@@ -53,6 +53,82 @@ export const githubCredentials = sqliteTable(
   (t) => [index("github_credentials_endpoint_idx").on(t.endpointName)],
 );
 
+/**
+ * GitHub Apps this coordinator created through GitHub's App manifest flow (the first-run page,
+ * src/setup/). The App's own secrets, sealed the moment GitHub handed them over: its private key
+ * (copied into each installation's credentials), webhook secret (verifies its `installation`
+ * deliveries before any credential of it exists) and OAuth client secret (kept, unused).
+ */
+export const githubApps = sqliteTable(
+  "github_apps",
+  {
+    id: text("id").primaryKey(),
+    endpointName: text("endpoint_name")
+      .notNull()
+      .references(() => githubEndpoints.name),
+    appId: integer("app_id").notNull(),
+    slug: text("slug").notNull(),
+    name: text("name").notNull(),
+    ownerLogin: text("owner_login").notNull(),
+    htmlUrl: text("html_url").notNull(),
+    clientId: text("client_id").notNull(),
+    clientSecretEnc: text("client_secret_enc").notNull(),
+    privateKeyEnc: text("private_key_enc").notNull(),
+    webhookSecretEnc: text("webhook_secret_enc").notNull(),
+    /** JSON: the permissions and events GitHub granted the App. */
+    permissions: text("permissions").notNull(),
+    events: text("events").notNull(),
+    /** The endpoint's API URL when GitHub created the App: the only place its key is sent. */
+    boundApiUrl: text("bound_api_url").notNull(),
+    createdAt: createdAt(),
+  },
+  (t) => [uniqueIndex("github_apps_endpoint_app_idx").on(t.endpointName, t.appId)],
+);
+
+export const appInstallationStatuses = ["active", "suspended", "deleted"] as const;
+
+/**
+ * Where an App of `github_apps` is installed, as its `installation` webhooks or a look at GitHub
+ * told us: the account and the repositories it covers, offered on the first-run page as
+ * entities to add, and the credentials made for it.
+ */
+export const githubAppInstallations = sqliteTable(
+  "github_app_installations",
+  {
+    appRowId: text("app_row_id")
+      .notNull()
+      .references(() => githubApps.id, { onDelete: "cascade" }),
+    installationId: integer("installation_id").notNull(),
+    accountLogin: text("account_login").notNull(),
+    accountType: text("account_type", { enum: ["User", "Organization", "Enterprise"] }).notNull(),
+    repositorySelection: text("repository_selection", { enum: ["all", "selected"] }).notNull(),
+    /** JSON array of `owner/name`, as far as GitHub listed them (an `all` installation lists them too). */
+    repositories: text("repositories").notNull(),
+    credentialsId: text("credentials_id").references(() => githubCredentials.id, { onDelete: "set null" }),
+    status: text("status", { enum: appInstallationStatuses }).notNull(),
+    updatedAt: updatedAt(),
+  },
+  (t) => [uniqueIndex("github_app_installations_pk").on(t.appRowId, t.installationId)],
+);
+
+/**
+ * One App manifest round trip: the `state` sent to GitHub (stored as its SHA-256), the dashboard
+ * session it belongs to (a hash of the session's nonce), what was asked for, and once GitHub's
+ * redirect came back and the code was exchanged, the App it made. A state works once, for an hour.
+ */
+export const githubAppManifests = sqliteTable("github_app_manifests", {
+  stateHash: text("state_hash").primaryKey(),
+  sessionHash: text("session_hash").notNull(),
+  endpointName: text("endpoint_name").notNull(),
+  /** JSON: the manifest as posted. */
+  manifest: text("manifest").notNull(),
+  createdAt: createdAt(),
+  expiresAt: integer("expires_at").notNull(),
+  /** Set while a redirect's code is being exchanged, so two tabs cannot both exchange. */
+  claimedAt: integer("claimed_at"),
+  appRowId: text("app_row_id").references(() => githubApps.id, { onDelete: "set null" }),
+});
+
 export const credentialHealth = ["ok", "failing"] as const;
 
 /**
@@ -521,6 +597,9 @@ export const schema = {
   githubCredentials,
   githubCredentialState,
   githubCache,
+  githubApps,
+  githubAppInstallations,
+  githubAppManifests,
   entities,
   providers,
   scaleSets,

@@ -2,7 +2,9 @@ import type { z } from "zod";
 import { keyringFor } from "../crypto/keyring";
 import type { Keyring } from "../crypto/secret-box";
 import { secretContext } from "../crypto/secret-contexts";
+import { createDb } from "../db/client";
 import { type IntakeResult, recordWorkflowJob } from "../db/delivery-store";
+import { listEndpoints } from "../db/github-endpoint-store";
 import type { EntityKind, JobStatus } from "../db/schema";
 import type { Env } from "../env";
 import { DEFAULT_ENDPOINT } from "../github/default-endpoint";
@@ -10,6 +12,7 @@ import { logEvent as log, logger } from "../observability/log";
 import { drainCounterStatements, MAX_COUNTERS_PER_FLUSH, WEBHOOK_REJECTED } from "../observability/op-counters";
 import { type AppHook, appHookCandidates, appSigners } from "./app-hooks";
 import { type Directory, loadDirectory } from "./directory";
+import { endpointOfDelivery, receiveInstallationEvent } from "./installation-events";
 import { jobEventFrom } from "./job-event";
 import { nudgeTargets } from "./nudge-targets";
 import { DeliverySubject, decodeBody, onlyOutOfBounds, WorkflowJobPayload } from "./payload";
@@ -63,6 +66,7 @@ export type IntakeOutcome =
   | { kind: "ignored"; reason: string }
   | { kind: "pong"; entity: { id: string; kind: EntityKind } | null; credentials: { id: string; appId: number } | null }
   | { kind: "duplicate"; jobId: number }
+  | { kind: "installation"; appId: number; installationId: number; status: string }
   | { kind: "accepted"; jobId: number; status: JobStatus; scaleSetId: string | null; nudge: string[] };
 
 const DAY_MS = 86_400_000;
@@ -75,6 +79,18 @@ export async function receiveDelivery(
   const body = decodeBody(delivery.body, delivery.contentType);
   if (!body) return { kind: "rejected", reason: "malformed_json" };
 
+  if (event === "installation" || event === "installation_repositories") {
+    const endpointName = enterpriseHost ? endpointOfDelivery(await listEndpoints(createDb(env)), enterpriseHost) : DEFAULT_ENDPOINT;
+    const outcome = await receiveInstallationEvent(env, { id, event, signature, body: delivery.body, endpointName }, body.json);
+    if (outcome.kind === "rejected") {
+      return {
+        kind: "rejected",
+        reason: "bad_signature",
+        details: { reason: "the App this installation delivery names has a different webhook secret than X-Hub-Signature-256" },
+      };
+    }
+    return outcome;
+  }
   if (event !== "workflow_job" && event !== "ping") {
     log({ event: "webhook_ignored", delivery_id: id, github_event: event });
     return { kind: "ignored", reason: `event '${event}' is not handled` };

@@ -109,6 +109,8 @@ export const webhookRoutes = new Hono<AppEnv>().post(WEBHOOK_PATH, async (c) => 
         },
         200,
       );
+    case "installation":
+      return c.json({ installation: outcome.installationId, app_id: outcome.appId, status: outcome.status }, 200);
     case "duplicate":
       return c.json({ duplicate: true, delivery: id, job_id: outcome.jobId }, 200);
     case "accepted": {

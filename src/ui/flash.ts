@@ -9,6 +9,12 @@ const FLASH = {
   reset: "Create backoff lifted.",
   deleting: "Instance sent to deletion.",
   force_deleting: "Instance sent to forced deletion (provider errors are ignored).",
+  app_created: "GitHub App created; its key and secrets are sealed here. Next: install it.",
+  installed: "Installation recorded, with credentials for it. Next: add what it covers.",
+  synced: "Installations read from GitHub.",
+  entities_added: "Added. Next: connect a cloud and create a scale set.",
+  provider_added: "Provider registered.",
+  scaleset_created: "Scale set created: paste its runs-on line into a workflow.",
 } as const;
 
 export type FlashKey = keyof typeof FLASH;

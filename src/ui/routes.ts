@@ -7,6 +7,7 @@ import { jobsRoutes } from "./pages/jobs";
 import { loginRoutes, logoutRoutes } from "./pages/login";
 import { overviewRoutes } from "./pages/overview";
 import { scaleSetRoutes } from "./pages/scaleset";
+import { setupRoutes } from "./setup/setup-routes";
 import { noStore, securityHeaders } from "./security-headers";
 import { requireSession, type UiEnv } from "./session-middleware";
 
@@ -30,6 +31,7 @@ export function createUiRoutes(dispatch: ApiDispatch) {
   session.route("/", jobsRoutes);
   session.route("/", auditRoutes);
   session.route("/", actionRoutes(dispatch));
+  session.route("/", setupRoutes(dispatch));
   ui.route("/", session);
   return ui;
 }

@@ -23,6 +23,11 @@ button{font:inherit;padding:.25rem .7rem;border:1px solid #b7c0ca;border-radius:
 button.danger{border-color:#e5a5a5;color:var(--bad)}button.primary{background:var(--acc);border-color:var(--acc);color:#fff}
 .flash{padding:.5rem .8rem;border-radius:5px;margin-bottom:1rem;background:#dafbe1;border:1px solid #a7e3b5}.flash.bad{background:#ffebe9;border-color:#f1b3b0}
 dl.kv{display:grid;grid-template-columns:max-content 1fr;gap:.2rem 1rem;margin:0 0 1rem}dl.kv dt{color:var(--mut)}dl.kv dd{margin:0}
+.card{background:var(--card);border:1px solid var(--line);border-radius:6px;padding:.8rem 1rem;margin:.5rem 0 1rem}
+.card label,.offers label{display:block;margin:.3rem 0}.card input:not([type=checkbox]):not([type=radio]),.card select{font:inherit;padding:.25rem .4rem;border:1px solid #b7c0ca;border-radius:5px;min-width:16rem}
+fieldset{border:1px solid var(--line);border-radius:5px;margin:.5rem 0}ol.steps{background:var(--card);border:1px solid var(--line);border-radius:6px;padding:.6rem 2rem}ol.steps li{margin:.25rem 0}
+a.button{display:inline-block;padding:.25rem .7rem;border:1px solid #b7c0ca;border-radius:5px;background:#fff;color:var(--fg);text-decoration:none}a.button.primary{background:var(--acc);border-color:var(--acc);color:#fff}
+code{background:#eef1f4;padding:0 .25rem;border-radius:3px}
 .login{max-width:24rem;margin:12vh auto;background:var(--card);border:1px solid var(--line);border-radius:8px;padding:1.5rem}
 .login input{width:100%;padding:.45rem;margin:.4rem 0 1rem;font:inherit;border:1px solid #b7c0ca;border-radius:5px}
 `;
@@ -45,6 +50,7 @@ export const Page: FC<{ title: string; csrf?: string; children?: Child }> = ({ t
           <a href="/ui/jobs">Jobs</a>
           <a href="/ui/jobs?unmatched=true">Unmatched jobs</a>
           <a href="/ui/audit">Audit</a>
+          <a href="/ui/setup">Setup</a>
           <form method="post" action="/ui/logout">
             <input type="hidden" name="_csrf" value={csrf} />
             <button type="submit">Log out</button>

@@ -1,0 +1,5 @@
+/** The hex SHA-256 of a string (what we store in place of a token or a one-time value, and look it up by). */
+export async function sha256Hex(text: string): Promise<string> {
+  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text));
+  return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
+}
