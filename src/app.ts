@@ -8,6 +8,7 @@ import { flushCounters, hasPendingCalls } from "./observability/op-counters";
 import { auditRoutes } from "./routes/audit";
 import { entityRoutes } from "./routes/entities";
 import { entityWebhookRoutes } from "./routes/entity-webhooks";
+import { githubAppRoutes } from "./routes/github-apps";
 import { githubCredentialRoutes } from "./routes/github-credentials";
 import { githubEndpointRoutes } from "./routes/github-endpoints";
 import { instanceRoutes } from "./routes/instances";
@@ -65,6 +66,7 @@ export function createApp() {
   const admin = [
     githubEndpointRoutes,
     githubCredentialRoutes,
+    githubAppRoutes,
     entityRoutes,
     entityWebhookRoutes,
     providerRoutes,
