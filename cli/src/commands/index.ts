@@ -1,5 +1,6 @@
 /** Every command, in the order help lists them. A new resource adds its file here. */
 import type { Command } from "../command.ts";
+import { appCommands } from "./apps.ts";
 import { auditCommands } from "./audit.ts";
 import { credentialCommands } from "./credentials.ts";
 import { endpointCommands } from "./endpoints.ts";
@@ -16,6 +17,7 @@ export const COMMANDS: Command[] = [
   ...profileCommands,
   ...endpointCommands,
   ...credentialCommands,
+  ...appCommands,
   ...entityCommandList,
   ...providerCommands,
   ...scaleSetCommands,
