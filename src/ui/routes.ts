@@ -7,6 +7,8 @@ import { jobsRoutes } from "./pages/jobs";
 import { loginRoutes, logoutRoutes } from "./pages/login";
 import { overviewRoutes } from "./pages/overview";
 import { scaleSetRoutes } from "./pages/scaleset";
+import { SETUP_PATHS } from "../setup/app-manifest";
+import { returnFromGithub } from "./setup/return-bounce";
 import { setupRoutes } from "./setup/setup-routes";
 import { noStore, securityHeaders } from "./security-headers";
 import { requireSession, type UiEnv } from "./session-middleware";
@@ -20,6 +22,8 @@ export function createUiRoutes(dispatch: ApiDispatch) {
   const ui = new Hono<AppEnv>();
   ui.use("*", securityHeaders, noStore);
   ui.route("/", loginRoutes);
+  ui.use(SETUP_PATHS.appCreated.replace(/^\/ui/, ""), returnFromGithub);
+  ui.use(SETUP_PATHS.installed.replace(/^\/ui/, ""), returnFromGithub);
 
   // Mounted after the login page, so that only the login page goes without a session; POSTs
   // also need the session's CSRF token.

@@ -69,7 +69,12 @@ export const requireSession: MiddlewareHandler<UiEnv> = async (c, next) => {
   }
   const session = who?.session;
   if (!who || !session) {
-    if (c.req.method === "GET" || c.req.method === "HEAD") return c.redirect("/ui/login", 303);
+    if (c.req.method === "GET" || c.req.method === "HEAD") {
+      // Back to this page after logging in (GitHub's return to the first-run page, a bookmarked page); the root needs no hint.
+      const here = new URL(c.req.url);
+      const next = `${here.pathname}${here.search}`;
+      return c.redirect(next === "/ui" || next === "/ui/" ? "/ui/login" : `/ui/login?next=${encodeURIComponent(next)}`, 303);
+    }
     return c.html(
       <Page title="Not logged in">
         <p class="flash bad">Not logged in (or the session expired).</p>

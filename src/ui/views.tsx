@@ -62,9 +62,10 @@ export const Page: FC<{ title: string; csrf?: string; children?: Child }> = ({ t
   </html>
 );
 
-export const LoginPage: FC<{ error?: string }> = ({ error }) => (
+export const LoginPage: FC<{ error?: string; next?: string | null }> = ({ error, next }) => (
   <Page title="Log in">
     <form class="login" method="post" action="/ui/login">
+      {next && <input type="hidden" name="next" value={next} />}
       <h1>Edgerunner</h1>
       {error && <p class="flash bad">{error}</p>}
       <label for="token">Admin token</label>

@@ -9,9 +9,20 @@ import { createSession, SESSION_COOKIE, SESSION_TTL_MS } from "../session";
 import type { UiEnv } from "../session-middleware";
 import { LoginPage } from "../views";
 
+/**
+ * Where to go after logging in: a dashboard page the login was asked from (`next`), only ever a
+ * path of ours, so a crafted login link cannot send the browser elsewhere.
+ */
+export function afterLogin(next: unknown): string {
+  return typeof next === "string" && /^\/ui\/[A-Za-z0-9/_.?=&%-]*$/.test(next) && !next.includes("//") ? next : "/ui";
+}
+
 /** Logging in with the admin token: the one dashboard page without a session. */
 export const loginRoutes = new Hono<AppEnv>()
-  .get("/login", (c) => c.html(<LoginPage />))
+  .get("/login", (c) => {
+    const next = afterLogin(c.req.query("next"));
+    return c.html(<LoginPage next={next === "/ui" ? null : next} />);
+  })
   .post("/login", async (c) => {
     // Every attempt counts, and a client over the limit is refused before its token is read.
     const client = clientKey(c.req.header("cf-connecting-ip"));
@@ -26,12 +37,12 @@ export const loginRoutes = new Hono<AppEnv>()
     const token = typeof form.token === "string" ? form.token.trim() : "";
     if (!expected || !token || !(await constantTimeEqual(token, expected))) {
       logEvent({ event: "ui_login_failed" });
-      return c.html(<LoginPage error="That is not the admin token." />, 401);
+      return c.html(<LoginPage error="That is not the admin token." next={typeof form.next === "string" ? afterLogin(form.next) : null} />, 401);
     }
     const { cookie } = await createSession(expected);
     setCookie(c, SESSION_COOKIE, cookie, { httpOnly: true, secure: true, sameSite: "Strict", path: "/ui", maxAge: SESSION_TTL_MS / 1000 });
     logEvent({ event: "ui_login" });
-    return c.redirect("/ui", 303);
+    return c.redirect(afterLogin(form.next), 303);
   });
 
 /** Logging out: a POST like every action, so it needs the session's CSRF token. */
