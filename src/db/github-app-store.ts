@@ -151,7 +151,12 @@ export async function credentialNames(db: Db): Promise<Set<string>> {
 }
 
 /** The credentials already made for one installation of one App on one endpoint, if any. */
-export async function credentialsForInstallation(db: Db, endpointName: string, appId: number, installationId: number): Promise<string | null> {
+export async function credentialsForInstallation(
+  db: Db,
+  endpointName: string,
+  appId: number,
+  installationId: number,
+): Promise<string | null> {
   const [row] = await db
     .select({ id: githubCredentials.id })
     .from(githubCredentials)

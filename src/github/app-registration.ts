@@ -23,7 +23,10 @@ export const ManifestConversion = z.object({
   client_secret: z.string().min(1).max(1024),
   // GitHub's description says it may be null (an App registered without an active webhook).
   webhook_secret: z.string().max(512).nullable(),
-  pem: z.string().min(1).max(16 * 1024),
+  pem: z
+    .string()
+    .min(1)
+    .max(16 * 1024),
   permissions: z.record(z.string(), z.string()),
   events: z.array(z.string()),
 });
@@ -135,7 +138,12 @@ export class AppSession {
     const minted = z
       .object({ token: z.string().min(1) })
       .parse(
-        await this.json("apps/create-installation-access-token", "POST", `/app/installations/${id}/access_tokens`, await this.authorization()),
+        await this.json(
+          "apps/create-installation-access-token",
+          "POST",
+          `/app/installations/${id}/access_tokens`,
+          await this.authorization(),
+        ),
       );
     const names: string[] = [];
     for (let page = 1; page <= MAX_REPOSITORY_PAGES; page++) {

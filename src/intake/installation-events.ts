@@ -55,8 +55,12 @@ export async function receiveInstallationEvent(
     return { kind: "ignored", reason: `event '${delivery.event}' is not about an App this coordinator created` };
   }
   const keyring = await keyringFor(env);
-  const signers = await findSigners(keyring, [{ id: app.id, webhookSecretEnc: app.webhookSecretEnc }], delivery.body, delivery.signature, (a) =>
-    secretContext.appOwnWebhookSecret(a.id),
+  const signers = await findSigners(
+    keyring,
+    [{ id: app.id, webhookSecretEnc: app.webhookSecretEnc }],
+    delivery.body,
+    delivery.signature,
+    (a) => secretContext.appOwnWebhookSecret(a.id),
   );
   if (!signers.length) return { kind: "rejected" };
 

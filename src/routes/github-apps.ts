@@ -1,6 +1,14 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { createDb } from "../db/client";
-import { deleteApp, findApp, type GithubAppRow, type InstallationRow, installationRecord, listApps, listInstallations } from "../db/github-app-store";
+import {
+  deleteApp,
+  findApp,
+  type GithubAppRow,
+  type InstallationRow,
+  installationRecord,
+  listApps,
+  listInstallations,
+} from "../db/github-app-store";
 import { ApiError } from "../http/errors";
 import { errorResponses, IdParam, iso, jsonResponse, noContent, notFoundResponse, Timestamp } from "../http/openapi";
 import { requireFound } from "../http/require-found";

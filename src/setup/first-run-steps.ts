@@ -83,7 +83,10 @@ export function setupSteps(f: SetupFacts): SetupStep[] {
       id: "scaleset",
       title: "Create a scale set",
       done: f.scaleSets.length > 0,
-      detail: f.scaleSets.length > 0 ? f.scaleSets.map((s) => `${s.name}: ${runsOnLine(s.labels)}`).join("; ") : "pick the image, size and labels below",
+      detail:
+        f.scaleSets.length > 0
+          ? f.scaleSets.map((s) => `${s.name}: ${runsOnLine(s.labels)}`).join("; ")
+          : "pick the image, size and labels below",
     },
     {
       id: "webhook",

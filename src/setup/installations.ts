@@ -95,8 +95,7 @@ export function installationOffers(inst: InstallationRecord, known: readonly Kno
   const orgs = new Set(known.filter((e) => e.kind === "organization").map((e) => lower(e.owner)));
   const repos = new Set(known.filter((e) => e.kind === "repository").map((e) => lower(`${e.owner}/${e.name}`)));
   return {
-    organization:
-      inst.accountType === "Organization" ? { login: inst.accountLogin, added: orgs.has(lower(inst.accountLogin)) } : null,
+    organization: inst.accountType === "Organization" ? { login: inst.accountLogin, added: orgs.has(lower(inst.accountLogin)) } : null,
     repositories: inst.repositories.map((fullName) => ({ fullName, added: repos.has(lower(fullName)) })),
   };
 }

@@ -70,7 +70,11 @@ export async function startManifest(
     createdAt: now,
     expiresAt: now + MANIFEST_TTL_MS,
   });
-  logEvent({ event: "github_app_manifest_started", endpoint: endpoint.name, owner: input.owner.kind === "user" ? "user" : input.owner.login });
+  logEvent({
+    event: "github_app_manifest_started",
+    endpoint: endpoint.name,
+    owner: input.owner.kind === "user" ? "user" : input.owner.login,
+  });
   return { postUrl: manifestPostUrl(endpoint.baseUrl, input.owner, state), manifest: JSON.stringify(manifest) };
 }
 
@@ -83,20 +87,25 @@ export async function completeManifest(
   fetchFn: typeof fetch = fetch,
   now = Date.now(),
 ): Promise<GithubAppRow> {
-  if (!CODE.test(input.code) || !input.state) throw new SetupError(400, "GitHub's redirect lacks its code or state: start again from the setup page");
+  if (!CODE.test(input.code) || !input.state)
+    throw new SetupError(400, "GitHub's redirect lacks its code or state: start again from the setup page");
   const db = createDb(env);
   const stateHash = await sha256Hex(input.state);
   const row = await findManifestState(db, stateHash);
   const mine = await sessionHash(input.sessionNonce);
   if (!row || row.sessionHash !== mine) {
     logEvent({ event: "github_app_manifest_refused", reason: row ? "other_session" : "unknown_state" });
-    throw new SetupError(403, "this App registration was not started from your session (or it was started more than a day ago): start again from the setup page");
+    throw new SetupError(
+      403,
+      "this App registration was not started from your session (or it was started more than a day ago): start again from the setup page",
+    );
   }
   if (row.appRowId) {
     const made = await findApp(db, row.appRowId);
     if (made) return made;
   }
-  if (row.expiresAt <= now) throw new SetupError(410, "this App registration started more than an hour ago, and GitHub's code has expired: start again");
+  if (row.expiresAt <= now)
+    throw new SetupError(410, "this App registration started more than an hour ago, and GitHub's code has expired: start again");
   if (!(await claimManifestState(db, stateHash, mine, now))) {
     throw new SetupError(409, "this App registration is being completed in another tab or request: reload the setup page in a moment");
   }
@@ -123,9 +132,10 @@ export async function completeManifest(
   let webhookSecret = conversion.webhook_secret;
   if (!webhookSecret) {
     webhookSecret = toBase64Url(crypto.getRandomValues(new Uint8Array(32)));
-    await new AppSession({ appId: conversion.id, boundApiUrl: endpoint!.apiBaseUrl.replace(/\/+$/, ""), privateKey: conversion.pem }, fetchFn).setWebhookSecret(
-      webhookSecret,
-    );
+    await new AppSession(
+      { appId: conversion.id, boundApiUrl: endpoint!.apiBaseUrl.replace(/\/+$/, ""), privateKey: conversion.pem },
+      fetchFn,
+    ).setWebhookSecret(webhookSecret);
   }
   const app = await insertAppFromManifest(
     db,

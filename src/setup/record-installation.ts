@@ -62,7 +62,13 @@ async function ensureCredentials(env: SetupEnv, app: GithubAppRow, rec: Installa
     if (made) return made;
     throw err;
   }
-  logEvent({ event: "github_app_credentials_created", credentials: id, app_id: app.appId, installation: rec.installationId, account: rec.accountLogin });
+  logEvent({
+    event: "github_app_credentials_created",
+    credentials: id,
+    app_id: app.appId,
+    installation: rec.installationId,
+    account: rec.accountLogin,
+  });
   return id;
 }
 
@@ -88,7 +94,12 @@ export async function recordInstallation(env: SetupEnv, app: GithubAppRow, rec: 
  * Asks GitHub, as the App, about an installation (GitHub answers 404 unless it is this App's) and
  * records what it says: the page a user lands on after installing, and "check GitHub again".
  */
-export async function syncInstallation(env: SetupEnv, app: GithubAppRow, installationId: number, fetchFn?: typeof fetch): Promise<InstallationRecord> {
+export async function syncInstallation(
+  env: SetupEnv,
+  app: GithubAppRow,
+  installationId: number,
+  fetchFn?: typeof fetch,
+): Promise<InstallationRecord> {
   const { privateKey } = await openAppSecrets(env, app);
   const session = new AppSession({ appId: app.appId, boundApiUrl: app.boundApiUrl, privateKey }, fetchFn);
   const inst = await session.installation(installationId);

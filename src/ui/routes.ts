@@ -1,5 +1,6 @@
 import { Hono } from "hono";
 import type { AppEnv } from "../env";
+import { SETUP_PATHS } from "../setup/app-manifest";
 import { actionRoutes } from "./actions";
 import type { ApiDispatch } from "./admin-api";
 import { auditRoutes } from "./pages/audit";
@@ -7,11 +8,10 @@ import { jobsRoutes } from "./pages/jobs";
 import { loginRoutes, logoutRoutes } from "./pages/login";
 import { overviewRoutes } from "./pages/overview";
 import { scaleSetRoutes } from "./pages/scaleset";
-import { SETUP_PATHS } from "../setup/app-manifest";
-import { returnFromGithub } from "./setup/return-bounce";
-import { setupRoutes } from "./setup/setup-routes";
 import { noStore, securityHeaders } from "./security-headers";
 import { requireSession, type UiEnv } from "./session-middleware";
+import { returnFromGithub } from "./setup/return-bounce";
+import { setupRoutes } from "./setup/setup-routes";
 
 /**
  * The dashboard at /ui: server-rendered pages over D1 and the scale set objects' status, and

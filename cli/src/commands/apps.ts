@@ -19,7 +19,8 @@ const table = (rows: App[]) =>
       { header: "ENDPOINT", value: (a) => a.endpoint },
       {
         header: "INSTALLATIONS",
-        value: (a) => a.installations.map((i) => `${i.account}:${i.status}:${i.repository_selection === "all" ? "all" : i.repositories.length}`),
+        value: (a) =>
+          a.installations.map((i) => `${i.account}:${i.status}:${i.repository_selection === "all" ? "all" : i.repositories.length}`),
       },
       { header: "INSTALL AT", value: (a) => a.install_url },
     ],

@@ -37,7 +37,10 @@ export const loginRoutes = new Hono<AppEnv>()
     const token = typeof form.token === "string" ? form.token.trim() : "";
     if (!expected || !token || !(await constantTimeEqual(token, expected))) {
       logEvent({ event: "ui_login_failed" });
-      return c.html(<LoginPage error="That is not the admin token." next={typeof form.next === "string" ? afterLogin(form.next) : null} />, 401);
+      return c.html(
+        <LoginPage error="That is not the admin token." next={typeof form.next === "string" ? afterLogin(form.next) : null} />,
+        401,
+      );
     }
     const { cookie } = await createSession(expected);
     setCookie(c, SESSION_COOKIE, cookie, { httpOnly: true, secure: true, sameSite: "Strict", path: "/ui", maxAge: SESSION_TTL_MS / 1000 });

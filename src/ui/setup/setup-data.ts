@@ -29,7 +29,14 @@ export interface SetupData {
   apps: (GithubAppRow & { installations: (InstallationRow & { offers: InstallationOffers; credentialsName: string | null })[] })[];
   entities: EntityItem[];
   providers: { name: string; url: string }[];
-  scaleSets: { id: string; name: string; labels: string[]; provider_name: string; entity: { name: string }; intake: "webhook" | "scaleset_api" }[];
+  scaleSets: {
+    id: string;
+    name: string;
+    labels: string[];
+    provider_name: string;
+    entity: { name: string };
+    intake: "webhook" | "scaleset_api";
+  }[];
   steps: SetupStep[];
   facts: SetupFacts;
 }
@@ -101,7 +108,13 @@ export async function loadSetupData(c: Context<UiEnv>, dispatch: ApiDispatch): P
       };
     }),
     providers: providers.length,
-    scaleSets: scaleSets.map((s) => ({ id: s.id, name: s.name, labels: s.labels, intake: s.intake, runnersUp: progress.runnersUp.get(s.id) ?? 0 })),
+    scaleSets: scaleSets.map((s) => ({
+      id: s.id,
+      name: s.name,
+      labels: s.labels,
+      intake: s.intake,
+      runnersUp: progress.runnersUp.get(s.id) ?? 0,
+    })),
   };
   return {
     publicUrl: c.env.PUBLIC_URL,

@@ -31,11 +31,16 @@ const CreateApp: FC<{ data: SetupData; csrf: string }> = ({ data, csrf }) => (
     <Csrf csrf={csrf} />
     <p>
       GitHub registers an App with exactly the permissions below, the webhook{" "}
-      <code>{`${data.publicUrl.replace(/\/+$/, "")}/webhooks/github`}</code> and a webhook secret it generates; its private key and
-      secrets come straight back here, sealed at once. Nothing to copy.
+      <code>{`${data.publicUrl.replace(/\/+$/, "")}/webhooks/github`}</code> and a webhook secret it generates; its private key and secrets
+      come straight back here, sealed at once. Nothing to copy.
     </p>
     <label>
-      GitHub <select name="endpoint">{data.endpoints.map((e) => <option value={e.name}>{`${e.name} (${e.base_url})`}</option>)}</select>
+      GitHub{" "}
+      <select name="endpoint">
+        {data.endpoints.map((e) => (
+          <option value={e.name}>{`${e.name} (${e.base_url})`}</option>
+        ))}
+      </select>
     </label>
     <label>
       Name <input name="name" value={defaultAppName(data.publicUrl)} maxlength={34} required />
@@ -88,7 +93,8 @@ const Apps: FC<{ data: SetupData; csrf: string }> = ({ data, csrf }) => (
     {data.apps.map((app) => (
       <div class="card" data-app={app.slug}>
         <p>
-          <strong>{app.name}</strong> <span class="mut">{`App id ${app.appId} · owned by ${app.ownerLogin || "?"} · ${app.endpointName}`}</span>
+          <strong>{app.name}</strong>{" "}
+          <span class="mut">{`App id ${app.appId} · owned by ${app.ownerLogin || "?"} · ${app.endpointName}`}</span>
         </p>
         <div class="actions">
           <a class="button primary" id={`install-${app.slug}`} href={installUrl(app.htmlUrl)}>
@@ -208,10 +214,20 @@ const ScaleSetForm: FC<{ data: SetupData; csrf: string }> = ({ data, csrf }) => 
       <form method="post" action="/ui/setup/scaleset" id="create-scaleset" class="card">
         <Csrf csrf={csrf} />
         <label>
-          For <select name="entity">{data.entities.map((e) => <option value={e.scaleSetsPath}>{e.label}</option>)}</select>
+          For{" "}
+          <select name="entity">
+            {data.entities.map((e) => (
+              <option value={e.scaleSetsPath}>{e.label}</option>
+            ))}
+          </select>
         </label>
         <label>
-          Provider <select name="provider">{data.providers.map((p) => <option value={p.name}>{p.name}</option>)}</select>
+          Provider{" "}
+          <select name="provider">
+            {data.providers.map((p) => (
+              <option value={p.name}>{p.name}</option>
+            ))}
+          </select>
         </label>
         <label>
           Name <input name="name" value="linux-x64" required />
@@ -239,7 +255,12 @@ const ScaleSetForm: FC<{ data: SetupData; csrf: string }> = ({ data, csrf }) => 
   </>
 );
 
-export const SetupPage: FC<{ data: SetupData; csrf: string; flash: string | null; error?: string | null }> = ({ data, csrf, flash, error }) => (
+export const SetupPage: FC<{ data: SetupData; csrf: string; flash: string | null; error?: string | null }> = ({
+  data,
+  csrf,
+  flash,
+  error,
+}) => (
   <Page title="Set up" csrf={csrf}>
     <h1>Set up Edgerunner</h1>
     <Flash message={flash} />
@@ -261,7 +282,12 @@ export const SetupPage: FC<{ data: SetupData; csrf: string; flash: string | null
 );
 
 /** The step between the form and GitHub: what will be posted, and the button that posts it there. */
-export const ContinueToGithub: FC<{ csrf: string; postUrl: string; manifest: string; owner: string }> = ({ csrf, postUrl, manifest, owner }) => {
+export const ContinueToGithub: FC<{ csrf: string; postUrl: string; manifest: string; owner: string }> = ({
+  csrf,
+  postUrl,
+  manifest,
+  owner,
+}) => {
   const m = JSON.parse(manifest) as { name: string; default_permissions: Record<string, string>; hook_attributes: { url: string } };
   return (
     <Page title="Create the GitHub App" csrf={csrf}>

@@ -75,7 +75,13 @@ export function setupRoutes(dispatch: ApiDispatch) {
         return problem(c, 400, "Pick repositories, organizations or both: the App's permissions follow from that.");
       }
       try {
-        const started = await startManifest(c.env, { sessionNonce: c.get("session").nonce, endpointName: text(form, "endpoint"), owner, name, features });
+        const started = await startManifest(c.env, {
+          sessionNonce: c.get("session").nonce,
+          endpointName: text(form, "endpoint"),
+          owner,
+          name,
+          features,
+        });
         c.header("Content-Security-Policy", cspAllowingFormTo(new URL(started.postUrl).origin));
         return c.html(
           <ContinueToGithub
@@ -93,7 +99,11 @@ export function setupRoutes(dispatch: ApiDispatch) {
     .get("/setup/app-created", async (c) => {
       if (c.get("principal")?.scope !== "admin") return problem(c, 403, "Completing a GitHub App needs an admin sign-in.");
       try {
-        await completeManifest(c.env, { sessionNonce: c.get("session").nonce, code: c.req.query("code") ?? "", state: c.req.query("state") ?? "" });
+        await completeManifest(c.env, {
+          sessionNonce: c.get("session").nonce,
+          code: c.req.query("code") ?? "",
+          state: c.req.query("state") ?? "",
+        });
         return back(c, "app_created", "#app");
       } catch (err) {
         if (err instanceof SetupError) return problem(c, err.status, err.message);
@@ -104,7 +114,8 @@ export function setupRoutes(dispatch: ApiDispatch) {
       // GitHub's setup URL: the installation id is a hint; only GitHub, asked as each of our Apps, says whose it is.
       if (c.get("principal")?.scope !== "admin") return problem(c, 403, "Recording an installation needs an admin sign-in.");
       const id = Number(c.req.query("installation_id"));
-      if (!Number.isSafeInteger(id) || id <= 0) return problem(c, 400, "GitHub's redirect lacks an installation_id: use “Check GitHub for installations”.");
+      if (!Number.isSafeInteger(id) || id <= 0)
+        return problem(c, 400, "GitHub's redirect lacks an installation_id: use “Check GitHub for installations”.");
       for (const app of await listApps(createDb(c.env))) {
         try {
           await syncInstallation(c.env, app, id);
@@ -154,7 +165,8 @@ export function setupRoutes(dispatch: ApiDispatch) {
     .post("/setup/scaleset", async (c) => {
       const form = await c.req.parseBody();
       const path = text(form, "entity");
-      if (!/^\/(repositories|organizations|enterprises)\/[0-9a-f-]{36}\/scalesets$/.test(path)) return problem(c, 400, "Pick the repository or organization.");
+      if (!/^\/(repositories|organizations|enterprises)\/[0-9a-f-]{36}\/scalesets$/.test(path))
+        return problem(c, 400, "Pick the repository or organization.");
       const labels = text(form, "labels")
         .split(",")
         .map((l) => l.trim())

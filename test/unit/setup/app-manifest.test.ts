@@ -32,7 +32,11 @@ describe("the App manifest", () => {
 
   it("organization runners need the organization's self-hosted runners permission, not administration", () => {
     const org = permissionsNeeded({ repositoryRunners: false, organizationRunners: true });
-    expect(org.map((p) => `${p.permission}:${p.level}`)).toEqual(["actions:read", "metadata:read", "organization_self_hosted_runners:write"]);
+    expect(org.map((p) => `${p.permission}:${p.level}`)).toEqual([
+      "actions:read",
+      "metadata:read",
+      "organization_self_hosted_runners:write",
+    ]);
     for (const p of org) expect(p.why.length).toBeGreaterThan(10);
     const both = permissionsNeeded({ repositoryRunners: true, organizationRunners: true }).map((p) => p.permission);
     expect(both).toEqual(["actions", "metadata", "administration", "organization_self_hosted_runners"]);

@@ -6,7 +6,15 @@ const state = (f: SetupFacts) => Object.fromEntries(setupSteps(f).map((s) => [s.
 
 describe("the first-run checklist", () => {
   it("an empty coordinator has every step to do, starting with the App", () => {
-    expect(state(empty)).toEqual({ app: false, install: false, entity: false, provider: false, scaleset: false, webhook: false, runner: false });
+    expect(state(empty)).toEqual({
+      app: false,
+      install: false,
+      entity: false,
+      provider: false,
+      scaleset: false,
+      webhook: false,
+      runner: false,
+    });
   });
 
   it("follows the chain to a runner that came up", () => {
@@ -22,7 +30,12 @@ describe("the first-run checklist", () => {
   });
 
   it("failing credentials hold the entity step, naming the entity and GitHub's reason", () => {
-    const steps = setupSteps({ ...empty, apps: 1, installations: 1, entities: [{ id: "e", label: "octo/app", credentialsFailing: "Bad credentials", lastDeliveryAt: null }] });
+    const steps = setupSteps({
+      ...empty,
+      apps: 1,
+      installations: 1,
+      entities: [{ id: "e", label: "octo/app", credentialsFailing: "Bad credentials", lastDeliveryAt: null }],
+    });
     const entity = steps.find((s) => s.id === "entity")!;
     expect(entity.done).toBe(false);
     expect(entity.detail).toContain("octo/app (Bad credentials)");

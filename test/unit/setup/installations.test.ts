@@ -1,5 +1,10 @@
 import { describe, expect, it } from "vitest";
-import { applyInstallationEvent, InstallationPayload, installationCredentialsName, installationOffers } from "../../../src/setup/installations";
+import {
+  applyInstallationEvent,
+  InstallationPayload,
+  installationCredentialsName,
+  installationOffers,
+} from "../../../src/setup/installations";
 
 const payload = (action: string, extra: Record<string, unknown> = {}) =>
   InstallationPayload.parse({
@@ -10,7 +15,11 @@ const payload = (action: string, extra: Record<string, unknown> = {}) =>
 
 describe("installation events", () => {
   it("created lists the repositories; added and removed change them; deleted keeps the record as deleted", () => {
-    const created = applyInstallationEvent(null, "installation", payload("created", { repositories: [{ full_name: "octo-org/b" }, { full_name: "octo-org/a" }] }));
+    const created = applyInstallationEvent(
+      null,
+      "installation",
+      payload("created", { repositories: [{ full_name: "octo-org/b" }, { full_name: "octo-org/a" }] }),
+    );
     expect(created).toEqual({
       installationId: 77,
       accountLogin: "octo-org",
@@ -51,12 +60,16 @@ describe("installation events", () => {
         { fullName: "Octo-Org/b", added: false },
       ],
     });
-    expect(installationOffers({ ...inst, accountType: "User" }, [{ kind: "organization", owner: "octo-org", name: "" }]).organization).toBeNull();
+    expect(
+      installationOffers({ ...inst, accountType: "User" }, [{ kind: "organization", owner: "octo-org", name: "" }]).organization,
+    ).toBeNull();
   });
 
   it("names an installation's credentials after the App and the account, free of collisions", () => {
     expect(installationCredentialsName("edgerunner-acme", "octo-org", new Set())).toBe("edgerunner-acme-octo-org");
-    expect(installationCredentialsName("edgerunner-acme", "octo-org", new Set(["edgerunner-acme-octo-org"]))).toBe("edgerunner-acme-octo-org-2");
+    expect(installationCredentialsName("edgerunner-acme", "octo-org", new Set(["edgerunner-acme-octo-org"]))).toBe(
+      "edgerunner-acme-octo-org-2",
+    );
     expect(installationCredentialsName("--x", "a b", new Set())).toBe("x-a-b");
   });
 });
