@@ -86,7 +86,10 @@ export function describeFailure(err: unknown): { lines: string[]; exit: number }
   }
   if (err instanceof StepFailure) {
     const output = err.output.trimEnd().split("\n").slice(-40);
-    return { lines: [`edgerunner: ${err.message}`, ...(output.length && output[0] ? output.map((l) => `  ${l}`) : []), err.hint], exit: EXIT.api };
+    return {
+      lines: [`edgerunner: ${err.message}`, ...(output.length && output[0] ? output.map((l) => `  ${l}`) : []), err.hint],
+      exit: EXIT.api,
+    };
   }
   if (err instanceof NetworkFailure) {
     return { lines: [`edgerunner: cannot reach ${err.url}: ${err.message}`], exit: EXIT.network };

@@ -11,6 +11,12 @@ import type { FakeCall, FakeState } from "./wrangler.ts";
 
 const repo = resolve(import.meta.dirname, "../..");
 
+export interface Run {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
 export interface Workspace {
   dir: string;
   state: () => FakeState;
@@ -18,7 +24,10 @@ export interface Workspace {
   calls: () => FakeCall[];
   /** Forget the calls so far (to look at one run's). */
   clearCalls: () => void;
-  run: (args: string[], env?: Record<string, string>) => Promise<{ code: number; stdout: string; stderr: string }>;
+  /** The CLI with these arguments. */
+  run: (args: string[], env?: Record<string, string>) => Promise<Run>;
+  /** A script of the repository (scripts/deploy.mjs) run in the workspace, as npm would. */
+  script: (path: string, args: string[]) => Promise<Run>;
   profiles: () => { current?: string; profiles: Record<string, { url?: string; token?: string }> } | undefined;
   remove: () => void;
 }
@@ -41,7 +50,8 @@ export function makeWorkspace(state: FakeState = freshState()): Workspace {
   mkdirSync(join(dir, "shims/aws-ec2"), { recursive: true });
   copyFileSync(join(repo, "shims/aws-ec2/wrangler.toml"), join(dir, "shims/aws-ec2/wrangler.toml"));
   mkdirSync(join(dir, "migrations"));
-  for (const f of readdirSync(join(repo, "migrations")).filter((f) => f.endsWith(".sql"))) copyFileSync(join(repo, "migrations", f), join(dir, "migrations", f));
+  for (const f of readdirSync(join(repo, "migrations")).filter((f) => f.endsWith(".sql")))
+    copyFileSync(join(repo, "migrations", f), join(dir, "migrations", f));
   const stateDir = join(dir, ".fake-wrangler");
   const bin = join(stateDir, "bin");
   mkdirSync(bin, { recursive: true });
@@ -51,6 +61,21 @@ export function makeWorkspace(state: FakeState = freshState()): Workspace {
   chmodSync(join(bin, "wrangler"), 0o755);
   const configFile = join(dir, ".config-home", "edgerunner", "config.json");
   const callsPath = join(stateDir, "calls.jsonl");
+
+  const node = (args: string[], env: Record<string, string>) =>
+    new Promise<Run>((done) => {
+      // Only what the CLI needs: no EDGERUNNER_* or AWS_* of whoever runs the tests leaks in.
+      const child = spawn(process.execPath, ["--no-warnings=ExperimentalWarning", ...args], {
+        cwd: dir,
+        env: { PATH: `${bin}:${process.env.PATH}`, HOME: dir, EDGERUNNER_CONFIG: configFile, FAKE_WRANGLER_STATE: stateDir, ...env },
+        stdio: ["ignore", "pipe", "pipe"],
+      });
+      let stdout = "";
+      let stderr = "";
+      child.stdout.on("data", (c) => (stdout += c));
+      child.stderr.on("data", (c) => (stderr += c));
+      child.on("close", (code) => done({ code: code ?? -1, stdout, stderr }));
+    });
 
   return {
     dir,
@@ -69,26 +94,8 @@ export function makeWorkspace(state: FakeState = freshState()): Workspace {
         : [],
     clearCalls: () => rmSync(callsPath, { force: true }),
     profiles: () => (existsSync(configFile) ? JSON.parse(readFileSync(configFile, "utf8")) : undefined),
-    run: (args, env = {}) =>
-      new Promise((done) => {
-        // Only what the CLI needs: no EDGERUNNER_* or AWS_* of whoever runs the tests leaks in.
-        const child = spawn(process.execPath, ["--no-warnings=ExperimentalWarning", join(repo, "cli/bin/edgerunner.mjs"), ...args], {
-          cwd: dir,
-          env: {
-            PATH: `${bin}:${process.env.PATH}`,
-            HOME: dir,
-            EDGERUNNER_CONFIG: configFile,
-            FAKE_WRANGLER_STATE: stateDir,
-            ...env,
-          },
-          stdio: ["ignore", "pipe", "pipe"],
-        });
-        let stdout = "";
-        let stderr = "";
-        child.stdout.on("data", (c) => (stdout += c));
-        child.stderr.on("data", (c) => (stderr += c));
-        child.on("close", (code) => done({ code: code ?? -1, stdout, stderr }));
-      }),
+    run: (args, env = {}) => node([join(repo, "cli/bin/edgerunner.mjs"), ...args], env),
+    script: (path, args) => node([join(repo, path), ...args], {}),
     remove: () => rmSync(dir, { recursive: true, force: true }),
   };
 }

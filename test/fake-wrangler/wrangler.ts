@@ -72,7 +72,12 @@ function readStdin(): string {
 /** The few keys of a wrangler.toml the fake needs: the Worker's name, [vars], the D1 table. */
 function readConfig(path: string) {
   const text = readFileSync(path, "utf8");
-  const config = { name: "", vars: {} as Record<string, string>, d1: undefined as undefined | Record<string, string>, crons: [] as string[] };
+  const config = {
+    name: "",
+    vars: {} as Record<string, string>,
+    d1: undefined as undefined | Record<string, string>,
+    crons: [] as string[],
+  };
   let table = "";
   for (const line of text.split("\n")) {
     const header = /^\s*\[\[?\s*([\w.]+)\s*\]\]?/.exec(line);
@@ -99,7 +104,10 @@ const option = (name: string) => {
 };
 const configPath = resolve(option("-c") ?? option("--config") ?? "wrangler.toml");
 const words = argv.filter((a, i) => !a.startsWith("-") && !["-c", "--config", "--format"].includes(argv[i - 1] ?? "")).slice(0, 3);
-const command = words[0] === "d1" && words[1] === "migrations" ? "d1 migrations apply" : words.slice(0, words[0] === "d1" || words[0] === "secret" ? 2 : 1).join(" ");
+const command =
+  words[0] === "d1" && words[1] === "migrations"
+    ? "d1 migrations apply"
+    : words.slice(0, words[0] === "d1" || words[0] === "secret" ? 2 : 1).join(" ");
 
 const call: FakeCall = { argv };
 const record = () => appendFileSync(join(stateDir, "calls.jsonl"), `${JSON.stringify(call)}\n`);
@@ -109,7 +117,9 @@ const requireLogin = () => {
 };
 if (state.failOn === command) {
   record();
-  fail(`A request to the Cloudflare API (/accounts/${state.accounts[0]?.id}/workers/scripts) failed.\n\n  Authentication error [code: 10000]`);
+  fail(
+    `A request to the Cloudflare API (/accounts/${state.accounts[0]?.id}/workers/scripts) failed.\n\n  Authentication error [code: 10000]`,
+  );
 }
 
 switch (command) {
@@ -119,7 +129,13 @@ switch (command) {
       out(JSON.stringify({ loggedIn: false }));
       process.exit(1);
     }
-    out(JSON.stringify({ loggedIn: true, authType: "OAuth Token", email: state.email, accounts: state.accounts, tokenPermissions: [] }, null, 2));
+    out(
+      JSON.stringify(
+        { loggedIn: true, authType: "OAuth Token", email: state.email, accounts: state.accounts, tokenPermissions: [] },
+        null,
+        2,
+      ),
+    );
     break;
   }
   case "d1 list": {
@@ -127,7 +143,14 @@ switch (command) {
     requireLogin();
     out(
       JSON.stringify(
-        state.databases.map((d) => ({ uuid: d.uuid, name: d.name, created_at: "2026-11-27T00:00:00.000Z", version: "production", num_tables: 0, file_size: 0 })),
+        state.databases.map((d) => ({
+          uuid: d.uuid,
+          name: d.name,
+          created_at: "2026-11-27T00:00:00.000Z",
+          version: "production",
+          num_tables: 0,
+          file_size: 0,
+        })),
         null,
         2,
       ),
@@ -138,7 +161,8 @@ switch (command) {
     record();
     requireLogin();
     const name = words[2]!;
-    if (state.databases.some((d) => d.name === name)) fail(`A request to the Cloudflare API failed.\n\n  A database with that name already exists [code: 7502]`);
+    if (state.databases.some((d) => d.name === name))
+      fail(`A request to the Cloudflare API failed.\n\n  A database with that name already exists [code: 7502]`);
     const uuid = randomUUID();
     state.databases.push({ uuid, name });
     save();
@@ -153,11 +177,16 @@ switch (command) {
     const config = readConfig(configPath);
     const id = config.d1?.database_id ?? "";
     if (!state.databases.some((d) => d.uuid === id)) {
-      fail(`A request to the Cloudflare API (/accounts/${state.accounts[0]?.id}/d1/database/${id}/query) failed.\n\n  The database ${id} could not be found [code: 7404]`);
+      fail(
+        `A request to the Cloudflare API (/accounts/${state.accounts[0]?.id}/d1/database/${id}/query) failed.\n\n  The database ${id} could not be found [code: 7404]`,
+      );
     }
     const dir = join(dirname(configPath), config.d1?.migrations_dir ?? "migrations");
-    const all = readdirSync(dir).filter((f) => f.endsWith(".sql")).sort();
-    const applied = (state.applied[id] ??= []);
+    const all = readdirSync(dir)
+      .filter((f) => f.endsWith(".sql"))
+      .sort();
+    state.applied[id] ??= [];
+    const applied = state.applied[id];
     const pending = all.filter((f) => !applied.includes(f));
     if (!pending.length) {
       out("✅ No migrations to apply!");
@@ -176,9 +205,17 @@ switch (command) {
     const name = readConfig(configPath).name;
     const worker = state.workers[name];
     if (!worker) {
-      fail(`Worker "${name}" not found.\n\nIf this is a new Worker, run \`wrangler deploy\` first to create it.\nOtherwise, check that the Worker name is correct and you're logged into the right account.`);
+      fail(
+        `Worker "${name}" not found.\n\nIf this is a new Worker, run \`wrangler deploy\` first to create it.\nOtherwise, check that the Worker name is correct and you're logged into the right account.`,
+      );
     }
-    out(JSON.stringify(Object.keys(worker!.secrets).map((s) => ({ name: s, type: "secret_text" })), null, "  "));
+    out(
+      JSON.stringify(
+        Object.keys(worker!.secrets).map((s) => ({ name: s, type: "secret_text" })),
+        null,
+        "  ",
+      ),
+    );
     break;
   }
   case "secret bulk": {
@@ -209,7 +246,8 @@ switch (command) {
         "You must use a real database in the database_id configuration. You can find your databases using 'wrangler d1 list', or read how to develop locally with D1 here: https://developers.cloudflare.com/d1/configuration/local-development",
       );
     }
-    const worker = (state.workers[config.name] ??= { secrets: {}, deployments: [] });
+    state.workers[config.name] ??= { secrets: {}, deployments: [] };
+    const worker = state.workers[config.name]!;
     worker.deployments.push({ vars: config.vars });
     save();
     const url = `https://${config.name}.${state.subdomain}.workers.dev`;
@@ -220,7 +258,14 @@ switch (command) {
     out(`Current Version ID: ${versionId}`);
     const outputPath = process.env.WRANGLER_OUTPUT_FILE_PATH;
     if (outputPath) {
-      const entry = { type: "deploy", version: 1, worker_name: config.name, version_id: versionId, targets, timestamp: new Date().toISOString() };
+      const entry = {
+        type: "deploy",
+        version: 1,
+        worker_name: config.name,
+        version_id: versionId,
+        targets,
+        timestamp: new Date().toISOString(),
+      };
       appendFileSync(outputPath, `${JSON.stringify(entry)}\n`);
     }
     break;

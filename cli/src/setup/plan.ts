@@ -95,7 +95,10 @@ export interface ProviderView {
   url: string;
 }
 
-export type ProviderPlan = { kind: "create"; secret: string } | { kind: "update"; body: { url?: string; secret?: string } } | { kind: "unchanged" };
+export type ProviderPlan =
+  | { kind: "create"; secret: string }
+  | { kind: "update"; body: { url?: string; secret?: string } }
+  | { kind: "unchanged" };
 
 /**
  * Whether the shim gets a new signing secret: when it has none, and when the coordinator has no

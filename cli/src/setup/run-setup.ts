@@ -55,7 +55,8 @@ export async function runSetup(ctx: SetupContext): Promise<SetupReport> {
     if (await change(ctx, ["d1", "create", opts.database])) {
       const again = parseD1List((await readOnly(ctx, listArgs)).stdout) ?? [];
       const created = planDatabase(again, opts.database);
-      if (created.kind !== "reuse") throw failed(["d1", "create", opts.database], { code: 0, stdout: "the new database is not in `wrangler d1 list`", stderr: "" });
+      if (created.kind !== "reuse")
+        throw failed(["d1", "create", opts.database], { code: 0, stdout: "the new database is not in `wrangler d1 list`", stderr: "" });
       databaseId = created.id;
       say(`+ created D1 database ${opts.database} (id ${databaseId})`);
     }
@@ -93,7 +94,7 @@ export async function runSetup(ctx: SetupContext): Promise<SetupReport> {
   if (missing.length) {
     say(`${opts.dryRun ? "· would set" : "→ setting"} secret${missing.length === 1 ? "" : "s"} ${missing.join(", ")} (generated)`);
     const shown = JSON.stringify(Object.fromEntries(missing.map((n) => [n, "<generated>"])));
-    if (await change(ctx, ["secret", "bulk", "-c", config], { stdin: JSON.stringify(values), shownStdin: `'${shown}'` })) {
+    if (await change(ctx, ["secret", "bulk", "-c", config], { stdin: JSON.stringify(values), shownStdin: shown })) {
       for (const name of missing) say(`+ set secret ${name} (generated)`);
     }
     if (missing.includes("ENCRYPTION_KEY") && dbPlan.kind === "reuse") {
@@ -106,60 +107,64 @@ export async function runSetup(ctx: SetupContext): Promise<SetupReport> {
 
   // 6. Deploy. Without --public-url the URL is the workers.dev one wrangler reports; a deploy
   // made with another PUBLIC_URL (the first one: it is not known before) is made once more.
-  say(opts.dryRun ? "· would deploy the coordinator" : "→ deploying the coordinator (wrangler deploy)");
-  const deployArgs = ["deploy", "-c", config];
-  const deployed = await change(ctx, deployArgs, { outputFile: true });
-  if (deployed) {
-    const decision = afterDeploy(opts.publicUrl, publicUrl, workersDevUrl(deployTargets(deployed.outputFile ?? "")));
-    if (decision.kind === "refuse") throw new UsageError(decision.message, decision.hint);
-    if (decision.kind === "redeploy") {
+  // A failure from here on must not lose a new admin token: Cloudflare has it and will not show it again.
+  const adminToken = opts.dryRun ? undefined : values.ADMIN_TOKEN;
+  try {
+    say(opts.dryRun ? "· would deploy the coordinator" : "→ deploying the coordinator (wrangler deploy)");
+    const deployArgs = ["deploy", "-c", config];
+    const deployed = await change(ctx, deployArgs, { outputFile: true });
+    if (deployed) {
+      const decision = afterDeploy(opts.publicUrl, publicUrl, workersDevUrl(deployTargets(deployed.outputFile ?? "")));
+      if (decision.kind === "refuse") throw new UsageError(decision.message, decision.hint);
+      if (decision.kind === "redeploy") {
+        publicUrl = decision.url;
+        say(`+ PUBLIC_URL is ${publicUrl} (where wrangler deployed it); deploying once more with it`);
+        writeConfig(ctx, COORDINATOR, settings(), described());
+        await change(ctx, deployArgs, { outputFile: true });
+      }
       publicUrl = decision.url;
-      say(`+ PUBLIC_URL is ${publicUrl} (where wrangler deployed it); deploying once more with it`);
-      writeConfig(ctx, COORDINATOR, settings(), described());
-      await change(ctx, deployArgs, { outputFile: true });
+      say(`✓ coordinator deployed at ${publicUrl}`);
+    } else if (!publicUrl) {
+      say("    (PUBLIC_URL: the workers.dev URL that deploy reports; setup writes it into wrangler.deploy.toml and deploys once more)");
     }
-    publicUrl = decision.url;
-    say(`✓ coordinator deployed at ${publicUrl}`);
-  } else if (!publicUrl) {
-    say("    (PUBLIC_URL: the workers.dev URL that deploy reports; setup writes it into wrangler.deploy.toml and deploys once more)");
-  }
 
-  const adminToken = values.ADMIN_TOKEN;
-  const report: SetupReport = {
-    dry_run: opts.dryRun,
-    public_url: publicUrl ?? null,
-    setup_url: publicUrl ? `${publicUrl}/ui/setup` : null,
-    database: { name: opts.database, id: databaseId ?? null, created: dbPlan.kind === "create" },
-    secrets_set: opts.dryRun ? [] : missing,
-  };
-
-  if (opts.shim === "aws-ec2") {
-    report.shim = await setupAwsEc2Shim(ctx, { url: publicUrl, createdAdminToken: opts.dryRun ? undefined : adminToken });
-  }
-
-  if (!opts.dryRun && adminToken && publicUrl) {
-    report.admin_token = adminToken;
-    if (opts.saveProfile) {
+    const report: SetupReport = {
+      dry_run: opts.dryRun,
+      public_url: publicUrl ?? null,
+      setup_url: publicUrl ? `${publicUrl}/ui/setup` : null,
+      database: { name: opts.database, id: databaseId ?? null, created: dbPlan.kind === "create" },
+      secrets_set: opts.dryRun ? [] : missing,
+      ...(adminToken ? { admin_token: adminToken } : {}),
+    };
+    if (adminToken && publicUrl && opts.saveProfile) {
       const saved = saveSetupProfile(ctx.io.env, opts.profile, publicUrl, adminToken);
       say(saved.line);
       if (saved.profile) report.profile = saved.profile;
     }
+    if (opts.shim === "aws-ec2") report.shim = await setupAwsEc2Shim(ctx, { url: publicUrl, createdAdminToken: adminToken });
+    return report;
+  } catch (e) {
+    if (adminToken) say(["", ...tokenLines(adminToken, undefined)].join("\n"));
+    throw e;
   }
-  return report;
+}
+
+/** The admin token, said once, and where else it is kept. */
+function tokenLines(token: string, profile: string | undefined): string[] {
+  return [
+    "Admin token (shown this once; Cloudflare keeps it as the ADMIN_TOKEN secret and cannot show it again):",
+    `  ${token}`,
+    profile
+      ? `It is saved in the CLI profile "${profile}": \`edgerunner --profile ${profile} scaleset list\` works now.`
+      : "Keep it in a password manager.",
+  ];
 }
 
 /** The lines people read at the end: where it runs, where to go next, and the admin token once. */
 export function summary(r: SetupReport): string {
   if (r.dry_run) return "\nDry run: nothing was changed. Run without --dry-run to do it.\n";
   const lines = ["", `Edgerunner is deployed at ${r.public_url}`, `Next: open ${r.setup_url} to connect GitHub and create a first runner.`];
-  if (r.admin_token) {
-    lines.push(
-      "",
-      "Admin token (shown this once; Cloudflare keeps it as the ADMIN_TOKEN secret and cannot show it again):",
-      `  ${r.admin_token}`,
-      r.profile ? `It is saved in the CLI profile "${r.profile}": \`edgerunner --profile ${r.profile} scaleset list\` works now.` : "Keep it in a password manager.",
-    );
-  }
+  if (r.admin_token) lines.push("", ...tokenLines(r.admin_token, r.profile));
   if (r.shim) lines.push("", `EC2 shim at ${r.shim.url}, registered as provider "${r.shim.provider}".`);
   return lines.join("\n") + "\n";
 }

@@ -56,10 +56,13 @@ export async function change(
   opts: { stdin?: string; shownStdin?: string; outputFile?: boolean } = {},
 ): Promise<WranglerResult | undefined> {
   if (ctx.opts.dryRun) {
-    ctx.say(`    would run: ${commandLine(args)}${opts.shownStdin ? ` < ${opts.shownStdin}` : ""}`);
+    ctx.say(`    would run: ${commandLine(args)}${opts.shownStdin ? `  (stdin: ${opts.shownStdin})` : ""}`);
     return undefined;
   }
-  const r = await ctx.wrangler.run(args, { ...(opts.stdin !== undefined ? { stdin: opts.stdin } : {}), ...(opts.outputFile ? { outputFile: true } : {}) });
+  const r = await ctx.wrangler.run(args, {
+    ...(opts.stdin !== undefined ? { stdin: opts.stdin } : {}),
+    ...(opts.outputFile ? { outputFile: true } : {}),
+  });
   if (r.code !== 0) throw failed(args, r);
   return r;
 }

@@ -7,9 +7,9 @@
 import { makeClient, unwrap } from "../client.ts";
 import { configPath, readConfigFile } from "../config.ts";
 import { ApiFailure, NetworkFailure, StepFailure, UsageError } from "../errors.ts";
-import { AWS_EC2_SHIM, deployConfig, readCommittedConfig, readSettings } from "./deploy-config-file.ts";
 import { committedVar } from "./deploy-config.ts";
-import { adminTokenFor, needsNewShimSecret, planProvider, type ProviderView } from "./plan.ts";
+import { AWS_EC2_SHIM, deployConfig, readCommittedConfig, readSettings } from "./deploy-config-file.ts";
+import { adminTokenFor, needsNewShimSecret, type ProviderView, planProvider } from "./plan.ts";
 import { change, type SetupContext, secretNames, writeConfig } from "./setup-context.ts";
 import { deployTargets, workersDevUrl } from "./wrangler-output.ts";
 
@@ -60,7 +60,9 @@ export async function setupAwsEc2Shim(
   }
   let provider: ProviderView | undefined;
   if (api) provider = await findProvider(ctx, api, opts.providerName, coordinator.url!);
-  else say(`· cannot look up provider "${opts.providerName}" without the admin token (EDGERUNNER_TOKEN or a profile for this URL)`);
+  else if (!coordinator.url) say(`· provider "${opts.providerName}" is looked up once the coordinator is deployed`);
+  else
+    say(`· cannot look up provider "${opts.providerName}" without the admin token (EDGERUNNER_TOKEN or a profile for ${coordinator.url})`);
 
   // Secrets: SHIM_SECRET new when missing (or when no provider holds it); the AWS key from the user.
   const existing = await secretNames(ctx, t);
@@ -68,7 +70,8 @@ export async function setupAwsEc2Shim(
   const shown: Record<string, string> = {};
   for (const name of existing) say(`✓ ${t.label} secret ${name} already set (kept)`);
   if (needsNewShimSecret(existing.includes("SHIM_SECRET"), provider !== undefined || !api)) {
-    if (existing.includes("SHIM_SECRET")) say(`! provider "${opts.providerName}" is not registered: the shim gets a new SHIM_SECRET to register it with`);
+    if (existing.includes("SHIM_SECRET"))
+      say(`! provider "${opts.providerName}" is not registered: the shim gets a new SHIM_SECRET to register it with`);
     values.SHIM_SECRET = ctx.generate("token");
     shown.SHIM_SECRET = "<generated>";
   }
@@ -94,7 +97,7 @@ export async function setupAwsEc2Shim(
   const names = Object.keys(opts.dryRun ? shown : values);
   if (names.length) {
     say(`${opts.dryRun ? "· would set" : "→ setting"} ${t.label} secrets ${names.join(", ")}`);
-    if (await change(ctx, ["secret", "bulk", "-c", config], { stdin: JSON.stringify(values), shownStdin: `'${JSON.stringify(shown)}'` })) {
+    if (await change(ctx, ["secret", "bulk", "-c", config], { stdin: JSON.stringify(values), shownStdin: JSON.stringify(shown) })) {
       for (const name of names) say(`+ set ${t.label} secret ${name}${name === "SHIM_SECRET" ? " (generated)" : ""}`);
     }
   }
@@ -105,7 +108,12 @@ export async function setupAwsEc2Shim(
   let url: string | undefined;
   if (deployed) {
     url = workersDevUrl(deployTargets(deployed.outputFile ?? ""));
-    if (!url) throw new StepFailure(`the ${t.label} deploy reported no workers.dev URL`, deployed.stdout, "register it yourself: edgerunner provider create (docs/cli.md)");
+    if (!url)
+      throw new StepFailure(
+        `the ${t.label} deploy reported no workers.dev URL`,
+        deployed.stdout,
+        "register it yourself: edgerunner provider create (docs/cli.md)",
+      );
     say(`✓ ${t.label} deployed at ${url}`);
   }
   if (opts.dryRun || !api || !url) {

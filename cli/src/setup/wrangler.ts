@@ -76,6 +76,14 @@ export function spawnWrangler(root: string, env: NodeJS.ProcessEnv): Wrangler {
 export const commandLine = (args: string[]) => ["wrangler", ...args].join(" ");
 
 /** A failed run as a StepFailure with wrangler's own words and what to do next. */
-export function failed(args: string[], r: WranglerResult, hint = "fix what wrangler says, then run `npx edgerunner setup` again: it keeps what exists and repairs the rest"): StepFailure {
-  return new StepFailure(`\`${commandLine(args)}\` failed (exit ${r.code})`, [r.stderr.trim(), r.stdout.trim()].filter(Boolean).join("\n"), hint);
+export function failed(
+  args: string[],
+  r: WranglerResult,
+  hint = "fix what wrangler says, then run `npx edgerunner setup` again: it keeps what exists and repairs the rest",
+): StepFailure {
+  return new StepFailure(
+    `\`${commandLine(args)}\` failed (exit ${r.code})`,
+    [r.stderr.trim(), r.stdout.trim()].filter(Boolean).join("\n"),
+    hint,
+  );
 }
