@@ -5,6 +5,7 @@
  */
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { UsageError } from "../errors.ts";
 import { DEPLOY_CONFIG_NAME, type DeploySettings, readDeploySettings, renderDeployConfig } from "./deploy-config.ts";
 
 /** A Worker this repository deploys: its folder (relative to the checkout's root) holds its wrangler.toml. */
@@ -23,7 +24,9 @@ export const deployConfig = (t: WorkerTarget) => (t.dir === "." ? DEPLOY_CONFIG_
 
 export function readCommittedConfig(root: string, t: WorkerTarget): string {
   const path = join(root, committedConfig(t));
-  if (!existsSync(path)) throw new Error(`${path} is missing: run this from the root of an Edgerunner checkout`);
+  if (!existsSync(path)) {
+    throw new UsageError(`no ${committedConfig(t)} here (${root})`, "run it from the root of an Edgerunner checkout, after `npm ci`");
+  }
   return readFileSync(path, "utf8");
 }
 
@@ -42,12 +45,13 @@ export function writeDeployConfig(root: string, t: WorkerTarget, settings: Deplo
 }
 
 /**
- * Rewrites the deploy config from the committed file (which may have changed since setup) with
- * the settings it holds. Undefined when setup never ran for this Worker: deploy the committed file.
+ * The deploy config to use: setup's, rewritten from the committed file (which may have changed
+ * since) with the settings it holds; one written by hand, as it is; undefined when there is
+ * none (deploy the committed file).
  */
 export function refreshDeployConfig(root: string, t: WorkerTarget): string | undefined {
+  if (!existsSync(join(root, deployConfig(t)))) return undefined;
   const settings = readSettings(root, t);
-  if (!settings) return undefined;
-  writeDeployConfig(root, t, settings);
+  if (settings) writeDeployConfig(root, t, settings);
   return deployConfig(t);
 }

@@ -6,7 +6,7 @@
  */
 import { UsageError } from "../errors.ts";
 import type { DeploySettings } from "./deploy-config.ts";
-import { COORDINATOR, deployConfig, readCommittedConfig, readSettings } from "./deploy-config-file.ts";
+import { AWS_EC2_SHIM, COORDINATOR, deployConfig, readCommittedConfig, readSettings } from "./deploy-config-file.ts";
 import { afterDeploy, COORDINATOR_SECRETS, checkLogin, initialPublicUrl, missingSecrets, planDatabase } from "./plan.ts";
 import { saveSetupProfile } from "./save-profile.ts";
 import { change, readOnly, type SetupContext, secretNames, writeConfig } from "./setup-context.ts";
@@ -29,6 +29,9 @@ export interface SetupReport {
 
 export async function runSetup(ctx: SetupContext): Promise<SetupReport> {
   const { opts, say } = ctx;
+  // Before anything runs: the committed configs setup builds on (the checkout's root).
+  readCommittedConfig(opts.root, COORDINATOR);
+  if (opts.shim) readCommittedConfig(opts.root, AWS_EC2_SHIM);
   if (opts.dryRun) say("Dry run: read-only checks run; every command that would change something is printed instead.");
 
   // 1. Who is logged in, and to which account.
@@ -63,7 +66,6 @@ export async function runSetup(ctx: SetupContext): Promise<SetupReport> {
   }
 
   // 3. The deploy config: the committed wrangler.toml with this account's database and URL.
-  readCommittedConfig(opts.root, COORDINATOR);
   let publicUrl = initialPublicUrl(opts.publicUrl, readSettings(opts.root, COORDINATOR)?.vars.PUBLIC_URL);
   const settings = (): DeploySettings => ({
     database: { name: opts.database, id: databaseId ?? "(the id wrangler d1 create prints)" },

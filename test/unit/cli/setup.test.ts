@@ -4,7 +4,7 @@
  * admin API's provider routes.
  */
 import { createHash } from "node:crypto";
-import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer, type IncomingMessage, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
@@ -81,10 +81,12 @@ describe("edgerunner setup, first run", () => {
     expect(ws.profiles()).toEqual({ current: "default", profiles: { default: { url: URL_, token } } });
   });
 
-  it("--public-url deploys once with it; --database names the database", async () => {
+  it("--public-url deploys once with it; --database names the database; --no-save-profile saves none", async () => {
     const ws = workspace();
-    const r = await ws.run(["setup", "--public-url", "https://ci.example.com/", "--database", "runners"]);
+    const r = await ws.run(["setup", "--public-url", "https://ci.example.com/", "--database", "runners", "--no-save-profile"]);
     expect(r.code).toBe(0);
+    expect(ws.profiles()).toBeUndefined();
+    expect(r.stdout).toContain("Keep it in a password manager.");
     expect(changes(ws).filter((a) => a.startsWith("deploy"))).toHaveLength(1);
     expect(ws.state().workers.edgerunner!.deployments[0]!.vars.PUBLIC_URL).toBe("https://ci.example.com");
     expect(ws.state().databases.map((d) => d.name)).toEqual(["runners"]);
@@ -265,6 +267,16 @@ describe("edgerunner setup refuses", () => {
       "edgerunner: not logged in to Cloudflare\nrun `npx wrangler login` (or set CLOUDFLARE_API_TOKEN), then run `npx edgerunner setup` again\n",
     );
     expect(argvOf(ws)).toEqual(["whoami --json"]);
+  });
+
+  it("outside a checkout: says where to run it, before running anything, exit 2", async () => {
+    const ws = workspace();
+    rmSync(join(ws.dir, "wrangler.toml"));
+    const r = await ws.run(["setup"]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain("edgerunner: no wrangler.toml here");
+    expect(r.stderr).toContain("run it from the root of an Edgerunner checkout");
+    expect(ws.calls()).toEqual([]);
   });
 
   it("several accounts and none chosen: lists them; --account-id picks one", async () => {
