@@ -65,23 +65,33 @@ export const COORDINATOR_SECRETS: { name: string; kind: SecretKind }[] = [
 /** The wanted secrets the Worker does not have yet, in the order wanted: existing ones are kept. */
 export const missingSecrets = (existing: string[], wanted: string[]) => wanted.filter((n) => !existing.includes(n));
 
+const isWorkersDev = (url: string) => /^https:\/\/[^/]+\.workers\.dev$/.test(url);
+
 /**
- * The PUBLIC_URL to deploy with first: --public-url, else the one an earlier setup learned,
- * else none yet (the committed placeholder goes out, and the deploy tells the workers.dev URL).
+ * The PUBLIC_URL to deploy with first: --public-url, else the one an earlier setup wrote, else
+ * none yet (the committed placeholder goes out, and the deploy tells the workers.dev URL).
  */
 export function initialPublicUrl(flag: string | undefined, stored: string | undefined): string | undefined {
   return flag ?? stored;
 }
 
+/**
+ * A URL the user chose, which the deploy's workers.dev URL never replaces: --public-url, or
+ * one an earlier run was given (any URL that is not a workers.dev one was given, not learned).
+ */
+export function chosenPublicUrl(flag: string | undefined, stored: string | undefined): string | undefined {
+  return flag ?? (stored && !isWorkersDev(stored) ? stored : undefined);
+}
+
 export type AfterDeploy = { kind: "done"; url: string } | { kind: "redeploy"; url: string } | ({ kind: "refuse" } & Refusal);
 
 /**
- * After a deploy: a URL given with --public-url stands; otherwise the workers.dev URL wrangler
+ * After a deploy: a URL the user chose stands (chosenPublicUrl); otherwise the workers.dev URL wrangler
  * reported is the coordinator's, and a deploy made with another PUBLIC_URL (the first, or a
  * Worker renamed) is done once more with it.
  */
-export function afterDeploy(flag: string | undefined, deployedWith: string | undefined, workersDev: string | undefined): AfterDeploy {
-  if (flag) return { kind: "done", url: flag };
+export function afterDeploy(chosen: string | undefined, deployedWith: string | undefined, workersDev: string | undefined): AfterDeploy {
+  if (chosen) return { kind: "done", url: chosen };
   if (workersDev) return workersDev === deployedWith ? { kind: "done", url: workersDev } : { kind: "redeploy", url: workersDev };
   if (deployedWith) return { kind: "done", url: deployedWith };
   return {

@@ -7,7 +7,7 @@
 import { UsageError } from "../errors.ts";
 import type { DeploySettings } from "./deploy-config.ts";
 import { AWS_EC2_SHIM, COORDINATOR, deployConfig, readCommittedConfig, readSettings } from "./deploy-config-file.ts";
-import { afterDeploy, COORDINATOR_SECRETS, checkLogin, initialPublicUrl, missingSecrets, planDatabase } from "./plan.ts";
+import { afterDeploy, COORDINATOR_SECRETS, checkLogin, chosenPublicUrl, initialPublicUrl, missingSecrets, planDatabase } from "./plan.ts";
 import { saveSetupProfile } from "./save-profile.ts";
 import { change, readOnly, type SetupContext, secretNames, writeConfig } from "./setup-context.ts";
 import { type ShimReport, setupAwsEc2Shim } from "./shim-setup.ts";
@@ -66,7 +66,8 @@ export async function runSetup(ctx: SetupContext): Promise<SetupReport> {
   }
 
   // 3. The deploy config: the committed wrangler.toml with this account's database and URL.
-  let publicUrl = initialPublicUrl(opts.publicUrl, readSettings(opts.root, COORDINATOR)?.vars.PUBLIC_URL);
+  const storedUrl = readSettings(opts.root, COORDINATOR)?.vars.PUBLIC_URL;
+  let publicUrl = initialPublicUrl(opts.publicUrl, storedUrl);
   const settings = (): DeploySettings => ({
     database: { name: opts.database, id: databaseId ?? "(the id wrangler d1 create prints)" },
     vars: publicUrl ? { PUBLIC_URL: publicUrl } : ({} as Record<string, string>),
@@ -116,7 +117,11 @@ export async function runSetup(ctx: SetupContext): Promise<SetupReport> {
     const deployArgs = ["deploy", "-c", config];
     const deployed = await change(ctx, deployArgs, { outputFile: true });
     if (deployed) {
-      const decision = afterDeploy(opts.publicUrl, publicUrl, workersDevUrl(deployTargets(deployed.outputFile ?? "")));
+      const decision = afterDeploy(
+        chosenPublicUrl(opts.publicUrl, storedUrl),
+        publicUrl,
+        workersDevUrl(deployTargets(deployed.outputFile ?? "")),
+      );
       if (decision.kind === "refuse") throw new UsageError(decision.message, decision.hint);
       if (decision.kind === "redeploy") {
         publicUrl = decision.url;

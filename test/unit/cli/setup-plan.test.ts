@@ -2,7 +2,15 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { committedVar, readDeploySettings, renderDeployConfig } from "../../../cli/src/setup/deploy-config.ts";
-import { adminTokenFor, afterDeploy, checkLogin, needsNewShimSecret, planDatabase, planProvider } from "../../../cli/src/setup/plan.ts";
+import {
+  adminTokenFor,
+  afterDeploy,
+  checkLogin,
+  chosenPublicUrl,
+  needsNewShimSecret,
+  planDatabase,
+  planProvider,
+} from "../../../cli/src/setup/plan.ts";
 import {
   deployTargets,
   isWorkerNotFound,
@@ -84,6 +92,10 @@ describe("the decisions", () => {
     });
     expect(afterDeploy(undefined, "https://er.old.workers.dev", "https://er.x.workers.dev")).toMatchObject({ kind: "redeploy" });
     expect(afterDeploy(undefined, undefined, undefined)).toMatchObject({ kind: "refuse", hint: expect.stringContaining("--public-url") });
+    // A custom URL an earlier run was given stays chosen; a workers.dev one was only learned.
+    expect(chosenPublicUrl(undefined, "https://ci.example.com")).toBe("https://ci.example.com");
+    expect(chosenPublicUrl(undefined, "https://er.old.workers.dev")).toBeUndefined();
+    expect(chosenPublicUrl("https://a.example", "https://ci.example.com")).toBe("https://a.example");
   });
 
   it("the provider: created with the new secret, updated with what changed, or left alone", () => {

@@ -91,6 +91,11 @@ describe("edgerunner setup, first run", () => {
     expect(ws.state().workers.edgerunner!.deployments[0]!.vars.PUBLIC_URL).toBe("https://ci.example.com");
     expect(ws.state().databases.map((d) => d.name)).toEqual(["runners"]);
     expect(readFileSync(join(ws.dir, "wrangler.deploy.toml"), "utf8")).toContain('database_name = "runners"');
+    // Run again without the flag: the URL given before stays, the workers.dev one does not replace it.
+    ws.clearCalls();
+    expect((await ws.run(["setup", "--database", "runners"])).code).toBe(0);
+    expect(changes(ws).filter((a) => a.startsWith("deploy"))).toHaveLength(1);
+    expect(ws.state().workers.edgerunner!.deployments.at(-1)!.vars.PUBLIC_URL).toBe("https://ci.example.com");
   });
 });
 
