@@ -45,6 +45,21 @@ export class NetworkFailure extends Error {
   }
 }
 
+/**
+ * A step of `edgerunner setup` failed (a wrangler command, most often): what failed, the tool's
+ * own words, and what to do next. Exit 1, like an API refusal: an outside system said no.
+ */
+export class StepFailure extends Error {
+  override name = "StepFailure";
+  readonly output: string;
+  readonly hint: string;
+  constructor(message: string, output: string, hint: string) {
+    super(message);
+    this.output = output;
+    this.hint = hint;
+  }
+}
+
 /** Reads whatever an error response carried as the API's error body (a proxy's HTML page included). */
 export function toErrorBody(status: number, body: unknown, text?: string): ApiErrorBody {
   if (body && typeof body === "object" && typeof (body as ApiErrorBody).error === "string") return body as ApiErrorBody;
@@ -68,6 +83,13 @@ export function describeFailure(err: unknown): { lines: string[]; exit: number }
       );
     if (request_id) lines.push(`  request id: ${request_id}`);
     return { lines, exit: EXIT.api };
+  }
+  if (err instanceof StepFailure) {
+    const output = err.output.trimEnd().split("\n").slice(-40);
+    return {
+      lines: [`edgerunner: ${err.message}`, ...(output.length && output[0] ? output.map((l) => `  ${l}`) : []), err.hint],
+      exit: EXIT.api,
+    };
   }
   if (err instanceof NetworkFailure) {
     return { lines: [`edgerunner: cannot reach ${err.url}: ${err.message}`], exit: EXIT.network };

@@ -11,9 +11,11 @@ import { profileCommands } from "./profiles.ts";
 import { providerCommands } from "./providers.ts";
 import { scaleSetCommands } from "./scalesets.ts";
 import { secretCommands } from "./secrets.ts";
+import { setupCommands } from "./setup.ts";
 import { tokenCommands } from "./tokens.ts";
 
 export const COMMANDS: Command[] = [
+  ...setupCommands,
   ...profileCommands,
   ...endpointCommands,
   ...credentialCommands,

@@ -1,0 +1,84 @@
+/**
+ * `edgerunner setup`: from a Cloudflare login to a deployed coordinator (and, with
+ * `--shim aws-ec2`, the EC2 shim registered as a provider). The steps are in cli/src/setup/;
+ * this file reads the options and prints. See docs/deploy.md.
+ */
+import { type Command, str } from "../command.ts";
+import { normalizeUrl } from "../config.ts";
+import { UsageError } from "../errors.ts";
+import { generateSecret } from "../setup/generate-secret.ts";
+import { runSetup, summary } from "../setup/run-setup.ts";
+import { spawnWrangler } from "../setup/wrangler.ts";
+
+const SHIMS = ["aws-ec2"] as const;
+
+export const setupCommands: Command[] = [
+  {
+    words: ["setup"],
+    summary: "Deploy the coordinator to your Cloudflare account: D1, secrets, migrations, deploy (run again to repair)",
+    options: {
+      database: { type: "string", arg: "NAME", description: "the D1 database to create or reuse (default edgerunner)" },
+      "public-url": {
+        type: "string",
+        arg: "URL",
+        description: "the coordinator's URL when it has a route or custom domain (default: its workers.dev URL)",
+      },
+      "account-id": {
+        type: "string",
+        arg: "ID",
+        description: "the Cloudflare account, when your login has several (or set CLOUDFLARE_ACCOUNT_ID)",
+      },
+      "dry-run": { type: "boolean", description: "print what would change (read-only checks still run)" },
+      shim: { type: "string", arg: "NAME", description: "also deploy a provider shim and register it: aws-ec2" },
+      "aws-region": {
+        type: "string",
+        arg: "REGION",
+        description: "with --shim aws-ec2: the region it launches in (default AWS_REGION, then us-east-1)",
+      },
+      "provider-name": {
+        type: "string",
+        arg: "NAME",
+        description: "with --shim: the provider's name on the coordinator (default aws-ec2)",
+      },
+      "save-profile": { type: "boolean", description: "save a new admin token as a CLI profile (default; --no-save-profile: do not)" },
+    },
+    example: "npx wrangler login && npx edgerunner setup",
+    run: async (ctx) => {
+      const v = ctx.values;
+      const shim = str(v, "shim");
+      if (shim !== undefined && !(SHIMS as readonly string[]).includes(shim))
+        throw new UsageError(`--shim: one of ${SHIMS.join(", ")}, not "${shim}"`);
+      const database = str(v, "database") ?? "edgerunner";
+      // D1's own rule for names; checked here so a typo fails before anything runs.
+      if (!/^[a-z0-9][a-z0-9-]{0,62}$/.test(database))
+        throw new UsageError(`--database: lowercase letters, digits and dashes, not "${database}"`);
+      if (ctx.global.url) throw new UsageError("setup takes --public-url for the coordinator's URL, not --url");
+      const publicUrl = str(v, "public-url");
+      const accountId = str(v, "account-id") ?? ctx.io.env.CLOUDFLARE_ACCOUNT_ID;
+      const env = { ...ctx.io.env, ...(accountId ? { CLOUDFLARE_ACCOUNT_ID: accountId } : {}) };
+      const root = process.cwd();
+      const json = v.json === true;
+      const report = await runSetup({
+        opts: {
+          root,
+          database,
+          ...(publicUrl ? { publicUrl: normalizeUrl(publicUrl, "--public-url") } : {}),
+          ...(accountId ? { accountId } : {}),
+          dryRun: v["dry-run"] === true,
+          ...(shim ? { shim: "aws-ec2" as const } : {}),
+          ...(str(v, "aws-region") ? { awsRegion: str(v, "aws-region")! } : {}),
+          providerName: str(v, "provider-name") ?? "aws-ec2",
+          saveProfile: v["save-profile"] !== false,
+          ...(ctx.global.profile ? { profile: ctx.global.profile } : {}),
+        },
+        io: ctx.io,
+        wrangler: spawnWrangler(root, env),
+        // With --json the progress goes to stderr, so stdout holds only the JSON document.
+        say: (line) => (json ? ctx.io.stderr : ctx.io.stdout)(`${line}\n`),
+        generate: generateSecret,
+        sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
+      });
+      return { data: report, text: summary(report) };
+    },
+  },
+];
