@@ -11,6 +11,7 @@ import { createRequire } from "node:module";
 import Ajv, { type ValidateFunction } from "ajv";
 import addFormats from "ajv-formats";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { APP_PERMISSIONS } from "../fake-github/apps/permissions.ts";
 import { createWorld, type FakeWorld } from "../fake-github/control-client.ts";
 import { type FakeGithub, startFakeGithub } from "../fake-github/server.ts";
 import { FAKE_OPERATIONS } from "../fake-github/world.ts";
@@ -31,11 +32,11 @@ const validated = new Set<string>();
 const { privateKey, publicKey } = generateKeyPairSync("rsa", { modulusLength: 2048 });
 const APP_ID = 99;
 
-function appJwt(): string {
+function appJwt(appId = APP_ID, key: Parameters<ReturnType<typeof createSign>["sign"]>[0] = privateKey): string {
   const now = Math.floor(Date.now() / 1000);
   const enc = (o: object) => Buffer.from(JSON.stringify(o)).toString("base64url");
-  const input = `${enc({ alg: "RS256", typ: "JWT" })}.${enc({ iat: now - 60, exp: now + 540, iss: String(APP_ID) })}`;
-  return `${input}.${createSign("RSA-SHA256").update(input).sign(privateKey).toString("base64url")}`;
+  const input = `${enc({ alg: "RS256", typ: "JWT" })}.${enc({ iat: now - 60, exp: now + 540, iss: String(appId) })}`;
+  return `${input}.${createSign("RSA-SHA256").update(input).sign(key).toString("base64url")}`;
 }
 
 /** The spec's path template for a concrete path: literal segments win over parameters. */
@@ -59,7 +60,11 @@ function templateFor(path: string): string | null {
 
 /**
  * OpenAPI 3.0 `nullable: true` also allows null where an `enum` lists the values; JSON Schema
- * (ajv) needs null in the enum itself.
+ * (ajv) needs null in the enum itself. And beside `allOf` with no `type` of its own (an
+ * installation's `account`), ajv refuses `nullable` outright: there it becomes "that, or null".
+ * That `account` of GET /app/installations is also `allOf` a user and an enterprise, which no
+ * account is (GitHub's own example of the operation, `base-installation-items`, is a plain user):
+ * it means either, as in the `installation` schema (`anyOf`).
  */
 function nullableEnums(node: unknown): void {
   if (Array.isArray(node)) {
@@ -69,6 +74,16 @@ function nullableEnums(node: unknown): void {
   if (!node || typeof node !== "object") return;
   const o = node as Record<string, unknown>;
   if (o.nullable === true && Array.isArray(o.enum) && !o.enum.includes(null)) o.enum = [...o.enum, null];
+  const titles = Array.isArray(o.allOf) ? (o.allOf as { title?: string }[]).map((x) => x.title).join() : "";
+  if (titles === "Simple User,Enterprise") {
+    o.anyOf = o.allOf;
+    delete o.allOf;
+  }
+  if (o.nullable === true && o.type === undefined) {
+    const { nullable: _, ...rest } = o;
+    for (const k of Object.keys(o)) delete o[k];
+    o.anyOf = [rest, { type: "null" }];
+  }
   for (const v of Object.values(o)) nullableEnums(v);
 }
 
@@ -92,12 +107,12 @@ interface Answer {
 async function call(
   method: string,
   path: string,
-  opts: { token?: string; body?: unknown; query?: string; operation?: string } = {},
+  opts: { token?: string; body?: unknown; query?: string; operation?: string; anonymous?: boolean } = {},
 ): Promise<Answer> {
   const res = await fetch(`${world.url}${path}${opts.query ? `?${opts.query}` : ""}`, {
     method,
     headers: {
-      authorization: `Bearer ${opts.token ?? "ghp_contract"}`,
+      ...(!opts.anonymous && { authorization: `Bearer ${opts.token ?? "ghp_contract"}` }),
       accept: "application/vnd.github+json",
       "x-github-api-version": "2022-11-28",
       ...(opts.body !== undefined && { "content-type": "application/json" }),
@@ -275,6 +290,66 @@ describe("fake GitHub answers as GitHub's OpenAPI documents", () => {
     expect(primary.status).toBe(429);
     expect(primary.headers.get("x-ratelimit-remaining")).toBe("0");
     expect(Number(primary.headers.get("x-ratelimit-reset"))).toBeGreaterThan(Date.now() / 1000 + 20);
+  });
+
+  it("a GitHub App made by manifest: its conversion, the App, its installations, an installation's repositories", async () => {
+    const form = (url: string, fields: Record<string, string>) =>
+      fetch(url, {
+        method: "POST",
+        headers: { "content-type": "application/x-www-form-urlencoded" },
+        body: new URLSearchParams(fields).toString(),
+        redirect: "manual",
+      });
+    const manifest = {
+      url: "https://edgerunner.example.com",
+      hook_attributes: { url: "https://edgerunner.example.com/webhooks/github", active: false },
+      redirect_url: "https://edgerunner.example.com/created",
+      default_permissions: { actions: "read", administration: "write", organization_self_hosted_runners: "write" },
+      default_events: ["workflow_job"],
+    };
+    const created = await form(`${world.url}/organizations/octo/settings/apps/new?state=s`, {
+      manifest: JSON.stringify(manifest),
+      confirm: "1",
+      name: "Contract App",
+    });
+    const code = new URL(created.headers.get("location")!).searchParams.get("code")!;
+    const conversion = await call("POST", `/app-manifests/${code}/conversions`, { anonymous: true });
+    expect(conversion.status).toBe(201);
+    expect(conversion.body.webhook_secret).toBeNull();
+    expect((await call("POST", `/app-manifests/${code}/conversions`, { anonymous: true })).status).toBe(404);
+
+    const app = conversion.body as { id: number; slug: string; pem: string };
+    const jwt = appJwt(app.id, app.pem);
+    expect((await call("GET", "/app", { token: jwt })).body.slug).toBe("contract-app");
+    const page = await (await fetch(`${world.url}/apps/${app.slug}/installations/new`)).text();
+    const targetId = /name="target_id" value="(\d+)"/.exec(page)![1]!;
+    expect((await form(`${world.url}/apps/${app.slug}/installations`, { target_id: targetId, repository_selection: "all" })).status).toBe(
+      302,
+    );
+    const [installation] = (await call("GET", "/app/installations", { token: jwt })).body as { id: number }[];
+    const token = (await call("POST", `/app/installations/${installation!.id}/access_tokens`, { token: jwt })).body.token as string;
+    const repos = await call("GET", "/installation/repositories", { token });
+    expect(repos.body.repositories.map((r: { full_name: string }) => r.full_name)).toEqual(["octo/app"]);
+
+    // A seeded App answers in the same shapes.
+    expect((await call("GET", "/app", { token: appJwt() })).status).toBe(200);
+    expect((await call("GET", "/app/installations", { token: appJwt() })).body.map((i: { id: number }) => i.id)).toEqual([5]);
+  });
+
+  it("knows GitHub's App permissions and their levels (the manifest check uses them)", () => {
+    const schema =
+      spec.paths["/app/installations/{installation_id}"]!.get!.responses!["200"].content["application/json"].schema.properties.permissions;
+    const documented = Object.fromEntries(
+      Object.entries(schema.properties as Record<string, { enum: string[] }>).map(([k, v]) => [k, v.enum]),
+    );
+    // GHEC's enterprise-owned Apps have three more; GitHub App manifests are not available for those.
+    const enterpriseOnly = [
+      "enterprise_administration",
+      "enterprise_organization_installations",
+      "enterprise_organization_installation_repositories",
+    ];
+    for (const k of enterpriseOnly) delete documented[k];
+    expect(APP_PERMISSIONS).toEqual(documented);
   });
 
   it("checked a success answer of every operation the fake implements", () => {

@@ -6,6 +6,8 @@ import type {
   ActionsServiceSettings,
   ActionsServiceState,
   DeliveryConfig,
+  FakeAppInstallation,
+  FakeAppsState,
   FakeRunner,
   Fault,
   GithubProfile,
@@ -105,6 +107,24 @@ export class FakeWorld {
   /** Waits until no webhook delivery is in flight. */
   async settleDeliveries() {
     await this.control("POST", "workflow-settle");
+  }
+
+  // GitHub Apps made through the web pages (manifest flow; see apps/manifests.ts, apps/installations.ts).
+  /** Apps made (with their secrets), their installations, and the App events delivered. */
+  async apps(): Promise<FakeAppsState> {
+    return (await this.control("GET", "apps")).json();
+  }
+  /** Who the web pages act as (the owner of user-owned Apps, the sender of App events); default octocat. */
+  async setWebUser(login: string) {
+    await this.control("PUT", "web-user", { login });
+  }
+  /** The user changes which repositories an installation covers; `installation_repositories` goes out. */
+  async changeInstallationRepositories(id: number, change: { add?: string[]; remove?: string[] }): Promise<FakeAppInstallation> {
+    return (await this.control("POST", `installations/${id}/repositories`, change)).json();
+  }
+  /** The user uninstalls the App; `installation` `deleted` goes out. */
+  async uninstall(id: number) {
+    await this.control("DELETE", `installations/${id}`);
   }
 
   // The Actions service (runner scale set API; see actions-service.ts).

@@ -34,13 +34,32 @@
  *   {world}/_fake/actions/scalesets/{id} DELETE  GitHub deletes the scale set (as after days idle)
  *   {world}/_fake/actions/scalesets/{id}/messages POST  InjectedMessage → {message_id}: a message of any shape
  *
+ * GitHub Apps made through the web pages (the manifest flow; see apps/manifests.ts and
+ * apps/installations.ts). Pages are at the world's base URL, the REST side also under /api/v3:
+ *   {world}/settings/apps/new?state=S                     POST  form `manifest` → confirm page → 302 redirect_url?code&state
+ *   {world}/organizations/{org}/settings/apps/new?state=S POST  the same for an organization-owned App
+ *   {world}/settings/apps/{slug}                          GET   the App's page
+ *   {world}/app-manifests/{code}/conversions              POST  (REST, no auth) the App with its pem and secrets, once
+ *   {world}/apps/{slug}/installations/new[/permissions]   GET   where to install; repositories; button "Install"
+ *   {world}/apps/{slug}/installations                     POST  the installation → `installation` webhook, 302 setup_url
+ *   {world}/settings/installations/{id}                   GET   the installation's page
+ *   {world}/app, /app/installations, /installation/repositories  GET (REST) the App, its installations, an installation's repositories
+ *   {world}/_fake/apps                         GET     Apps made (with secrets), their installations, App event deliveries
+ *   {world}/_fake/web-user                     PUT     {login}: who the web pages act as (default octocat)
+ *   {world}/_fake/installations/{id}/repositories POST {add?, remove?}: `installation_repositories` added/removed
+ *   {world}/_fake/installations/{id}           DELETE  uninstall: `installation` deleted
+ *
  * A world lives under /w/{id}; the default world is at the root, for standalone use.
  */
 
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { ActionsService } from "./actions-service.ts";
+import { appsControl, installationPages } from "./apps/installations.ts";
+import { manifestPages } from "./apps/manifests.ts";
+import { registryOf } from "./apps/registry.ts";
 import type { DeliveryConfig, Fault, GithubProfile, InjectedMessage, Seed, SeedJob, SeedRunnerDownload, WorldInfo } from "./types.ts";
+import { answerWebRoute, type WebAnswer } from "./web-page.ts";
 import { WorkflowPlayer } from "./workflows.ts";
 import { World } from "./world.ts";
 
@@ -52,7 +71,9 @@ export interface FakeGithub {
 }
 
 const MAX_BODY = 1024 * 1024;
+const WEB_PAGES = [...manifestPages, ...installationPages];
 
+/** The body: JSON, or for the web pages' forms (application/x-www-form-urlencoded) URLSearchParams. */
 async function readBody(req: IncomingMessage): Promise<{ ok: true; value: unknown } | { ok: false }> {
   const chunks: Buffer[] = [];
   let size = 0;
@@ -62,12 +83,19 @@ async function readBody(req: IncomingMessage): Promise<{ ok: true; value: unknow
     chunks.push(chunk as Buffer);
   }
   const text = Buffer.concat(chunks).toString("utf8");
+  if (req.headers["content-type"]?.startsWith("application/x-www-form-urlencoded")) return { ok: true, value: new URLSearchParams(text) };
   if (!text) return { ok: true, value: undefined };
   try {
     return { ok: true, value: JSON.parse(text) };
   } catch {
     return { ok: false };
   }
+}
+
+function sendPage(res: ServerResponse, page: WebAnswer) {
+  if ("location" in page) res.writeHead(302, { location: page.location });
+  else res.writeHead(page.status, { "content-type": "text/html; charset=utf-8" });
+  res.end("html" in page ? page.html : "");
 }
 
 function send(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) {
@@ -134,6 +162,10 @@ export async function startFakeGithub(options: { port?: number; host?: string } 
         return res.end(out.body);
       }
       if (path.startsWith("/_fake/")) return await control(world, req.method ?? "GET", path, body.value, res, worldBase);
+      const form = body.value instanceof URLSearchParams ? body.value : new URLSearchParams();
+      const webReq = { method: req.method ?? "GET", path, query: url.searchParams, form, base: worldBase };
+      const page = await answerWebRoute(WEB_PAGES, world, webReq);
+      if (page) return sendPage(res, page);
 
       const headers: Record<string, string | undefined> = {};
       for (const [k, v] of Object.entries(req.headers)) headers[k] = Array.isArray(v) ? v.join(", ") : v;
@@ -239,6 +271,7 @@ export async function startFakeGithub(options: { port?: number; host?: string } 
     if (path === "/_fake/webhook-deliveries" && method === "GET") return send(res, 200, player.deliveries);
     if (path === "/_fake/workflow-settle" && method === "POST") {
       await player.settle();
+      await registryOf(world).settle();
       return send(res, 204, null);
     }
     if (path === "/_fake/runner-sessions" && method === "POST") return reply(player.connect(b));
@@ -255,6 +288,8 @@ export async function startFakeGithub(options: { port?: number; host?: string } 
       if (b.status === "online" || b.status === "offline") r.status = b.status;
       return send(res, 200, r);
     }
+    const apps = appsControl(world, method, path, body, worldBase);
+    if (apps) return send(res, apps.status, apps.body);
     return send(res, 404, { message: `fake: no control route ${method} ${path}` });
   }
 

@@ -19,6 +19,24 @@ export interface SeedInstallation {
   account: string;
 }
 
+/**
+ * An installation as the world keeps it. Seeded ones carry only id, App and account (and cover
+ * every repository of the account); the optional fields come from installing an App through the
+ * fake's pages (apps/installations.ts).
+ */
+export interface FakeInstallation {
+  id: number;
+  appId: number;
+  /** The org or user login, lower-cased. */
+  account: string;
+  repositorySelection?: "all" | "selected";
+  /** With `selected`: the `owner/name` (lower-cased) it covers. */
+  repositories?: string[];
+  permissions?: Record<string, string>;
+  events?: string[];
+  createdAt?: number;
+}
+
 export interface SeedPat {
   token: string;
   login?: string;
@@ -309,4 +327,72 @@ export interface ActionsServiceState {
   agents: Record<string, number>;
   requests: { at: number; method: string; path: string; query: Record<string, string>; status: number; body: unknown }[];
   settings: Required<ActionsServiceSettings>;
+}
+
+/**
+ * A GitHub App made through the manifest flow (apps/manifests.ts), as GET /_fake/apps lists it:
+ * with its secrets, which tests need and GitHub hands out only once.
+ */
+export interface FakeManifestApp {
+  id: number;
+  slug: string;
+  name: string;
+  node_id: string;
+  client_id: string;
+  client_secret: string;
+  /** null when the manifest's webhook is inactive. */
+  webhook_secret: string | null;
+  /** PKCS#1 PEM (BEGIN RSA PRIVATE KEY), as GitHub issues it. */
+  pem: string;
+  owner: { login: string; type: "User" | "Organization" };
+  description: string | null;
+  /** The manifest's `url` (GitHub's `external_url`). */
+  url: string;
+  hook: { url: string; active: boolean } | null;
+  /** The App's webhook id (X-GitHub-Hook-ID of its deliveries). */
+  hook_id: number;
+  redirect_url: string | null;
+  setup_url: string | null;
+  setup_on_update: boolean;
+  callback_urls: string[];
+  public: boolean;
+  permissions: Record<string, string>;
+  events: string[];
+  created_at: string;
+}
+
+/** An installation made through the fake's install page, as GET /_fake/apps lists it. */
+export interface FakeAppInstallation {
+  id: number;
+  app_id: number;
+  account: string;
+  target_type: "User" | "Organization";
+  repository_selection: "all" | "selected";
+  /** The `owner/name` it covers: with `all`, the account's repositories in the world now. */
+  repositories: string[];
+  permissions: Record<string, string>;
+  events: string[];
+}
+
+/** A delivery of an App's own webhook about its installations (installation, installation_repositories). */
+export interface AppEventDelivery {
+  guid: string;
+  event: "installation" | "installation_repositories";
+  action: string;
+  app_id: number;
+  installation_id: number;
+  url: string;
+  attempts: number;
+  /** Last answer's status; 0 = no answer, null = not sent yet. */
+  status: number | null;
+  payload: unknown;
+}
+
+/** GET /_fake/apps. */
+export interface FakeAppsState {
+  /** The login the fake's web pages act as (PUT /_fake/web-user). */
+  web_user: string;
+  apps: FakeManifestApp[];
+  installations: FakeAppInstallation[];
+  deliveries: AppEventDelivery[];
 }

@@ -8,11 +8,17 @@
  * ANY online idle runner that asks, whoever it was created for, and sends `in_progress`, then
  * `completed` when the runner reports it done. An ephemeral runner is removed after its job.
  * Everything is recorded for invariant checks (GET /_fake/workflow-jobs, /_fake/webhook-deliveries).
+ *
+ * Besides the configured delivery (PUT /_fake/webhook-delivery), every App made through the
+ * manifest flow whose active webhook subscribes `workflow_job` hears of the jobs its
+ * installations cover, as on GitHub (see apps/registry.ts manifestAppHooks).
  */
-import { createHmac, randomUUID } from "node:crypto";
+import { randomUUID } from "node:crypto";
 import { createRequire } from "node:module";
 import type { ActionsService } from "./actions-service.ts";
 import { appWebhookDelivery } from "./app-webhook.ts";
+import { manifestAppHooks } from "./apps/registry.ts";
+import { deliveryHeaders, postDelivery } from "./hook-delivery.ts";
 import type { DeliveryConfig, RecordedDelivery, WorkflowJob } from "./types.ts";
 import type { World } from "./world.ts";
 
@@ -190,17 +196,24 @@ export class WorkflowPlayer {
     return p;
   }
 
+  /** Where webhooks go: the configured delivery, and each manifest App's own hook (once per App). */
+  private targets(): DeliveryConfig[] {
+    const configured = this.delivery ? [this.delivery] : [];
+    const apps = manifestAppHooks(this.world, "workflow_job").filter((h) => h.app_id !== this.delivery?.app_id);
+    return [...configured, ...apps];
+  }
+
   private send(job: WorkflowJob, action: "queued" | "in_progress" | "completed") {
-    const d = this.delivery;
-    if (!d) return;
-    const app = d.app_id === undefined ? null : appWebhookDelivery(this.world, d.app_id, job.repository);
-    if (d.app_id !== undefined && !app) return; // no installation of the App covers this repository
-    const body = JSON.stringify({ ...this.payload(job, action), ...(app && { installation: app.installation }) });
-    const guid = randomUUID();
-    const copies = d.duplicate ? 2 : 1;
-    for (let copy = 0; copy < copies; copy++) {
-      const p = this.deliver(d, body, guid, job.id, action, app?.headers).finally(() => this.inflight.delete(p));
-      this.inflight.add(p);
+    for (const d of this.targets()) {
+      const app = d.app_id === undefined ? null : appWebhookDelivery(this.world, d.app_id, job.repository);
+      if (d.app_id !== undefined && !app) continue; // no installation of the App covers this repository
+      const body = JSON.stringify({ ...this.payload(job, action), ...(app && { installation: app.installation }) });
+      const guid = randomUUID();
+      const copies = d.duplicate ? 2 : 1;
+      for (let copy = 0; copy < copies; copy++) {
+        const p = this.deliver(d, body, guid, job.id, action, app?.headers).finally(() => this.inflight.delete(p));
+        this.inflight.add(p);
+      }
     }
   }
 
@@ -215,30 +228,11 @@ export class WorkflowPlayer {
     if (d.shuffle_ms) await sleep(Math.random() * d.shuffle_ms);
     const record: RecordedDelivery = { guid, job_id: jobId, action, attempts: 0, status: null, sent_at: Date.now(), acked_at: null };
     this.deliveries.push(record);
-    const headers: Record<string, string> = {
-      "content-type": "application/json",
-      "user-agent": "GitHub-Hookshot/fake",
-      "x-github-event": "workflow_job",
-      "x-github-delivery": guid,
-      "x-hub-signature-256": `sha256=${createHmac("sha256", d.secret).update(body).digest("hex")}`,
+    const headers = deliveryHeaders("workflow_job", guid, d.secret, body, {
       ...(d.enterprise_host ? { "x-github-enterprise-host": d.enterprise_host } : {}),
       ...extraHeaders,
-    };
-    // GitHub does not retry on its own; `retry` plays the operator pressing "Redeliver" until it lands.
-    for (let delay = 100; ; delay = Math.min(delay * 2, 2000)) {
-      record.attempts++;
-      try {
-        const res = await fetch(d.url, { method: "POST", headers, body, signal: AbortSignal.timeout(10_000) });
-        await res.arrayBuffer();
-        record.status = res.status;
-        if (res.ok || !d.retry || (res.status >= 400 && res.status < 500 && res.status !== 429)) break;
-      } catch {
-        record.status = 0;
-        if (!d.retry) break;
-      }
-      if (record.attempts >= 200) break;
-      await sleep(delay);
-    }
+    });
+    await postDelivery(d.url, headers, body, d.retry !== false, record);
     record.acked_at = Date.now();
   }
 }

@@ -10,14 +10,19 @@
  * Growing it: jobs, runners and hooks are plain maps on World, so playing workflows later
  * (queue a job, deliver signed workflow_job webhooks to the hooks' URLs, assign it to an
  * idle runner) is a set of World methods plus control routes in server.ts; new REST
- * endpoints go in `routes` and are then covered by the contract test automatically.
+ * endpoints go in `routes` (or a table of their own file, like apps/rest.ts, joined in ROUTES)
+ * and are then covered by the contract test automatically.
  */
 
 import type { components } from "@octokit/openapi-types";
+import { covers } from "./apps/registry.ts";
+import { appRestRoutes, DEFAULT_INSTALLATION_PERMISSIONS } from "./apps/rest.ts";
 import { decodeJwt, importPublicKey, jwtTimeProblem, looksLikeJwt, verifyJwtSignature } from "./jwt.ts";
 import { GithubLimits } from "./profile.ts";
+import { error, json, page } from "./rest-answers.ts";
 import type {
   FakeHook,
+  FakeInstallation,
   FakeRunner,
   Fault,
   GithubProfile,
@@ -46,7 +51,9 @@ export interface FakeResponse {
   body: unknown;
 }
 
-type Principal =
+export { error };
+
+export type Principal =
   | { kind: "pat"; token: string; login: string; entities: string[] | null }
   | { kind: "installation"; installationId: number; account: string }
   | { kind: "app"; appId: number };
@@ -63,7 +70,6 @@ interface RateWindow {
   resetAt: number;
 }
 
-const DOCS = "https://docs.github.com/rest";
 const TOKEN_TTL_MS = 60 * 60_000;
 const PRIMARY_LIMIT = 5000;
 
@@ -81,20 +87,14 @@ const hex = (bytes: Uint8Array) => Array.from(bytes, (b) => b.toString(16).padSt
 /** A runner download as GitHub lists it (its OpenAPI schema `runner-application`). */
 export type RunnerDownloadView = components["schemas"]["runner-application"];
 
-export const error = (status: number, message: string, extra: Record<string, unknown> = {}): FakeResponse => ({
-  status,
-  headers: {},
-  body: { message, documentation_url: DOCS, status: String(status), ...extra },
-});
-
-const json = (status: number, body: unknown, headers: Record<string, string> = {}): FakeResponse => ({ status, headers, body });
-
-interface Route {
+export interface Route {
   method: string;
   pattern: RegExp;
   /** Name used in recorded requests and faults. */
   operation: string;
-  handler: (w: World, req: FakeRequest, m: RegExpExecArray, who: Principal) => FakeResponse | Promise<FakeResponse>;
+  handler?: (w: World, req: FakeRequest, m: RegExpExecArray, who: Principal) => FakeResponse | Promise<FakeResponse>;
+  /** In place of `handler`, for the few operations GitHub answers without credentials (no principal, no rate window). */
+  anonymous?: (w: World, req: FakeRequest, m: RegExpExecArray) => FakeResponse | Promise<FakeResponse>;
   /** Needs an App JWT rather than a token. */
   appJwt?: boolean;
 }
@@ -104,7 +104,7 @@ const SCOPE = "(repos/[^/]+/[^/]+|orgs/[^/]+|enterprises/[^/]+)";
 export class World {
   clockOffsetMs = 0;
   readonly apps = new Map<number, App>();
-  readonly installations = new Map<number, { id: number; appId: number; account: string }>();
+  readonly installations = new Map<number, FakeInstallation>();
   readonly pats = new Map<string, { token: string; login: string; entities: string[] | null }>();
   readonly installationTokens = new Map<string, { installationId: number; expiresAt: number }>();
   readonly registrationTokens = new Map<string, { scope: string; expiresAt: number }>();
@@ -301,6 +301,11 @@ export class World {
         ...(secondary && { secondary_limit: secondary }),
       });
 
+    if (route?.anonymous && match) {
+      const res = await route.anonymous(this, { ...req, path, baseUrl: base }, match);
+      record(res.status, "none", null);
+      return res;
+    }
     const auth = await this.authenticate(req.headers.authorization, !!route?.appJwt);
     if ("denied" in auth) {
       record(auth.denied.status, auth.kind, null);
@@ -345,7 +350,7 @@ export class World {
     let res: FakeResponse;
     if (fault && fault.kind !== "latency") {
       res = this.faultResponse(fault, req.method, path, who);
-    } else if (!route || !match) {
+    } else if (!route?.handler || !match) {
       res = error(404, "Not Found");
     } else {
       res = await route.handler(this, { ...req, path, baseUrl: base }, match, who);
@@ -483,6 +488,8 @@ export class World {
     if (who.kind === "installation") {
       if (kind === "enterprises") return error(403, "Resource not accessible by integration");
       if (a !== who.account) return error(404, "Not Found");
+      const inst = this.installations.get(who.installationId);
+      if (kind === "repos" && inst && !covers(inst, `${a}/${b}`)) return error(404, "Not Found");
     }
     if (who.kind === "pat" && who.entities) {
       const allowed = who.entities.includes(scope) || (kind === "repos" && who.entities.includes(`orgs/${a}`));
@@ -535,22 +542,6 @@ export class World {
     const seeded = this.runnerGroups.get(scope) ?? [];
     return seeded.some((g) => g.default) ? seeded : [{ id: 1, name: "Default", default: true }, ...seeded];
   }
-}
-
-function page<T>(req: FakeRequest, items: T[]): { items: T[]; link: string | null } {
-  const perPage = Math.min(100, Math.max(1, Number(req.query.per_page ?? 30) || 30));
-  const pageNo = Math.max(1, Number(req.query.page ?? 1) || 1);
-  const last = Math.max(1, Math.ceil(items.length / perPage));
-  const slice = items.slice((pageNo - 1) * perPage, pageNo * perPage);
-  const href = (n: number) => {
-    const q = new URLSearchParams({ ...req.query, per_page: String(perPage), page: String(n) });
-    return `<${req.baseUrl}${req.path}?${q}>`;
-  };
-  const links: string[] = [];
-  if (pageNo > 1) links.push(`${href(pageNo - 1)}; rel="prev"`);
-  if (pageNo < last) links.push(`${href(pageNo + 1)}; rel="next"`, `${href(last)}; rel="last"`);
-  if (pageNo > 1) links.push(`${href(1)}; rel="first"`);
-  return { items: slice, link: links.length ? links.join(", ") : null };
 }
 
 const scopeOf = (m: RegExpExecArray) => lc(decodeURIComponent(m[1]!));
@@ -652,8 +643,8 @@ const routes: Route[] = [
       return json(201, {
         token,
         expires_at: iso(expiresAt),
-        permissions: { administration: "write", organization_self_hosted_runners: "write", actions: "read" },
-        repository_selection: "all",
+        permissions: inst.permissions ?? DEFAULT_INSTALLATION_PERMISSIONS,
+        repository_selection: inst.repositorySelection ?? "all",
       });
     },
   },
@@ -930,7 +921,7 @@ const routes: Route[] = [
   },
 ];
 
-const ROUTES = routes;
+const ROUTES: Route[] = [...routes, ...appRestRoutes];
 
 /** The REST operations the fake implements (for the contract test). */
-export const FAKE_OPERATIONS = routes.map((r) => ({ method: r.method, pattern: r.pattern, operation: r.operation }));
+export const FAKE_OPERATIONS = ROUTES.map((r) => ({ method: r.method, pattern: r.pattern, operation: r.operation }));
