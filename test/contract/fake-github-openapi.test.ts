@@ -59,7 +59,8 @@ function templateFor(path: string): string | null {
 
 /**
  * OpenAPI 3.0 `nullable: true` also allows null where an `enum` lists the values; JSON Schema
- * (ajv) needs null in the enum itself.
+ * (ajv) needs null in the enum itself. And `nullable` beside `anyOf` but no `type` (an
+ * installation's `account`) means "one of these, or null", which ajv takes only as an anyOf.
  */
 function nullableEnums(node: unknown): void {
   if (Array.isArray(node)) {
@@ -69,6 +70,11 @@ function nullableEnums(node: unknown): void {
   if (!node || typeof node !== "object") return;
   const o = node as Record<string, unknown>;
   if (o.nullable === true && Array.isArray(o.enum) && !o.enum.includes(null)) o.enum = [...o.enum, null];
+  if (o.nullable === true && o.type === undefined) {
+    const { nullable: _, ...rest } = o;
+    for (const k of Object.keys(o)) delete o[k];
+    o.anyOf = [rest, { type: "null" }];
+  }
   for (const v of Object.values(o)) nullableEnums(v);
 }
 
@@ -262,6 +268,33 @@ describe("fake GitHub answers as GitHub's OpenAPI documents", () => {
     expect((await call("PATCH", `${p}/hooks/${id}`, { body: patch })).status).toBe(200);
     expect((await call("DELETE", `${p}/hooks/${id}`)).status).toBe(204);
     expect((await call("GET", `${p}/hooks/${id}`)).status).toBe(404);
+  });
+
+  it("what the setup check reads: an installation, the App's webhook, a hook's deliveries", async () => {
+    const url = "https://edgerunner.example.com/webhooks/github";
+    await world.seed({
+      orgs: ["deliv"],
+      repos: ["deliv/app"],
+      installations: [{ id: 6, app_id: APP_ID, account: "deliv", permissions: { organization_self_hosted_runners: "write" }, events: [] }],
+      hooks: [
+        { scope: "repos/deliv/app", url, events: ["workflow_job"], deliveries: [{ status_code: 200 }, { status_code: 401 }] },
+        { scope: "orgs/deliv", url, events: ["workflow_job"], deliveries: [{ status_code: 0 }] },
+      ],
+      app_hooks: [{ app_id: APP_ID, url, deliveries: [{ status_code: 202, event: "workflow_job" }] }],
+    });
+    const inst = await call("GET", "/app/installations/6", { token: appJwt() });
+    expect(inst.body).toMatchObject({ id: 6, app_id: APP_ID, permissions: { organization_self_hosted_runners: "write" }, events: [] });
+    expect((await call("GET", "/app/installations/5", { token: appJwt() })).body.permissions).toMatchObject({ administration: "write" });
+    expect((await call("GET", "/app/installations/404", { token: appJwt() })).status).toBe(404);
+    expect((await call("GET", "/app/hook/config", { token: appJwt() })).body).toEqual({ url, content_type: "json", insecure_ssl: "0" });
+    const appDeliveries = await call("GET", "/app/hook/deliveries", { token: appJwt(), query: "per_page=5" });
+    expect(appDeliveries.body.map((d: { status_code: number }) => d.status_code)).toEqual([202]);
+    for (const scope of ["/repos/deliv/app", "/orgs/deliv"]) {
+      const [hook] = (await call("GET", `${scope}/hooks`)).body as { id: number }[];
+      const deliveries = await call("GET", `${scope}/hooks/${hook!.id}/deliveries`, { query: "per_page=10" });
+      expect(deliveries.body.length).toBeGreaterThan(0);
+      expect((await call("GET", `${scope}/hooks/999999/deliveries`)).status).toBe(404);
+    }
   });
 
   it("errors and faults look like GitHub's", async () => {

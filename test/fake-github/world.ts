@@ -14,6 +14,7 @@
  */
 
 import type { components } from "@octokit/openapi-types";
+import { APP_READ_ROUTES, installationPermissions, seedHookDeliveries, setAppHook } from "./app-reads.ts";
 import { decodeJwt, importPublicKey, jwtTimeProblem, looksLikeJwt, verifyJwtSignature } from "./jwt.ts";
 import { GithubLimits } from "./profile.ts";
 import type {
@@ -46,7 +47,7 @@ export interface FakeResponse {
   body: unknown;
 }
 
-type Principal =
+export type Principal =
   | { kind: "pat"; token: string; login: string; entities: string[] | null }
   | { kind: "installation"; installationId: number; account: string }
   | { kind: "app"; appId: number };
@@ -89,7 +90,7 @@ export const error = (status: number, message: string, extra: Record<string, unk
 
 const json = (status: number, body: unknown, headers: Record<string, string> = {}): FakeResponse => ({ status, headers, body });
 
-interface Route {
+export interface Route {
   method: string;
   pattern: RegExp;
   /** Name used in recorded requests and faults. */
@@ -104,7 +105,10 @@ const SCOPE = "(repos/[^/]+/[^/]+|orgs/[^/]+|enterprises/[^/]+)";
 export class World {
   clockOffsetMs = 0;
   readonly apps = new Map<number, App>();
-  readonly installations = new Map<number, { id: number; appId: number; account: string }>();
+  readonly installations = new Map<
+    number,
+    { id: number; appId: number; account: string; permissions?: Record<string, string>; events?: string[] }
+  >();
   readonly pats = new Map<string, { token: string; login: string; entities: string[] | null }>();
   readonly installationTokens = new Map<string, { installationId: number; expiresAt: number }>();
   readonly registrationTokens = new Map<string, { scope: string; expiresAt: number }>();
@@ -154,7 +158,9 @@ export class World {
     for (const a of seed.apps ?? []) {
       this.apps.set(a.id, { id: a.id, clientId: a.client_id ?? null, key: await importPublicKey(a.public_key) });
     }
-    for (const i of seed.installations ?? []) this.installations.set(i.id, { id: i.id, appId: i.app_id, account: lc(i.account) });
+    for (const i of seed.installations ?? []) {
+      this.installations.set(i.id, { id: i.id, appId: i.app_id, account: lc(i.account), permissions: i.permissions, events: i.events });
+    }
     for (const p of seed.pats ?? []) {
       this.pats.set(p.token, { token: p.token, login: p.login ?? "octocat", entities: p.entities?.map(lc) ?? null });
     }
@@ -189,8 +195,10 @@ export class World {
         created_at: t,
         updated_at: t,
       });
+      if (h.deliveries) seedHookDeliveries(this, id, h.deliveries);
     }
     for (const j of seed.jobs ?? []) this.putJob(j);
+    for (const h of seed.app_hooks ?? []) setAppHook(this, h);
   }
 
   putJob(j: SeedJob) {
@@ -652,7 +660,7 @@ const routes: Route[] = [
       return json(201, {
         token,
         expires_at: iso(expiresAt),
-        permissions: { administration: "write", organization_self_hosted_runners: "write", actions: "read" },
+        permissions: installationPermissions(inst),
         repository_selection: "all",
       });
     },
@@ -930,7 +938,8 @@ const routes: Route[] = [
   },
 ];
 
-const ROUTES = routes;
+// The read-only views the setup check asks for live in app-reads.ts.
+const ROUTES = [...routes, ...APP_READ_ROUTES];
 
 /** The REST operations the fake implements (for the contract test). */
-export const FAKE_OPERATIONS = routes.map((r) => ({ method: r.method, pattern: r.pattern, operation: r.operation }));
+export const FAKE_OPERATIONS = ROUTES.map((r) => ({ method: r.method, pattern: r.pattern, operation: r.operation }));
