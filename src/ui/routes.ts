@@ -3,6 +3,7 @@ import type { AppEnv } from "../env";
 import { actionRoutes } from "./actions";
 import type { ApiDispatch } from "./admin-api";
 import { auditRoutes } from "./pages/audit";
+import { doctorRoutes } from "./pages/doctor";
 import { jobsRoutes } from "./pages/jobs";
 import { loginRoutes, logoutRoutes } from "./pages/login";
 import { overviewRoutes } from "./pages/overview";
@@ -29,6 +30,7 @@ export function createUiRoutes(dispatch: ApiDispatch) {
   session.route("/", scaleSetRoutes);
   session.route("/", jobsRoutes);
   session.route("/", auditRoutes);
+  session.route("/", doctorRoutes);
   session.route("/", actionRoutes(dispatch));
   ui.route("/", session);
   return ui;
