@@ -6,6 +6,7 @@ import { ApiError, errorResponse, renderError } from "./http/errors";
 import { requestId } from "./http/request-id";
 import { flushCounters, hasPendingCalls } from "./observability/op-counters";
 import { auditRoutes } from "./routes/audit";
+import { doctorRoutes } from "./routes/doctor";
 import { entityRoutes } from "./routes/entities";
 import { entityWebhookRoutes } from "./routes/entity-webhooks";
 import { githubAppRoutes } from "./routes/github-apps";
@@ -76,6 +77,7 @@ export function createApp() {
     secretRoutes,
     tokenRoutes,
     auditRoutes,
+    doctorRoutes,
   ];
   for (const routes of admin) app.route(API_PREFIX, routes);
   // Signed by the provider shim, not the admin token (exempted in PUBLIC_API_PATHS).

@@ -258,6 +258,93 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/doctor": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Check every link a runner depends on, and say what to fix
+         * @description The configuration (PUBLIC_URL, secrets, Access), each GitHub credential (health, App permissions, PAT scopes), each entity's access and webhook (GitHub's view of the hook and its last delivery), each provider shim (capabilities, signature), each scale set (what it stands on, create failures, whether a runner ever came up, its runs-on labels) and the queued jobs no scale set took. Every outside call is a harmless read with a short timeout. `ok` is false when any check failed.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description Only this scale set and what it stands on: its entity, their credentials, its provider, the configuration */
+                    scaleset?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The report */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["DoctorReport"];
+                    };
+                };
+                /** @description Invalid request */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing or wrong admin token, API token or Access JWT */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The caller's scope does not allow this: a `read` token or Access identity writing, or anyone but an admin managing tokens */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Not found */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Too many wrong tokens from this client: refused until Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/enterprises": {
         parameters: {
             query?: never;
@@ -5903,6 +5990,40 @@ export interface components {
             runner_group?: string;
             /** @default edgerunner */
             runner_prefix?: string;
+        };
+        DoctorCheck: {
+            /** @description The facts behind the verdict (never a secret) */
+            details?: {
+                [key: string]: unknown;
+            };
+            /** @description What to do about a warn or a fail */
+            fix?: string;
+            /**
+             * @description What was checked and of which thing, stable between runs: `<check>` or `<check>:<id of the thing>`
+             * @example entity.access:0f0c2a4e-8a4b-4f6e-9d55-2b8c1b1f5b1e
+             */
+            id: string;
+            /**
+             * @description ok; warn: works, but something will bite later; fail: this link is broken; skip: not checked, and why
+             * @enum {string}
+             */
+            status: "ok" | "warn" | "fail" | "skip";
+            /**
+             * @description The thing checked, as people name it
+             * @example repository octo/app
+             */
+            subject: string;
+            /** @description What was found, in one sentence */
+            summary: string;
+        };
+        DoctorReport: {
+            /** Format: date-time */
+            checked_at: string;
+            checks: components["schemas"]["DoctorCheck"][];
+            /** @description No check failed (warnings and skips allowed) */
+            ok: boolean;
+            /** @description PUBLIC_URL as configured: where GitHub and runner machines must reach the coordinator (the CLI checks it from outside) */
+            public_url: string | null;
         };
         Enterprise: {
             /**

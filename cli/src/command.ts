@@ -38,10 +38,12 @@ export interface Context {
   global: { url?: string; profile?: string };
 }
 
-/** What a command hands back: the data for --json, and how people see it (or a message). */
+/** What a command hands back: the data for --json, how people see it (or a message), and the exit code when not 0. */
 export interface Output {
   data?: unknown;
   text?: string;
+  /** A command that ran but found something wrong (`doctor`): see EXIT in errors.ts. */
+  exit?: number;
 }
 
 export interface Command {

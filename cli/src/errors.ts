@@ -1,9 +1,10 @@
 /**
  * How the CLI fails, and the exit code each failure gets, so scripts can tell them apart:
  * 2 the command line or configuration is wrong (nothing was sent), 1 the API answered with an
- * error (its `{error, code, details}` is printed), 3 the coordinator could not be reached.
+ * error (its `{error, code, details}` is printed), 3 the coordinator could not be reached, 4 the
+ * command ran but found something broken (`doctor`: a check failed).
  */
-export const EXIT = { ok: 0, api: 1, usage: 2, network: 3 } as const;
+export const EXIT = { ok: 0, api: 1, usage: 2, network: 3, checks: 4 } as const;
 
 /** A wrong command line, or no URL/token configured: printed with a hint, exit 2. */
 export class UsageError extends Error {

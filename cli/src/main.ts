@@ -53,7 +53,7 @@ export async function main(argv: string[], io: Io): Promise<number> {
     } else if (out.text) {
       io.stdout(out.text);
     }
-    return EXIT.ok;
+    return out.exit ?? EXIT.ok;
   } catch (err) {
     const { lines, exit } = describeFailure(err);
     // With --json a script gets the API's error body itself (and the status) on stderr.

@@ -152,6 +152,11 @@ export class GithubClient {
     return this.call<T>(operation, method, path, opts, { kind: "token" });
   }
 
+  /** Calls the REST API as the App itself (its JWT, not an installation token): the App's installations and webhook. */
+  async requestAsApp<T = unknown>(operation: string, method: string, path: string, opts: RequestOptions = {}): Promise<GithubResponse<T>> {
+    return this.call<T>(operation, method, path, opts, { kind: "app-jwt" });
+  }
+
   /** Follows `Link: rel="next"` to collect every page of a list. */
   // biome-ignore lint/suspicious/noExplicitAny: each caller picks its list out of a GitHub page whose shape it knows
   async paginate<T>(operation: string, path: string, pick: (page: any) => T[], query: RequestOptions["query"] = {}): Promise<T[]> {

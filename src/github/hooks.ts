@@ -1,4 +1,5 @@
 import type { components } from "@octokit/openapi-types";
+import type { HookDelivery } from "./app-settings";
 import { GithubError } from "./errors";
 import type { GithubClient } from "./github-client";
 import { type GithubScope, scopePath } from "./scope";
@@ -54,4 +55,12 @@ export async function uninstallHook(gh: GithubClient, scope: HookScope, url: str
   if (!existing) return null;
   await gh.request("delete_hook", "DELETE", `${hooksPath(scope)}/${existing.id}`, { allow: [404] });
   return existing.id;
+}
+
+/** The first page of a hook's recent deliveries (GET …/hooks/{id}/deliveries). */
+export async function recentHookDeliveries(gh: GithubClient, scope: HookScope, hookId: number, perPage = 10): Promise<HookDelivery[]> {
+  const res = await gh.request<HookDelivery[]>("list_hook_deliveries", "GET", `${hooksPath(scope)}/${hookId}/deliveries`, {
+    query: { per_page: perPage },
+  });
+  return Array.isArray(res.data) ? res.data : [];
 }

@@ -4,6 +4,7 @@ import { SETUP_PATHS } from "../setup/app-manifest";
 import { actionRoutes } from "./actions";
 import type { ApiDispatch } from "./admin-api";
 import { auditRoutes } from "./pages/audit";
+import { doctorRoutes } from "./pages/doctor";
 import { jobsRoutes } from "./pages/jobs";
 import { loginRoutes, logoutRoutes } from "./pages/login";
 import { overviewRoutes } from "./pages/overview";
@@ -34,6 +35,7 @@ export function createUiRoutes(dispatch: ApiDispatch) {
   session.route("/", scaleSetRoutes);
   session.route("/", jobsRoutes);
   session.route("/", auditRoutes);
+  session.route("/", doctorRoutes);
   session.route("/", actionRoutes(dispatch));
   session.route("/", setupRoutes(dispatch));
   ui.route("/", session);

@@ -50,6 +50,7 @@ export const Page: FC<{ title: string; csrf?: string; children?: Child }> = ({ t
           <a href="/ui/jobs">Jobs</a>
           <a href="/ui/jobs?unmatched=true">Unmatched jobs</a>
           <a href="/ui/audit">Audit</a>
+          <a href="/ui/doctor">Doctor</a>
           <a href="/ui/setup">Setup</a>
           <form method="post" action="/ui/logout">
             <input type="hidden" name="_csrf" value={csrf} />

@@ -107,10 +107,12 @@ describe("first run in Chromium", () => {
     // 2. Install it on octo, all repositories: GitHub sends the browser to the App's setup URL.
     // (The App's html_url, which "Install it" follows, is on the fake's API host: the conversion's answer says so.)
     await Promise.all([page.waitForURL(`**/apps/${app!.slug}/installations/new**`), page.click(`#install-${app!.slug}`)]);
-    await Promise.all([page.waitForURL(`${coordinator.url}/ui/setup?done=installed**`), page.click("button:text-is('Install')")]).catch(async (e) => {
-      console.log(await page.content());
-      throw e;
-    });
+    await Promise.all([page.waitForURL(`${coordinator.url}/ui/setup?done=installed**`), page.click("button:text-is('Install')")]).catch(
+      async (e) => {
+        console.log(await page.content());
+        throw e;
+      },
+    );
     const installation = page.locator("[data-installation]");
     await expect(installation.textContent()).resolves.toContain("Installed on octo");
 

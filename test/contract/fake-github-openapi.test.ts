@@ -279,6 +279,33 @@ describe("fake GitHub answers as GitHub's OpenAPI documents", () => {
     expect((await call("GET", `${p}/hooks/${id}`)).status).toBe(404);
   });
 
+  it("what the setup check reads: an installation, the App's webhook, a hook's deliveries", async () => {
+    const url = "https://edgerunner.example.com/webhooks/github";
+    await world.seed({
+      orgs: ["deliv"],
+      repos: ["deliv/app"],
+      installations: [{ id: 6, app_id: APP_ID, account: "deliv", permissions: { organization_self_hosted_runners: "write" }, events: [] }],
+      hooks: [
+        { scope: "repos/deliv/app", url, events: ["workflow_job"], deliveries: [{ status_code: 200 }, { status_code: 401 }] },
+        { scope: "orgs/deliv", url, events: ["workflow_job"], deliveries: [{ status_code: 0 }] },
+      ],
+      app_hooks: [{ app_id: APP_ID, url, deliveries: [{ status_code: 202, event: "workflow_job" }] }],
+    });
+    const inst = await call("GET", "/app/installations/6", { token: appJwt() });
+    expect(inst.body).toMatchObject({ id: 6, app_id: APP_ID, permissions: { organization_self_hosted_runners: "write" }, events: [] });
+    expect((await call("GET", "/app/installations/5", { token: appJwt() })).body.permissions).toMatchObject({ administration: "write" });
+    expect((await call("GET", "/app/installations/404", { token: appJwt() })).status).toBe(404);
+    expect((await call("GET", "/app/hook/config", { token: appJwt() })).body).toEqual({ url, content_type: "json", insecure_ssl: "0" });
+    const appDeliveries = await call("GET", "/app/hook/deliveries", { token: appJwt(), query: "per_page=5" });
+    expect(appDeliveries.body.map((d: { status_code: number }) => d.status_code)).toEqual([202]);
+    for (const scope of ["/repos/deliv/app", "/orgs/deliv"]) {
+      const [hook] = (await call("GET", `${scope}/hooks`)).body as { id: number }[];
+      const deliveries = await call("GET", `${scope}/hooks/${hook!.id}/deliveries`, { query: "per_page=10" });
+      expect(deliveries.body.length).toBeGreaterThan(0);
+      expect((await call("GET", `${scope}/hooks/999999/deliveries`)).status).toBe(404);
+    }
+  });
+
   it("errors and faults look like GitHub's", async () => {
     expect((await call("GET", "/repos/octo/app/actions/runners", { token: "ghp_wrong" })).status).toBe(401);
     await world.fault({ kind: "rate_limit", status: 403, retry_after: 5 });

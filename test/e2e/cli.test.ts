@@ -284,6 +284,29 @@ describe("edgerunner CLI against wrangler dev", () => {
     expect(await ok(["enterprise", "delete", "acme"])).toBe("deleted enterprise acme\n");
   });
 
+  it("doctor: the coordinator's checks plus PUBLIC_URL fetched from outside; exit 4 only when one failed", async () => {
+    const scripted = await cli(["doctor", "--json"], { env: asAdmin() });
+    expect(scripted.stderr).toBe("");
+    const report = JSON.parse(scripted.stdout);
+    expect(scripted.status).toBe(report.ok ? 0 : 4);
+    const status = (id: string) => report.checks.find((c: { id: string }) => c.id.startsWith(id))?.status;
+    // wrangler dev serves on loopback: fine here, a warning for a deployment.
+    expect(status("config.public_url")).toBe("warn");
+    expect(status("config.public_url_reachable")).toBe("ok");
+    expect(status("cli.public_url_outside")).toBe("ok");
+    expect(status("provider.shim")).toBe("ok");
+    expect(status("entity.access")).toBe("ok");
+    for (const secret of [SHIM_SECRET, "ghp_cli", "cli-hook-secret-1", coordinator.devVars.ADMIN_TOKEN!]) {
+      expect(scripted.stdout).not.toContain(secret);
+    }
+
+    const human = await cli(["doctor"], { env: asAdmin() });
+    expect(human.status).toBe(scripted.status);
+    expect(human.stderr).toContain("checking");
+    expect(human.stdout).toMatch(new RegExp(`^✓ PUBLIC_URL, seen from here: ${coordinator.url}/healthz answered in \\d+ ms\\.$`, "m"));
+    expect(human.stdout).toMatch(/^! PUBLIC_URL: .*loopback.*\n {4}fix: /m);
+  });
+
   it("instances: a scale set's idle runner listed, shown with its transitions, deleted with --force", async () => {
     const scaleSet = await json([
       "scaleset",

@@ -17,6 +17,13 @@ export interface SeedInstallation {
   app_id: number;
   /** The org or user login the App is installed on. */
   account: string;
+  /**
+   * What its owner granted (GitHub's keys and levels: `administration: "write"`); absent: all that
+   * Edgerunner needs (apps/rest.ts DEFAULT_INSTALLATION_PERMISSIONS).
+   */
+  permissions?: Record<string, string>;
+  /** The events it is subscribed to; absent: ["workflow_job"]. */
+  events?: string[];
 }
 
 /**
@@ -71,6 +78,28 @@ export interface SeedHook {
   active?: boolean;
   content_type?: string;
   secret?: string;
+  /** GitHub's record of its recent deliveries (GET …/hooks/{id}/deliveries). */
+  deliveries?: SeedHookDelivery[];
+}
+
+/** A webhook delivery as GitHub lists it; `status_code` 0: GitHub got no answer. */
+export interface SeedHookDelivery {
+  status_code: number;
+  /** GitHub's words for the outcome; defaults to "OK" for 2xx, else "Invalid HTTP Response: <code>". */
+  status?: string;
+  event?: string;
+  action?: string | null;
+  /** ISO time; defaults to the world's now. */
+  delivered_at?: string;
+}
+
+/** A GitHub App's own webhook (GET /app/hook/config and /app/hook/deliveries). */
+export interface SeedAppHook {
+  app_id: number;
+  url?: string;
+  content_type?: string;
+  insecure_ssl?: string;
+  deliveries?: SeedHookDelivery[];
 }
 
 export interface SeedJob {
@@ -99,6 +128,8 @@ export interface Seed {
   runners?: SeedRunner[];
   hooks?: SeedHook[];
   jobs?: SeedJob[];
+  /** Apps' own webhooks (apps/reads.ts). */
+  app_hooks?: SeedAppHook[];
 }
 
 /** `session_conflict`: the Actions service answers 409 RunnerScaleSetSessionConflictException (any path it matches). */

@@ -15,6 +15,7 @@
  */
 
 import type { components } from "@octokit/openapi-types";
+import { APP_READ_ROUTES, seedHookDeliveries, setAppHook } from "./apps/reads.ts";
 import { covers } from "./apps/registry.ts";
 import { appRestRoutes, DEFAULT_INSTALLATION_PERMISSIONS } from "./apps/rest.ts";
 import { decodeJwt, importPublicKey, jwtTimeProblem, looksLikeJwt, verifyJwtSignature } from "./jwt.ts";
@@ -154,7 +155,9 @@ export class World {
     for (const a of seed.apps ?? []) {
       this.apps.set(a.id, { id: a.id, clientId: a.client_id ?? null, key: await importPublicKey(a.public_key) });
     }
-    for (const i of seed.installations ?? []) this.installations.set(i.id, { id: i.id, appId: i.app_id, account: lc(i.account) });
+    for (const i of seed.installations ?? []) {
+      this.installations.set(i.id, { id: i.id, appId: i.app_id, account: lc(i.account), permissions: i.permissions, events: i.events });
+    }
     for (const p of seed.pats ?? []) {
       this.pats.set(p.token, { token: p.token, login: p.login ?? "octocat", entities: p.entities?.map(lc) ?? null });
     }
@@ -189,8 +192,10 @@ export class World {
         created_at: t,
         updated_at: t,
       });
+      if (h.deliveries) seedHookDeliveries(this, id, h.deliveries);
     }
     for (const j of seed.jobs ?? []) this.putJob(j);
+    for (const h of seed.app_hooks ?? []) setAppHook(this, h);
   }
 
   putJob(j: SeedJob) {
@@ -921,7 +926,7 @@ const routes: Route[] = [
   },
 ];
 
-const ROUTES: Route[] = [...routes, ...appRestRoutes];
+const ROUTES: Route[] = [...routes, ...appRestRoutes, ...APP_READ_ROUTES];
 
 /** The REST operations the fake implements (for the contract test). */
 export const FAKE_OPERATIONS = ROUTES.map((r) => ({ method: r.method, pattern: r.pattern, operation: r.operation }));

@@ -7,10 +7,11 @@
  * secret, nor its base64, may appear in any answer.
  */
 import { env } from "cloudflare:workers";
-import { beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, inject, it } from "vitest";
 import { keyringFor } from "../../src/crypto/keyring";
 import { open } from "../../src/crypto/secret-box";
 import { secretContext } from "../../src/crypto/secret-contexts";
+import { createTenant } from "../fake-shim/control";
 import { accessEnv, accessJwt, send } from "./access-helpers";
 import { APP_ID, appKeyPkcs1, createEndpoint, INSTALLATION_ID, newWorld } from "./github-helpers";
 import { api, insertInstance, seed, unique } from "./helpers";
@@ -136,7 +137,9 @@ beforeAll(async () => {
     .first<{ token_enc: string }>();
   secrets.installationToken = await open(await keyringFor(env), state!.token_enc, secretContext.installationToken(app.id));
 
-  const provider = await seed.provider({ secret: written.providerSecret });
+  // A shim that answers (the setup check at GET /doctor and /ui/doctor calls it), signing with the secret.
+  const shim = await createTenant(inject("fakeShimUrl"), { secret: written.providerSecret });
+  const provider = await seed.provider({ url: shim.url, secret: written.providerSecret });
   ids.provider = provider.name;
   ids.scaleSet = (await seed.scaleSet(`repositories/${ids.repo}`, { provider_name: provider.name })).id;
   ids.instance = (await insertInstance(ids.scaleSet)).name;
@@ -176,7 +179,7 @@ async function getPaths(): Promise<string[]> {
   return [...templates.flatMap((t) => filled[t] ?? [t]), "/api/v1/openapi.json"];
 }
 
-const PAGES = () => ["/ui", "/ui/jobs", "/ui/audit", `/ui/scalesets/${ids.scaleSet}`];
+const PAGES = () => ["/ui", "/ui/jobs", "/ui/audit", "/ui/doctor", `/ui/scalesets/${ids.scaleSet}`];
 
 describe("secrets are never returned", () => {
   it("by any GET route, to the ADMIN_TOKEN, /metrics' token or a dashboard session", async () => {

@@ -3,6 +3,7 @@ import type { Command } from "../command.ts";
 import { appCommands } from "./apps.ts";
 import { auditCommands } from "./audit.ts";
 import { credentialCommands } from "./credentials.ts";
+import { doctorCommands } from "./doctor.ts";
 import { endpointCommands } from "./endpoints.ts";
 import { entityCommandList } from "./entities.ts";
 import { instanceCommands } from "./instances.ts";
@@ -28,4 +29,5 @@ export const COMMANDS: Command[] = [
   ...secretCommands,
   ...tokenCommands,
   ...auditCommands,
+  ...doctorCommands,
 ];

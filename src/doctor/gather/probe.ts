@@ -1,0 +1,49 @@
+import {
+  GithubApiError,
+  GithubCredentialElsewhereError,
+  GithubCredentialFailingError,
+  GithubRateLimitedError,
+  GithubUnavailableError,
+} from "../../github/errors";
+import type { Probe, ProbeError } from "../facts";
+
+/**
+ * Runs one call of the setup check and keeps its outcome as data: never throws, times itself,
+ * and does not start once the report's deadline has passed (each call has a short timeout of
+ * its own too, so a slow GitHub or shim costs a few seconds, never the report).
+ */
+export async function probe<T>(
+  deadline: number,
+  fn: () => Promise<T>,
+  errorOf: (err: unknown) => ProbeError = githubProbeError,
+): Promise<Probe<T>> {
+  const started = Date.now();
+  if (started > deadline) return { ok: false, error: { kind: "out_of_time" }, ms: 0 };
+  try {
+    const value = await fn();
+    return { ok: true, value, ms: Date.now() - started };
+  } catch (err) {
+    return { ok: false, error: errorOf(err), ms: Date.now() - started };
+  }
+}
+
+/** A GitHub client's failure as a probe's. */
+export function githubProbeError(err: unknown): ProbeError {
+  if (err instanceof GithubApiError) return { kind: "refused", status: err.status, message: err.githubMessage };
+  // Failing credentials are never probed, so this one was refused (401) by the very call made.
+  if (err instanceof GithubCredentialFailingError) return { kind: "refused", status: 401, message: err.reason };
+  if (err instanceof GithubRateLimitedError) return { kind: "rate_limited", until: new Date(err.retryAt).toISOString() };
+  if (err instanceof GithubUnavailableError)
+    return { kind: "unreachable", message: err.message.replace(/^.*?GitHub unavailable/, "GitHub unavailable") };
+  if (err instanceof GithubCredentialElsewhereError) return { kind: "not_sent", message: err.message };
+  return { kind: "not_sent", message: err instanceof Error ? err.message : String(err) };
+}
+
+/** `p` or a rejection after `ms` (for calls with no timeout of their own: a Durable Object's RPC). */
+export function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what}: no answer within ${ms} ms`)), ms);
+  });
+  return Promise.race([p, late]).finally(() => clearTimeout(timer));
+}
