@@ -360,7 +360,7 @@ describe("fake GitHub answers as GitHub's OpenAPI documents", () => {
 
     // A seeded App answers in the same shapes.
     expect((await call("GET", "/app", { token: appJwt() })).status).toBe(200);
-    expect((await call("GET", "/app/installations", { token: appJwt() })).body.map((i: { id: number }) => i.id)).toEqual([5]);
+    expect((await call("GET", "/app/installations", { token: appJwt() })).body.map((i: { id: number }) => i.id)).toContain(5);
   });
 
   it("knows GitHub's App permissions and their levels (the manifest check uses them)", () => {

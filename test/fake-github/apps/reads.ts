@@ -111,31 +111,6 @@ export function setAppHook(w: World, h: SeedAppHook): void {
 
 const perPage = (req: FakeRequest) => Math.min(100, Math.max(1, Number(req.query.per_page ?? 30) || 30));
 
-function accountView(login: string, isOrg: boolean, base: string) {
-  const id = [...login].reduce((h, ch) => (h * 31 + ch.charCodeAt(0)) >>> 0, 17) % 1_000_000_000;
-  const url = `${base}/users/${login}`;
-  return {
-    login,
-    id,
-    node_id: `${isOrg ? "O" : "U"}_${id}`,
-    avatar_url: `https://avatars.githubusercontent.com/u/${id}?v=4`,
-    gravatar_id: "",
-    url,
-    html_url: `https://github.com/${login}`,
-    followers_url: `${url}/followers`,
-    following_url: `${url}/following{/other_user}`,
-    gists_url: `${url}/gists{/gist_id}`,
-    starred_url: `${url}/starred{/owner}{/repo}`,
-    subscriptions_url: `${url}/subscriptions`,
-    organizations_url: `${url}/orgs`,
-    repos_url: `${url}/repos`,
-    events_url: `${url}/events{/privacy}`,
-    received_events_url: `${url}/received_events`,
-    type: isOrg ? "Organization" : "User",
-    site_admin: false,
-  };
-}
-
 const asApp = (who: Principal): number | null => (who.kind === "app" ? who.appId : null);
 
 export const APP_READ_ROUTES: Route[] = [
