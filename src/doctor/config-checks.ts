@@ -34,8 +34,8 @@ export function webhookUrlOf(publicUrl: string | null): string | null {
 }
 
 const SET_PUBLIC_URL =
-  "Set PUBLIC_URL under [vars] in wrangler.toml to the address GitHub and your runner machines reach the Worker at " +
-  "(https://edgerunner.<your-subdomain>.workers.dev, or your route), then deploy again";
+  "Deploy with npx edgerunner setup: it sets PUBLIC_URL to the workers.dev address it deployed to (or give --public-url " +
+  "https://your.route for a route of your own); by hand, set PUBLIC_URL under [vars] in the deploy config and deploy again";
 
 export function publicUrlCheck(c: ConfigFacts): DoctorCheck {
   const id = "config.public_url";

@@ -77,7 +77,7 @@ export function setupSteps(f: SetupFacts): SetupStep[] {
       detail:
         f.providers > 0
           ? `${f.providers} provider(s)`
-          : "deploy the EC2 shim with `npx edgerunner setup --shim aws-ec2` (it registers itself), or register a shim below",
+          : "npx edgerunner setup --shim aws-ec2 deploys the EC2 shim and registers it; or register a shim below",
     },
     {
       id: "scaleset",

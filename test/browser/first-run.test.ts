@@ -158,6 +158,20 @@ describe("first run in Chromium", () => {
       await expect(page.locator(`#setup-steps li[data-step="${step}"]`).getAttribute("data-done"), step).resolves.toBe("true");
     }
     await shot("3-runner-up");
+
+    // 7. "Check every link now": the setup check on the page, every link of this chain ok.
+    await Promise.all([page.waitForURL("**/ui/setup?check=1**"), page.click("#check-now")]);
+    const rows = page.locator("#doctor tbody tr");
+    const ids = await rows.evaluateAll((trs) => trs.map((tr) => tr.id));
+    for (const prefix of ["credentials.", "provider.", "scaleset."])
+      expect(
+        ids.some((id) => id.startsWith(prefix)),
+        prefix,
+      ).toBe(true);
+    const failed = await page.locator("#doctor tbody tr:has(.bad)").allTextContents();
+    // Only what loopback cannot have: PUBLIC_URL is not public.
+    expect(failed.filter((t) => !/PUBLIC_URL|public/i.test(t))).toEqual([]);
+    await shot("4-checked");
     expect(statSync(join(ARTIFACTS, "first-run-3-runner-up.png")).size).toBeGreaterThan(10_000);
   });
 });

@@ -1,4 +1,4 @@
-import type { FC } from "hono/jsx";
+import type { Child, FC } from "hono/jsx";
 import { defaultAppName, installUrl, permissionsNeeded } from "../../setup/app-manifest";
 import { runsOnLine } from "../../setup/first-run-steps";
 import { Flash, Page } from "../views";
@@ -255,10 +255,11 @@ const ScaleSetForm: FC<{ data: SetupData; csrf: string }> = ({ data, csrf }) => 
   </>
 );
 
-export const SetupPage: FC<{ data: SetupData; csrf: string; flash: string | null; error?: string | null }> = ({
+export const SetupPage: FC<{ data: SetupData; csrf: string; flash: string | null; error?: string | null; check?: Child }> = ({
   data,
   csrf,
   flash,
+  check,
   error,
 }) => (
   <Page title="Set up" csrf={csrf}>
@@ -274,10 +275,15 @@ export const SetupPage: FC<{ data: SetupData; csrf: string; flash: string | null
     <h2 id="scaleset">3. Scale set</h2>
     <ScaleSetForm data={data} csrf={csrf} />
     <h2 id="check">4. Is everything in place?</h2>
-    <p>
-      <a href="/ui/doctor">Check every link</a> (credentials' permissions at GitHub, webhook deliveries, the providers' answers), or{" "}
-      <code>npx edgerunner doctor</code> from a terminal.
-    </p>
+    {check ?? (
+      <p>
+        <a class="button primary" id="check-now" href="/ui/setup?check=1#check">
+          Check every link now
+        </a>{" "}
+        asks GitHub what each credential may do and when it last delivered, and each provider for its capabilities (a few seconds). From a
+        terminal: <code>npx edgerunner doctor</code>, which also tries PUBLIC_URL from outside.
+      </p>
+    )}
   </Page>
 );
 

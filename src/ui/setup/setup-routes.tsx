@@ -8,6 +8,7 @@ import { APP_NAME_MAX, type AppOwner } from "../../setup/app-manifest";
 import { completeManifest, SetupError, startManifest } from "../../setup/manifest-flow";
 import { syncAllInstallations, syncInstallation } from "../../setup/record-installation";
 import { type ApiDispatch, callAdminApi } from "../admin-api";
+import { DoctorReport, runDoctor } from "../doctor-report";
 import { flashMessage } from "../flash";
 import { cspAllowingFormTo } from "../security-headers";
 import type { UiEnv } from "../session-middleware";
@@ -57,8 +58,19 @@ export function setupRoutes(dispatch: ApiDispatch) {
 
   return new Hono<UiEnv>()
     .get("/setup", async (c) => {
-      const data = await loadSetupData(c, dispatch);
-      return c.html(<SetupPage data={data} csrf={c.get("csrf")} flash={flashMessage(c.req.query("done"))} />);
+      // The setup check calls GitHub and every shim: only when asked for ("Check every link now").
+      const [data, report] = await Promise.all([
+        loadSetupData(c, dispatch),
+        c.req.query("check") === "1" ? runDoctor(c.env, { requestUrl: c.req.url }) : null,
+      ]);
+      return c.html(
+        <SetupPage
+          data={data}
+          csrf={c.get("csrf")}
+          flash={flashMessage(c.req.query("done"))}
+          check={report ? <DoctorReport report={report} /> : undefined}
+        />,
+      );
     })
     .post("/setup/app", async (c) => {
       if (c.get("principal")?.scope !== "admin") return problem(c, 403, "Creating a GitHub App needs an admin sign-in.");
