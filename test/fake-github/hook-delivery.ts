@@ -5,7 +5,8 @@
  */
 import { createHmac } from "node:crypto";
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+// Unref'd: a delivery still being retried (to a receiver that went away) does not keep the process alive.
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms).unref());
 
 /** GitHub's signature header for `body` under `secret`. */
 export const signature = (secret: string, body: string) => `sha256=${createHmac("sha256", secret).update(body).digest("hex")}`;

@@ -15,6 +15,7 @@ import { createTenant } from "../fake-shim/control";
 import { accessEnv, accessJwt, send } from "./access-helpers";
 import { APP_ID, appKeyPkcs1, createEndpoint, INSTALLATION_ID, newWorld } from "./github-helpers";
 import { api, insertInstance, seed, unique } from "./helpers";
+import { attr, createAppAtGithub, postForm, sessionWithCsrf } from "./setup-helpers";
 import { login, ui } from "./ui-helpers";
 
 const random = () => crypto.randomUUID().replaceAll("-", "");
@@ -80,6 +81,7 @@ const ids = {} as {
   scaleSet: string;
   instance: string;
   token: string;
+  githubApp: string;
 };
 
 beforeAll(async () => {
@@ -143,6 +145,22 @@ beforeAll(async () => {
   ids.provider = provider.name;
   ids.scaleSet = (await seed.scaleSet(`repositories/${ids.repo}`, { provider_name: provider.name })).id;
   ids.instance = (await insertInstance(ids.scaleSet)).name;
+  // A GitHub App made on the first-run page (GitHub's manifest flow on the fake), installed on octo:
+  // its key, webhook secret and client secret came from GitHub and went straight into D1.
+  const web = unique("web");
+  expect((await api.post("/api/v1/github/endpoints", { name: web, base_url: world.url, api_base_url: world.url })).status).toBe(201);
+  const session = await sessionWithCsrf();
+  const { back } = await createAppAtGithub(session, web, `Edgerunner ${unique("s")}`.slice(0, 34));
+  expect((await ui("GET", back, { cookie: session.cookie })).status).toBe(303);
+  const made = (await world.apps()).apps.at(-1)!;
+  Object.assign(secrets, { madeAppPem: made.pem, madeAppWebhookSecret: made.webhook_secret!, madeAppClientSecret: made.client_secret });
+  ids.githubApp = (await api.get("/api/v1/github/apps")).body.find((a: { app_id: number }) => a.app_id === made.id).id;
+  const installPage = await (await fetch(`${world.url}/apps/${made.slug}/installations/new`)).text();
+  const target = attr(installPage, /name="target_id" value="(\d+)"/);
+  const installed = await postForm(`${world.url}/apps/${made.slug}/installations`, { target_id: target, repository_selection: "all" });
+  const setupUrl = new URL(installed.headers.get("location")!);
+  expect((await ui("GET", `${setupUrl.pathname}${setupUrl.search}`, { cookie: session.cookie })).status).toBe(303);
+
   const token = await created("/api/v1/tokens", { name: unique("reader"), scope: "read" });
   ids.token = token.id;
   // Shown once when created; never again.
@@ -169,6 +187,7 @@ async function getPaths(): Promise<string[]> {
     "/api/v1/repositories/{id}/webhook": [`/api/v1/repositories/${ids.repo}/webhook`],
     "/api/v1/organizations/{id}/webhook": [`/api/v1/organizations/${ids.org}/webhook`],
     "/api/v1/providers/{name}": [`/api/v1/providers/${ids.provider}`],
+    "/api/v1/github/apps/{id}": [`/api/v1/github/apps/${ids.githubApp}`],
     "/api/v1/scalesets/{id}": [`/api/v1/scalesets/${ids.scaleSet}`],
     "/api/v1/scalesets/{id}/instances": [`/api/v1/scalesets/${ids.scaleSet}/instances`],
     "/api/v1/instances/{name}": [`/api/v1/instances/${ids.instance}`],
@@ -179,7 +198,7 @@ async function getPaths(): Promise<string[]> {
   return [...templates.flatMap((t) => filled[t] ?? [t]), "/api/v1/openapi.json"];
 }
 
-const PAGES = () => ["/ui", "/ui/jobs", "/ui/audit", "/ui/doctor", `/ui/scalesets/${ids.scaleSet}`];
+const PAGES = () => ["/ui", "/ui/jobs", "/ui/audit", "/ui/doctor", "/ui/setup", "/ui/setup?check=1", `/ui/scalesets/${ids.scaleSet}`];
 
 describe("secrets are never returned", () => {
   it("by any GET route, to the ADMIN_TOKEN, /metrics' token or a dashboard session", async () => {
