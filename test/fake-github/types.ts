@@ -1,6 +1,7 @@
 /**
  * The fake GitHub's control-API shapes, shared by the server (Node) and by tests (Node or
- * workerd). Type-only: no runtime code, so importing it never pulls in the server.
+ * workerd). Type-only: no runtime code, so importing it never pulls in the server. Over the house's
+ * ~400 lines on purpose: declarations only, one per control shape, read as the fake's contract.
  */
 
 import type { components } from "@octokit/openapi-types";
