@@ -52,7 +52,7 @@ export const overviewRoutes = new Hono<UiEnv>().get("/", async (c) => {
           {o.scaleSets.length === 0 && (
             <tr>
               <td colspan={13} class="mut">
-                No scale sets yet: create one through the admin API.
+                No scale sets yet: <a href="/ui/setup">set up</a> GitHub, a cloud and a first scale set.
               </td>
             </tr>
           )}
