@@ -1,3 +1,4 @@
+import { createRequire } from "node:module";
 import { describe, expect, it } from "vitest";
 import {
   applyInstallationEvent,
@@ -71,5 +72,27 @@ describe("installation events", () => {
       "edgerunner-acme-octo-org-2",
     );
     expect(installationCredentialsName("--x", "a b", new Set())).toBe("x-a-b");
+  });
+});
+
+describe("GitHub's own example payloads (@octokit/webhooks-examples)", () => {
+  const require = createRequire(import.meta.url);
+  const all = require("@octokit/webhooks-examples/api.github.com/index.json") as { name: string; examples: Record<string, unknown>[] }[];
+  const of = (event: string) => all.find((e) => e.name === event)!.examples;
+
+  it("every installation and installation_repositories example parses, and each action we follow is applied", () => {
+    const seen: string[] = [];
+    for (const event of ["installation", "installation_repositories"]) {
+      for (const ex of of(event)) {
+        const p = InstallationPayload.parse(ex);
+        const rec = applyInstallationEvent(null, event, p);
+        seen.push(`${event}.${p.action}:${rec?.status ?? "none"}`);
+        if (event === "installation" && p.action === "created")
+          expect(rec!.repositories.length).toBe((ex.repositories as unknown[]).length);
+      }
+    }
+    expect(seen).toEqual(
+      expect.arrayContaining(["installation.created:active", "installation.deleted:deleted", "installation_repositories.added:active"]),
+    );
   });
 });
