@@ -82,6 +82,33 @@ export interface DoctorRows {
   unmatched: { count: number; labelSets: { labels: string[]; count: number }[] };
 }
 
+/** Every entity with when the newest job its webhook deliveries brought was first recorded. */
+const ENTITIES_WITH_LAST_JOB = `SELECT e.id, e.kind, e.owner, e.name, e.credentials_id,
+         (SELECT MAX(j.created_at) FROM jobs j WHERE j.entity_id = e.id AND j.source = 'webhook') AS last_job_at
+  FROM entities e ORDER BY e.kind, e.owner, e.name`;
+
+/** Scale sets where a runner reached idle or took a job, now or before (its transitions). */
+const SCALE_SETS_A_RUNNER_CAME_UP_IN = `SELECT DISTINCT i.scale_set_id FROM instances i
+  WHERE i.runner_status IN ('idle', 'active')
+     OR EXISTS (SELECT 1 FROM instance_transitions t
+                WHERE t.instance_id = i.id AND t.field = 'runner_status' AND t.to_value IN ('idle', 'active'))`;
+
+/**
+ * The first-run page's two "is it working yet" facts, by the same rules as the setup check: when
+ * each entity last had a job delivered, and which scale sets ever had a runner come up. One batch.
+ */
+export async function readSetupProgress(db: D1Database): Promise<{ lastJobAt: Map<string, number>; cameUp: Set<string> }> {
+  const [ents, cameUp] = await db.batch([db.prepare(ENTITIES_WITH_LAST_JOB), db.prepare(SCALE_SETS_A_RUNNER_CAME_UP_IN)]);
+  return {
+    lastJobAt: new Map(
+      rows<DoctorEntityRow>(ents)
+        .filter((e) => e.last_job_at !== null)
+        .map((e) => [e.id, e.last_job_at!]),
+    ),
+    cameUp: new Set(rows<{ scale_set_id: string }>(cameUp).map((r) => r.scale_set_id)),
+  };
+}
+
 /** How many of the unmatched jobs' label sets are read (the newest first). */
 const UNMATCHED_LABEL_SETS = 5;
 
@@ -93,11 +120,7 @@ export async function readDoctorRows(db: D1Database): Promise<DoctorRows> {
        FROM github_credentials c JOIN github_endpoints e ON e.name = c.endpoint_name
        LEFT JOIN github_credential_state s ON s.credential_id = c.id ORDER BY c.name`,
     ),
-    db.prepare(
-      `SELECT e.id, e.kind, e.owner, e.name, e.credentials_id,
-              (SELECT MAX(j.created_at) FROM jobs j WHERE j.entity_id = e.id AND j.source = 'webhook') AS last_job_at
-       FROM entities e ORDER BY e.kind, e.owner, e.name`,
-    ),
+    db.prepare(ENTITIES_WITH_LAST_JOB),
     db.prepare(
       `SELECT p.id, p.name, p.url, p.secret_enc, p.timeout_seconds,
               (SELECT s.id FROM scale_sets s WHERE s.provider_id = p.id ORDER BY s.created_at, s.id LIMIT 1) AS first_scale_set_id
@@ -112,12 +135,7 @@ export async function readDoctorRows(db: D1Database): Promise<DoctorRows> {
               SUM(status = 'running' AND runner_status IN ('idle', 'online') AND job_id IS NULL) AS idle
        FROM instances GROUP BY scale_set_id`,
     ),
-    db.prepare(
-      `SELECT DISTINCT i.scale_set_id FROM instances i
-       WHERE i.runner_status IN ('idle', 'active')
-          OR EXISTS (SELECT 1 FROM instance_transitions t
-                     WHERE t.instance_id = i.id AND t.field = 'runner_status' AND t.to_value IN ('idle', 'active'))`,
-    ),
+    db.prepare(SCALE_SETS_A_RUNNER_CAME_UP_IN),
     db.prepare(
       `SELECT scale_set_id, name, provider_fault, status_changed_at FROM (
          SELECT scale_set_id, name, provider_fault, status_changed_at,

@@ -1,4 +1,5 @@
 import { isLoopbackHost } from "../lib/loopback-host";
+import { webhookUrlFor } from "../lib/webhook-url";
 import type { ConfigFacts } from "./facts";
 import { probeProblem } from "./probe-text";
 import { check, type DoctorCheck } from "./report";
@@ -30,7 +31,7 @@ export function parsePublicUrl(raw: string | null): { ok: true; url: URL } | { o
 /** Where GitHub must deliver this coordinator's webhooks, or null when PUBLIC_URL is not usable. */
 export function webhookUrlOf(publicUrl: string | null): string | null {
   const parsed = parsePublicUrl(publicUrl);
-  return parsed.ok ? `${publicUrl!.replace(/\/+$/, "")}/webhooks/github` : null;
+  return parsed.ok ? webhookUrlFor(publicUrl!) : null;
 }
 
 const SET_PUBLIC_URL =

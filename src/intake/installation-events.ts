@@ -3,10 +3,10 @@ import { secretContext } from "../crypto/secret-contexts";
 import { createDb } from "../db/client";
 import { findAppByAppId, findInstallation, installationRecord } from "../db/github-app-store";
 import type { Env } from "../env";
-import { DEFAULT_ENDPOINT } from "../github/default-endpoint";
 import { logEvent } from "../observability/log";
 import { applyInstallationEvent, InstallationPayload } from "../setup/installations";
 import { recordInstallation } from "../setup/record-installation";
+import { endpointMatches } from "./senders";
 import { findSigners } from "./signature";
 
 /**
@@ -25,17 +25,7 @@ export type InstallationOutcome =
 
 /** The endpoint a delivery came from: github.com, or the GHES that names itself in X-GitHub-Enterprise-Host. */
 export function endpointOfDelivery(endpoints: readonly { name: string; baseUrl: string }[], enterpriseHost: string | null): string | null {
-  if (!enterpriseHost) return DEFAULT_ENDPOINT;
-  const h = enterpriseHost.trim().toLowerCase();
-  for (const e of endpoints) {
-    try {
-      const url = new URL(e.baseUrl);
-      if (url.host.toLowerCase() === h || url.hostname.toLowerCase() === h) return e.name;
-    } catch {
-      // a row with an unparsable URL names no host
-    }
-  }
-  return null;
+  return endpoints.find((e) => endpointMatches(e, enterpriseHost))?.name ?? null;
 }
 
 export async function receiveInstallationEvent(

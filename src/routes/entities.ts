@@ -25,6 +25,7 @@ import { resourceRoutes } from "../http/resource-routes";
 import { createRouter } from "../http/router";
 import { sentFields } from "../http/sent-fields";
 import { routeWaiting } from "../intake/waiting-jobs";
+import { webhookUrlFor } from "../lib/webhook-url";
 
 const GithubLogin = z
   .string()
@@ -146,7 +147,7 @@ export function entityView(env: AppEnv["Bindings"], { entity: e, credentialsName
     credentials_id: e.credentialsId,
     credentials_name: credentialsName,
     has_webhook_secret: e.webhookSecretEnc.length > 0,
-    webhook_url: `${(env.PUBLIC_URL ?? "").replace(/\/+$/, "")}/webhooks/github`,
+    webhook_url: webhookUrlFor(env.PUBLIC_URL ?? ""),
     created_at: iso(e.createdAt)!,
     updated_at: iso(e.updatedAt)!,
   };

@@ -16,6 +16,7 @@ import { githubFailure } from "../http/github-failure";
 import { errorJson, errorResponses, IdParam, jsonResponse, notFoundResponse, Timestamp } from "../http/openapi";
 import { requireFound } from "../http/require-found";
 import { createRouter } from "../http/router";
+import { webhookUrlFor } from "../lib/webhook-url";
 
 const WebhookSchema = z
   .object({
@@ -62,11 +63,10 @@ const hookView = (h: GithubHook): z.infer<typeof WebhookSchema> => ({
 
 /** Where GitHub must deliver this coordinator's webhooks. */
 export function webhookUrl(env: AppEnv["Bindings"]): string {
-  const base = (env.PUBLIC_URL ?? "").trim().replace(/\/+$/, "");
-  if (!/^https?:\/\/[^/]/.test(base)) {
+  if (!/^https?:\/\/[^/]/.test((env.PUBLIC_URL ?? "").trim())) {
     throw new ApiError(409, "PUBLIC_URL is not configured: GitHub needs the coordinator's public URL to deliver webhooks");
   }
-  return `${base}/webhooks/github`;
+  return webhookUrlFor(env.PUBLIC_URL);
 }
 
 const permissionHint = (kind: EntityKind) => (status: number) =>

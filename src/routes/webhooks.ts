@@ -6,6 +6,7 @@ import { ApiError, type ErrorCode, errorResponse, zodDetails } from "../http/err
 import { BodyTooLarge, readLimitedBody } from "../http/limited-body";
 import { PAYLOAD_BOUNDS } from "../intake/payload";
 import { type IntakeOutcome, type Rejection, receiveDelivery } from "../intake/receive-delivery";
+import { WEBHOOK_PATH } from "../lib/webhook-url";
 import { logEvent as log } from "../observability/log";
 import { countWebhookRejection } from "../observability/op-counters";
 import { readRetentionSettings } from "../retention/settings";
@@ -17,8 +18,6 @@ import { nudgeAfterWrite } from "../scaleset/stub";
  * the delivery to the intake pipeline (src/intake/receive-delivery.ts), answers with its
  * outcome, and nudges the scale sets' objects after the answer.
  */
-
-export const WEBHOOK_PATH = "/webhooks/github";
 
 /** workflow_job payloads are a few KiB; GitHub allows 25 MB, which we have no use for. */
 export const MAX_WEBHOOK_BYTES = 1024 * 1024;

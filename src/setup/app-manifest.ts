@@ -1,3 +1,5 @@
+import { webhookUrlFor } from "../lib/webhook-url";
+
 /**
  * The GitHub App manifest the first-run page posts to GitHub: exactly the permissions Edgerunner
  * uses for the runners the user chose, the `workflow_job` event, and our own URLs for the
@@ -93,7 +95,7 @@ export function buildAppManifest(input: { publicUrl: string; name: string; featu
     name: input.name,
     url: base,
     description: `Ephemeral self-hosted GitHub Actions runners, coordinated by Edgerunner at ${base}.`,
-    hook_attributes: { url: `${base}/webhooks/github`, active: true },
+    hook_attributes: { url: webhookUrlFor(base), active: true },
     redirect_url: `${base}${SETUP_PATHS.appCreated}`,
     setup_url: `${base}${SETUP_PATHS.installed}`,
     // Back to the page after the user changes the installation's repositories, to add the new ones.

@@ -12,7 +12,7 @@ export interface SetupFacts {
   installations: number;
   entities: { id: string; label: string; credentialsFailing: string | null; lastDeliveryAt: number | null }[];
   providers: number;
-  scaleSets: { id: string; name: string; labels: string[]; intake: "webhook" | "scaleset_api"; runnersUp: number }[];
+  scaleSets: { id: string; name: string; labels: string[]; intake: "webhook" | "scaleset_api"; cameUp: boolean }[];
 }
 
 export type StepId = "app" | "install" | "entity" | "provider" | "scaleset" | "webhook" | "runner";
@@ -35,7 +35,7 @@ export function setupSteps(f: SetupFacts): SetupStep[] {
   const failing = f.entities.filter((e) => e.credentialsFailing);
   const fed = f.entities.filter((e) => e.lastDeliveryAt !== null);
   const pulls = f.scaleSets.length > 0 && f.scaleSets.every((s) => s.intake === "scaleset_api");
-  const up = f.scaleSets.filter((s) => s.runnersUp > 0);
+  const up = f.scaleSets.filter((s) => s.cameUp);
   return [
     {
       id: "app",

@@ -1,17 +1,16 @@
 // The dashboard in a real browser: Debian's Chromium driven by playwright-core, against the
 // coordinator under `wrangler dev` (bench/harness.mjs), with GitHub and a cloud played by the
 // fakes. Runs in Node (vitest project "browser"). Loopback only.
-import { existsSync, mkdirSync, mkdtempSync, rmSync, statSync } from "node:fs";
+import { mkdirSync, statSync } from "node:fs";
 import { createServer, type Server } from "node:http";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { type BrowserContext, chromium, type Page } from "playwright-core";
+import type { BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Coordinator, deliverWebhook, type FakeWorldSetup, fakeWorld, root, sleep, startCoordinator } from "../../bench/harness.mjs";
 import { type FakeGithub, startFakeGithub } from "../fake-github/server.ts";
 import { type FakeShim, startFakeShim } from "../fake-shim/server.ts";
+import { type Browser, launchChromium } from "./chromium.ts";
 
-const CHROMIUM = "/usr/bin/chromium";
 const ARTIFACTS = join(root, "test-results");
 const SCREENSHOT = join(ARTIFACTS, "dashboard.png");
 
@@ -21,7 +20,7 @@ let coordinator: Coordinator;
 let world: FakeWorldSetup;
 let context: BrowserContext;
 let page: Page;
-let userDataDir: string;
+let browser: Browser;
 let forger: Server;
 let forgerUrl: string;
 let scaleSet: { id: string; name: string };
@@ -51,7 +50,6 @@ async function deliverQueuedJob(id: number) {
 }
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: apt-get install -y chromium (.ci/run does this)`);
   github = await startFakeGithub();
   shim = await startFakeShim();
   coordinator = await startCoordinator({ RECONCILE_INTERVAL_SECONDS: "3600", NUDGE_DELAY_SECONDS: "0", ORPHAN_CHECK_SECONDS: "86400" });
@@ -87,32 +85,16 @@ beforeAll(async () => {
   await new Promise<void>((r) => forger.listen(0, "127.0.0.1", r));
   forgerUrl = `http://127.0.0.1:${(forger.address() as { port: number }).port}/`;
 
-  userDataDir = mkdtempSync(join(tmpdir(), "edgerunner-chromium-"));
-  context = await chromium.launchPersistentContext(userDataDir, {
-    executablePath: CHROMIUM,
-    headless: true,
-    args: [
-      "--headless",
-      "--no-sandbox",
-      "--disable-gpu",
-      "--disable-quic",
-      "--no-first-run",
-      "--disable-background-networking",
-      "--disable-component-update",
-      "--disable-sync",
-    ],
-    viewport: { width: 1440, height: 900 },
-  });
-  page = context.pages()[0] ?? (await context.newPage());
+  browser = await launchChromium();
+  ({ context, page } = browser);
 }, 120_000);
 
 afterAll(async () => {
-  await context?.close().catch(() => {});
+  await browser?.close();
   await new Promise<void>((r) => (forger ? forger.close(() => r()) : r()));
   await coordinator?.stop();
   await shim?.stop();
   await github?.close();
-  if (userDataDir) rmSync(userDataDir, { recursive: true, force: true });
 });
 
 describe("dashboard in Chromium", () => {

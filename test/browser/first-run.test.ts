@@ -3,17 +3,16 @@
 // the App (served at `localhost`, so GitHub's redirects back to the coordinator at 127.0.0.1
 // are cross-site, as github.com's are), and the simulator shim whose runners take jobs. From
 // the login to a runner serving a queued job, every step by clicking. Runs in Node.
-import { existsSync, mkdirSync, mkdtempSync, rmSync, statSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { mkdirSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { type BrowserContext, chromium, type Page } from "playwright-core";
+import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Coordinator, root, sleep, startCoordinator } from "../../bench/harness.mjs";
 import { type Simulator, startSimulator } from "../../shims/simulator/simulator.ts";
 import { FakeWorld } from "../fake-github/control-client.ts";
 import { type FakeGithub, startFakeGithub } from "../fake-github/server.ts";
+import { type Browser, launchChromium } from "./chromium.ts";
 
-const CHROMIUM = "/usr/bin/chromium";
 const ARTIFACTS = join(root, "test-results");
 
 let github: FakeGithub;
@@ -22,9 +21,8 @@ let coordinator: Coordinator;
 let world: FakeWorld;
 /** The fake GitHub's web pages, at `localhost` (another site than the coordinator's 127.0.0.1). */
 let web: string;
-let context: BrowserContext;
+let browser: Browser;
 let page: Page;
-let userDataDir: string;
 const SHIM_SECRET = "first-run-shim-secret-0001";
 
 const shot = async (name: string) => {
@@ -42,7 +40,6 @@ async function until<T>(what: string, fn: () => Promise<T | null | undefined | f
 }
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: apt-get install -y chromium (.ci/run does this)`);
   [github, sim] = await Promise.all([startFakeGithub(), startSimulator({ config: { boot_delay_ms: 200, job_ms: 300, poll_ms: 100 } })]);
   coordinator = await startCoordinator({ NUDGE_DELAY_SECONDS: "0" });
   const info = await (await fetch(`${github.url}/_fake/worlds`, { method: "POST" })).json();
@@ -52,30 +49,15 @@ beforeAll(async () => {
   // An empty coordinator's github.com endpoint, pointed at the fake (nothing uses it yet).
   await coordinator.api("PUT", "/github/endpoints/github.com", { base_url: web, api_base_url: info.url });
 
-  userDataDir = mkdtempSync(join(tmpdir(), "edgerunner-chromium-"));
-  context = await chromium.launchPersistentContext(userDataDir, {
-    executablePath: CHROMIUM,
-    headless: true,
-    args: [
-      "--headless",
-      "--no-sandbox",
-      "--disable-gpu",
-      "--disable-quic",
-      "--no-first-run",
-      "--disable-background-networking",
-      "--disable-sync",
-    ],
-    viewport: { width: 1440, height: 1000 },
-  });
-  page = context.pages()[0] ?? (await context.newPage());
+  browser = await launchChromium({ width: 1440, height: 1000 });
+  page = browser.page;
 }, 180_000);
 
 afterAll(async () => {
-  await context?.close().catch(() => {});
+  await browser?.close();
   await coordinator?.stop();
   await sim?.stop();
   await github?.close();
-  if (userDataDir) rmSync(userDataDir, { recursive: true, force: true });
 });
 
 describe("first run in Chromium", () => {

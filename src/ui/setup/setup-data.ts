@@ -1,7 +1,7 @@
 import type { Context } from "hono";
 import { createDb } from "../../db/client";
+import { readSetupProgress } from "../../db/doctor-queries";
 import { type GithubAppRow, type InstallationRow, installationRecord, listApps, listInstallations } from "../../db/github-app-store";
-import { setupProgress } from "../../db/setup-queries";
 import { unreachableByGithub } from "../../setup/app-manifest";
 import { type SetupFacts, type SetupStep, setupSteps } from "../../setup/first-run-steps";
 import { type InstallationOffers, installationOffers, type KnownEntity } from "../../setup/installations";
@@ -88,11 +88,7 @@ export async function loadSetupData(c: Context<UiEnv>, dispatch: ApiDispatch): P
       known: { kind: "enterprise" as const, owner: e.name, name: "" },
     })),
   ];
-  const progress = await setupProgress(
-    db,
-    entities.map((e) => e.id),
-    scaleSets.map((s) => s.id),
-  );
+  const progress = await readSetupProgress(c.env.DB);
   const known = entities.map((e) => e.known);
   const facts: SetupFacts = {
     publicUrlProblem: unreachableByGithub(c.env.PUBLIC_URL),
@@ -104,7 +100,7 @@ export async function loadSetupData(c: Context<UiEnv>, dispatch: ApiDispatch): P
         id: e.id,
         label: e.label,
         credentialsFailing: health?.status === "failing" ? (health.reason ?? "failing") : null,
-        lastDeliveryAt: progress.lastDeliveryAt.get(e.id) ?? null,
+        lastDeliveryAt: progress.lastJobAt.get(e.id) ?? null,
       };
     }),
     providers: providers.length,
@@ -113,7 +109,7 @@ export async function loadSetupData(c: Context<UiEnv>, dispatch: ApiDispatch): P
       name: s.name,
       labels: s.labels,
       intake: s.intake,
-      runnersUp: progress.runnersUp.get(s.id) ?? 0,
+      cameUp: progress.cameUp.has(s.id),
     })),
   };
   return {

@@ -1,4 +1,5 @@
 import type { Child, FC } from "hono/jsx";
+import { webhookUrlFor } from "../../lib/webhook-url";
 import { defaultAppName, installUrl, permissionsNeeded } from "../../setup/app-manifest";
 import { runsOnLine } from "../../setup/first-run-steps";
 import { Flash, Page } from "../views";
@@ -30,9 +31,8 @@ const CreateApp: FC<{ data: SetupData; csrf: string }> = ({ data, csrf }) => (
   <form method="post" action="/ui/setup/app" id="create-app" class="card">
     <Csrf csrf={csrf} />
     <p>
-      GitHub registers an App with exactly the permissions below, the webhook{" "}
-      <code>{`${data.publicUrl.replace(/\/+$/, "")}/webhooks/github`}</code> and a webhook secret it generates; its private key and secrets
-      come straight back here, sealed at once. Nothing to copy.
+      GitHub registers an App with exactly the permissions below, the webhook <code>{webhookUrlFor(data.publicUrl)}</code> and a webhook
+      secret it generates; its private key and secrets come straight back here, sealed at once. Nothing to copy.
     </p>
     <label>
       GitHub{" "}

@@ -24,7 +24,7 @@ describe("the first-run checklist", () => {
       installations: 1,
       entities: [{ id: "e", label: "octo/app", credentialsFailing: null, lastDeliveryAt: 1 }],
       providers: 1,
-      scaleSets: [{ id: "s", name: "linux", labels: ["linux", "self-hosted"], intake: "webhook", runnersUp: 1 }],
+      scaleSets: [{ id: "s", name: "linux", labels: ["linux", "self-hosted"], intake: "webhook", cameUp: true }],
     };
     expect(Object.values(state(done)).every(Boolean)).toBe(true);
   });
@@ -44,7 +44,7 @@ describe("the first-run checklist", () => {
   it("credentials added by hand need no App; a pulling scale set needs no webhook; an unreachable PUBLIC_URL says why nothing arrives", () => {
     const byHand = state({ ...empty, entities: [{ id: "e", label: "o/r", credentialsFailing: null, lastDeliveryAt: null }] });
     expect([byHand.app, byHand.install]).toEqual([true, true]);
-    const pulls = state({ ...empty, scaleSets: [{ id: "s", name: "x", labels: [], intake: "scaleset_api", runnersUp: 0 }] });
+    const pulls = state({ ...empty, scaleSets: [{ id: "s", name: "x", labels: [], intake: "scaleset_api", cameUp: false }] });
     expect(pulls.webhook).toBe(true);
     const webhook = setupSteps({ ...empty, publicUrlProblem: "PUBLIC_URL is loopback" }).find((s) => s.id === "webhook")!;
     expect(webhook.detail).toBe("PUBLIC_URL is loopback");
