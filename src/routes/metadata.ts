@@ -17,7 +17,7 @@ import type { Router } from "../http/router";
 import { errorText, logEvent as log } from "../observability/log";
 import { entityUrl } from "../scaleset/bootstrap";
 import type { InstanceTokenClaims } from "../scaleset/instance-token";
-import { onBootJitConfig, onBootTiming } from "../scaleset/jit-on-boot";
+import { onBootJitConfig, onBootTiming } from "../scaleset/jit/jit-on-boot";
 import { githubRunnerPort, runnerPortForScaleSet } from "../scaleset/ports-factory";
 
 /**

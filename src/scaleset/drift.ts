@@ -2,8 +2,8 @@ import { applyStatusChanges, liveInstanceNames, type StatusChange } from "../db/
 import type { InstanceRecord, ScaleSetRecord } from "../db/scaleset-store";
 import { mapLimit } from "../lib/map-limit";
 import { errorText, logEvent as log } from "../observability/log";
+import type { ExecutorContext } from "./executor/plan-executor";
 import { faultOf } from "./machine-outcomes";
-import type { ExecutorContext } from "./plan-executor";
 import type { GithubRunnerInfo, MachineInfo, MachinePort, PortResult, RunnerPort } from "./ports";
 import { openScaleSetPorts } from "./ports-factory";
 

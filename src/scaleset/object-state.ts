@@ -39,7 +39,7 @@ export interface LastReconcile {
   passes: number;
 }
 
-/** What the GitHub budget last did to this scale set's creates (scaleset/github-pacing.ts). */
+/** What the GitHub budget last did to this scale set's creates (scaleset/jit/github-pacing.ts). */
 export interface BudgetWait {
   /** The budget window in which this object last fell short (counted and logged once per window). */
   windowStart: number;

@@ -1,5 +1,5 @@
-import { type BudgetStatus, budgetStatus } from "./github-pacing";
-import type { InvocationsStatus } from "./invocation-record";
+import type { InvocationsStatus } from "./executor/invocation-record";
+import { type BudgetStatus, budgetStatus } from "./jit/github-pacing";
 import type { ListenerStatus } from "./listener/listener-host";
 import type { LastReconcile, ObjectState } from "./object-state";
 

@@ -12,7 +12,7 @@ import {
   reserve,
   worstMinutePoints,
 } from "../../src/github/budget";
-import { capCreates, createCount } from "../../src/scaleset/budget-cap";
+import { capCreates, createCount } from "../../src/scaleset/jit/budget-cap";
 import type { Plan, PlanSummary } from "../../src/scaleset/reconcile";
 import { scaleSetSettings } from "../../src/scaleset/settings";
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { capToInvocation, PASS_RESERVE_SUBREQUESTS, planCalls } from "../../src/scaleset/invocation-cap";
+import { capToInvocation, PASS_RESERVE_SUBREQUESTS, planCalls } from "../../src/scaleset/executor/invocation-cap";
 import type { Action, Plan, PlanSummary } from "../../src/scaleset/reconcile";
 
 const summary: PlanSummary = { desired: 0, live: 0, available: 0, idle: 0, busy: 0, creating: 0, deleting: 0, queued: 0, blocked: null };

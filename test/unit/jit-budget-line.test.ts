@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { JitBudgetLine, type JitBudgetLineOptions, type LineReservation, type LineResult } from "../../src/scaleset/jit-budget-line";
+import { JitBudgetLine, type JitBudgetLineOptions, type LineReservation, type LineResult } from "../../src/scaleset/jit/jit-budget-line";
 
 const WINDOW = 6_000;
 

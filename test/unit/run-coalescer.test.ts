@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { RunCoalescer } from "../../src/scaleset/run-coalescer";
+import { RunCoalescer } from "../../src/scaleset/executor/run-coalescer";
 
 /** A pass the test releases by hand, so requests can land at a chosen moment of a run. */
 function gatedPasses(acts: boolean[] = []) {

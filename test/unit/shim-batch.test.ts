@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { MAX_BATCH_CREATE, rememberedBatchMax } from "../../src/providers/shim-capability-memo";
 import { BatchCreateResponse, ShimCapabilities, validateBatchCreate } from "../../src/providers/shim-protocol";
 import { matchShimRoute } from "../../src/providers/shim-routes";
-import { evenBatches } from "../../src/scaleset/create-dispatch";
+import { evenBatches } from "../../src/scaleset/executor/create-dispatch";
 import { garmBootstrap } from "../fixtures/bootstrap-instance";
 
 const POOL = garmBootstrap.pool_id;

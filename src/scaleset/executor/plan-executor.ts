@@ -1,23 +1,23 @@
-import { keyringFor } from "../crypto/keyring";
-import { seal } from "../crypto/secret-box";
-import { secretContext } from "../crypto/secret-contexts";
-import { applyStatusChanges, insertInstancesStatements, type NewInstance, type StatusChange } from "../db/instance-store";
-import type { InstanceRecord, ScaleSetRecord } from "../db/scaleset-store";
-import type { Env } from "../env";
-import { mapLimit } from "../lib/map-limit";
-import { errorText, logEvent as log, logAt } from "../observability/log";
-import { buildBootstrapInstance, mintsJitOnBoot, tokenMinutes } from "./bootstrap";
+import { keyringFor } from "../../crypto/keyring";
+import { seal } from "../../crypto/secret-box";
+import { secretContext } from "../../crypto/secret-contexts";
+import { applyStatusChanges, insertInstancesStatements, type NewInstance, type StatusChange } from "../../db/instance-store";
+import type { InstanceRecord, ScaleSetRecord } from "../../db/scaleset-store";
+import type { Env } from "../../env";
+import { mapLimit } from "../../lib/map-limit";
+import { errorText, logEvent as log, logAt } from "../../observability/log";
+import { buildBootstrapInstance, mintsJitOnBoot, tokenMinutes } from "../bootstrap";
+import { mintInstanceToken } from "../instance-token";
+import { transitionLevel } from "../log-levels";
+import { deleteOutcome, nextDeleteRetry, pollOutcome } from "../machine-outcomes";
+import type { ObjectState } from "../object-state";
+import { afterCreate, keepCreateBackoff, keepOutcome } from "../outcome-keeping";
+import { openScaleSetPorts } from "../ports-factory";
+import type { Action } from "../reconcile";
+import { removeInstanceRunner } from "../runner-identity";
+import { runnerName } from "../runner-names";
+import type { ScaleSetSettings } from "../settings";
 import { type PendingCreate, settleCreates } from "./create-dispatch";
-import { mintInstanceToken } from "./instance-token";
-import { transitionLevel } from "./log-levels";
-import { deleteOutcome, nextDeleteRetry, pollOutcome } from "./machine-outcomes";
-import type { ObjectState } from "./object-state";
-import { afterCreate, keepCreateBackoff, keepOutcome } from "./outcome-keeping";
-import { openScaleSetPorts } from "./ports-factory";
-import type { Action } from "./reconcile";
-import { removeInstanceRunner } from "./runner-identity";
-import { runnerName } from "./runner-names";
-import type { ScaleSetSettings } from "./settings";
 
 // Carries out a plan with a fixed number of D1 batches whatever its size, the outbound calls
 // (GitHub, the shim) running in parallel between them:

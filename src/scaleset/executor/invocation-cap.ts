@@ -1,6 +1,6 @@
-import { INVOCATION_BUDGET, invocationSpent } from "../lib/invocation-cost";
-import { logEvent as log } from "../observability/log";
-import type { Action, Plan } from "./reconcile";
+import { INVOCATION_BUDGET, invocationSpent } from "../../lib/invocation-cost";
+import { logEvent as log } from "../../observability/log";
+import type { Action, Plan } from "../reconcile";
 
 /**
  * Cuts a plan to what the invocation under way can still pay for in subrequests (Cloudflare's

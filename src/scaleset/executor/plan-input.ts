@@ -1,8 +1,8 @@
-import type { InstanceRecord, ScaleSetRecord } from "../db/scaleset-store";
-import type { CreateBackoff } from "./backoff";
-import type { InstanceOps } from "./object-state";
-import type { PlanSnapshot } from "./reconcile";
-import type { ScaleSetSettings } from "./settings";
+import type { InstanceRecord, ScaleSetRecord } from "../../db/scaleset-store";
+import type { CreateBackoff } from "../backoff";
+import type { InstanceOps } from "../object-state";
+import type { PlanSnapshot } from "../reconcile";
+import type { ScaleSetSettings } from "../settings";
 
 /**
  * The planner's view of a scale set: its D1 snapshot joined with the object's own state (the

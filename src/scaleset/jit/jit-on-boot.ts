@@ -1,19 +1,19 @@
-import { keyringFor } from "../crypto/keyring";
-import { seal } from "../crypto/secret-box";
-import { secretContext } from "../crypto/secret-contexts";
-import { reserveJitConfigs } from "../db/github-budget-store";
-import type { InstanceAttempt } from "../db/instance-store";
-import { claimJitMint, keepJitClaims, readJitMint, releaseJitMint, storeMintedJit } from "../db/jit-mint-store";
-import type { RunnerSetup } from "../db/scaleset-store";
-import type { Env } from "../env";
-import { type GithubBudgetPolicy, pointsPerWindow } from "../github/budget";
-import { GithubSendDeadlineError } from "../github/errors";
-import { isDuplicateRunnerName } from "../github/runners";
-import { errorText, logEvent as log, logger } from "../observability/log";
+import { keyringFor } from "../../crypto/keyring";
+import { seal } from "../../crypto/secret-box";
+import { secretContext } from "../../crypto/secret-contexts";
+import { reserveJitConfigs } from "../../db/github-budget-store";
+import type { InstanceAttempt } from "../../db/instance-store";
+import { claimJitMint, keepJitClaims, readJitMint, releaseJitMint, storeMintedJit } from "../../db/jit-mint-store";
+import type { RunnerSetup } from "../../db/scaleset-store";
+import type { Env } from "../../env";
+import { type GithubBudgetPolicy, pointsPerWindow } from "../../github/budget";
+import { GithubSendDeadlineError } from "../../github/errors";
+import { isDuplicateRunnerName } from "../../github/runners";
+import { errorText, logEvent as log, logger } from "../../observability/log";
+import type { RunnerPort } from "../ports";
+import { githubRunnerPort } from "../ports-factory";
+import { scaleSetSettings } from "../settings";
 import { JitBudgetLine } from "./jit-budget-line";
-import type { RunnerPort } from "./ports";
-import { githubRunnerPort } from "./ports-factory";
-import { scaleSetSettings } from "./settings";
 
 /**
  * A JIT config minted when its machine first asks for it (scale sets with `jit_config_timing:

@@ -1,6 +1,6 @@
 import { AsyncLocalStorage } from "node:async_hooks";
-import { INVOCATION_BUDGET, type InvocationCost, largest, measure, noCost } from "../lib/invocation-cost";
-import { logger } from "../observability/log";
+import { INVOCATION_BUDGET, type InvocationCost, largest, measure, noCost } from "../../lib/invocation-cost";
+import { logger } from "../../observability/log";
 
 /**
  * What a scale set object's invocations (its alarm and each RPC: nudges, reconciles, callbacks,

@@ -1,13 +1,13 @@
-import { applyStatusChanges, type NewInstance, type StatusChange } from "../db/instance-store";
-import type { ScaleSetRecord } from "../db/scaleset-store";
-import { mapLimit } from "../lib/map-limit";
-import { errorText, logEvent as log, logAt } from "../observability/log";
-import type { BootstrapInstance } from "../providers/shim-protocol";
-import { transitionLevel } from "./log-levels";
-import { createOutcome, faultOf } from "./machine-outcomes";
-import { afterCreate, keepCreateBackoff, keepOutcome } from "./outcome-keeping";
+import { applyStatusChanges, type NewInstance, type StatusChange } from "../../db/instance-store";
+import type { ScaleSetRecord } from "../../db/scaleset-store";
+import { mapLimit } from "../../lib/map-limit";
+import { errorText, logEvent as log, logAt } from "../../observability/log";
+import type { BootstrapInstance } from "../../providers/shim-protocol";
+import { transitionLevel } from "../log-levels";
+import { createOutcome, faultOf } from "../machine-outcomes";
+import { afterCreate, keepCreateBackoff, keepOutcome } from "../outcome-keeping";
+import type { MachineCreated, MachinePort, PortResult } from "../ports";
 import type { ExecutorContext } from "./plan-executor";
-import type { MachineCreated, MachinePort, PortResult } from "./ports";
 
 // Phase 2 of a pass, its creates: sent one by one (protocol v1) or in batches of at most the
 // shim's largest (v1.1 `POST /v1/instances:batch`), and recorded as their answers come. A batch

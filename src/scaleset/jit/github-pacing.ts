@@ -1,11 +1,11 @@
-import { reserveJitConfigs } from "../db/github-budget-store";
-import type { ScaleSetRecord } from "../db/scaleset-store";
-import { budgetWindow, type GithubBudgetPolicy, pointsPerWindow } from "../github/budget";
-import { logEvent as log } from "../observability/log";
-import { mintsJitOnBoot } from "./bootstrap";
+import { reserveJitConfigs } from "../../db/github-budget-store";
+import type { ScaleSetRecord } from "../../db/scaleset-store";
+import { budgetWindow, type GithubBudgetPolicy, pointsPerWindow } from "../../github/budget";
+import { logEvent as log } from "../../observability/log";
+import { mintsJitOnBoot } from "../bootstrap";
+import type { BudgetWait, ObjectState } from "../object-state";
+import type { Plan } from "../reconcile";
 import { capCreates, createCount } from "./budget-cap";
-import type { BudgetWait, ObjectState } from "./object-state";
-import type { Plan } from "./reconcile";
 
 /**
  * Pays for a plan's JIT configs out of the credential's GitHub budget before any row is written:

@@ -1,8 +1,8 @@
-import { logAt } from "../observability/log";
-import { counterName, countReconcile, flushCounters, hasPendingCalls, setCounterStatement } from "../observability/op-counters";
-import { passLevel } from "./log-levels";
-import type { ObjectState } from "./object-state";
-import type { Action, PlanSummary } from "./reconcile";
+import { logAt } from "../../observability/log";
+import { counterName, countReconcile, flushCounters, hasPendingCalls, setCounterStatement } from "../../observability/op-counters";
+import { passLevel } from "../log-levels";
+import type { ObjectState } from "../object-state";
+import type { Action, PlanSummary } from "../reconcile";
 
 /**
  * What one reconcile run did, pass by pass, and how it is reported: the scale set's last

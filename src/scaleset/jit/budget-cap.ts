@@ -1,4 +1,4 @@
-import type { Action, Plan } from "./reconcile";
+import type { Action, Plan } from "../reconcile";
 
 /**
  * Cuts a plan's creates to what the GitHub budget paid for this window (github/budget.ts).
