@@ -3,7 +3,7 @@
 // declarations only, read as the database's map. Behaviour lives in the stores beside it.
 
 import { sql } from "drizzle-orm";
-import { index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 
 // Timestamps are unix milliseconds; columns ending in `_enc` hold values sealed by
 // crypto/secret-box.ts and are never returned by the API.
@@ -190,6 +190,13 @@ export const githubBudget = sqliteTable("github_budget", {
   windowStart: integer("window_start").notNull(),
   pointsUsed: integer("points_used").notNull(),
   lastGrant: integer("last_grant").notNull(),
+  /**
+   * What GitHub's own secondary-limit answers taught: points a minute this credential may spend,
+   * cut when GitHub refused a call the budget let through, growing back from `learned_at` to the
+   * configured figure (github/budget.ts, learnedPointsPerMinute). Null: nothing learned.
+   */
+  learnedPointsPerMinute: integer("learned_points_per_minute"),
+  learnedAt: integer("learned_at"),
 });
 
 /**
@@ -256,6 +263,25 @@ export const entities = sqliteTable(
   ],
 );
 
+/**
+ * An entity's credential pool: other credentials of its endpoint (more GitHub Apps installed on
+ * the same account, or PATs) that mint its runners' JIT configs beside its own `credentials_id`,
+ * each with its own budget, health and rate limits (docs/performance.md, "Credential pools").
+ */
+export const entityCredentials = sqliteTable(
+  "entity_credentials",
+  {
+    entityId: text("entity_id")
+      .notNull()
+      .references(() => entities.id, { onDelete: "cascade" }),
+    credentialId: text("credential_id")
+      .notNull()
+      .references(() => githubCredentials.id),
+    addedAt: integer("added_at").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.entityId, t.credentialId] }), index("entity_credentials_credential_idx").on(t.credentialId)],
+);
+
 export const providers = sqliteTable("providers", {
   id: text("id").primaryKey(),
   name: text("name").notNull().unique(),
@@ -319,6 +345,11 @@ export const scaleSets = sqliteTable(
      * intake always does: its JIT comes from the scale set API's own endpoint).
      */
     jitConfigTiming: text("jit_config_timing", { enum: jitConfigTimings }).notNull().default("on_boot"),
+    /**
+     * How long its machines take from create to first asking for their runner, set by hand. Null:
+     * learned from its machines (p90 of recent ones). On-boot creates are paced to mint within it.
+     */
+    bootTimeSeconds: integer("boot_time_seconds"),
     createdAt: createdAt(),
     updatedAt: updatedAt(),
   },
@@ -384,6 +415,10 @@ export const instances = sqliteTable(
      * bootstrap clock of a machine waiting in line for the GitHub budget starts here.
      */
     jitAskedAt: integer("jit_asked_at"),
+    /** When the machine first asked for its runner: create to here is its boot time. */
+    bootedAt: integer("booted_at"),
+    /** The credential (of its entity's pool) that minted its runner: the runner's cleanup goes through it. */
+    jitCredentialsId: text("jit_credentials_id"),
     addresses: text("addresses", { mode: "json" }).$type<InstanceAddress[]>().notNull(),
     osType: text("os_type"),
     osName: text("os_name"),
