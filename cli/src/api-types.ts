@@ -5926,6 +5926,11 @@ export interface components {
         };
         CreateScaleSet: {
             /**
+             * @description Seconds from a create to the machine first asking for its runner. On-boot creates are paced so that a burst's machines are minted their JIT configs about when they boot. null (default): learned from the scale set's machines (p90 of recent boots; 30 s until a few have booted)
+             * @default null
+             */
+            boot_time_seconds?: number | null;
+            /**
              * @description Minutes a new runner may take to become idle
              * @default 20
              */
@@ -6426,6 +6431,7 @@ export interface components {
             os_version?: string;
         };
         ScaleSet: {
+            boot_time_seconds: number | null;
             bootstrap_timeout: number;
             /**
              * Format: date-time
@@ -6496,6 +6502,44 @@ export interface components {
                  */
                 last_failure_at: string | null;
             };
+            /** @description On-boot creates paced to the GitHub budget: machines are created when their JIT config can be minted about when they boot (docs/performance.md); null until an on-boot scale set wanted runners */
+            create_pacing: {
+                allowed: number;
+                /**
+                 * Format: date-time
+                 * @example 2026-11-22T10:00:00.000Z
+                 */
+                at: string;
+                boot_samples: number;
+                /** @description The boot time creates are led by (create to the machine's first ask) */
+                boot_time_ms: number;
+                /**
+                 * @description setting: boot_time_seconds; observed: p90 of recent machines' boots; default: 30 s until a few machines booted
+                 * @enum {string}
+                 */
+                boot_time_source: "setting" | "observed" | "default";
+                credentials: number;
+                credentials_usable: number;
+                /** @description The last pass that wanted runners created only some: the rest wait for the budget */
+                holding_back: boolean;
+                /** @description JIT configs a minute the credential pool's usable credentials mint */
+                jit_per_minute: number;
+                /**
+                 * Format: date-time
+                 * @description When the last of them should have its JIT config, at the pool's rate
+                 * @example 2026-11-22T10:00:00.000Z
+                 */
+                line_clears_at: string | null;
+                /**
+                 * Format: date-time
+                 * @description When the next held-back create may go
+                 * @example 2026-11-22T10:00:00.000Z
+                 */
+                next_create_at: string | null;
+                /** @description Machines created whose runner's JIT config is not minted yet */
+                unminted: number;
+                wanted: number;
+            } | null;
             delete_retries: number;
             /** @description The credential's GitHub budget (GITHUB_POINTS_PER_MINUTE); null until it first held back a create */
             github_budget: {
@@ -6669,6 +6713,8 @@ export interface components {
             webhook_secret?: string;
         };
         UpdateScaleSet: {
+            /** @description Seconds from a create to the machine first asking for its runner. On-boot creates are paced so that a burst's machines are minted their JIT configs about when they boot. null (default): learned from the scale set's machines (p90 of recent boots; 30 s until a few have booted) */
+            boot_time_seconds?: number | null;
             /** @description Minutes a new runner may take to become idle */
             bootstrap_timeout?: number;
             enabled?: boolean;

@@ -19,7 +19,7 @@ export interface JitMintState {
 export async function claimJitMint(db: D1Database, inst: InstanceAttempt, at: number, staleBefore: number): Promise<boolean> {
   const claim = await db
     .prepare(
-      `UPDATE instances SET jit_claimed_at = ?1, jit_asked_at = ?1
+      `UPDATE instances SET jit_claimed_at = ?1, jit_asked_at = ?1, booted_at = coalesce(booted_at, ?1)
         WHERE id = ?2 AND create_attempt = ?3 AND jit_on_boot = 1 AND jit_config_enc IS NULL
           AND status IN ('creating', 'running') AND runner_status IN ('pending', 'installing')
           AND (jit_claimed_at IS NULL OR coalesce(jit_asked_at, 0) < ?4)`,
@@ -56,7 +56,7 @@ export async function readAndClaimJitMint(
     runnerSetupStatement(db, token.scaleSetId),
     db
       .prepare(
-        `UPDATE instances SET jit_claimed_at = ?1, jit_asked_at = ?1
+        `UPDATE instances SET jit_claimed_at = ?1, jit_asked_at = ?1, booted_at = coalesce(booted_at, ?1)
           WHERE name = ?2 AND scale_set_id = ?3 AND create_attempt = ?4 AND jit_on_boot = 1 AND jit_config_enc IS NULL
             AND status IN ('creating', 'running') AND runner_status IN ('pending', 'installing')
             AND (jit_claimed_at IS NULL OR coalesce(jit_asked_at, 0) < ?5)`,
@@ -107,8 +107,9 @@ export async function releaseJitMint(db: D1Database, instanceId: string, claimed
 }
 
 /**
- * Stores what the claim made at `claimedAt` minted: the sealed config and GitHub's runner id (so
- * a later removal deletes by an id GitHub gave). The bootstrap clock restarts at the mint.
+ * Stores what the claim made at `claimedAt` minted: the sealed config, GitHub's runner id (so
+ * a later removal deletes by an id GitHub gave) and the credential that minted it (the removal
+ * goes through it). The bootstrap clock restarts at the mint.
  * Returns false if the claim was lost meanwhile (the instance moved on; its runner is an orphan
  * for the drift check).
  */
@@ -116,15 +117,15 @@ export async function storeMintedJit(
   db: D1Database,
   instanceId: string,
   claimedAt: number,
-  minted: { jitConfigEnc: string; runnerId: number },
+  minted: { jitConfigEnc: string; runnerId: number; credentialId: string },
   at: number,
 ): Promise<boolean> {
   const stored = await db
     .prepare(
-      `UPDATE instances SET jit_config_enc = ?, agent_id = ?, jit_asked_at = ?, updated_at = ?
+      `UPDATE instances SET jit_config_enc = ?, agent_id = ?, jit_credentials_id = ?, jit_asked_at = ?, updated_at = ?
         WHERE id = ? AND jit_claimed_at = ? AND jit_config_enc IS NULL AND status IN ('creating', 'running')`,
     )
-    .bind(minted.jitConfigEnc, minted.runnerId, at, at, instanceId, claimedAt)
+    .bind(minted.jitConfigEnc, minted.runnerId, minted.credentialId, at, at, instanceId, claimedAt)
     .run();
   return Boolean(stored.meta.changes);
 }

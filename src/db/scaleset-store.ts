@@ -36,6 +36,8 @@ export interface ScaleSetRecord {
   jitConfigEnabled: boolean;
   intake: ScaleSetIntake;
   jitConfigTiming: JitConfigTiming;
+  /** Boot time set by hand (seconds), or null: learned from its machines. */
+  bootTimeSeconds: number | null;
   updatedAt: number;
   entity: {
     id: string;
@@ -67,6 +69,13 @@ export interface InstanceRecord {
   registrationTokenServed: boolean;
   /** When the machine last asked for its on-boot JIT config or had it minted (bootstrap clock). */
   jitAskedAt: number | null;
+  /** Its runner's JIT config is minted on boot, and whether that happened yet. */
+  jitOnBoot: boolean;
+  jitMinted: boolean;
+  /** When the machine first asked for its runner (create to here: its boot time). */
+  bootedAt: number | null;
+  /** The credential that minted its runner (null: the entity's own, or not minted by us on boot). */
+  jitCredentialsId: string | null;
   createAttempt: number;
   jobId: number | null;
   jobStatus: JobStatus | null;
@@ -74,8 +83,19 @@ export interface InstanceRecord {
   statusChangedAt: number;
 }
 
+/** One credential of a scale set's pool (its entity's own first), as its JIT configs' pacing needs it. */
+export interface PoolCredential {
+  credentialId: string;
+  health: "ok" | "failing";
+  blockedUntil: number | null;
+  learnedPointsPerMinute: number | null;
+  learnedAt: number | null;
+}
+
 export interface ScaleSetSnapshotRows {
   scaleSet: ScaleSetRecord | null;
+  /** The credentials that mint its runners: the entity's own first, then its pool's. */
+  pool: PoolCredential[];
   instances: InstanceRecord[];
   queuedJobs: number;
   /** The oldest queued jobs (at most 50), for re-checking against GitHub. */
@@ -83,7 +103,7 @@ export interface ScaleSetSnapshotRows {
 }
 
 export async function loadScaleSetSnapshot(db: D1Database, scaleSetId: string): Promise<ScaleSetSnapshotRows> {
-  const [setRes, instRes, jobsRes, oldestRes] = await db.batch([
+  const [setRes, instRes, jobsRes, oldestRes, poolRes] = await db.batch([
     db
       .prepare(
         `SELECT s.*, e.kind AS e_kind, e.owner AS e_owner, e.name AS e_name, e.endpoint_name AS e_endpoint, e.credentials_id AS e_credentials,
@@ -97,7 +117,7 @@ export async function loadScaleSetSnapshot(db: D1Database, scaleSetId: string): 
       .prepare(
         `SELECT i.id, i.name, i.provider_id, i.status, i.runner_status, i.runner_status_changed_at, i.agent_id, i.reported_agent_id,
                 (i.registration_token_served_at IS NOT NULL OR (i.jit_claimed_at IS NOT NULL AND i.agent_id IS NULL)) AS registration_token_served,
-                i.jit_asked_at, i.create_attempt,
+                i.jit_asked_at, i.create_attempt, i.jit_on_boot, i.jit_config_enc IS NOT NULL AS jit_minted, i.booted_at, i.jit_credentials_id,
                 i.job_id, j.status AS job_status, i.created_at, i.status_changed_at
            FROM instances i LEFT JOIN jobs j ON j.seq = i.job_seq
           WHERE i.scale_set_id = ? AND i.status != 'deleted'`,
@@ -108,6 +128,18 @@ export async function loadScaleSetSnapshot(db: D1Database, scaleSetId: string): 
       .prepare(
         `SELECT seq, id, repository, coalesce(queued_at, created_at) AS queued_at FROM jobs
           WHERE scale_set_id = ? AND status IN ('queued', 'waiting') ORDER BY coalesce(queued_at, created_at) LIMIT 50`,
+      )
+      .bind(scaleSetId),
+    db
+      .prepare(
+        `SELECT c.id, st.health, st.blocked_until, b.learned_points_per_minute, b.learned_at
+           FROM (SELECT e.credentials_id AS id, 0 AS pos, 0 AS added_at FROM scale_sets s JOIN entities e ON e.id = s.entity_id WHERE s.id = ?1
+                 UNION
+                 SELECT ec.credential_id, 1, ec.added_at FROM scale_sets s JOIN entity_credentials ec ON ec.entity_id = s.entity_id
+                  JOIN entities e ON e.id = s.entity_id WHERE s.id = ?1 AND ec.credential_id <> e.credentials_id) c
+           LEFT JOIN github_credential_state st ON st.credential_id = c.id
+           LEFT JOIN github_budget b ON b.credential_id = c.id
+          ORDER BY c.pos, c.added_at, c.id`,
       )
       .bind(scaleSetId),
   ]);
@@ -132,6 +164,7 @@ export async function loadScaleSetSnapshot(db: D1Database, scaleSetId: string): 
           jitConfigEnabled: Boolean(s.jit_config_enabled),
           intake: s.intake,
           jitConfigTiming: s.jit_config_timing,
+          bootTimeSeconds: s.boot_time_seconds ?? null,
           updatedAt: s.updated_at,
           entity: {
             id: s.entity_id,
@@ -156,11 +189,22 @@ export async function loadScaleSetSnapshot(db: D1Database, scaleSetId: string): 
       reportedAgentId: r.reported_agent_id,
       registrationTokenServed: Boolean(r.registration_token_served),
       jitAskedAt: r.jit_asked_at,
+      jitOnBoot: Boolean(r.jit_on_boot),
+      jitMinted: Boolean(r.jit_minted),
+      bootedAt: r.booted_at ?? null,
+      jitCredentialsId: r.jit_credentials_id ?? null,
       createAttempt: r.create_attempt,
       jobId: r.job_id,
       jobStatus: r.job_status,
       createdAt: r.created_at,
       statusChangedAt: r.status_changed_at,
+    })),
+    pool: (poolRes!.results as Record<string, any>[]).map((r) => ({
+      credentialId: r.id,
+      health: r.health === "failing" ? "failing" : "ok",
+      blockedUntil: r.blocked_until ?? null,
+      learnedPointsPerMinute: r.learned_points_per_minute ?? null,
+      learnedAt: r.learned_at ?? null,
     })),
     queuedJobs: (jobsRes!.results[0] as { n: number }).n,
     oldestQueued: (oldestRes!.results as { seq: number; id: number; repository: string; queued_at: number }[]).map((r) => ({
@@ -192,6 +236,8 @@ export interface RunnerSetup {
   osType: string;
   osArch: string;
   entity: ScaleSetRecord["entity"];
+  /** The credentials that may mint its JIT config: the entity's own first, then its pool's (entity_credentials). */
+  pool: string[];
   baseUrl: string;
   caCertBundle: string | null;
 }
@@ -205,7 +251,9 @@ export function runnerSetupStatement(db: D1Database, scaleSetId: string): D1Prep
   return db
     .prepare(
       `SELECT s.labels, s.runner_group, s.os_type, s.os_arch, e.id AS entity_id, e.kind, e.owner, e.name, e.endpoint_name, e.credentials_id,
-              g.base_url, g.ca_cert_bundle
+              g.base_url, g.ca_cert_bundle,
+              (SELECT group_concat(credential_id, ',') FROM (SELECT credential_id FROM entity_credentials
+                WHERE entity_id = e.id AND credential_id <> e.credentials_id ORDER BY added_at, credential_id)) AS pool_ids
          FROM scale_sets s JOIN entities e ON e.id = s.entity_id JOIN github_endpoints g ON g.name = e.endpoint_name
         WHERE s.id = ?`,
     )
@@ -230,6 +278,7 @@ export function runnerSetupFromRow(scaleSetId: string, r: Record<string, any> | 
     },
     baseUrl: r.base_url,
     caCertBundle: r.ca_cert_bundle,
+    pool: [r.credentials_id, ...(r.pool_ids ? String(r.pool_ids).split(",") : [])],
   };
 }
 

@@ -116,6 +116,7 @@ function registerEntityScaleSets(router: ReturnType<typeof createRouter>, { kind
           jitConfigEnabled: body.jit_config_enabled,
           intake: body.intake,
           jitConfigTiming: body.jit_config_timing ?? defaultJitConfigTiming(body.intake),
+          bootTimeSeconds: body.boot_time_seconds,
           createdAt: t,
           updatedAt: t,
         });
@@ -191,6 +192,7 @@ export const scaleSetRoutes = entityPaths
         priority: "priority",
         jit_config_enabled: "jitConfigEnabled",
         intake: "intake",
+        boot_time_seconds: "bootTimeSeconds",
       }),
       providerId,
       jitConfigTiming,

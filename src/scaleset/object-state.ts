@@ -1,4 +1,5 @@
 import { type CreateBackoff, NO_CREATE_BACKOFF } from "./backoff";
+import { type BootSamples, NO_BOOT_SAMPLES } from "./jit/create-pacing";
 import type { StoredListener } from "./listener/listener-host";
 import type { PlanSummary } from "./reconcile";
 
@@ -47,6 +48,24 @@ export interface BudgetWait {
   freesAt: number | null;
   wanted: number;
   granted: number;
+}
+
+/** What on-boot create pacing last decided (scaleset/jit/on-boot-pacing.ts), for the status. */
+export interface CreatePacing {
+  at: number;
+  leadMs: number;
+  leadSource: "setting" | "observed" | "default";
+  bootSamples: number;
+  /** JIT configs a minute the pool's usable credentials mint, and how many of them are usable. */
+  jitPerMinute: number;
+  credentialsUsable: number;
+  credentials: number;
+  /** Machines created and not minted yet. */
+  unminted: number;
+  wanted: number;
+  allowed: number;
+  nextCreateAt: number | null;
+  lineClearsAt: number | null;
 }
 
 export class ObjectState {
@@ -147,6 +166,23 @@ export class ObjectState {
 
   set budgetWait(value: BudgetWait) {
     this.setMeta("budget_wait", value);
+  }
+
+  /** Recent boot times of this scale set's machines (create to first ask): its create lead. */
+  get bootSamples(): BootSamples {
+    return this.getMeta<BootSamples>("boot_samples") ?? NO_BOOT_SAMPLES;
+  }
+
+  set bootSamples(value: BootSamples) {
+    this.setMeta("boot_samples", value);
+  }
+
+  get createPacing(): CreatePacing | null {
+    return this.getMeta<CreatePacing>("create_pacing");
+  }
+
+  set createPacing(value: CreatePacing) {
+    this.setMeta("create_pacing", value);
   }
 
   get lastOrphanCheck(): number {

@@ -1,6 +1,7 @@
 import type { InvocationsStatus } from "./executor/invocation-record";
 import { type BudgetStatus, budgetStatus } from "./jit/github-pacing";
 import type { ListenerStatus } from "./listener/listener-host";
+import { type CreatePacingStatus, createPacingStatus } from "./jit/on-boot-pacing";
 import type { LastReconcile, ObjectState } from "./object-state";
 
 /** What a scale set's object reports of itself (GET /scalesets/{id} status, the dashboard). */
@@ -14,6 +15,7 @@ export interface ScaleSetStatus {
   /** The runner scale set API listener (scaleset_api intake), if it ever ran. */
   listener: ListenerStatus | null;
   github_budget: BudgetStatus | null;
+  create_pacing: CreatePacingStatus | null;
   /** What this object's invocations spent of Cloudflare's per-invocation budgets, since it last started. */
   invocations: InvocationsStatus;
 }
@@ -47,6 +49,7 @@ export function objectStatus(input: {
     delete_retries: ops.filter((o) => o.retryAt !== null).length,
     listener: input.listener,
     github_budget: budgetStatus(state.budgetWait),
+    create_pacing: createPacingStatus(state.createPacing),
     invocations: input.invocations,
   };
 }

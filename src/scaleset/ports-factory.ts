@@ -122,6 +122,38 @@ export function githubRunnerPort(env: Env, entity: ScaleSetRecord["entity"], out
 }
 
 /**
+ * GitHub for one instance's runner: through the credential of the entity's pool that minted it
+ * (`jitCredentialsId`), falling back to the entity's own when that one fails (taken out of the
+ * pool and deleted, or refused by GitHub): any credential that may manage the entity's runners
+ * may remove this one.
+ */
+export function instanceRunnerPort(
+  env: Env,
+  ss: ScaleSetRecord,
+  own: RunnerPort,
+  jitCredentialsId: string | null,
+  outbound?: typeof fetch,
+): RunnerPort {
+  if (!jitCredentialsId || jitCredentialsId === ss.entity.credentialsId) return own;
+  const bound = githubRunnerPort(env, { ...ss.entity, credentialsId: jitCredentialsId }, outbound);
+  const either =
+    <A extends unknown[], R>(call: (port: RunnerPort) => (...args: A) => Promise<R>) =>
+    async (...args: A): Promise<R> => {
+      try {
+        return await call(bound)(...args);
+      } catch {
+        return await call(own)(...args);
+      }
+    };
+  return {
+    ...own,
+    removeRunner: either((p) => p.removeRunner),
+    getRunner: either((p) => p.getRunner),
+    findRunnerByName: either((p) => p.findRunnerByName),
+  };
+}
+
+/**
  * This coordinator's id on the shim protocol (GARM's controller id): a UUID derived from its
  * public URL, so it stays the same across deploys and isolates without any stored state.
  */

@@ -78,7 +78,8 @@ export interface PlanSummary {
   deleting: number;
   queued: number;
   /** Why nothing was created although more runners are needed, if so. */
-  blocked: "disabled" | "max_runners" | "create_backoff" | "hard_limit" | "github_budget" | null;
+  /** (`jit_pacing`: some were, the rest wait until their JIT configs can be minted about when their machines boot.) */
+  blocked: "disabled" | "max_runners" | "create_backoff" | "hard_limit" | "github_budget" | "jit_pacing" | null;
 }
 
 export interface Plan {

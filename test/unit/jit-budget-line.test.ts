@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { JitBudgetLine, type JitBudgetLineOptions, type LineReservation, type LineResult } from "../../src/scaleset/jit/jit-budget-line";
+import { JitBudgetLine, type JitBudgetLineOptions, type LineGrant, type LineReservation, type LineResult } from "../../src/scaleset/jit/jit-budget-line";
 
 const WINDOW = 6_000;
 
@@ -12,7 +12,7 @@ function budget(perWindow: number) {
     await new Promise((resolve) => setTimeout(resolve, 20)); // a D1 round trip
     const granted = Math.min(r.wanted, perWindow - (used.get(r.windowStart) ?? 0));
     used.set(r.windowStart, (used.get(r.windowStart) ?? 0) + granted);
-    return granted;
+    return [{ credentialId: "c1", count: granted }];
   };
   return { reserve, asks };
 }
@@ -59,7 +59,7 @@ describe("the line for the GitHub budget (on-boot mints)", () => {
     const results = Array.from({ length: 40 }, () => l.take(Date.now() + 60_000, claim()));
     await vi.advanceTimersByTimeAsync(3 * WINDOW);
     const got = await Promise.all(results);
-    expect(got.map((r) => (r as { windowEnd: number }).windowEnd)).toEqual([
+    expect(got.map((r) => (r as { windowEnd: number; credentialId: string }).windowEnd)).toEqual([
       ...Array(16).fill(66_000),
       ...Array(16).fill(72_000),
       ...Array(8).fill(78_000),
@@ -80,7 +80,7 @@ describe("the line for the GitHub budget (on-boot mints)", () => {
       await new Promise((resolve) => setTimeout(resolve, 500)); // a slow D1
       const granted = Math.min(r.wanted, 10 - (used.get(r.windowStart) ?? 0));
       used.set(r.windowStart, (used.get(r.windowStart) ?? 0) + granted);
-      return granted;
+      return [{ credentialId: "c1", count: granted }];
     };
     const l = line(slowReserve, {
       clock: {
@@ -95,7 +95,7 @@ describe("the line for the GitHub budget (on-boot mints)", () => {
     const results = Array.from({ length: 100 }, () => l.take(Date.now() + 120_000, claim()));
     await vi.advanceTimersByTimeAsync(11 * WINDOW);
     const got = await Promise.all(results);
-    expect(got.map((r) => (r as { windowEnd: number }).windowEnd)).toEqual(
+    expect(got.map((r) => (r as { windowEnd: number; credentialId: string }).windowEnd)).toEqual(
       Array.from({ length: 100 }, (_, i) => 60_000 + WINDOW * (1 + Math.floor(i / 10))),
     );
     // Each waiter looking every 10 ms through every 500 ms reservation made ~27,000 sleeps; once
@@ -110,8 +110,8 @@ describe("the line for the GitHub budget (on-boot mints)", () => {
     await vi.advanceTimersByTimeAsync(5);
     const second = l.take(Date.now() + 60_000, claim());
     await vi.advanceTimersByTimeAsync(100);
-    expect(await first).toEqual({ windowEnd: 66_000 });
-    expect(await second).toEqual({ windowEnd: 66_000 });
+    expect(await first).toEqual({ windowEnd: 66_000, credentialId: "c1" });
+    expect(await second).toEqual({ windowEnd: 66_000, credentialId: "c1" });
     expect(b.asks.map((a) => a.wanted)).toEqual([1, 1]);
   });
 
@@ -122,10 +122,10 @@ describe("the line for the GitHub budget (on-boot mints)", () => {
     const impatient = l.take(Date.now() + 2_000, claim());
     const patient = l.take(Date.now() + 60_000, claim());
     await vi.advanceTimersByTimeAsync(100);
-    expect(await served).toEqual({ windowEnd: 66_000 });
+    expect(await served).toEqual({ windowEnd: 66_000, credentialId: "c1" });
     expect(await impatient).toEqual({ retryAfterSeconds: 7 });
     await vi.advanceTimersByTimeAsync(WINDOW + 1_000);
-    expect(await patient).toEqual({ windowEnd: 72_000 });
+    expect(await patient).toEqual({ windowEnd: 72_000, credentialId: "c1" });
     expect(b.asks.map((a) => a.wanted)).toEqual([3, 1]);
   });
 
@@ -162,7 +162,7 @@ describe("the line for the GitHub budget (on-boot mints)", () => {
     );
     const got = l.take(Date.now() + 60_000, claim());
     await vi.advanceTimersByTimeAsync(2_000);
-    expect(await got).toEqual({ windowEnd: 66_000 });
+    expect(await got).toEqual({ windowEnd: 66_000, credentialId: "c1" });
     expect(errors).toHaveLength(1);
   });
 
@@ -172,13 +172,13 @@ describe("the line for the GitHub budget (on-boot mints)", () => {
     const l = line((r: LineReservation) => {
       if (first) {
         first = false;
-        return new Promise<number>(() => {});
+        return new Promise<LineGrant[]>(() => {});
       }
       return b.reserve(r);
     });
     const results: Promise<LineResult>[] = [l.take(Date.now() + 60_000, claim()), l.take(Date.now() + 60_000, claim())];
     await vi.advanceTimersByTimeAsync(20_000);
-    expect(await Promise.all(results)).toEqual([{ windowEnd: 78_000 }, { windowEnd: 78_000 }]);
+    expect(await Promise.all(results)).toEqual([{ windowEnd: 78_000, credentialId: "c1" }, { windowEnd: 78_000, credentialId: "c1" }]);
   });
 
   it("makes no reservation in a window's last stretch, where a grant could not be used: it waits for the next window", async () => {
@@ -189,7 +189,7 @@ describe("the line for the GitHub budget (on-boot mints)", () => {
     await vi.advanceTimersByTimeAsync(400);
     expect(b.asks).toEqual([]);
     await vi.advanceTimersByTimeAsync(1_000);
-    expect(await late).toEqual({ windowEnd: 72_000 });
+    expect(await late).toEqual({ windowEnd: 72_000, credentialId: "c1" });
     expect(b.asks.map((a) => a.windowStart)).toEqual([66_000]);
   });
 
@@ -204,5 +204,28 @@ describe("the line for the GitHub budget (on-boot mints)", () => {
       { windowStart: 60_000, wanted: 5, granted: 2 },
       { windowStart: 66_000, wanted: 3, granted: 2 },
     ]);
+  });
+
+  it("hands a pool's grants out in the order given, each waiter told which credential pays for it", async () => {
+    const asked: number[] = [];
+    const l = line(async (r: LineReservation) => {
+      asked.push(r.wanted);
+      return [
+        { credentialId: "app-1", count: 2 },
+        { credentialId: "app-2", count: 1 },
+        { credentialId: "app-3", count: 0 },
+      ];
+    });
+    const all = Array.from({ length: 4 }, () => l.take(Date.now() + 60_000, claim()));
+    await vi.advanceTimersByTimeAsync(WINDOW + 2_000);
+    const results = await Promise.all(all);
+    expect(results.slice(0, 3)).toEqual([
+      { windowEnd: 66_000, credentialId: "app-1" },
+      { windowEnd: 66_000, credentialId: "app-1" },
+      { windowEnd: 66_000, credentialId: "app-2" },
+    ]);
+    // The fourth waited for the next window, where the pool granted again.
+    expect(results[3]).toEqual({ windowEnd: 72_000, credentialId: "app-1" });
+    expect(asked).toEqual([4, 1]);
   });
 });

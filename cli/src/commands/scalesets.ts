@@ -87,6 +87,11 @@ const FIELDS: Record<string, OptionSpec> = {
     arg: "on_boot|before_create",
     description: "who mints the JIT config: the machine when it first asks (default), or the scale set before the create",
   },
+  "boot-time": {
+    type: "string",
+    arg: "SECONDS|auto",
+    description: "create to the machine's first ask, which paces a burst's creates (auto: learned from its machines)",
+  },
 };
 
 /** The fields of a create or update, from the options (undefined where not given). */
@@ -109,6 +114,7 @@ function fields(v: Values) {
     jit_config_enabled: bool(v, "jit-config"),
     intake: str(v, "intake") as Create["intake"],
     jit_config_timing: str(v, "jit-timing") as Create["jit_config_timing"],
+    boot_time_seconds: str(v, "boot-time") === "auto" ? null : int(v, "boot-time"),
   });
 }
 

@@ -12,7 +12,7 @@ import { transitionLevel } from "../log-levels";
 import { deleteOutcome, nextDeleteRetry, pollOutcome } from "../machine-outcomes";
 import type { ObjectState } from "../object-state";
 import { afterCreate, keepCreateBackoff, keepOutcome } from "../outcome-keeping";
-import { openScaleSetPorts } from "../ports-factory";
+import { instanceRunnerPort, openScaleSetPorts } from "../ports-factory";
 import type { Action } from "../reconcile";
 import { removeInstanceRunner } from "../runner-identity";
 import { runnerName } from "../runner-names";
@@ -139,7 +139,7 @@ export async function executePlan(
     });
     const removals = await mapLimit(deletes, concurrency, async (del) => {
       try {
-        const removal = await removeInstanceRunner(runners, del.row);
+        const removal = await removeInstanceRunner(instanceRunnerPort(env, ss, runners, del.row.jitCredentialsId, ctx.outbound), del.row);
         if (removal.rejectedClaim) {
           log({
             event: "runner_id_claim_rejected",

@@ -1,14 +1,18 @@
 import { reserveJitConfigs } from "../../db/github-budget-store";
-import type { ScaleSetRecord } from "../../db/scaleset-store";
+import type { InstanceRecord, PoolCredential, ScaleSetRecord } from "../../db/scaleset-store";
 import { budgetWindow, type GithubBudgetPolicy, pointsPerWindow } from "../../github/budget";
 import { logEvent as log } from "../../observability/log";
 import { mintsJitOnBoot } from "../bootstrap";
 import type { BudgetWait, ObjectState } from "../object-state";
 import type { Plan } from "../reconcile";
 import { capCreates, createCount } from "./budget-cap";
+import { paceOnBootCreates } from "./on-boot-pacing";
 
 /**
- * Pays for a plan's JIT configs out of the credential's GitHub budget before any row is written:
+ * Fits a plan's creates to the GitHub budget. On-boot JIT configs are minted when the machines
+ * ask, paid for by the metadata route one machine at a time (jit-on-boot.ts): their creates are
+ * paced so that machines do not boot long before the budget can mint for them (on-boot-pacing.ts).
+ * A JIT config minted in the pass (before_create) is paid here, before any row is written:
  * one D1 batch reserves min(wanted, what the window has left, this scale set's fair share when
  * others on the credential are short) for every object on the credential, and the plan is cut to
  * it (budget-cap.ts). Runners the window cannot pay for wait for the next
@@ -22,11 +26,14 @@ export async function payForCreates(input: {
   policy: GithubBudgetPolicy | null;
   state: ObjectState;
   now: number;
+  /** The snapshot's instances and credential pool (on-boot pacing). */
+  instances: readonly InstanceRecord[];
+  pool: readonly PoolCredential[];
 }): Promise<Plan> {
   const { scaleSet: ss, plan, policy, state, now } = input;
+  if (mintsJitOnBoot(ss)) return paceOnBootCreates(input);
   const wanted = createCount(plan.actions);
-  // On-boot JIT configs are paid for by the metadata route, one machine at a time (jit-on-boot.ts).
-  if (!wanted || policy === null || !ss.jitConfigEnabled || ss.intake === "scaleset_api" || mintsJitOnBoot(ss)) return plan;
+  if (!wanted || policy === null || !ss.jitConfigEnabled || ss.intake === "scaleset_api") return plan;
   const window = budgetWindow(now, policy.windowMs);
   const before = state.budgetWait;
   const firstWaitThisWindow = before?.windowStart !== window.start;

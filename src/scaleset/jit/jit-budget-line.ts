@@ -35,10 +35,16 @@ export interface LineReservation {
   firstAsks: number;
 }
 
+/** JIT configs granted in a window by one credential of the pool. */
+export interface LineGrant {
+  credentialId: string;
+  count: number;
+}
+
 export interface JitBudgetLineOptions<Claim> {
   windowMs: number;
-  /** Asks D1 for up to `wanted` JIT configs in the window; resolves to how many were granted. */
-  reserve(r: LineReservation): Promise<number>;
+  /** Asks D1 for up to `wanted` JIT configs in the window from the credential pool; resolves to what each credential granted, in the order to hand them out. */
+  reserve(r: LineReservation): Promise<LineGrant[]>;
   /** Keeps the waiters' claims fresh (one batch); resolves to those still held. The others withdraw. */
   keepClaims(claims: Claim[]): Promise<Claim[]>;
   /** How often the claims are kept. */
@@ -61,13 +67,19 @@ export interface JitBudgetLineOptions<Claim> {
   onError?(err: unknown): void;
 }
 
-/** A waiter's answer: a JIT config paid in the window ending at `windowEnd`; or when to come back; or nothing (its claim was lost). */
-export type LineResult = { windowEnd: number } | { retryAfterSeconds: number } | "withdrawn";
+/** A waiter's grant: a JIT config paid by `credentialId` in the window ending at `windowEnd`. */
+export interface LineTicket {
+  windowEnd: number;
+  credentialId: string;
+}
+
+/** A waiter's answer: its grant; or when to come back; or nothing (its claim was lost). */
+export type LineResult = LineTicket | { retryAfterSeconds: number } | "withdrawn";
 
 interface Waiter<Claim> {
   claim: Claim;
   asked: boolean;
-  granted: { windowEnd: number } | null;
+  granted: LineTicket | null;
   lost: boolean;
 }
 
@@ -169,9 +181,9 @@ export class JitBudgetLine<Claim> {
     const windowEnd = windowStart + this.o.windowMs;
     const asking = [...this.queue];
     const firstAsks = asking.filter((w) => !w.asked).length;
-    let granted: number;
+    let grants: LineGrant[];
     try {
-      granted = await this.o.reserve({ windowStart, wanted: asking.length, firstAsks });
+      grants = await this.o.reserve({ windowStart, wanted: asking.length, firstAsks });
     } catch (err) {
       this.retryAt = this.o.clock.now() + this.o.spreadMs;
       this.o.onError?.(err);
@@ -180,7 +192,9 @@ export class JitBudgetLine<Claim> {
     for (const w of asking) w.asked = true;
     // To the front of the line: a waiter that left while the reservation was out (its deadline,
     // its claim lost) gives its grant to the next, who may have joined since.
-    for (const w of this.queue.splice(0, granted)) w.granted = { windowEnd };
+    const tickets = grants.flatMap((g) => Array.from({ length: Math.max(0, g.count) }, () => ({ windowEnd, credentialId: g.credentialId })));
+    const granted = tickets.length;
+    for (const [i, w] of this.queue.splice(0, granted).entries()) w.granted = tickets[i]!;
     if (granted < asking.length) {
       this.perWindow = granted;
       this.spentWindow = Math.max(this.spentWindow, windowStart);

@@ -1,7 +1,6 @@
 import { keyringFor } from "../../crypto/keyring";
 import { seal } from "../../crypto/secret-box";
 import { secretContext } from "../../crypto/secret-contexts";
-import { reserveJitConfigs } from "../../db/github-budget-store";
 import type { InstanceAttempt } from "../../db/instance-store";
 import { claimJitMint, keepJitClaims, readJitMint, releaseJitMint, storeMintedJit } from "../../db/jit-mint-store";
 import type { RunnerSetup } from "../../db/scaleset-store";
@@ -13,7 +12,8 @@ import { errorText, logEvent as log, logger } from "../../observability/log";
 import type { RunnerPort } from "../ports";
 import { githubRunnerPort } from "../ports-factory";
 import { scaleSetSettings } from "../settings";
-import { JitBudgetLine } from "./jit-budget-line";
+import { JitBudgetLine, type LineTicket } from "./jit-budget-line";
+import { reserveFromPool } from "./pool-reservation";
 
 /**
  * A JIT config minted when its machine first asks for it (scale sets with `jit_config_timing:
@@ -112,16 +112,17 @@ export async function onBootJitConfig(
     }
   }
 
-  // 2. One JIT from the credential's budget (shared with every object and isolate), waiting in
-  // line; then straight to GitHub. The call must leave within the window it was paid in, its last
+  // 2. One JIT from the budget of a credential of the entity's pool (each budget shared with every
+  // object and isolate), waiting in line; then straight to GitHub with the credential that paid. The call must leave within the window it was paid in, its last
   // sixth (0.5 s of the default 3) counting as over, since it still has to reach GitHub: a call sent
   // later would count at GitHub on top of the next window's own, and the budget's worst minute
   // would no longer hold. The client checks that just before it sends (GithubSendDeadlineError);
   // a call too late is paid again in the next window. The claim was just made (claimJitMint
   // keeps it as it claims); the line keeps it while the request waits.
   const policy = scaleSetSettings(env).githubBudget;
-  const port = githubRunnerPort(env, setup.entity);
   let minted: { runnerId: number; encodedJitConfig: string };
+  // Without a budget (GITHUB_POINTS_PER_MINUTE=0) the entity's own credentials mint.
+  let credentialId = setup.entity.credentialsId;
   for (;;) {
     let paidUntil: number | undefined;
     if (policy) {
@@ -132,7 +133,9 @@ export async function onBootJitConfig(
         return { kind: "busy", retryAfterSeconds: paid.retryAfterSeconds, reason: "github_budget" };
       }
       paidUntil = paid.windowEnd;
+      credentialId = paid.credentialId;
     }
+    const port = githubRunnerPort(env, { ...setup.entity, credentialsId: credentialId });
     try {
       // 3. The mint, sealed where only this instance's row opens it.
       const sendBy = paidUntil === undefined || !policy ? undefined : paidUntil - sendMarginMs(policy);
@@ -152,7 +155,7 @@ export async function onBootJitConfig(
     }
   }
   const sealed = await seal(await keyringFor(env), minted.encodedJitConfig, secretContext.jitConfig(inst.id));
-  if (!(await storeMintedJit(db, inst.id, claimedAt, { jitConfigEnc: sealed, runnerId: minted.runnerId }, timing.now()))) {
+  if (!(await storeMintedJit(db, inst.id, claimedAt, { jitConfigEnc: sealed, runnerId: minted.runnerId, credentialId }, timing.now()))) {
     // The claim was lost while GitHub answered: the instance moved on (its runner has no live
     // instance, and the drift check removes it), or a takeover's mint replaces this runner.
     log({ event: "jit_claim_lost_after_mint", scale_set: inst.scaleSetId, instance: inst.name, runner_id: minted.runnerId });
@@ -162,7 +165,7 @@ export async function onBootJitConfig(
       ? { kind: "sealed", jitConfigEnc: now.jitConfigEnc }
       : { kind: "busy", retryAfterSeconds: 1, reason: "mint_under_way" };
   }
-  log({ event: "jit_minted_on_boot", scale_set: inst.scaleSetId, instance: inst.name, runner_id: minted.runnerId });
+  log({ event: "jit_minted_on_boot", scale_set: inst.scaleSetId, instance: inst.name, runner_id: minted.runnerId, credential: credentialId });
   return { kind: "sealed", jitConfigEnc: sealed };
 }
 
@@ -190,7 +193,7 @@ async function mintReplacingLost(
   }
 }
 
-// One line per scale set and credential in this isolate (jit-budget-line.ts says why).
+// One line per scale set and credential pool in this isolate (jit-budget-line.ts says why).
 type Claim = { instanceId: string; claimedAt: number };
 const lines = new Map<string, JitBudgetLine<Claim>>();
 
@@ -202,7 +205,8 @@ function lineFor(
   timing: OnBootTiming,
 ): JitBudgetLine<Claim> {
   const credentialId = setup.entity.credentialsId;
-  const key = `${credentialId}|${scaleSetId}|${policy.windowMs}|${policy.pointsPerMinute}`;
+  const pool = setup.pool;
+  const key = `${pool.join(",")}|${scaleSetId}|${policy.windowMs}|${policy.pointsPerMinute}`;
   let line = lines.get(key);
   if (!line) {
     line = new JitBudgetLine<Claim>({
@@ -221,9 +225,9 @@ function lineFor(
       stepTimeoutMs: 15_000,
       clock: { now: timing.now, sleep: timing.sleep, random: Math.random },
       reserve: ({ windowStart, wanted, firstAsks }) =>
-        reserveJitConfigs(db, {
-          credentialId,
-          // The line asks as its scale set: the fair share between scale sets on the credential
+        reserveFromPool(db, {
+          pool,
+          // The line asks as its scale set: the fair share between scale sets on a credential
           // holds for on-boot machines too.
           scaleSetId,
           windowStart,
@@ -239,6 +243,7 @@ function lineFor(
           event: "jit_budget_short",
           scale_set: scaleSetId,
           credential: credentialId,
+          pool: pool.length,
           waiting: wanted,
           granted,
           frees_at: new Date(windowStart + policy.windowMs).toISOString(),
@@ -260,7 +265,7 @@ async function waitForBudget(
   policy: GithubBudgetPolicy,
   deadline: number,
   timing: OnBootTiming,
-): Promise<{ windowEnd: number } | "lost" | { retryAfterSeconds: number }> {
+): Promise<LineTicket | "lost" | { retryAfterSeconds: number }> {
   const line = lineFor(db, setup, inst.scaleSetId, policy, timing);
   const result = await line.take(deadline, { instanceId: inst.id, claimedAt });
   return result === "withdrawn" ? "lost" : result;

@@ -1,5 +1,6 @@
 import { Hono } from "hono";
 import { scaleSetPage } from "../../db/dashboard-queries";
+import type { ScaleSetStatus } from "../../scaleset/object-status";
 import { scaleSetObject } from "../../scaleset/stub";
 import { flashMessage } from "../flash";
 import { duration, when } from "../format";
@@ -84,6 +85,8 @@ export const scaleSetRoutes = new Hono<UiEnv>().get("/scalesets/:id", async (c) 
                 : "none"
             : "—"}
         </dd>
+        <dt>Create pacing</dt>
+        <dd>{pacingText(st?.create_pacing ?? null)}</dd>
         <dt>Next wake</dt>
         <dd>{st?.next_wake_at ?? "—"}</dd>
       </dl>
@@ -175,3 +178,14 @@ export const scaleSetRoutes = new Hono<UiEnv>().get("/scalesets/:id", async (c) 
     </Page>,
   );
 });
+
+/** On-boot create pacing in a sentence: what it holds back, the boot time it leads by, and what the pool mints. */
+function pacingText(p: ScaleSetStatus["create_pacing"]): string {
+  if (!p) return "—";
+  const boot = `boot time ${Math.round(p.boot_time_ms / 1000)} s (${p.boot_time_source === "observed" ? `p90 of ${p.boot_samples} boots` : p.boot_time_source})`;
+  const pool = `the pool mints ${p.jit_per_minute} JIT configs a minute (${p.credentials_usable} of ${p.credentials} credentials usable)`;
+  const held = p.holding_back
+    ? `holding back ${p.wanted - p.allowed} of ${p.wanted} creates until ${p.next_create_at ?? "—"}; ${p.unminted} machines waiting for their runner`
+    : "not holding back";
+  return `${held}; ${boot}; ${pool}`;
+}
