@@ -52,15 +52,10 @@ const fields = {
     description:
       "When a runner's JIT config is generated at GitHub. on_boot (default for webhook intake): when its machine first fetches its credentials, so creates wait for no GitHub call and the machine waits in line for the GitHub budget instead. before_create (always for scaleset_api intake): by the scale set before the machine is created. Ignored without jit_config_enabled",
   }),
-  boot_time_seconds: z
-    .int()
-    .min(1)
-    .max(3600)
-    .nullable()
-    .openapi({
-      description:
-        "Seconds from a create to the machine first asking for its runner. On-boot creates are paced so that a burst's machines are minted their JIT configs about when they boot. null (default): learned from the scale set's machines (p90 of recent boots; 30 s until a few have booted)",
-    }),
+  boot_time_seconds: z.int().min(1).max(3600).nullable().openapi({
+    description:
+      "Seconds from a create to the machine first asking for its runner. On-boot creates are paced so that a burst's machines are minted their JIT configs about when they boot. null (default): learned from the scale set's machines (p90 of recent boots; 30 s until a few have booted)",
+  }),
 };
 
 const idleWithinMax = (v: { min_idle_runners?: number | undefined; max_runners?: number | undefined }) =>
@@ -217,12 +212,16 @@ export const ObjectStatusSchema = z
       .openapi({ description: "The credential's GitHub budget (GITHUB_POINTS_PER_MINUTE); null until it first held back a create" }),
     create_pacing: z
       .object({
-        holding_back: z.boolean().openapi({ description: "The last pass that wanted runners created only some: the rest wait for the budget" }),
+        holding_back: z
+          .boolean()
+          .openapi({ description: "The last pass that wanted runners created only some: the rest wait for the budget" }),
         wanted: z.int(),
         allowed: z.int(),
         next_create_at: Timestamp.nullable().openapi({ description: "When the next held-back create may go" }),
         unminted: z.int().openapi({ description: "Machines created whose runner's JIT config is not minted yet" }),
-        line_clears_at: Timestamp.nullable().openapi({ description: "When the last of them should have its JIT config, at the pool's rate" }),
+        line_clears_at: Timestamp.nullable().openapi({
+          description: "When the last of them should have its JIT config, at the pool's rate",
+        }),
         boot_time_ms: z.int().openapi({ description: "The boot time creates are led by (create to the machine's first ask)" }),
         boot_time_source: z.enum(["setting", "observed", "default"]).openapi({
           description: "setting: boot_time_seconds; observed: p90 of recent machines' boots; default: 30 s until a few machines booted",

@@ -1,7 +1,7 @@
 import type { InvocationsStatus } from "./executor/invocation-record";
 import { type BudgetStatus, budgetStatus } from "./jit/github-pacing";
-import type { ListenerStatus } from "./listener/listener-host";
 import { type CreatePacingStatus, createPacingStatus } from "./jit/on-boot-pacing";
+import type { ListenerStatus } from "./listener/listener-host";
 import type { LastReconcile, ObjectState } from "./object-state";
 
 /** What a scale set's object reports of itself (GET /scalesets/{id} status, the dashboard). */

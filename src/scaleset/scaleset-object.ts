@@ -345,7 +345,15 @@ export class ScaleSet extends DurableObject<Env> {
         now,
       }),
     );
-    const paid = await payForCreates({ ...rows, db, scaleSet: ss, plan: planned, policy: this.settings.githubBudget, state: this.state, now });
+    const paid = await payForCreates({
+      ...rows,
+      db,
+      scaleSet: ss,
+      plan: planned,
+      policy: this.settings.githubBudget,
+      state: this.state,
+      now,
+    });
     // What this invocation cannot pay for in subrequests is left to the next (invocation-cap.ts).
     const result = fitToInvocation(paid, ss.id, now);
     const planLine = { event: "plan", scale_set: ss.id, trigger, ...result.summary, actions: result.actions.length };

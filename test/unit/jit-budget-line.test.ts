@@ -1,5 +1,11 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { JitBudgetLine, type JitBudgetLineOptions, type LineGrant, type LineReservation, type LineResult } from "../../src/scaleset/jit/jit-budget-line";
+import {
+  JitBudgetLine,
+  type JitBudgetLineOptions,
+  type LineGrant,
+  type LineReservation,
+  type LineResult,
+} from "../../src/scaleset/jit/jit-budget-line";
 
 const WINDOW = 6_000;
 
@@ -178,7 +184,10 @@ describe("the line for the GitHub budget (on-boot mints)", () => {
     });
     const results: Promise<LineResult>[] = [l.take(Date.now() + 60_000, claim()), l.take(Date.now() + 60_000, claim())];
     await vi.advanceTimersByTimeAsync(20_000);
-    expect(await Promise.all(results)).toEqual([{ windowEnd: 78_000, credentialId: "c1" }, { windowEnd: 78_000, credentialId: "c1" }]);
+    expect(await Promise.all(results)).toEqual([
+      { windowEnd: 78_000, credentialId: "c1" },
+      { windowEnd: 78_000, credentialId: "c1" },
+    ]);
   });
 
   it("makes no reservation in a window's last stretch, where a grant could not be used: it waits for the next window", async () => {

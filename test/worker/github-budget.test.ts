@@ -149,12 +149,14 @@ describe("GitHub budget", () => {
     expect(await rows(b)).toHaveLength(8);
   });
 
-  it("leaves scale sets that mint on boot to their machines: the object creates, the machines wait in line", async () => {
+  it("leaves the JIT configs of scale sets that mint on boot to their machines: the object only paces its creates to the budget", async () => {
     const w = await scaleSetWorld(SHIM_SECRET);
     await withBudget(w.scaleSetId, budget(1));
     await queueJobs(w.scaleSetId, 5);
     const status = await reconcile(w.scaleSetId);
-    expect(status.last_reconcile).toMatchObject({ actions: { create: 5 }, summary: { blocked: null } });
+    // One JIT config a window: what the budget mints within a boot time and one window (create-pacing.ts).
+    expect(status.last_reconcile).toMatchObject({ actions: { create: 2 }, summary: { blocked: "jit_pacing" } });
+    expect(status.create_pacing).toMatchObject({ holding_back: true, wanted: 5, allowed: 2 });
     expect(status.github_budget).toBeNull();
     expect(await jitCalls(w)).toBe(0);
   });

@@ -192,7 +192,9 @@ export class JitBudgetLine<Claim> {
     for (const w of asking) w.asked = true;
     // To the front of the line: a waiter that left while the reservation was out (its deadline,
     // its claim lost) gives its grant to the next, who may have joined since.
-    const tickets = grants.flatMap((g) => Array.from({ length: Math.max(0, g.count) }, () => ({ windowEnd, credentialId: g.credentialId })));
+    const tickets = grants.flatMap((g) =>
+      Array.from({ length: Math.max(0, g.count) }, () => ({ windowEnd, credentialId: g.credentialId })),
+    );
     const granted = tickets.length;
     for (const [i, w] of this.queue.splice(0, granted).entries()) w.granted = tickets[i]!;
     if (granted < asking.length) {

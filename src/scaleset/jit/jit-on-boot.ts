@@ -165,7 +165,13 @@ export async function onBootJitConfig(
       ? { kind: "sealed", jitConfigEnc: now.jitConfigEnc }
       : { kind: "busy", retryAfterSeconds: 1, reason: "mint_under_way" };
   }
-  log({ event: "jit_minted_on_boot", scale_set: inst.scaleSetId, instance: inst.name, runner_id: minted.runnerId, credential: credentialId });
+  log({
+    event: "jit_minted_on_boot",
+    scale_set: inst.scaleSetId,
+    instance: inst.name,
+    runner_id: minted.runnerId,
+    credential: credentialId,
+  });
   return { kind: "sealed", jitConfigEnc: sealed };
 }
 

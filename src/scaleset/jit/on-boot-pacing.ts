@@ -48,7 +48,9 @@ export function paceOnBootCreates(input: {
   const { scaleSet: ss, plan, policy, state, now } = input;
   if (!ss.jitConfigEnabled || !mintsJitOnBoot(ss) || policy === null) return plan;
 
-  const boots: MachineBoot[] = input.instances.filter((i) => i.bootedAt !== null).map((i) => ({ createdAt: i.createdAt, bootedAt: i.bootedAt }));
+  const boots: MachineBoot[] = input.instances
+    .filter((i) => i.bootedAt !== null)
+    .map((i) => ({ createdAt: i.createdAt, bootedAt: i.bootedAt }));
   const before = state.bootSamples;
   const samples = takeBootSamples(before, boots);
   if (samples !== before) state.bootSamples = samples;
