@@ -156,7 +156,8 @@ describe("GitHub budget", () => {
     const status = await reconcile(w.scaleSetId);
     // One JIT config a window: what the budget mints within a boot time and one window (create-pacing.ts).
     expect(status.last_reconcile).toMatchObject({ actions: { create: 2 }, summary: { blocked: "jit_pacing" } });
-    expect(status.create_pacing).toMatchObject({ holding_back: true, wanted: 5, allowed: 2 });
+    // The pass after it: the two machines will keep the budget busy past a boot time, the rest wait.
+    expect(status.create_pacing).toMatchObject({ holding_back: true, wanted: 3, allowed: 0, unminted: 2 });
     expect(status.github_budget).toBeNull();
     expect(await jitCalls(w)).toBe(0);
   });
