@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// npm run bench [-- --quick] [--profile loopback|production] [--shim sync|async] [--jobs N]
+// npm run bench [-- --quick] [--profile loopback|production] [--shim sync|async] [--jobs N] [--credentials N]
 //
 // Every benchmark, one after the other (they share this machine's cores, so never at once), and
 // one JSON document on stdout:
@@ -11,13 +11,17 @@
 //  - lifecycle_floor: the workerd CPU a runner's life costs a Worker that does only the least
 //    each of its requests needs (bench/lifecycle-floor.mjs): the floor under the burst's
 //    coordinator_cpu_ms_per_runner, which gets floor_workerd and workerd_over_floor from it
-//  - workflows: queued → create and queued → in progress p50/p99 with instant boots, for a
-//    webhook-fed scale set and for one fed by the runner scale set API (scaleset_api), and a
-//    1,000-job burst: time until all are in progress, GitHub calls per runner (bench/workflows.ts)
+//  - workflows: queued → create and queued → in progress p50/p99, for a webhook-fed scale set
+//    and for one fed by the runner scale set API (scaleset_api), and a 1,000-job burst: time
+//    until all are created, configured and in progress, GitHub calls per runner, the
+//    coordinator's CPU per runner (bench/workflows.ts)
 // --quick runs each with smaller counts (a smoke run, not figures to quote).
 // --profile production runs the workflows part in the production-like profile (e2e/profiles.ts:
-// GitHub latency and secondary limits, ~1 s shim creates, six outbound calls per object; --shim
-// async for 202 creates); --jobs N sets its burst size. Webhooks and reconcile measure the
+// GitHub latency and secondary limits, ~1 s shim creates, six outbound calls per object,
+// machines booting in ~20 s; --shim async for 202 creates): the 1,000-job burst with 1, 2 and 3
+// credentials, a 250-job burst with 1 (`bursts`, `burst` being the first) and a 1,000-job burst
+// on a scale set API scale set (`scaleset_api_burst`); --quick: one 100-job burst. --jobs N
+// [--credentials N] runs one burst of that size instead. Webhooks and reconcile measure the
 // coordinator's own costs and stay on loopback.
 // Progress goes to stderr.
 
@@ -33,11 +37,18 @@ const unknown = [];
 for (let i = 0; i < argv.length; i++) {
   const a = argv[i];
   if (a === "--quick") continue;
-  if (a === "--profile" || a === "--shim" || a === "--jobs") passed.push(a, argv[++i]);
+  if (a === "--profile" || a === "--shim" || a === "--jobs" || a === "--credentials") passed.push(a, argv[++i]);
   else unknown.push(a);
 }
-if (unknown.length) throw new Error(`unknown flags: ${unknown.join(" ")} (only --quick, --profile, --shim, --jobs)`);
+if (unknown.length) throw new Error(`unknown flags: ${unknown.join(" ")} (only --quick, --profile, --shim, --jobs, --credentials)`);
 const profileName = passed.includes("--profile") ? passed[passed.indexOf("--profile") + 1] : "loopback";
+// The production bursts (issue 26): 1,000 jobs on 1, 2 and 3 credentials and 250 on 1, on one
+// stack; the first is `burst`, whose CPU per runner is read against the floor below. Then one on
+// a scale set API scale set, whose JIT configs come from the Actions service.
+const productionBursts =
+  profileName === "production" && !quick && !passed.includes("--jobs") && !passed.includes("--credentials")
+    ? ["--bursts", "1000x1,250x1,1000x2,1000x3", "--scaleset-api-burst", "1000"]
+    : [];
 
 const parts = [
   { key: "webhooks", script: "bench/webhooks.mjs", args: quick ? ["--requests", "400", "--rounds", "4", "--warmup", "50"] : [] },
@@ -51,7 +62,11 @@ const parts = [
   },
   // The floor under the burst's CPU per runner: what this workerd spends on a runner's life at least.
   { key: "lifecycle_floor", script: "bench/lifecycle-floor.mjs", args: quick ? ["--runners", "100"] : [] },
-  { key: "workflows", script: "bench/workflows.ts", args: [...(quick ? ["--latency-jobs", "10", "--burst", "100"] : []), ...passed] },
+  {
+    key: "workflows",
+    script: "bench/workflows.ts",
+    args: [...(quick ? ["--latency-jobs", "10", "--burst", "100"] : []), ...productionBursts, ...passed],
+  },
 ];
 
 function run(script, args) {
@@ -97,7 +112,8 @@ for (const p of parts) {
   }
   note(`${p.key}: done in ${Math.round((Date.now() - t) / 1000)} s`);
 }
-// The burst's CPU per runner read against the floor's (bench/lifecycle-floor.mjs).
+// The burst's CPU per runner read against the floor's (bench/lifecycle-floor.mjs): in production,
+// the 1,000-job burst with one credential (target ≤ 1.5×).
 const cpu = result.burst?.coordinator_cpu_ms_per_runner;
 const floorCpu = result.lifecycle_floor?.floor_cpu_ms_per_runner;
 if (cpu && floorCpu) {

@@ -55,6 +55,9 @@ export interface HarnessWorld {
   tenant: { id: string; url: string };
   provider: string;
   shimControl: string;
+  /** The fake GitHub's endpoint and the repository's credentials, by their names at the coordinator. */
+  endpoint: string;
+  credentials: string;
 }
 /** The browser test's name for it. */
 export type FakeWorldSetup = HarnessWorld;

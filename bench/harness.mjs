@@ -336,7 +336,16 @@ export async function fakeWorld(coordinator, fakeGithubUrl, fakeShimUrl, secret 
     })
   ).json();
   await coordinator.api("POST", "/providers", { name: `shim-${tag}`, url: tenant.url, secret, ...providerOver });
-  return { world, repo, webhookSecret, tenant, provider: `shim-${tag}`, shimControl: `${fakeShimUrl}/_control/tenants/${tenant.id}` };
+  return {
+    world,
+    repo,
+    webhookSecret,
+    tenant,
+    provider: `shim-${tag}`,
+    shimControl: `${fakeShimUrl}/_control/tenants/${tenant.id}`,
+    endpoint: `fake-${tag}`,
+    credentials: `pat-${tag}`,
+  };
 }
 
 /**

@@ -5,7 +5,8 @@
  * default 100):
  *
  *  - loopback (default): everything answers at once, nothing is rate limited, the coordinator's
- *    outbound calls are not capped. Fast, and blind to the limits that shape a production burst.
+ *    outbound calls are not capped, the simulator's machines boot at once. Fast, and blind to
+ *    the limits that shape a production burst.
  *  - production: what a burst meets when deployed (issue 14). The fake GitHub answers
  *    generate-jitconfig after ~300 ms and other calls after ~100 ms (± 20 %), and enforces its
  *    secondary limits per credential: 900 points a minute (mutations 5, reads 1) and 100
@@ -14,8 +15,12 @@
  *    the callback after 1 s. The coordinator lets six outbound calls per scale set object wait
  *    for headers at once (OUTBOUND_CONNECTIONS_PER_OBJECT=6), as Cloudflare does, and paces its
  *    JIT configs with its GitHub budget (GITHUB_POINTS_PER_MINUTE=810, the default when deployed;
- *    the benchmark harness turns it off for loopback runs, whose fakes limit nothing).
+ *    the benchmark harness turns it off for loopback runs, whose fakes limit nothing). The
+ *    simulator's machines boot in ~20 s (± 10 %), a cloud VM's boot to its first request (`sim`;
+ *    a caller's own simulator settings win, so the e2e scenarios keep their short boots).
  */
+
+import type { SimulatorConfig } from "../shims/simulator/simulator.ts";
 import type { GithubProfile } from "../test/fake-github/types.ts";
 import type { Faults } from "../test/fake-shim/types.ts";
 
@@ -33,6 +38,8 @@ export interface StackProfile {
   shimFaults: Faults | null;
   /** The largest batch create the simulator offers (0: none, protocol v1; null: its default). */
   shimBatchMax: number | null;
+  /** The simulator's settings (its machines' boot), under the caller's own. */
+  sim: Partial<SimulatorConfig>;
 }
 
 /** GitHub's published secondary limits (docs.github.com, "Rate limits for the REST API"). */
@@ -41,6 +48,8 @@ export const GITHUB_SECONDARY = { points_per_minute: 900, mutation_points: 5, re
 export const JIT_PER_MINUTE = GITHUB_SECONDARY.points_per_minute / GITHUB_SECONDARY.mutation_points;
 
 export const SHIM_CREATE_MS = 1000;
+/** A cloud VM's boot until its first request to the coordinator, and how much it varies (± fraction). */
+export const PRODUCTION_BOOT = { boot_delay_ms: 20_000, boot_jitter: 0.1 } as const;
 
 export function stackProfile(name: ProfileName = "loopback", shim: ShimMode = "sync", shimBatchMax: number | null = null): StackProfile {
   if (name === "loopback") {
@@ -48,7 +57,8 @@ export function stackProfile(name: ProfileName = "loopback", shim: ShimMode = "s
       shim === "async"
         ? { rules: [{ operation: "create", probability: 1, action: { type: "async", complete_after_ms: 0, callback: "deliver" } }] }
         : null;
-    return { name, shim, vars: {}, github: null, shimFaults, shimBatchMax };
+    // Machines boot at once: what the coordinator's own pace is, with nothing else in the way.
+    return { name, shim, vars: {}, github: null, shimFaults, shimBatchMax, sim: { boot_delay_ms: 0 } };
   }
   return {
     name,
@@ -65,6 +75,7 @@ export function stackProfile(name: ProfileName = "loopback", shim: ShimMode = "s
           }
         : { latency_ms: { create: SHIM_CREATE_MS } },
     shimBatchMax,
+    sim: { ...PRODUCTION_BOOT },
   };
 }
 

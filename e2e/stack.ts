@@ -30,6 +30,7 @@ export interface Stack {
 
 export interface StackOptions {
   vars?: Record<string, string>;
+  /** The simulator's settings; they win over the profile's (e2e/profiles.ts). */
   sim?: Partial<SimulatorConfig>;
   delivery?: Partial<DeliveryConfig>;
   log?: (line: object) => void;
@@ -48,7 +49,10 @@ export interface StackOptions {
 }
 
 export async function startStack(opts: StackOptions = {}): Promise<Stack> {
-  const [github, sim] = await Promise.all([startFakeGithub(), startSimulator({ config: opts.sim, log: opts.log })]);
+  const [github, sim] = await Promise.all([
+    startFakeGithub(),
+    startSimulator({ config: { ...opts.profile?.sim, ...opts.sim }, log: opts.log }),
+  ]);
   let coordinator: Coordinator | undefined;
   const cleanup = () => coordinator?.killNow();
   process.once("exit", cleanup);

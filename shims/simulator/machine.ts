@@ -11,9 +11,12 @@
  *   (ephemeral: GitHub forgets the runner; the machine stays until it is deleted).
  */
 import { runnerSession } from "../../test/fake-github/control-client.ts";
+import { jitteredBootDelay } from "./timeline.ts";
 
 export interface SimulatorConfig {
   boot_delay_ms: number;
+  /** Each machine's boot delay is drawn uniformly in boot_delay_ms × (1 ± boot_jitter) (0: exactly boot_delay_ms). */
+  boot_jitter: number;
   job_ms: number;
   boot_failure_rate: number;
   poll_ms: number;
@@ -29,6 +32,14 @@ export interface SimulatedRunner {
   agent_id: number | null;
   job_id: number | null;
   created_at: number;
+  /** The scale set it was created for (absent where the cloud does not say, e.g. the EC2 scenario). */
+  pool_id?: string;
+  /** Its timeline (./timeline.ts): the boot delay it drew, when it first asked the coordinator, got its JIT files, reported idle, was deleted. */
+  boot_delay_ms?: number;
+  booted_at?: number;
+  configured_at?: number;
+  idle_at?: number;
+  deleted_at?: number;
   /** GitHub as the runner knows it (serverUrl in `.runner`). */
   server_url: string | null;
   error?: string;
@@ -90,9 +101,11 @@ export async function bootRunner(
     if (alive() && callbackUrl) await status("failed", message, r.agent_id ? { agent_id: r.agent_id } : {}).catch(() => {});
   };
 
-  await sleep(config.boot_delay_ms);
+  r.boot_delay_ms = jitteredBootDelay(config.boot_delay_ms, config.boot_jitter ?? 0);
+  await sleep(r.boot_delay_ms);
   if (!alive()) return;
   r.phase = "bootstrapping";
+  r.booted_at = Date.now();
   if (Math.random() < config.boot_failure_rate) return fail("simulated boot failure");
   const meta = await machineFetch(`${boot.metadataUrl}/runner-metadata`, { headers: token }, alive);
   if (!meta.ok) return fail(`runner-metadata: ${meta.status} ${await meta.text()}`);
@@ -107,6 +120,7 @@ export async function bootRunner(
     if (!res.ok) return fail(`credentials/${f}: ${res.status} ${await res.text()}`);
     files[f] = await res.text();
   }
+  r.configured_at = Date.now();
   const dotRunner = JSON.parse(files.runner!) as { agentId: number; agentName: string; serverUrl?: string };
   const creds = JSON.parse(files.credentials!) as { data: { clientId: string } };
   if (!dotRunner.serverUrl) return fail(".runner has no serverUrl");
@@ -134,6 +148,7 @@ export async function bootRunner(
   if (!idle.ok) log({ event: "sim_idle_refused", instance: r.name, status: idle.status, body: await idle.text() });
   if (!alive()) return;
   r.phase = "idle";
+  r.idle_at = Date.now();
   log({ event: "sim_runner_idle", instance: r.name, agent_id: r.agent_id });
 
   while (alive()) {

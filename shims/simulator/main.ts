@@ -1,7 +1,7 @@
 /**
  * Runs the simulator shim on its own:
  *
- *   node --experimental-strip-types shims/simulator/main.ts [--port 8790] [--boot-delay-ms 100] [--job-ms 500]
+ *   node --experimental-strip-types shims/simulator/main.ts [--port 8790] [--boot-delay-ms 100] [--boot-jitter 0.1] [--job-ms 500]
  *        [--boot-failure-rate 0] [--batch-create-max 100 (0: protocol v1, no batch)] [--secret S --callback-url URL] [--quiet]
  *
  * Prints one JSON line with the server URL (and, with --secret, a tenant to register as a provider),
@@ -14,6 +14,7 @@ const { values } = parseArgs({
   options: {
     port: { type: "string" },
     "boot-delay-ms": { type: "string" },
+    "boot-jitter": { type: "string" },
     "job-ms": { type: "string" },
     "boot-failure-rate": { type: "string" },
     "batch-create-max": { type: "string" },
@@ -26,6 +27,7 @@ const num = (v: string | undefined) => (v === undefined ? undefined : Number(v))
 const config = Object.fromEntries(
   Object.entries({
     boot_delay_ms: num(values["boot-delay-ms"]),
+    boot_jitter: num(values["boot-jitter"]),
     job_ms: num(values["job-ms"]),
     boot_failure_rate: num(values["boot-failure-rate"]),
   }).filter(([, v]) => v !== undefined),

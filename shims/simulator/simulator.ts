@@ -6,16 +6,39 @@
  * only; per tenant: `batch_create_max` on PATCH /_control/tenants/{t}).
  *
  * A machine deleted before its runner finished stops at once (its runner goes offline).
- * Knobs (PUT /_control/simulator): boot_delay_ms, job_ms, boot_failure_rate (the machine reports
- * `failed`), poll_ms. Create/delete error rates, latency and hangs are the fake shim's fault rules
- * with `probability` (PUT /_control/tenants/{t}/faults).
+ * Knobs (PUT /_control/simulator): boot_delay_ms, boot_jitter (each machine's delay drawn in
+ * boot_delay_ms × (1 ± boot_jitter)), job_ms, boot_failure_rate (the machine reports `failed`),
+ * poll_ms. Create/delete error rates, latency and hangs are the fake shim's fault rules with
+ * `probability` (PUT /_control/tenants/{t}/faults).
+ *
+ * GET /_control/simulator/timeline[?tenant=T&pool=P&since=MS] lists when each machine was
+ * created, booted, configured, idle and deleted (./timeline.ts), the live ones and the last
+ * 20,000 deleted, oldest first.
  */
 
 import type { BootstrapInstance } from "../../src/providers/shim-protocol.ts";
 import { type FakeMachine, type FakeShim, startFakeShim } from "../../test/fake-shim/server.ts";
 import { bootRunner, type SimulatedRunner, type SimulatorConfig, stopRunner } from "./machine.ts";
+import { type MachineTimeline, matchesTimeline, TimelineHistory, timelineFilter } from "./timeline.ts";
 
 export type { RunnerPhase, SimulatedRunner, SimulatorConfig } from "./machine.ts";
+export type { MachineTimeline } from "./timeline.ts";
+
+/** A runner's timeline as the control API shows it. */
+function timelineOf(r: SimulatedRunner): MachineTimeline {
+  return {
+    tenant: r.tenant,
+    pool_id: r.pool_id ?? "",
+    name: r.name,
+    provider_id: r.provider_id,
+    boot_delay_ms: r.boot_delay_ms ?? null,
+    created_at: r.created_at,
+    booted_at: r.booted_at ?? null,
+    configured_at: r.configured_at ?? null,
+    idle_at: r.idle_at ?? null,
+    deleted_at: r.deleted_at ?? null,
+  };
+}
 
 /** The largest batch create the simulator offers unless told otherwise (the coordinator's own cap). */
 export const DEFAULT_BATCH_CREATE_MAX = 100;
@@ -28,8 +51,9 @@ export interface Simulator extends FakeShim {
 export async function startSimulator(
   opts: { port?: number; config?: Partial<SimulatorConfig>; log?: (line: object) => void; batchCreateMax?: number } = {},
 ): Promise<Simulator> {
-  const config: SimulatorConfig = { boot_delay_ms: 100, job_ms: 500, boot_failure_rate: 0, poll_ms: 50, ...opts.config };
+  const config: SimulatorConfig = { boot_delay_ms: 100, boot_jitter: 0, job_ms: 500, boot_failure_rate: 0, poll_ms: 50, ...opts.config };
   const runners = new Map<string, SimulatedRunner>();
+  const history = new TimelineHistory();
   const log = opts.log ?? (() => {});
 
   const shim = await startFakeShim({
@@ -45,6 +69,7 @@ export async function startSimulator(
           agent_id: null,
           job_id: null,
           created_at: Date.now(),
+          pool_id: m.pool_id,
           server_url: null,
         };
         runners.set(m.provider_id, r);
@@ -65,11 +90,13 @@ export async function startSimulator(
         const r = runners.get(m.provider_id);
         if (!r) return;
         stopRunner(r);
+        r.deleted_at = Date.now();
         runners.delete(m.provider_id);
+        history.add(timelineOf(r));
         log({ event: "sim_machine_deleted", instance: m.name });
       },
     },
-    control(method, segments, body) {
+    control(method, segments, body, query) {
       if (segments[0] !== "simulator") return null;
       if (segments.length === 1 && method === "GET") return { status: 200, body: config };
       if (segments.length === 1 && method === "PUT") {
@@ -78,6 +105,12 @@ export async function startSimulator(
         return { status: 200, body: config };
       }
       if (segments[1] === "runners" && method === "GET") return { status: 200, body: [...runners.values()] };
+      if (segments[1] === "timeline" && method === "GET") {
+        const f = timelineFilter(query);
+        if ("error" in f) return { status: 400, body: f };
+        const live = [...runners.values()].map(timelineOf).filter((t) => matchesTimeline(t, f));
+        return { status: 200, body: [...history.list(f), ...live].sort((a, b) => a.created_at - b.created_at) };
+      }
       return { status: 404, body: { error: "no such simulator route" } };
     },
   });

@@ -58,8 +58,13 @@ export interface MachineHooks {
   deleted?(tenantId: string, m: FakeMachine): void;
 }
 
-/** Extra unsigned control routes under `/_control/{prefix}/…` (the simulator's own knobs). */
-export type ExtraControl = (method: string, segments: string[], body: unknown) => { status: number; body?: unknown } | null;
+/** Extra unsigned control routes under `/_control/{prefix}/…` (the simulator's own knobs); `query`: the request's query string. */
+export type ExtraControl = (
+  method: string,
+  segments: string[],
+  body: unknown,
+  query: URLSearchParams,
+) => { status: number; body?: unknown } | null;
 
 export interface FakeShim {
   /** Base URL of the server, e.g. http://127.0.0.1:41234 */
@@ -541,7 +546,7 @@ export async function startFakeShim(
       if (segments[0] === "_control" && opts.control) {
         const parsed = parseJson(raw);
         if (!parsed.ok) return json(res, 400, { error: "body is not JSON" });
-        const out = opts.control(req.method ?? "GET", segments.slice(1), parsed.value);
+        const out = opts.control(req.method ?? "GET", segments.slice(1), parsed.value, new URLSearchParams(target.split("?")[1] ?? ""));
         if (out) return json(res, out.status, out.body);
       }
       if (segments[0] === "t" && segments[1]) {

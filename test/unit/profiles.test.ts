@@ -16,10 +16,20 @@ describe("benchmark and e2e profiles", () => {
       action: { type: "async", complete_after_ms: 1000, callback: "deliver" },
     });
     expect(JIT_PER_MINUTE).toBe(180);
+    // Machines boot in ~20 s, each drawing its delay within ± 10 %.
+    expect(p.sim).toEqual({ boot_delay_ms: 20_000, boot_jitter: 0.1 });
   });
 
-  it("loopback changes nothing (but can still make creates async)", () => {
-    expect(stackProfile()).toEqual({ name: "loopback", shim: "sync", vars: {}, github: null, shimFaults: null, shimBatchMax: null });
+  it("loopback changes nothing (but can still make creates async), its machines boot at once", () => {
+    expect(stackProfile()).toEqual({
+      name: "loopback",
+      shim: "sync",
+      vars: {},
+      github: null,
+      shimFaults: null,
+      shimBatchMax: null,
+      sim: { boot_delay_ms: 0 },
+    });
     expect(stackProfile("loopback", "async").shimFaults!.rules).toHaveLength(1);
   });
 
