@@ -36,6 +36,8 @@ export interface InstanceFields {
   agentId?: number;
   reportedAgentId?: number;
   jitConfigEnc?: string;
+  /** The credential of the entity's pool that minted the runner's JIT config. */
+  jitCredentialsId?: string;
   /** Record the runner status report even when the status stays the same (bootstrap progress). */
   recordRunnerReport?: boolean;
 }
@@ -133,7 +135,8 @@ export function statusChangeStatements(db: D1Database, changes: StatusChange[]):
            ${field("providerFault", "provider_fault")},
            ${field("agentId", "agent_id")},
            ${field("reportedAgentId", "reported_agent_id")},
-           ${field("jitConfigEnc", "jit_config_enc")}
+           ${field("jitConfigEnc", "jit_config_enc")},
+           ${field("jitCredentialsId", "jit_credentials_id")}
          FROM changes c
          WHERE instances.id = c.id AND instances.status = c.from_status
          RETURNING instances.id`,

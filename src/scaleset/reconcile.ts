@@ -87,6 +87,11 @@ export interface Plan {
   summary: PlanSummary;
   /** The earliest time something that is waiting now becomes due; null if nothing waits. */
   wakeAt: number | null;
+  /**
+   * The credentials (of the entity's pool) whose GitHub budget paid for the creates' JIT configs,
+   * one per runner in order (scaleset/jit/github-pacing.ts); absent: the entity's own mint them.
+   */
+  mintWith?: string[];
 }
 
 const BOOTSTRAPPING: readonly RunnerStatus[] = ["pending", "installing", "unknown"];

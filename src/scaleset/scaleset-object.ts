@@ -345,15 +345,7 @@ export class ScaleSet extends DurableObject<Env> {
         now,
       }),
     );
-    const paid = await payForCreates({
-      ...rows,
-      db,
-      scaleSet: ss,
-      plan: planned,
-      policy: this.settings.githubBudget,
-      state: this.state,
-      now,
-    });
+    const paid = await payForCreates({ ...rows, db, scaleSet: ss, plan: planned, state: this.state, now }, this.settings.githubBudget);
     // What this invocation cannot pay for in subrequests is left to the next (invocation-cap.ts).
     const result = fitToInvocation(paid, ss.id, now);
     const planLine = { event: "plan", scale_set: ss.id, trigger, ...result.summary, actions: result.actions.length };
@@ -364,7 +356,7 @@ export class ScaleSet extends DurableObject<Env> {
     try {
       // Drift is judged against this snapshot, before the plan adds anything the cloud cannot know yet.
       await checkDriftWhenDue(this.executor, db, ss, rows.instances, now);
-      if (result.actions.length) await executePlan(this.executor, db, ss, rows.instances, result.actions);
+      if (result.actions.length) await executePlan(this.executor, db, ss, rows.instances, result.actions, result.mintWith);
       // Lost webhooks: jobs GitHub has long started or finished must stop asking for runners.
       // (The scale set API loses nothing: its queue holds every event until acknowledged.)
       const corrected =

@@ -137,6 +137,22 @@ describe("a credential pool", () => {
     expect(removals.map((r) => r.principal)).toEqual(["hubot"]);
   });
 
+  it("pays a before_create pass's JIT configs from the pool too, each runner minted by the credential that paid", async () => {
+    const s = await setup({ jit_config_timing: "before_create" });
+    await s.github.seed({ pats: [{ token: "ghp_pool_token", login: "hubot" }] });
+    const own = await entityOf(s.scaleSetId);
+    const poolCredential = await createPatCredential(own.endpoint_name, "ghp_pool_token");
+    await env.DB.prepare("INSERT INTO entity_credentials (entity_id, credential_id, added_at) VALUES (?, ?, ?)")
+      .bind(own.entity_id, poolCredential, Date.now())
+      .run();
+    await spendBudget(own.credentials_id);
+    await s.github.clearRequests();
+    const machines = await createRunners(s, 3);
+    const mints = (await s.github.requests()).filter((r) => r.path.endsWith("/generate-jitconfig"));
+    expect(mints.map((r) => r.principal)).toEqual(["hubot", "hubot", "hubot"]);
+    for (const m of machines) expect((await instanceRow(m.name)).jit_credentials_id).toBe(poolCredential);
+  });
+
   it("skips a failing credential and counts only usable ones in the pool's rate", async () => {
     const s = await setup();
     await s.github.seed({ pats: [{ token: "ghp_pool_token", login: "hubot" }] });

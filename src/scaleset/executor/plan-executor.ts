@@ -12,7 +12,7 @@ import { transitionLevel } from "../log-levels";
 import { deleteOutcome, nextDeleteRetry, pollOutcome } from "../machine-outcomes";
 import type { ObjectState } from "../object-state";
 import { afterCreate, keepCreateBackoff, keepOutcome } from "../outcome-keeping";
-import { instanceRunnerPort, openScaleSetPorts } from "../ports-factory";
+import { githubRunnerPort, instanceRunnerPort, openScaleSetPorts } from "../ports-factory";
 import type { Action } from "../reconcile";
 import { removeInstanceRunner } from "../runner-identity";
 import { runnerName } from "../runner-names";
@@ -57,6 +57,8 @@ export async function executePlan(
   ss: ScaleSetRecord,
   rows: InstanceRecord[],
   actions: Action[],
+  /** The credential that paid for each create's JIT config, in order (absent: the entity's own). */
+  mintWith?: readonly string[],
 ): Promise<void> {
   const { env, state, settings, inFlight } = ctx;
   const keyring = await keyringFor(env);
@@ -130,9 +132,15 @@ export async function executePlan(
     // Without JIT (a registration token), or with JIT minted on boot, the metadata route serves the machine.
     const minting = jitInPass ? fresh : [];
     const jitConfigs = await mapLimit(minting, concurrency, async (instance) => {
+      const credentialId = mintWith?.[fresh.indexOf(instance)];
+      // Minted by the credential whose budget paid for it.
+      const port =
+        credentialId && credentialId !== ss.entity.credentialsId
+          ? githubRunnerPort(env, { ...ss.entity, credentialsId: credentialId }, ctx.outbound)
+          : runners;
       try {
-        const config = await runners.createJitRunner({ name: instance.name, labels: ss.labels, runnerGroup: ss.runnerGroup });
-        return { ok: true as const, ...config };
+        const config = await port.createJitRunner({ name: instance.name, labels: ss.labels, runnerGroup: ss.runnerGroup });
+        return { ok: true as const, ...config, credentialId };
       } catch (err) {
         return { ok: false as const, error: errorText(err) };
       }
@@ -181,7 +189,7 @@ export async function executePlan(
         to: "creating",
         reason: "calling provider",
         at: t2,
-        set: { agentId: jit.runnerId, jitConfigEnc: sealed },
+        set: { agentId: jit.runnerId, jitConfigEnc: sealed, ...(jit.credentialId && { jitCredentialsId: jit.credentialId }) },
       });
       toCreate.push({ instance, token: await tokenFor(env, ss, instance, t2) });
     }

@@ -1,4 +1,3 @@
-import { reserveJitConfigs } from "../../db/github-budget-store";
 import type { InstanceRecord, PoolCredential, ScaleSetRecord } from "../../db/scaleset-store";
 import { budgetWindow, type GithubBudgetPolicy, pointsPerWindow } from "../../github/budget";
 import { logEvent as log } from "../../observability/log";
@@ -7,6 +6,7 @@ import type { BudgetWait, ObjectState } from "../object-state";
 import type { Plan } from "../reconcile";
 import { capCreates, createCount } from "./budget-cap";
 import { paceOnBootCreates } from "./on-boot-pacing";
+import { reserveFromPool } from "./pool-reservation";
 
 /**
  * Fits a plan's creates to the GitHub budget. On-boot JIT configs are minted when the machines
@@ -19,26 +19,29 @@ import { paceOnBootCreates } from "./on-boot-pacing";
  * one: the plan wakes when it starts. Only REST JIT configs are budgeted (a registration-token
  * scale set makes no GitHub call per runner here; the scale set API's JIT goes to another service).
  */
-export async function payForCreates(input: {
-  db: D1Database;
-  scaleSet: ScaleSetRecord;
-  plan: Plan;
-  policy: GithubBudgetPolicy | null;
-  state: ObjectState;
-  now: number;
-  /** The snapshot's instances and credential pool (on-boot pacing). */
-  instances: readonly InstanceRecord[];
-  pool: readonly PoolCredential[];
-}): Promise<Plan> {
-  const { scaleSet: ss, plan, policy, state, now } = input;
-  if (mintsJitOnBoot(ss)) return paceOnBootCreates(input);
+export async function payForCreates(
+  input: {
+    db: D1Database;
+    scaleSet: ScaleSetRecord;
+    plan: Plan;
+    state: ObjectState;
+    now: number;
+    /** The snapshot's instances (on-boot pacing) and credential pool. */
+    instances: readonly InstanceRecord[];
+    pool: readonly PoolCredential[];
+  },
+  policy: GithubBudgetPolicy | null,
+): Promise<Plan> {
+  const { scaleSet: ss, plan, state, now } = input;
+  if (mintsJitOnBoot(ss)) return paceOnBootCreates({ ...input, policy });
   const wanted = createCount(plan.actions);
   if (!wanted || policy === null || !ss.jitConfigEnabled || ss.intake === "scaleset_api") return plan;
   const window = budgetWindow(now, policy.windowMs);
   const before = state.budgetWait;
   const firstWaitThisWindow = before?.windowStart !== window.start;
-  const granted = await reserveJitConfigs(input.db, {
-    credentialId: ss.entity.credentialsId,
+  // The entity's own credential first, then the others of its pool, each within its own budget.
+  const grants = await reserveFromPool(input.db, {
+    pool: input.pool.map((c) => c.credentialId),
     scaleSetId: ss.id,
     windowStart: window.start,
     windowMs: policy.windowMs,
@@ -47,9 +50,11 @@ export async function payForCreates(input: {
     countWaits: firstWaitThisWindow ? 1 : 0,
     now,
   });
+  const granted = grants.reduce((n, g) => n + g.count, 0);
+  const mintWith = grants.flatMap((g) => Array.from({ length: g.count }, () => g.credentialId));
   if (granted >= wanted) {
     if (before?.freesAt != null) state.budgetWait = { ...before, freesAt: null, wanted, granted };
-    return plan;
+    return { ...plan, mintWith };
   }
   state.budgetWait = { windowStart: window.start, freesAt: window.end, wanted, granted };
   if (firstWaitThisWindow) {
@@ -62,7 +67,7 @@ export async function payForCreates(input: {
       frees_at: new Date(window.end).toISOString(),
     });
   }
-  return capCreates(plan, granted, window.end);
+  return { ...capCreates(plan, granted, window.end), mintWith };
 }
 
 /** The object status's view of the budget: null until it first cut a plan. */
