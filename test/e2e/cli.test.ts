@@ -240,6 +240,8 @@ describe("edgerunner CLI against wrangler dev", () => {
       jit_config_enabled: false,
       jit_config_timing: "before_create",
     });
+    expect(await json(["scaleset", "update", "linux", "--boot-time", "45"])).toMatchObject({ boot_time_seconds: 45 });
+    expect(await json(["scaleset", "update", "linux", "--boot-time", "auto"])).toMatchObject({ boot_time_seconds: null });
 
     const reconciled = await json(["scaleset", "reconcile", "linux"]);
     expect(reconciled).toMatchObject({ scale_set_id: scaleSet.id, pending_operations: 0 });
