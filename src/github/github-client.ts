@@ -3,12 +3,15 @@
 // already live apart (credential-auth.ts, rate-limit.ts, errors.ts, runners.ts).
 
 import { createDb, type Db } from "../db/client";
+import { learnFromRefusal } from "../db/github-budget-store";
 import { type CredentialContext, loadCredentialContext, type StatePatch, writeCredentialState } from "../db/github-state-store";
 import type { Env } from "../env";
 import { measuredFetch } from "../lib/invocation-cost";
 import { logAt, logEvent } from "../observability/log";
 import { countGithubCall } from "../observability/op-counters";
 import { githubCallLevel } from "../scaleset/log-levels";
+import { scaleSetSettings } from "../scaleset/settings";
+import type { GithubBudgetPolicy } from "./budget";
 import { CredentialAuth } from "./credential-auth";
 import { refuseUnlessBound } from "./credential-binding";
 import {
@@ -22,6 +25,7 @@ import {
 import {
   isLow,
   isRateLimited,
+  isSecondaryLimit,
   parseRateLimit,
   type RateLimitSnapshot,
   rateLimitedUntil,
@@ -47,8 +51,14 @@ export const systemClock: Clock = {
 };
 
 export interface GithubClientOptions {
-  env: Pick<Env, "DB" | "ENCRYPTION_KEY" | "ENCRYPTION_KEYS_PREVIOUS">;
+  env: Pick<Env, "DB" | "ENCRYPTION_KEY" | "ENCRYPTION_KEYS_PREVIOUS" | "GITHUB_POINTS_PER_MINUTE" | "GITHUB_BUDGET_WINDOW_SECONDS">;
   credentialId: string;
+  /**
+   * The credential's GitHub budget as configured, which a secondary-limit refusal cuts
+   * (github/budget.ts, learnFromRefusal). Default: the Worker's (GITHUB_POINTS_PER_MINUTE); null:
+   * no budget, nothing to learn.
+   */
+  budget?: GithubBudgetPolicy | null;
   clock?: Clock;
   fetch?: typeof fetch;
   /**
@@ -110,6 +120,7 @@ export class GithubClient {
   private readonly maxWaitMs: number;
   private readonly maxAttempts: number;
   private readonly timeoutMs: number;
+  private readonly budget: GithubBudgetPolicy | null;
   private ctx: CredentialContext | null = null;
   private ctxLoadedAt = 0;
   private readonly auth: CredentialAuth;
@@ -122,6 +133,7 @@ export class GithubClient {
     this.maxWaitMs = options.maxWaitMs ?? DEFAULT_MAX_WAIT_MS;
     this.maxAttempts = Math.max(1, options.maxAttempts ?? DEFAULT_MAX_ATTEMPTS);
     this.timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    this.budget = options.budget !== undefined ? options.budget : scaleSetSettings(options.env).githubBudget;
     this.auth = new CredentialAuth({
       credentialId: this.credentialId,
       clock: this.clock,
@@ -268,6 +280,9 @@ export class GithubClient {
       }
 
       if (isRateLimited(res.status, res.headers, message)) {
+        // Before the wait is recorded: a refusal that arrives while the credential already waits
+        // out another is part of the same lesson.
+        if (isSecondaryLimit(res.status, res.headers, message)) await this.learnFromRefusal();
         const strikes = ctx.state?.rateLimitStrikes ?? 0;
         const { until, hinted } = rateLimitedUntil({ now: this.clock.now(), headers: res.headers, strikes });
         await this.saveState({
@@ -318,6 +333,22 @@ export class GithubClient {
     } else if (snapshot && this.ctx?.state) {
       Object.assign(this.ctx.state, rateLimitPatch(snapshot, now), { rateLimitObservedAt: stored });
     }
+  }
+
+  /**
+   * GitHub refused a call with a secondary limit although the budget let it through: the budget
+   * was more than GitHub allows this credential, and shrinks (github/budget.ts, learnFromRefusal).
+   */
+  private async learnFromRefusal() {
+    if (!this.budget) return;
+    const cut = await learnFromRefusal(this.options.env.DB, this.credentialId, this.budget, this.clock.now());
+    if (!cut) return;
+    logEvent({
+      event: "github_budget_learned",
+      credential: this.credentialId,
+      from_points_per_minute: cut.from,
+      to_points_per_minute: cut.to,
+    });
   }
 
   /** Returns false when the credential changed meanwhile (the write is then dropped). */

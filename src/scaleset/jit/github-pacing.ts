@@ -1,6 +1,6 @@
 import { reserveJitConfigs } from "../../db/github-budget-store";
 import type { ScaleSetRecord } from "../../db/scaleset-store";
-import { budgetWindow, type GithubBudgetPolicy, pointsPerWindow } from "../../github/budget";
+import { budgetWindow, type GithubBudgetPolicy } from "../../github/budget";
 import { logEvent as log } from "../../observability/log";
 import { mintsJitOnBoot } from "../bootstrap";
 import type { BudgetWait, ObjectState } from "../object-state";
@@ -30,16 +30,18 @@ export async function payForCreates(input: {
   const window = budgetWindow(now, policy.windowMs);
   const before = state.budgetWait;
   const firstWaitThisWindow = before?.windowStart !== window.start;
-  const granted = await reserveJitConfigs(input.db, {
+  const reservation = await reserveJitConfigs(input.db, {
     credentialId: ss.entity.credentialsId,
     scaleSetId: ss.id,
     windowStart: window.start,
-    windowMs: policy.windowMs,
+    policy,
     wanted,
-    pointsPerWindow: pointsPerWindow(policy),
     countWaits: firstWaitThisWindow ? 1 : 0,
     now,
   });
+  // A failing or rate-limited credential is not the budget's to pace: its calls fail or wait on their own.
+  if (!reservation.usable) return plan;
+  const granted = reservation.granted;
   if (granted >= wanted) {
     if (before?.freesAt != null) state.budgetWait = { ...before, freesAt: null, wanted, granted };
     return plan;
