@@ -1,11 +1,11 @@
 import {
   BUDGET_RECOVERY_MS,
+  effectivePointsPerMinute,
   FULL_RECOVERY_MS,
   type GithubBudgetPolicy,
   JIT_CONFIG_POINTS,
   LEARN_CLUSTER_WINDOWS,
   LEARN_CUT_PERCENT,
-  effectivePointsPerMinute,
   minLearnedPointsPerMinute,
 } from "../github/budget";
 
@@ -248,7 +248,10 @@ export async function readCredentialBudgets(
       blocked_until: number | null;
     }>();
   for (const r of results) {
-    const learned = r.learned_points_per_minute === null || r.learned_at === null ? null : { pointsPerMinute: r.learned_points_per_minute, at: r.learned_at };
+    const learned =
+      r.learned_points_per_minute === null || r.learned_at === null
+        ? null
+        : { pointsPerMinute: r.learned_points_per_minute, at: r.learned_at };
     budgets.set(r.id, {
       configuredPointsPerMinute: policy.pointsPerMinute,
       effectivePointsPerMinute: effectivePointsPerMinute(policy.pointsPerMinute, learned, now),
