@@ -112,18 +112,18 @@ describe("learning GitHub's real limit from its refusals", () => {
 
   it("grows back linearly to the configured figure: one cut in 10 minutes, a deeper one more slowly", () => {
     const cut: LearnedBudget = { pointsPerMinute: 607, at: 0 };
-    const after = (ms: number) => effectivePointsPerMinute(810, cut, ms);
-    expect(after(0)).toBe(607);
-    expect(after(-5_000)).toBe(607); // a clock behind the cut's
-    expect(after(5 * minute)).toBe(607 + 101);
-    expect(after(BUDGET_RECOVERY_MS - minute)).toBe(607 + 182);
+    const inForceAt = (ms: number) => effectivePointsPerMinute(810, cut, ms);
+    expect(inForceAt(0)).toBe(607);
+    expect(inForceAt(-5_000)).toBe(607); // a clock behind the cut's
+    expect(inForceAt(5 * minute)).toBe(607 + 101);
+    expect(inForceAt(BUDGET_RECOVERY_MS - minute)).toBe(607 + 182);
     // 607 is 810 × 75 % rounded down: the last half point takes a few seconds more.
-    expect(after(BUDGET_RECOVERY_MS)).toBe(809);
-    expect(after(BUDGET_RECOVERY_MS + 3_000)).toBe(810);
-    expect(after(10 * BUDGET_RECOVERY_MS)).toBe(810);
-    expect(after(Number.MAX_SAFE_INTEGER)).toBe(810);
+    expect(inForceAt(BUDGET_RECOVERY_MS)).toBe(809);
+    expect(inForceAt(BUDGET_RECOVERY_MS + 3_000)).toBe(810);
+    expect(inForceAt(10 * BUDGET_RECOVERY_MS)).toBe(810);
+    expect(inForceAt(Number.MAX_SAFE_INTEGER)).toBe(810);
     // Never decreasing, never above configured.
-    for (let t = 0; t < 12 * minute; t += 7_001) expect(after(t + 7_001)).toBeGreaterThanOrEqual(after(t));
+    for (let t = 0; t < 12 * minute; t += 7_001) expect(inForceAt(t + 7_001)).toBeGreaterThanOrEqual(inForceAt(t));
     // From the floor (100) the same 20.25 a minute: 35 minutes to 810, not 10.
     expect(effectivePointsPerMinute(810, { pointsPerMinute: 100, at: 0 }, BUDGET_RECOVERY_MS)).toBe(302);
     expect(effectivePointsPerMinute(810, { pointsPerMinute: 100, at: 0 }, 35 * minute)).toBe(808);
