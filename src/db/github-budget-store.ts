@@ -180,8 +180,8 @@ ON CONFLICT(credential_id) DO UPDATE SET
   learned_points_per_minute = excluded.learned_points_per_minute,
   learned_at = excluded.learned_at
 RETURNING learned_points_per_minute`;
-/** ?6 counter: the cut counted, on the same condition and the same state as the cut itself. */
-const COUNT_CUT = `INSERT INTO counters (name, value, updated_at) SELECT ?6, 1, ?4 WHERE ${CUT_COUNTS}
+/** ?5 counter: the cut counted, on the same condition and the same state as the cut itself. */
+const COUNT_CUT = `INSERT INTO counters (name, value, updated_at) SELECT ?5, 1, ?4 WHERE ${CUT_COUNTS}
 ON CONFLICT(name) DO UPDATE SET value = value + excluded.value, updated_at = excluded.updated_at`;
 
 /** The counter a credential's learned cuts are counted in (`/metrics`: edgerunner_github_budget_cuts_total). */
@@ -203,7 +203,7 @@ export async function learnFromRefusal(
   const params = [credentialId, policy.pointsPerMinute, policy.windowMs, now];
   const [before, , cut] = await d1.batch<Record<string, number>>([
     d1.prepare(BEFORE_CUT).bind(...params),
-    d1.prepare(COUNT_CUT).bind(...params, null, budgetCutCounter(credentialId)),
+    d1.prepare(COUNT_CUT).bind(...params, budgetCutCounter(credentialId)),
     d1.prepare(CUT).bind(...params, minLearnedPointsPerMinute(policy.windowMs)),
   ]);
   const row = cut?.results[0];

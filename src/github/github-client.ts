@@ -1,9 +1,8 @@
 // A little over the house's ~400 lines on purpose: `call` is one loop deciding each attempt
 // (rate-limit waits, the send deadline, retries, token refresh) over shared state; its pieces
-// already live apart (credential-auth.ts, rate-limit.ts, errors.ts, runners.ts).
+// already live apart (credential-auth.ts, rate-limit.ts, budget-learning.ts, errors.ts, runners.ts).
 
 import { createDb, type Db } from "../db/client";
-import { learnFromRefusal } from "../db/github-budget-store";
 import { type CredentialContext, loadCredentialContext, type StatePatch, writeCredentialState } from "../db/github-state-store";
 import type { Env } from "../env";
 import { measuredFetch } from "../lib/invocation-cost";
@@ -12,6 +11,7 @@ import { countGithubCall } from "../observability/op-counters";
 import { githubCallLevel } from "../scaleset/log-levels";
 import { scaleSetSettings } from "../scaleset/settings";
 import type { GithubBudgetPolicy } from "./budget";
+import { learnFromSecondaryLimit } from "./budget-learning";
 import { CredentialAuth } from "./credential-auth";
 import { refuseUnlessBound } from "./credential-binding";
 import {
@@ -282,7 +282,9 @@ export class GithubClient {
       if (isRateLimited(res.status, res.headers, message)) {
         // Before the wait is recorded: a refusal that arrives while the credential already waits
         // out another is part of the same lesson.
-        if (isSecondaryLimit(res.status, res.headers, message)) await this.learnFromRefusal();
+        if (isSecondaryLimit(res.status, res.headers, message)) {
+          await learnFromSecondaryLimit(this.options.env.DB, this.credentialId, this.budget, this.clock.now());
+        }
         const strikes = ctx.state?.rateLimitStrikes ?? 0;
         const { until, hinted } = rateLimitedUntil({ now: this.clock.now(), headers: res.headers, strikes });
         await this.saveState({
@@ -333,22 +335,6 @@ export class GithubClient {
     } else if (snapshot && this.ctx?.state) {
       Object.assign(this.ctx.state, rateLimitPatch(snapshot, now), { rateLimitObservedAt: stored });
     }
-  }
-
-  /**
-   * GitHub refused a call with a secondary limit although the budget let it through: the budget
-   * was more than GitHub allows this credential, and shrinks (github/budget.ts, learnFromRefusal).
-   */
-  private async learnFromRefusal() {
-    if (!this.budget) return;
-    const cut = await learnFromRefusal(this.options.env.DB, this.credentialId, this.budget, this.clock.now());
-    if (!cut) return;
-    logEvent({
-      event: "github_budget_learned",
-      credential: this.credentialId,
-      from_points_per_minute: cut.from,
-      to_points_per_minute: cut.to,
-    });
   }
 
   /** Returns false when the credential changed meanwhile (the write is then dropped). */
