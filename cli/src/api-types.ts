@@ -6126,6 +6126,7 @@ export interface components {
             app_id: number | null;
             /** @enum {string} */
             auth_type: "pat" | "app";
+            budget: components["schemas"]["GithubCredentialsBudget"];
             /**
              * Format: date-time
              * @example 2026-11-22T10:00:00.000Z
@@ -6149,6 +6150,19 @@ export interface components {
              */
             updated_at: string;
         };
+        /** @description The credentials' GitHub budget of JIT configs (docs/performance.md); null when GITHUB_POINTS_PER_MINUTE is 0 */
+        GithubCredentialsBudget: {
+            /** @description GITHUB_POINTS_PER_MINUTE: what the budget spends at most */
+            configured_points_per_minute: number;
+            /** @description What it spends now: less than configured while a cut learned from GitHub's secondary-limit refusals grows back */
+            effective_points_per_minute: number;
+            /**
+             * Format: date-time
+             * @description When a refusal of GitHub's last cut the budget (null: never)
+             * @example 2026-11-22T10:00:00.000Z
+             */
+            learned_at: string | null;
+        } | null;
         GithubCredentialsHealth: {
             reason: string | null;
             /**

@@ -30,6 +30,9 @@ export interface MetricsCredential {
   rate_limit_reset_at: number | null;
   rate_limit_resource: string | null;
   blocked_until: number | null;
+  /** What GitHub's refusals taught its budget (github_budget; null: nothing). */
+  learned_points_per_minute: number | null;
+  learned_at: number | null;
 }
 
 export interface MetricsData {
@@ -93,8 +96,9 @@ export async function readMetricsData(db: D1Database, latencyBucketsSeconds: rea
     db.prepare(`SELECT name, value FROM counters ORDER BY name`),
     db.prepare(
       `SELECT c.id, c.name, c.endpoint_name, s.health, s.rate_limit_limit, s.rate_limit_remaining, s.rate_limit_used,
-              s.rate_limit_reset_at, s.rate_limit_resource, s.blocked_until
-       FROM github_credentials c LEFT JOIN github_credential_state s ON s.credential_id = c.id ORDER BY c.name`,
+              s.rate_limit_reset_at, s.rate_limit_resource, s.blocked_until, b.learned_points_per_minute, b.learned_at
+       FROM github_credentials c LEFT JOIN github_credential_state s ON s.credential_id = c.id
+       LEFT JOIN github_budget b ON b.credential_id = c.id ORDER BY c.name`,
     ),
     db.prepare(latencyQuery(latencyBucketsSeconds)),
     db.prepare(TABLE_ROWS),

@@ -193,7 +193,7 @@ export const githubBudget = sqliteTable("github_budget", {
   /**
    * What GitHub's own secondary-limit answers taught: points a minute this credential may spend,
    * cut when GitHub refused a call the budget let through, growing back from `learned_at` to the
-   * configured figure (github/budget.ts, learnedPointsPerMinute). Null: nothing learned.
+   * configured figure (github/budget.ts, effectivePointsPerMinute). Null: nothing learned.
    */
   learnedPointsPerMinute: integer("learned_points_per_minute"),
   learnedAt: integer("learned_at"),

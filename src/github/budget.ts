@@ -53,9 +53,92 @@ export function worstMinutePoints(policy: GithubBudgetPolicy, lateWindows = 0): 
   return (Math.ceil(60_000 / policy.windowMs) + 1 + lateWindows) * pointsPerWindow(policy);
 }
 
+/**
+ * What GitHub's own refusals taught about one credential (github_budget.learned_points_per_minute
+ * and learned_at): the points a minute it was cut to, and when. Null: never refused, or nothing
+ * to remember.
+ */
+export interface LearnedBudget {
+  pointsPerMinute: number;
+  at: number;
+}
+
+/**
+ * Learning the real limit. GitHub does not publish every cost (content-creating requests may be
+ * held to fewer than 900 points' worth, other tools may spend on the same App), so a configured
+ * figure can be wrong. When GitHub refuses a call with a secondary limit anyway, the credential's
+ * budget is cut to LEARN_CUT_PERCENT of what was in force, never below one JIT config a window,
+ * and grows back linearly by (100 − LEARN_CUT_PERCENT) % of the configured figure every
+ * BUDGET_RECOVERY_MS: one cut is forgotten in 10 minutes, two in close to 20. The increase is the
+ * same whatever the depth of the cut, so a credential cut again and again (a configured figure
+ * far above GitHub's) climbs back slowly from lower each time and stays under the real limit for
+ * several minutes after each cut, where a fixed time to full recovery would climb faster the
+ * deeper it had been cut. Why 10 minutes: GitHub counts points over a minute, so after a cut the
+ * budget stays within a few per cent a minute of the level GitHub refused for about the length of
+ * a large burst (1,000 jobs on one credential take ~6 minutes), while a one-off refusal (another
+ * tool on the same App) costs at most 10 minutes at 75–100 %.
+ */
+export const LEARN_CUT_PERCENT = 75;
+export const BUDGET_RECOVERY_MS = 10 * 60_000;
+/** The longest any cut takes to grow back: from nothing to the configured figure (40 minutes). */
+export const FULL_RECOVERY_MS = Math.ceil((100 * BUDGET_RECOVERY_MS) / (100 - LEARN_CUT_PERCENT));
+/**
+ * Refusals that arrive together are one lesson: a window's calls refused at once (and calls that
+ * were on their way when the first refusal came back) must cut the budget once, not n times. A
+ * refusal counts as a new one only when the last cut is at least this many windows old, and the
+ * credential is not already waiting out a refusal (its `blocked_until`, which the first refusal set).
+ */
+export const LEARN_CLUSTER_WINDOWS = 2;
+
+/** The least points a minute learning cuts to: one JIT config a window (or nothing would ever be created). */
+export function minLearnedPointsPerMinute(windowMs: number): number {
+  return Math.ceil((JIT_CONFIG_POINTS * 60_000) / windowMs);
+}
+
+/**
+ * The points a minute in force at `now`: the configured figure, or less while a cut learned
+ * from GitHub grows back (linearly, BUDGET_RECOVERY_MS per LEARN_CUT_PERCENT's complement of the
+ * configured figure). Never more than configured. The SQL in src/db/github-budget-store.ts
+ * computes the same (effectivePointsSql), in integers.
+ */
+export function effectivePointsPerMinute(configured: number, learned: LearnedBudget | null, now: number): number {
+  if (!learned) return configured;
+  // Past this, even a cut to nothing has grown back: bounding it keeps the product exact.
+  const elapsed = Math.min(Math.max(0, now - learned.at), FULL_RECOVERY_MS);
+  const regrown = Math.floor((configured * (100 - LEARN_CUT_PERCENT) * elapsed) / (100 * BUDGET_RECOVERY_MS));
+  return Math.min(configured, learned.pointsPerMinute + regrown);
+}
+
+/** The policy in force at `now`: the configured one with its points a minute as learned (effectivePointsPerMinute). */
+export function effectivePolicy(policy: GithubBudgetPolicy, learned: LearnedBudget | null, now: number): GithubBudgetPolicy {
+  return { ...policy, pointsPerMinute: effectivePointsPerMinute(policy.pointsPerMinute, learned, now) };
+}
+
+/**
+ * What a secondary-limit refusal at `now` teaches: the budget cut to LEARN_CUT_PERCENT of what was
+ * in force (at least one JIT config a window), or null when the refusal belongs to a cluster
+ * already learned from (LEARN_CLUSTER_WINDOWS, or the credential still blocked by the refusal
+ * that started it). `from` is what was in force. The SQL in src/db/github-budget-store.ts
+ * (learnFromRefusal) does the same in one upsert.
+ */
+export function learnFromRefusal(
+  policy: GithubBudgetPolicy,
+  learned: LearnedBudget | null,
+  now: number,
+  blockedUntil: number | null = null,
+): { from: number; learned: LearnedBudget } | null {
+  if (learned && now - learned.at < LEARN_CLUSTER_WINDOWS * policy.windowMs) return null;
+  if (blockedUntil !== null && blockedUntil > now) return null;
+  const from = effectivePointsPerMinute(policy.pointsPerMinute, learned, now);
+  const cut = Math.floor((from * LEARN_CUT_PERCENT) / 100);
+  return { from, learned: { pointsPerMinute: Math.max(minLearnedPointsPerMinute(policy.windowMs), cut), at: now } };
+}
+
 export interface BudgetRow {
   windowStart: number;
   pointsUsed: number;
+  /** What GitHub's refusals taught (absent: nothing). */
+  learned?: LearnedBudget | null;
 }
 
 /**
@@ -98,7 +181,9 @@ export function fairAllowance(perWindowJit: number, fairness: Fairness): number 
  * row after it. A row from an earlier window is spent afresh; a caller whose clock is behind a
  * window another isolate already opened gets nothing (it tries again in the next). `fairness`
  * cuts the grant to the scale set's fair share when others on the credential are short
- * (fairAllowance). The SQL in src/db/github-budget-store.ts does the same in one statement.
+ * (fairAllowance). The window's points are those of the policy in force at `now` (effectivePolicy:
+ * less while a cut learned from GitHub grows back). The SQL in src/db/github-budget-store.ts does
+ * the same in one statement.
  */
 export function reserve(
   row: BudgetRow | null,
@@ -106,11 +191,13 @@ export function reserve(
   wanted: number,
   policy: GithubBudgetPolicy,
   fairness: Fairness = NO_RIVALS,
+  now = windowStart,
 ): { granted: number; row: BudgetRow } {
-  const perWindow = pointsPerWindow(policy);
+  // What the window may spend: the configured figure, or less while a learned cut grows back.
+  const perWindow = pointsPerWindow(effectivePolicy(policy, row?.learned ?? null, now));
   if (row && row.windowStart > windowStart) return { granted: 0, row };
   const used = row && row.windowStart === windowStart ? row.pointsUsed : 0;
   const allowance = fairAllowance(Math.floor(perWindow / JIT_CONFIG_POINTS), fairness);
   const granted = Math.max(0, Math.min(wanted, allowance, Math.floor((perWindow - used) / JIT_CONFIG_POINTS)));
-  return { granted, row: { windowStart, pointsUsed: used + granted * JIT_CONFIG_POINTS } };
+  return { granted, row: { ...row, windowStart, pointsUsed: used + granted * JIT_CONFIG_POINTS } };
 }

@@ -1,6 +1,6 @@
 // A little over the house's ~400 lines on purpose: `call` is one loop deciding each attempt
 // (rate-limit waits, the send deadline, retries, token refresh) over shared state; its pieces
-// already live apart (credential-auth.ts, rate-limit.ts, errors.ts, runners.ts).
+// already live apart (credential-auth.ts, rate-limit.ts, budget-learning.ts, errors.ts, runners.ts).
 
 import { createDb, type Db } from "../db/client";
 import { type CredentialContext, loadCredentialContext, type StatePatch, writeCredentialState } from "../db/github-state-store";
@@ -9,6 +9,9 @@ import { measuredFetch } from "../lib/invocation-cost";
 import { logAt, logEvent } from "../observability/log";
 import { countGithubCall } from "../observability/op-counters";
 import { githubCallLevel } from "../scaleset/log-levels";
+import { scaleSetSettings } from "../scaleset/settings";
+import type { GithubBudgetPolicy } from "./budget";
+import { learnFromSecondaryLimit } from "./budget-learning";
 import { CredentialAuth } from "./credential-auth";
 import { refuseUnlessBound } from "./credential-binding";
 import {
@@ -22,6 +25,7 @@ import {
 import {
   isLow,
   isRateLimited,
+  isSecondaryLimit,
   parseRateLimit,
   type RateLimitSnapshot,
   rateLimitedUntil,
@@ -47,8 +51,14 @@ export const systemClock: Clock = {
 };
 
 export interface GithubClientOptions {
-  env: Pick<Env, "DB" | "ENCRYPTION_KEY" | "ENCRYPTION_KEYS_PREVIOUS">;
+  env: Pick<Env, "DB" | "ENCRYPTION_KEY" | "ENCRYPTION_KEYS_PREVIOUS" | "GITHUB_POINTS_PER_MINUTE" | "GITHUB_BUDGET_WINDOW_SECONDS">;
   credentialId: string;
+  /**
+   * The credential's GitHub budget as configured, which a secondary-limit refusal cuts
+   * (github/budget.ts, learnFromRefusal). Default: the Worker's (GITHUB_POINTS_PER_MINUTE); null:
+   * no budget, nothing to learn.
+   */
+  budget?: GithubBudgetPolicy | null;
   clock?: Clock;
   fetch?: typeof fetch;
   /**
@@ -110,6 +120,7 @@ export class GithubClient {
   private readonly maxWaitMs: number;
   private readonly maxAttempts: number;
   private readonly timeoutMs: number;
+  private readonly budget: GithubBudgetPolicy | null;
   private ctx: CredentialContext | null = null;
   private ctxLoadedAt = 0;
   private readonly auth: CredentialAuth;
@@ -122,6 +133,7 @@ export class GithubClient {
     this.maxWaitMs = options.maxWaitMs ?? DEFAULT_MAX_WAIT_MS;
     this.maxAttempts = Math.max(1, options.maxAttempts ?? DEFAULT_MAX_ATTEMPTS);
     this.timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    this.budget = options.budget !== undefined ? options.budget : scaleSetSettings(options.env).githubBudget;
     this.auth = new CredentialAuth({
       credentialId: this.credentialId,
       clock: this.clock,
@@ -268,6 +280,11 @@ export class GithubClient {
       }
 
       if (isRateLimited(res.status, res.headers, message)) {
+        // Before the wait is recorded: a refusal that arrives while the credential already waits
+        // out another is part of the same lesson.
+        if (isSecondaryLimit(res.status, res.headers, message)) {
+          await learnFromSecondaryLimit(this.options.env.DB, this.credentialId, this.budget, this.clock.now());
+        }
         const strikes = ctx.state?.rateLimitStrikes ?? 0;
         const { until, hinted } = rateLimitedUntil({ now: this.clock.now(), headers: res.headers, strikes });
         await this.saveState({

@@ -58,6 +58,17 @@ export function isRateLimited(status: number, headers: HeaderSource, message = "
   return /rate limit/i.test(message);
 }
 
+/**
+ * Whether a rate-limit refusal is a secondary limit (points a minute, concurrent requests) rather
+ * than the primary hourly one. GitHub's "Rate limits for the REST API": a secondary limit is a
+ * 403 or 429 whose message says so, `retry-after` may come with it; the primary limit comes with
+ * `x-ratelimit-remaining: 0` and a message of its own.
+ */
+export function isSecondaryLimit(status: number, headers: HeaderSource, message = ""): boolean {
+  if (status !== 403 && status !== 429) return false;
+  return /secondary rate limit/i.test(message) || headers.get("retry-after") !== null;
+}
+
 /** Minimum wait when GitHub gives no hint (its guidance: at least a minute). */
 export const MIN_UNHINTED_WAIT_MS = 60_000;
 export const MAX_UNHINTED_WAIT_MS = 30 * 60_000;

@@ -3,6 +3,7 @@ import { keyringFor } from "../crypto/keyring";
 import { seal } from "../crypto/secret-box";
 import { secretContext } from "../crypto/secret-contexts";
 import { createDb } from "../db/client";
+import { type CredentialBudget, readCredentialBudgets } from "../db/github-budget-store";
 import {
   credentialsNameTaken,
   credentialsUse,
@@ -15,6 +16,7 @@ import {
   updateCredentials,
 } from "../db/github-credential-store";
 import type { CredentialRow, CredentialStateRow } from "../db/github-state-store";
+import type { Env } from "../env";
 import { DEFAULT_ENDPOINT } from "../github/default-endpoint";
 import { conflict, inUse, invalidBody } from "../http/errors";
 import { Description, IdParam, iso, now, ResourceName, Timestamp, WebhookSecret } from "../http/openapi";
@@ -22,6 +24,7 @@ import { requireFound } from "../http/require-found";
 import { resourceRoutes } from "../http/resource-routes";
 import { createRouter } from "../http/router";
 import { sentFields } from "../http/sent-fields";
+import { scaleSetSettings } from "../scaleset/settings";
 
 const PrivateKeyPem = z
   .string()
@@ -95,6 +98,19 @@ const RateLimit = z
   .nullable()
   .openapi("GithubRateLimit", { description: "Last x-ratelimit-* figures GitHub sent; null before the first call" });
 
+const Budget = z
+  .object({
+    configured_points_per_minute: z.int().openapi({ description: "GITHUB_POINTS_PER_MINUTE: what the budget spends at most" }),
+    effective_points_per_minute: z.int().openapi({
+      description: "What it spends now: less than configured while a cut learned from GitHub's secondary-limit refusals grows back",
+    }),
+    learned_at: Timestamp.nullable().openapi({ description: "When a refusal of GitHub's last cut the budget (null: never)" }),
+  })
+  .nullable()
+  .openapi("GithubCredentialsBudget", {
+    description: "The credentials' GitHub budget of JIT configs (docs/performance.md); null when GITHUB_POINTS_PER_MINUTE is 0",
+  });
+
 const CredentialsSchema = z
   .object({
     id: z.uuid(),
@@ -108,12 +124,33 @@ const CredentialsSchema = z
     has_webhook_secret: z.boolean().openapi({ description: "An App webhook secret is stored (never returned); always false for a PAT" }),
     health: Health,
     rate_limit: RateLimit,
+    budget: Budget,
     created_at: Timestamp,
     updated_at: Timestamp,
   })
   .openapi("GithubCredentials");
 
-const view = (r: CredentialRow, state: CredentialStateRow | null, at = now()): z.infer<typeof CredentialsSchema> => ({
+/** Each credential's budget now (none when the Worker budgets nothing). */
+async function budgets(env: Env, ids: string[]): Promise<Map<string, CredentialBudget> | null> {
+  const policy = scaleSetSettings(env).githubBudget;
+  return policy ? readCredentialBudgets(env.DB, ids, now(), policy) : null;
+}
+
+const budgetView = (b: CredentialBudget | undefined): z.infer<typeof Budget> =>
+  b
+    ? {
+        configured_points_per_minute: b.configuredPointsPerMinute,
+        effective_points_per_minute: b.effectivePointsPerMinute,
+        learned_at: iso(b.learnedAt),
+      }
+    : null;
+
+const view = (
+  r: CredentialRow,
+  state: CredentialStateRow | null,
+  budget: CredentialBudget | undefined,
+  at = now(),
+): z.infer<typeof CredentialsSchema> => ({
   id: r.id,
   name: r.name,
   description: r.description,
@@ -140,6 +177,7 @@ const view = (r: CredentialRow, state: CredentialStateRow | null, at = now()): z
           limited_until: state.blockedUntil !== null && state.blockedUntil > at ? iso(state.blockedUntil) : null,
         }
       : null,
+  budget: budgetView(budget),
   created_at: iso(r.createdAt)!,
   updated_at: iso(r.updatedAt)!,
 });
@@ -155,8 +193,12 @@ const routes = resourceRoutes({
 export const githubCredentialRoutes = createRouter()
   .openapi(routes.list("List GitHub credentials", "Credentials"), async (c) => {
     const rows = await listCredentials(createDb(c.env));
+    const budget = await budgets(
+      c.env,
+      rows.map((r) => r.credential.id),
+    );
     return c.json(
-      rows.map((r) => view(r.credential, r.state)),
+      rows.map((r) => view(r.credential, r.state, budget?.get(r.credential.id))),
       200,
     );
   })
@@ -186,12 +228,12 @@ export const githubCredentialRoutes = createRouter()
       createdAt: t,
       updatedAt: t,
     });
-    return c.json(view(row, null), 201);
+    return c.json(view(row, null, (await budgets(c.env, [id]))?.get(id)), 201);
   })
   .openapi(routes.show("Show GitHub credentials", "Credentials"), async (c) => {
     const { id } = c.req.valid("param");
     const row = requireFound(await findCredentialsWithState(createDb(c.env), id), "credentials", id);
-    return c.json(view(row.credential, row.state), 200);
+    return c.json(view(row.credential, row.state, (await budgets(c.env, [id]))?.get(id)), 200);
   })
   .openapi(
     routes.update("Update GitHub credentials (rename, new token, new key, App webhook secret)", UpdateCredentials, { renames: true }),
@@ -236,7 +278,7 @@ export const githubCredentialRoutes = createRouter()
         },
         changesIdentity,
       );
-      return c.json(view(updated.credential, updated.state), 200);
+      return c.json(view(updated.credential, updated.state, (await budgets(c.env, [id]))?.get(id)), 200);
     },
   )
   .openapi(routes.remove("Delete GitHub credentials no entity uses"), async (c) => {

@@ -1,10 +1,13 @@
 import { Hono } from "hono";
+import { budgetCutCounter, budgetWaitCounter } from "../db/github-budget-store";
 import { readMetricsData } from "../db/metrics-store";
 import type { AppEnv } from "../env";
+import { effectivePointsPerMinute, type GithubBudgetPolicy } from "../github/budget";
 import { bearerPrincipal } from "../http/admin-auth";
 import { ApiError } from "../http/errors";
 import { JOB_LATENCY_BUCKETS, pendingCounts, RECONCILE_BUCKETS, WEBHOOK_REJECTED } from "../observability/op-counters";
 import { Exposition, type Labels } from "../observability/prometheus";
+import { scaleSetSettings } from "../scaleset/settings";
 
 /**
  * `GET /metrics`: Prometheus text, guarded by METRICS_TOKEN (not the admin token, so a scraper
@@ -18,7 +21,8 @@ export const METRICS_PATH = "/metrics";
 
 const P = "edgerunner_";
 
-export async function renderMetrics(db: D1Database): Promise<string> {
+/** `budget`: the GitHub budget as configured (null: none), whose figure in force is shown per credential at `now`. */
+export async function renderMetrics(db: D1Database, budget: GithubBudgetPolicy | null, now: number): Promise<string> {
   const data = await readMetricsData(db, JOB_LATENCY_BUCKETS);
 
   const m = new Exposition();
@@ -73,8 +77,10 @@ export async function renderMetrics(db: D1Database): Promise<string> {
         labels: { operation: a, credentials: credentialNames.get(b) ?? b },
         value: c.value,
       });
-    } else if (family === "github.budget_waits") {
+    } else if (c.name === budgetWaitCounter(a)) {
       calls.set(c.name, { family: `${P}github_budget_waits_total`, labels: { credentials: credentialNames.get(a) ?? a }, value: c.value });
+    } else if (c.name === budgetCutCounter(a)) {
+      calls.set(c.name, { family: `${P}github_budget_cuts_total`, labels: { credentials: credentialNames.get(a) ?? a }, value: c.value });
     } else if (family === "shim.calls" || family === "shim.errors") {
       calls.set(c.name, {
         family: family === "shim.calls" ? `${P}provider_operations_total` : `${P}provider_errors_total`,
@@ -117,6 +123,10 @@ export async function renderMetrics(db: D1Database): Promise<string> {
       `${P}github_budget_waits_total`,
       "Times JIT configs had to wait for the credentials' GitHub budget: budget windows in which a scale set's pass wanted more than was left (before_create), and machines that waited in line for theirs (on_boot)",
     ],
+    [
+      `${P}github_budget_cuts_total`,
+      "Times GitHub refused the credentials with a secondary rate limit and their GitHub budget was cut (refusals that arrive together count once)",
+    ],
     [`${P}provider_operations_total`, "Provider shim requests, by operation and provider"],
     [`${P}provider_errors_total`, "Provider shim requests that failed"],
   ] as const) {
@@ -139,9 +149,24 @@ export async function renderMetrics(db: D1Database): Promise<string> {
     reset: "When the rate-limit window resets, unix seconds",
   };
   m.declare(`${P}github_credentials_healthy`, credHelp.healthy, "gauge");
+  const budgetHelp =
+    "Points a minute the credentials' GitHub budget spends now: GITHUB_POINTS_PER_MINUTE, or less while a cut learned from GitHub's refusals grows back";
+  m.declare(`${P}github_budget_points_per_minute`, budgetHelp, "gauge");
   for (const c of data.credentials) {
     const l: Labels = { credentials: c.name, endpoint: c.endpoint_name };
     g("github_credentials_healthy", credHelp.healthy, l, c.health === "failing" ? 0 : 1);
+    if (budget) {
+      const learned =
+        c.learned_points_per_minute === null || c.learned_at === null
+          ? null
+          : { pointsPerMinute: c.learned_points_per_minute, at: c.learned_at };
+      g(
+        "github_budget_points_per_minute",
+        budgetHelp,
+        { credentials: c.name },
+        effectivePointsPerMinute(budget.pointsPerMinute, learned, now),
+      );
+    }
     if (c.rate_limit_limit === null || c.rate_limit_limit === undefined) continue;
     const rl = { ...l, resource: c.rate_limit_resource ?? "core" };
     g("github_rate_limit_limit", credHelp.limit, rl, c.rate_limit_limit);
@@ -210,7 +235,7 @@ export const metricsRoutes = new Hono<AppEnv>().get(METRICS_PATH, async (c) => {
   if (!expected && !named) throw new ApiError(503, "metrics disabled: METRICS_TOKEN is not configured");
   const metricsPrincipal = { actor: "metrics_token", scope: "read", via: "api" } as const;
   await bearerPrincipal(c, { extra: expected ? { token: expected, principal: metricsPrincipal } : undefined, realm: "edgerunner-metrics" });
-  return c.body(await renderMetrics(c.env.DB), 200, {
+  return c.body(await renderMetrics(c.env.DB, scaleSetSettings(c.env).githubBudget, Date.now()), 200, {
     "content-type": "text/plain; version=0.0.4; charset=utf-8",
     "cache-control": "no-store",
   });

@@ -1,13 +1,19 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import {
+  BUDGET_RECOVERY_MS,
   type BudgetRow,
   budgetWindow,
   DEFAULT_GITHUB_BUDGET,
+  effectivePointsPerMinute,
+  effectivePolicy,
   type Fairness,
   fairAllowance,
   GITHUB_SECONDARY_POINTS_PER_MINUTE,
   JIT_CONFIG_POINTS,
+  type LearnedBudget,
+  learnFromRefusal,
+  minLearnedPointsPerMinute,
   pointsPerWindow,
   reserve,
   worstMinutePoints,
@@ -81,6 +87,77 @@ describe("GitHub budget arithmetic", () => {
     expect(scaleSetSettings({ GITHUB_BUDGET_WINDOW_SECONDS: "0" }).githubBudget?.windowMs).toBe(3_000);
   });
 });
+
+describe("learning GitHub's real limit from its refusals", () => {
+  const minute = 60_000;
+  const budget = DEFAULT_GITHUB_BUDGET; // 810 points a minute, 3 s windows
+
+  it("cuts to three quarters of what was in force, and never below one JIT config a window", () => {
+    expect(learnFromRefusal(budget, null, 1_000_000)).toEqual({ from: 810, learned: { pointsPerMinute: 607, at: 1_000_000 } });
+    // A second lesson, long after the first has grown back a little: 3/4 of what was in force then.
+    const first: LearnedBudget = { pointsPerMinute: 607, at: 0 };
+    const inForce = effectivePointsPerMinute(810, first, minute);
+    expect(inForce).toBe(607 + 20); // 810 × 25 % grows back per 10 minutes: 20.25 a minute
+    expect(learnFromRefusal(budget, first, minute)).toEqual({ from: 627, learned: { pointsPerMinute: 470, at: minute } });
+    // One JIT config per 3 s window is 100 points a minute: the floor.
+    expect(minLearnedPointsPerMinute(3_000)).toBe(100);
+    expect(learnFromRefusal(budget, { pointsPerMinute: 110, at: 0 }, 10_000)?.learned.pointsPerMinute).toBe(100);
+    expect(learnFromRefusal(budget, { pointsPerMinute: 100, at: 0 }, 10_000)?.learned.pointsPerMinute).toBe(100);
+    expect(pointsPerWindow({ pointsPerMinute: 100, windowMs: 3_000 })).toBe(JIT_CONFIG_POINTS);
+    // Repeated refusals settle at the floor, whatever the configured figure.
+    let learned: LearnedBudget | null = null;
+    for (let t = 0; t < 60 * 6_000; t += 6_000) learned = learnFromRefusal(budget, learned, t)?.learned ?? learned;
+    expect(learned?.pointsPerMinute).toBe(100);
+  });
+
+  it("grows back linearly to the configured figure: one cut in 10 minutes, a deeper one more slowly", () => {
+    const cut: LearnedBudget = { pointsPerMinute: 607, at: 0 };
+    const inForceAt = (ms: number) => effectivePointsPerMinute(810, cut, ms);
+    expect(inForceAt(0)).toBe(607);
+    expect(inForceAt(-5_000)).toBe(607); // a clock behind the cut's
+    expect(inForceAt(5 * minute)).toBe(607 + 101);
+    expect(inForceAt(BUDGET_RECOVERY_MS - minute)).toBe(607 + 182);
+    // 607 is 810 × 75 % rounded down: the last half point takes a few seconds more.
+    expect(inForceAt(BUDGET_RECOVERY_MS)).toBe(809);
+    expect(inForceAt(BUDGET_RECOVERY_MS + 3_000)).toBe(810);
+    expect(inForceAt(10 * BUDGET_RECOVERY_MS)).toBe(810);
+    expect(inForceAt(Number.MAX_SAFE_INTEGER)).toBe(810);
+    // Never decreasing, never above configured.
+    for (let t = 0; t < 12 * minute; t += 7_001) expect(inForceAt(t + 7_001)).toBeGreaterThanOrEqual(inForceAt(t));
+    // From the floor (100) the same 20.25 a minute: 35 minutes to 810, not 10.
+    expect(effectivePointsPerMinute(810, { pointsPerMinute: 100, at: 0 }, BUDGET_RECOVERY_MS)).toBe(302);
+    expect(effectivePointsPerMinute(810, { pointsPerMinute: 100, at: 0 }, 35 * minute)).toBe(808);
+    // Nothing learned, or learned above a configured figure since lowered: the configured figure.
+    expect(effectivePointsPerMinute(810, null, 0)).toBe(810);
+    expect(effectivePointsPerMinute(450, { pointsPerMinute: 607, at: 0 }, 0)).toBe(450);
+    expect(effectivePolicy(budget, cut, 0)).toEqual({ pointsPerMinute: 607, windowMs: 3_000 });
+    expect(pointsPerWindow(effectivePolicy(budget, cut, 0))).toBe(30); // 6 JIT configs a window instead of 8
+  });
+
+  it("learns once from refusals that arrive together: a window's calls refused at once, calls already on their way", () => {
+    const first = learnFromRefusal(budget, null, 100_000)!;
+    // The rest of the window's calls, and calls sent in the next window before the news arrived.
+    for (const later of [0, 1, 2_999, 5_999]) expect(learnFromRefusal(budget, first.learned, 100_000 + later)).toBeNull();
+    // Two windows on: a new lesson.
+    expect(learnFromRefusal(budget, first.learned, 106_000)?.from).toBe(607 + 2);
+    // While the credential waits out a refusal (GitHub's retry-after), what still arrives is part of it.
+    expect(learnFromRefusal(budget, first.learned, 130_000, 160_000)).toBeNull();
+    expect(learnFromRefusal(budget, null, 130_000, 160_000)).toBeNull();
+    expect(learnFromRefusal(budget, first.learned, 160_000, 160_000)).not.toBeNull();
+  });
+
+  it("reserves out of the figure in force: less after a cut, the configured figure again once it has grown back", () => {
+    const row: BudgetRow = { windowStart: 0, pointsUsed: 0, learned: { pointsPerMinute: 607, at: 0 } };
+    expect(reserve(row, 3_000, 20, budget, NO_FAIRNESS, 3_000).granted).toBe(6);
+    expect(reserve(row, 3_000, 20, budget, NO_FAIRNESS, 3_000).row.learned).toEqual(row.learned);
+    expect(reserve(row, BUDGET_RECOVERY_MS, 20, budget, NO_FAIRNESS, BUDGET_RECOVERY_MS).granted).toBe(8);
+    expect(reserve(null, 3_000, 20, budget).granted).toBe(8);
+    // The fair share divides the window in force.
+    expect(reserve(row, 3_000, 20, budget, { othersShort: [10], mine: 0 }, 3_000).granted).toBe(3);
+  });
+});
+
+const NO_FAIRNESS: Fairness = { othersShort: [], mine: 0 };
 
 const summary = (over: Partial<PlanSummary> = {}): PlanSummary => ({
   desired: 50,

@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import {
   isLow,
   isRateLimited,
+  isSecondaryLimit,
   MAX_UNHINTED_WAIT_MS,
   MIN_UNHINTED_WAIT_MS,
   parseRateLimit,
@@ -55,6 +56,22 @@ describe("isRateLimited", () => {
     expect(isRateLimited(403, h({ "x-ratelimit-remaining": "4000" }), "Resource not accessible by integration")).toBe(false);
     expect(isRateLimited(404, h({ "retry-after": "1" }))).toBe(false);
     expect(isRateLimited(200, h({ "x-ratelimit-remaining": "0" }))).toBe(false);
+  });
+});
+
+describe("isSecondaryLimit", () => {
+  it("tells GitHub's secondary limits (what the budget learns from) from the primary hourly one", () => {
+    const secondary = "You have exceeded a secondary rate limit. Please wait a few minutes before you try again.";
+    expect(isSecondaryLimit(403, h({}), secondary)).toBe(true);
+    expect(isSecondaryLimit(429, h({ "x-ratelimit-remaining": "4000" }), secondary)).toBe(true);
+    expect(isSecondaryLimit(403, h({ "retry-after": "30" }))).toBe(true);
+    expect(isSecondaryLimit(429, h({ "retry-after": "30" }))).toBe(true);
+    // A secondary limit may come with the primary one exhausted too: the message says which.
+    expect(isSecondaryLimit(403, h({ "x-ratelimit-remaining": "0" }), secondary)).toBe(true);
+    expect(isSecondaryLimit(403, h({ "x-ratelimit-remaining": "0" }), "API rate limit exceeded for installation ID 777.")).toBe(false);
+    expect(isSecondaryLimit(429, h({ "x-ratelimit-remaining": "0" }))).toBe(false);
+    expect(isSecondaryLimit(403, h({}), "Resource not accessible by integration")).toBe(false);
+    expect(isSecondaryLimit(404, h({ "retry-after": "1" }), secondary)).toBe(false);
   });
 });
 

@@ -1,7 +1,8 @@
 import { env, exports } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import type { GithubBudgetPolicy } from "../../src/github/budget";
-import { api, inScaleSetObject, unique } from "./helpers";
+import { reserveJitConfigs } from "../../src/db/github-budget-store";
+import { type BudgetRow, type Fairness, type GithubBudgetPolicy, type LearnedBudget, reserve } from "../../src/github/budget";
+import { api, inScaleSetObject, seed, unique } from "./helpers";
 import { parsePrometheus, value } from "./prometheus-parse";
 import { queueJobs, reconcile, type ScaleSetWorld, scaleSetWorld } from "./scaleset-world";
 
@@ -204,5 +205,118 @@ describe("GitHub budget", () => {
     const status = await reconcile(w.scaleSetId);
     expect(status.last_reconcile).toMatchObject({ actions: { create: 5 }, summary: { blocked: null } });
     expect(status.github_budget).toBeNull();
+  });
+});
+
+/** Deterministic pseudo-random numbers in [0, 1) (mulberry32): a failing case can be replayed. */
+function random(seedValue: number) {
+  let a = seedValue >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** A credential used by three scale sets (rows only: no GitHub is called). */
+async function credentialWithScaleSets() {
+  const repo = await seed.repository();
+  const cred = (await env.DB.prepare("SELECT credentials_id AS id FROM entities WHERE id = ?").bind(repo.id).first<{ id: string }>())!;
+  const provider = await seed.provider();
+  const scaleSets: string[] = [];
+  for (let i = 0; i < 3; i++) scaleSets.push((await seed.scaleSet(`repositories/${repo.id}`, { provider_name: provider.name })).id);
+  return { credentialId: cred.id, scaleSets };
+}
+
+describe("the reservation statement", () => {
+  const policy: GithubBudgetPolicy = { pointsPerMinute: 810, windowMs: 3_000 };
+
+  it("agrees with reserve and fairAllowance, a budget learned from GitHub growing back included", async () => {
+    const { credentialId, scaleSets } = await credentialWithScaleSets();
+    // Far from any real window, so nothing else touches these rows.
+    const base = 1_000 * policy.windowMs;
+    for (let scenario = 1; scenario <= 25; scenario++) {
+      const rnd = random(scenario);
+      const learned: LearnedBudget | null =
+        rnd() < 0.2 ? null : { pointsPerMinute: 100 + Math.floor(rnd() * 700), at: base - Math.floor(rnd() * 15 * 60_000) };
+      await env.DB.batch([
+        env.DB.prepare("DELETE FROM github_budget_demand WHERE credential_id = ?").bind(credentialId),
+        env.DB.prepare(
+          "INSERT INTO github_budget (credential_id, window_start, points_used, last_grant, learned_points_per_minute, learned_at) VALUES (?1, ?2, 0, 0, ?3, ?4) ON CONFLICT(credential_id) DO UPDATE SET window_start = ?2, points_used = 0, last_grant = 0, learned_points_per_minute = ?3, learned_at = ?4",
+        ).bind(credentialId, base - policy.windowMs, learned?.pointsPerMinute ?? null, learned?.at ?? null),
+      ]);
+      // The model: github/budget.ts's reserve over the asks as github_budget_demand remembers them.
+      let row: BudgetRow | null = { windowStart: base - policy.windowMs, pointsUsed: 0, learned };
+      const asks = new Map<string, { windowStart: number; wanted: number; granted: number; grantedInWindow: number }>();
+      const fairness = (scaleSet: string, windowStart: number): Fairness => ({
+        othersShort: [...asks]
+          .filter(([id, a]) => id !== scaleSet && a.windowStart >= windowStart - policy.windowMs && a.wanted > a.granted)
+          .map(([, a]) => a.wanted - a.granted),
+        mine: asks.get(scaleSet)?.windowStart === windowStart ? asks.get(scaleSet)!.grantedInWindow : 0,
+      });
+      let windowStart = base;
+      for (let step = 0; step < 12; step++) {
+        if (rnd() < 0.3) windowStart += policy.windowMs * (1 + Math.floor(rnd() * 40));
+        const scaleSet = scaleSets[Math.floor(rnd() * scaleSets.length)]!;
+        const wanted = Math.floor(rnd() * 12);
+        const now = windowStart + Math.floor(rnd() * policy.windowMs);
+        const expected = reserve(row, windowStart, wanted, policy, fairness(scaleSet, windowStart), now);
+        const got = await reserveJitConfigs(env.DB, {
+          credentialId,
+          scaleSetId: scaleSet,
+          windowStart,
+          policy,
+          wanted,
+          countWaits: 0,
+          now,
+        });
+        expect(got, `scenario ${scenario}, step ${step}`).toEqual({ granted: expected.granted, usable: true });
+        row = expected.row;
+        const before = asks.get(scaleSet);
+        const inWindow = before?.windowStart === windowStart ? before.grantedInWindow : 0;
+        asks.set(scaleSet, { windowStart, wanted, granted: expected.granted, grantedInWindow: inWindow + expected.granted });
+      }
+    }
+  });
+
+  it("grants nothing to a credential GitHub refused or that waits out a rate limit, and tells it from an unknown one", async () => {
+    const { credentialId, scaleSets } = await credentialWithScaleSets();
+    const now = 2_000 * policy.windowMs;
+    const ask = (over: { credentialId?: string; countWaits?: number } = {}) =>
+      reserveJitConfigs(env.DB, {
+        credentialId,
+        scaleSetId: scaleSets[0]!,
+        windowStart: now,
+        policy,
+        wanted: 5,
+        countWaits: 0,
+        now,
+        ...over,
+      });
+    const state = (health: string, blockedUntil: number | null) =>
+      env.DB.prepare(
+        "INSERT INTO github_credential_state (credential_id, health, blocked_until, updated_at) VALUES (?1, ?2, ?3, 0) ON CONFLICT(credential_id) DO UPDATE SET health = ?2, blocked_until = ?3",
+      )
+        .bind(credentialId, health, blockedUntil)
+        .run();
+    const waits = async () =>
+      (
+        await env.DB.prepare("SELECT value FROM counters WHERE name = ?")
+          .bind(`github.budget_waits|${credentialId}`)
+          .first<{ value: number }>()
+      )?.value ?? 0;
+
+    await state("failing", null);
+    expect(await ask({ countWaits: 5 })).toEqual({ granted: 0, usable: false });
+    // Not waiting for the budget: no budget wait is counted.
+    expect(await waits()).toBe(0);
+    await state("ok", now + 1);
+    expect(await ask()).toEqual({ granted: 0, usable: false });
+    await state("ok", now);
+    expect(await ask()).toEqual({ granted: 5, usable: true });
+    // An unknown credential is not budgeted: all granted, as before.
+    expect(await ask({ credentialId: crypto.randomUUID() })).toEqual({ granted: 5, usable: true });
   });
 });

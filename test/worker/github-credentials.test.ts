@@ -32,6 +32,8 @@ describe("GitHub credentials", () => {
       has_webhook_secret: false,
       health: { status: "ok", reason: null, since: null },
       rate_limit: null,
+      // The Worker's GitHub budget in the tests (vitest.config.ts); nothing learned yet.
+      budget: { configured_points_per_minute: 60_000, effective_points_per_minute: 60_000, learned_at: null },
       created_at: expect.any(String),
       updated_at: expect.any(String),
     });

@@ -61,7 +61,7 @@ export const credentialCommands: Command[] = [
   },
   {
     words: ["credential", "show"],
-    summary: "Show GitHub credentials (with their health and rate limit)",
+    summary: "Show GitHub credentials (with their health, rate limit and GitHub budget)",
     args: ["<name|id>"],
     run: async (ctx) => {
       const id = await credentialsId(ctx.api(), ctx.positionals[0]!);

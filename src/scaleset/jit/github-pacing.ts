@@ -1,5 +1,5 @@
 import type { InstanceRecord, PoolCredential, ScaleSetRecord } from "../../db/scaleset-store";
-import { budgetWindow, type GithubBudgetPolicy, pointsPerWindow } from "../../github/budget";
+import { budgetWindow, type GithubBudgetPolicy } from "../../github/budget";
 import { logEvent as log } from "../../observability/log";
 import { mintsJitOnBoot } from "../bootstrap";
 import type { BudgetWait, ObjectState } from "../object-state";
@@ -40,18 +40,19 @@ export async function payForCreates(
   const before = state.budgetWait;
   const firstWaitThisWindow = before?.windowStart !== window.start;
   // The entity's own credential first, then the others of its pool, each within its own budget.
-  const grants = await reserveFromPool(input.db, {
+  const reservation = await reserveFromPool(input.db, {
     pool: input.pool.map((c) => c.credentialId),
     scaleSetId: ss.id,
     windowStart: window.start,
-    windowMs: policy.windowMs,
+    policy,
     wanted,
-    pointsPerWindow: pointsPerWindow(policy),
     countWaits: firstWaitThisWindow ? 1 : 0,
     now,
   });
-  const granted = grants.reduce((n, g) => n + g.count, 0);
-  const mintWith = grants.flatMap((g) => Array.from({ length: g.count }, () => g.credentialId));
+  // No usable credential in the pool is not the budget's to pace: its calls fail or wait on their own.
+  if (!reservation.usable) return plan;
+  const granted = reservation.grants.reduce((n, g) => n + g.count, 0);
+  const mintWith = reservation.grants.flatMap((g) => Array.from({ length: g.count }, () => g.credentialId));
   if (granted >= wanted) {
     if (before?.freesAt != null) state.budgetWait = { ...before, freesAt: null, wanted, granted };
     return { ...plan, mintWith };

@@ -5,7 +5,7 @@ import type { InstanceAttempt } from "../../db/instance-store";
 import { claimJitMint, keepJitClaims, readJitMint, releaseJitMint, storeMintedJit } from "../../db/jit-mint-store";
 import type { RunnerSetup } from "../../db/scaleset-store";
 import type { Env } from "../../env";
-import { type GithubBudgetPolicy, pointsPerWindow } from "../../github/budget";
+import type { GithubBudgetPolicy } from "../../github/budget";
 import { GithubSendDeadlineError } from "../../github/errors";
 import { isDuplicateRunnerName } from "../../github/runners";
 import { errorText, logEvent as log, logger } from "../../observability/log";
@@ -237,13 +237,13 @@ function lineFor(
           // holds for on-boot machines too.
           scaleSetId,
           windowStart,
-          windowMs: policy.windowMs,
+          policy,
           wanted,
-          pointsPerWindow: pointsPerWindow(policy),
           // /metrics' budget waits: each machine that had to wait, once.
           countWaits: firstAsks,
           now: timing.now(),
-        }),
+          // No usable credential in the pool: the entity's own mints, failing or waiting on its own, as before pools.
+        }).then((r) => (r.usable ? r.grants : [{ credentialId, count: wanted }])),
       onShort: ({ windowStart, wanted, granted }) =>
         log({
           event: "jit_budget_short",

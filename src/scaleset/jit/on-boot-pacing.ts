@@ -1,5 +1,5 @@
 import type { InstanceRecord, PoolCredential, ScaleSetRecord } from "../../db/scaleset-store";
-import { type GithubBudgetPolicy, JIT_CONFIG_POINTS, pointsPerWindow } from "../../github/budget";
+import { effectivePolicy, type GithubBudgetPolicy, JIT_CONFIG_POINTS, pointsPerWindow } from "../../github/budget";
 import { logEvent as log } from "../../observability/log";
 import { mintsJitOnBoot } from "../bootstrap";
 import type { CreatePacing, ObjectState } from "../object-state";
@@ -29,8 +29,9 @@ export function poolJitPerMinute(
   for (const c of pool) {
     if (c.health === "failing" || (c.blockedUntil ?? 0) > now) continue;
     usable++;
-    const points = c.learnedPointsPerMinute === null ? policy.pointsPerMinute : Math.min(policy.pointsPerMinute, c.learnedPointsPerMinute);
-    const perWindow = Math.floor(pointsPerWindow({ ...policy, pointsPerMinute: points }) / JIT_CONFIG_POINTS);
+    const learned =
+      c.learnedPointsPerMinute === null || c.learnedAt === null ? null : { pointsPerMinute: c.learnedPointsPerMinute, at: c.learnedAt };
+    const perWindow = Math.floor(pointsPerWindow(effectivePolicy(policy, learned, now)) / JIT_CONFIG_POINTS);
     perMinute += (perWindow * 60_000) / policy.windowMs;
   }
   return { perMinute, usable };
