@@ -22,13 +22,13 @@ async function entityOf(scaleSetId: string) {
     .first<{ entity_id: string; credentials_id: string; endpoint_name: string }>())!;
 }
 
-/** The credential's budget as GitHub taught it: `points` a minute, learned just now. */
+/** The credential's budget as GitHub taught it: `points` a minute (dated ahead, so it does not grow back during the test). */
 const learnBudget = (credentialId: string, points: number) =>
   env.DB.prepare(
     `INSERT INTO github_budget (credential_id, window_start, points_used, last_grant, learned_points_per_minute, learned_at) VALUES (?1, 0, 0, 0, ?2, ?3)
      ON CONFLICT(credential_id) DO UPDATE SET learned_points_per_minute = ?2, learned_at = ?3`,
   )
-    .bind(credentialId, points, Date.now())
+    .bind(credentialId, points, Date.now() + 3_600_000)
     .run();
 const forgetBudget = (credentialId: string) => env.DB.prepare("DELETE FROM github_budget WHERE credential_id = ?").bind(credentialId).run();
 /** Every reservation in the current window gets nothing: the window another isolate opened is ahead of ours. */
