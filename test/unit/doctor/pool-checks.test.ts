@@ -20,7 +20,7 @@ import {
 const poolApp = (over: { permissions?: Record<string, string>; account?: string } & Partial<CredentialFacts> = {}) => {
   const { permissions, account, ...rest } = over;
   const base = appCredentials({ id: "cred-app-2", name: "octo-app-2", appId: 5151, installationId: 888 });
-  const inst = (base.installation as { value: Record<string, unknown> }).value;
+  const inst = (base.installation as { value: object }).value;
   return appCredentials({
     ...base,
     installation: ok({ ...inst, permissions: permissions ?? { ...FULL_APP_PERMISSIONS }, account: account ?? "octo" } as never),
