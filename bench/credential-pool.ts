@@ -3,7 +3,7 @@
  * plus N − 1 more, each a PAT of its own at the fake GitHub (a login of its own, so its requests
  * are told apart, and a secondary-limit budget of its own: the fake keys its limits by the
  * token), registered at the coordinator on the same endpoint and set as the repository's
- * `pool_credentials` (PATCH /api/v1/repositories/{id}; the list replaces the pool).
+ * `pool_credentials` (PUT /api/v1/repositories/{id}; the list replaces the pool).
  *
  * With N = 1 on a repository whose pool was never set, nothing is called: the bench runs on a
  * coordinator without pools. A coordinator that refuses the pool gets a PoolUnavailable, which
@@ -51,7 +51,7 @@ export function credentialPool(
       await register(credentials);
       const names = registered.slice(0, credentials - 1);
       try {
-        await coordinator.api("PATCH", `/repositories/${w.repo.id}`, { pool_credentials: names });
+        await coordinator.api("PUT", `/repositories/${w.repo.id}`, { pool_credentials: names });
       } catch (err) {
         throw new PoolUnavailable(
           `the coordinator did not take a credential pool (${err instanceof Error ? err.message : String(err)}): ` +

@@ -561,7 +561,7 @@ export interface paths {
                 };
             };
         };
-        /** Change an enterprise's credentials or webhook secret */
+        /** Change an enterprise's credentials, credential pool or webhook secret */
         put: {
             parameters: {
                 query?: never;
@@ -1478,7 +1478,7 @@ export interface paths {
             };
         };
         post?: never;
-        /** Delete GitHub credentials no entity uses */
+        /** Delete GitHub credentials no entity uses, in no credential pool, with no live runner they minted */
         delete: {
             parameters: {
                 query?: never;
@@ -2893,7 +2893,7 @@ export interface paths {
                 };
             };
         };
-        /** Change a organization's credentials, webhook secret or parent links */
+        /** Change a organization's credentials, credential pool, webhook secret or parent links */
         put: {
             parameters: {
                 query?: never;
@@ -4204,7 +4204,7 @@ export interface paths {
                 };
             };
         };
-        /** Change a repository's credentials, webhook secret or parent links */
+        /** Change a repository's credentials, credential pool, webhook secret or parent links */
         put: {
             parameters: {
                 query?: never;
@@ -5816,6 +5816,14 @@ export interface components {
             credentials_name: string;
             /** @description Enterprise slug */
             name: string;
+            /**
+             * @description Names of other credentials of the entity's endpoint that also mint its runners' JIT configs, each with its own GitHub budget (at most 10). Not its own credentials_name. On update the list replaces the pool; [] empties it. See docs/performance.md, Credential pools
+             * @example [
+             *       "ci-app-2",
+             *       "ci-app-3"
+             *     ]
+             */
+            pool_credentials?: string[];
             /** @description The secret GitHub signs this entity's webhooks with */
             webhook_secret: string;
         };
@@ -5880,6 +5888,14 @@ export interface components {
             enterprise?: string | null;
             name: string;
             /**
+             * @description Names of other credentials of the entity's endpoint that also mint its runners' JIT configs, each with its own GitHub budget (at most 10). Not its own credentials_name. On update the list replaces the pool; [] empties it. See docs/performance.md, Credential pools
+             * @example [
+             *       "ci-app-2",
+             *       "ci-app-3"
+             *     ]
+             */
+            pool_credentials?: string[];
+            /**
              * @description Jobs this entity's webhook reports may also run on its parents' scale sets: a repository's organization (its owner, if registered) and the enterprise below (a repository without one uses its organization's). Off by default; a payload never decides this.
              * @default false
              */
@@ -5916,6 +5932,14 @@ export interface components {
             enterprise?: string | null;
             name: string;
             owner: string;
+            /**
+             * @description Names of other credentials of the entity's endpoint that also mint its runners' JIT configs, each with its own GitHub budget (at most 10). Not its own credentials_name. On update the list replaces the pool; [] empties it. See docs/performance.md, Credential pools
+             * @example [
+             *       "ci-app-2",
+             *       "ci-app-3"
+             *     ]
+             */
+            pool_credentials?: string[];
             /**
              * @description Jobs this entity's webhook reports may also run on its parents' scale sets: a repository's organization (its owner, if registered) and the enterprise below (a repository without one uses its organization's). Off by default; a payload never decides this.
              * @default false
@@ -6044,6 +6068,8 @@ export interface components {
             /** Format: uuid */
             id: string;
             name: string;
+            /** @description Other credentials that mint its runners' JIT configs beside its own, oldest first (docs/performance.md, Credential pools) */
+            pool_credentials: components["schemas"]["PoolCredential"][];
             /**
              * Format: date-time
              * @example 2026-11-22T10:00:00.000Z
@@ -6364,6 +6390,8 @@ export interface components {
             /** Format: uuid */
             id: string;
             name: string;
+            /** @description Other credentials that mint its runners' JIT configs beside its own, oldest first (docs/performance.md, Credential pools) */
+            pool_credentials: components["schemas"]["PoolCredential"][];
             /**
              * Format: date-time
              * @example 2026-11-22T10:00:00.000Z
@@ -6372,6 +6400,12 @@ export interface components {
             use_parent_scale_sets: boolean;
             /** @description Paste this into the GitHub webhook settings */
             webhook_url: string;
+        };
+        /** @description A credential of the entity's pool */
+        PoolCredential: {
+            /** Format: uuid */
+            id: string;
+            name: string;
         };
         Provider: {
             /**
@@ -6423,6 +6457,8 @@ export interface components {
             id: string;
             name: string;
             owner: string;
+            /** @description Other credentials that mint its runners' JIT configs beside its own, oldest first (docs/performance.md, Credential pools) */
+            pool_credentials: components["schemas"]["PoolCredential"][];
             /**
              * Format: date-time
              * @example 2026-11-22T10:00:00.000Z
@@ -6670,7 +6706,16 @@ export interface components {
             retryable: boolean;
         } | null;
         UpdateEntity: {
+            /** @description Other GitHub credentials to act with; when they are in the pool, they leave it */
             credentials_name?: string;
+            /**
+             * @description Names of other credentials of the entity's endpoint that also mint its runners' JIT configs, each with its own GitHub budget (at most 10). Not its own credentials_name. On update the list replaces the pool; [] empties it. See docs/performance.md, Credential pools
+             * @example [
+             *       "ci-app-2",
+             *       "ci-app-3"
+             *     ]
+             */
+            pool_credentials?: string[];
             webhook_secret?: string;
         };
         UpdateGithubCredentials: {
@@ -6719,9 +6764,18 @@ export interface components {
             url?: string;
         };
         UpdateRepositoryOrOrganization: {
+            /** @description Other GitHub credentials to act with; when they are in the pool, they leave it */
             credentials_name?: string;
             /** @description Slug of the registered enterprise (same endpoint) this entity belongs to; only used with use_parent_scale_sets */
             enterprise?: string | null;
+            /**
+             * @description Names of other credentials of the entity's endpoint that also mint its runners' JIT configs, each with its own GitHub budget (at most 10). Not its own credentials_name. On update the list replaces the pool; [] empties it. See docs/performance.md, Credential pools
+             * @example [
+             *       "ci-app-2",
+             *       "ci-app-3"
+             *     ]
+             */
+            pool_credentials?: string[];
             /** @description Jobs this entity's webhook reports may also run on its parents' scale sets: a repository's organization (its owner, if registered) and the enterprise below (a repository without one uses its organization's). Off by default; a payload never decides this. */
             use_parent_scale_sets?: boolean;
             webhook_secret?: string;

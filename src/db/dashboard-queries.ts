@@ -33,6 +33,7 @@ export interface InstanceCounts {
 }
 
 export interface CredentialHealthRow {
+  id: string;
   name: string;
   endpoint_name: string;
   auth_type: string;
@@ -43,6 +44,17 @@ export interface CredentialHealthRow {
   rate_limit_remaining: number | null;
   rate_limit_reset_at: number | null;
   blocked_until: number | null;
+}
+
+/** A repository, organization or enterprise with the credentials it acts with and its credential pool. */
+export interface OverviewEntity {
+  id: string;
+  kind: EntityKind;
+  entity: string;
+  endpoint_name: string;
+  credentials_id: string;
+  /** Its pool's credential ids, oldest member first. */
+  pool: string[];
 }
 
 export interface ProviderSummary {
@@ -66,6 +78,8 @@ export interface Overview {
   /** Jobs queued or waiting, by scale set id. */
   queuedJobs: Map<string, number>;
   credentials: CredentialHealthRow[];
+  /** Every entity, by kind then name. */
+  entities: OverviewEntity[];
   providers: ProviderSummary[];
   /** Shim calls over all operations, by provider name. */
   shimCalls: Map<string, ShimCallCounts>;
@@ -89,8 +103,18 @@ export function shimCallsByProvider(counters: readonly { name: string; value: nu
   return byProvider;
 }
 
+/** Each entity with its pool's credential ids, in the order the pool rows come (oldest first). */
+export function withPools(
+  entities: readonly Omit<OverviewEntity, "pool">[],
+  pools: readonly { entity_id: string; credential_id: string }[],
+): OverviewEntity[] {
+  const byEntity = new Map<string, string[]>();
+  for (const p of pools) byEntity.set(p.entity_id, [...(byEntity.get(p.entity_id) ?? []), p.credential_id]);
+  return entities.map((e) => ({ ...e, pool: byEntity.get(e.id) ?? [] }));
+}
+
 export async function overview(db: D1Database): Promise<Overview> {
-  const [sets, counts, queued, creds, provs, calls, unmatched] = await db.batch([
+  const [sets, counts, queued, creds, ents, pools, provs, calls, unmatched] = await db.batch([
     db.prepare(
       `SELECT s.id, s.name, s.enabled, s.max_runners, p.name AS provider,
               e.kind, ${ENTITY_NAME} AS entity
@@ -109,9 +133,11 @@ export async function overview(db: D1Database): Promise<Overview> {
       `SELECT scale_set_id, COUNT(*) AS n FROM jobs WHERE status IN ('queued', 'waiting') AND scale_set_id IS NOT NULL GROUP BY 1`,
     ),
     db.prepare(
-      `SELECT c.name, c.endpoint_name, c.auth_type, s.health, s.failure_reason, s.rate_limit_limit, s.rate_limit_remaining, s.rate_limit_reset_at, s.blocked_until
+      `SELECT c.id, c.name, c.endpoint_name, c.auth_type, s.health, s.failure_reason, s.rate_limit_limit, s.rate_limit_remaining, s.rate_limit_reset_at, s.blocked_until
        FROM github_credentials c LEFT JOIN github_credential_state s ON s.credential_id = c.id ORDER BY c.name`,
     ),
+    db.prepare(`SELECT e.id, e.kind, ${ENTITY_NAME} AS entity, e.endpoint_name, e.credentials_id FROM entities e ORDER BY e.kind, entity`),
+    db.prepare(`SELECT entity_id, credential_id FROM entity_credentials ORDER BY added_at, credential_id`),
     db.prepare(
       `SELECT p.name, p.url, (SELECT COUNT(*) FROM scale_sets s WHERE s.provider_id = p.id) AS scale_sets,
               (SELECT COUNT(*) FROM instances i JOIN scale_sets s ON s.id = i.scale_set_id WHERE s.provider_id = p.id AND i.status = 'error') AS errored
@@ -125,6 +151,7 @@ export async function overview(db: D1Database): Promise<Overview> {
     instanceCounts: new Map(rows<InstanceCounts & { scale_set_id: string }>(counts).map(({ scale_set_id, ...n }) => [scale_set_id, n])),
     queuedJobs: new Map(rows<{ scale_set_id: string; n: number }>(queued).map((r) => [r.scale_set_id, r.n])),
     credentials: rows<CredentialHealthRow>(creds),
+    entities: withPools(rows<Omit<OverviewEntity, "pool">>(ents), rows<{ entity_id: string; credential_id: string }>(pools)),
     providers: rows<ProviderSummary>(provs),
     shimCalls: shimCallsByProvider(rows<{ name: string; value: number }>(calls)),
     unmatchedJobs: rows<{ n: number }>(unmatched)[0]?.n ?? 0,

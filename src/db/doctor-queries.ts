@@ -2,7 +2,7 @@ import type { EntityKind, ScaleSetIntake } from "./schema";
 
 /**
  * What the setup check (src/doctor/) reads from D1, in one round trip: every credential with
- * its state, entity, provider and scale set, and per scale set what its instances and jobs
+ * its state, entity (with its credential pool), provider and scale set, and per scale set what its instances and jobs
  * say. Raw SQL: aggregates, a window function and correlated subqueries, batched. Columns keep
  * D1's snake_case names. A sealed provider secret is returned sealed; opening it is the caller's.
  */
@@ -70,6 +70,8 @@ export interface DoctorInstanceStats {
 export interface DoctorRows {
   credentials: DoctorCredentialRow[];
   entities: DoctorEntityRow[];
+  /** Each entity's credential pool (credential ids, oldest member first), by entity id. */
+  pools: Map<string, string[]>;
   providers: DoctorProviderRow[];
   scaleSets: DoctorScaleSetRow[];
   /** By scale set id; a scale set with no instance kept has no entry. */
@@ -113,7 +115,7 @@ export async function readSetupProgress(db: D1Database): Promise<{ lastJobAt: Ma
 const UNMATCHED_LABEL_SETS = 5;
 
 export async function readDoctorRows(db: D1Database): Promise<DoctorRows> {
-  const [creds, ents, provs, sets, stats, cameUp, faults, queued, unmatchedCount, unmatchedSets] = await db.batch([
+  const [creds, ents, pools, provs, sets, stats, cameUp, faults, queued, unmatchedCount, unmatchedSets] = await db.batch([
     db.prepare(
       `SELECT c.id, c.name, c.auth_type, c.app_id, c.installation_id, c.endpoint_name, e.api_base_url, c.bound_api_url,
               c.webhook_secret_enc IS NOT NULL AS has_webhook_secret, s.health, s.failure_reason, s.failed_at, s.blocked_until
@@ -121,6 +123,7 @@ export async function readDoctorRows(db: D1Database): Promise<DoctorRows> {
        LEFT JOIN github_credential_state s ON s.credential_id = c.id ORDER BY c.name`,
     ),
     db.prepare(ENTITIES_WITH_LAST_JOB),
+    db.prepare(`SELECT entity_id, credential_id FROM entity_credentials ORDER BY added_at, credential_id`),
     db.prepare(
       `SELECT p.id, p.name, p.url, p.secret_enc, p.timeout_seconds,
               (SELECT s.id FROM scale_sets s WHERE s.provider_id = p.id ORDER BY s.created_at, s.id LIMIT 1) AS first_scale_set_id
@@ -159,6 +162,10 @@ export async function readDoctorRows(db: D1Database): Promise<DoctorRows> {
   return {
     credentials: rows<DoctorCredentialRow>(creds),
     entities: rows<DoctorEntityRow>(ents),
+    pools: rows<{ entity_id: string; credential_id: string }>(pools).reduce(
+      (byEntity, r) => byEntity.set(r.entity_id, [...(byEntity.get(r.entity_id) ?? []), r.credential_id]),
+      new Map<string, string[]>(),
+    ),
     providers: rows<DoctorProviderRow>(provs),
     scaleSets: rows<Omit<DoctorScaleSetRow, "labels" | "enabled"> & { labels: string | null; enabled: number }>(sets).map((s) => ({
       ...s,

@@ -1,7 +1,15 @@
-import { eq, sql } from "drizzle-orm";
+import { and, eq, inArray, ne, sql } from "drizzle-orm";
 import type { Db } from "./client";
 import { type CredentialRow, type CredentialStateRow, clearCredentialState } from "./github-state-store";
-import { type EntityKind, entities, githubCredentialState, githubCredentials, githubEndpoints } from "./schema";
+import {
+  type EntityKind,
+  entities,
+  entityCredentials,
+  githubCredentialState,
+  githubCredentials,
+  githubEndpoints,
+  instances,
+} from "./schema";
 
 /**
  * D1 access for GitHub credentials as the admin API keeps them. Their shared state (health,
@@ -44,6 +52,18 @@ export async function findCredentials(db: Db, id: string): Promise<CredentialRow
 export async function findCredentialsByName(db: Db, name: string): Promise<CredentialRow | null> {
   const [row] = await db.select().from(githubCredentials).where(eq(githubCredentials.name, name));
   return row ?? null;
+}
+
+/** The credentials of these names that exist (a pool's candidates): id, name and endpoint. */
+export async function findCredentialsByNames(
+  db: Db,
+  names: readonly string[],
+): Promise<{ id: string; name: string; endpointName: string }[]> {
+  if (!names.length) return [];
+  return db
+    .select({ id: githubCredentials.id, name: githubCredentials.name, endpointName: githubCredentials.endpointName })
+    .from(githubCredentials)
+    .where(inArray(githubCredentials.name, [...names]));
 }
 
 export async function credentialsNameTaken(db: Db, name: string): Promise<boolean> {
@@ -94,13 +114,53 @@ export async function updateCredentials(db: Db, id: string, patch: CredentialsPa
   return { credential: updated!, state: state ?? null };
 }
 
-/** The entities (at most 20) that act with these credentials; null when there are no such credentials. */
-export async function credentialsUse(db: Db, id: string): Promise<{ entities: { id: string; kind: EntityKind }[] } | null> {
-  const [row, users] = await db.batch([
+/** An entity that still needs credentials, as an error names it. */
+export interface CredentialUser {
+  id: string;
+  kind: EntityKind;
+  /** `owner/name`, `org` or the enterprise slug. */
+  name: string;
+}
+
+/** What keeps credentials from being deleted. */
+export interface CredentialsUse {
+  /** Entities (at most 20) that act with them. */
+  entities: CredentialUser[];
+  /** Entities (at most 20) that have them in their credential pool. */
+  pools: CredentialUser[];
+  /** Runners not yet deleted whose JIT config they minted: their cleanup at GitHub goes through them. */
+  liveRunners: number;
+}
+
+const userColumns = {
+  id: entities.id,
+  kind: entities.kind,
+  name: sql<string>`${entities.owner} || CASE WHEN ${entities.name} = '' THEN '' ELSE '/' || ${entities.name} END`,
+};
+
+/**
+ * Whether the credentials exist and what still needs them, in one round trip: the entities that
+ * act with them, those with them in their pool, and the live runners they minted. Null when
+ * there are no such credentials. (The runner count reads instances without an index on
+ * `jit_credentials_id`: a scan, paid only when someone deletes credentials.)
+ */
+export async function credentialsUse(db: Db, id: string): Promise<CredentialsUse | null> {
+  const [row, users, pools, runners] = await db.batch([
     db.select({ id: githubCredentials.id }).from(githubCredentials).where(eq(githubCredentials.id, id)),
-    db.select({ id: entities.id, kind: entities.kind }).from(entities).where(eq(entities.credentialsId, id)).limit(20),
+    db.select(userColumns).from(entities).where(eq(entities.credentialsId, id)).orderBy(entities.lookupKey).limit(20),
+    db
+      .select(userColumns)
+      .from(entityCredentials)
+      .innerJoin(entities, eq(entities.id, entityCredentials.entityId))
+      .where(eq(entityCredentials.credentialId, id))
+      .orderBy(entities.lookupKey)
+      .limit(20),
+    db
+      .select({ n: sql<number>`count(*)` })
+      .from(instances)
+      .where(and(eq(instances.jitCredentialsId, id), ne(instances.status, "deleted"))),
   ]);
-  return row.length ? { entities: users } : null;
+  return row.length ? { entities: users, pools, liveRunners: runners[0]?.n ?? 0 } : null;
 }
 
 export async function deleteCredentials(db: Db, id: string): Promise<void> {

@@ -2,6 +2,7 @@ import { configChecks, webhookUrlOf } from "./config-checks";
 import { appWebhookCheck, credentialHealthCheck } from "./credential-checks";
 import { entityAccessCheck, entityWebhookCheck } from "./entity-checks";
 import type { DoctorFacts } from "./facts";
+import { entityPoolCheck } from "./pool-checks";
 import { providerCheck } from "./provider-checks";
 import { assembleReport, type CheckStatus, type DoctorCheck, type DoctorReport } from "./report";
 import { scaleSetLabelsCheck, scaleSetReadyCheck, scaleSetRunnersCheck, unmatchedJobsCheck } from "./scaleset-checks";
@@ -19,7 +20,7 @@ export function diagnose(f: DoctorFacts): DoctorReport {
   const credentialStatus = new Map<string, CheckStatus>();
   const appWebhookStatus = new Map<string, CheckStatus>();
   for (const c of f.credentials) {
-    const usedBy = f.entities.filter((e) => e.credentialId === c.id).length;
+    const usedBy = f.entities.filter((e) => e.credentialId === c.id || e.pool.some((m) => m.credentialId === c.id)).length;
     const health = credentialHealthCheck(c, usedBy, f.now);
     checks.push(health);
     credentialStatus.set(c.id, health.status);
@@ -38,6 +39,11 @@ export function diagnose(f: DoctorFacts): DoctorReport {
     const access = entityAccessCheck(e, c, credentialStatus.get(e.credentialId) ?? "skip");
     const webhook = entityWebhookCheck(e, c, webhookUrl, appWebhookStatus.get(e.credentialId) ?? null, f.now);
     checks.push(access, webhook);
+    // A pool member's verdict is its own: a failing one is skipped when JIT configs are minted,
+    // so it does not decide whether the entity's scale sets can get runners.
+    for (const m of e.pool) {
+      checks.push(entityPoolCheck(e, m, credentialsById.get(m.credentialId), credentialStatus.get(m.credentialId) ?? "skip"));
+    }
     accessStatus.set(e.id, access.status);
     webhookStatus.set(e.id, webhook.status);
   }

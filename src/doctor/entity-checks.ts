@@ -25,7 +25,7 @@ export const entityAccessId = (e: Pick<EntityFacts, "id">) => `entity.access:${e
 export const entityWebhookId = (e: Pick<EntityFacts, "id">) => `entity.webhook:${e.id}`;
 
 /** The CLI's word for an entity's kind. */
-const cliNoun = (e: Pick<EntityFacts, "kind">) => ({ repository: "repo", organization: "org", enterprise: "enterprise" })[e.kind];
+export const cliNoun = (e: Pick<EntityFacts, "kind">) => ({ repository: "repo", organization: "org", enterprise: "enterprise" })[e.kind];
 
 const permissionText = (n: PermissionNeed) => `${n.label}: ${n.level === "write" ? "Read and write" : "Read"} (${n.why})`;
 const scopeText = (n: ScopeNeed) => `${n.anyOf.join(" or ")} (${n.why})`;
@@ -34,28 +34,33 @@ const appSettings =
   "In the App's settings (Settings → Developer settings → GitHub Apps → the App → Permissions & events) grant " +
   "it, then accept the new permissions on the installation (the account's Settings → GitHub Apps)";
 
-/** What the granted permissions or scopes lack for this entity. */
-function grantFindings(e: EntityFacts, c: CredentialFacts): Finding[] {
+/**
+ * How credentials serve an entity, and what to do when they cannot: as its own credentials (the
+ * App's webhook may feed it), or as a member of its credential pool (JIT configs only).
+ */
+export interface CredentialRole {
+  /** The App's own webhook feeds the entity its jobs through these credentials. */
+  appWebhook: boolean;
+  /** The fix for an App installed on another account than the entity's. */
+  otherAccountFix: string;
+  /** The fix for App credentials on an enterprise. */
+  enterpriseFix: string;
+}
+
+/** What the granted permissions (an App) or scopes (a classic PAT, as its read of `runners` showed them) lack for this entity. */
+function grantFindings(e: EntityFacts, c: CredentialFacts, runners: EntityFacts["runners"], role: CredentialRole): Finding[] {
   if (c.authType === "app") {
     const inst = c.installation;
     if (!inst?.ok) return [];
-    const needs = appNeeds(e.kind, { appWebhook: c.hasWebhookSecret && e.scaleSets.webhook > 0 });
-    if (needs === null) {
-      return [
-        {
-          status: "fail",
-          text: "GitHub Apps cannot manage enterprise runners.",
-          fix: `Use a classic PAT with manage_runners:enterprise: edgerunner enterprise update ${e.name} --credentials <PAT credentials>`,
-        },
-      ];
-    }
+    const needs = appNeeds(e.kind, { appWebhook: role.appWebhook });
+    if (needs === null) return [{ status: "fail", text: "GitHub Apps cannot manage enterprise runners.", fix: role.enterpriseFix }];
     const out: Finding[] = [];
     const account = inst.value.account?.toLowerCase();
     if (account && account !== e.owner.toLowerCase()) {
       out.push({
         status: "fail",
         text: `Installation ${c.installationId} is on ${inst.value.account}, not ${e.owner}.`,
-        fix: `Install the App on ${e.owner} and use that installation's credentials`,
+        fix: role.otherAccountFix,
       });
     }
     for (const sev of ["fail", "warn"] as const) {
@@ -70,7 +75,7 @@ function grantFindings(e: EntityFacts, c: CredentialFacts): Finding[] {
     }
     return out;
   }
-  const scopes = e.runners?.ok ? e.runners.value.scopes : null;
+  const scopes = runners?.ok ? runners.value.scopes : null;
   if (scopes === null) return [];
   const out: Finding[] = [];
   for (const sev of ["fail", "warn"] as const) {
@@ -106,6 +111,36 @@ function runnersRefused(e: EntityFacts, c: CredentialFacts, status: number, mess
   return { status: "fail", text: `GitHub refused to list ${e.name}'s runners (${status}${message ? `: ${message}` : ""}).`, fix: need };
 }
 
+/**
+ * What the grants and a harmless read of the entity's runners with credentials `c` say: may they
+ * manage its runners? The read's outcome lands in `details`.
+ */
+export function accessFindings(
+  e: EntityFacts,
+  c: CredentialFacts,
+  runners: EntityFacts["runners"],
+  role: CredentialRole,
+  details: Record<string, unknown>,
+): Finding[] {
+  const findings = grantFindings(e, c, runners, role);
+  if (runners && !runners.ok) {
+    const err = runners.error;
+    findings.push(
+      err.kind === "refused" && (err.status === 403 || err.status === 404)
+        ? runnersRefused(e, c, err.status, err.message)
+        : { status: probeStatus(err), text: `Listing its runners: ${probeProblem(err)}.` },
+    );
+  } else if (runners?.ok) {
+    if (runners.value.scopes !== null) details.scopes = runners.value.scopes;
+    const how =
+      c.authType === "pat" && runners.value.scopes === null
+        ? " (a fine-grained token: whether it may also register runners shows only when it does)"
+        : "";
+    findings.push({ status: "ok", text: `GitHub let ${c.name} list its runners${how}.` });
+  }
+  return findings;
+}
+
 export function entityAccessCheck(e: EntityFacts, c: CredentialFacts | undefined, credentialStatus: CheckStatus): DoctorCheck {
   const id = entityAccessId(e);
   const subject = entitySubject(e);
@@ -115,23 +150,17 @@ export function entityAccessCheck(e: EntityFacts, c: CredentialFacts | undefined
   if (credentialStatus === "fail" || c.health === "failing") {
     return check(id, subject, "skip", `Not checked: its credentials ${c.name} do not work (see above).`, { details });
   }
-  const findings = grantFindings(e, c);
-  const r = e.runners;
-  if (r && !r.ok) {
-    const err = r.error;
-    findings.push(
-      err.kind === "refused" && (err.status === 403 || err.status === 404)
-        ? runnersRefused(e, c, err.status, err.message)
-        : { status: probeStatus(err), text: `Listing its runners: ${probeProblem(err)}.` },
-    );
-  } else if (r?.ok) {
-    if (r.value.scopes !== null) details.scopes = r.value.scopes;
-    const how =
-      c.authType === "pat" && r.value.scopes === null
-        ? " (a fine-grained token: whether it may also register runners shows only when it does)"
-        : "";
-    findings.push({ status: "ok", text: `GitHub let ${c.name} list its runners${how}.` });
-  }
+  const findings = accessFindings(
+    e,
+    c,
+    e.runners,
+    {
+      appWebhook: c.hasWebhookSecret && e.scaleSets.webhook > 0,
+      otherAccountFix: `Install the App on ${e.owner} and use that installation's credentials`,
+      enterpriseFix: `Use a classic PAT with manage_runners:enterprise: edgerunner enterprise update ${e.name} --credentials <PAT credentials>`,
+    },
+    details,
+  );
   return fromFindings(id, subject, findings, `${c.name} may manage its runners.`, details);
 }
 

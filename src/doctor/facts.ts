@@ -123,6 +123,15 @@ export interface EntityFacts {
   runners: Probe<{ scopes: string[] | null }> | null;
   /** Its own hook at GitHub, when it is one to look at (webhook intake, not fed by an App webhook, not an enterprise). */
   hook: EntityHookFacts | null;
+  /** Its credential pool, oldest member first: other credentials that mint its runners' JIT configs. */
+  pool: PoolMemberFacts[];
+}
+
+/** A credential of an entity's pool, and the same harmless read of the entity's runners made with it. */
+export interface PoolMemberFacts {
+  credentialId: string;
+  /** Null when the credentials are not usable (failing, or bound to another API URL): nothing was sent. */
+  runners: Probe<{ scopes: string[] | null }> | null;
 }
 
 export interface ProviderFacts {

@@ -1,4 +1,5 @@
 import { z } from "@hono/zod-openapi";
+import { PoolCredentialsInput, PoolMemberView, type PoolOwner, resolvePool } from "../api/credential-pool";
 import { type EntityPath, entityPaths } from "../api/entity-paths";
 import { keyringFor } from "../crypto/keyring";
 import { seal } from "../crypto/secret-box";
@@ -13,9 +14,10 @@ import {
   findEntityWithCredentials,
   insertEntity,
   listEntities,
+  type PoolMember,
   updateEntity,
 } from "../db/entity-store";
-import { findCredentialsByName } from "../db/github-credential-store";
+import { findCredentialsByName, findCredentialsByNames } from "../db/github-credential-store";
 import type { AppEnv } from "../env";
 import { entityLookupKey } from "../github/entity-names";
 import { conflict, inUse, invalidBody } from "../http/errors";
@@ -46,15 +48,18 @@ interface ParentLinks {
 }
 
 interface KindSpec extends EntityPath {
-  create: z.ZodType<{ owner: string; name: string; credentials_name: string; webhook_secret: string } & ParentLinks>;
+  create: z.ZodType<
+    { owner: string; name: string; credentials_name: string; webhook_secret: string; pool_credentials?: string[] } & ParentLinks
+  >;
   createDoc: z.ZodType;
-  update: z.ZodType<{ credentials_name?: string; webhook_secret?: string } & ParentLinks>;
+  update: z.ZodType<{ credentials_name?: string; webhook_secret?: string; pool_credentials?: string[] } & ParentLinks>;
   view: z.ZodType;
 }
 
 const credentialsAndSecret = {
   credentials_name: ResourceName.openapi({ description: "Name of the GitHub credentials to act with" }),
   webhook_secret: WebhookSecret.openapi({ description: "The secret GitHub signs this entity's webhooks with" }),
+  pool_credentials: PoolCredentialsInput.optional(),
 };
 
 const commonView = {
@@ -62,6 +67,10 @@ const commonView = {
   endpoint: z.string(),
   credentials_id: z.uuid(),
   credentials_name: z.string(),
+  pool_credentials: z.array(PoolMemberView).openapi({
+    description:
+      "Other credentials that mint its runners' JIT configs beside its own, oldest first (docs/performance.md, Credential pools)",
+  }),
   has_webhook_secret: z.boolean(),
   webhook_url: z.string().openapi({ description: "Paste this into the GitHub webhook settings" }),
   created_at: Timestamp,
@@ -103,8 +112,11 @@ const CreateEnterprise = z
   .openapi("CreateEnterprise");
 
 const updateFields = {
-  credentials_name: ResourceName.optional(),
+  credentials_name: ResourceName.optional().openapi({
+    description: "Other GitHub credentials to act with; when they are in the pool, they leave it",
+  }),
   webhook_secret: WebhookSecret.optional(),
+  pool_credentials: PoolCredentialsInput.optional(),
 };
 const UpdateEntity = z.strictObject(updateFields).openapi("UpdateEntity");
 const UpdateLinkedEntity = z
@@ -140,12 +152,13 @@ const specs: KindSpec[] = [
   },
 ];
 
-export function entityView(env: AppEnv["Bindings"], { entity: e, credentialsName }: EntityWithCredentials) {
+export function entityView(env: AppEnv["Bindings"], { entity: e, credentialsName, pool }: EntityWithCredentials) {
   const base = {
     id: e.id,
     endpoint: e.endpointName,
     credentials_id: e.credentialsId,
     credentials_name: credentialsName,
+    pool_credentials: pool.map(({ id, name }) => ({ id, name })),
     has_webhook_secret: e.webhookSecretEnc.length > 0,
     webhook_url: webhookUrlFor(env.PUBLIC_URL ?? ""),
     created_at: iso(e.createdAt)!,
@@ -170,6 +183,14 @@ async function credentialsByName(db: Db, name: string) {
     throw invalidBody([{ path: "credentials_name", message: `unknown credentials '${name}'` }]);
   }
   return creds;
+}
+
+/** The pool a request names, checked against the entity it is for (400 naming each bad entry); undefined when it names none. */
+async function requestedPool(db: Db, names: readonly string[] | undefined, owner: PoolOwner): Promise<PoolMember[] | undefined> {
+  if (names === undefined) return undefined;
+  const resolved = resolvePool(names, await findCredentialsByNames(db, names), owner);
+  if (!resolved.ok) throw invalidBody(resolved.problems);
+  return resolved.members;
 }
 
 function registerKind(router: ReturnType<typeof createRouter>, spec: KindSpec) {
@@ -198,23 +219,30 @@ function registerKind(router: ReturnType<typeof createRouter>, spec: KindSpec) {
       const taken = await entityIdByLookupKey(db, creds.endpointName, lookupKey);
       if (taken) throw conflict(`this ${kind} is already registered`, { id: taken });
       await checkEnterpriseLink(db, creds.endpointName, parsed.enterprise);
+      const pool =
+        (await requestedPool(db, parsed.pool_credentials, { kind, endpointName: creds.endpointName, credentialsId: creds.id })) ?? [];
       const id = crypto.randomUUID();
       const t = now();
-      const row = await insertEntity(db, {
-        id,
-        kind,
-        owner: parsed.owner,
-        name: parsed.name,
-        lookupKey,
-        endpointName: creds.endpointName,
-        credentialsId: creds.id,
-        webhookSecretEnc: await seal(await keyringFor(c.env), parsed.webhook_secret, secretContext.webhookSecret(id)),
-        useParentScaleSets: parsed.use_parent_scale_sets ?? false,
-        enterprise: parsed.enterprise ?? null,
-        createdAt: t,
-        updatedAt: t,
-      });
-      return c.json(entityView(c.env, { entity: row, credentialsName: creds.name }), 201);
+      const row = await insertEntity(
+        db,
+        {
+          id,
+          kind,
+          owner: parsed.owner,
+          name: parsed.name,
+          lookupKey,
+          endpointName: creds.endpointName,
+          credentialsId: creds.id,
+          webhookSecretEnc: await seal(await keyringFor(c.env), parsed.webhook_secret, secretContext.webhookSecret(id)),
+          useParentScaleSets: parsed.use_parent_scale_sets ?? false,
+          enterprise: parsed.enterprise ?? null,
+          createdAt: t,
+          updatedAt: t,
+        },
+        pool.map((m) => m.id),
+      );
+      // A new entity's pool is in the order given: the order its members were added in.
+      return c.json(entityView(c.env, { entity: row, credentialsName: creds.name, pool }), 201);
     })
     .openapi(routes.show(`Show a ${kind}`, spec.title), async (c) => {
       const { id } = c.req.valid("param");
@@ -224,8 +252,8 @@ function registerKind(router: ReturnType<typeof createRouter>, spec: KindSpec) {
     .openapi(
       routes.update(
         kind === "enterprise"
-          ? `Change an enterprise's credentials or webhook secret`
-          : `Change a ${kind}'s credentials, webhook secret or parent links`,
+          ? `Change an enterprise's credentials, credential pool or webhook secret`
+          : `Change a ${kind}'s credentials, credential pool, webhook secret or parent links`,
         spec.update,
       ),
       async (c) => {
@@ -247,14 +275,21 @@ function registerKind(router: ReturnType<typeof createRouter>, spec: KindSpec) {
           credentialsId = creds.id;
         }
         await checkEnterpriseLink(db, entity.endpointName, body.enterprise);
-        await updateEntity(db, id, {
-          credentialsId,
-          ...(body.webhook_secret !== undefined && {
-            webhookSecretEnc: await seal(await keyringFor(c.env), body.webhook_secret, secretContext.webhookSecret(id)),
-          }),
-          ...sentFields(body, { use_parent_scale_sets: "useParentScaleSets", enterprise: "enterprise" }),
-          updatedAt: now(),
-        });
+        // Checked against the credentials the entity will have: its new own ones cannot be in it.
+        const pool = await requestedPool(db, body.pool_credentials, { kind, endpointName: entity.endpointName, credentialsId });
+        await updateEntity(
+          db,
+          id,
+          {
+            credentialsId,
+            ...(body.webhook_secret !== undefined && {
+              webhookSecretEnc: await seal(await keyringFor(c.env), body.webhook_secret, secretContext.webhookSecret(id)),
+            }),
+            ...sentFields(body, { use_parent_scale_sets: "useParentScaleSets", enterprise: "enterprise" }),
+            updatedAt: now(),
+          },
+          pool?.map((m) => m.id),
+        );
         // Jobs it reported that wait unmatched may now be served by its parents' scale sets.
         if (body.use_parent_scale_sets !== undefined || body.enterprise !== undefined)
           await routeWaiting(c, id, null, "parent links changed");

@@ -5,6 +5,7 @@ import { secretContext } from "../crypto/secret-contexts";
 import { createDb } from "../db/client";
 import { type CredentialBudget, readCredentialBudgets } from "../db/github-budget-store";
 import {
+  type CredentialsUse,
   credentialsNameTaken,
   credentialsUse,
   deleteCredentials,
@@ -182,6 +183,19 @@ const view = (
   updated_at: iso(r.updatedAt)!,
 });
 
+/** Why credentials cannot be deleted yet, naming what needs them and what to do; null when nothing does. */
+function inUseText(use: CredentialsUse): string | null {
+  const named = (users: CredentialsUse["entities"]) => users.map((u) => `${u.kind} ${u.name}`).join(", ");
+  const reasons = [
+    use.entities.length &&
+      `${named(use.entities)} act${use.entities.length === 1 ? "s" : ""} with them (give ${use.entities.length === 1 ? "it" : "them"} other credentials_name first)`,
+    use.pools.length && `they are in the credential pool of ${named(use.pools)} (take them out of pool_credentials first)`,
+    use.liveRunners &&
+      `${use.liveRunners} runner(s) they minted are not deleted yet and are removed from GitHub with them (wait until those are gone)`,
+  ].filter(Boolean);
+  return reasons.length ? `credentials are in use: ${reasons.join("; ")}` : null;
+}
+
 const routes = resourceRoutes({
   collection: "/github/credentials",
   item: "/github/credentials/{id}",
@@ -281,11 +295,12 @@ export const githubCredentialRoutes = createRouter()
       return c.json(view(updated.credential, updated.state, (await budgets(c.env, [id]))?.get(id)), 200);
     },
   )
-  .openapi(routes.remove("Delete GitHub credentials no entity uses"), async (c) => {
+  .openapi(routes.remove("Delete GitHub credentials no entity uses, in no credential pool, with no live runner they minted"), async (c) => {
     const { id } = c.req.valid("param");
     const db = createDb(c.env);
     const use = requireFound(await credentialsUse(db, id), "credentials", id);
-    if (use.entities.length) throw inUse("credentials are in use", { entities: use.entities });
+    const why = inUseText(use);
+    if (why) throw inUse(why, { entities: use.entities, pools: use.pools, live_runners: use.liveRunners });
     await deleteCredentials(db, id);
     return c.body(null, 204);
   });

@@ -259,11 +259,25 @@ describe("edgerunner CLI against wrangler dev", () => {
   });
 
   it("organizations and enterprises; the coordinator's webhook installed, shown and removed", async () => {
-    const org = await json(["org", "create", "--name", "octo", "--credentials", "pat", "--webhook-secret-from-stdin"], {
-      stdin: "cli-org-secret-1",
-    });
-    expect(org).toMatchObject({ name: "octo", credentials_name: "pat" });
+    const extra = await json(
+      ["credential", "create", "--name", "pat-2", "--endpoint", "fake", "--auth-type", "pat", "--token-from-stdin"],
+      {
+        stdin: "ghp_cli_2\n",
+      },
+    );
+    const org = await json(
+      ["org", "create", "--name", "octo", "--credentials", "pat", "--pool-credentials", "pat-2", "--webhook-secret-from-stdin"],
+      { stdin: "cli-org-secret-1" },
+    );
+    expect(org).toMatchObject({ name: "octo", credentials_name: "pat", pool_credentials: [{ id: extra.id, name: "pat-2" }] });
     expect(await ok(["orgs", "list"])).toContain(`${org.id}  octo  fake`);
+    expect(await ok(["org", "show", "octo"])).toMatch(/^pool_credentials: +pat-2$/m);
+    // A credential in a pool cannot go; out of every pool, it can.
+    const held = await cli(["credential", "delete", "pat-2"], { env: asAdmin() });
+    expect(held.status).toBe(1);
+    expect(held.stderr).toContain("they are in the credential pool of organization octo");
+    expect(await json(["org", "update", "octo", "--pool-credentials", ""])).toMatchObject({ pool_credentials: [] });
+    expect(await ok(["credential", "delete", "pat-2"])).toBe("deleted credentials pat-2\n");
     const ent = await json(["enterprise", "create", "--name", "acme", "--credentials", "pat", "--webhook-secret-from-stdin"], {
       stdin: "cli-ent-secret-1",
     });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { shimCallsByProvider } from "../../src/db/dashboard-queries";
+import { shimCallsByProvider, withPools } from "../../src/db/dashboard-queries";
 
 describe("shimCallsByProvider", () => {
   it("sums calls and errors over operations, per provider, ignoring other shim counters", () => {
@@ -14,5 +14,21 @@ describe("shimCallsByProvider", () => {
   });
   it("is empty without counters", () => {
     expect(shimCallsByProvider([]).size).toBe(0);
+  });
+});
+
+describe("withPools", () => {
+  it("gives each entity its pool's credential ids in the order the rows come, and none to an entity without rows", () => {
+    const e = (id: string) => ({ id, kind: "organization" as const, entity: id, endpoint_name: "github.com", credentials_id: "own" });
+    const pools = [
+      { entity_id: "a", credential_id: "c2" },
+      { entity_id: "b", credential_id: "c1" },
+      { entity_id: "a", credential_id: "c1" },
+    ];
+    expect(withPools([e("a"), e("b"), e("c")], pools).map((x) => [x.id, x.pool])).toEqual([
+      ["a", ["c2", "c1"]],
+      ["b", ["c1"]],
+      ["c", []],
+    ]);
   });
 });

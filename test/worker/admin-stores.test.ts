@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { createDb } from "../../src/db/client";
-import { entityUse } from "../../src/db/entity-store";
+import { deleteEntity, entityPool, entityUse, findEntityWithCredentials, listEntities, updateEntity } from "../../src/db/entity-store";
 import { credentialsUse, findCredentialsWithState, newCredentialsChecks, updateCredentials } from "../../src/db/github-credential-store";
 import { endpointUse } from "../../src/db/github-endpoint-store";
 import { writeCredentialState } from "../../src/db/github-state-store";
@@ -17,6 +17,29 @@ import { api, insertInstance, seed, unique } from "./helpers";
 
 const db = () => createDb(env);
 
+describe("credential pools", () => {
+  it("an entity's pool, oldest first; replaced by an update in one batch; gone with the entity", async () => {
+    const [a, b, c] = [await seed.patCredentials(), await seed.patCredentials(), await seed.patCredentials()];
+    const repo = await seed.repository({ pool_credentials: [b.name, a.name] });
+    expect(await entityPool(db(), repo.id)).toEqual([
+      { id: b.id, name: b.name },
+      { id: a.id, name: a.name },
+    ]);
+    await updateEntity(db(), repo.id, { updatedAt: Date.now() }, [c.id, a.id]);
+    expect(await entityPool(db(), repo.id)).toEqual([
+      { id: a.id, name: a.name },
+      { id: c.id, name: c.name },
+    ]);
+    // New own credentials leave the pool in the same batch.
+    await updateEntity(db(), repo.id, { credentialsId: c.id, updatedAt: Date.now() });
+    expect(await entityPool(db(), repo.id)).toEqual([{ id: a.id, name: a.name }]);
+    expect((await findEntityWithCredentials(db(), "repository", repo.id))!.pool).toEqual([{ id: a.id, name: a.name }]);
+    expect((await listEntities(db(), "repository")).find((e) => e.entity.id === repo.id)!.pool).toEqual([{ id: a.id, name: a.name }]);
+    await deleteEntity(db(), repo.id);
+    expect(await entityPool(db(), repo.id)).toEqual([]);
+  });
+});
+
 describe("use checks: missing is null, in use lists the users", () => {
   it("entities: their scale sets", async () => {
     const repo = await seed.repository();
@@ -26,11 +49,23 @@ describe("use checks: missing is null, in use lists the users", () => {
     expect(await entityUse(db(), "repository", repo.id)).toEqual({ scaleSets: [{ id: set.id, name: set.name }] });
   });
 
-  it("credentials: the entities acting with them", async () => {
+  it("credentials: the entities acting with them, the pools holding them, the live runners they minted", async () => {
     const creds = await seed.patCredentials();
-    expect(await credentialsUse(db(), creds.id)).toEqual({ entities: [] });
+    const none = { entities: [], pools: [], liveRunners: 0 };
+    expect(await credentialsUse(db(), creds.id)).toEqual(none);
     const repo = await seed.repository({ credentials_name: creds.name });
-    expect(await credentialsUse(db(), creds.id)).toEqual({ entities: [{ id: repo.id, kind: "repository" }] });
+    const asUser = { id: repo.id, kind: "repository", name: `octo/${repo.name}` };
+    expect(await credentialsUse(db(), creds.id)).toEqual({ ...none, entities: [asUser] });
+    const pooled = await seed.patCredentials();
+    const org = await seed.organization({ pool_credentials: [pooled.name] });
+    const set = await seed.scaleSet(`organizations/${org.id}`);
+    await insertInstance(set.id, { jit_credentials_id: pooled.id });
+    await insertInstance(set.id, { jit_credentials_id: pooled.id, status: "deleted" });
+    expect(await credentialsUse(db(), pooled.id)).toEqual({
+      entities: [],
+      pools: [{ id: org.id, kind: "organization", name: org.name }],
+      liveRunners: 1,
+    });
     expect(await credentialsUse(db(), crypto.randomUUID())).toBeNull();
   });
 

@@ -186,6 +186,40 @@ describe("dashboard pages and actions", () => {
     expect(gone.html).toContain("instance not found");
   });
 
+  it("shows each entity's credentials and credential pool, each credential with its health", async () => {
+    const [own, failing, limited] = [await seed.patCredentials(), await seed.patCredentials(), await seed.patCredentials()];
+    const org = await seed.organization({ credentials_name: own.name, pool_credentials: [failing.name, limited.name] });
+    const bare = await seed.repository();
+    const now = Date.now();
+    await env.DB.batch([
+      env.DB.prepare(
+        "INSERT INTO github_credential_state (credential_id, health, failure_reason, failed_at, updated_at) VALUES (?, 'failing', 'Bad credentials (401)', ?, ?)",
+      ).bind(failing.id, now, now),
+      env.DB.prepare("INSERT INTO github_credential_state (credential_id, blocked_until, updated_at) VALUES (?, ?, ?)").bind(
+        limited.id,
+        now + 120_000,
+        now,
+      ),
+    ]);
+    const { cookie } = await login();
+    const page = await ui("GET", "/ui", { cookie: cookie! });
+    expect(page.status).toBe(200);
+    const row = new RegExp(`<tr data-entity="${org.id}">([\\s\\S]*?)</tr>`).exec(page.html)?.[1] ?? "";
+    expect(row).toContain(`organization: ${org.name}`);
+    const [ownCell, poolCell] = row.split('<td class="pool">');
+    expect(ownCell).toMatch(new RegExp(`data-credentials="${own.name}">${own.name} <span class="badge ok">ok</span>`));
+    // The pool in the order it was given, each member with its own state.
+    expect(poolCell!.indexOf(failing.name)).toBeLessThan(poolCell!.indexOf(limited.name));
+    expect(poolCell).toMatch(
+      new RegExp(`${failing.name} <span class="badge bad">failing</span><div class="fault">Bad credentials \\(401\\)</div>`),
+    );
+    expect(poolCell).toMatch(
+      new RegExp(`${limited.name} <span class="badge ok">ok</span><span class="badge bad">rate limited \\d+m \\d+s</span>`),
+    );
+    const bareRow = new RegExp(`<tr data-entity="${bare.id}">([\\s\\S]*?)</tr>`).exec(page.html)?.[1] ?? "";
+    expect(bareRow).toContain('<td class="pool"><span class="mut">none</span></td>');
+  });
+
   it("refuses actions without the session's CSRF token, or from another origin, and changes nothing", async () => {
     const w = await world();
     const { cookie } = await login();

@@ -140,6 +140,29 @@ describe("GET /api/v1/doctor", () => {
     expect((await s.world.requests()).some((q) => q.operation === "get_installation" && q.auth === "app")).toBe(true);
   });
 
+  it("a credential pool: each member checked against the entity; one on another account fails, the scale set stays ready", async () => {
+    const s = await setup({ installHook: true, world: { installations: [{ id: 779, app_id: APP_ID, account: "someone" }] } });
+    const endpoint = (await api.get(`/api/v1/github/credentials/${s.credentialsId}`)).body.endpoint;
+    const [elsewhere, fine] = [await createAppCredential(endpoint, appKeyPkcs1, 779), await createPatCredential(endpoint)];
+    const names = await Promise.all([elsewhere, fine].map(async (id) => (await api.get(`/api/v1/github/credentials/${id}`)).body.name));
+    const pooled = await api.put(`/api/v1/repositories/${s.entityId}`, { pool_credentials: names });
+    expect(pooled.status, pooled.text).toBe(200);
+
+    const r = await doctor(s.scaleSetId);
+    const bad = byId(r, `entity.pool:${s.entityId}:${elsewhere}`);
+    expect(bad.status).toBe("fail");
+    expect(bad.summary).toContain("Installation 779 is on someone, not octo.");
+    expect(bad.fix).toContain(`edgerunner repo update octo/app --pool-credentials <the others, comma-separated>`);
+    expect(byId(r, `entity.pool:${s.entityId}:${fine}`)).toMatchObject({ status: "ok", details: { credentials: names[1] } });
+    // Limited to the scale set, the report still checks the pool's credentials themselves.
+    expect(byId(r, `credentials.health:${fine}`).summary).toContain("Used by 1 entity.");
+    expect(byId(r, `scaleset.ready:${s.scaleSetId}`).status).toBe("ok");
+    expect(r.ok).toBe(false);
+    // The member on the other account read the entity's runners with its own installation's token.
+    const reads = (await s.world.requests()).filter((q) => q.operation === "list_runners" && q.path === "/repos/octo/app/actions/runners");
+    expect(reads.map((q) => [q.auth, q.principal])).toContainEqual(["installation", "779"]);
+  });
+
   it("a provider with the wrong secret: fails, saying the shim and the coordinator disagree", async () => {
     const s = await setup({ providerSecret: "not-the-shims-secret-01", installHook: true });
     const r = await doctor(s.scaleSetId);

@@ -134,6 +134,9 @@ describe("GitHub credentials", () => {
   it("refuses to delete credentials an entity uses (409)", async () => {
     const repo = await seed.repository();
     const res = await expectRejectedWithoutWrites(409, () => api.delete(`/api/v1/github/credentials/${repo.credentials_id}`));
-    expect(res.body.details.entities).toEqual([{ id: repo.id, kind: "repository" }]);
+    expect(res.body.details.entities).toEqual([{ id: repo.id, kind: "repository", name: `octo/${repo.name}` }]);
+    expect(res.body.error).toBe(
+      `credentials are in use: repository octo/${repo.name} acts with them (give it other credentials_name first)`,
+    );
   });
 });

@@ -273,6 +273,49 @@ describe("both set-ups at once", () => {
   });
 });
 
+describe("an extra App of a credential pool", () => {
+  // A second App installed on Octocoders, whose credentials are only in Octocoders/Hello-World's
+  // pool: it mints JIT configs, while the entity's own App (or hook) delivers its jobs. GitHub
+  // sends each App's webhook its own copy of every workflow_job, so taking the extra App's as
+  // well would only repeat them: they route nowhere, and are answered as any App delivery about
+  // nothing it serves (202, so GitHub's log shows no failures).
+  const EXTRA_APP_ID = 515151;
+  const EXTRA_INSTALLATION = 6060606;
+  const EXTRA_SECRET = "extra-app-webhook-secret";
+
+  it("a delivery its webhook signs routes nothing: 202 ignored, nothing stored; without its secret here, 401", async () => {
+    const withSecret = await api.post("/api/v1/github/credentials", {
+      name: unique("extra-app"),
+      auth_type: "app",
+      app: { app_id: EXTRA_APP_ID, installation_id: EXTRA_INSTALLATION, private_key: pkcs1, webhook_secret: EXTRA_SECRET },
+    });
+    expect(withSecret.status, withSecret.text).toBe(201);
+    const pooled = await api.put(`/api/v1/repositories/${repoId}`, { pool_credentials: [withSecret.body.name] });
+    expect(pooled.status, pooled.text).toBe(200);
+    const fromExtraApp: SendOptions = {
+      headers: { "x-github-hook-installation-target-type": "integration", "x-github-hook-installation-target-id": String(EXTRA_APP_ID) },
+    };
+
+    const p = job(["self-hosted", "linux"], { installation: EXTRA_INSTALLATION });
+    const before = await dumpDb();
+    const res = await deliver(p, EXTRA_SECRET, fromExtraApp);
+    expect(res.status, res.text).toBe(202);
+    expect(res.body.ignored).toBe(true);
+    expect(await dumpDb()).toEqual(before);
+    // The same job through the entity's own App still reaches its scale set.
+    const own = job(["self-hosted", "linux"]);
+    expect((await deliver(own, APP_SECRET, fromApp)).body.scale_set_id).toBe(repoSet);
+
+    // Without the extra App's webhook secret stored, its deliveries are not ours to verify.
+    expect((await api.put(`/api/v1/github/credentials/${withSecret.body.id}`, { app: { webhook_secret: null } })).status).toBe(200);
+    clearDirectoryCache();
+    await expectRejected(401, "bad_signature", () =>
+      deliver(job(["self-hosted", "linux"], { installation: EXTRA_INSTALLATION }), EXTRA_SECRET, fromExtraApp),
+    );
+    expect((await api.put(`/api/v1/repositories/${repoId}`, { pool_credentials: [] })).status).toBe(200);
+  });
+});
+
 describe("cost", () => {
   /** D1 round trips one delivery takes through the intake pipeline, with nothing cached. */
   const roundTrips = async (payload: unknown, secret: string) => {

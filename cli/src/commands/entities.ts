@@ -1,12 +1,13 @@
 /**
  * `edgerunner repo|org|enterprise …`: the GitHub entities scale sets belong to, and (repositories
  * and organizations) the coordinator's webhook on them. A repository is named `owner/name`, the
- * others by name; ids work everywhere. The webhook secret comes from a file or stdin.
+ * others by name; ids work everywhere. The webhook secret comes from a file or stdin. The
+ * credential pool is a list of credential names (`--pool-credentials a,b`; `''` empties it).
  */
 
 import type { components } from "../api-types.ts";
 import { unwrap } from "../client.ts";
-import { bool, type Command, type Context, defined, deleted, nonEmpty, type OptionSpec, requireStr, str } from "../command.ts";
+import { bool, type Command, type Context, defined, deleted, list, nonEmpty, type OptionSpec, requireStr, str } from "../command.ts";
 import { ENTITY_PATH, type EntityKind, entityId } from "../resolve.ts";
 import { readSecret, secretOptions } from "../secrets.ts";
 import { renderRecord, renderTable } from "../table.ts";
@@ -17,6 +18,17 @@ type Webhook = components["schemas"]["Webhook"];
 const NOUN = { repository: "repo", organization: "org", enterprise: "enterprise" } as const;
 
 const label = (e: Entity) => ("owner" in e ? `${e.owner}/${e.name}` : e.name);
+const poolNames = (e: Entity) => e.pool_credentials.map((c) => c.name);
+/** One entity for people: its pool by name (the ids are in --json). */
+const record = (e: Entity) => renderRecord({ ...e, pool_credentials: poolNames(e) });
+
+const poolOption: Record<string, OptionSpec> = {
+  "pool-credentials": {
+    type: "string",
+    arg: "A,B",
+    description: "other credentials of its endpoint that also mint its runners' JIT configs (its credential pool); '' for none",
+  },
+};
 const table = (rows: Entity[]) =>
   renderTable<Entity>(
     [
@@ -24,6 +36,7 @@ const table = (rows: Entity[]) =>
       { header: "NAME", value: label },
       { header: "ENDPOINT", value: (e) => e.endpoint },
       { header: "CREDENTIALS", value: (e) => e.credentials_name },
+      { header: "POOL", value: (e) => poolNames(e) },
       { header: "PARENT SCALE SETS", value: (e) => ("use_parent_scale_sets" in e ? (e.use_parent_scale_sets ? "yes" : "no") : "") },
       { header: "WEBHOOK URL", value: (e) => e.webhook_url },
     ],
@@ -49,7 +62,11 @@ const parentOpts: Record<string, OptionSpec> = {
 
 function createBody(ctx: Context, kind: EntityKind, webhookSecret: string) {
   const v = ctx.values;
-  const common = { credentials_name: requireStr(v, "credentials"), webhook_secret: webhookSecret };
+  const common = {
+    credentials_name: requireStr(v, "credentials"),
+    webhook_secret: webhookSecret,
+    ...defined({ pool_credentials: list(v, "pool-credentials") }),
+  };
   if (kind === "enterprise") return { name: requireStr(v, "name"), ...common };
   const parents = defined({ use_parent_scale_sets: bool(v, "use-parent-scale-sets"), enterprise: str(v, "enterprise") });
   if (kind === "organization") return { name: requireStr(v, "name"), ...common, ...parents };
@@ -76,7 +93,7 @@ function entityCommands(kind: EntityKind): Command[] {
       args: [ref],
       run: async (ctx) => {
         const data = await unwrap(ctx.api().GET(byId(kind), { params: { path: { id: await id(ctx) } } }));
-        return { data, text: renderRecord(data) };
+        return { data, text: record(data) };
       },
     },
     {
@@ -86,6 +103,7 @@ function entityCommands(kind: EntityKind): Command[] {
         ...(kind === "repository" ? { owner: { type: "string", arg: "OWNER", description: "the repository's owner (required)" } } : {}),
         name: { type: "string", arg: "NAME", description: `the ${kind}'s name (required)` },
         credentials: { type: "string", arg: "NAME", description: "the GitHub credentials to act with (required)" },
+        ...poolOption,
         ...secretOptions("webhook-secret", "the secret GitHub signs its webhooks with (required)"),
         ...(kind === "enterprise" ? {} : parentOpts),
       },
@@ -97,15 +115,16 @@ function entityCommands(kind: EntityKind): Command[] {
         const secret = (await readSecret(ctx, "webhook-secret", { required: true }))!;
         const body = createBody(ctx, kind, secret) as components["schemas"]["CreateRepository"];
         const data = await unwrap(ctx.api().POST(base(kind), { body }));
-        return { data, text: renderRecord(data) };
+        return { data, text: record(data) };
       },
     },
     {
       words: [noun, "update"],
-      summary: `Change ${a} ${kind}'s credentials or webhook secret${kind === "enterprise" ? "" : " or parent links"}`,
+      summary: `Change ${a} ${kind}'s credentials, credential pool or webhook secret${kind === "enterprise" ? "" : " or parent links"}`,
       args: [ref],
       options: {
-        credentials: { type: "string", arg: "NAME", description: "other GitHub credentials" },
+        credentials: { type: "string", arg: "NAME", description: "other GitHub credentials (they leave the pool if they are in it)" },
+        ...poolOption,
         ...secretOptions("webhook-secret", "a new webhook secret"),
         ...(kind === "enterprise"
           ? {}
@@ -116,6 +135,7 @@ function entityCommands(kind: EntityKind): Command[] {
         const body = nonEmpty(
           defined({
             credentials_name: str(v, "credentials"),
+            pool_credentials: list(v, "pool-credentials"),
             webhook_secret: await readSecret(ctx, "webhook-secret", { required: false }),
             use_parent_scale_sets: bool(v, "use-parent-scale-sets"),
             enterprise: bool(v, "remove-enterprise") ? null : str(v, "enterprise"),
@@ -123,7 +143,7 @@ function entityCommands(kind: EntityKind): Command[] {
           `the ${kind}`,
         );
         const data = await unwrap(ctx.api().PUT(byId(kind), { params: { path: { id: await id(ctx) } }, body }));
-        return { data, text: renderRecord(data) };
+        return { data, text: record(data) };
       },
     },
     {

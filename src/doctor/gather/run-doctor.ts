@@ -107,9 +107,17 @@ export async function runDoctor(env: Env, opts: DoctorOptions = {}): Promise<Doc
       const ok = usable.get(e.credentials_id) ?? false;
       const scope = scopeOf(e);
       const wantsHook = ok && webhookUrl !== null && scaleSets.webhook > 0 && !appFed.has(e.credentials_id) && scope.kind !== "enterprise";
-      const [runners, hook] = await Promise.all([
+      const poolIds = rows.pools.get(e.id) ?? [];
+      const [runners, hook, pool] = await Promise.all([
         ok ? probeRunners(clientFor(e.credentials_id), scope, deadline) : null,
         wantsHook ? probeEntityHook(clientFor(e.credentials_id), scope, webhookUrl!, deadline) : null,
+        // Each pool member reads the entity's runners too: it must be able to mint them.
+        Promise.all(
+          poolIds.map(async (credentialId) => ({
+            credentialId,
+            runners: usable.get(credentialId) ? await probeRunners(clientFor(credentialId), scope, deadline) : null,
+          })),
+        ),
       ]);
       return {
         id: e.id,
@@ -121,6 +129,7 @@ export async function runDoctor(env: Env, opts: DoctorOptions = {}): Promise<Doc
         lastJobAt: e.last_job_at,
         runners,
         hook,
+        pool,
       };
     }),
   );
@@ -180,16 +189,17 @@ export async function runDoctor(env: Env, opts: DoctorOptions = {}): Promise<Doc
   return report;
 }
 
-/** The rows one scale set stands on: itself, its entity, the entity's credentials, its provider. */
+/** The rows one scale set stands on: itself, its entity, the entity's credentials and pool, its provider. */
 function limitTo(rows: DoctorRows, scaleSetId: string): DoctorRows | null {
   const ss = rows.scaleSets.find((s) => s.id === scaleSetId);
   if (!ss) return null;
   const entity = rows.entities.find((e) => e.id === ss.entity_id);
+  const credentialIds = new Set(entity ? [entity.credentials_id, ...(rows.pools.get(entity.id) ?? [])] : []);
   return {
     ...rows,
     scaleSets: [ss],
     entities: entity ? [entity] : [],
-    credentials: rows.credentials.filter((c) => c.id === entity?.credentials_id),
+    credentials: rows.credentials.filter((c) => credentialIds.has(c.id)),
     providers: rows.providers.filter((p) => p.id === ss.provider_id),
   };
 }

@@ -3,6 +3,7 @@ import { overview } from "../../db/dashboard-queries";
 import { mapLimit } from "../../lib/map-limit";
 import type { ScaleSetStatus } from "../../scaleset/object-status";
 import { scaleSetObject } from "../../scaleset/stub";
+import { EntitiesTable } from "../entities-table";
 import { duration, when } from "../format";
 import type { UiEnv } from "../session-middleware";
 import { Badge, Page } from "../views";
@@ -11,7 +12,7 @@ import { Badge, Page } from "../views";
 const STATUS_FAN_OUT = 50;
 const STATUS_CONCURRENCY = 8;
 
-/** Every scale set with its runner counts and last reconcile, then credentials' and providers' health. */
+/** Every scale set with its runner counts and last reconcile, then entities with their credentials and pools, credentials' and providers' health. */
 export const overviewRoutes = new Hono<UiEnv>().get("/", async (c) => {
   const o = await overview(c.env.DB);
   const statuses = await mapLimit(o.scaleSets.slice(0, STATUS_FAN_OUT), STATUS_CONCURRENCY, (s) =>
@@ -94,6 +95,9 @@ export const overviewRoutes = new Hono<UiEnv>().get("/", async (c) => {
         </tbody>
       </table>
       {o.scaleSets.length > STATUS_FAN_OUT && <p class="mut small">{`Object status shown for the first ${STATUS_FAN_OUT} scale sets.`}</p>}
+
+      <h2>Repositories, organizations and enterprises</h2>
+      <EntitiesTable entities={o.entities} credentials={new Map(o.credentials.map((cr) => [cr.id, cr]))} now={now} />
 
       <h2>GitHub credentials</h2>
       <table id="credentials">

@@ -85,6 +85,59 @@ describe("main", () => {
     expect(await r.requests.at(-1)!.json()).toEqual({ intake: "scaleset_api" });
   });
 
+  it("org create and update send --pool-credentials as a list; '' empties the pool", async () => {
+    const id = "0b9e7b1c-5f7a-4d3e-9a51-3c2f8e1d4a61";
+    const org = (pool: string[]) => ({
+      id,
+      name: "octo",
+      endpoint: "github.com",
+      credentials_name: "app-1",
+      pool_credentials: pool.map((name, i) => ({ id: `00000000-0000-4000-8000-00000000000${i}`, name })),
+      webhook_url: "https://er.example.com/webhooks/github",
+    });
+    const created = await run(
+      ["org", "create", "--name", "octo", "--credentials", "app-1", "--pool-credentials", "app-2, app-3", "--webhook-secret-from-stdin"],
+      () => json(201, org(["app-2", "app-3"])),
+    );
+    expect(created.code, created.stderr).toBe(0);
+    expect(await created.requests[0]!.json()).toEqual({
+      name: "octo",
+      credentials_name: "app-1",
+      webhook_secret: "stdin-secret-0000000001",
+      pool_credentials: ["app-2", "app-3"],
+    });
+    expect(created.stdout).toMatch(/^pool_credentials: +app-2,app-3$/m);
+
+    const cleared = await run(["org", "update", id, "--pool-credentials", ""], () => json(200, org([])));
+    expect(cleared.code, cleared.stderr).toBe(0);
+    expect(cleared.requests[0]!.method).toBe("PUT");
+    expect(await cleared.requests[0]!.json()).toEqual({ pool_credentials: [] });
+    expect(cleared.stdout).toMatch(/^pool_credentials: +-$/m);
+
+    // Not given: not sent, so an update leaves the pool as it is.
+    const other = await run(["org", "update", id, "--credentials", "app-2"], () => json(200, org(["app-3"])));
+    expect(await other.requests[0]!.json()).toEqual({ credentials_name: "app-2" });
+  });
+
+  it("repo list shows each repository's pool by name", async () => {
+    const repo = (name: string, pool: string[]) => ({
+      id: `id-${name}`,
+      owner: "octo",
+      name,
+      endpoint: "github.com",
+      credentials_name: "app-1",
+      pool_credentials: pool.map((p) => ({ id: `id-${p}`, name: p })),
+      use_parent_scale_sets: false,
+      webhook_url: "https://er.example.com/webhooks/github",
+    });
+    const r = await run(["repo", "list"], () => json(200, [repo("app", ["app-2", "app-3"]), repo("lib", [])]));
+    expect(r.code, r.stderr).toBe(0);
+    const [header, ...rows] = r.stdout.trimEnd().split("\n");
+    expect(header).toMatch(/^ID +NAME +ENDPOINT +CREDENTIALS +POOL +PARENT SCALE SETS +WEBHOOK URL$/);
+    expect(rows[0]!.slice(header!.indexOf("POOL"))).toMatch(/^app-2,app-3 +no /);
+    expect(rows[1]!.slice(header!.indexOf("POOL"))).toMatch(/^- +no /);
+  });
+
   it("job list passes its filters as the API's query", async () => {
     const r = await run(["job", "list", "--unmatched", "--status", "queued", "--limit", "20"], () =>
       json(200, { jobs: [], next_cursor: "77" }),

@@ -98,6 +98,7 @@ export function repository(over: Partial<EntityFacts> = {}): EntityFacts {
     lastJobAt: null,
     runners: ok({ scopes: null }),
     hook: { hook: ok({ id: 9, active: true, events: ["workflow_job"], contentType: "json" }), lastDelivery: ok(delivery(200)) },
+    pool: [],
     ...over,
   };
 }
