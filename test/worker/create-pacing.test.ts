@@ -39,6 +39,14 @@ const spendBudget = (credentialId: string) =>
     .bind(credentialId, 4_000_000_000_000)
     .run();
 
+/** Puts the credential in the repository's pool, through the admin API. */
+async function joinPool(repoId: string, credentialId: string) {
+  const name = (await api.get(`/api/v1/github/credentials/${credentialId}`)).body.name;
+  const res = await api.put(`/api/v1/repositories/${repoId}`, { pool_credentials: [name] });
+  expect(res.status, res.text).toBe(200);
+  expect(res.body.pool_credentials).toEqual([{ id: credentialId, name }]);
+}
+
 const fetchRunnerFile = (token: string) =>
   exports.default.fetch(new Request(`${ORIGIN}/api/v1/metadata/credentials/runner`, { headers: { authorization: `Bearer ${token}` } }));
 
@@ -114,9 +122,7 @@ describe("a credential pool", () => {
     await s.github.seed({ pats: [{ token: "ghp_pool_token", login: "hubot" }] });
     const own = await entityOf(s.scaleSetId);
     const poolCredential = await createPatCredential(own.endpoint_name, "ghp_pool_token");
-    await env.DB.prepare("INSERT INTO entity_credentials (entity_id, credential_id, added_at) VALUES (?, ?, ?)")
-      .bind(own.entity_id, poolCredential, Date.now())
-      .run();
+    await joinPool(s.repoId, poolCredential);
 
     // The entity's own credential has nothing left in this window: the pool's other one mints.
     await spendBudget(own.credentials_id);
@@ -142,9 +148,7 @@ describe("a credential pool", () => {
     await s.github.seed({ pats: [{ token: "ghp_pool_token", login: "hubot" }] });
     const own = await entityOf(s.scaleSetId);
     const poolCredential = await createPatCredential(own.endpoint_name, "ghp_pool_token");
-    await env.DB.prepare("INSERT INTO entity_credentials (entity_id, credential_id, added_at) VALUES (?, ?, ?)")
-      .bind(own.entity_id, poolCredential, Date.now())
-      .run();
+    await joinPool(s.repoId, poolCredential);
     await spendBudget(own.credentials_id);
     await s.github.clearRequests();
     const machines = await createRunners(s, 3);
@@ -158,9 +162,7 @@ describe("a credential pool", () => {
     await s.github.seed({ pats: [{ token: "ghp_pool_token", login: "hubot" }] });
     const own = await entityOf(s.scaleSetId);
     const poolCredential = await createPatCredential(own.endpoint_name, "ghp_pool_token");
-    await env.DB.prepare("INSERT INTO entity_credentials (entity_id, credential_id, added_at) VALUES (?, ?, ?)")
-      .bind(own.entity_id, poolCredential, Date.now())
-      .run();
+    await joinPool(s.repoId, poolCredential);
     await learnBudget(own.credentials_id, 810);
     await learnBudget(poolCredential, 810);
     await env.DB.prepare(

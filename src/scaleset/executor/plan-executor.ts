@@ -189,7 +189,7 @@ export async function executePlan(
         to: "creating",
         reason: "calling provider",
         at: t2,
-        set: { agentId: jit.runnerId, jitConfigEnc: sealed, ...(jit.credentialId && { jitCredentialsId: jit.credentialId }) },
+        set: { agentId: jit.runnerId, jitConfigEnc: sealed, jitCredentialsId: jit.credentialId ?? ss.entity.credentialsId },
       });
       toCreate.push({ instance, token: await tokenFor(env, ss, instance, t2) });
     }
