@@ -1,6 +1,8 @@
 // Shared plumbing for the benchmark scripts: free ports, the fakes as child processes, and the
 // coordinator under `wrangler dev` with its own config copy, secrets and state directory, so a
-// developer's .dev.vars and .wrangler/state are never touched. Loopback only.
+// developer's .dev.vars and .wrangler/state are never touched. Loopback only. A little over the
+// house's ~400 lines on purpose: every bench script needs all of it, and split up it would be
+// several files each imported by all of them.
 
 import { spawn, spawnSync } from "node:child_process";
 import { createHmac, randomBytes, randomUUID } from "node:crypto";

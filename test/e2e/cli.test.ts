@@ -2,6 +2,7 @@
  * The `edgerunner` command-line client, run as a user runs it (the real bin, a child process,
  * secrets on stdin or in files) against the coordinator under `wrangler dev`, the fake GitHub and
  * the fake shim. Also: the types the CLI is built on match the document the coordinator serves.
+ * Over ~400 lines on purpose: one coordinator started once for every command's scenario.
  */
 import { spawn, spawnSync } from "node:child_process";
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";

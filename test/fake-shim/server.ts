@@ -1,7 +1,8 @@
 /**
  * A provider shim for tests and local end-to-end runs: a plain Node HTTP server on 127.0.0.1
  * that speaks provider shim protocol v1 exactly (docs/provider-shim-protocol.md) and keeps its
- * "cloud" in memory, with knobs to make it slow, failing, lying or silent.
+ * "cloud" in memory, with knobs to make it slow, failing, lying or silent. Over the house's ~400
+ * lines on purpose: one request handler over one tenant state, read top to bottom as the protocol.
  *
  * One server hosts many independent tenants, each a separate fake cloud with its own secret,
  * state and faults, at `{server}/t/{tenant}` — so parallel test files never see each other,
