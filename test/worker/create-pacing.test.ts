@@ -47,6 +47,16 @@ async function joinPool(repoId: string, credentialId: string) {
   expect(res.body.pool_credentials).toEqual([{ id: credentialId, name }]);
 }
 
+/** A scale set whose repository's pool holds a second PAT (GitHub login `hubot`). */
+async function poolWorld(over: Record<string, unknown> = {}) {
+  const s = await setup(over);
+  await s.github.seed({ pats: [{ token: "ghp_pool_token", login: "hubot" }] });
+  const own = await entityOf(s.scaleSetId);
+  const poolCredential = await createPatCredential(own.endpoint_name, "ghp_pool_token");
+  await joinPool(s.repoId, poolCredential);
+  return { s, own, poolCredential };
+}
+
 const fetchRunnerFile = (token: string) =>
   exports.default.fetch(new Request(`${ORIGIN}/api/v1/metadata/credentials/runner`, { headers: { authorization: `Bearer ${token}` } }));
 
@@ -118,11 +128,7 @@ describe("on-boot creates paced to the GitHub budget", () => {
 
 describe("a credential pool", () => {
   it("mints with whichever credential has budget, and removes each runner through the credential that minted it", async () => {
-    const s = await setup();
-    await s.github.seed({ pats: [{ token: "ghp_pool_token", login: "hubot" }] });
-    const own = await entityOf(s.scaleSetId);
-    const poolCredential = await createPatCredential(own.endpoint_name, "ghp_pool_token");
-    await joinPool(s.repoId, poolCredential);
+    const { s, own, poolCredential } = await poolWorld();
 
     // The entity's own credential has nothing left in this window: the pool's other one mints.
     await spendBudget(own.credentials_id);
@@ -144,11 +150,7 @@ describe("a credential pool", () => {
   });
 
   it("pays a before_create pass's JIT configs from the pool too, each runner minted by the credential that paid", async () => {
-    const s = await setup({ jit_config_timing: "before_create" });
-    await s.github.seed({ pats: [{ token: "ghp_pool_token", login: "hubot" }] });
-    const own = await entityOf(s.scaleSetId);
-    const poolCredential = await createPatCredential(own.endpoint_name, "ghp_pool_token");
-    await joinPool(s.repoId, poolCredential);
+    const { s, own, poolCredential } = await poolWorld({ jit_config_timing: "before_create" });
     await spendBudget(own.credentials_id);
     await s.github.clearRequests();
     const machines = await createRunners(s, 3);
@@ -158,11 +160,7 @@ describe("a credential pool", () => {
   });
 
   it("skips a failing credential and counts only usable ones in the pool's rate", async () => {
-    const s = await setup();
-    await s.github.seed({ pats: [{ token: "ghp_pool_token", login: "hubot" }] });
-    const own = await entityOf(s.scaleSetId);
-    const poolCredential = await createPatCredential(own.endpoint_name, "ghp_pool_token");
-    await joinPool(s.repoId, poolCredential);
+    const { s, own, poolCredential } = await poolWorld();
     await learnBudget(own.credentials_id, 810);
     await learnBudget(poolCredential, 810);
     await env.DB.prepare(
