@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// npm run bench [-- --quick] [--profile loopback|production] [--shim sync|async] [--jobs N] [--credentials N]
+// npm run bench [-- --quick] [--profile loopback|production] [--shim sync|async] [--jobs N] [--latency-jobs N] [--credentials N]
 //
 // Every benchmark, one after the other (they share this machine's cores, so never at once), and
 // one JSON document on stdout:
@@ -37,10 +37,11 @@ const unknown = [];
 for (let i = 0; i < argv.length; i++) {
   const a = argv[i];
   if (a === "--quick") continue;
-  if (a === "--profile" || a === "--shim" || a === "--jobs" || a === "--credentials") passed.push(a, argv[++i]);
+  if (a === "--profile" || a === "--shim" || a === "--jobs" || a === "--credentials" || a === "--latency-jobs") passed.push(a, argv[++i]);
   else unknown.push(a);
 }
-if (unknown.length) throw new Error(`unknown flags: ${unknown.join(" ")} (only --quick, --profile, --shim, --jobs, --credentials)`);
+if (unknown.length)
+  throw new Error(`unknown flags: ${unknown.join(" ")} (only --quick, --profile, --shim, --jobs, --credentials, --latency-jobs)`);
 const profileName = passed.includes("--profile") ? passed[passed.indexOf("--profile") + 1] : "loopback";
 // The production bursts (issue 26): 1,000 jobs on 1, 2 and 3 credentials and 250 on 1, on one
 // stack; the first is `burst`, whose CPU per runner is read against the floor below. Then one on
