@@ -102,6 +102,16 @@ describe("on-boot creates paced to the GitHub budget", () => {
     expect(await s.shim.machines()).toHaveLength(100);
   });
 
+  it("stops saying it holds creates back once no more are wanted", async () => {
+    const s = await setup();
+    await learnBudget((await entityOf(s.scaleSetId)).credentials_id, 810);
+    const jobs = await queueJobs(s.scaleSetId, 40);
+    expect((await reconcile(s.scaleSetId)).create_pacing).toMatchObject({ holding_back: true });
+    // The jobs went elsewhere (cancelled, taken by another runner): nothing is wanted any more.
+    await env.DB.prepare(`UPDATE jobs SET status = 'completed' WHERE id IN (${jobs.join(",")})`).run();
+    expect((await reconcile(s.scaleSetId)).create_pacing).toMatchObject({ holding_back: false, wanted: 0, next_create_at: null });
+  });
+
   it("holds nothing back for a lone job, a scale set with a boot time set, or a before_create scale set", async () => {
     const s = await setup({ boot_time_seconds: 45 });
     expect((await api.get(`/api/v1/scalesets/${s.scaleSetId}`)).body.boot_time_seconds).toBe(45);

@@ -57,7 +57,13 @@ export function paceOnBootCreates(input: {
   if (samples !== before) state.bootSamples = samples;
 
   const wanted = createCount(plan.actions);
-  if (!wanted) return plan;
+  const last = state.createPacing;
+  const wasPacing = last !== null && last.allowed < last.wanted;
+  if (!wanted) {
+    // Nothing more wanted: the status stops saying creates are held back.
+    if (wasPacing) state.createPacing = { ...last, at: now, wanted: 0, allowed: 0, nextCreateAt: null };
+    return plan;
+  }
   const lead = bootLead(ss.bootTimeSeconds, samples);
   const rate = poolJitPerMinute(input.pool, policy, now);
   const unminted = input.instances
@@ -66,7 +72,6 @@ export function paceOnBootCreates(input: {
   // One budget window of slack: each pass lets a window's worth through, and passes come a window apart.
   const decision = paceCreates({ now, unminted, ratePerSecond: rate.perMinute / 60, leadMs: lead.ms, slackMs: policy.windowMs, wanted });
   const nextCreateAt = decision.nextAt === null ? null : Math.max(decision.nextAt, now + policy.windowMs);
-  const wasPacing = (state.createPacing?.allowed ?? 0) < (state.createPacing?.wanted ?? 0);
   state.createPacing = {
     at: now,
     leadMs: lead.ms,
