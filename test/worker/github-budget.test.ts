@@ -155,10 +155,10 @@ describe("GitHub budget", () => {
     await withBudget(w.scaleSetId, budget(1));
     await queueJobs(w.scaleSetId, 5);
     const status = await reconcile(w.scaleSetId);
-    // One JIT config a window: what the budget mints within a boot time and one window (create-pacing.ts).
-    expect(status.last_reconcile).toMatchObject({ actions: { create: 2 }, summary: { blocked: "jit_pacing" } });
-    // The pass after it: the two machines will keep the budget busy past a boot time, the rest wait.
-    expect(status.create_pacing).toMatchObject({ holding_back: true, wanted: 3, allowed: 0, unminted: 2 });
+    // One JIT config a window: what the budget mints within a boot time and one step, half a window (create-pacing.ts).
+    expect(status.last_reconcile).toMatchObject({ actions: { create: 1 }, summary: { blocked: "jit_pacing" } });
+    // The pass after it: that machine will keep the budget busy past a boot time, the rest wait.
+    expect(status.create_pacing).toMatchObject({ holding_back: true, wanted: 4, allowed: 0, unminted: 1 });
     expect(status.github_budget).toBeNull();
     expect(await jitCalls(w)).toBe(0);
   });
