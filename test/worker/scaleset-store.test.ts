@@ -68,7 +68,10 @@ describe("scale set store", () => {
       entity: snap.scaleSet!.entity,
       baseUrl: "https://github.com",
       caCertBundle: null,
+      // No credential pool: the entity's own credentials alone mint its runners.
+      pool: [snap.scaleSet!.entity.credentialsId],
     });
+    expect(snap.pool.map((c) => c.credentialId)).toEqual([snap.scaleSet!.entity.credentialsId]);
     expect(await scaleSetEntity(env.DB, crypto.randomUUID())).toBeNull();
     expect(await loadRunnerSetup(env.DB, crypto.randomUUID())).toBeNull();
   });
