@@ -1,6 +1,6 @@
-// A little over the house's ~400 lines on purpose: `call` is one loop deciding each attempt
-// (rate-limit waits, the send deadline, retries, token refresh) over shared state; its pieces
-// already live apart (credential-auth.ts, rate-limit.ts, budget-learning.ts, errors.ts, runners.ts).
+// Over the house's ~400 lines (~440) on purpose: `call` is one loop deciding each attempt
+// (rate-limit waits, the send deadline, retries, token refresh, what a secondary-limit refusal
+// teaches the budget) over shared state, read best in one place; its pieces already live apart (credential-auth.ts, rate-limit.ts, budget-learning.ts, errors.ts, runners.ts).
 
 import { createDb, type Db } from "../db/client";
 import { type CredentialContext, loadCredentialContext, type StatePatch, writeCredentialState } from "../db/github-state-store";

@@ -1,5 +1,4 @@
 import { reserveJitConfigs } from "../../db/github-budget-store";
-import type { GithubBudgetPolicy } from "../../github/budget";
 import type { LineGrant } from "./jit-budget-line";
 
 /**
@@ -15,33 +14,19 @@ import type { LineGrant } from "./jit-budget-line";
  */
 export async function reserveFromPool(
   db: D1Database,
-  input: {
-    /** Credential ids, in the order they are drawn from. */
+  input: Omit<Parameters<typeof reserveJitConfigs>[1], "credentialId"> & {
+    /** Credential ids, in the order they are drawn from. Waits are counted on the last one asked, when the pool as a whole falls short. */
     pool: readonly string[];
-    scaleSetId: string;
-    windowStart: number;
-    policy: GithubBudgetPolicy;
-    wanted: number;
-    /** Waits to count when the pool as a whole falls short (counted on the last credential asked). */
-    countWaits: number;
-    now: number;
   },
 ): Promise<{ grants: LineGrant[]; usable: boolean }> {
+  const { pool, ...ask } = input;
   const grants: LineGrant[] = [];
   let left = input.wanted;
   let usable = false;
-  for (const [i, credentialId] of input.pool.entries()) {
+  for (const [i, credentialId] of pool.entries()) {
     if (left <= 0) break;
-    const last = i === input.pool.length - 1;
-    const r = await reserveJitConfigs(db, {
-      credentialId,
-      scaleSetId: input.scaleSetId,
-      windowStart: input.windowStart,
-      policy: input.policy,
-      wanted: left,
-      countWaits: last ? input.countWaits : 0,
-      now: input.now,
-    });
+    const last = i === pool.length - 1;
+    const r = await reserveJitConfigs(db, { ...ask, credentialId, wanted: left, countWaits: last ? input.countWaits : 0 });
     if (!r.usable) continue;
     usable = true;
     if (r.granted > 0) grants.push({ credentialId, count: Math.min(r.granted, left) });
