@@ -3,7 +3,7 @@
 // declarations only, read as the database's map. Behaviour lives in the stores beside it.
 
 import { sql } from "drizzle-orm";
-import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+import { index, integer, primaryKey, real, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 
 // Timestamps are unix milliseconds; columns ending in `_enc` hold values sealed by
 // crypto/secret-box.ts and are never returned by the API.
@@ -350,6 +350,16 @@ export const scaleSets = sqliteTable(
      * learned from its machines (p90 of recent ones). On-boot creates are paced to mint within it.
      */
     bootTimeSeconds: integer("boot_time_seconds"),
+    /** Min idle on a schedule (scaleset/schedule): the latest entry that matched wins, `min_idle_runners` otherwise. */
+    schedules: text("schedules", { mode: "json" }).$type<MinIdleScheduleEntry[]>().notNull().default([]),
+    /** Machines older than this are deleted unless their runner is on a job (0: never). */
+    maxRunnerLifetimeSeconds: integer("max_runner_lifetime_seconds").notNull().default(86_400),
+    /** A lifetime cap that applies even to a runner on its job (null: none). */
+    runnerLifetimeHardCapSeconds: integer("runner_lifetime_hard_cap_seconds"),
+    /** The spend guard: machine-hours a UTC day after which no more machines are created (null: no cap). */
+    maxMachineHoursPerDay: real("max_machine_hours_per_day"),
+    /** When an admin last lifted the spend guard (it stays lifted for the rest of that UTC day). */
+    spendResetAt: integer("spend_reset_at"),
     createdAt: createdAt(),
     updatedAt: updatedAt(),
   },
@@ -417,6 +427,8 @@ export const instances = sqliteTable(
     jitAskedAt: integer("jit_asked_at"),
     /** When the machine first asked for its runner: create to here is its boot time. */
     bootedAt: integer("booted_at"),
+    /** When its runner first reported idle (create → online). */
+    onlineAt: integer("online_at"),
     /** The credential (of its entity's pool) that minted its runner: the runner's cleanup goes through it. */
     jitCredentialsId: text("jit_credentials_id"),
     addresses: text("addresses", { mode: "json" }).$type<InstanceAddress[]>().notNull(),
@@ -627,6 +639,47 @@ export const auditLog = sqliteTable(
   ],
 );
 
+/**
+ * One entry of a scale set's min idle schedule: from each time `cron` matches in `timezone` (IANA),
+ * `min_idle_runners` holds until another entry matches. `prewarm`: it starts ahead by the scale
+ * set's boot time, so the runners are idle when the time comes.
+ */
+export interface MinIdleScheduleEntry {
+  name: string;
+  cron: string;
+  timezone: string;
+  min_idle_runners: number;
+  prewarm: boolean;
+}
+
+/** Histogram buckets kept in D1 (observability/histograms): one row per bucket, counts not cumulative. */
+export const metricHistograms = sqliteTable(
+  "metric_histograms",
+  {
+    metric: text("metric").notNull(),
+    scaleSetId: text("scale_set_id").notNull(),
+    bucket: integer("bucket").notNull(),
+    count: integer("count").notNull().default(0),
+    sum: real("sum").notNull().default(0),
+  },
+  (t) => [primaryKey({ columns: [t.metric, t.scaleSetId, t.bucket] })],
+);
+
+/** What a scale set looked like every few minutes: the dashboard's runners-by-state chart. */
+export const scaleSetSamples = sqliteTable(
+  "scale_set_samples",
+  {
+    scaleSetId: text("scale_set_id").notNull(),
+    at: integer("at").notNull(),
+    idle: integer("idle").notNull().default(0),
+    busy: integer("busy").notNull().default(0),
+    booting: integer("booting").notNull().default(0),
+    other: integer("other").notNull().default(0),
+    minIdle: integer("min_idle").notNull().default(0),
+  },
+  (t) => [primaryKey({ columns: [t.scaleSetId, t.at] })],
+);
+
 export const schema = {
   githubEndpoints,
   githubCredentials,
@@ -647,4 +700,6 @@ export const schema = {
   retentionLastRun,
   apiTokens,
   auditLog,
+  metricHistograms,
+  scaleSetSamples,
 };
