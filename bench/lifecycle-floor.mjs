@@ -40,7 +40,8 @@ function flags(argv) {
   }
   for (const k of Object.keys(out)) {
     if (k === "rate") {
-      if (!Number.isFinite(out.rate) || out.rate < 0) throw new Error("--rate must be a number of lifecycles a second ≥ 0 (0: back to back)");
+      if (!Number.isFinite(out.rate) || out.rate < 0)
+        throw new Error("--rate must be a number of lifecycles a second ≥ 0 (0: back to back)");
     } else if (!Number.isInteger(out[k]) || out[k] < (k === "warmup" ? 0 : 1)) throw new Error(`--${k} must be a positive integer`);
   }
   return out;
