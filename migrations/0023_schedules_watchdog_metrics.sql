@@ -12,6 +12,9 @@ ALTER TABLE `scale_sets` ADD `max_machine_hours_per_day` real;--> statement-brea
 ALTER TABLE `scale_sets` ADD `spend_reset_at` integer;--> statement-breakpoint
 -- When the instance's runner first reported idle (create → online).
 ALTER TABLE `instances` ADD `online_at` integer;--> statement-breakpoint
+-- The spend guard sums a scale set's machine time today: its instances deleted since midnight
+-- (UTC) are found by deletion time, not by reading every deleted one retention still keeps.
+CREATE INDEX `instances_scale_set_status_changed_idx` ON `instances` (`scale_set_id`,`status`,`status_changed_at`);--> statement-breakpoint
 -- Histograms kept in D1 so every isolate exports the same figures: one row per bucket, counts
 -- not cumulative (the exporter adds them up); `sum` is the bucket's observations' total.
 CREATE TABLE `metric_histograms` (

@@ -5393,6 +5393,92 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/scalesets/{id}/spend-guard/reset": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Lift a scale set's spend guard for the rest of the UTC day
+         * @description Sets spend_reset_at to now: the scale set creates again although its machine-hours today reached max_machine_hours_per_day, until 00:00 UTC. Answers the object's status after a reconcile.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Spend guard lifted */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ScaleSetObjectStatus"];
+                    };
+                };
+                /** @description Invalid request */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing or wrong admin token, API token or Access JWT */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The caller's scope does not allow this: a `read` token or Access identity writing, or anyone but an admin managing tokens */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Not found */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Too many wrong tokens from this client: refused until Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/secrets/rotate": {
         parameters: {
             query?: never;
@@ -5995,6 +6081,16 @@ export interface components {
              *     ]
              */
             labels: string[];
+            /**
+             * @description The spend guard: machine-hours of the scale set's instances a UTC day after which it creates nothing more until 00:00 UTC or POST /scalesets/{id}/spend-guard/reset. null (default): no cap
+             * @default null
+             */
+            max_machine_hours_per_day?: number | null;
+            /**
+             * @description The lifetime watchdog: a machine older than this (since its create) is deleted unless its runner is on a job: stuck after its job, a runner that never picked one up, never bootstrapped, or leaked. 0: never. Default 86400 (24 h)
+             * @default 86400
+             */
+            max_runner_lifetime_seconds?: number;
             max_runners: number;
             /** @default 0 */
             min_idle_runners?: number;
@@ -6017,6 +6113,11 @@ export interface components {
             provider_name: string;
             /** @default  */
             runner_group?: string;
+            /**
+             * @description A lifetime that applies even to a runner on its job (its machine is force-deleted and the job fails). At least max_runner_lifetime_seconds. null (default): none
+             * @default null
+             */
+            runner_lifetime_hard_cap_seconds?: number | null;
             /** @default edgerunner */
             runner_prefix?: string;
         };
@@ -6510,6 +6611,8 @@ export interface components {
             /** @enum {string} */
             jit_config_timing: "on_boot" | "before_create";
             labels: string[];
+            max_machine_hours_per_day: number | null;
+            max_runner_lifetime_seconds: number;
             max_runners: number;
             min_idle_runners: number;
             name: string;
@@ -6520,7 +6623,14 @@ export interface components {
             priority: number;
             provider_name: string;
             runner_group: string;
+            runner_lifetime_hard_cap_seconds: number | null;
             runner_prefix: string;
+            /**
+             * Format: date-time
+             * @description When an admin last lifted the spend guard (POST /scalesets/{id}/spend-guard/reset): lifted for the rest of that UTC day
+             * @example 2026-11-22T10:00:00.000Z
+             */
+            spend_reset_at: string | null;
             /**
              * Format: date-time
              * @example 2026-11-22T10:00:00.000Z
@@ -6682,6 +6792,35 @@ export interface components {
             next_wake_at: string | null;
             pending_operations: number;
             scale_set_id: string | null;
+            /** @description The spend guard (max_machine_hours_per_day) as the last reconcile found it; null without a cap */
+            spend_guard: {
+                /**
+                 * Format: date-time
+                 * @description The pass that found these figures
+                 * @example 2026-11-22T10:00:00.000Z
+                 */
+                at: string;
+                cap_machine_hours: number;
+                /** @description The cap is reached: the scale set creates nothing until 00:00 UTC or a reset */
+                holding: boolean;
+                /** @description The cap is reached, but a reset today lifted the guard until 00:00 UTC */
+                lifted_by_reset: boolean;
+                /** @example spend guard: 12.3 of 12 machine-hours today; creating resumes at 00:00 UTC or after a reset */
+                message: string;
+                /**
+                 * Format: date-time
+                 * @example 2026-11-22T10:00:00.000Z
+                 */
+                reset_at: string | null;
+                /**
+                 * Format: date-time
+                 * @description 00:00 UTC of the next day, when the guard lets go by itself
+                 * @example 2026-11-22T10:00:00.000Z
+                 */
+                resumes_at: string;
+                /** @description Machine-hours of the scale set's instances in the current UTC day */
+                used_machine_hours: number;
+            } | null;
         };
         SecretRotation: {
             /** @description Values already sealed with the current key */
@@ -6813,6 +6952,10 @@ export interface components {
              *     ]
              */
             labels?: string[];
+            /** @description The spend guard: machine-hours of the scale set's instances a UTC day after which it creates nothing more until 00:00 UTC or POST /scalesets/{id}/spend-guard/reset. null (default): no cap */
+            max_machine_hours_per_day?: number | null;
+            /** @description The lifetime watchdog: a machine older than this (since its create) is deleted unless its runner is on a job: stuck after its job, a runner that never picked one up, never bootstrapped, or leaked. 0: never. Default 86400 (24 h) */
+            max_runner_lifetime_seconds?: number;
             max_runners?: number;
             min_idle_runners?: number;
             name?: string;
@@ -6824,6 +6967,8 @@ export interface components {
             priority?: number;
             provider_name?: string;
             runner_group?: string;
+            /** @description A lifetime that applies even to a runner on its job (its machine is force-deleted and the job fails). At least max_runner_lifetime_seconds. null (default): none */
+            runner_lifetime_hard_cap_seconds?: number | null;
             runner_prefix?: string;
         };
         Webhook: {

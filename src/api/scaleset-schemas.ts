@@ -21,6 +21,11 @@ const ExtraSpecs = z
   .refine((v) => JSON.stringify(v).length <= 16 * 1024, "must serialize to at most 16 KiB")
   .openapi({ description: "Provider-specific JSON object, passed to the shim as-is" });
 
+/** 30 days: six times the longest a job may run on a self-hosted runner (5 days). */
+const MAX_LIFETIME_SECONDS = 30 * 86_400;
+/** 10,000 runners (max_runners' own bound) around the clock. */
+const MAX_MACHINE_HOURS_PER_DAY = 10_000 * 24;
+
 const fields = {
   provider_name: ResourceName,
   labels: Labels,
@@ -56,6 +61,32 @@ const fields = {
     description:
       "Seconds from a create to the machine first asking for its runner. On-boot creates are paced so that a burst's machines are minted their JIT configs about when they boot. null (default): learned from the scale set's machines (p90 of recent boots; 30 s until a few have booted)",
   }),
+  max_runner_lifetime_seconds: z
+    .int()
+    .min(0, "must be 0 (never) or more seconds")
+    .max(MAX_LIFETIME_SECONDS, `at most ${MAX_LIFETIME_SECONDS} seconds (30 days)`)
+    .openapi({
+      description:
+        "The lifetime watchdog: a machine older than this (since its create) is deleted unless its runner is on a job: stuck after its job, a runner that never picked one up, never bootstrapped, or leaked. 0: never. Default 86400 (24 h)",
+    }),
+  runner_lifetime_hard_cap_seconds: z
+    .int()
+    .min(1, "must be at least 1 second, or null for no hard cap")
+    .max(MAX_LIFETIME_SECONDS, `at most ${MAX_LIFETIME_SECONDS} seconds (30 days)`)
+    .nullable()
+    .openapi({
+      description:
+        "A lifetime that applies even to a runner on its job (its machine is force-deleted and the job fails). At least max_runner_lifetime_seconds. null (default): none",
+    }),
+  max_machine_hours_per_day: z
+    .number()
+    .positive("must be more than 0, or null for no cap")
+    .max(MAX_MACHINE_HOURS_PER_DAY, `at most ${MAX_MACHINE_HOURS_PER_DAY}`)
+    .nullable()
+    .openapi({
+      description:
+        "The spend guard: machine-hours of the scale set's instances a UTC day after which it creates nothing more until 00:00 UTC or POST /scalesets/{id}/spend-guard/reset. null (default): no cap",
+    }),
 };
 
 const idleWithinMax = (v: { min_idle_runners?: number | undefined; max_runners?: number | undefined }) =>
@@ -69,6 +100,20 @@ const apiIntakeUsesJitIssue = { message: "intake scaleset_api needs jit_config_e
 const apiIntakeMintsBeforeCreate = (v: { intake?: string | undefined; jit_config_timing?: string | undefined }) =>
   !(v.intake === "scaleset_api" && v.jit_config_timing === "on_boot");
 const apiIntakeMintsBeforeCreateIssue = { message: "intake scaleset_api mints JIT configs before_create", path: ["jit_config_timing"] };
+
+/** A hard cap below the lifetime would make the lifetime meaningless: refused, with both figures. */
+export function hardCapIssue(lifetimeSeconds: number, hardCapSeconds: number | null): string | null {
+  if (hardCapSeconds === null || lifetimeSeconds === 0 || hardCapSeconds >= lifetimeSeconds) return null;
+  return `runner_lifetime_hard_cap_seconds (${hardCapSeconds}) must be at least max_runner_lifetime_seconds (${lifetimeSeconds}): raise it, lower the lifetime, or set it to null for no hard cap`;
+}
+const hardCapCoversLifetime = (
+  v: { max_runner_lifetime_seconds?: number | undefined; runner_lifetime_hard_cap_seconds?: number | null | undefined },
+  ctx: z.RefinementCtx,
+) => {
+  if (v.max_runner_lifetime_seconds === undefined || v.runner_lifetime_hard_cap_seconds === undefined) return;
+  const message = hardCapIssue(v.max_runner_lifetime_seconds, v.runner_lifetime_hard_cap_seconds);
+  if (message) ctx.addIssue({ code: "custom", message, path: ["runner_lifetime_hard_cap_seconds"] });
+};
 
 /** The timing a scale set gets when none is given: on_boot, but before_create for the scale set API. */
 export const defaultJitConfigTiming = (intake: string) => (intake === "scaleset_api" ? "before_create" : "on_boot");
@@ -94,10 +139,14 @@ export const CreateScaleSet = z
     intake: fields.intake.default("webhook"),
     jit_config_timing: fields.jit_config_timing.optional(),
     boot_time_seconds: fields.boot_time_seconds.default(null),
+    max_runner_lifetime_seconds: fields.max_runner_lifetime_seconds.default(86_400),
+    runner_lifetime_hard_cap_seconds: fields.runner_lifetime_hard_cap_seconds.default(null),
+    max_machine_hours_per_day: fields.max_machine_hours_per_day.default(null),
   })
   .refine(idleWithinMax, idleWithinMaxIssue)
   .refine(apiIntakeUsesJit, apiIntakeUsesJitIssue)
   .refine(apiIntakeMintsBeforeCreate, apiIntakeMintsBeforeCreateIssue)
+  .superRefine(hardCapCoversLifetime)
   .openapi("CreateScaleSet");
 
 export const UpdateScaleSet = z
@@ -108,6 +157,7 @@ export const UpdateScaleSet = z
   .refine(idleWithinMax, idleWithinMaxIssue)
   .refine(apiIntakeUsesJit, apiIntakeUsesJitIssue)
   .refine(apiIntakeMintsBeforeCreate, apiIntakeMintsBeforeCreateIssue)
+  .superRefine(hardCapCoversLifetime)
   .openapi("UpdateScaleSet");
 
 export const ScaleSetSchema = z
@@ -134,6 +184,13 @@ export const ScaleSetSchema = z
     intake: z.enum(scaleSetIntakes),
     jit_config_timing: z.enum(jitConfigTimings),
     boot_time_seconds: z.int().nullable(),
+    max_runner_lifetime_seconds: z.int(),
+    runner_lifetime_hard_cap_seconds: z.int().nullable(),
+    max_machine_hours_per_day: z.number().nullable(),
+    spend_reset_at: Timestamp.nullable().openapi({
+      description:
+        "When an admin last lifted the spend guard (POST /scalesets/{id}/spend-guard/reset): lifted for the rest of that UTC day",
+    }),
     created_at: Timestamp,
     updated_at: Timestamp,
   })
@@ -237,6 +294,21 @@ export const ObjectStatusSchema = z
         description:
           "On-boot creates paced to the GitHub budget: machines are created when their JIT config can be minted about when they boot (docs/performance.md); null until an on-boot scale set wanted runners",
       }),
+    spend_guard: z
+      .object({
+        cap_machine_hours: z.number(),
+        used_machine_hours: z.number().openapi({ description: "Machine-hours of the scale set's instances in the current UTC day" }),
+        holding: z.boolean().openapi({ description: "The cap is reached: the scale set creates nothing until 00:00 UTC or a reset" }),
+        lifted_by_reset: z.boolean().openapi({ description: "The cap is reached, but a reset today lifted the guard until 00:00 UTC" }),
+        resumes_at: Timestamp.openapi({ description: "00:00 UTC of the next day, when the guard lets go by itself" }),
+        reset_at: Timestamp.nullable(),
+        at: Timestamp.openapi({ description: "The pass that found these figures" }),
+        message: z
+          .string()
+          .openapi({ example: "spend guard: 12.3 of 12 machine-hours today; creating resumes at 00:00 UTC or after a reset" }),
+      })
+      .nullable()
+      .openapi({ description: "The spend guard (max_machine_hours_per_day) as the last reconcile found it; null without a cap" }),
     invocations: z
       .object({
         count: z.int(),
@@ -281,6 +353,10 @@ export const scaleSetView = ({ scaleSet: s, entity: e, providerName }: ScaleSetW
   intake: s.intake,
   jit_config_timing: s.jitConfigTiming,
   boot_time_seconds: s.bootTimeSeconds,
+  max_runner_lifetime_seconds: s.maxRunnerLifetimeSeconds,
+  runner_lifetime_hard_cap_seconds: s.runnerLifetimeHardCapSeconds,
+  max_machine_hours_per_day: s.maxMachineHoursPerDay,
+  spend_reset_at: iso(s.spendResetAt),
   created_at: iso(s.createdAt)!,
   updated_at: iso(s.updatedAt)!,
 });

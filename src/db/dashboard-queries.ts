@@ -169,6 +169,10 @@ export interface ScaleSetDetail {
   flavor: string;
   os_type: string;
   os_arch: string;
+  /** The lifetime watchdog and the spend guard (docs/scale-sets.md). */
+  max_runner_lifetime_seconds: number;
+  runner_lifetime_hard_cap_seconds: number | null;
+  max_machine_hours_per_day: number | null;
   provider: string;
   kind: EntityKind;
   entity: string;
@@ -230,6 +234,7 @@ export async function scaleSetPage(db: D1Database, id: string): Promise<ScaleSet
     db
       .prepare(
         `SELECT s.id, s.name, s.enabled, s.labels, s.min_idle_runners, s.max_runners, s.image, s.flavor, s.os_type, s.os_arch,
+                s.max_runner_lifetime_seconds, s.runner_lifetime_hard_cap_seconds, s.max_machine_hours_per_day,
                 p.name AS provider, e.kind, ${ENTITY_NAME} AS entity
          FROM scale_sets s JOIN providers p ON p.id = s.provider_id JOIN entities e ON e.id = s.entity_id WHERE s.id = ?`,
       )

@@ -1,8 +1,10 @@
 import { and, eq, ne } from "drizzle-orm";
+import { utcDayStart } from "../scaleset/spend-guard";
 import type { Db } from "./client";
 import {
   entities,
   type InstanceStatus,
+  instanceStatuses,
   instances,
   type JitConfigTiming,
   type JobStatus,
@@ -38,6 +40,12 @@ export interface ScaleSetRecord {
   jitConfigTiming: JitConfigTiming;
   /** Boot time set by hand (seconds), or null: learned from its machines. */
   bootTimeSeconds: number | null;
+  /** The lifetime watchdog (scaleset/lifetime-watchdog.ts): 0 never; the hard cap null: none. */
+  maxRunnerLifetimeSeconds: number;
+  runnerLifetimeHardCapSeconds: number | null;
+  /** The spend guard (scaleset/spend-guard.ts): null no cap; when an admin last lifted it. */
+  maxMachineHoursPerDay: number | null;
+  spendResetAt: number | null;
   updatedAt: number;
   entity: {
     id: string;
@@ -100,10 +108,32 @@ export interface ScaleSetSnapshotRows {
   queuedJobs: number;
   /** The oldest queued jobs (at most 50), for re-checking against GitHub. */
   oldestQueued: { seq: number; id: number; repository: string; queuedAt: number }[];
+  /** Machine time of its instances within the UTC day of `now` up to `now` (ms): the spend guard's figure. */
+  machineMsToday: number;
 }
 
-export async function loadScaleSetSnapshot(db: D1Database, scaleSetId: string): Promise<ScaleSetSnapshotRows> {
-  const [setRes, instRes, jobsRes, oldestRes, poolRes] = await db.batch([
+const NOT_DELETED = instanceStatuses
+  .filter((s) => s !== "deleted")
+  .map((s) => `'${s}'`)
+  .join(", ");
+
+/**
+ * Machine time of a scale set's instances in [dayStart, now]: each one's overlap of [created_at,
+ * its deletion or now] with the day (scaleset/spend-guard.ts machineMsInDay). Deleted instances
+ * are kept for weeks (retention), so the deleted ones are reached through
+ * instances_scale_set_status_changed_idx by their deletion time (today's only), and the live
+ * ones through their statuses, never by a scan of the scale set's history.
+ */
+const MACHINE_MS_TODAY = `SELECT
+   (SELECT coalesce(sum(max(0, ?3 - max(created_at, ?2))), 0) FROM instances
+     WHERE scale_set_id = ?1 AND status IN (${NOT_DELETED}))
+ + (SELECT coalesce(sum(max(0, min(status_changed_at, ?3) - max(created_at, ?2))), 0) FROM instances
+     WHERE scale_set_id = ?1 AND status = 'deleted' AND status_changed_at > ?2) AS ms`;
+
+/** `now`: the time the spend guard's machine time is counted up to (within its UTC day). */
+export async function loadScaleSetSnapshot(db: D1Database, scaleSetId: string, now = Date.now()): Promise<ScaleSetSnapshotRows> {
+  const dayStart = utcDayStart(now);
+  const [setRes, instRes, jobsRes, oldestRes, poolRes, spendRes] = await db.batch([
     db
       .prepare(
         `SELECT s.*, e.kind AS e_kind, e.owner AS e_owner, e.name AS e_name, e.endpoint_name AS e_endpoint, e.credentials_id AS e_credentials,
@@ -142,6 +172,7 @@ export async function loadScaleSetSnapshot(db: D1Database, scaleSetId: string): 
           ORDER BY c.pos, c.added_at, c.id`,
       )
       .bind(scaleSetId),
+    db.prepare(MACHINE_MS_TODAY).bind(scaleSetId, dayStart, now),
   ]);
   const s = setRes!.results[0] as Record<string, any> | undefined;
   return {
@@ -165,6 +196,10 @@ export async function loadScaleSetSnapshot(db: D1Database, scaleSetId: string): 
           intake: s.intake,
           jitConfigTiming: s.jit_config_timing,
           bootTimeSeconds: s.boot_time_seconds ?? null,
+          maxRunnerLifetimeSeconds: s.max_runner_lifetime_seconds,
+          runnerLifetimeHardCapSeconds: s.runner_lifetime_hard_cap_seconds ?? null,
+          maxMachineHoursPerDay: s.max_machine_hours_per_day ?? null,
+          spendResetAt: s.spend_reset_at ?? null,
           updatedAt: s.updated_at,
           entity: {
             id: s.entity_id,
@@ -213,6 +248,7 @@ export async function loadScaleSetSnapshot(db: D1Database, scaleSetId: string): 
       repository: r.repository,
       queuedAt: r.queued_at,
     })),
+    machineMsToday: Number((spendRes!.results[0] as { ms: number } | undefined)?.ms ?? 0),
   };
 }
 

@@ -451,6 +451,9 @@ export const instances = sqliteTable(
   },
   (t) => [
     index("instances_scale_set_status_idx").on(t.scaleSetId, t.status),
+    // A scale set's instances deleted since a time (the spend guard's machine-hours today) without
+    // reading the weeks of deleted ones retention keeps.
+    index("instances_scale_set_status_changed_idx").on(t.scaleSetId, t.status, t.statusChangedAt),
     // Also "deleted instances, oldest first" for retention.
     index("instances_status_changed_idx").on(t.status, t.statusChangedAt),
     index("instances_job_idx").on(t.jobId),

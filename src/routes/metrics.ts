@@ -7,6 +7,7 @@ import { bearerPrincipal } from "../http/admin-auth";
 import { ApiError } from "../http/errors";
 import { JOB_LATENCY_BUCKETS, pendingCounts, RECONCILE_BUCKETS, WEBHOOK_REJECTED } from "../observability/op-counters";
 import { Exposition, type Labels } from "../observability/prometheus";
+import { REAPED_COUNTER } from "../scaleset/executor/reap-record";
 import { scaleSetSettings } from "../scaleset/settings";
 
 /**
@@ -67,9 +68,11 @@ export async function renderMetrics(db: D1Database, budget: GithubBudgetPolicy |
   const reconcile = new Map<string, { buckets: Map<string, number>; count: number; sumMs: number }>();
   const credentialNames = new Map(data.credentials.map((c) => [c.id, c.name]));
   const listenerInvalid: { labels: Labels; value: number }[] = [];
+  const reaped: { labels: Labels; value: number }[] = [];
   for (const c of counterRows) {
     const [family, a = "", b = ""] = c.name.split("|");
     if (family === "scaleset.desired") desired.set(a, c.value);
+    else if (family === REAPED_COUNTER) reaped.push({ labels: { ...ssLabels(a), reason: b }, value: c.value });
     else if (family === "listener.invalid") listenerInvalid.push({ labels: { ...ssLabels(a), kind: b }, value: c.value });
     else if (family === "github.calls" || family === "github.errors") {
       calls.set(c.name, {
@@ -139,6 +142,12 @@ export async function renderMetrics(db: D1Database, budget: GithubBudgetPolicy |
     'Scale set API queue items that failed validation (kind="job_item", each recorded and logged) and messages acknowledged unread (kind="message")';
   m.declare(invalidName, invalidHelp, "counter");
   for (const c of listenerInvalid) m.add(invalidName, invalidHelp, "counter", c.labels, c.value);
+
+  const reapedName = `${P}instances_reaped_total`;
+  const reapedHelp =
+    "Machines the lifetime watchdog sent to deletion, by reason: stuck_after_job, never_picked_up_job, never_bootstrapped, leak, hard_cap (on its job past runner_lifetime_hard_cap_seconds)";
+  m.declare(reapedName, reapedHelp, "counter");
+  for (const c of reaped) m.add(reapedName, reapedHelp, "counter", c.labels, c.value);
 
   // GitHub credentials: health and the last rate-limit figures GitHub sent.
   const credHelp = {

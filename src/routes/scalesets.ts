@@ -4,6 +4,7 @@ import { InstanceSchema, instanceView } from "../api/instance-view";
 import {
   CreateScaleSet,
   defaultJitConfigTiming,
+  hardCapIssue,
   ObjectStatusSchema,
   ScaleSetDetailSchema,
   ScaleSetSchema,
@@ -33,6 +34,7 @@ import { resourceRoutes } from "../http/resource-routes";
 import { createRouter } from "../http/router";
 import { sentFields } from "../http/sent-fields";
 import { routeWaiting } from "../intake/waiting-jobs";
+import { logEvent } from "../observability/log";
 import { nudgeScaleSet, scaleSetObject } from "../scaleset/stub";
 
 /** The scale set with its entity and provider name, or 404. */
@@ -117,6 +119,9 @@ function registerEntityScaleSets(router: ReturnType<typeof createRouter>, { kind
           intake: body.intake,
           jitConfigTiming: body.jit_config_timing ?? defaultJitConfigTiming(body.intake),
           bootTimeSeconds: body.boot_time_seconds,
+          maxRunnerLifetimeSeconds: body.max_runner_lifetime_seconds,
+          runnerLifetimeHardCapSeconds: body.runner_lifetime_hard_cap_seconds,
+          maxMachineHoursPerDay: body.max_machine_hours_per_day,
           createdAt: t,
           updatedAt: t,
         });
@@ -169,6 +174,12 @@ export const scaleSetRoutes = entityPaths
     if (minIdle > max) {
       throw invalidBody([{ path: "min_idle_runners", message: `min_idle_runners (${minIdle}) cannot exceed max_runners (${max})` }]);
     }
+    // The hard cap against the lifetime, each as sent or as stored.
+    const capIssue = hardCapIssue(
+      body.max_runner_lifetime_seconds ?? s.maxRunnerLifetimeSeconds,
+      body.runner_lifetime_hard_cap_seconds === undefined ? s.runnerLifetimeHardCapSeconds : body.runner_lifetime_hard_cap_seconds,
+    );
+    if (capIssue) throw invalidBody([{ path: "runner_lifetime_hard_cap_seconds", message: capIssue }]);
     let providerId = s.providerId;
     if (body.provider_name !== undefined && body.provider_name !== current.providerName) {
       providerId = await knownProviderId(db, body.provider_name);
@@ -193,6 +204,9 @@ export const scaleSetRoutes = entityPaths
         jit_config_enabled: "jitConfigEnabled",
         intake: "intake",
         boot_time_seconds: "bootTimeSeconds",
+        max_runner_lifetime_seconds: "maxRunnerLifetimeSeconds",
+        runner_lifetime_hard_cap_seconds: "runnerLifetimeHardCapSeconds",
+        max_machine_hours_per_day: "maxMachineHoursPerDay",
       }),
       providerId,
       jitConfigTiming,
@@ -259,5 +273,26 @@ export const scaleSetRoutes = entityPaths
       const { id } = c.req.valid("param");
       await requireScaleSet(createDb(c.env), id);
       return c.json(await scaleSetObject(c.env, id).resetBackoff(id), 200);
+    },
+  )
+  .openapi(
+    createRoute({
+      method: "post",
+      path: "/scalesets/{id}/spend-guard/reset",
+      tags,
+      summary: "Lift a scale set's spend guard for the rest of the UTC day",
+      description:
+        "Sets spend_reset_at to now: the scale set creates again although its machine-hours today reached max_machine_hours_per_day, until 00:00 UTC. Answers the object's status after a reconcile.",
+      request: { params: IdParam },
+      responses: { 200: jsonResponse(ObjectStatusSchema, "Spend guard lifted"), ...errorResponses, ...notFoundResponse },
+    }),
+    async (c) => {
+      const { id } = c.req.valid("param");
+      const db = createDb(c.env);
+      await requireScaleSet(db, id);
+      // Not updated_at: an update lifts the create hard limit (backoff.ts), which this is not.
+      await updateScaleSet(db, id, { spendResetAt: now() });
+      logEvent({ event: "spend_guard_reset", scale_set: id });
+      return c.json(await scaleSetObject(c.env, id).reconcileNow(id), 200);
     },
   );

@@ -2,6 +2,7 @@ import { type CreateBackoff, NO_CREATE_BACKOFF } from "./backoff";
 import { type BootSamples, NO_BOOT_SAMPLES } from "./jit/create-pacing";
 import type { StoredListener } from "./listener/listener-host";
 import type { PlanSummary } from "./reconcile";
+import type { SpendGuard } from "./spend-guard";
 
 /**
  * The ScaleSet object's own SQLite: its identity, backoff state, per-instance operation and
@@ -183,6 +184,16 @@ export class ObjectState {
 
   set createPacing(value: CreatePacing) {
     this.setMeta("create_pacing", value);
+  }
+
+  /** The spend guard as the last pass found it (scaleset/spend-guard.ts); null: no cap. */
+  get spendGuard(): (SpendGuard & { at: number }) | null {
+    return this.getMeta<SpendGuard & { at: number }>("spend_guard");
+  }
+
+  set spendGuard(value: (SpendGuard & { at: number }) | null) {
+    if (value === null) this.deleteMeta("spend_guard");
+    else this.setMeta("spend_guard", value);
   }
 
   get lastOrphanCheck(): number {

@@ -3,6 +3,7 @@ import { type BudgetStatus, budgetStatus } from "./jit/github-pacing";
 import { type CreatePacingStatus, createPacingStatus } from "./jit/on-boot-pacing";
 import type { ListenerStatus } from "./listener/listener-host";
 import type { LastReconcile, ObjectState } from "./object-state";
+import { type SpendGuardStatus, spendGuardStatus } from "./spend-guard";
 
 /** What a scale set's object reports of itself (GET /scalesets/{id} status, the dashboard). */
 export interface ScaleSetStatus {
@@ -18,6 +19,8 @@ export interface ScaleSetStatus {
   create_pacing: CreatePacingStatus | null;
   /** What this object's invocations spent of Cloudflare's per-invocation budgets, since it last started. */
   invocations: InvocationsStatus;
+  /** The spend guard (max_machine_hours_per_day) as the last pass found it; null: no cap. */
+  spend_guard: SpendGuardStatus | null;
 }
 
 /** The status from the object's state; the parts kept elsewhere are passed in. */
@@ -51,5 +54,6 @@ export function objectStatus(input: {
     github_budget: budgetStatus(state.budgetWait),
     create_pacing: createPacingStatus(state.createPacing),
     invocations: input.invocations,
+    spend_guard: spendGuardStatus(state.spendGuard),
   };
 }

@@ -1,6 +1,7 @@
 import type { InstanceStatus, JobStatus, RunnerStatus } from "../db/schema";
 import { type CreateBackoff, type CreateBackoffPolicy, createAllowedAt } from "./backoff";
 import { isBeingDeleted, isLive } from "./instance-states";
+import { type LifetimePolicy, NO_LIFETIME_LIMIT, overstay, overstayDeadline, type Reap } from "./lifetime-watchdog";
 
 /**
  * The reconcile planner: from what a scale set has and what it needs, the actions to take now.
@@ -25,6 +26,8 @@ export interface PlanConfig {
    */
   startedAt?: number;
   createBackoff: CreateBackoffPolicy;
+  /** The lifetime watchdog (lifetime-watchdog.ts); absent: machines may stay as long as they like. */
+  lifetime?: LifetimePolicy;
 }
 
 export interface PlanInstance {
@@ -43,6 +46,8 @@ export interface PlanInstance {
   idleSince: number | null;
   /** Status of the job this runner serves, if any. */
   jobStatus: JobStatus | null;
+  /** The instance names a job its runner took (even one whose row is gone): the watchdog's "stuck after its job". */
+  hadJob?: boolean;
   /** A failed delete is retried no earlier than this. */
   retryAt: number | null;
   /** An operation started by this object incarnation is still running on it. */
@@ -57,14 +62,24 @@ export interface PlanSnapshot {
   /** Jobs routed to this scale set that no runner has taken yet (queued or waiting). */
   queuedJobs: number;
   createBackoff: CreateBackoff;
+  /** The spend guard holds (spend-guard.ts): machine-hours today reached the scale set's cap. */
+  spendCapReached?: boolean;
   now: number;
 }
 
-export type DeleteReason = "job_completed" | "runner_finished" | "instance_error" | "instance_stopped" | "bootstrap_timeout" | "scale_down";
+export type DeleteReason =
+  | "job_completed"
+  | "runner_finished"
+  | "instance_error"
+  | "instance_stopped"
+  | "bootstrap_timeout"
+  | "scale_down"
+  | "max_lifetime";
 
 export type Action =
   | { type: "create"; count: number }
-  | { type: "mark_delete"; instance: string; reason: DeleteReason }
+  /** `reap`: the lifetime watchdog's verdict (reason `max_lifetime`); its `force` marks a forced delete. */
+  | { type: "mark_delete"; instance: string; reason: DeleteReason; reap?: Reap }
   | { type: "delete"; instance: string; force: boolean }
   | { type: "poll"; instance: string; why: "operation_timeout" | "stuck" };
 
@@ -79,7 +94,8 @@ export interface PlanSummary {
   queued: number;
   /** Why nothing was created although more runners are needed, if so. */
   /** (`jit_pacing`: some were, the rest wait until their JIT configs can be minted about when their machines boot.) */
-  blocked: "disabled" | "max_runners" | "create_backoff" | "hard_limit" | "github_budget" | "jit_pacing" | null;
+  /** (`spend_cap`: the scale set's machine-hours today reached `max_machine_hours_per_day`.) */
+  blocked: "disabled" | "max_runners" | "create_backoff" | "hard_limit" | "spend_cap" | "github_budget" | "jit_pacing" | null;
 }
 
 export interface Plan {
@@ -156,16 +172,24 @@ export function plan(snapshot: PlanSnapshot): Plan {
     act({ type: "delete", instance: i.name, force: i.status === "pending_force_delete" });
   }
 
-  // 3. Instances that should go: finished, broken, or never came up.
+  // 3. Instances that should go: finished, broken, never came up, or overstayed their lifetime.
   const marked = new Set<string>();
+  const lifetime = cfg.lifetime ?? NO_LIFETIME_LIMIT;
   for (const i of live) {
     if (i.inFlight || touched.has(i.name) || isBeingDeleted(i.status) || i.awaiting) continue;
     const reason = deleteReason(i, cfg, now);
+    const facts = { ...i, onJob: isBusy(i), hadJob: i.hadJob ?? false };
+    const reap = reason ? null : overstay(facts, lifetime, now);
     if (reason) {
       act({ type: "mark_delete", instance: i.name, reason });
       marked.add(i.name);
-    } else if (STARTING.includes(i.status) || BOOTSTRAPPING.includes(i.runnerStatus)) {
-      wake(bootstrapSince(i) + cfg.bootstrapTimeoutMs);
+    } else if (reap) {
+      act({ type: "mark_delete", instance: i.name, reason: "max_lifetime", reap });
+      marked.add(i.name);
+    } else {
+      if (STARTING.includes(i.status) || BOOTSTRAPPING.includes(i.runnerStatus)) wake(bootstrapSince(i) + cfg.bootstrapTimeoutMs);
+      const deadline = overstayDeadline(facts, lifetime);
+      if (deadline !== null) wake(deadline);
     }
   }
 
@@ -194,7 +218,8 @@ export function plan(snapshot: PlanSnapshot): Plan {
     else if (allowedAt > now) {
       blocked = "create_backoff";
       wake(allowedAt);
-    } else if (room <= 0) blocked = "max_runners";
+    } else if (snapshot.spendCapReached) blocked = "spend_cap";
+    else if (room <= 0) blocked = "max_runners";
     else actions.push({ type: "create", count: Math.min(missing, room) });
   } else if (missing < 0) {
     // Surplus: only idle runners go, oldest first, and only once they have idled long enough.

@@ -29,6 +29,7 @@ import { githubRunnerPort } from "./ports-factory";
 import { plan } from "./reconcile";
 import { type RunnerReport, type RunnerReportRefusal, runnerReportChange, runnerReportEvents } from "./runner-report";
 import { type ScaleSetSettings, scaleSetSettings } from "./settings";
+import { keepSpendGuard } from "./spend-guard-keeping";
 import { recheckStaleJobs } from "./stale-jobs/stale-job-recheck";
 
 /** Passes a run may make before it leaves the rest to the alarm (a pass that acted goes again at once). */
@@ -331,6 +332,7 @@ export class ScaleSet extends DurableObject<Env> {
 
     this.state.pruneOps(new Set(rows.instances.map((i) => i.name)));
     const now = Date.now();
+    const spend = keepSpendGuard(this.state, ss, rows.machineMsToday, now);
     const planned = plan(
       planSnapshot({
         scaleSet: ss,
@@ -342,6 +344,7 @@ export class ScaleSet extends DurableObject<Env> {
         createBackoff: backoff,
         settings: this.settings,
         startedAt: this.startedAt,
+        spendCapReached: spend.holding,
         now,
       }),
     );

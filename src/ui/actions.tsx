@@ -7,7 +7,7 @@ import { Page } from "./views";
 
 /**
  * The few things an operator does from the dashboard while jobs wait: pause or resume a scale
- * set, reconcile it now, lift its create backoff, delete an instance. Each is one admin API call;
+ * set, reconcile it now, lift its create backoff or its spend guard, delete an instance. Each is one admin API call;
  * on success the browser goes back to the page it came from with a flash, else sees the API's error.
  */
 
@@ -48,6 +48,12 @@ export function actionRoutes(dispatch: ApiDispatch) {
       const r = await api(c, "POST", `/scalesets/${encodeURIComponent(id)}/reset`);
       logEvent({ event: "ui_action", action: "reset_backoff", scale_set: id, status: r.status });
       return afterAction(c, r, `/ui/scalesets/${id}`, "reset");
+    })
+    .post("/scalesets/:id/spend-guard/reset", async (c) => {
+      const id = c.req.param("id");
+      const r = await api(c, "POST", `/scalesets/${encodeURIComponent(id)}/spend-guard/reset`);
+      logEvent({ event: "ui_action", action: "reset_spend_guard", scale_set: id, status: r.status });
+      return afterAction(c, r, `/ui/scalesets/${id}`, "spend_reset");
     })
     .post("/instances/:name/delete", async (c) => {
       const name = c.req.param("name");

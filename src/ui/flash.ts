@@ -7,6 +7,7 @@ const FLASH = {
   resumed: "Scale set resumed.",
   reconciled: "Reconciled.",
   reset: "Create backoff lifted.",
+  spend_reset: "Spend guard lifted until 00:00 UTC.",
   deleting: "Instance sent to deletion.",
   force_deleting: "Instance sent to forced deletion (provider errors are ignored).",
   app_created: "GitHub App created; its key and secrets are sealed here. Next: install it.",

@@ -8,7 +8,14 @@ import { scaleSetSettings } from "../../src/scaleset/settings";
 const NOW = 1_000_000_000;
 const settings = scaleSetSettings({});
 
-const scaleSet = { enabled: true, minIdleRunners: 1, maxRunners: 4, bootstrapTimeout: 20 } as ScaleSetRecord;
+const scaleSet = {
+  enabled: true,
+  minIdleRunners: 1,
+  maxRunners: 4,
+  bootstrapTimeout: 20,
+  maxRunnerLifetimeSeconds: 86_400,
+  runnerLifetimeHardCapSeconds: null,
+} as ScaleSetRecord;
 
 const instance = (over: Partial<InstanceRecord>): InstanceRecord => ({
   id: "id",
@@ -66,10 +73,12 @@ describe("planSnapshot", () => {
         stuckGraceMs: settings.stuckGraceMs,
         startedAt: 42,
         createBackoff: settings.createBackoff,
+        lifetime: { maxLifetimeMs: 86_400_000, hardCapMs: null },
       },
       instances: [],
       queuedJobs: 3,
       createBackoff: NO_CREATE_BACKOFF,
+      spendCapReached: false,
       now: NOW,
     });
   });
@@ -118,5 +127,24 @@ describe("planSnapshot", () => {
       now: NOW,
     });
     expect(snap.instances.map((i) => i.bootstrapSince)).toEqual([NOW - 10, NOW - 1_000]);
+  });
+
+  it("gives the planner the lifetime watchdog's policy, whether each instance ever had a job, and the spend guard", () => {
+    const snap = planSnapshot({
+      scaleSet: { ...scaleSet, maxRunnerLifetimeSeconds: 0, runnerLifetimeHardCapSeconds: 7_200 },
+      instances: [instance({ name: "had", jobId: 77 }), instance({ name: "never" })],
+      queuedJobs: 0,
+      ops: new Map(),
+      inFlight: new Set(),
+      createBackoff: NO_CREATE_BACKOFF,
+      settings,
+      startedAt: 0,
+      spendCapReached: true,
+      now: NOW,
+    });
+    // A lifetime of 0 is never; the hard cap stands on its own.
+    expect(snap.config.lifetime).toEqual({ maxLifetimeMs: null, hardCapMs: 7_200_000 });
+    expect(snap.instances.map((i) => i.hadJob)).toEqual([true, false]);
+    expect(snap.spendCapReached).toBe(true);
   });
 });

@@ -21,6 +21,7 @@ import {
   str,
   type Values,
 } from "../command.ts";
+import { parseDuration } from "../duration.ts";
 import { UsageError } from "../errors.ts";
 import { type EntityKind, entityId, scaleSetId } from "../resolve.ts";
 import { renderRecord, renderTable } from "../table.ts";
@@ -92,7 +93,39 @@ const FIELDS: Record<string, OptionSpec> = {
     arg: "SECONDS|auto",
     description: "create to the machine's first ask, which paces a burst's creates (auto: learned from its machines)",
   },
+  "max-lifetime": {
+    type: "string",
+    arg: "DURATION|0",
+    description: "machines older than this (24h, 90m, seconds) are deleted unless their runner is on a job (default 24h; 0: never)",
+  },
+  "hard-lifetime-cap": {
+    type: "string",
+    arg: "DURATION|none",
+    description: "a lifetime that applies even to a runner on its job, at least --max-lifetime (none: no hard cap)",
+  },
+  "max-machine-hours": {
+    type: "string",
+    arg: "HOURS|none",
+    description: "the spend guard: machine-hours a UTC day after which nothing more is created (none: no cap)",
+  },
 };
+
+/** A duration option in whole seconds, `none` as null (where the API takes null), undefined when not given. */
+function seconds(v: Values, name: string, none: boolean): number | null | undefined {
+  const text = str(v, name);
+  if (text === undefined) return undefined;
+  if (none && text === "none") return null;
+  return parseDuration(text, name);
+}
+
+/** Machine-hours (a decimal number), or `none`: null. */
+function machineHours(v: Values): number | null | undefined {
+  const text = str(v, "max-machine-hours");
+  if (text === undefined) return undefined;
+  if (text === "none") return null;
+  if (!/^\d{1,6}(\.\d{1,4})?$/.test(text)) throw new UsageError(`--max-machine-hours: a number of hours (12, 7.5) or none, not "${text}"`);
+  return Number(text);
+}
 
 /** The fields of a create or update, from the options (undefined where not given). */
 function fields(v: Values) {
@@ -115,6 +148,9 @@ function fields(v: Values) {
     intake: str(v, "intake") as Create["intake"],
     jit_config_timing: str(v, "jit-timing") as Create["jit_config_timing"],
     boot_time_seconds: str(v, "boot-time") === "auto" ? null : int(v, "boot-time"),
+    max_runner_lifetime_seconds: seconds(v, "max-lifetime", false) ?? undefined,
+    runner_lifetime_hard_cap_seconds: seconds(v, "hard-lifetime-cap", true),
+    max_machine_hours_per_day: machineHours(v),
   });
 }
 
@@ -229,6 +265,15 @@ export const scaleSetCommands: Command[] = [
     args: ["<id|name>"],
     run: async (ctx) => {
       const data = await unwrap(ctx.api().POST("/api/v1/scalesets/{id}/reset", { params: { path: { id: await id(ctx) } } }));
+      return { data, text: statusText(data) };
+    },
+  },
+  {
+    words: ["scaleset", "spend-reset"],
+    summary: "Lift a scale set's spend guard until 00:00 UTC (it creates again today)",
+    args: ["<id|name>"],
+    run: async (ctx) => {
+      const data = await unwrap(ctx.api().POST("/api/v1/scalesets/{id}/spend-guard/reset", { params: { path: { id: await id(ctx) } } }));
       return { data, text: statusText(data) };
     },
   },

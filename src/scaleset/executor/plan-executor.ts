@@ -18,6 +18,7 @@ import { removeInstanceRunner } from "../runner-identity";
 import { runnerName } from "../runner-names";
 import type { ScaleSetSettings } from "../settings";
 import { type PendingCreate, settleCreates } from "./create-dispatch";
+import { type ReapedInstance, recordReaps } from "./reap-record";
 
 // Carries out a plan with a fixed number of D1 batches whatever its size, the outbound calls
 // (GitHub, the shim) running in parallel between them:
@@ -69,10 +70,15 @@ export async function executePlan(
   const background = new Set<string>();
 
   const marks: StatusChange[] = [];
+  const reaps: ReapedInstance[] = [];
   for (const action of actions) {
     if (action.type !== "mark_delete") continue;
     const row = byName.get(action.instance)!;
-    marks.push({ id: row.id, from: row.status, to: "pending_delete", reason: action.reason, at: now });
+    // A hard-capped runner on its job is force-deleted: GitHub refuses to remove a busy runner, and it must go all the same.
+    const to = action.reap?.force ? "pending_force_delete" : "pending_delete";
+    const reason = action.reap ? `${action.reason}: ${action.reap.reason}` : action.reason;
+    marks.push({ id: row.id, from: row.status, to, reason, at: now });
+    if (action.reap) reaps.push({ id: row.id, instance: action.instance, reap: action.reap });
   }
   const createCount = actions.reduce((count, action) => count + (action.type === "create" ? action.count : 0), 0);
   const fresh: NewInstance[] = Array.from({ length: createCount }, () => ({
@@ -125,6 +131,7 @@ export async function executePlan(
     if (marks.length || fresh.length) {
       applied1 = await applyStatusChanges(db, [...marks, ...early], insertInstancesStatements(db, fresh, "created to meet demand"));
       logTransitions([...marks, ...early]);
+      recordReaps(ss.id, reaps, applied1);
     }
 
     // Outbound, phase 1: JIT configs for new runners, GitHub removal before deleting, polls.
@@ -203,7 +210,9 @@ export async function executePlan(
       }
       // The runner id GitHub just vouched for is recorded as the instance's own.
       const set = removal.confirmedId === null ? undefined : { agentId: removal.confirmedId };
-      if (removal.removal === "busy") {
+      // A forced delete goes on without it: the machine goes, and its runner, offline, is left to the drift
+      // check (runners no live instance has) and to GitHub, which drops an ephemeral runner offline for a day.
+      if (removal.removal === "busy" && !del.force) {
         batch2.push({
           id: del.row.id,
           from: del.row.status,

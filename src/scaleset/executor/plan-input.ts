@@ -1,5 +1,6 @@
 import type { InstanceRecord, ScaleSetRecord } from "../../db/scaleset-store";
 import type { CreateBackoff } from "../backoff";
+import { lifetimePolicy } from "../lifetime-watchdog";
 import type { InstanceOps } from "../object-state";
 import type { PlanSnapshot } from "../reconcile";
 import type { ScaleSetSettings } from "../settings";
@@ -18,6 +19,8 @@ export function planSnapshot(input: {
   settings: ScaleSetSettings;
   /** When this object incarnation started (see PlanConfig.startedAt). */
   startedAt: number;
+  /** The spend guard holds (scaleset/spend-guard.ts): no creates. */
+  spendCapReached?: boolean;
   now: number;
 }): PlanSnapshot {
   const { scaleSet: ss, settings, now } = input;
@@ -32,6 +35,7 @@ export function planSnapshot(input: {
       stuckGraceMs: settings.stuckGraceMs,
       startedAt: input.startedAt,
       createBackoff: settings.createBackoff,
+      lifetime: lifetimePolicy(ss.maxRunnerLifetimeSeconds, ss.runnerLifetimeHardCapSeconds),
     },
     instances: input.instances.map((instance) => {
       const ops = input.ops.get(instance.name);
@@ -44,6 +48,7 @@ export function planSnapshot(input: {
         statusChangedAt: instance.statusChangedAt,
         idleSince: instance.runnerStatus === "idle" ? (instance.runnerStatusChangedAt ?? instance.statusChangedAt) : null,
         jobStatus: instance.jobStatus,
+        hadJob: instance.jobId !== null,
         retryAt: ops?.retryAt ?? null,
         inFlight: input.inFlight.has(instance.name),
         awaiting: ops?.opId && ops.opKind ? { kind: ops.opKind, pollAt: ops.pollAt ?? now } : null,
@@ -51,6 +56,7 @@ export function planSnapshot(input: {
     }),
     queuedJobs: input.queuedJobs,
     createBackoff: input.createBackoff,
+    spendCapReached: input.spendCapReached ?? false,
     now,
   };
 }

@@ -50,6 +50,7 @@ export const scaleSetRoutes = new Hono<UiEnv>().get("/scalesets/:id", async (c) 
           {st && (st.create_backoff.failures > 0 || st.create_backoff.hard_limited_at) ? (
             <Action action={`${back}/reset`} csrf={csrf} label="Lift create backoff" />
           ) : null}
+          {st?.spend_guard?.holding ? <Action action={`${back}/spend-guard/reset`} csrf={csrf} label="Lift spend guard" /> : null}
         </div>
       ) : (
         <p class="mut small">Read-only: your sign-in may look but not change anything.</p>
@@ -84,6 +85,14 @@ export const scaleSetRoutes = new Hono<UiEnv>().get("/scalesets/:id", async (c) 
                 ? `${st.create_backoff.failures} failure(s), creates allowed at ${st.create_backoff.create_allowed_at ?? "—"}`
                 : "none"
             : "—"}
+        </dd>
+        <dt>Lifetime</dt>
+        <dd>{lifetimeText(s)}</dd>
+        <dt>Spend guard</dt>
+        <dd id="spend-guard">
+          {s.max_machine_hours_per_day === null
+            ? "no cap"
+            : (st?.spend_guard?.message ?? `${s.max_machine_hours_per_day} machine-hours a day (not reconciled yet)`)}
         </dd>
         <dt>Create pacing</dt>
         <dd>{pacingText(st?.create_pacing ?? null)}</dd>
@@ -178,6 +187,16 @@ export const scaleSetRoutes = new Hono<UiEnv>().get("/scalesets/:id", async (c) 
     </Page>,
   );
 });
+
+/** The lifetime watchdog's settings in a sentence. */
+function lifetimeText(s: { max_runner_lifetime_seconds: number; runner_lifetime_hard_cap_seconds: number | null }): string {
+  const cap = s.runner_lifetime_hard_cap_seconds;
+  const soft =
+    s.max_runner_lifetime_seconds === 0
+      ? "machines are never deleted for their age"
+      : `machines go after ${duration(s.max_runner_lifetime_seconds * 1000)} unless their runner is on a job`;
+  return cap === null ? `${soft}; no hard cap` : `${soft}; hard cap ${duration(cap * 1000)}, even on a job`;
+}
 
 /** On-boot create pacing in a sentence: what it holds back, the boot time it leads by, and what the pool mints. */
 function pacingText(p: ScaleSetStatus["create_pacing"]): string {

@@ -70,6 +70,7 @@ describe("parseCommandLine", () => {
       "resume",
       "reconcile",
       "reset",
+      "spend-reset",
       "delete",
     ]);
     const one = parse("scaleset create -h") as Extract<Parsed, { kind: "help" }>;
