@@ -4,6 +4,7 @@ import { jitConfigTimings, osArches, osTypes, scaleSetIntakes } from "../db/sche
 import { entityFullName } from "../github/entity-names";
 import { iso, ResourceName, Timestamp } from "../http/openapi";
 import { normalizeLabels } from "../intake/labels";
+import { MAX_SCHEDULE_ENTRIES, scheduleProblems, schedulesAboveMax } from "../scaleset/schedule/schedule-validation";
 
 // The admin API's shapes of a scale set: what a create and an update accept, what a scale set
 // and its object's status look like, and the view of a stored scale set. The routes are in
@@ -20,6 +21,44 @@ const ExtraSpecs = z
   .record(z.string(), z.unknown())
   .refine((v) => JSON.stringify(v).length <= 16 * 1024, "must serialize to at most 16 KiB")
   .openapi({ description: "Provider-specific JSON object, passed to the shim as-is" });
+
+// Min idle on a schedule (docs/scale-sets.md#schedules; scaleset/schedule has the rules).
+const ScheduleEntryFields = {
+  name: z
+    .string()
+    .regex(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/, "1-64 letters, digits, '_', '.' and '-', starting with a letter or digit")
+    .openapi({ description: "What the status and the logs call this entry", example: "workday" }),
+  cron: z.string().min(1).max(200).openapi({
+    description:
+      "When the entry takes effect: minute hour day-of-month month day-of-week (lists, ranges, steps, `*`, JAN–DEC, SUN–SAT), in `timezone`",
+    example: "0 8 * * 1-5",
+  }),
+  timezone: z
+    .string()
+    .min(1)
+    .max(64)
+    .openapi({ description: "An IANA time zone; daylight saving time is followed", example: "Europe/Berlin" }),
+  min_idle_runners: z.int().min(0).max(10_000).openapi({ description: "Idle runners to keep from then on (at most max_runners)" }),
+};
+const PREWARM_DESCRIPTION =
+  "Take effect one boot time early (boot_time_seconds, else the p90 of recent boots, else 30 s), so the runners are idle when the time comes";
+const ScheduleEntryInput = z.strictObject({
+  ...ScheduleEntryFields,
+  prewarm: z.boolean().default(false).openapi({ description: PREWARM_DESCRIPTION }),
+});
+export const ScheduleEntrySchema = z
+  .object({ ...ScheduleEntryFields, prewarm: z.boolean().openapi({ description: PREWARM_DESCRIPTION }) })
+  .openapi("MinIdleScheduleEntry");
+const Schedules = z
+  .array(ScheduleEntryInput)
+  .max(MAX_SCHEDULE_ENTRIES, `at most ${MAX_SCHEDULE_ENTRIES} entries`)
+  .superRefine((entries, ctx) => {
+    for (const p of scheduleProblems(entries)) ctx.addIssue({ code: "custom", path: p.path, message: p.message });
+  })
+  .openapi({
+    description:
+      "Min idle on a schedule: from each time an entry's cron matches, its min_idle_runners holds until another entry's matches (the latest wins; min_idle_runners while none has matched within a year). On update the list replaces the old one; [] removes it",
+  });
 
 const fields = {
   provider_name: ResourceName,
@@ -52,6 +91,7 @@ const fields = {
     description:
       "When a runner's JIT config is generated at GitHub. on_boot (default for webhook intake): when its machine first fetches its credentials, so creates wait for no GitHub call and the machine waits in line for the GitHub budget instead. before_create (always for scaleset_api intake): by the scale set before the machine is created. Ignored without jit_config_enabled",
   }),
+  schedules: Schedules,
   boot_time_seconds: z.int().min(1).max(3600).nullable().openapi({
     description:
       "Seconds from a create to the machine first asking for its runner. On-boot creates are paced so that a burst's machines are minted their JIT configs about when they boot. null (default): learned from the scale set's machines (p90 of recent boots; 30 s until a few have booted)",
@@ -69,6 +109,16 @@ const apiIntakeUsesJitIssue = { message: "intake scaleset_api needs jit_config_e
 const apiIntakeMintsBeforeCreate = (v: { intake?: string | undefined; jit_config_timing?: string | undefined }) =>
   !(v.intake === "scaleset_api" && v.jit_config_timing === "on_boot");
 const apiIntakeMintsBeforeCreateIssue = { message: "intake scaleset_api mints JIT configs before_create", path: ["jit_config_timing"] };
+
+// A schedule entry may not ask for more idle runners than the scale set may have.
+const schedulesWithinMax = (
+  v: { schedules?: { name: string; min_idle_runners: number }[] | undefined; max_runners?: number | undefined },
+  ctx: z.RefinementCtx,
+) => {
+  if (v.schedules === undefined || v.max_runners === undefined) return;
+  for (const p of schedulesAboveMax(v.schedules, v.max_runners))
+    ctx.addIssue({ code: "custom", path: ["schedules", ...p.path], message: p.message });
+};
 
 /** The timing a scale set gets when none is given: on_boot, but before_create for the scale set API. */
 export const defaultJitConfigTiming = (intake: string) => (intake === "scaleset_api" ? "before_create" : "on_boot");
@@ -94,8 +144,10 @@ export const CreateScaleSet = z
     intake: fields.intake.default("webhook"),
     jit_config_timing: fields.jit_config_timing.optional(),
     boot_time_seconds: fields.boot_time_seconds.default(null),
+    schedules: fields.schedules.default([]),
   })
   .refine(idleWithinMax, idleWithinMaxIssue)
+  .superRefine(schedulesWithinMax)
   .refine(apiIntakeUsesJit, apiIntakeUsesJitIssue)
   .refine(apiIntakeMintsBeforeCreate, apiIntakeMintsBeforeCreateIssue)
   .openapi("CreateScaleSet");
@@ -106,6 +158,7 @@ export const UpdateScaleSet = z
     ...Object.fromEntries(Object.entries(fields).map(([k, v]) => [k, v.optional()])),
   } as { name: z.ZodOptional<typeof ResourceName> } & { [K in keyof typeof fields]: z.ZodOptional<(typeof fields)[K]> })
   .refine(idleWithinMax, idleWithinMaxIssue)
+  .superRefine(schedulesWithinMax)
   .refine(apiIntakeUsesJit, apiIntakeUsesJitIssue)
   .refine(apiIntakeMintsBeforeCreate, apiIntakeMintsBeforeCreateIssue)
   .openapi("UpdateScaleSet");
@@ -134,6 +187,7 @@ export const ScaleSetSchema = z
     intake: z.enum(scaleSetIntakes),
     jit_config_timing: z.enum(jitConfigTimings),
     boot_time_seconds: z.int().nullable(),
+    schedules: z.array(ScheduleEntrySchema),
     created_at: Timestamp,
     updated_at: Timestamp,
   })
@@ -237,6 +291,27 @@ export const ObjectStatusSchema = z
         description:
           "On-boot creates paced to the GitHub budget: machines are created when their JIT config can be minted about when they boot (docs/performance.md); null until an on-boot scale set wanted runners",
       }),
+    min_idle_schedule: z
+      .object({
+        min_idle: z.int().openapi({ description: "The min idle the last pass planned with" }),
+        entry: z
+          .string()
+          .nullable()
+          .openapi({ description: "The schedule entry it comes from; null: the scale set's own min_idle_runners" }),
+        since: Timestamp.nullable().openapi({
+          description: "When that entry took effect (ahead of its cron time by prewarm_lead_ms for a prewarm entry)",
+        }),
+        until: Timestamp.nullable().openapi({
+          description:
+            "When the next entry takes effect and min idle may change (the object's alarm wakes then); null: no entry matches within a year",
+        }),
+        prewarm_lead_ms: z.int().openapi({ description: "How far ahead prewarm entries take effect: the scale set's boot time" }),
+      })
+      .nullable()
+      .openapi({
+        description:
+          "Min idle now, and why: a schedule entry's or the scale set's own (docs/scale-sets.md#schedules); null until the object reconciled",
+      }),
     invocations: z
       .object({
         count: z.int(),
@@ -281,6 +356,7 @@ export const scaleSetView = ({ scaleSet: s, entity: e, providerName }: ScaleSetW
   intake: s.intake,
   jit_config_timing: s.jitConfigTiming,
   boot_time_seconds: s.bootTimeSeconds,
+  schedules: s.schedules,
   created_at: iso(s.createdAt)!,
   updated_at: iso(s.updatedAt)!,
 });

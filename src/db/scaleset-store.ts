@@ -6,6 +6,7 @@ import {
   instances,
   type JitConfigTiming,
   type JobStatus,
+  type MinIdleScheduleEntry,
   providers,
   type RunnerStatus,
   type ScaleSetIntake,
@@ -38,6 +39,8 @@ export interface ScaleSetRecord {
   jitConfigTiming: JitConfigTiming;
   /** Boot time set by hand (seconds), or null: learned from its machines. */
   bootTimeSeconds: number | null;
+  /** Min idle on a schedule (scaleset/schedule): the latest entry that matched wins. */
+  schedules: MinIdleScheduleEntry[];
   updatedAt: number;
   entity: {
     id: string;
@@ -165,6 +168,7 @@ export async function loadScaleSetSnapshot(db: D1Database, scaleSetId: string): 
           intake: s.intake,
           jitConfigTiming: s.jit_config_timing,
           bootTimeSeconds: s.boot_time_seconds ?? null,
+          schedules: JSON.parse(s.schedules ?? "[]"),
           updatedAt: s.updated_at,
           entity: {
             id: s.entity_id,

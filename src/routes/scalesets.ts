@@ -33,6 +33,7 @@ import { resourceRoutes } from "../http/resource-routes";
 import { createRouter } from "../http/router";
 import { sentFields } from "../http/sent-fields";
 import { routeWaiting } from "../intake/waiting-jobs";
+import { schedulesAboveMax } from "../scaleset/schedule/schedule-validation";
 import { nudgeScaleSet, scaleSetObject } from "../scaleset/stub";
 
 /** The scale set with its entity and provider name, or 404. */
@@ -117,6 +118,7 @@ function registerEntityScaleSets(router: ReturnType<typeof createRouter>, { kind
           intake: body.intake,
           jitConfigTiming: body.jit_config_timing ?? defaultJitConfigTiming(body.intake),
           bootTimeSeconds: body.boot_time_seconds,
+          schedules: body.schedules,
           createdAt: t,
           updatedAt: t,
         });
@@ -169,6 +171,13 @@ export const scaleSetRoutes = entityPaths
     if (minIdle > max) {
       throw invalidBody([{ path: "min_idle_runners", message: `min_idle_runners (${minIdle}) cannot exceed max_runners (${max})` }]);
     }
+    // A schedule sent is checked against the max it will have; a max lowered, against the schedule kept.
+    const above = schedulesAboveMax(body.schedules ?? s.schedules, max);
+    if (above.length) {
+      throw invalidBody(
+        above.map((p) => ({ path: body.schedules ? ["schedules", ...p.path].join(".") : "max_runners", message: p.message })),
+      );
+    }
     let providerId = s.providerId;
     if (body.provider_name !== undefined && body.provider_name !== current.providerName) {
       providerId = await knownProviderId(db, body.provider_name);
@@ -193,6 +202,7 @@ export const scaleSetRoutes = entityPaths
         jit_config_enabled: "jitConfigEnabled",
         intake: "intake",
         boot_time_seconds: "bootTimeSeconds",
+        schedules: "schedules",
       }),
       providerId,
       jitConfigTiming,

@@ -28,6 +28,7 @@ import { afterCreate, keepCreateBackoff, keepOutcome } from "./outcome-keeping";
 import { githubRunnerPort } from "./ports-factory";
 import { plan } from "./reconcile";
 import { type RunnerReport, type RunnerReportRefusal, runnerReportChange, runnerReportEvents } from "./runner-report";
+import { MinIdleKeeper } from "./schedule/min-idle-keeping";
 import { type ScaleSetSettings, scaleSetSettings } from "./settings";
 import { recheckStaleJobs } from "./stale-jobs/stale-job-recheck";
 
@@ -56,6 +57,9 @@ export class ScaleSet extends DurableObject<Env> {
   readonly invocations: InvocationRecord;
   /** Whether a nudge of this incarnation made sure an alarm is armed. */
   private safetyNetChecked = false;
+  private readonly minIdle: MinIdleKeeper;
+  /** The wall clock min idle schedules are read against (tests set one; nothing else does). */
+  private clock: () => number = () => Date.now();
 
   constructor(ctx: DurableObjectState, env: Env) {
     // Every D1 call the object makes, through whatever client, counts toward its invocation.
@@ -63,6 +67,7 @@ export class ScaleSet extends DurableObject<Env> {
     super(ctx, new Proxy(env, { get: (target, prop, receiver) => (prop === "DB" ? db : Reflect.get(target, prop, receiver)) }));
     this.invocations = new InvocationRecord(() => this.state.scaleSetId);
     this.state = new ObjectState(ctx.storage.sql);
+    this.minIdle = new MinIdleKeeper(this.state);
     this.settings = scaleSetSettings(env);
     this.runRecord = new RunRecord(this.env.DB, this.state);
     this.listener = new ListenerHost(this.env, this.state, this.settings.listenRearmMs);
@@ -331,9 +336,12 @@ export class ScaleSet extends DurableObject<Env> {
 
     this.state.pruneOps(new Set(rows.instances.map((i) => i.name)));
     const now = Date.now();
+    // Min idle on a schedule; its next change is armed as a timer (schedule/min-idle-keeping.ts).
+    const minIdle = this.minIdle.evaluate(ss, this.clock());
     const planned = plan(
       planSnapshot({
         scaleSet: ss,
+        minIdleRunners: minIdle.minIdle,
         instances: rows.instances,
         // scaleset_api: assigned jobs not yet started, as D1 and GitHub's statistics both count them.
         queuedJobs: ss.intake === "scaleset_api" ? this.listener.demand(rows) : rows.queuedJobs,
