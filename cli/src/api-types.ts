@@ -6120,6 +6120,34 @@ export interface components {
             runner_lifetime_hard_cap_seconds?: number | null;
             /** @default edgerunner */
             runner_prefix?: string;
+            /**
+             * @description Min idle on a schedule: from each time an entry's cron matches, its min_idle_runners holds until another entry's matches (the latest wins; min_idle_runners while none has matched within a year). On update the list replaces the old one; [] removes it
+             * @default []
+             */
+            schedules?: {
+                /**
+                 * @description When the entry takes effect: minute hour day-of-month month day-of-week (lists, ranges, steps, `*`, JAN–DEC, SUN–SAT), in `timezone`
+                 * @example 0 8 * * 1-5
+                 */
+                cron: string;
+                /** @description Idle runners to keep from then on (at most max_runners) */
+                min_idle_runners: number;
+                /**
+                 * @description What the status and the logs call this entry
+                 * @example workday
+                 */
+                name: string;
+                /**
+                 * @description Take effect one boot time early (boot_time_seconds, else the p90 of recent boots, else 30 s), so the runners are idle when the time comes
+                 * @default false
+                 */
+                prewarm?: boolean;
+                /**
+                 * @description An IANA time zone; daylight saving time is followed
+                 * @example Europe/Berlin
+                 */
+                timezone: string;
+            }[];
         };
         DoctorCheck: {
             /** @description The facts behind the verdict (never a secret) */
@@ -6476,6 +6504,27 @@ export interface components {
             /** @description Pass as `cursor` for the next page; null on the last */
             next_cursor: string | null;
         };
+        MinIdleScheduleEntry: {
+            /**
+             * @description When the entry takes effect: minute hour day-of-month month day-of-week (lists, ranges, steps, `*`, JAN–DEC, SUN–SAT), in `timezone`
+             * @example 0 8 * * 1-5
+             */
+            cron: string;
+            /** @description Idle runners to keep from then on (at most max_runners) */
+            min_idle_runners: number;
+            /**
+             * @description What the status and the logs call this entry
+             * @example workday
+             */
+            name: string;
+            /** @description Take effect one boot time early (boot_time_seconds, else the p90 of recent boots, else 30 s), so the runners are idle when the time comes */
+            prewarm: boolean;
+            /**
+             * @description An IANA time zone; daylight saving time is followed
+             * @example Europe/Berlin
+             */
+            timezone: string;
+        };
         Organization: {
             /**
              * Format: date-time
@@ -6625,6 +6674,7 @@ export interface components {
             runner_group: string;
             runner_lifetime_hard_cap_seconds: number | null;
             runner_prefix: string;
+            schedules: components["schemas"]["MinIdleScheduleEntry"][];
             /**
              * Format: date-time
              * @description When an admin last lifted the spend guard (POST /scalesets/{id}/spend-guard/reset): lifted for the rest of that UTC day
@@ -6784,6 +6834,27 @@ export interface components {
                 } | null;
                 /** @description Queue messages that could not be read (not JSON, malformed, too large) and were acknowledged unread after 3 polls */
                 unreadable_messages: number;
+            } | null;
+            /** @description Min idle now, and why: a schedule entry's or the scale set's own (docs/scale-sets.md#schedules); null until the object reconciled */
+            min_idle_schedule: {
+                /** @description The schedule entry it comes from; null: the scale set's own min_idle_runners */
+                entry: string | null;
+                /** @description The min idle the last pass planned with */
+                min_idle: number;
+                /** @description How far ahead prewarm entries take effect: the scale set's boot time */
+                prewarm_lead_ms: number;
+                /**
+                 * Format: date-time
+                 * @description When that entry took effect (ahead of its cron time by prewarm_lead_ms for a prewarm entry)
+                 * @example 2026-11-22T10:00:00.000Z
+                 */
+                since: string | null;
+                /**
+                 * Format: date-time
+                 * @description When the next entry takes effect and min idle may change (the object's alarm wakes then); null: no entry matches within a year
+                 * @example 2026-11-22T10:00:00.000Z
+                 */
+                until: string | null;
             } | null;
             /**
              * Format: date-time
@@ -6970,6 +7041,31 @@ export interface components {
             /** @description A lifetime that applies even to a runner on its job (its machine is force-deleted and the job fails). At least max_runner_lifetime_seconds. null (default): none */
             runner_lifetime_hard_cap_seconds?: number | null;
             runner_prefix?: string;
+            /** @description Min idle on a schedule: from each time an entry's cron matches, its min_idle_runners holds until another entry's matches (the latest wins; min_idle_runners while none has matched within a year). On update the list replaces the old one; [] removes it */
+            schedules?: {
+                /**
+                 * @description When the entry takes effect: minute hour day-of-month month day-of-week (lists, ranges, steps, `*`, JAN–DEC, SUN–SAT), in `timezone`
+                 * @example 0 8 * * 1-5
+                 */
+                cron: string;
+                /** @description Idle runners to keep from then on (at most max_runners) */
+                min_idle_runners: number;
+                /**
+                 * @description What the status and the logs call this entry
+                 * @example workday
+                 */
+                name: string;
+                /**
+                 * @description Take effect one boot time early (boot_time_seconds, else the p90 of recent boots, else 30 s), so the runners are idle when the time comes
+                 * @default false
+                 */
+                prewarm?: boolean;
+                /**
+                 * @description An IANA time zone; daylight saving time is followed
+                 * @example Europe/Berlin
+                 */
+                timezone: string;
+            }[];
         };
         Webhook: {
             active: boolean;

@@ -4,6 +4,7 @@ import { jitConfigTimings, osArches, osTypes, scaleSetIntakes } from "../db/sche
 import { entityFullName } from "../github/entity-names";
 import { iso, ResourceName, Timestamp } from "../http/openapi";
 import { normalizeLabels } from "../intake/labels";
+import { MAX_SCHEDULE_ENTRIES, scheduleProblems, schedulesAboveMax } from "../scaleset/schedule/schedule-validation";
 
 // The admin API's shapes of a scale set: what a create and an update accept, what a scale set
 // and its object's status look like, and the view of a stored scale set. The routes are in
@@ -25,6 +26,43 @@ const ExtraSpecs = z
 const MAX_LIFETIME_SECONDS = 30 * 86_400;
 /** 10,000 runners (max_runners' own bound) around the clock. */
 const MAX_MACHINE_HOURS_PER_DAY = 10_000 * 24;
+// Min idle on a schedule (docs/scale-sets.md#schedules; scaleset/schedule has the rules).
+const ScheduleEntryFields = {
+  name: z
+    .string()
+    .regex(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/, "1-64 letters, digits, '_', '.' and '-', starting with a letter or digit")
+    .openapi({ description: "What the status and the logs call this entry", example: "workday" }),
+  cron: z.string().min(1).max(200).openapi({
+    description:
+      "When the entry takes effect: minute hour day-of-month month day-of-week (lists, ranges, steps, `*`, JAN–DEC, SUN–SAT), in `timezone`",
+    example: "0 8 * * 1-5",
+  }),
+  timezone: z
+    .string()
+    .min(1)
+    .max(64)
+    .openapi({ description: "An IANA time zone; daylight saving time is followed", example: "Europe/Berlin" }),
+  min_idle_runners: z.int().min(0).max(10_000).openapi({ description: "Idle runners to keep from then on (at most max_runners)" }),
+};
+const PREWARM_DESCRIPTION =
+  "Take effect one boot time early (boot_time_seconds, else the p90 of recent boots, else 30 s), so the runners are idle when the time comes";
+const ScheduleEntryInput = z.strictObject({
+  ...ScheduleEntryFields,
+  prewarm: z.boolean().default(false).openapi({ description: PREWARM_DESCRIPTION }),
+});
+export const ScheduleEntrySchema = z
+  .object({ ...ScheduleEntryFields, prewarm: z.boolean().openapi({ description: PREWARM_DESCRIPTION }) })
+  .openapi("MinIdleScheduleEntry");
+const Schedules = z
+  .array(ScheduleEntryInput)
+  .max(MAX_SCHEDULE_ENTRIES, `at most ${MAX_SCHEDULE_ENTRIES} entries`)
+  .superRefine((entries, ctx) => {
+    for (const p of scheduleProblems(entries)) ctx.addIssue({ code: "custom", path: p.path, message: p.message });
+  })
+  .openapi({
+    description:
+      "Min idle on a schedule: from each time an entry's cron matches, its min_idle_runners holds until another entry's matches (the latest wins; min_idle_runners while none has matched within a year). On update the list replaces the old one; [] removes it",
+  });
 
 const fields = {
   provider_name: ResourceName,
@@ -57,6 +95,7 @@ const fields = {
     description:
       "When a runner's JIT config is generated at GitHub. on_boot (default for webhook intake): when its machine first fetches its credentials, so creates wait for no GitHub call and the machine waits in line for the GitHub budget instead. before_create (always for scaleset_api intake): by the scale set before the machine is created. Ignored without jit_config_enabled",
   }),
+  schedules: Schedules,
   boot_time_seconds: z.int().min(1).max(3600).nullable().openapi({
     description:
       "Seconds from a create to the machine first asking for its runner. On-boot creates are paced so that a burst's machines are minted their JIT configs about when they boot. null (default): learned from the scale set's machines (p90 of recent boots; 30 s until a few have booted)",
@@ -114,6 +153,15 @@ const hardCapCoversLifetime = (
   const message = hardCapIssue(v.max_runner_lifetime_seconds, v.runner_lifetime_hard_cap_seconds);
   if (message) ctx.addIssue({ code: "custom", message, path: ["runner_lifetime_hard_cap_seconds"] });
 };
+// A schedule entry may not ask for more idle runners than the scale set may have.
+const schedulesWithinMax = (
+  v: { schedules?: { name: string; min_idle_runners: number }[] | undefined; max_runners?: number | undefined },
+  ctx: z.RefinementCtx,
+) => {
+  if (v.schedules === undefined || v.max_runners === undefined) return;
+  for (const p of schedulesAboveMax(v.schedules, v.max_runners))
+    ctx.addIssue({ code: "custom", path: ["schedules", ...p.path], message: p.message });
+};
 
 /** The timing a scale set gets when none is given: on_boot, but before_create for the scale set API. */
 export const defaultJitConfigTiming = (intake: string) => (intake === "scaleset_api" ? "before_create" : "on_boot");
@@ -142,8 +190,10 @@ export const CreateScaleSet = z
     max_runner_lifetime_seconds: fields.max_runner_lifetime_seconds.default(86_400),
     runner_lifetime_hard_cap_seconds: fields.runner_lifetime_hard_cap_seconds.default(null),
     max_machine_hours_per_day: fields.max_machine_hours_per_day.default(null),
+    schedules: fields.schedules.default([]),
   })
   .refine(idleWithinMax, idleWithinMaxIssue)
+  .superRefine(schedulesWithinMax)
   .refine(apiIntakeUsesJit, apiIntakeUsesJitIssue)
   .refine(apiIntakeMintsBeforeCreate, apiIntakeMintsBeforeCreateIssue)
   .superRefine(hardCapCoversLifetime)
@@ -155,6 +205,7 @@ export const UpdateScaleSet = z
     ...Object.fromEntries(Object.entries(fields).map(([k, v]) => [k, v.optional()])),
   } as { name: z.ZodOptional<typeof ResourceName> } & { [K in keyof typeof fields]: z.ZodOptional<(typeof fields)[K]> })
   .refine(idleWithinMax, idleWithinMaxIssue)
+  .superRefine(schedulesWithinMax)
   .refine(apiIntakeUsesJit, apiIntakeUsesJitIssue)
   .refine(apiIntakeMintsBeforeCreate, apiIntakeMintsBeforeCreateIssue)
   .superRefine(hardCapCoversLifetime)
@@ -191,6 +242,7 @@ export const ScaleSetSchema = z
       description:
         "When an admin last lifted the spend guard (POST /scalesets/{id}/spend-guard/reset): lifted for the rest of that UTC day",
     }),
+    schedules: z.array(ScheduleEntrySchema),
     created_at: Timestamp,
     updated_at: Timestamp,
   })
@@ -309,6 +361,27 @@ export const ObjectStatusSchema = z
       })
       .nullable()
       .openapi({ description: "The spend guard (max_machine_hours_per_day) as the last reconcile found it; null without a cap" }),
+    min_idle_schedule: z
+      .object({
+        min_idle: z.int().openapi({ description: "The min idle the last pass planned with" }),
+        entry: z
+          .string()
+          .nullable()
+          .openapi({ description: "The schedule entry it comes from; null: the scale set's own min_idle_runners" }),
+        since: Timestamp.nullable().openapi({
+          description: "When that entry took effect (ahead of its cron time by prewarm_lead_ms for a prewarm entry)",
+        }),
+        until: Timestamp.nullable().openapi({
+          description:
+            "When the next entry takes effect and min idle may change (the object's alarm wakes then); null: no entry matches within a year",
+        }),
+        prewarm_lead_ms: z.int().openapi({ description: "How far ahead prewarm entries take effect: the scale set's boot time" }),
+      })
+      .nullable()
+      .openapi({
+        description:
+          "Min idle now, and why: a schedule entry's or the scale set's own (docs/scale-sets.md#schedules); null until the object reconciled",
+      }),
     invocations: z
       .object({
         count: z.int(),
@@ -357,6 +430,7 @@ export const scaleSetView = ({ scaleSet: s, entity: e, providerName }: ScaleSetW
   runner_lifetime_hard_cap_seconds: s.runnerLifetimeHardCapSeconds,
   max_machine_hours_per_day: s.maxMachineHoursPerDay,
   spend_reset_at: iso(s.spendResetAt),
+  schedules: s.schedules,
   created_at: iso(s.createdAt)!,
   updated_at: iso(s.updatedAt)!,
 });

@@ -1,4 +1,4 @@
-import type { EntityKind, InstanceStatus, JobStatus, RunnerStatus } from "./schema";
+import type { EntityKind, InstanceStatus, JobStatus, MinIdleScheduleEntry, RunnerStatus } from "./schema";
 
 /**
  * What the dashboard reads from D1: one function per page, each one D1 round trip (a batch),
@@ -173,6 +173,8 @@ export interface ScaleSetDetail {
   max_runner_lifetime_seconds: number;
   runner_lifetime_hard_cap_seconds: number | null;
   max_machine_hours_per_day: number | null;
+  /** Min idle on a schedule: its entries, as stored. */
+  schedules: MinIdleScheduleEntry[];
   provider: string;
   kind: EntityKind;
   entity: string;
@@ -233,7 +235,7 @@ export async function scaleSetPage(db: D1Database, id: string): Promise<ScaleSet
   const [sets, insts, trans, jobs] = await db.batch([
     db
       .prepare(
-        `SELECT s.id, s.name, s.enabled, s.labels, s.min_idle_runners, s.max_runners, s.image, s.flavor, s.os_type, s.os_arch,
+        `SELECT s.id, s.name, s.enabled, s.labels, s.min_idle_runners, s.max_runners, s.image, s.flavor, s.os_type, s.os_arch, s.schedules,
                 s.max_runner_lifetime_seconds, s.runner_lifetime_hard_cap_seconds, s.max_machine_hours_per_day,
                 p.name AS provider, e.kind, ${ENTITY_NAME} AS entity
          FROM scale_sets s JOIN providers p ON p.id = s.provider_id JOIN entities e ON e.id = s.entity_id WHERE s.id = ?`,
@@ -255,10 +257,12 @@ export async function scaleSetPage(db: D1Database, id: string): Promise<ScaleSet
       .bind(id),
     db.prepare(`SELECT ${JOB_COLUMNS} FROM jobs WHERE scale_set_id = ? ORDER BY seq DESC LIMIT 50`).bind(id),
   ]);
-  const s = rows<Omit<ScaleSetDetail, "enabled" | "labels"> & { enabled: number; labels: string | null }>(sets)[0];
+  const s = rows<Omit<ScaleSetDetail, "enabled" | "labels" | "schedules"> & { enabled: number; labels: string | null; schedules: string }>(
+    sets,
+  )[0];
   if (!s) return null;
   return {
-    scaleSet: { ...s, enabled: Boolean(s.enabled), labels: parsedLabels(s.labels) },
+    scaleSet: { ...s, enabled: Boolean(s.enabled), labels: parsedLabels(s.labels), schedules: JSON.parse(s.schedules) },
     instances: rows<InstanceRow>(insts),
     transitions: rows<TransitionRow>(trans),
     jobs: jobRows(jobs),

@@ -8,6 +8,7 @@ import {
   instances,
   type JitConfigTiming,
   type JobStatus,
+  type MinIdleScheduleEntry,
   providers,
   type RunnerStatus,
   type ScaleSetIntake,
@@ -46,6 +47,8 @@ export interface ScaleSetRecord {
   /** The spend guard (scaleset/spend-guard.ts): null no cap; when an admin last lifted it. */
   maxMachineHoursPerDay: number | null;
   spendResetAt: number | null;
+  /** Min idle on a schedule (scaleset/schedule): the latest entry that matched wins. */
+  schedules: MinIdleScheduleEntry[];
   updatedAt: number;
   entity: {
     id: string;
@@ -200,6 +203,7 @@ export async function loadScaleSetSnapshot(db: D1Database, scaleSetId: string, n
           runnerLifetimeHardCapSeconds: s.runner_lifetime_hard_cap_seconds ?? null,
           maxMachineHoursPerDay: s.max_machine_hours_per_day ?? null,
           spendResetAt: s.spend_reset_at ?? null,
+          schedules: JSON.parse(s.schedules ?? "[]"),
           updatedAt: s.updated_at,
           entity: {
             id: s.entity_id,

@@ -35,6 +35,7 @@ import { createRouter } from "../http/router";
 import { sentFields } from "../http/sent-fields";
 import { routeWaiting } from "../intake/waiting-jobs";
 import { logEvent } from "../observability/log";
+import { schedulesAboveMax } from "../scaleset/schedule/schedule-validation";
 import { nudgeScaleSet, scaleSetObject } from "../scaleset/stub";
 
 /** The scale set with its entity and provider name, or 404. */
@@ -122,6 +123,7 @@ function registerEntityScaleSets(router: ReturnType<typeof createRouter>, { kind
           maxRunnerLifetimeSeconds: body.max_runner_lifetime_seconds,
           runnerLifetimeHardCapSeconds: body.runner_lifetime_hard_cap_seconds,
           maxMachineHoursPerDay: body.max_machine_hours_per_day,
+          schedules: body.schedules,
           createdAt: t,
           updatedAt: t,
         });
@@ -180,6 +182,13 @@ export const scaleSetRoutes = entityPaths
       body.runner_lifetime_hard_cap_seconds === undefined ? s.runnerLifetimeHardCapSeconds : body.runner_lifetime_hard_cap_seconds,
     );
     if (capIssue) throw invalidBody([{ path: "runner_lifetime_hard_cap_seconds", message: capIssue }]);
+    // A schedule sent is checked against the max it will have; a max lowered, against the schedule kept.
+    const above = schedulesAboveMax(body.schedules ?? s.schedules, max);
+    if (above.length) {
+      throw invalidBody(
+        above.map((p) => ({ path: body.schedules ? ["schedules", ...p.path].join(".") : "max_runners", message: p.message })),
+      );
+    }
     let providerId = s.providerId;
     if (body.provider_name !== undefined && body.provider_name !== current.providerName) {
       providerId = await knownProviderId(db, body.provider_name);
@@ -207,6 +216,7 @@ export const scaleSetRoutes = entityPaths
         max_runner_lifetime_seconds: "maxRunnerLifetimeSeconds",
         runner_lifetime_hard_cap_seconds: "runnerLifetimeHardCapSeconds",
         max_machine_hours_per_day: "maxMachineHoursPerDay",
+        schedules: "schedules",
       }),
       providerId,
       jitConfigTiming,

@@ -69,6 +69,17 @@ export interface CreatePacing {
   lineClearsAt: number | null;
 }
 
+/** The min idle the last pass planned with and why (scaleset/schedule/min-idle-keeping.ts), for the status. */
+export interface MinIdleScheduleState {
+  minIdle: number;
+  /** The schedule entry it came from; null: the scale set's own min_idle_runners. */
+  entry: string | null;
+  since: number | null;
+  until: number | null;
+  /** How far ahead prewarm entries start (the scale set's boot time). */
+  leadMs: number;
+}
+
 export class ObjectState {
   constructor(private readonly sql: SqlStorage) {
     sql.exec(`
@@ -194,6 +205,14 @@ export class ObjectState {
   set spendGuard(value: (SpendGuard & { at: number }) | null) {
     if (value === null) this.deleteMeta("spend_guard");
     else this.setMeta("spend_guard", value);
+  }
+
+  get minIdleSchedule(): MinIdleScheduleState | null {
+    return this.getMeta<MinIdleScheduleState>("min_idle_schedule");
+  }
+
+  set minIdleSchedule(value: MinIdleScheduleState) {
+    this.setMeta("min_idle_schedule", value);
   }
 
   get lastOrphanCheck(): number {

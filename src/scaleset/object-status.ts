@@ -3,6 +3,7 @@ import { type BudgetStatus, budgetStatus } from "./jit/github-pacing";
 import { type CreatePacingStatus, createPacingStatus } from "./jit/on-boot-pacing";
 import type { ListenerStatus } from "./listener/listener-host";
 import type { LastReconcile, ObjectState } from "./object-state";
+import { type MinIdleScheduleStatus, minIdleScheduleStatus } from "./schedule/min-idle-keeping";
 import { type SpendGuardStatus, spendGuardStatus } from "./spend-guard";
 
 /** What a scale set's object reports of itself (GET /scalesets/{id} status, the dashboard). */
@@ -17,6 +18,8 @@ export interface ScaleSetStatus {
   listener: ListenerStatus | null;
   github_budget: BudgetStatus | null;
   create_pacing: CreatePacingStatus | null;
+  /** The min idle the last pass planned with: a schedule entry's, or the scale set's own. */
+  min_idle_schedule: MinIdleScheduleStatus | null;
   /** What this object's invocations spent of Cloudflare's per-invocation budgets, since it last started. */
   invocations: InvocationsStatus;
   /** The spend guard (max_machine_hours_per_day) as the last pass found it; null: no cap. */
@@ -53,6 +56,7 @@ export function objectStatus(input: {
     listener: input.listener,
     github_budget: budgetStatus(state.budgetWait),
     create_pacing: createPacingStatus(state.createPacing),
+    min_idle_schedule: minIdleScheduleStatus(state.minIdleSchedule),
     invocations: input.invocations,
     spend_guard: spendGuardStatus(state.spendGuard),
   };

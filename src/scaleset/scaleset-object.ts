@@ -1,3 +1,6 @@
+// ~410 lines: the Durable Object class is one unit (its RPC surface, its alarm and the pass they
+// share); every decision it makes is already in a pure module beside it (reconcile, executor/,
+// jit/, schedule/, spend-guard, lifetime-watchdog), so what is left here is the wiring.
 import { DurableObject } from "cloudflare:workers";
 import { countingD1, measuredD1 } from "../db/counting-d1";
 import { applyStatusChanges, findInstance } from "../db/instance-store";
@@ -28,6 +31,7 @@ import { afterCreate, keepCreateBackoff, keepOutcome } from "./outcome-keeping";
 import { githubRunnerPort } from "./ports-factory";
 import { plan } from "./reconcile";
 import { type RunnerReport, type RunnerReportRefusal, runnerReportChange, runnerReportEvents } from "./runner-report";
+import { MinIdleKeeper } from "./schedule/min-idle-keeping";
 import { type ScaleSetSettings, scaleSetSettings } from "./settings";
 import { keepSpendGuard } from "./spend-guard-keeping";
 import { recheckStaleJobs } from "./stale-jobs/stale-job-recheck";
@@ -57,6 +61,9 @@ export class ScaleSet extends DurableObject<Env> {
   readonly invocations: InvocationRecord;
   /** Whether a nudge of this incarnation made sure an alarm is armed. */
   private safetyNetChecked = false;
+  private readonly minIdle: MinIdleKeeper;
+  /** The wall clock min idle schedules are read against (tests set one; nothing else does). */
+  private clock: () => number = () => Date.now();
 
   constructor(ctx: DurableObjectState, env: Env) {
     // Every D1 call the object makes, through whatever client, counts toward its invocation.
@@ -64,6 +71,7 @@ export class ScaleSet extends DurableObject<Env> {
     super(ctx, new Proxy(env, { get: (target, prop, receiver) => (prop === "DB" ? db : Reflect.get(target, prop, receiver)) }));
     this.invocations = new InvocationRecord(() => this.state.scaleSetId);
     this.state = new ObjectState(ctx.storage.sql);
+    this.minIdle = new MinIdleKeeper(this.state);
     this.settings = scaleSetSettings(env);
     this.runRecord = new RunRecord(this.env.DB, this.state);
     this.listener = new ListenerHost(this.env, this.state, this.settings.listenRearmMs);
@@ -333,9 +341,12 @@ export class ScaleSet extends DurableObject<Env> {
     this.state.pruneOps(new Set(rows.instances.map((i) => i.name)));
     const now = Date.now();
     const spend = keepSpendGuard(this.state, ss, rows.machineMsToday, now);
+    // Min idle on a schedule; its next change is armed as a timer (schedule/min-idle-keeping.ts).
+    const minIdle = this.minIdle.evaluate(ss, this.clock());
     const planned = plan(
       planSnapshot({
         scaleSet: ss,
+        minIdleRunners: minIdle.minIdle,
         instances: rows.instances,
         // scaleset_api: assigned jobs not yet started, as D1 and GitHub's statistics both count them.
         queuedJobs: ss.intake === "scaleset_api" ? this.listener.demand(rows) : rows.queuedJobs,

@@ -24,12 +24,14 @@ import {
 import { parseDuration } from "../duration.ts";
 import { UsageError } from "../errors.ts";
 import { type EntityKind, entityId, scaleSetId } from "../resolve.ts";
+import { parseScheduleOption, SCHEDULE_FORMAT, type ScheduleEntry, scheduleLine } from "../schedule-option.ts";
 import { renderRecord, renderTable } from "../table.ts";
 
 type ScaleSet = components["schemas"]["ScaleSet"];
 type Create = components["schemas"]["CreateScaleSet"];
 type Update = components["schemas"]["UpdateScaleSet"];
 type Status = components["schemas"]["ScaleSetObjectStatus"];
+type Detail = components["schemas"]["ScaleSetDetail"];
 
 export const scaleSetTable = (rows: ScaleSet[]) =>
   renderTable<ScaleSet>(
@@ -108,6 +110,13 @@ const FIELDS: Record<string, OptionSpec> = {
     arg: "HOURS|none",
     description: "the spend guard: machine-hours a UTC day after which nothing more is created (none: no cap)",
   },
+  schedule: {
+    type: "string",
+    arg: SCHEDULE_FORMAT,
+    multiple: true,
+    description: "min idle on a schedule, one entry each (repeatable; the entries given replace the whole schedule)",
+  },
+  "clear-schedules": { type: "boolean", description: "remove the schedule: min-idle-runners holds at all times" },
 };
 
 /** A duration option in whole seconds, `none` as null (where the API takes null), undefined when not given. */
@@ -125,6 +134,16 @@ function machineHours(v: Values): number | null | undefined {
   if (text === "none") return null;
   if (!/^\d{1,6}(\.\d{1,4})?$/.test(text)) throw new UsageError(`--max-machine-hours: a number of hours (12, 7.5) or none, not "${text}"`);
   return Number(text);
+}
+
+/** --schedule entries (the whole list) or --clear-schedules ([]); undefined when neither. */
+function schedules(v: Values): ScheduleEntry[] | undefined {
+  const given = v.schedule === undefined || typeof v.schedule === "boolean" ? [] : [v.schedule].flat();
+  if (bool(v, "clear-schedules")) {
+    if (given.length) throw new UsageError("give --schedule or --clear-schedules, not both");
+    return [];
+  }
+  return given.length ? given.map(parseScheduleOption) : undefined;
 }
 
 /** The fields of a create or update, from the options (undefined where not given). */
@@ -151,6 +170,7 @@ function fields(v: Values) {
     max_runner_lifetime_seconds: seconds(v, "max-lifetime", false) ?? undefined,
     runner_lifetime_hard_cap_seconds: seconds(v, "hard-lifetime-cap", true),
     max_machine_hours_per_day: machineHours(v),
+    schedules: schedules(v),
   });
 }
 
@@ -162,6 +182,14 @@ async function update(ctx: Context, body: Update) {
 }
 
 const statusText = (s: Status) => renderRecord(s);
+
+/** A scale set for people: its schedule one entry after another, and min idle now with why. */
+function detailText(d: Detail): string {
+  // (A coordinator older than schedules sends neither field.)
+  const m = d.status?.min_idle_schedule;
+  const why = !m ? "-" : `${m.min_idle} (${m.entry === null ? "its own" : `schedule ${m.entry}`}${m.until ? ` until ${m.until}` : ""})`;
+  return renderRecord({ ...d, schedules: (d.schedules ?? []).map(scheduleLine).join("; "), min_idle_now: why });
+}
 
 export const scaleSetCommands: Command[] = [
   {
@@ -191,7 +219,7 @@ export const scaleSetCommands: Command[] = [
     args: ["<id|name>"],
     run: async (ctx) => {
       const data = await unwrap(ctx.api().GET("/api/v1/scalesets/{id}", { params: { path: { id: await id(ctx) } } }));
-      return { data, text: renderRecord(data) };
+      return { data, text: detailText(data) };
     },
   },
   {

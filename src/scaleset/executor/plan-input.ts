@@ -17,6 +17,8 @@ export function planSnapshot(input: {
   inFlight: ReadonlySet<string>;
   createBackoff: CreateBackoff;
   settings: ScaleSetSettings;
+  /** The min idle to plan with now (scaleset/schedule); the scale set's own when not given. */
+  minIdleRunners?: number;
   /** When this object incarnation started (see PlanConfig.startedAt). */
   startedAt: number;
   /** The spend guard holds (scaleset/spend-guard.ts): no creates. */
@@ -27,7 +29,7 @@ export function planSnapshot(input: {
   return {
     config: {
       enabled: ss.enabled,
-      minIdleRunners: ss.minIdleRunners,
+      minIdleRunners: input.minIdleRunners ?? ss.minIdleRunners,
       maxRunners: ss.maxRunners,
       bootstrapTimeoutMs: ss.bootstrapTimeout * 60_000,
       scaleDownIdleMs: settings.scaleDownIdleMs,

@@ -1,5 +1,6 @@
 import { Hono } from "hono";
 import { scaleSetPage } from "../../db/dashboard-queries";
+import type { MinIdleScheduleEntry } from "../../db/schema";
 import type { ScaleSetStatus } from "../../scaleset/object-status";
 import { scaleSetObject } from "../../scaleset/stub";
 import { flashMessage } from "../flash";
@@ -64,6 +65,10 @@ export const scaleSetRoutes = new Hono<UiEnv>().get("/scalesets/:id", async (c) 
         <dd>{s.labels.join(", ")}</dd>
         <dt>Runners</dt>
         <dd>{`min idle ${s.min_idle_runners}, max ${s.max_runners}; ${s.image} on ${s.flavor} (${s.os_type}/${s.os_arch})`}</dd>
+        <dt>Min idle now</dt>
+        <dd>{minIdleText(st?.min_idle_schedule ?? null)}</dd>
+        <dt>Schedules</dt>
+        <dd>{s.schedules.length ? s.schedules.map(scheduleText).join("; ") : "none"}</dd>
         <dt>Last plan</dt>
         <dd>
           {lr?.summary
@@ -208,3 +213,16 @@ function pacingText(p: ScaleSetStatus["create_pacing"]): string {
     : "not holding back";
   return `${held}; ${boot}; ${pool}`;
 }
+
+/** "min idle now N because of schedule X until T": what the last pass planned with, and why. */
+function minIdleText(m: ScaleSetStatus["min_idle_schedule"]): string {
+  if (!m) return "— (not reconciled yet)";
+  const until = m.until ? ` until ${when(Date.parse(m.until))}` : "";
+  if (m.entry === null) return `${m.min_idle} (the scale set's own)${until ? `${until}, when a schedule entry takes effect` : ""}`;
+  const since = m.since ? `, since ${when(Date.parse(m.since))}` : "";
+  return `${m.min_idle} because of schedule ${m.entry}${until}${since}`;
+}
+
+/** One schedule entry: name, cron and zone, what it sets, and whether it starts a boot time early. */
+const scheduleText = (e: MinIdleScheduleEntry) =>
+  `${e.name}: ${e.cron} (${e.timezone}) → min idle ${e.min_idle_runners}${e.prewarm ? ", pre-warmed" : ""}`;
