@@ -1,8 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { components } from "../../../cli/src/api-types.ts";
-import type { Io } from "../../../cli/src/command.ts";
 import { renderReport, withOutsideCheck } from "../../../cli/src/commands/doctor.ts";
-import { main } from "../../../cli/src/main.ts";
+import { json, runCli } from "./run-cli.ts";
 
 type Report = components["schemas"]["DoctorReport"];
 
@@ -27,28 +26,8 @@ const healthy = report([
   },
 ]);
 
-const json = (status: number, body: unknown, headers: Record<string, string> = {}) =>
-  new Response(JSON.stringify(body), { status, headers: { "content-type": "application/json", ...headers } });
-
 /** `edgerunner doctor …` with the API and PUBLIC_URL played by `answer`. */
-async function run(argv: string[], answer: (req: Request) => Response | Promise<Response>) {
-  const out: string[] = [];
-  const err: string[] = [];
-  const requests: Request[] = [];
-  const io: Io = {
-    stdout: (t) => void out.push(t),
-    stderr: (t) => void err.push(t),
-    readStdin: async () => "",
-    env: { EDGERUNNER_URL: "https://er.example.com", EDGERUNNER_TOKEN: "t0k", EDGERUNNER_CONFIG: "/nonexistent/config.json" },
-    fetch: async (input, init) => {
-      const req = new Request(input, init);
-      requests.push(req);
-      return answer(req);
-    },
-  };
-  const code = await main(["doctor", ...argv], io);
-  return { code, stdout: out.join(""), stderr: err.join(""), requests };
-}
+const run = (argv: string[], answer: (req: Request) => Response | Promise<Response>) => runCli(["doctor", ...argv], answer);
 
 /** The coordinator answers `r`; PUBLIC_URL/healthz answers `healthz`. */
 const world =

@@ -2,30 +2,10 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "no
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import type { Io } from "../../../cli/src/command.ts";
-import { main } from "../../../cli/src/main.ts";
+import { json, runCli } from "./run-cli.ts";
 
-/** main() with captured output and a fake API (no server): what a command sends and prints. */
-async function run(argv: string[], answer: (req: Request) => Response | Promise<Response>, env: Record<string, string> = {}) {
-  const out: string[] = [];
-  const err: string[] = [];
-  const requests: Request[] = [];
-  const io: Io = {
-    stdout: (t) => void out.push(t),
-    stderr: (t) => void err.push(t),
-    readStdin: async () => "stdin-secret-0000000001\n",
-    env: { EDGERUNNER_URL: "https://er.example.com", EDGERUNNER_TOKEN: "t0k", EDGERUNNER_CONFIG: "/nonexistent/config.json", ...env },
-    fetch: async (input, init) => {
-      const req = new Request(input, init);
-      requests.push(req.clone());
-      return answer(req);
-    },
-  };
-  const code = await main(argv, io);
-  return { code, stdout: out.join(""), stderr: err.join(""), requests };
-}
-const json = (status: number, body: unknown) =>
-  new Response(JSON.stringify(body), { status, headers: { "content-type": "application/json" } });
+const run = (argv: string[], answer: (req: Request) => Response | Promise<Response>, env: Record<string, string> = {}) =>
+  runCli(argv, answer, { env, stdin: "stdin-secret-0000000001\n" });
 
 describe("main", () => {
   it("sends the token, prints --json as the API answered, exit 0", async () => {

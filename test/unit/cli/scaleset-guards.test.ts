@@ -1,31 +1,13 @@
 import { describe, expect, it } from "vitest";
-import type { Io } from "../../../cli/src/command.ts";
 import { parseDuration } from "../../../cli/src/duration.ts";
-import { main } from "../../../cli/src/main.ts";
+import { runCli } from "./run-cli.ts";
 
 // The lifetime watchdog's and the spend guard's flags on `scaleset create/update`, and
 // `scaleset spend-reset`, against a fake API: what the CLI sends.
 
 const ID = "0b9e7b1c-5f7a-4d3e-9a51-3c2f8e1d4a70";
 
-async function run(argv: string[], answer: unknown = { id: ID }) {
-  const out: string[] = [];
-  const err: string[] = [];
-  const requests: Request[] = [];
-  const io: Io = {
-    stdout: (t) => void out.push(t),
-    stderr: (t) => void err.push(t),
-    readStdin: async () => "",
-    env: { EDGERUNNER_URL: "https://er.example.com", EDGERUNNER_TOKEN: "t0k", EDGERUNNER_CONFIG: "/nonexistent/config.json" },
-    fetch: async (input, init) => {
-      const req = new Request(input, init);
-      requests.push(req.clone());
-      return new Response(JSON.stringify(answer), { status: 200, headers: { "content-type": "application/json" } });
-    },
-  };
-  const code = await main(argv, io);
-  return { code, stdout: out.join(""), stderr: err.join(""), requests };
-}
+const run = (argv: string[], body: unknown = { id: ID }) => runCli(argv, { body });
 
 describe("parseDuration", () => {
   it.each([

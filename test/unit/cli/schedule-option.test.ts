@@ -1,27 +1,9 @@
 import { describe, expect, it } from "vitest";
-import type { Io } from "../../../cli/src/command.ts";
 import { UsageError } from "../../../cli/src/errors.ts";
-import { main } from "../../../cli/src/main.ts";
 import { parseScheduleOption } from "../../../cli/src/schedule-option.ts";
+import { runCli } from "./run-cli.ts";
 
-/** main() against a fake API: what `scaleset …` sends and prints. */
-async function run(argv: string[], body: unknown) {
-  const out: string[] = [];
-  const err: string[] = [];
-  const requests: Request[] = [];
-  const io: Io = {
-    stdout: (t) => void out.push(t),
-    stderr: (t) => void err.push(t),
-    readStdin: async () => "",
-    env: { EDGERUNNER_URL: "https://er.example.com", EDGERUNNER_TOKEN: "t0k", EDGERUNNER_CONFIG: "/nonexistent/config.json" },
-    fetch: async (input, init) => {
-      requests.push(new Request(input, init));
-      return new Response(JSON.stringify(body), { status: 200, headers: { "content-type": "application/json" } });
-    },
-  };
-  const code = await main(argv, io);
-  return { code, stdout: out.join(""), stderr: err.join(""), requests };
-}
+const run = (argv: string[], body: unknown) => runCli(argv, { body });
 
 const ID = "0b9e7b1c-5f7a-4d3e-9a51-3c2f8e1d4a70";
 const workday = { name: "workday", cron: "0 8 * * 1,3,5", timezone: "Europe/Berlin", min_idle_runners: 5, prewarm: true };
