@@ -331,20 +331,19 @@ export class ScaleSet extends DurableObject<Env> {
 
     this.state.pruneOps(new Set(rows.instances.map((i) => i.name)));
     const now = Date.now();
-    const planned = plan(
-      planSnapshot({
-        scaleSet: ss,
-        instances: rows.instances,
-        // scaleset_api: assigned jobs not yet started, as D1 and GitHub's statistics both count them.
-        queuedJobs: ss.intake === "scaleset_api" ? this.listener.demand(rows) : rows.queuedJobs,
-        ops: this.state.allOps(),
-        inFlight: this.inFlight,
-        createBackoff: backoff,
-        settings: this.settings,
-        startedAt: this.startedAt,
-        now,
-      }),
-    );
+    const planInput = planSnapshot({
+      scaleSet: ss,
+      instances: rows.instances,
+      // scaleset_api: assigned jobs not yet started, as D1 and GitHub's statistics both count them.
+      queuedJobs: ss.intake === "scaleset_api" ? this.listener.demand(rows) : rows.queuedJobs,
+      ops: this.state.allOps(),
+      inFlight: this.inFlight,
+      createBackoff: backoff,
+      settings: this.settings,
+      startedAt: this.startedAt,
+      now,
+    });
+    const planned = plan(planInput);
     const paid = await payForCreates({ ...rows, db, scaleSet: ss, plan: planned, state: this.state, now }, this.settings.githubBudget);
     // What this invocation cannot pay for in subrequests is left to the next (invocation-cap.ts).
     const result = fitToInvocation(paid, ss.id, now);
@@ -387,6 +386,7 @@ export class ScaleSet extends DurableObject<Env> {
       fetches: cost.fetches,
       error,
       summary: result.summary,
+      minIdle: planInput.config.minIdleRunners,
     });
     this.state.setTimer("tick", Date.now() + this.settings.tickMs);
     this.state.setTimer("wake", result.wakeAt);
