@@ -1,3 +1,5 @@
+import type { RunnerSample } from "../scaleset/runner-sample";
+import type { QueueWait } from "../ui/charts/queue-percentiles";
 import type { EntityKind, InstanceStatus, JobStatus, MinIdleScheduleEntry, RunnerStatus } from "./schema";
 
 /**
@@ -85,6 +87,10 @@ export interface Overview {
   shimCalls: Map<string, ShimCallCounts>;
   /** Jobs queued or waiting that no scale set took. */
   unmatchedJobs: number;
+  /** Jobs of any scale set that started in the last 24 hours (the queue time chart). */
+  queueWaits: QueueWait[];
+  /** The runners-by-state samples of the last 24 hours, summed over scale sets per slot. */
+  samples: RunnerSample[];
 }
 
 /**
@@ -113,8 +119,33 @@ export function withPools(
   return entities.map((e) => ({ ...e, pool: byEntity.get(e.id) ?? [] }));
 }
 
-export async function overview(db: D1Database): Promise<Overview> {
-  const [sets, counts, queued, creds, ents, pools, provs, calls, unmatched] = await db.batch([
+/** How far back the charts look. */
+const CHART_WINDOW_MS = 24 * 3_600_000;
+/** At most this many started jobs are read for a queue time chart (a sample of them, beyond). */
+const MAX_CHART_JOBS = 10_000;
+
+/**
+ * The waits of jobs that started since `?1` (`?2`: one scale set's, or NULL for every scale set's),
+ * by GitHub's times and only those a runner took (a job cancelled while queued has a start time
+ * but waited for nothing). The status and updated_at terms use the jobs' indexes: a job that
+ * started since then was last written since then.
+ */
+const QUEUE_WAITS = `SELECT started_at, started_at - queued_at AS wait_ms FROM jobs
+  WHERE status IN ('in_progress', 'completed') AND updated_at >= ?1 AND started_at >= ?1
+    AND queued_at IS NOT NULL AND runner_name IS NOT NULL
+    AND (scale_set_id = ?2 OR (?2 IS NULL AND scale_set_id IS NOT NULL))
+  LIMIT ${MAX_CHART_JOBS}`;
+
+const SAMPLE_COLUMNS = "at, SUM(idle) AS idle, SUM(busy) AS busy, SUM(booting) AS booting, SUM(other) AS other, SUM(min_idle) AS min_idle";
+
+const queueWaits = (r: D1Result | undefined): QueueWait[] =>
+  rows<{ started_at: number; wait_ms: number }>(r).map((w) => ({ startedAt: w.started_at, waitMs: w.wait_ms }));
+const samples = (r: D1Result | undefined): RunnerSample[] =>
+  rows<Omit<RunnerSample, "minIdle"> & { min_idle: number }>(r).map(({ min_idle, ...s }) => ({ ...s, minIdle: min_idle }));
+
+export async function overview(db: D1Database, now = Date.now()): Promise<Overview> {
+  const since = now - CHART_WINDOW_MS;
+  const [sets, counts, queued, creds, ents, pools, provs, calls, unmatched, waits, sampled] = await db.batch([
     db.prepare(
       `SELECT s.id, s.name, s.enabled, s.max_runners, p.name AS provider,
               e.kind, ${ENTITY_NAME} AS entity
@@ -145,6 +176,12 @@ export async function overview(db: D1Database): Promise<Overview> {
     ),
     db.prepare(`SELECT name, value FROM counters WHERE name LIKE 'shim.%'`),
     db.prepare(`SELECT COUNT(*) AS n FROM jobs WHERE scale_set_id IS NULL AND status IN ('queued', 'waiting')`),
+    db.prepare(QUEUE_WAITS).bind(since, null),
+    db
+      .prepare(
+        `SELECT ${SAMPLE_COLUMNS} FROM scale_set_samples WHERE at >= ? AND scale_set_id IN (SELECT id FROM scale_sets) GROUP BY at ORDER BY at`,
+      )
+      .bind(since),
   ]);
   return {
     scaleSets: rows<Omit<OverviewScaleSet, "enabled"> & { enabled: number }>(sets).map((s) => ({ ...s, enabled: Boolean(s.enabled) })),
@@ -155,6 +192,8 @@ export async function overview(db: D1Database): Promise<Overview> {
     providers: rows<ProviderSummary>(provs),
     shimCalls: shimCallsByProvider(rows<{ name: string; value: number }>(calls)),
     unmatchedJobs: rows<{ n: number }>(unmatched)[0]?.n ?? 0,
+    queueWaits: queueWaits(waits),
+    samples: samples(sampled),
   };
 }
 
@@ -228,11 +267,16 @@ export interface ScaleSetPage {
   transitions: TransitionRow[];
   /** Its 50 newest jobs. */
   jobs: JobRow[];
+  /** Its jobs that started in the last 24 hours (the queue time chart). */
+  queueWaits: QueueWait[];
+  /** Its runners-by-state samples of the last 24 hours. */
+  samples: RunnerSample[];
 }
 
 /** One scale set with its instances, recent transitions and jobs; null when there is no such scale set. */
-export async function scaleSetPage(db: D1Database, id: string): Promise<ScaleSetPage | null> {
-  const [sets, insts, trans, jobs] = await db.batch([
+export async function scaleSetPage(db: D1Database, id: string, now = Date.now()): Promise<ScaleSetPage | null> {
+  const since = now - CHART_WINDOW_MS;
+  const [sets, insts, trans, jobs, waits, sampled] = await db.batch([
     db
       .prepare(
         `SELECT s.id, s.name, s.enabled, s.labels, s.min_idle_runners, s.max_runners, s.image, s.flavor, s.os_type, s.os_arch, s.schedules,
@@ -256,6 +300,10 @@ export async function scaleSetPage(db: D1Database, id: string): Promise<ScaleSet
       )
       .bind(id),
     db.prepare(`SELECT ${JOB_COLUMNS} FROM jobs WHERE scale_set_id = ? ORDER BY seq DESC LIMIT 50`).bind(id),
+    db.prepare(QUEUE_WAITS).bind(since, id),
+    db
+      .prepare(`SELECT ${SAMPLE_COLUMNS} FROM scale_set_samples WHERE scale_set_id = ? AND at >= ? GROUP BY at ORDER BY at`)
+      .bind(id, since),
   ]);
   const s = rows<Omit<ScaleSetDetail, "enabled" | "labels" | "schedules"> & { enabled: number; labels: string | null; schedules: string }>(
     sets,
@@ -266,6 +314,8 @@ export async function scaleSetPage(db: D1Database, id: string): Promise<ScaleSet
     instances: rows<InstanceRow>(insts),
     transitions: rows<TransitionRow>(trans),
     jobs: jobRows(jobs),
+    queueWaits: queueWaits(waits),
+    samples: samples(sampled),
   };
 }
 

@@ -1,5 +1,7 @@
+import { type JobObservation, jobObservations } from "../intake/job-durations";
 import { statusRank } from "../intake/job-event";
 import { type JobState, jobMergeRules, type MergeRule } from "../intake/job-merge";
+import { ADD_OBSERVATION } from "./histogram-store";
 import { type JobStatus, jobStatuses } from "./schema";
 
 /**
@@ -13,6 +15,11 @@ import { type JobStatus, jobStatuses } from "./schema";
  *    delivery's signer may reach;
  * 3. record the delivery id with its outcome (`ON CONFLICT DO NOTHING … RETURNING`: no row
  *    back means the delivery was seen before).
+ *
+ * Before step 1, the job's queue-time and run-time observations (intake/job-durations.ts), each
+ * only if step 1 is about to move the row past the status it measures: read in the same
+ * transaction just before the merge, the row's status says exactly that, so each job is
+ * counted once whatever the order and number of its deliveries.
  *
  * Steps 1 and 2 only act while the delivery id is not recorded. A batch is one transaction
  * and D1 runs a database's transactions one at a time, so of two copies of a delivery
@@ -56,13 +63,16 @@ const NOT_SEEN = "NOT EXISTS (SELECT 1 FROM webhook_deliveries WHERE delivery_id
 /** The row of the delivery's entity for its job: bound entity, source, id. */
 const THE_ROW = "entity_id = ? AND source = ? AND id = ?";
 
+/** The statuses below `status`, quoted for SQL. */
+const below = (status: JobStatus) => jobStatuses.filter((s) => statusRank[s] < statusRank[status]).map((s) => `'${s}'`);
+
 /**
  * The upsert for an event of status `incoming`. "Is the event further along than the row?"
  * is spelled out as the statuses below `incoming`: short SQL, and one statement per status
  * for D1 to keep prepared.
  */
 function upsertFor(incoming: JobStatus, existingOnly: boolean): string {
-  const lower = jobStatuses.filter((s) => statusRank[s] < statusRank[incoming]).map((s) => `'${s}'`);
+  const lower = below(incoming);
   const further = lower.length ? `jobs.status IN (${lower.join(", ")})` : "0";
   const mergeSql = (column: string, rule: MergeRule): string | null => {
     const x = `jobs.${column}`;
@@ -94,6 +104,28 @@ const ADVANCE_JOB = Object.fromEntries(jobStatuses.map((s) => [s, upsertFor(s, t
 /** Read in the same transaction as an ADVANCE_JOB: whether it had a row to advance, and whether the delivery was seen. */
 const ADVANCE_CHECK = `SELECT EXISTS (SELECT 1 FROM jobs WHERE ${THE_ROW}) AS has_row,
   EXISTS (SELECT 1 FROM webhook_deliveries WHERE delivery_id = ?) AS seen`;
+
+/**
+ * One observation of the job's (OBSERVE_JOB[status]: the status it measures reaching), under
+ * the scale set the merge leaves on the row (its own, else the delivery's route while enabled),
+ * if the row is below that status or absent and about to be created (`?8`: the delivery may
+ * create a row). Nothing when the delivery was seen or the job has no scale set.
+ * Bound: metric, bucket, seconds, entity, source, id, the delivery's scale set, may create, delivery id.
+ */
+const OBSERVE_JOB = Object.fromEntries(
+  (["in_progress", "completed"] as const).map((status) => [
+    status,
+    `INSERT INTO metric_histograms (metric, scale_set_id, bucket, count, sum)
+SELECT ?1, t.scale_set_id, ?2, 1, ?3
+  FROM (SELECT COALESCE((SELECT scale_set_id FROM jobs WHERE entity_id = ?4 AND source = ?5 AND id = ?6),
+                        (SELECT id FROM scale_sets WHERE id = ?7 AND enabled = 1)) AS scale_set_id,
+               (SELECT status FROM jobs WHERE entity_id = ?4 AND source = ?5 AND id = ?6) AS status) t
+ WHERE t.scale_set_id IS NOT NULL
+   AND (t.status IN (${below(status).join(", ")}) OR (t.status IS NULL AND ?8))
+   AND NOT EXISTS (SELECT 1 FROM webhook_deliveries WHERE delivery_id = ?9)
+${ADD_OBSERVATION}`,
+  ]),
+) as Record<JobObservation["status"], string>;
 
 const RECORD_DELIVERY = `INSERT INTO webhook_deliveries (delivery_id, event, action, received_at, outcome, job_id)
 SELECT ?, ?, ?, ?, CASE WHEN scale_set_id IS NULL THEN 'unmatched' ELSE 'routed' END, id FROM jobs WHERE ${THE_ROW}
@@ -159,6 +191,11 @@ export async function recordWorkflowJob(db: D1Database, input: IntakeInput): Pro
 
   const statements: D1PreparedStatement[] = [];
   if (tooOld) statements.push(db.prepare(ADVANCE_CHECK).bind(...row, deliveryId));
+  for (const o of jobObservations(job)) {
+    statements.push(
+      db.prepare(OBSERVE_JOB[o.status]).bind(o.metric, o.bucket, o.seconds, ...row, job.scaleSetId, tooOld ? 0 : 1, deliveryId),
+    );
+  }
   const upsertAt = statements.length;
   statements.push(
     tooOld

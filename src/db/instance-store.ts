@@ -1,5 +1,7 @@
 import { and, desc, eq, type SQL } from "drizzle-orm";
+import { bucketSql, HISTOGRAMS } from "../observability/histograms";
 import type { Db } from "./client";
+import { ADD_OBSERVATION } from "./histogram-store";
 import { type RunnerSetup, runnerSetupFromRow, runnerSetupStatement } from "./scaleset-store";
 import { type InstanceAddress, type InstanceStatus, instances, instanceTransitions, type RunnerStatus, scaleSets } from "./schema";
 
@@ -40,6 +42,11 @@ export interface InstanceFields {
   jitCredentialsId?: string;
   /** Record the runner status report even when the status stays the same (bootstrap progress). */
   recordRunnerReport?: boolean;
+  /**
+   * When the runner came online (its first idle report): kept only if none is recorded yet, and
+   * then counted in the runner startup histogram (created → online) in the same batch.
+   */
+  onlineAt?: number;
 }
 
 export interface StatusChange {
@@ -91,15 +98,32 @@ export function insertInstancesStatements(db: D1Database, rows: NewInstance[], r
   ];
 }
 
+// Seconds from the instance's creation to the change's onlineAt: the startup observation.
+const STARTUP_SECONDS = "(MAX(0, json_extract(c.f, '$.onlineAt') - i.created_at) / 1000.0)";
+
+/**
+ * The startup observation of each change that brings an instance online for the first time:
+ * read before the UPDATE that sets `online_at`, under the same condition, so it counts once.
+ */
+const OBSERVE_STARTUP = `WITH ${CHANGES_CTE}
+INSERT INTO metric_histograms (metric, scale_set_id, bucket, count, sum)
+SELECT ?2, i.scale_set_id, ${bucketSql(STARTUP_SECONDS)}, 1, ${STARTUP_SECONDS}
+  FROM changes c JOIN instances i ON i.id = c.id AND i.status = c.from_status
+ WHERE i.online_at IS NULL AND json_extract(c.f, '$.onlineAt') IS NOT NULL
+${ADD_OBSERVATION}`;
+
 /**
  * Statements applying status changes, each only if the row still has the status the change
- * expects (so a concurrent writer wins cleanly), recording each applied transition.
+ * expects (so a concurrent writer wins cleanly), recording each applied transition (and the
+ * startup time of a runner that came online, when a change says so).
  * The last statement RETURNS the ids that changed.
  */
 export function statusChangeStatements(db: D1Database, changes: StatusChange[]): D1PreparedStatement[] {
   if (!changes.length) return [];
   const json = JSON.stringify(changes);
+  const online = changes.some((c) => c.set?.onlineAt !== undefined);
   return [
+    ...(online ? [db.prepare(OBSERVE_STARTUP).bind(json, HISTOGRAMS.runnerStartup.name)] : []),
     db
       .prepare(
         `WITH ${CHANGES_CTE}
@@ -136,7 +160,8 @@ export function statusChangeStatements(db: D1Database, changes: StatusChange[]):
            ${field("agentId", "agent_id")},
            ${field("reportedAgentId", "reported_agent_id")},
            ${field("jitConfigEnc", "jit_config_enc")},
-           ${field("jitCredentialsId", "jit_credentials_id")}
+           ${field("jitCredentialsId", "jit_credentials_id")},
+           online_at = COALESCE(instances.online_at, json_extract(c.f, '$.onlineAt'))
          FROM changes c
          WHERE instances.id = c.id AND instances.status = c.from_status
          RETURNING instances.id`,

@@ -1,12 +1,14 @@
 import { getTableName } from "drizzle-orm";
 import { SUPPRESSED_REFUSALS } from "./audit-store";
+import { type HistogramSeriesRow, histogramRowsStatement } from "./histogram-store";
 import { lastRunStatement, PRUNED_JOB_LATENCY, PRUNED_WEBHOOKS, parseLastRun, type RetentionRun } from "./retention-store";
 import { schema } from "./schema";
 
 /**
  * Everything `GET /metrics` shows, read in one D1 batch (one round trip, whatever the database
  * holds): current state (scale sets, instances, jobs, credentials), the `counters` table, the
- * rows per table, the database size and the last retention run.
+ * histograms kept in D1 (`metric_histograms`), the rows per table, the database size and the
+ * last retention run.
  */
 
 export interface MetricsScaleSet {
@@ -49,6 +51,8 @@ export interface MetricsData {
    * D1 plus those retention pruned.
    */
   latency: Record<string, number | string>[];
+  /** The histograms kept in D1 (observability/histograms.ts): every row, by metric, scale set and bucket. */
+  histograms: HistogramSeriesRow[];
   /** Refused admin writes the audit trail's throttle did not record, per actor (`audit.refusals_suppressed|<actor>` counters). */
   auditRefusalsSuppressed: { actor: string; n: number }[];
   /** Rows in every table of the schema. */
@@ -102,6 +106,7 @@ export async function readMetricsData(db: D1Database, latencyBucketsSeconds: rea
     ),
     db.prepare(latencyQuery(latencyBucketsSeconds)),
     db.prepare(TABLE_ROWS),
+    histogramRowsStatement(db),
     lastRunStatement(db),
   ]);
   const rows = <T>(i: number) => results[i]!.results as T[];
@@ -121,13 +126,14 @@ export async function readMetricsData(db: D1Database, latencyBucketsSeconds: rea
     counters,
     credentials: rows(5),
     latency: withPrunedLatency(rows(6), counters, latencyBucketsSeconds),
+    histograms: rows(8),
     // The actor is everything after the family's `|` (an Access identity may itself hold a `|`).
     auditRefusalsSuppressed: counters
       .filter((c) => c.name.startsWith(`${SUPPRESSED_REFUSALS}|`))
       .map((c) => ({ actor: c.name.slice(SUPPRESSED_REFUSALS.length + 1), n: c.value })),
     tableRows,
     databaseBytes: typeof size === "number" ? size : null,
-    lastPrune: parseLastRun(rows(8)),
+    lastPrune: parseLastRun(rows(9)),
   };
 }
 

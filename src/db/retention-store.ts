@@ -115,6 +115,16 @@ ${ADD_TO_COUNTERS}`,
   },
   // The audit trail (src/http/audit-trail.ts): entries older than AUDIT_RETENTION_DAYS, by `at` (indexed).
   { table: "audit_log", window: "audit", ...byAge("audit_log", "at") },
+  // The dashboard's runners-by-state samples: 48 hours (retention/settings.ts SAMPLE_RETENTION_MS).
+  { table: "scale_set_samples", window: "samples", ...byAge("scale_set_samples", "at") },
+  // Histogram rows of scale sets that are gone (their series left /metrics with them); no cutoff.
+  {
+    table: "metric_histograms",
+    window: "history",
+    queries: 1,
+    sql: `DELETE FROM metric_histograms WHERE rowid IN (
+  SELECT rowid FROM metric_histograms WHERE scale_set_id NOT IN (SELECT id FROM scale_sets) LIMIT ?2)`,
+  },
 ];
 
 /** Deletes one batch of `target`: at most `limit` rows older than its cutoff. Returns how many went. */

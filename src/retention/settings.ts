@@ -81,11 +81,18 @@ export function readRetentionSettings(vars: Partial<Record<RetentionVar, string 
 
 const DAY_MS = 86_400_000;
 
+/**
+ * The runners-by-state samples are kept this long, not a setting: the dashboard draws the last
+ * 24 hours, and a day more lets a look at "yesterday" survive a retention run.
+ */
+export const SAMPLE_RETENTION_MS = 2 * DAY_MS;
+
 /** Rows older than these times (unix ms) may go, if nothing live needs them. */
 export interface Cutoffs {
   deliveries: number;
   history: number;
   audit: number;
+  samples: number;
 }
 
 export function retentionCutoffs(now: number, s: RetentionSettings): Cutoffs {
@@ -93,5 +100,6 @@ export function retentionCutoffs(now: number, s: RetentionSettings): Cutoffs {
     deliveries: now - s.deliveryRetentionDays * DAY_MS,
     history: now - s.retentionDays * DAY_MS,
     audit: now - s.auditRetentionDays * DAY_MS,
+    samples: now - SAMPLE_RETENTION_MS,
   };
 }

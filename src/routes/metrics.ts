@@ -5,6 +5,7 @@ import type { AppEnv } from "../env";
 import { effectivePointsPerMinute, type GithubBudgetPolicy } from "../github/budget";
 import { bearerPrincipal } from "../http/admin-auth";
 import { ApiError } from "../http/errors";
+import { HISTOGRAMS, histogramSeries } from "../observability/histograms";
 import { JOB_LATENCY_BUCKETS, pendingCounts, RECONCILE_BUCKETS, WEBHOOK_REJECTED } from "../observability/op-counters";
 import { Exposition, type Labels } from "../observability/prometheus";
 import { REAPED_COUNTER } from "../scaleset/executor/reap-record";
@@ -201,6 +202,15 @@ export async function renderMetrics(db: D1Database, budget: GithubBudgetPolicy |
     const id = String(r.scale_set_id);
     const buckets = JOB_LATENCY_BUCKETS.map((le, i) => ({ le, count: Number(r[`b${i}`] ?? 0) }));
     m.histogram(latName, latHelp, ssLabels(id), buckets, Number(r.sum_ms ?? 0) / 1000, Number(r.n));
+  }
+
+  // Durations kept in D1 as they happen (observability/histograms.ts): each job and runner counted
+  // once, and kept when retention prunes the jobs and instances they came from.
+  for (const h of Object.values(HISTOGRAMS)) {
+    m.declare(h.name, h.help, "histogram");
+    for (const { scaleSetId, histogram } of histogramSeries(data.histograms, h.name)) {
+      if (sets.has(scaleSetId)) m.histogram(h.name, h.help, ssLabels(scaleSetId), histogram.buckets, histogram.sum, histogram.count);
+    }
   }
 
   // Refused admin writes over the audit trail's per-actor throttle. One series per actor that was

@@ -44,6 +44,8 @@ export function runnerReportChange(
       recordRunnerReport: true,
       // Kept apart from GitHub's id: removal confirms it at GitHub first (runner-identity.ts).
       ...(claim.record !== null && { reportedAgentId: claim.record }),
+      // Online: the store keeps the first such time and counts the runner's startup then.
+      ...(report.status === "idle" && { onlineAt: now }),
     },
   };
   return { change, message, claimRejected: claim.rejected };

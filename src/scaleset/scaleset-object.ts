@@ -343,22 +343,21 @@ export class ScaleSet extends DurableObject<Env> {
     const spend = keepSpendGuard(this.state, ss, rows.machineMsToday, now);
     // Min idle on a schedule; its next change is armed as a timer (schedule/min-idle-keeping.ts).
     const minIdle = this.minIdle.evaluate(ss, this.clock());
-    const planned = plan(
-      planSnapshot({
-        scaleSet: ss,
-        minIdleRunners: minIdle.minIdle,
-        instances: rows.instances,
-        // scaleset_api: assigned jobs not yet started, as D1 and GitHub's statistics both count them.
-        queuedJobs: ss.intake === "scaleset_api" ? this.listener.demand(rows) : rows.queuedJobs,
-        ops: this.state.allOps(),
-        inFlight: this.inFlight,
-        createBackoff: backoff,
-        settings: this.settings,
-        startedAt: this.startedAt,
-        spendCapReached: spend.holding,
-        now,
-      }),
-    );
+    const planInput = planSnapshot({
+      scaleSet: ss,
+      minIdleRunners: minIdle.minIdle,
+      instances: rows.instances,
+      // scaleset_api: assigned jobs not yet started, as D1 and GitHub's statistics both count them.
+      queuedJobs: ss.intake === "scaleset_api" ? this.listener.demand(rows) : rows.queuedJobs,
+      ops: this.state.allOps(),
+      inFlight: this.inFlight,
+      createBackoff: backoff,
+      settings: this.settings,
+      startedAt: this.startedAt,
+      spendCapReached: spend.holding,
+      now,
+    });
+    const planned = plan(planInput);
     const paid = await payForCreates({ ...rows, db, scaleSet: ss, plan: planned, state: this.state, now }, this.settings.githubBudget);
     // What this invocation cannot pay for in subrequests is left to the next (invocation-cap.ts).
     const result = fitToInvocation(paid, ss.id, now);
@@ -401,6 +400,7 @@ export class ScaleSet extends DurableObject<Env> {
       fetches: cost.fetches,
       error,
       summary: result.summary,
+      minIdle: planInput.config.minIdleRunners,
     });
     this.state.setTimer("tick", Date.now() + this.settings.tickMs);
     this.state.setTimer("wake", result.wakeAt);

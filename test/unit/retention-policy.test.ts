@@ -51,7 +51,7 @@ describe("retention settings", () => {
 
   it("cutoffs are that many days before now", () => {
     const { settings } = readRetentionSettings({ RETENTION_DAYS: "30", DELIVERY_RETENTION_DAYS: "14", AUDIT_RETENTION_DAYS: "90" });
-    expect(retentionCutoffs(100 * DAY, settings)).toEqual({ history: 70 * DAY, deliveries: 86 * DAY, audit: 10 * DAY });
+    expect(retentionCutoffs(100 * DAY, settings)).toEqual({ history: 70 * DAY, deliveries: 86 * DAY, audit: 10 * DAY, samples: 98 * DAY });
   });
 });
 

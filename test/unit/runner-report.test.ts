@@ -30,6 +30,21 @@ describe("runnerReportChange", () => {
     });
   });
 
+  it("says when the runner came online: its idle report's time (the store keeps the first)", () => {
+    expect(runnerReportChange(row(), 2, { status: "idle", message: "", agentId: null }, NOW)).toMatchObject({
+      change: { set: { runnerStatus: "idle", onlineAt: NOW } },
+    });
+    for (const status of ["installing", "active", "failed"] as const) {
+      const out = runnerReportChange(
+        row({ runnerStatus: status === "active" ? "idle" : "pending" }),
+        2,
+        { status, message: "", agentId: null },
+        NOW,
+      );
+      expect("change" in out && out.change.set).not.toHaveProperty("onlineAt");
+    }
+  });
+
   it("sends a failed runner's instance to deletion, with a bounded message", () => {
     const out = runnerReportChange(row({ status: "creating" }), 2, { status: "failed", message: "x".repeat(3000), agentId: null }, NOW);
     expect(out).toMatchObject({ change: { from: "creating", to: "pending_delete", reason: `runner failed: ${"x".repeat(2000)}` } });

@@ -282,4 +282,70 @@ describe("dashboard pages and actions", () => {
       `/ui/instances/${encodeURIComponent(`runner${evil}`).replace(/&/g, "&amp;").replace(/'/g, "&#39;")}/delete`,
     );
   });
+
+  it("draws queue time and runners by state for the last 24 hours, and says so when there is nothing to draw", async () => {
+    const repo = await seed.repository();
+    const ss = await seed.scaleSet(`repositories/${repo.id}`);
+    const empty = await seed.scaleSet(`repositories/${repo.id}`);
+    const now = Date.now();
+    const hour = 3_600_000;
+    // Jobs that started in the last 24 hours (one an hour ago waited 2 minutes, two now waited
+    // 10 and 30 s), one that started two days ago, and one cancelled in the queue (no runner).
+    const job = env.DB.prepare(
+      "INSERT INTO jobs (id, run_id, repository, owner, labels, status, scale_set_id, runner_name, queued_at, started_at, created_at, updated_at) VALUES (?, 1, 'octo/app', 'octo', '[]', 'completed', ?, ?, ?, ?, ?, ?)",
+    );
+    const started = (id: number, at: number, waitMs: number, runner: string | null = "r") =>
+      job.bind(id, ss.id, runner, at - waitMs, at, at, at);
+    await env.DB.batch([
+      started(9_300_001, now - hour, 120_000),
+      started(9_300_002, now - 60_000, 10_000),
+      started(9_300_003, now - 30_000, 30_000),
+      started(9_300_004, now - 48 * hour, 5_000),
+      started(9_300_005, now - 60_000, 500_000, null),
+    ]);
+    const sample = env.DB.prepare(
+      "INSERT INTO scale_set_samples (scale_set_id, at, idle, busy, booting, other, min_idle) VALUES (?, ?, ?, ?, 1, 0, 2)",
+    );
+    await env.DB.batch([0, 1, 2].map((i) => sample.bind(ss.id, now - (i + 1) * 300_000, 2, i)));
+
+    const { cookie } = await login();
+    const page = await ui("GET", `/ui/scalesets/${ss.id}`, { cookie: cookie! });
+    const series = (html: string, chart: string) => {
+      const figure = new RegExp(`<figure[^>]*id="${chart}"[\\s\\S]*?</figure>`).exec(html)?.[0] ?? "";
+      return [...figure.matchAll(/data-series="([^"]+)"/g)].map((m) => m[1]);
+    };
+    expect(series(page.html, "queue-time-chart")).toEqual(["p50", "p95"]);
+    expect(series(page.html, "runners-chart")).toEqual(["idle", "busy", "booting", "other", "min_idle"]);
+    // The percentiles of the jobs a runner took in the window: 3 jobs, the worst hour's p95 2 minutes.
+    expect(page.html).toMatch(/of the 3 job\(s\) that started in the last 24 hours/);
+    expect(page.html).toContain("the highest p95 was 2m");
+    expect(page.html).toMatch(/2 idle, 0 busy, 1 booting, 0 other, min idle 2/);
+
+    const none = await ui("GET", `/ui/scalesets/${empty.id}`, { cookie: cookie! });
+    expect(none.html).not.toContain("data-series=");
+    expect(none.html).toContain("No job started in the last 24 hours: nothing to chart yet.");
+    expect(none.html).toContain("No samples yet");
+
+    // The overview draws every scale set's together.
+    const overview = await ui("GET", "/ui", { cookie: cookie! });
+    expect(series(overview.html, "queue-time-chart")).toEqual(["p50", "p95"]);
+    expect(series(overview.html, "runners-chart")).toEqual(["idle", "busy", "booting", "other", "min_idle"]);
+    expect(overview.html).toContain("(all scale sets)");
+  });
+
+  it("shows a deleted instance's runner as gone, not as the last status it reported", async () => {
+    const repo = await seed.repository();
+    const ss = await seed.scaleSet(`repositories/${repo.id}`);
+    const live = await insertInstance(ss.id, { runner_status: "idle" });
+    const deleted = await insertInstance(ss.id, { status: "deleted", runner_status: "idle" });
+    const { cookie } = await login();
+    const page = await ui("GET", `/ui/scalesets/${ss.id}`, { cookie: cookie! });
+    const runnerCell = (name: string) => {
+      const row = new RegExp(`<tr data-instance="${name}">([\\s\\S]*?)</tr>`).exec(page.html)![1]!;
+      return [...row.matchAll(/<td[^>]*>([\s\S]*?)<\/td>/g)][2]![1]!;
+    };
+    expect(runnerCell(live.name)).toContain(">idle<");
+    expect(runnerCell(deleted.name)).not.toContain("idle<");
+    expect(runnerCell(deleted.name)).toContain(">gone<");
+  });
 });

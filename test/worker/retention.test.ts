@@ -19,9 +19,17 @@ beforeAll(async () => {
 
 beforeEach(async () => {
   await env.DB.batch(
-    ["webhook_deliveries", "jobs", "instance_transitions", "instances", "retention_last_run", "counters", "audit_log"].map((t) =>
-      env.DB.prepare(`DELETE FROM ${t}`),
-    ),
+    [
+      "webhook_deliveries",
+      "jobs",
+      "instance_transitions",
+      "instances",
+      "retention_last_run",
+      "counters",
+      "audit_log",
+      "scale_set_samples",
+      "metric_histograms",
+    ].map((t) => env.DB.prepare(`DELETE FROM ${t}`)),
   );
 });
 
@@ -154,6 +162,14 @@ describe("retention (the Cron Trigger)", () => {
       "INSERT INTO audit_log (at, actor, via, method, route, path, status, request_id) VALUES (?, 'admin_token', 'api', 'PUT', '/r', ?, 200, 'rid')",
     );
     await env.DB.batch([audit.bind(ago(366), "/old"), audit.bind(ago(364), "/recent")]);
+    // Runners-by-state samples: kept 48 hours. Histogram rows: kept while their scale set exists.
+    const sample = env.DB.prepare("INSERT INTO scale_set_samples (scale_set_id, at, idle) VALUES (?, ?, 1)");
+    const HOUR = 3_600_000;
+    await env.DB.batch([sample.bind(scaleSetId, NOW - 49 * HOUR), sample.bind(scaleSetId, NOW - 47 * HOUR)]);
+    const histogram = env.DB.prepare(
+      "INSERT INTO metric_histograms (metric, scale_set_id, bucket, count, sum) VALUES ('edgerunner_job_queue_duration_seconds', ?, 10, 1, 7)",
+    );
+    await env.DB.batch([histogram.bind(scaleSetId), histogram.bind("a-deleted-scale-set")]);
 
     const logs = captureLogs();
     const queries = await cron();
@@ -189,14 +205,24 @@ describe("retention (the Cron Trigger)", () => {
     expect(await count("instance_transitions WHERE instance_id = ?", deletedServing.id)).toBe(2);
     expect(await count("instance_transitions WHERE instance_id = ?", deletedNamed.id)).toBe(1);
     expect((await env.DB.prepare("SELECT path FROM audit_log").all()).results).toEqual([{ path: "/recent" }]);
+    expect((await env.DB.prepare("SELECT at FROM scale_set_samples").all()).results).toEqual([{ at: NOW - 47 * HOUR }]);
+    expect((await env.DB.prepare("SELECT scale_set_id FROM metric_histograms").all()).results).toEqual([{ scale_set_id: scaleSetId }]);
 
     // One event, with the counts; nothing failed, nothing was left.
     const events = logs.filter((l) => l.event.event === "retention_pruned");
     expect(events).toHaveLength(1);
     expect(events[0]!.level).toBe("log");
     expect(events[0]!.event).toMatchObject({
-      deleted: { webhook_deliveries: 1, jobs: 2, instance_transitions: 3, instances: 1, audit_log: 1 },
-      deleted_total: 8,
+      deleted: {
+        webhook_deliveries: 1,
+        jobs: 2,
+        instance_transitions: 3,
+        instances: 1,
+        audit_log: 1,
+        scale_set_samples: 1,
+        metric_histograms: 1,
+      },
+      deleted_total: 10,
       complete: true,
       queries,
       duration_ms: expect.any(Number),
@@ -206,10 +232,10 @@ describe("retention (the Cron Trigger)", () => {
 
     // Stored for /metrics: one batch per table (each came back short; deliveries and jobs keep
     // their totals first, two statements) plus the write of the figures.
-    expect(queries).toBe(8);
+    expect(queries).toBe(10);
     const last = await env.DB.prepare("SELECT * FROM retention_last_run").all();
     expect(last.results).toEqual([
-      expect.objectContaining({ id: 1, started_at: NOW, queries: 8, complete: 1, error: null, deleted: expect.any(String) }),
+      expect.objectContaining({ id: 1, started_at: NOW, queries: 10, complete: 1, error: null, deleted: expect.any(String) }),
     ]);
   });
 
@@ -229,20 +255,21 @@ describe("retention (the Cron Trigger)", () => {
 
   it("never spends more queries than RETENTION_MAX_QUERIES; the next run finishes the job", async () => {
     // 100 deliveries (5 batches of 25, the last one short; 2 queries each), 30 jobs (2 batches, 2
-    // queries each), 30 transitions (2 batches), 10 instances (1): 18 queries, and one per run for its figures.
+    // queries each), 30 transitions (2 batches), 10 instances (1), and one each for the audit trail,
+    // the samples and the histograms: 20 queries, and one per run for its figures.
     await deliveries(Array.from({ length: 100 }, (_, i) => ago(20) - i * 1000));
     await jobs(30, "completed", ago(40));
     for (let i = 0; i < 10; i++) await instance("deleted", ago(40 + i), 3);
     const keep = await deliveries([ago(1)]);
-    const vars = { RETENTION_MAX_QUERIES: "12", RETENTION_BATCH_SIZE: "25" };
+    const vars = { RETENTION_MAX_QUERIES: "14", RETENTION_BATCH_SIZE: "25" };
 
     const logs = captureLogs();
     const first = await cron(vars);
-    expect(first).toBe(12);
+    expect(first).toBe(14);
     const firstEvent = logs.find((l) => l.event.event === "retention_pruned")!.event;
-    expect(firstEvent).toMatchObject({ complete: false, queries: 12 });
+    expect(firstEvent).toMatchObject({ complete: false, queries: 14 });
     expect(firstEvent.deleted_total).toBeGreaterThan(0);
-    expect(firstEvent.deleted_total).toBeLessThanOrEqual(11 * 25);
+    expect(firstEvent.deleted_total).toBeLessThanOrEqual(13 * 25);
     // Oldest first: what is left of the deliveries is the newest.
     const leftDeliveries = await count("webhook_deliveries WHERE received_at < ?", ago(14));
     expect(leftDeliveries).toBe(100 - firstEvent.deleted.webhook_deliveries);
@@ -251,7 +278,7 @@ describe("retention (the Cron Trigger)", () => {
 
     logs.length = 0;
     const second = await cron(vars);
-    expect(second).toBeLessThanOrEqual(12);
+    expect(second).toBeLessThanOrEqual(14);
     const secondEvent = logs.find((l) => l.event.event === "retention_pruned")!.event;
     vi.restoreAllMocks();
     expect(secondEvent.complete).toBe(true);

@@ -1,13 +1,16 @@
+import { sampleStatement } from "../../db/scaleset-sample-store";
 import { logAt } from "../../observability/log";
 import { counterName, countReconcile, flushCounters, hasPendingCalls, setCounterStatement } from "../../observability/op-counters";
 import { passLevel } from "../log-levels";
 import type { ObjectState } from "../object-state";
 import type { Action, PlanSummary } from "../reconcile";
+import { runnerSample } from "../runner-sample";
 
 /**
  * What one reconcile run did, pass by pass, and how it is reported: the scale set's last
  * reconcile (its status), the `reconciled` log line, and the /metrics counters, which go to D1
- * at the end of a run that called out or changed the desired count, else at most once a minute.
+ * at the end of a run that called out or changed the desired count, else at most once a minute;
+ * with them, the first run of each 5-minute slot writes the runners-by-state sample (runner-sample.ts).
  */
 export class RunRecord {
   /** Totals of the run under way (one run is up to a few passes). */
@@ -21,9 +24,13 @@ export class RunRecord {
     fetches: number;
     passes: number;
     error: string | null;
+    /** The min idle the last pass planned with (its sample's line). */
+    minIdle: number;
   } | null = null;
   private countersFlushedAt = 0;
   private desiredWritten: number | null = null;
+  /** The slot of the last sample written by this incarnation. */
+  private sampledAt: number | null = null;
 
   constructor(
     private readonly db: D1Database,
@@ -41,6 +48,7 @@ export class RunRecord {
     fetches: number;
     error: string | null;
     summary: PlanSummary;
+    minIdle: number;
   }): void {
     const run: NonNullable<RunRecord["run"]> = this.run ?? {
       at: pass.at,
@@ -52,6 +60,7 @@ export class RunRecord {
       fetches: 0,
       passes: 0,
       error: null,
+      minIdle: pass.minIdle,
     };
     for (const a of pass.actions) run.actions[a.type] = (run.actions[a.type] ?? 0) + (a.type === "create" ? a.count : 1);
     run.trips += pass.trips;
@@ -60,6 +69,7 @@ export class RunRecord {
     run.fetches += pass.fetches;
     run.passes++;
     run.error = run.error ?? pass.error;
+    run.minIdle = pass.minIdle;
     this.run = run;
     this.state.lastReconcile = {
       at: run.at,
@@ -97,13 +107,16 @@ export class RunRecord {
     const desired = last.summary?.desired ?? null;
     const now = Date.now();
     const desiredChanged = desired !== null && desired !== this.desiredWritten;
-    if (!desiredChanged && !hasPendingCalls() && now - this.countersFlushedAt < 60_000) return;
+    const sample = last.summary ? runnerSample(last.summary, this.run.minIdle, now) : null;
+    const sampleDue = sample !== null && sample.at !== this.sampledAt;
+    if (!desiredChanged && !sampleDue && !hasPendingCalls() && now - this.countersFlushedAt < 60_000) return;
     this.countersFlushedAt = now;
-    await flushCounters(
-      this.db,
-      desiredChanged ? [setCounterStatement(this.db, counterName("scaleset.desired", scaleSetId), desired!, now)] : [],
-    );
+    await flushCounters(this.db, [
+      ...(desiredChanged ? [setCounterStatement(this.db, counterName("scaleset.desired", scaleSetId), desired!, now)] : []),
+      ...(sampleDue ? [sampleStatement(this.db, scaleSetId, sample)] : []),
+    ]);
     if (desiredChanged) this.desiredWritten = desired;
+    if (sampleDue) this.sampledAt = sample.at;
   }
 
   /** The run is over (finished or failed): the next pass starts a new one. */

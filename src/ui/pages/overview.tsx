@@ -3,6 +3,7 @@ import { overview } from "../../db/dashboard-queries";
 import { mapLimit } from "../../lib/map-limit";
 import type { ScaleSetStatus } from "../../scaleset/object-status";
 import { scaleSetObject } from "../../scaleset/stub";
+import { DashboardCharts } from "../charts/dashboard-charts";
 import { EntitiesTable } from "../entities-table";
 import { duration, when } from "../format";
 import type { UiEnv } from "../session-middleware";
@@ -14,7 +15,7 @@ const STATUS_CONCURRENCY = 8;
 
 /** Every scale set with its runner counts and last reconcile, then entities with their credentials and pools, credentials' and providers' health. */
 export const overviewRoutes = new Hono<UiEnv>().get("/", async (c) => {
-  const o = await overview(c.env.DB);
+  const o = await overview(c.env.DB, Date.now());
   const statuses = await mapLimit(o.scaleSets.slice(0, STATUS_FAN_OUT), STATUS_CONCURRENCY, (s) =>
     scaleSetObject(c.env, s.id)
       .status(s.id)
@@ -30,6 +31,7 @@ export const overviewRoutes = new Hono<UiEnv>().get("/", async (c) => {
           <a href="/ui/jobs?unmatched=true">See them</a>
         </p>
       )}
+      <DashboardCharts waits={o.queueWaits} samples={o.samples} now={now} scope="all scale sets" />
       <h2>Scale sets</h2>
       <table id="scalesets">
         <thead>

@@ -3,6 +3,7 @@ import { scaleSetPage } from "../../db/dashboard-queries";
 import type { MinIdleScheduleEntry } from "../../db/schema";
 import type { ScaleSetStatus } from "../../scaleset/object-status";
 import { scaleSetObject } from "../../scaleset/stub";
+import { DashboardCharts } from "../charts/dashboard-charts";
 import { flashMessage } from "../flash";
 import { duration, when } from "../format";
 import { JobsTable } from "../jobs-table";
@@ -23,7 +24,7 @@ export const scaleSetRoutes = new Hono<UiEnv>().get("/scalesets/:id", async (c) 
       </Page>,
       404,
     );
-  const { scaleSet: s, instances, transitions, jobs } = data;
+  const { scaleSet: s, instances, transitions, jobs, queueWaits, samples } = data;
   const st = await scaleSetObject(c.env, id)
     .status(id)
     .catch(() => null);
@@ -105,6 +106,8 @@ export const scaleSetRoutes = new Hono<UiEnv>().get("/scalesets/:id", async (c) 
         <dd>{st?.next_wake_at ?? "—"}</dd>
       </dl>
 
+      <DashboardCharts waits={queueWaits} samples={samples} now={now} scope={s.name} />
+
       <h2>Instances</h2>
       <table id="instances">
         <thead>
@@ -134,7 +137,14 @@ export const scaleSetRoutes = new Hono<UiEnv>().get("/scalesets/:id", async (c) 
                 <Badge v={i.status} />
               </td>
               <td>
-                <Badge v={i.runner_status} />
+                {i.status === "deleted" ? (
+                  // The runner's last report stays on the row; with its machine gone, it runs nowhere.
+                  <span class="mut" title={`machine deleted; its runner last reported ${i.runner_status}`}>
+                    gone
+                  </span>
+                ) : (
+                  <Badge v={i.runner_status} />
+                )}
               </td>
               <td>{duration(now - i.created_at)}</td>
               <td>{duration(now - i.status_changed_at)}</td>

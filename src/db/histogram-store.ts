@@ -1,0 +1,23 @@
+/**
+ * The histograms kept in D1 (`metric_histograms`, observability/histograms.ts): one row per
+ * (metric, scale set, bucket) with the bucket's own count and sum. Observations are written by
+ * the statements that record what they measure (a webhook delivery's batch, a runner report's
+ * status change), each an `INSERT … SELECT` that selects a row only when the event being
+ * recorded really happens, ending in ADD_OBSERVATION; this store reads them back for /metrics.
+ */
+
+/** The tail of every observation's upsert: the row's count goes up by one, its sum by the value. */
+export const ADD_OBSERVATION = "ON CONFLICT(metric, scale_set_id, bucket) DO UPDATE SET count = count + 1, sum = sum + excluded.sum";
+
+export interface HistogramSeriesRow {
+  metric: string;
+  scale_set_id: string;
+  bucket: number;
+  count: number;
+  sum: number;
+}
+
+/** Every row, for a caller's batch (the /metrics read); a few dozen rows per scale set at most. */
+export function histogramRowsStatement(db: D1Database): D1PreparedStatement {
+  return db.prepare("SELECT metric, scale_set_id, bucket, count, sum FROM metric_histograms ORDER BY metric, scale_set_id, bucket");
+}

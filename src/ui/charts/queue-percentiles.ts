@@ -1,0 +1,53 @@
+/**
+ * Queue time per hour, for the dashboard's chart: the jobs that started in each hour of a window,
+ * and the 50th and 95th percentile of how long they waited. Pure; the dashboard reads the waits
+ * of the last 24 hours from the jobs table (dashboard-queries.ts).
+ */
+
+export const HOUR_MS = 3_600_000;
+
+/** One started job: when it started, and how long it waited from queued (GitHub's times, ms). */
+export interface QueueWait {
+  startedAt: number;
+  waitMs: number;
+}
+
+export interface HourPercentiles {
+  /** The start of the hour (unix ms, on the hour). */
+  hour: number;
+  jobs: number;
+  /** Seconds. */
+  p50: number;
+  p95: number;
+}
+
+/** The nearest-rank percentile (0 < p ≤ 100) of ascending values; null for none. */
+export function percentile(sorted: readonly number[], p: number): number | null {
+  if (!sorted.length) return null;
+  const rank = Math.ceil((p / 100) * sorted.length);
+  return sorted[Math.min(sorted.length, Math.max(1, rank)) - 1]!;
+}
+
+/**
+ * Each hour of the `hours` before `now` (the current, partial one last) in which jobs started,
+ * oldest first, with the percentiles of their waits. Hours without a started job are left out:
+ * the chart shows a gap rather than a wait of zero. A negative wait (clocks) counts as zero.
+ */
+export function hourlyQueuePercentiles(waits: readonly QueueWait[], now: number, hours = 24): HourPercentiles[] {
+  const last = Math.floor(now / HOUR_MS) * HOUR_MS;
+  const first = last - (hours - 1) * HOUR_MS;
+  const byHour = new Map<number, number[]>();
+  for (const w of waits) {
+    const hour = Math.floor(w.startedAt / HOUR_MS) * HOUR_MS;
+    if (hour < first || hour > last) continue;
+    const values = byHour.get(hour) ?? [];
+    values.push(Math.max(0, w.waitMs) / 1000);
+    byHour.set(hour, values);
+  }
+  return [...byHour]
+    .sort(([a], [b]) => a - b)
+    .map(([hour, values]) => {
+      const sorted = values.sort((a, b) => a - b);
+      return { hour, jobs: sorted.length, p50: percentile(sorted, 50)!, p95: percentile(sorted, 95)! };
+    });
+}
