@@ -37,6 +37,17 @@ describe("queue time percentiles", () => {
       { hour: H(12), jobs: 2, p50: 0, p95: 120 },
     ]);
   });
+
+  it("counts the jobs of the oldest hour that started within the last 24 hours, and only those", () => {
+    const from = NOW - 24 * HOUR_MS;
+    // 12:34 yesterday: the oldest hour, 12:00–13:00, is only partly in the window.
+    const oldestHour = H(12) - 24 * HOUR_MS;
+    const waits = [
+      { startedAt: from + 60_000, waitMs: 5_000 },
+      { startedAt: from - 60_000, waitMs: 9_000 },
+    ];
+    expect(hourlyQueuePercentiles(waits, NOW)).toEqual([{ hour: oldestHour, jobs: 1, p50: 5, p95: 5 }]);
+  });
 });
 
 describe("chart axes", () => {

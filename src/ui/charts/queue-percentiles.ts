@@ -29,17 +29,17 @@ export function percentile(sorted: readonly number[], p: number): number | null 
 }
 
 /**
- * Each hour of the `hours` before `now` (the current, partial one last) in which jobs started,
- * oldest first, with the percentiles of their waits. Hours without a started job are left out:
- * the chart shows a gap rather than a wait of zero. A negative wait (clocks) counts as zero.
+ * Each hour that overlaps the `hours` before `now` in which jobs started (the oldest and the
+ * current hour partly: only jobs that started within the window count), oldest first, with the
+ * percentiles of their waits. Hours without a started job are left out: the chart shows a gap
+ * rather than a wait of zero. A negative wait (clocks) counts as zero.
  */
 export function hourlyQueuePercentiles(waits: readonly QueueWait[], now: number, hours = 24): HourPercentiles[] {
-  const last = Math.floor(now / HOUR_MS) * HOUR_MS;
-  const first = last - (hours - 1) * HOUR_MS;
+  const from = now - hours * HOUR_MS;
   const byHour = new Map<number, number[]>();
   for (const w of waits) {
+    if (w.startedAt < from || w.startedAt > now) continue;
     const hour = Math.floor(w.startedAt / HOUR_MS) * HOUR_MS;
-    if (hour < first || hour > last) continue;
     const values = byHour.get(hour) ?? [];
     values.push(Math.max(0, w.waitMs) / 1000);
     byHour.set(hour, values);
