@@ -79,6 +79,12 @@ beforeAll(async () => {
     max_runners: 5,
     image: "ubuntu:24.04",
     flavor: "small",
+    // The samples' working day as a schedule: drawn as bands behind the scale set's runners.
+    min_idle_runners: 1,
+    schedules: [
+      { name: "workday", cron: "0 8 * * *", timezone: "UTC", min_idle_runners: 3 },
+      { name: "night", cron: "0 18 * * *", timezone: "UTC", min_idle_runners: 1 },
+    ],
   });
   // Three jobs an hour for a day, waiting longer in the working day's busy hours.
   let id = 73_000_000;
@@ -135,6 +141,13 @@ describe("dashboard charts in Chromium", () => {
         "min idle",
       ]);
       expect((await page.locator("#runners-chart [data-axis=x] text").allTextContents()).length).toBeGreaterThanOrEqual(7);
+      // The schedule as bands on the scale set's page (each scale set has its own: none on the overview).
+      const bands = await page.locator("#runners-chart [data-band]").evaluateAll((els) => els.map((e) => e.getAttribute("data-band")));
+      if (scope === "linux-x64") {
+        expect(bands.length).toBeGreaterThanOrEqual(2);
+        expect(new Set(bands)).toEqual(new Set(["workday: min idle 3", "night: min idle 1"]));
+        await expect(page.locator("#runners-chart svg desc").textContent()).resolves.toMatch(/Shaded, the schedule entries in force: /);
+      } else expect(bands).toEqual([]);
       // Drawn, not just present: the shapes have a size on the page.
       const box = await page.locator('#runners-chart [data-series="busy"]').boundingBox();
       expect(box!.width).toBeGreaterThan(300);

@@ -198,4 +198,31 @@ describe("the dashboard's charts", () => {
     expect(attrs(text, "data-series")).toEqual(["idle", "busy", "booting", "other", "min_idle"]);
     expect(text).toContain("No job started in the last 24 hours");
   });
+
+  it("a scale set's schedule: bands behind its runners, clamped to the window, and said in the description", () => {
+    const samples = [{ at: H(11), idle: 2, busy: 1, booting: 0, other: 0, minIdle: 3 }];
+    const schedule = [
+      { from: NOW - 30 * HOUR_MS, to: H(8), name: "night", minIdle: 1 },
+      { from: H(8), to: NOW, name: "workday", minIdle: 3 },
+    ];
+    const c = runnersChart(samples, NOW, "linux", schedule);
+    expect(c.description).toContain("Shaded, the schedule entries in force: night (min idle 1) from");
+    expect(c.description).toContain("workday (min idle 3) from 08:00 UTC to 12:34 UTC");
+    const g = chartGeometry(c)!;
+    expect(g.bands.map((b) => b.label)).toEqual(["night: min idle 1", "workday: min idle 3"]);
+    // The night began before the window: its band starts at the plot's left edge; the day's ends at its right.
+    expect(g.bands[0]!.x).toBe(g.plot.left);
+    expect(g.bands[1]!.x + g.bands[1]!.width).toBeCloseTo(g.plot.right, 0);
+    // An entry keeps its shade wherever it comes back.
+    const again = chartGeometry(
+      runnersChart(samples, NOW, "linux", [
+        ...schedule.slice(0, 1),
+        { ...schedule[1]!, to: H(10) },
+        { ...schedule[0]!, from: H(10), to: NOW },
+      ]),
+    )!;
+    expect(again.bands.map((b) => b.shade)).toEqual([0, 1, 0]);
+    const text = html(DashboardCharts({ waits: [], samples, now: NOW, scope: "linux", schedule }));
+    expect(attrs(text, "data-band")).toEqual(["night: min idle 1", "workday: min idle 3"]);
+  });
 });

@@ -36,7 +36,26 @@ export function queueTimeChart(waits: readonly QueueWait[], now: number, scope: 
   };
 }
 
-export function runnersChart(samples: readonly RunnerSample[], now: number, scope: string): ChartSpec {
+/** The schedule's bands, said in words (the chart's description). */
+const scheduleText = (bands: readonly ChartScheduleBand[]) =>
+  bands.length
+    ? ` Shaded, the schedule entries in force: ${bands.map((b) => `${b.name} (min idle ${b.minIdle}) from ${at(b.from)} to ${at(b.to)}`).join("; ")}.`
+    : "";
+
+/** A schedule entry in force over a stretch of the window (scaleset/schedule/schedule-bands.ts). */
+export interface ChartScheduleBand {
+  from: number;
+  to: number;
+  name: string;
+  minIdle: number;
+}
+
+export function runnersChart(
+  samples: readonly RunnerSample[],
+  now: number,
+  scope: string,
+  schedule: readonly ChartScheduleBand[] = [],
+): ChartSpec {
   const last = samples.reduce<RunnerSample | null>((l, s) => (l === null || s.at > l.at ? s : l), null);
   const series = (id: keyof Omit<RunnerSample, "at">, label: string, color: string, kind: "area" | "step") => ({
     id: id === "minIdle" ? "min_idle" : id,
@@ -50,7 +69,7 @@ export function runnersChart(samples: readonly RunnerSample[], now: number, scop
     id: "runners-chart",
     title: `Runners by state, last 24 hours (${scope})`,
     description: last
-      ? `Runners every 5 minutes over the last 24 hours, stacked: idle, busy, booting and other (being deleted, in error), with the min idle line. At ${at(last.at)}: ${last.idle} idle, ${last.busy} busy, ${last.booting} booting, ${last.other} other, min idle ${last.minIdle}.`
+      ? `Runners every 5 minutes over the last 24 hours, stacked: idle, busy, booting and other (being deleted, in error), with the min idle line. At ${at(last.at)}: ${last.idle} idle, ${last.busy} busy, ${last.booting} booting, ${last.other} other, min idle ${last.minIdle}.${scheduleText(schedule)}`
       : "No samples in the last 24 hours.",
     from: now - CHART_WINDOW_MS,
     to: now,
@@ -62,14 +81,22 @@ export function runnersChart(samples: readonly RunnerSample[], now: number, scop
       series("other", "other", "#8c959f", "area"),
       series("minIdle", "min idle", "#1d232b", "step"),
     ],
+    bands: schedule.map((b) => ({ from: b.from, to: b.to, label: `${b.name}: min idle ${b.minIdle}` })),
     emptyText: "No samples yet: scale set objects record their runners every 5 minutes as they reconcile.",
   };
 }
 
 /** Both charts side by side. */
-export const DashboardCharts: FC<{ waits: readonly QueueWait[]; samples: readonly RunnerSample[]; now: number; scope: string }> = (p) => (
+export const DashboardCharts: FC<{
+  waits: readonly QueueWait[];
+  samples: readonly RunnerSample[];
+  now: number;
+  scope: string;
+  /** A scale set's schedule, drawn as bands behind its runners (none on the overview: each scale set has its own). */
+  schedule?: readonly ChartScheduleBand[];
+}> = (p) => (
   <div class="charts">
     <TimeChart spec={queueTimeChart(p.waits, p.now, p.scope)} />
-    <TimeChart spec={runnersChart(p.samples, p.now, p.scope)} />
+    <TimeChart spec={runnersChart(p.samples, p.now, p.scope, p.schedule)} />
   </div>
 );

@@ -38,6 +38,8 @@ export interface ChartSpec {
   to: number;
   unit: "count" | "duration";
   series: readonly ChartSeries[];
+  /** Stretches of time shaded behind the series, each with its label (a schedule entry in force). */
+  bands?: readonly { from: number; to: number; label: string }[];
   /** Shown instead of the chart when no series has a point. */
   emptyText: string;
 }
@@ -59,6 +61,8 @@ export interface ChartGeometry {
   xTicks: { x: number; label: string }[];
   yTicks: { y: number; label: string }[];
   shapes: ChartShape[];
+  /** `shade`: the same for every band of one label (an entry keeps its colour across the day). */
+  bands: { x: number; width: number; label: string; shade: number }[];
   legend: { id: string; label: string; color: string; kind: ChartSeries["kind"] }[];
 }
 
@@ -139,9 +143,19 @@ export function chartGeometry(spec: ChartSpec): ChartGeometry | null {
     xTicks: hourTicks(spec.from, spec.to).map((t) => ({ x: x(t.value), label: t.label })),
     yTicks: yTicks.map((t) => ({ y: y(t.value), label: t.label })),
     shapes,
+    bands: (spec.bands ?? [])
+      .filter((b) => b.to > spec.from && b.from < spec.to)
+      .map((b, _, all) => ({
+        x: x(b.from),
+        width: r1(x(b.to) - x(b.from)),
+        label: b.label,
+        shade: [...new Set(all.map((a) => a.label))].indexOf(b.label),
+      })),
     legend: spec.series.map((s) => ({ id: s.id, label: s.label, color: s.color, kind: s.kind })),
   };
 }
+
+const BAND_COLORS = ["#fff8c5", "#ddf4ff", "#fbefff", "#dafbe1"];
 
 const AXIS_TEXT = { "font-size": "11", fill: "#5c6773" };
 
@@ -164,6 +178,28 @@ export const TimeChart: FC<{ spec: ChartSpec }> = ({ spec }) => {
         >
           <title id={titleId}>{spec.title}</title>
           <desc id={descId}>{spec.description}</desc>
+          {g.bands.length ? (
+            <g data-bands="">
+              {g.bands.map((b) => (
+                <g data-band={b.label}>
+                  <title>{b.label}</title>
+                  <rect
+                    x={b.x}
+                    y={g.plot.top}
+                    width={b.width}
+                    height={g.plot.bottom - g.plot.top}
+                    fill={BAND_COLORS[b.shade % BAND_COLORS.length]}
+                    fill-opacity="0.7"
+                  />
+                  {b.width >= 40 ? (
+                    <text x={b.x + 4} y={g.plot.top + 11} {...AXIS_TEXT} font-size="10">
+                      {b.label}
+                    </text>
+                  ) : null}
+                </g>
+              ))}
+            </g>
+          ) : null}
           <g data-axis="y">
             {g.yTicks.map((t) => (
               <g>

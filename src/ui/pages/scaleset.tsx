@@ -2,8 +2,9 @@ import { Hono } from "hono";
 import { scaleSetPage } from "../../db/dashboard-queries";
 import type { MinIdleScheduleEntry } from "../../db/schema";
 import type { ScaleSetStatus } from "../../scaleset/object-status";
+import { scheduleBands } from "../../scaleset/schedule/schedule-bands";
 import { scaleSetObject } from "../../scaleset/stub";
-import { DashboardCharts } from "../charts/dashboard-charts";
+import { CHART_WINDOW_MS, DashboardCharts } from "../charts/dashboard-charts";
 import { flashMessage } from "../flash";
 import { duration, when } from "../format";
 import { JobsTable } from "../jobs-table";
@@ -106,7 +107,20 @@ export const scaleSetRoutes = new Hono<UiEnv>().get("/scalesets/:id", async (c) 
         <dd>{st?.next_wake_at ?? "—"}</dd>
       </dl>
 
-      <DashboardCharts waits={queueWaits} samples={samples} now={now} scope={s.name} />
+      <DashboardCharts
+        waits={queueWaits}
+        samples={samples}
+        now={now}
+        scope={s.name}
+        schedule={scheduleBands({
+          entries: s.schedules,
+          minIdleRunners: s.min_idle_runners,
+          // The lead the object planned with last (its boot time); 30 s, its default, before it has.
+          leadMs: st?.min_idle_schedule?.prewarm_lead_ms ?? 30_000,
+          from: now - CHART_WINDOW_MS,
+          to: now,
+        })}
+      />
 
       <h2>Instances</h2>
       <table id="instances">
