@@ -178,8 +178,11 @@ const id = (ctx: Context) => scaleSetId(ctx.api(), ctx.positionals[0]!);
 
 async function update(ctx: Context, body: Update) {
   const data = await unwrap(ctx.api().PUT("/api/v1/scalesets/{id}", { params: { path: { id: await id(ctx) } }, body }));
-  return { data, text: renderRecord(data) };
+  return { data, text: scaleSetText(data) };
 }
+
+/** A scale set as created or updated: its schedule one entry after another, as `show` prints it. */
+const scaleSetText = (d: ScaleSet) => renderRecord({ ...d, schedules: (d.schedules ?? []).map(scheduleLine).join("; ") });
 
 const statusText = (s: Status) => renderRecord(s);
 
@@ -256,7 +259,7 @@ export const scaleSetCommands: Command[] = [
           : entity.kind === "organization"
             ? await unwrap(api.POST("/api/v1/organizations/{id}/scalesets", { params: { path }, body }))
             : await unwrap(api.POST("/api/v1/enterprises/{id}/scalesets", { params: { path }, body }));
-      return { data, text: renderRecord(data) };
+      return { data, text: scaleSetText(data) };
     },
   },
   {

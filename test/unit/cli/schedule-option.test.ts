@@ -69,6 +69,16 @@ describe("scaleset update and show with schedules", () => {
     expect(bad).toMatchObject({ code: 2, requests: [] });
   });
 
+  it("prints an updated scale set's schedule as show does, not as JSON", async () => {
+    const r = await run(["scaleset", "update", ID, "--schedule", "name=workday,cron=0 8 * * 1,3,5,tz=Europe/Berlin,min-idle=5,prewarm"], {
+      id: ID,
+      name: "linux",
+      schedules: [workday],
+    });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/^schedules: +workday: '0 8 \* \* 1,3,5' Europe\/Berlin min-idle 5 prewarm$/m);
+  });
+
   it("shows the schedule and min idle now with why", async () => {
     const detail = {
       id: ID,
