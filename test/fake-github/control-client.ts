@@ -73,8 +73,9 @@ export class FakeWorld {
   async setProfile(profile: GithubProfile) {
     await this.control("PUT", "profile", profile);
   }
-  async setNow(now: number) {
-    await this.control("POST", "clock", { now });
+  /** Sets the fake's clock; `freeze`: it stays at `now` (rather than running on with real time) until set again. */
+  async setNow(now: number, opts: { freeze?: boolean } = {}) {
+    await this.control("POST", "clock", { now, ...(opts.freeze && { freeze: true }) });
   }
   async updateRunner(id: number, patch: { busy?: boolean; status?: "online" | "offline" }): Promise<FakeRunner> {
     return (await this.control("PATCH", `runners/${id}`, patch)).json();

@@ -8,7 +8,7 @@
  *   {world}/_fake/state         GET        runners, hooks, tokens, pending faults
  *   {world}/_fake/requests      GET|DELETE recorded REST requests (never control calls)
  *   {world}/_fake/faults        POST|DELETE inject faults (see types.ts Fault)
- *   {world}/_fake/clock         POST       {now} or {advance_ms}: the fake's clock
+ *   {world}/_fake/clock         POST       {now, freeze?} or {advance_ms}: the fake's clock (freeze: held at now)
  *   {world}/_fake/profile       PUT|GET    GithubProfile: latency and secondary rate limits (profile.ts); {} = off
  *   {world}/_fake/runners/{id}  PATCH      {busy?, status?}
  *   {world}/_fake/jobs          POST       add or replace jobs
@@ -224,8 +224,8 @@ export async function startFakeGithub(options: { port?: number; host?: string } 
       return send(res, 204, null);
     }
     if (path === "/_fake/clock" && method === "POST") {
-      if (typeof b.now === "number") world.setNow(b.now);
-      if (typeof b.advance_ms === "number") world.clockOffsetMs += b.advance_ms;
+      if (typeof b.now === "number") world.setNow(b.now, b.freeze === true);
+      if (typeof b.advance_ms === "number") world.advance(b.advance_ms);
       return send(res, 200, { now: world.now() });
     }
     if (path === "/_fake/runner-downloads" && method === "POST") {

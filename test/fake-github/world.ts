@@ -138,13 +138,28 @@ export class World {
     this.id = id;
   }
 
+  /** A clock held still (setNow with `freeze`): a test's own clock, read the same by every request until it moves it. */
+  private frozenAt: number | null = null;
+
   now(): number {
-    return Date.now() + this.clockOffsetMs;
+    return this.frozenAt ?? Date.now() + this.clockOffsetMs;
   }
 
-  /** Sets the fake's clock (token expiry, JWT checks, rate-limit resets) to `ms`. */
-  setNow(ms: number) {
+  /**
+   * Sets the fake's clock (token expiry, JWT checks, rate-limit resets) to `ms`; with `freeze` it
+   * stays there until set again. A test whose calls land exactly a minute apart on its own clock
+   * needs that: a clock running on with real time would put them a few ms either side of the
+   * secondary limit's minute, differently on each run.
+   */
+  setNow(ms: number, freeze = false) {
     this.clockOffsetMs = ms - Date.now();
+    this.frozenAt = freeze ? ms : null;
+  }
+
+  /** Moves the fake's clock on by `ms` (held still if it was). */
+  advance(ms: number) {
+    this.clockOffsetMs += ms;
+    if (this.frozenAt !== null) this.frozenAt += ms;
   }
 
   newId(): number {

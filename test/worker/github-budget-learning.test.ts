@@ -157,7 +157,8 @@ describe("the GitHub budget learns from secondary-limit refusals", () => {
     // Nine minutes of a burst that always wants more, window after window, as the on-boot line asks.
     while (clock.now() < start + 9 * 60_000) {
       const minute = Math.floor((clock.now() - start) / 60_000);
-      await world.setNow(clock.now());
+      // Held at the test's clock: its calls land exactly a minute apart, as the fake's limit counts them.
+      await world.setNow(clock.now(), { freeze: true });
       const { granted, usable } = await reserveAt(credentialId, clock.now(), 50);
       for (let i = 0; usable && i < granted; i++) {
         const minted = await jit(gh, clock.now() + policy.windowMs).catch((e) => e);
