@@ -1,5 +1,5 @@
 import { and, eq, ne } from "drizzle-orm";
-import { utcDayStart } from "../scaleset/spend-guard";
+import { utcDayStart } from "../scaleset/guards/spend-guard";
 import type { Db } from "./client";
 import {
   entities,
@@ -41,10 +41,10 @@ export interface ScaleSetRecord {
   jitConfigTiming: JitConfigTiming;
   /** Boot time set by hand (seconds), or null: learned from its machines. */
   bootTimeSeconds: number | null;
-  /** The lifetime watchdog (scaleset/lifetime-watchdog.ts): 0 never; the hard cap null: none. */
+  /** The lifetime watchdog (scaleset/guards/lifetime-watchdog.ts): 0 never; the hard cap null: none. */
   maxRunnerLifetimeSeconds: number;
   runnerLifetimeHardCapSeconds: number | null;
-  /** The spend guard (scaleset/spend-guard.ts): null no cap; when an admin last lifted it. */
+  /** The spend guard (scaleset/guards/spend-guard.ts): null no cap; when an admin last lifted it. */
   maxMachineHoursPerDay: number | null;
   spendResetAt: number | null;
   /** Min idle on a schedule (scaleset/schedule): the latest entry that matched wins. */
@@ -122,7 +122,7 @@ const NOT_DELETED = instanceStatuses
 
 /**
  * Machine time of a scale set's instances in [dayStart, now]: each one's overlap of [created_at,
- * its deletion or now] with the day (scaleset/spend-guard.ts machineMsInDay). Deleted instances
+ * its deletion or now] with the day (scaleset/guards/spend-guard.ts machineMsInDay). Deleted instances
  * are kept for weeks (retention), so the deleted ones are reached through
  * instances_scale_set_status_changed_idx by their deletion time (today's only), and the live
  * ones through their statuses, never by a scan of the scale set's history.

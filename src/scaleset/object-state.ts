@@ -1,8 +1,8 @@
 import { type CreateBackoff, NO_CREATE_BACKOFF } from "./backoff";
+import type { SpendGuard } from "./guards/spend-guard";
 import { type BootSamples, NO_BOOT_SAMPLES } from "./jit/create-pacing";
 import type { StoredListener } from "./listener/listener-host";
 import type { PlanSummary } from "./reconcile";
-import type { SpendGuard } from "./spend-guard";
 
 /**
  * The ScaleSet object's own SQLite: its identity, backoff state, per-instance operation and
@@ -197,7 +197,7 @@ export class ObjectState {
     this.setMeta("create_pacing", value);
   }
 
-  /** The spend guard as the last pass found it (scaleset/spend-guard.ts); null: no cap. */
+  /** The spend guard as the last pass found it (scaleset/guards/spend-guard.ts); null: no cap. */
   get spendGuard(): (SpendGuard & { at: number }) | null {
     return this.getMeta<SpendGuard & { at: number }>("spend_guard");
   }

@@ -1,10 +1,10 @@
 import type { InvocationsStatus } from "./executor/invocation-record";
+import { type SpendGuardStatus, spendGuardStatus } from "./guards/spend-guard";
 import { type BudgetStatus, budgetStatus } from "./jit/github-pacing";
 import { type CreatePacingStatus, createPacingStatus } from "./jit/on-boot-pacing";
 import type { ListenerStatus } from "./listener/listener-host";
 import type { LastReconcile, ObjectState } from "./object-state";
 import { type MinIdleScheduleStatus, minIdleScheduleStatus } from "./schedule/min-idle-keeping";
-import { type SpendGuardStatus, spendGuardStatus } from "./spend-guard";
 
 /** What a scale set's object reports of itself (GET /scalesets/{id} status, the dashboard). */
 export interface ScaleSetStatus {

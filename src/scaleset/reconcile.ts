@@ -1,7 +1,7 @@
 import type { InstanceStatus, JobStatus, RunnerStatus } from "../db/schema";
 import { type CreateBackoff, type CreateBackoffPolicy, createAllowedAt } from "./backoff";
+import { type LifetimePolicy, NO_LIFETIME_LIMIT, overstay, overstayDeadline, type Reap } from "./guards/lifetime-watchdog";
 import { isBeingDeleted, isLive } from "./instance-states";
-import { type LifetimePolicy, NO_LIFETIME_LIMIT, overstay, overstayDeadline, type Reap } from "./lifetime-watchdog";
 
 /**
  * The reconcile planner: from what a scale set has and what it needs, the actions to take now.
@@ -26,7 +26,7 @@ export interface PlanConfig {
    */
   startedAt?: number;
   createBackoff: CreateBackoffPolicy;
-  /** The lifetime watchdog (lifetime-watchdog.ts); absent: machines may stay as long as they like. */
+  /** The lifetime watchdog (guards/lifetime-watchdog.ts); absent: machines may stay as long as they like. */
   lifetime?: LifetimePolicy;
 }
 
@@ -62,7 +62,7 @@ export interface PlanSnapshot {
   /** Jobs routed to this scale set that no runner has taken yet (queued or waiting). */
   queuedJobs: number;
   createBackoff: CreateBackoff;
-  /** The spend guard holds (spend-guard.ts): machine-hours today reached the scale set's cap. */
+  /** The spend guard holds (guards/spend-guard.ts): machine-hours today reached the scale set's cap. */
   spendCapReached?: boolean;
   now: number;
 }

@@ -19,6 +19,7 @@ import { type ExecutorContext, executePlan } from "./executor/plan-executor";
 import { planSnapshot } from "./executor/plan-input";
 import { RunCoalescer } from "./executor/run-coalescer";
 import { RunRecord } from "./executor/run-record";
+import { keepSpendGuard } from "./guards/spend-guard-keeping";
 import { instanceRefusal } from "./instance-access";
 import { canTransition } from "./instance-states";
 import { payForCreates } from "./jit/github-pacing";
@@ -33,7 +34,6 @@ import { plan } from "./reconcile";
 import { type RunnerReport, type RunnerReportRefusal, runnerReportChange, runnerReportEvents } from "./runner-report";
 import { MinIdleKeeper } from "./schedule/min-idle-keeping";
 import { type ScaleSetSettings, scaleSetSettings } from "./settings";
-import { keepSpendGuard } from "./spend-guard-keeping";
 import { recheckStaleJobs } from "./stale-jobs/stale-job-recheck";
 
 /** Passes a run may make before it leaves the rest to the alarm (a pass that acted goes again at once). */

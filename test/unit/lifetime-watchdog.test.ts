@@ -7,7 +7,7 @@ import {
   overstay,
   overstayDeadline,
   overstayReason,
-} from "../../src/scaleset/lifetime-watchdog";
+} from "../../src/scaleset/guards/lifetime-watchdog";
 import { type Action, type PlanConfig, type PlanInstance, plan } from "../../src/scaleset/reconcile";
 
 const NOW = 2_000_000_000_000;

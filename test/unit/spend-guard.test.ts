@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { NO_CREATE_BACKOFF } from "../../src/scaleset/backoff";
+import { machineMsInDay, spendGuard, spendGuardStatus, spendGuardText, utcDayStart } from "../../src/scaleset/guards/spend-guard";
 import { plan } from "../../src/scaleset/reconcile";
-import { machineMsInDay, spendGuard, spendGuardStatus, spendGuardText, utcDayStart } from "../../src/scaleset/spend-guard";
 
 const HOUR = 3_600_000;
 const at = (iso: string) => Date.parse(iso);

@@ -4,7 +4,7 @@ import { api } from "./helpers";
 import { parsePrometheus, value } from "./prometheus-parse";
 import { queueJobs, reconcile, scaleSetWorld } from "./scaleset-world";
 
-// The machine lifetime watchdog (src/scaleset/lifetime-watchdog.ts) in the scale set object:
+// The machine lifetime watchdog (src/scaleset/guards/lifetime-watchdog.ts) in the scale set object:
 // machines that overstay go through the ordinary delete (GitHub runner first, then the shim),
 // a runner on its job is never reaped unless a hard cap is set. Time passes by moving rows back.
 

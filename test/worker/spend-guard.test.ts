@@ -1,12 +1,12 @@
 import { env } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { loadScaleSetSnapshot } from "../../src/db/scaleset-store";
-import { machineMsInDay, utcDayStart } from "../../src/scaleset/spend-guard";
+import { machineMsInDay, utcDayStart } from "../../src/scaleset/guards/spend-guard";
 import { api, expectRejectedWithoutWrites, insertInstance, seed } from "./helpers";
 import { queueJobs, reconcile, scaleSetWorld } from "./scaleset-world";
 import { login, ui } from "./ui-helpers";
 
-// The spend guard (src/scaleset/spend-guard.ts): machine-hours a UTC day summed in the reconcile
+// The spend guard (src/scaleset/guards/spend-guard.ts): machine-hours a UTC day summed in the reconcile
 // snapshot's batch, the plan held back once the cap is reached, a reset that lifts it for the day;
 // and the four settings of the watchdog and the guard on the admin API.
 

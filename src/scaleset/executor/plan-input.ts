@@ -1,6 +1,6 @@
 import type { InstanceRecord, ScaleSetRecord } from "../../db/scaleset-store";
 import type { CreateBackoff } from "../backoff";
-import { lifetimePolicy } from "../lifetime-watchdog";
+import { lifetimePolicy } from "../guards/lifetime-watchdog";
 import type { InstanceOps } from "../object-state";
 import type { PlanSnapshot } from "../reconcile";
 import type { ScaleSetSettings } from "../settings";
@@ -21,7 +21,7 @@ export function planSnapshot(input: {
   minIdleRunners?: number;
   /** When this object incarnation started (see PlanConfig.startedAt). */
   startedAt: number;
-  /** The spend guard holds (scaleset/spend-guard.ts): no creates. */
+  /** The spend guard holds (scaleset/guards/spend-guard.ts): no creates. */
   spendCapReached?: boolean;
   now: number;
 }): PlanSnapshot {

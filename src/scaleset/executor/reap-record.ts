@@ -1,6 +1,6 @@
 import { logEvent as log } from "../../observability/log";
 import { count, counterName } from "../../observability/op-counters";
-import type { Reap } from "../lifetime-watchdog";
+import type { Reap } from "../guards/lifetime-watchdog";
 
 /** An instance the lifetime watchdog sent to deletion in this pass. */
 export interface ReapedInstance {
