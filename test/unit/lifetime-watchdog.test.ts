@@ -9,6 +9,7 @@ import {
   overstayReason,
 } from "../../src/scaleset/guards/lifetime-watchdog";
 import { type Action, type PlanConfig, type PlanInstance, plan } from "../../src/scaleset/reconcile";
+import { planConfig, planInstance } from "./plan-fixtures";
 
 const NOW = 2_000_000_000_000;
 const HOUR = 3_600_000;
@@ -85,33 +86,9 @@ describe("lifetime watchdog: the rule", () => {
 });
 
 // The planner turns a verdict into an ordinary mark_delete through the instance state machine.
-const config = (over: Partial<PlanConfig> = {}): PlanConfig => ({
-  enabled: true,
-  minIdleRunners: 0,
-  maxRunners: 10,
-  bootstrapTimeoutMs: 20 * 60_000,
-  scaleDownIdleMs: 5 * 60_000,
-  operationPollMs: 2 * 60_000,
-  stuckGraceMs: 2 * 60_000,
-  createBackoff: { intervalMs: 10_000, hardLimit: 5 },
-  lifetime: policy(86_400),
-  ...over,
-});
+const config = (over: Partial<PlanConfig> = {}): PlanConfig => planConfig({ lifetime: policy(86_400), ...over });
 
-let n = 0;
-const inst = (over: Partial<PlanInstance> = {}): PlanInstance => ({
-  name: `r-${++n}`,
-  status: "running",
-  runnerStatus: "idle",
-  createdAt: NOW - 25 * HOUR,
-  statusChangedAt: NOW - 25 * HOUR,
-  idleSince: NOW - 60_000,
-  jobStatus: null,
-  retryAt: null,
-  inFlight: false,
-  awaiting: null,
-  ...over,
-});
+const inst = (over: Partial<PlanInstance> = {}): PlanInstance => planInstance(NOW - 25 * HOUR, { idleSince: NOW - 60_000, ...over });
 
 const run = (cfg: Partial<PlanConfig>, instances: PlanInstance[], queuedJobs = 0) =>
   plan({ config: config(cfg), instances, queuedJobs, createBackoff: NO_CREATE_BACKOFF, now: NOW });

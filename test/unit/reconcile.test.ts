@@ -3,36 +3,14 @@ import { describe, expect, it } from "vitest";
 import { instanceStatuses, jobStatuses, runnerStatuses } from "../../src/db/schema";
 import { type CreateBackoff, NO_CREATE_BACKOFF } from "../../src/scaleset/backoff";
 import { type Action, type PlanConfig, type PlanInstance, type PlanSnapshot, plan } from "../../src/scaleset/reconcile";
+import { planConfig, planInstance } from "./plan-fixtures";
 
 const NOW = 1_000_000_000;
 const MIN = 60_000;
 
-const config = (over: Partial<PlanConfig> = {}): PlanConfig => ({
-  enabled: true,
-  minIdleRunners: 0,
-  maxRunners: 10,
-  bootstrapTimeoutMs: 20 * MIN,
-  scaleDownIdleMs: 5 * MIN,
-  operationPollMs: 2 * MIN,
-  stuckGraceMs: 2 * MIN,
-  createBackoff: { intervalMs: 10_000, hardLimit: 5 },
-  ...over,
-});
+const config = planConfig;
 
-let n = 0;
-const inst = (over: Partial<PlanInstance> = {}): PlanInstance => ({
-  name: `r-${++n}`,
-  status: "running",
-  runnerStatus: "idle",
-  createdAt: NOW - 10 * MIN,
-  statusChangedAt: NOW - 10 * MIN,
-  idleSince: NOW - 10 * MIN,
-  jobStatus: null,
-  retryAt: null,
-  inFlight: false,
-  awaiting: null,
-  ...over,
-});
+const inst = (over: Partial<PlanInstance> = {}): PlanInstance => planInstance(NOW - 10 * MIN, over);
 
 const snap = (over: Partial<PlanSnapshot> = {}): PlanSnapshot => ({
   config: config(),

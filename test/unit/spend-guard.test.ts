@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { NO_CREATE_BACKOFF } from "../../src/scaleset/backoff";
 import { machineMsInDay, spendGuard, spendGuardStatus, spendGuardText, utcDayStart } from "../../src/scaleset/guards/spend-guard";
 import { plan } from "../../src/scaleset/reconcile";
+import { planConfig } from "./plan-fixtures";
 
 const HOUR = 3_600_000;
 const at = (iso: string) => Date.parse(iso);
@@ -86,16 +87,7 @@ describe("spend guard: machine-hours in a UTC day", () => {
 
 describe("spend guard: in the planner", () => {
   const snapshot = (spendCapReached: boolean) => ({
-    config: {
-      enabled: true,
-      minIdleRunners: 0,
-      maxRunners: 10,
-      bootstrapTimeoutMs: 20 * 60_000,
-      scaleDownIdleMs: 5 * 60_000,
-      operationPollMs: 2 * 60_000,
-      stuckGraceMs: 2 * 60_000,
-      createBackoff: { intervalMs: 10_000, hardLimit: 5 },
-    },
+    config: planConfig(),
     instances: [],
     queuedJobs: 3,
     createBackoff: NO_CREATE_BACKOFF,
