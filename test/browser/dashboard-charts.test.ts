@@ -8,17 +8,15 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Coordinator, deliverWebhook, type FakeWorldSetup, fakeWorld, root, startCoordinator } from "../../bench/harness.mjs";
-import { type FakeGithub, startFakeGithub } from "../fake-github/server.ts";
-import { type FakeShim, startFakeShim } from "../fake-shim/server.ts";
+import { type Coordinator, deliverWebhook, type FakeWorldSetup, root } from "../../bench/harness.mjs";
 import { type Browser, launchChromium } from "./chromium.ts";
+import { type DashboardStack, startDashboardStack } from "./dashboard-stack.ts";
 
 const ARTIFACTS = join(root, "test-results");
 const HOUR = 3_600_000;
 const SLOT = 300_000;
 
-let github: FakeGithub;
-let shim: FakeShim;
+let stack: DashboardStack;
 let coordinator: Coordinator;
 let world: FakeWorldSetup;
 let browser: Browser;
@@ -68,17 +66,7 @@ function samplesSql(scaleSetId: string): string {
 }
 
 beforeAll(async () => {
-  github = await startFakeGithub();
-  shim = await startFakeShim();
-  coordinator = await startCoordinator({ RECONCILE_INTERVAL_SECONDS: "3600", NUDGE_DELAY_SECONDS: "0", ORPHAN_CHECK_SECONDS: "86400" });
-  world = await fakeWorld(coordinator, github.url, shim.url);
-  scaleSet = await coordinator.api("POST", `/repositories/${world.repo.id}/scalesets`, {
-    name: "linux-x64",
-    provider_name: world.provider,
-    labels: ["self-hosted", "linux"],
-    max_runners: 5,
-    image: "ubuntu:24.04",
-    flavor: "small",
+  stack = await startDashboardStack({
     // The samples' working day as a schedule: drawn as bands behind the scale set's runners.
     min_idle_runners: 1,
     schedules: [
@@ -86,6 +74,7 @@ beforeAll(async () => {
       { name: "night", cron: "0 18 * * *", timezone: "UTC", min_idle_runners: 1 },
     ],
   });
+  ({ coordinator, world, scaleSet } = stack);
   // Three jobs an hour for a day, waiting longer in the working day's busy hours.
   let id = 73_000_000;
   for (let h = 0; h < 24; h++) {
@@ -105,9 +94,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await browser?.close();
-  await coordinator?.stop();
-  await shim?.stop();
-  await github?.close();
+  await stack?.stop();
 });
 
 /** The `data-series` of a chart's shapes, in drawing order. */

@@ -6,16 +6,14 @@ import { createServer, type Server } from "node:http";
 import { join } from "node:path";
 import type { BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Coordinator, deliverWebhook, type FakeWorldSetup, fakeWorld, root, sleep, startCoordinator } from "../../bench/harness.mjs";
-import { type FakeGithub, startFakeGithub } from "../fake-github/server.ts";
-import { type FakeShim, startFakeShim } from "../fake-shim/server.ts";
+import { type Coordinator, deliverWebhook, type FakeWorldSetup, root, sleep } from "../../bench/harness.mjs";
 import { type Browser, launchChromium } from "./chromium.ts";
+import { type DashboardStack, startDashboardStack } from "./dashboard-stack.ts";
 
 const ARTIFACTS = join(root, "test-results");
 const SCREENSHOT = join(ARTIFACTS, "dashboard.png");
 
-let github: FakeGithub;
-let shim: FakeShim;
+let stack: DashboardStack;
 let coordinator: Coordinator;
 let world: FakeWorldSetup;
 let context: BrowserContext;
@@ -50,18 +48,8 @@ async function deliverQueuedJob(id: number) {
 }
 
 beforeAll(async () => {
-  github = await startFakeGithub();
-  shim = await startFakeShim();
-  coordinator = await startCoordinator({ RECONCILE_INTERVAL_SECONDS: "3600", NUDGE_DELAY_SECONDS: "0", ORPHAN_CHECK_SECONDS: "86400" });
-  world = await fakeWorld(coordinator, github.url, shim.url);
-  scaleSet = await coordinator.api("POST", `/repositories/${world.repo.id}/scalesets`, {
-    name: "linux-x64",
-    provider_name: world.provider,
-    labels: ["self-hosted", "linux"],
-    max_runners: 5,
-    image: "ubuntu:24.04",
-    flavor: "small",
-  });
+  stack = await startDashboardStack();
+  ({ coordinator, world, scaleSet } = stack);
   // Two queued jobs arrive as signed webhooks; the nudged scale set object creates their runners at the fake shim.
   for (const id of [71_000_001, 71_000_002]) expect(await deliverQueuedJob(id)).toMatchObject({ matched: true });
   for (let i = 0; ; i++) {
@@ -92,9 +80,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await browser?.close();
   await new Promise<void>((r) => (forger ? forger.close(() => r()) : r()));
-  await coordinator?.stop();
-  await shim?.stop();
-  await github?.close();
+  await stack?.stop();
 });
 
 describe("dashboard in Chromium", () => {
