@@ -1,3 +1,7 @@
+// Over the house's ~400 lines (~440) on purpose: a scale set's API shape is one zod definition
+// (create, update, view and the object's status, each field described once for validation, the
+// TypeScript types and the OpenAPI document), and its cross-field rules (idle within max, the
+// schedule within max, the hard cap covering the lifetime) refine those same objects.
 import { z } from "@hono/zod-openapi";
 import type { ScaleSetWithOwners } from "../db/scaleset-store";
 import { jitConfigTimings, osArches, osTypes, scaleSetIntakes } from "../db/schema";

@@ -1,6 +1,6 @@
-// ~410 lines: the Durable Object class is one unit (its RPC surface, its alarm and the pass they
+// ~415 lines: the Durable Object class is one unit (its RPC surface, its alarm and the pass they
 // share); every decision it makes is already in a pure module beside it (reconcile, executor/,
-// jit/, schedule/, spend-guard, lifetime-watchdog), so what is left here is the wiring.
+// jit/, schedule/, guards/), so what is left here is the wiring.
 import { DurableObject } from "cloudflare:workers";
 import { countingD1, measuredD1 } from "../db/counting-d1";
 import { applyStatusChanges, findInstance } from "../db/instance-store";
