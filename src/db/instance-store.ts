@@ -1,7 +1,7 @@
 import { and, desc, eq, type SQL } from "drizzle-orm";
 import { bucketSql, HISTOGRAMS } from "../observability/histograms";
 import type { Db } from "./client";
-import { ADD_OBSERVATION } from "./histogram-store";
+import { ADD_OBSERVATION } from "./metrics/histogram-store";
 import { type RunnerSetup, runnerSetupFromRow, runnerSetupStatement } from "./scaleset-store";
 import { type InstanceAddress, type InstanceStatus, instances, instanceTransitions, type RunnerStatus, scaleSets } from "./schema";
 

@@ -1,6 +1,6 @@
 import { Hono } from "hono";
 import { budgetCutCounter, budgetWaitCounter } from "../db/github-budget-store";
-import { readMetricsData } from "../db/metrics-store";
+import { readMetricsData } from "../db/metrics/metrics-store";
 import type { AppEnv } from "../env";
 import { effectivePointsPerMinute, type GithubBudgetPolicy } from "../github/budget";
 import { bearerPrincipal } from "../http/admin-auth";

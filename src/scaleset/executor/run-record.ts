@@ -1,4 +1,4 @@
-import { sampleStatement } from "../../db/scaleset-sample-store";
+import { sampleStatement } from "../../db/metrics/scaleset-sample-store";
 import { logAt } from "../../observability/log";
 import { counterName, countReconcile, flushCounters, hasPendingCalls, setCounterStatement } from "../../observability/op-counters";
 import { passLevel } from "../log-levels";

@@ -1,8 +1,8 @@
 import { getTableName } from "drizzle-orm";
-import { SUPPRESSED_REFUSALS } from "./audit-store";
+import { SUPPRESSED_REFUSALS } from "../audit-store";
+import { lastRunStatement, PRUNED_JOB_LATENCY, PRUNED_WEBHOOKS, parseLastRun, type RetentionRun } from "../retention-store";
+import { schema } from "../schema";
 import { type HistogramSeriesRow, histogramRowsStatement } from "./histogram-store";
-import { lastRunStatement, PRUNED_JOB_LATENCY, PRUNED_WEBHOOKS, parseLastRun, type RetentionRun } from "./retention-store";
-import { schema } from "./schema";
 
 /**
  * Everything `GET /metrics` shows, read in one D1 batch (one round trip, whatever the database
