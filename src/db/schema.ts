@@ -11,9 +11,18 @@ import { index, integer, primaryKey, real, sqliteTable, text, uniqueIndex } from
 const createdAt = () => integer("created_at").notNull();
 const updatedAt = () => integer("updated_at").notNull();
 
+/**
+ * Which forge an endpoint is: GitHub (github.com or GHES), Gitea (1.24 or later) or Forgejo (15.0 or
+ * later). The table keeps its name: every forge's endpoint, credentials and entities live where
+ * GitHub's always have (docs/forges.md).
+ */
+export const forges = ["github", "gitea", "forgejo"] as const;
+export type Forge = (typeof forges)[number];
+
 export const githubEndpoints = sqliteTable("github_endpoints", {
   name: text("name").primaryKey(),
   description: text("description").notNull().default(""),
+  forge: text("forge", { enum: forges }).notNull().default("github"),
   baseUrl: text("base_url").notNull(),
   apiBaseUrl: text("api_base_url").notNull(),
   uploadBaseUrl: text("upload_base_url").notNull().default(""),
@@ -295,7 +304,10 @@ export const providers = sqliteTable("providers", {
 });
 
 export const osTypes = ["linux", "windows"] as const;
-export const scaleSetIntakes = ["webhook", "scaleset_api"] as const;
+/**
+ * `poll`: the object polls its forge for waiting jobs (Forgejo, which sends no workflow_job webhooks).
+ */
+export const scaleSetIntakes = ["webhook", "scaleset_api", "poll"] as const;
 export type ScaleSetIntake = (typeof scaleSetIntakes)[number];
 /** When a JIT runner's config is generated at GitHub: when its machine first asks for it, or before the machine is created. */
 export const jitConfigTimings = ["on_boot", "before_create"] as const;
@@ -360,6 +372,13 @@ export const scaleSets = sqliteTable(
     maxMachineHoursPerDay: real("max_machine_hours_per_day"),
     /** When an admin last lifted the spend guard (it stays lifted for the rest of that UTC day). */
     spendResetAt: integer("spend_reset_at"),
+    /**
+     * Gitea's act_runner or Forgejo's forgejo-runner binary for this scale set's machines (neither
+     * forge publishes a runner-download API): null means the documented default release.
+     */
+    runnerDownloadUrl: text("runner_download_url"),
+    /** Its SHA-256 (hex), checked by the install script before the binary runs. */
+    runnerDownloadSha256: text("runner_download_sha256"),
     createdAt: createdAt(),
     updatedAt: updatedAt(),
   },
@@ -445,6 +464,8 @@ export const instances = sqliteTable(
     jobId: integer("job_id"),
     /** That job's row (jobs.seq): the one whose delivery could reach this instance's scale set. */
     jobSeq: integer("job_seq"),
+    /** Forgejo: the handle of the waiting job this ephemeral runner was made for (`forgejo-runner one-job --handle`). */
+    forgeJobHandle: text("forge_job_handle"),
     createdAt: createdAt(),
     updatedAt: updatedAt(),
     statusChangedAt: integer("status_changed_at").notNull(),
@@ -482,10 +503,11 @@ export const jobStatuses = ["queued", "waiting", "in_progress", "completed"] as 
 export type JobStatus = (typeof jobStatuses)[number];
 
 /**
- * Where a job row came from: a `workflow_job` webhook (its id is GitHub's workflow job id) or a
- * runner scale set API queue message (its id is the runner request id, another number space).
+ * Where a job row came from: a `workflow_job` webhook (its id is the forge's workflow job id), a
+ * runner scale set API queue message (its id is the runner request id, another number space) or a
+ * forge's list of waiting jobs polled by the object (`poll`, Forgejo: its id is Forgejo's job id).
  */
-export const jobSources = ["webhook", "scaleset_api"] as const;
+export const jobSources = ["webhook", "scaleset_api", "poll"] as const;
 export type JobSource = (typeof jobSources)[number];
 
 /**

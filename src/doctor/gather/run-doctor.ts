@@ -50,7 +50,7 @@ export async function runDoctor(env: Env, opts: DoctorOptions = {}): Promise<Doc
   // Every scale set of an entity counts towards how its jobs arrive, even when the report is limited to one.
   const intakes = new Map<string, EntityFacts["scaleSets"]>();
   for (const s of all.scaleSets) {
-    const n = intakes.get(s.entity_id) ?? { webhook: 0, scaleset_api: 0 };
+    const n = intakes.get(s.entity_id) ?? { webhook: 0, scaleset_api: 0, poll: 0 };
     n[s.intake]++;
     intakes.set(s.entity_id, n);
   }
@@ -103,7 +103,7 @@ export async function runDoctor(env: Env, opts: DoctorOptions = {}): Promise<Doc
   const appFed = new Set(rows.credentials.filter((c) => c.auth_type === "app" && c.has_webhook_secret).map((c) => c.id));
   const entities = Promise.all(
     rows.entities.map(async (e): Promise<EntityFacts> => {
-      const scaleSets = intakes.get(e.id) ?? { webhook: 0, scaleset_api: 0 };
+      const scaleSets = intakes.get(e.id) ?? { webhook: 0, scaleset_api: 0, poll: 0 };
       const ok = usable.get(e.credentials_id) ?? false;
       const scope = scopeOf(e);
       const wantsHook = ok && webhookUrl !== null && scaleSets.webhook > 0 && !appFed.has(e.credentials_id) && scope.kind !== "enterprise";

@@ -129,8 +129,8 @@ describe("how the entity's jobs reach the coordinator", () => {
   });
 
   it("no webhook needed for the scale set API; none to look for without scale sets; enterprises cannot be asked", () => {
-    expect(check(repository({ scaleSets: { webhook: 0, scaleset_api: 1 } })).status).toBe("ok");
-    expect(check(repository({ scaleSets: { webhook: 0, scaleset_api: 0 } })).status).toBe("skip");
+    expect(check(repository({ scaleSets: { webhook: 0, scaleset_api: 1, poll: 0 } })).status).toBe("ok");
+    expect(check(repository({ scaleSets: { webhook: 0, scaleset_api: 0, poll: 0 } })).status).toBe("skip");
     expect(check(repository({ kind: "enterprise", name: "acme", hook: null })).status).toBe("skip");
   });
 

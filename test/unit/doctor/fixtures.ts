@@ -94,7 +94,7 @@ export function repository(over: Partial<EntityFacts> = {}): EntityFacts {
     name: "octo/app",
     owner: "octo",
     credentialId: "cred-pat",
-    scaleSets: { webhook: 1, scaleset_api: 0 },
+    scaleSets: { webhook: 1, scaleset_api: 0, poll: 0 },
     lastJobAt: null,
     runners: ok({ scopes: null }),
     hook: { hook: ok({ id: 9, active: true, events: ["workflow_job"], contentType: "json" }), lastDelivery: ok(delivery(200)) },
