@@ -1623,7 +1623,7 @@ export interface paths {
             };
         };
         put?: never;
-        /** Add a GitHub Enterprise Server endpoint */
+        /** Add a GitHub Enterprise Server, Gitea or Forgejo endpoint */
         post: {
             parameters: {
                 query?: never;
@@ -5943,10 +5943,10 @@ export interface components {
         CreateGithubEndpoint: {
             /**
              * Format: uri
-             * @description The REST API URL credentials are sent to; https://, or http:// only for a loopback host (127.0.0.0/8, ::1, localhost: development and tests)
+             * @description The REST API URL credentials are sent to; https://, or http:// only for a loopback host (127.0.0.0/8, ::1, localhost: development and tests). Required for github; for gitea and forgejo it defaults to <base_url>/api/v1
              * @example https://ghes.example.com/api/v3
              */
-            api_base_url: string;
+            api_base_url?: string;
             /**
              * Format: uri
              * @description GitHub's web URL; https://, or http:// only for a loopback host (127.0.0.0/8, ::1, localhost: development and tests)
@@ -5957,6 +5957,12 @@ export interface components {
             ca_cert_bundle?: string;
             /** @default  */
             description?: string;
+            /**
+             * @description Which forge the endpoint is, fixed once created: github (default), gitea (1.24 or later) or forgejo. Gitea and Forgejo endpoints take tokens only (auth_type pat); see docs/forges.md
+             * @default github
+             * @enum {string}
+             */
+            forge?: "github" | "gitea" | "forgejo";
             name: string;
             /**
              * Format: uri
@@ -6061,11 +6067,8 @@ export interface components {
              * @default webhook
              * @enum {string}
              */
-            intake?: "webhook" | "scaleset_api";
-            /**
-             * @description Register runners with a just-in-time config (needs GHES >= 3.10). false: each machine fetches a one-time registration token and runs config.sh
-             * @default true
-             */
+            intake?: "webhook" | "scaleset_api" | "poll";
+            /** @description Register runners with a just-in-time config (needs GHES >= 3.10). false: each machine fetches a one-time registration token and runs config.sh. Defaults to true on a GitHub endpoint and false on a Gitea one, which has no JIT configs (true is refused there) */
             jit_config_enabled?: boolean;
             /**
              * @description When a runner's JIT config is generated at GitHub. on_boot (default for webhook intake): when its machine first fetches its credentials, so creates wait for no GitHub call and the machine waits in line for the GitHub budget instead. before_create (always for scaleset_api intake): by the scale set before the machine is created. Ignored without jit_config_enabled
@@ -6341,6 +6344,11 @@ export interface components {
              */
             created_at: string;
             description: string;
+            /**
+             * @description Which forge this is: github (github.com or GHES), gitea, forgejo
+             * @enum {string}
+             */
+            forge: "github" | "gitea" | "forgejo";
             name: string;
             /**
              * Format: date-time
@@ -6484,7 +6492,7 @@ export interface components {
              * @description `webhook`: a workflow_job delivery brought it; `scaleset_api`: a runner scale set's message queue did
              * @enum {string}
              */
-            source: "webhook" | "scaleset_api";
+            source: "webhook" | "scaleset_api" | "poll";
             /**
              * Format: date-time
              * @example 2026-11-22T10:00:00.000Z
@@ -6655,7 +6663,7 @@ export interface components {
             id: string;
             image: string;
             /** @enum {string} */
-            intake: "webhook" | "scaleset_api";
+            intake: "webhook" | "scaleset_api" | "poll";
             jit_config_enabled: boolean;
             /** @enum {string} */
             jit_config_timing: "on_boot" | "before_create";
@@ -6957,6 +6965,11 @@ export interface components {
             ca_cert_bundle?: string | null;
             description?: string;
             /**
+             * @description Fixed once created: only the endpoint's own forge is accepted (add a new endpoint for another forge)
+             * @enum {string}
+             */
+            forge?: "github" | "gitea" | "forgejo";
+            /**
              * Format: uri
              * @description The uploads API URL; https://, or http:// only for a loopback host (127.0.0.0/8, ::1, localhost: development and tests). Fixed while credentials or entities use the endpoint (stored credentials go only to the API URL they were created for): changing it then is a 409
              */
@@ -7006,8 +7019,8 @@ export interface components {
              * @description Where jobs come from. webhook: workflow_job deliveries matched by labels. scaleset_api: GitHub's runner scale set API (jobs use `runs-on: <scale set name>`; the coordinator long-polls GitHub, no webhook needed; needs jit_config_enabled)
              * @enum {string}
              */
-            intake?: "webhook" | "scaleset_api";
-            /** @description Register runners with a just-in-time config (needs GHES >= 3.10). false: each machine fetches a one-time registration token and runs config.sh */
+            intake?: "webhook" | "scaleset_api" | "poll";
+            /** @description Register runners with a just-in-time config (needs GHES >= 3.10). false: each machine fetches a one-time registration token and runs config.sh. Defaults to true on a GitHub endpoint and false on a Gitea one, which has no JIT configs (true is refused there) */
             jit_config_enabled?: boolean;
             /**
              * @description When a runner's JIT config is generated at GitHub. on_boot (default for webhook intake): when its machine first fetches its credentials, so creates wait for no GitHub call and the machine waits in line for the GitHub budget instead. before_create (always for scaleset_api intake): by the scale set before the machine is created. Ignored without jit_config_enabled

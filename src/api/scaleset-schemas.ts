@@ -89,7 +89,7 @@ const fields = {
   priority: z.int().min(0).max(1000).openapi({ description: "Higher wins when several scale sets match a job" }),
   jit_config_enabled: z.boolean().openapi({
     description:
-      "Register runners with a just-in-time config (needs GHES >= 3.10). false: each machine fetches a one-time registration token and runs config.sh",
+      "Register runners with a just-in-time config (needs GHES >= 3.10). false: each machine fetches a one-time registration token and runs config.sh. Defaults to true on a GitHub endpoint and false on a Gitea one, which has no JIT configs (true is refused there)",
   }),
   intake: z.enum(scaleSetIntakes).openapi({
     description:
@@ -187,7 +187,7 @@ export const CreateScaleSet = z
     extra_specs: fields.extra_specs.default({}),
     enabled: fields.enabled.default(true),
     priority: fields.priority.default(0),
-    jit_config_enabled: fields.jit_config_enabled.default(true),
+    jit_config_enabled: fields.jit_config_enabled.optional(),
     intake: fields.intake.default("webhook"),
     jit_config_timing: fields.jit_config_timing.optional(),
     boot_time_seconds: fields.boot_time_seconds.default(null),

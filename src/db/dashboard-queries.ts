@@ -1,6 +1,6 @@
 import type { RunnerSample } from "../scaleset/runner-sample";
 import type { QueueWait } from "../ui/charts/queue-percentiles";
-import type { EntityKind, InstanceStatus, JobStatus, MinIdleScheduleEntry, RunnerStatus } from "./schema";
+import type { EntityKind, Forge, InstanceStatus, JobStatus, MinIdleScheduleEntry, RunnerStatus } from "./schema";
 
 /**
  * What the dashboard reads from D1: one function per page, each one D1 round trip (a batch),
@@ -54,6 +54,8 @@ export interface OverviewEntity {
   kind: EntityKind;
   entity: string;
   endpoint_name: string;
+  /** The endpoint's forge: github, gitea or forgejo. */
+  forge: Forge;
   credentials_id: string;
   /** Its pool's credential ids, oldest member first. */
   pool: string[];
@@ -167,7 +169,10 @@ export async function overview(db: D1Database, now = Date.now()): Promise<Overvi
       `SELECT c.id, c.name, c.endpoint_name, c.auth_type, s.health, s.failure_reason, s.rate_limit_limit, s.rate_limit_remaining, s.rate_limit_reset_at, s.blocked_until
        FROM github_credentials c LEFT JOIN github_credential_state s ON s.credential_id = c.id ORDER BY c.name`,
     ),
-    db.prepare(`SELECT e.id, e.kind, ${ENTITY_NAME} AS entity, e.endpoint_name, e.credentials_id FROM entities e ORDER BY e.kind, entity`),
+    db.prepare(
+      `SELECT e.id, e.kind, ${ENTITY_NAME} AS entity, e.endpoint_name, g.forge, e.credentials_id
+       FROM entities e JOIN github_endpoints g ON g.name = e.endpoint_name ORDER BY e.kind, entity`,
+    ),
     db.prepare(`SELECT entity_id, credential_id FROM entity_credentials ORDER BY added_at, credential_id`),
     db.prepare(
       `SELECT p.name, p.url, (SELECT COUNT(*) FROM scale_sets s WHERE s.provider_id = p.id) AS scale_sets,

@@ -5,6 +5,7 @@ import {
   type EntityKind,
   entities,
   entityCredentials,
+  type Forge,
   githubCredentialState,
   githubCredentials,
   githubEndpoints,
@@ -76,12 +77,15 @@ export async function newCredentialsChecks(
   db: Db,
   endpointName: string,
   name: string,
-): Promise<{ endpointExists: boolean; nameTaken: boolean }> {
+): Promise<{ endpointExists: boolean; nameTaken: boolean; forge: Forge | null }> {
   const [endpoint, taken] = await db.batch([
-    db.select({ name: githubEndpoints.name }).from(githubEndpoints).where(eq(githubEndpoints.name, endpointName)),
+    db
+      .select({ name: githubEndpoints.name, forge: githubEndpoints.forge })
+      .from(githubEndpoints)
+      .where(eq(githubEndpoints.name, endpointName)),
     db.select({ id: githubCredentials.id }).from(githubCredentials).where(eq(githubCredentials.name, name)),
   ]);
-  return { endpointExists: endpoint.length > 0, nameTaken: taken.length > 0 };
+  return { endpointExists: endpoint.length > 0, nameTaken: taken.length > 0, forge: endpoint[0]?.forge ?? null };
 }
 
 /**

@@ -1,6 +1,6 @@
 import { and, eq, isNull, ne, notExists, or, type SQL, sql } from "drizzle-orm";
 import type { Db } from "./client";
-import { type EntityKind, entities, githubCredentials, githubEndpoints } from "./schema";
+import { type EntityKind, entities, type Forge, githubCredentials, githubEndpoints } from "./schema";
 
 /** D1 access for GitHub endpoints (github.com and GitHub Enterprise Servers). */
 
@@ -104,4 +104,14 @@ export async function endpointUse(db: Db, name: string): Promise<EndpointUse | n
 
 export async function deleteEndpoint(db: Db, name: string): Promise<void> {
   await db.delete(githubEndpoints).where(eq(githubEndpoints.name, name));
+}
+
+/** The forge of the endpoint an entity is registered on, or null when there is no such entity. */
+export async function entityForge(db: Db, entityId: string): Promise<Forge | null> {
+  const [row] = await db
+    .select({ forge: githubEndpoints.forge })
+    .from(entities)
+    .innerJoin(githubEndpoints, eq(githubEndpoints.name, entities.endpointName))
+    .where(eq(entities.id, entityId));
+  return row?.forge ?? null;
 }

@@ -223,6 +223,15 @@ export const githubCredentialRoutes = createRouter()
     if (!checks.endpointExists) {
       throw invalidBody([{ path: "endpoint", message: `unknown endpoint '${body.endpoint}'` }]);
     }
+    if (body.auth_type === "app" && checks.forge !== "github") {
+      // GitHub Apps exist only on GitHub; Gitea and Forgejo authenticate API calls with a token.
+      throw invalidBody([
+        {
+          path: "auth_type",
+          message: `endpoint '${body.endpoint}' is ${checks.forge}, which takes tokens only: create the credentials with auth_type pat and a ${checks.forge} access token (docs/forges.md)`,
+        },
+      ]);
+    }
     if (checks.nameTaken) throw conflict("credentials with this name exist", { name: body.name });
     const id = crypto.randomUUID();
     const secret = body.auth_type === "pat" ? body.pat.oauth2_token : body.app.private_key;

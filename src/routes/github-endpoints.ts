@@ -11,8 +11,9 @@ import {
   listEndpoints,
   updateEndpoint,
 } from "../db/github-endpoint-store";
+import { type Forge, forges } from "../db/schema";
 import { DEFAULT_ENDPOINT } from "../github/default-endpoint";
-import { ApiError, conflict, inUse } from "../http/errors";
+import { ApiError, conflict, inUse, invalidBody } from "../http/errors";
 import { Description, HttpsUrl, iso, NameParam, now, ResourceName, Timestamp } from "../http/openapi";
 import { requireFound } from "../http/require-found";
 import { resourceRoutes } from "../http/resource-routes";
@@ -28,6 +29,7 @@ const EndpointSchema = z
   .object({
     name: z.string(),
     description: z.string(),
+    forge: z.enum(forges).openapi({ description: "Which forge this is: github (github.com or GHES), gitea, forgejo" }),
     base_url: z.string(),
     api_base_url: z.string(),
     upload_base_url: z.string(),
@@ -51,12 +53,27 @@ const CreateEndpoint = z
   .strictObject({
     name: ResourceName,
     description: Description.default(""),
+    forge: z.enum(forges).default("github").openapi({
+      description:
+        "Which forge the endpoint is, fixed once created: github (default), gitea (1.24 or later) or forgejo. Gitea and Forgejo endpoints take tokens only (auth_type pat); see docs/forges.md",
+    }),
     base_url: HttpsUrl.openapi({ example: "https://ghes.example.com", description: about.base_url }),
-    api_base_url: HttpsUrl.openapi({ example: "https://ghes.example.com/api/v3", description: about.api_base_url }),
+    api_base_url: HttpsUrl.optional().openapi({
+      example: "https://ghes.example.com/api/v3",
+      description: `${about.api_base_url}. Required for github; for gitea and forgejo it defaults to <base_url>/api/v1`,
+    }),
     upload_base_url: HttpsUrl.optional().openapi({ description: about.upload_base_url }),
     ca_cert_bundle: PemBundle.optional().openapi({ description: about.ca_cert_bundle }),
   })
+  .refine((v) => v.forge !== "github" || v.api_base_url !== undefined, {
+    path: ["api_base_url"],
+    message: "required for a github endpoint (a GitHub Enterprise Server's is https://<host>/api/v3)",
+  })
   .openapi("CreateGithubEndpoint");
+
+/** Gitea and Forgejo serve their REST API under /api/v1 of the web URL. */
+export const defaultApiBaseUrl = (forge: Forge, baseUrl: string): string | null =>
+  forge === "github" ? null : `${baseUrl.replace(/\/+$/, "")}/api/v1`;
 
 const UpdateEndpoint = z
   .strictObject({
@@ -67,6 +84,9 @@ const UpdateEndpoint = z
     ca_cert_bundle: PemBundle.nullable()
       .optional()
       .openapi({ description: `${about.ca_cert_bundle}; null removes them. ${fixedWhileUsed}` }),
+    forge: z.enum(forges).optional().openapi({
+      description: "Fixed once created: only the endpoint's own forge is accepted (add a new endpoint for another forge)",
+    }),
   })
   .openapi("UpdateGithubEndpoint");
 
@@ -85,6 +105,7 @@ const movedFields = (row: EndpointRow, body: z.infer<typeof UpdateEndpoint>) =>
 const view = (r: EndpointRow): z.infer<typeof EndpointSchema> => ({
   name: r.name,
   description: r.description,
+  forge: r.forge,
   base_url: r.baseUrl,
   api_base_url: r.apiBaseUrl,
   upload_base_url: r.uploadBaseUrl,
@@ -106,7 +127,7 @@ export const githubEndpointRoutes = createRouter()
     const rows = await listEndpoints(createDb(c.env));
     return c.json(rows.map(view), 200);
   })
-  .openapi(routes.create("Add a GitHub Enterprise Server endpoint", CreateEndpoint), async (c) => {
+  .openapi(routes.create("Add a GitHub Enterprise Server, Gitea or Forgejo endpoint", CreateEndpoint), async (c) => {
     const body = c.req.valid("json");
     const db = createDb(c.env);
     if (await endpointExists(db, body.name)) throw conflict("an endpoint with this name exists", { name: body.name });
@@ -114,8 +135,9 @@ export const githubEndpointRoutes = createRouter()
     const row = await insertEndpoint(db, {
       name: body.name,
       description: body.description,
+      forge: body.forge,
       baseUrl: body.base_url,
-      apiBaseUrl: body.api_base_url,
+      apiBaseUrl: body.api_base_url ?? defaultApiBaseUrl(body.forge, body.base_url)!,
       uploadBaseUrl: body.upload_base_url ?? "",
       caCertBundle: body.ca_cert_bundle ?? null,
       createdAt: t,
@@ -136,6 +158,18 @@ export const githubEndpointRoutes = createRouter()
       const { name } = c.req.valid("param");
       const body = c.req.valid("json");
       const db = createDb(c.env);
+      if (body.forge !== undefined) {
+        // The forge decides which API every stored credential and entity speaks: it never changes.
+        const current = requireFound(await findEndpoint(db, name), "endpoint", name);
+        if (body.forge !== current.forge) {
+          throw invalidBody([
+            {
+              path: "forge",
+              message: `the endpoint is ${current.forge}; a forge is fixed once created: add a new endpoint with forge ${body.forge} instead`,
+            },
+          ]);
+        }
+      }
       const row = await updateEndpoint(db, name, {
         ...sentFields(body, { description: "description", ...placeColumns }),
         updatedAt: now(),

@@ -13,6 +13,7 @@ import {
 } from "../api/scaleset-schemas";
 import { createDb, type Db } from "../db/client";
 import { findEntity } from "../db/entity-store";
+import { entityForge } from "../db/github-endpoint-store";
 import { scaleSetInstances } from "../db/instance-store";
 import { jitWaitingCount } from "../db/jit-mint-store";
 import { providerIdByName } from "../db/provider-store";
@@ -27,6 +28,7 @@ import {
   scaleSetUse,
   updateScaleSet,
 } from "../db/scaleset-store";
+import { defaultJitConfigEnabled, giteaScaleSetProblems } from "../forges/gitea/scaleset-rules";
 import { conflict, inUse, invalidBody } from "../http/errors";
 import { conflictResponse, errorResponses, IdParam, jsonBody, jsonResponse, notFoundResponse, now } from "../http/openapi";
 import { requireFound } from "../http/require-found";
@@ -93,7 +95,11 @@ function registerEntityScaleSets(router: ReturnType<typeof createRouter>, { kind
         const { id: entityId } = c.req.valid("param");
         const body = c.req.valid("json");
         const db = createDb(c.env);
-        requireFound(await findEntity(db, kind, entityId), kind, entityId);
+        const entity = requireFound(await findEntity(db, kind, entityId), kind, entityId);
+        const forge = (await entityForge(db, entity.id)) ?? "github";
+        const jitConfigEnabled = body.jit_config_enabled ?? defaultJitConfigEnabled(forge);
+        const forgeProblems = giteaScaleSetProblems(forge, { jitConfigEnabled, intake: body.intake });
+        if (forgeProblems.length) throw invalidBody(forgeProblems);
         const providerId = await knownProviderId(db, body.provider_name);
         await assertNameFree(db, entityId, body.name);
         const id = crypto.randomUUID();
@@ -116,7 +122,7 @@ function registerEntityScaleSets(router: ReturnType<typeof createRouter>, { kind
           extraSpecs: body.extra_specs,
           enabled: body.enabled,
           priority: body.priority,
-          jitConfigEnabled: body.jit_config_enabled,
+          jitConfigEnabled,
           intake: body.intake,
           jitConfigTiming: body.jit_config_timing ?? defaultJitConfigTiming(body.intake),
           bootTimeSeconds: body.boot_time_seconds,
@@ -173,6 +179,11 @@ export const scaleSetRoutes = entityPaths
       throw invalidBody([{ path: "jit_config_timing", message: "intake scaleset_api mints JIT configs before_create" }]);
     }
     const jitConfigTiming = intake === "scaleset_api" ? "before_create" : (body.jit_config_timing ?? s.jitConfigTiming);
+    const forgeProblems = giteaScaleSetProblems((await entityForge(db, s.entityId)) ?? "github", {
+      jitConfigEnabled: body.jit_config_enabled ?? s.jitConfigEnabled,
+      intake,
+    });
+    if (forgeProblems.length) throw invalidBody(forgeProblems);
     if (minIdle > max) {
       throw invalidBody([{ path: "min_idle_runners", message: `min_idle_runners (${minIdle}) cannot exceed max_runners (${max})` }]);
     }

@@ -38,6 +38,7 @@ export function EntitiesTable({
         <tr>
           <th>Entity</th>
           <th>Endpoint</th>
+          <th>Forge</th>
           <th>Credentials</th>
           <th>Credential pool</th>
         </tr>
@@ -45,15 +46,17 @@ export function EntitiesTable({
       <tbody>
         {entities.length === 0 && (
           <tr>
-            <td colspan={4} class="mut">
+            <td colspan={5} class="mut">
               No repositories, organizations or enterprises yet.
             </td>
           </tr>
         )}
         {entities.map((e) => (
           <tr data-entity={e.id}>
-            <td>{`${e.kind}: ${e.entity}`}</td>
+            {/* A Gitea entity of kind enterprise is the whole Gitea instance. */}
+            <td>{`${e.forge === "gitea" && e.kind === "enterprise" ? "instance" : e.kind}: ${e.entity}`}</td>
             <td>{e.endpoint_name}</td>
+            <td>{e.forge}</td>
             <td>
               <CredentialState id={e.credentials_id} credentials={credentials} now={now} />
             </td>

@@ -19,7 +19,14 @@ describe("shimCallsByProvider", () => {
 
 describe("withPools", () => {
   it("gives each entity its pool's credential ids in the order the rows come, and none to an entity without rows", () => {
-    const e = (id: string) => ({ id, kind: "organization" as const, entity: id, endpoint_name: "github.com", credentials_id: "own" });
+    const e = (id: string) => ({
+      id,
+      kind: "organization" as const,
+      entity: id,
+      endpoint_name: "github.com",
+      forge: "github" as const,
+      credentials_id: "own",
+    });
     const pools = [
       { entity_id: "a", credential_id: "c2" },
       { entity_id: "b", credential_id: "c1" },

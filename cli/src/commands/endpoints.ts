@@ -1,4 +1,4 @@
-/** `edgerunner endpoint …`: GitHub endpoints (github.com and GitHub Enterprise Server instances). */
+/** `edgerunner endpoint …`: forge endpoints (github.com, GitHub Enterprise Server, Gitea and Forgejo instances). */
 import { readFileSync } from "node:fs";
 import type { components } from "../api-types.ts";
 import { unwrap } from "../client.ts";
@@ -7,11 +7,14 @@ import { UsageError } from "../errors.ts";
 import { renderRecord, renderTable } from "../table.ts";
 
 type Endpoint = components["schemas"]["GithubEndpoint"];
+type Forge = Endpoint["forge"];
+const forges: readonly Forge[] = ["github", "gitea", "forgejo"];
 
 const table = (rows: Endpoint[]) =>
   renderTable<Endpoint>(
     [
       { header: "NAME", value: (e) => e.name },
+      { header: "FORGE", value: (e) => e.forge },
       { header: "BASE URL", value: (e) => e.base_url },
       { header: "API BASE URL", value: (e) => e.api_base_url },
       { header: "CA BUNDLE", value: (e) => (e.ca_cert_bundle ? "yes" : "no") },
@@ -57,16 +60,32 @@ export const endpointCommands: Command[] = [
   },
   {
     words: ["endpoint", "create"],
-    summary: "Add a GitHub Enterprise Server endpoint",
-    options: { name: { type: "string", arg: "NAME", description: "its name (required)" }, ...fields },
-    example: "edgerunner endpoint create --name ghes --base-url https://ghes.example.com --api-base-url https://ghes.example.com/api/v3",
+    summary: "Add a GitHub Enterprise Server, Gitea or Forgejo endpoint",
+    options: {
+      name: { type: "string", arg: "NAME", description: "its name (required)" },
+      forge: { type: "string", arg: "FORGE", description: "github (default), gitea or forgejo; fixed once created" },
+      ...fields,
+    },
+    example:
+      "edgerunner endpoint create --name ghes --base-url https://ghes.example.com --api-base-url https://ghes.example.com/api/v3\n  edgerunner endpoint create --name gitea --forge gitea --base-url https://gitea.example.com",
     run: async (ctx) => {
       const v = ctx.values;
+      const forge = str(v, "forge");
+      if (forge !== undefined && !forges.includes(forge as Forge)) {
+        throw new UsageError(`--forge: one of ${forges.join(", ")}, not '${forge}'`);
+      }
       const body = {
         name: requireStr(v, "name"),
         base_url: requireStr(v, "base-url"),
-        api_base_url: requireStr(v, "api-base-url"),
-        ...defined({ description: str(v, "description"), upload_base_url: str(v, "upload-base-url"), ca_cert_bundle: caBundle(ctx) }),
+        // Gitea and Forgejo serve their API at <base URL>/api/v1, which the coordinator fills in.
+        ...(forge === undefined || forge === "github" ? { api_base_url: requireStr(v, "api-base-url") } : {}),
+        ...defined({
+          forge: forge as Forge | undefined,
+          api_base_url: str(v, "api-base-url"),
+          description: str(v, "description"),
+          upload_base_url: str(v, "upload-base-url"),
+          ca_cert_bundle: caBundle(ctx),
+        }),
       };
       const data = await unwrap(ctx.api().POST("/api/v1/github/endpoints", { body }));
       return { data, text: renderRecord(data) };
