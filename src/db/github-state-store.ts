@@ -1,6 +1,6 @@
 import { and, eq } from "drizzle-orm";
 import type { Db } from "./client";
-import { githubCache, githubCredentialState, githubCredentials, githubEndpoints } from "./schema";
+import { type Forge, githubCache, githubCredentialState, githubCredentials, githubEndpoints } from "./schema";
 
 /**
  * D1 access for what every isolate must agree on about GitHub: each credential's shared state
@@ -15,6 +15,8 @@ export type CredentialStateRow = typeof githubCredentialState.$inferSelect;
 export interface CredentialContext {
   credential: CredentialRow;
   endpointName: string;
+  /** The endpoint's forge: how a token is presented (GitHub: Bearer; Gitea and Forgejo: token). */
+  forge: Forge;
   apiBaseUrl: string;
   /** The endpoint's web URL (https://github.com, https://ghes.example): runner config URLs start here. */
   baseUrl: string;
@@ -28,6 +30,7 @@ export async function loadCredentialContext(db: Db, credentialId: string): Promi
       credential: githubCredentials,
       apiBaseUrl: githubEndpoints.apiBaseUrl,
       baseUrl: githubEndpoints.baseUrl,
+      forge: githubEndpoints.forge,
       state: githubCredentialState,
     })
     .from(githubCredentials)
@@ -38,6 +41,7 @@ export async function loadCredentialContext(db: Db, credentialId: string): Promi
   return {
     credential: row.credential,
     endpointName: row.credential.endpointName,
+    forge: row.forge,
     apiBaseUrl: row.apiBaseUrl.replace(/\/+$/, ""),
     baseUrl: row.baseUrl.replace(/\/+$/, ""),
     state: row.state,

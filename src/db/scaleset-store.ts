@@ -3,6 +3,7 @@ import { utcDayStart } from "../scaleset/guards/spend-guard";
 import type { Db } from "./client";
 import {
   entities,
+  type Forge,
   type InstanceStatus,
   instanceStatuses,
   instances,
@@ -57,6 +58,8 @@ export interface ScaleSetRecord {
     name: string;
     endpointName: string;
     credentialsId: string;
+    /** Its endpoint's forge; absent means github (rows built before forges existed, test fixtures). */
+    forge?: Forge;
   };
   provider: { id: string; name: string; url: string; secretEnc: string; timeoutSeconds: number };
   endpoint: { baseUrl: string; caCertBundle: string | null };
@@ -140,7 +143,8 @@ export async function loadScaleSetSnapshot(db: D1Database, scaleSetId: string, n
     db
       .prepare(
         `SELECT s.*, e.kind AS e_kind, e.owner AS e_owner, e.name AS e_name, e.endpoint_name AS e_endpoint, e.credentials_id AS e_credentials,
-                p.name AS p_name, p.url AS p_url, p.secret_enc AS p_secret, p.timeout_seconds AS p_timeout, g.base_url AS g_base_url, g.ca_cert_bundle AS g_ca
+                p.name AS p_name, p.url AS p_url, p.secret_enc AS p_secret, p.timeout_seconds AS p_timeout, g.base_url AS g_base_url, g.ca_cert_bundle AS g_ca,
+                g.forge AS g_forge
            FROM scale_sets s JOIN entities e ON e.id = s.entity_id JOIN providers p ON p.id = s.provider_id
            JOIN github_endpoints g ON g.name = e.endpoint_name
           WHERE s.id = ?`,
@@ -212,6 +216,7 @@ export async function loadScaleSetSnapshot(db: D1Database, scaleSetId: string, n
             name: s.e_name,
             endpointName: s.e_endpoint,
             credentialsId: s.e_credentials,
+            forge: s.g_forge,
           },
           provider: { id: s.provider_id, name: s.p_name, url: s.p_url, secretEnc: s.p_secret, timeoutSeconds: s.p_timeout },
           endpoint: { baseUrl: s.g_base_url, caCertBundle: s.g_ca },
@@ -260,12 +265,21 @@ export async function loadScaleSetSnapshot(db: D1Database, scaleSetId: string, n
 export async function scaleSetEntity(db: D1Database, scaleSetId: string): Promise<ScaleSetRecord["entity"] | null> {
   const e = await db
     .prepare(
-      `SELECT e.id, e.kind, e.owner, e.name, e.endpoint_name, e.credentials_id FROM scale_sets s JOIN entities e ON e.id = s.entity_id WHERE s.id = ?`,
+      `SELECT e.id, e.kind, e.owner, e.name, e.endpoint_name, e.credentials_id, g.forge
+         FROM scale_sets s JOIN entities e ON e.id = s.entity_id JOIN github_endpoints g ON g.name = e.endpoint_name WHERE s.id = ?`,
     )
     .bind(scaleSetId)
     .first<Record<string, any>>();
   if (!e) return null;
-  return { id: e.id, kind: e.kind, owner: e.owner, name: e.name, endpointName: e.endpoint_name, credentialsId: e.credentials_id };
+  return {
+    id: e.id,
+    kind: e.kind,
+    owner: e.owner,
+    name: e.name,
+    endpointName: e.endpoint_name,
+    credentialsId: e.credentials_id,
+    forge: e.forge,
+  };
 }
 
 /** What a booting machine is told about its runner: labels, group, OS, and where GitHub is. */
@@ -280,6 +294,9 @@ export interface RunnerSetup {
   pool: string[];
   baseUrl: string;
   caCertBundle: string | null;
+  /** Gitea and Forgejo: the runner binary's URL and SHA-256 set on the scale set (null: the documented default). */
+  runnerDownloadUrl: string | null;
+  runnerDownloadSha256: string | null;
 }
 
 export async function loadRunnerSetup(db: D1Database, scaleSetId: string): Promise<RunnerSetup | null> {
@@ -291,7 +308,7 @@ export function runnerSetupStatement(db: D1Database, scaleSetId: string): D1Prep
   return db
     .prepare(
       `SELECT s.labels, s.runner_group, s.os_type, s.os_arch, e.id AS entity_id, e.kind, e.owner, e.name, e.endpoint_name, e.credentials_id,
-              g.base_url, g.ca_cert_bundle,
+              g.base_url, g.ca_cert_bundle, g.forge, s.runner_download_url, s.runner_download_sha256,
               (SELECT group_concat(credential_id, ',') FROM (SELECT credential_id FROM entity_credentials
                 WHERE entity_id = e.id AND credential_id <> e.credentials_id ORDER BY added_at, credential_id)) AS pool_ids
          FROM scale_sets s JOIN entities e ON e.id = s.entity_id JOIN github_endpoints g ON g.name = e.endpoint_name
@@ -315,9 +332,12 @@ export function runnerSetupFromRow(scaleSetId: string, r: Record<string, any> | 
       name: r.name,
       endpointName: r.endpoint_name,
       credentialsId: r.credentials_id,
+      forge: r.forge,
     },
     baseUrl: r.base_url,
     caCertBundle: r.ca_cert_bundle,
+    runnerDownloadUrl: r.runner_download_url ?? null,
+    runnerDownloadSha256: r.runner_download_sha256 ?? null,
     pool: [r.credentials_id, ...(r.pool_ids ? String(r.pool_ids).split(",") : [])],
   };
 }

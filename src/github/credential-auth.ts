@@ -72,7 +72,8 @@ export class CredentialAuth {
   /** `Bearer <token>`: the PAT, or the App installation's token. */
   async tokenAuthorization(operation: string): Promise<string> {
     const ctx = await this.host.context();
-    if (ctx.credential.authType === "pat") return `Bearer ${await this.openSecret()}`;
+    // Gitea and Forgejo document `Authorization: token <token>` for their access tokens.
+    if (ctx.credential.authType === "pat") return `${ctx.forge === "github" ? "Bearer" : "token"} ${await this.openSecret()}`;
     return `Bearer ${await this.installationToken(operation)}`;
   }
 

@@ -302,7 +302,8 @@ export class GithubClient {
         continue;
       }
 
-      if (res.status >= 500) {
+      // A 5xx the operation handles itself (Gitea's 500 for a runner that does not exist) is its answer, not an outage.
+      if (res.status >= 500 && !opts.allow?.includes(res.status)) {
         serverAttempts++;
         await this.observe(snapshot);
         if (serverAttempts >= this.maxAttempts) {
