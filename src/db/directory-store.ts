@@ -1,17 +1,20 @@
 import type { AppHook } from "../intake/app-hooks";
 import type { ScopedScaleSet } from "../intake/routing";
 import type { EntityRef, SenderEntity } from "../intake/senders";
-import type { EntityKind } from "./schema";
+import type { EntityKind, Forge } from "./schema";
 
 /** A registered entity a delivery names, with its endpoint's base URL (which endpoint it came from is decided by intake). */
 export interface NamedEntity extends SenderEntity {
   baseUrl: string;
+  /** Its endpoint's forge: a delivery reaches only entities of the forge whose route it came in on. */
+  forge: Forge;
 }
 
 /** An App credential with a webhook secret, with its endpoint's base URL. */
 export interface NamedAppHook extends AppHook {
   endpointName: string;
   baseUrl: string;
+  forge: Forge;
 }
 
 interface EntityRow {
@@ -25,6 +28,7 @@ interface EntityRow {
   use_parent_scale_sets: number;
   enterprise: string | null;
   base_url: string;
+  forge: Forge;
 }
 
 interface AppHookRow {
@@ -34,6 +38,7 @@ interface AppHookRow {
   webhook_secret_enc: string;
   endpoint_name: string;
   base_url: string;
+  forge: Forge;
 }
 
 interface ScaleSetRow {
@@ -63,13 +68,13 @@ export async function readDirectory(
     OR e.lookup_key IN (SELECT 'enterprise:' || lower(x.enterprise) FROM entities x WHERE x.lookup_key IN (${marks}) AND x.enterprise IS NOT NULL))`;
   const [appHookRows, entityRows, scaleSetRows] = await db.batch<EntityRow | ScaleSetRow | AppHookRow>([
     db.prepare(
-      `SELECT c.id, c.app_id, c.installation_id, c.webhook_secret_enc, c.endpoint_name, g.base_url
+      `SELECT c.id, c.app_id, c.installation_id, c.webhook_secret_enc, c.endpoint_name, g.base_url, g.forge
        FROM github_credentials c JOIN github_endpoints g ON g.name = c.endpoint_name
        WHERE c.auth_type = 'app' AND c.webhook_secret_enc IS NOT NULL AND c.app_id IS NOT NULL AND c.installation_id IS NOT NULL`,
     ),
     db
       .prepare(
-        `SELECT e.id, e.kind, e.lookup_key, e.owner, e.endpoint_name, e.webhook_secret_enc, e.credentials_id, e.use_parent_scale_sets, e.enterprise, g.base_url
+        `SELECT e.id, e.kind, e.lookup_key, e.owner, e.endpoint_name, e.webhook_secret_enc, e.credentials_id, e.use_parent_scale_sets, e.enterprise, g.base_url, g.forge
          FROM entities e JOIN github_endpoints g ON g.name = e.endpoint_name
          WHERE ${wanted}`,
       )
@@ -94,6 +99,7 @@ export async function readDirectory(
       useParentScaleSets: r.use_parent_scale_sets === 1,
       enterprise: r.enterprise,
       baseUrl: r.base_url,
+      forge: r.forge,
     })),
     scaleSets: (scaleSetRows!.results as ScaleSetRow[]).map((s) => ({
       id: s.id,
@@ -111,6 +117,21 @@ export async function readDirectory(
       webhookSecretEnc: a.webhook_secret_enc,
       endpointName: a.endpoint_name,
       baseUrl: a.base_url,
+      forge: a.forge,
     })),
   };
+}
+
+/**
+ * The lookup keys of the whole-instance entities (kind `enterprise`) on Gitea endpoints: the
+ * entities a Gitea system webhook's delivery may come from, which its payload cannot name.
+ */
+export async function giteaInstanceKeys(db: D1Database): Promise<string[]> {
+  const rows = await db
+    .prepare(
+      `SELECT e.lookup_key FROM entities e JOIN github_endpoints g ON g.name = e.endpoint_name
+        WHERE e.kind = 'enterprise' AND g.forge = 'gitea' ORDER BY e.lookup_key`,
+    )
+    .all<{ lookup_key: string }>();
+  return rows.results.map((r) => r.lookup_key);
 }

@@ -1,7 +1,7 @@
 import { readDirectory } from "../db/directory-store";
 import type { AppHook } from "./app-hooks";
 import type { ScopedScaleSet } from "./routing";
-import { type EntityRef, endpointMatches, type SenderEntity } from "./senders";
+import { type DeliveryOrigin, type EntityRef, originKey, originMatches, type SenderEntity } from "./senders";
 
 /** What intake needs to authenticate and route one delivery. */
 export interface Directory {
@@ -34,16 +34,16 @@ const cache = new Map<string, { at: number; directory: Directory }>();
 export async function loadDirectory(
   db: D1Database,
   refs: readonly EntityRef[],
-  enterpriseHost: string | null,
+  origin: DeliveryOrigin,
   { fresh = false, now = Date.now(), app = false }: { fresh?: boolean; now?: number; app?: boolean } = {},
 ): Promise<Directory> {
   if (refs.length === 0 && !app) return { entities: [], scaleSets: [], appHooks: [], cached: false };
-  const key = `${enterpriseHost ?? ""}|${refs.map((r) => r.lookupKey).join("|")}`;
+  const key = `${originKey(origin)}|${refs.map((r) => r.lookupKey).join("|")}`;
   const hit = cache.get(key);
   if (!fresh && hit && now - hit.at < DIRECTORY_TTL_MS) return { ...hit.directory, cached: true };
 
   const named = await readDirectory(db, refs);
-  const onEndpoint = named.entities.filter((e) => endpointMatches({ name: e.endpointName, baseUrl: e.baseUrl }, enterpriseHost));
+  const onEndpoint = named.entities.filter((e) => originMatches({ name: e.endpointName, baseUrl: e.baseUrl, forge: e.forge }, origin));
   const entities: SenderEntity[] = [];
   for (const ref of refs) {
     const e = onEndpoint.find((row) => row.lookupKey === ref.lookupKey && row.kind === ref.kind);
@@ -53,7 +53,7 @@ export async function loadDirectory(
   const scaleSets = named.scaleSets.filter((s) => ids.has(s.entityId));
 
   const appHooks = named.appHooks
-    .filter((a) => endpointMatches({ name: a.endpointName, baseUrl: a.baseUrl }, enterpriseHost))
+    .filter((a) => originMatches({ name: a.endpointName, baseUrl: a.baseUrl, forge: a.forge }, origin))
     .map(({ id, appId, installationId, webhookSecretEnc }) => ({ id, appId, installationId, webhookSecretEnc }));
 
   const directory = { entities, scaleSets, appHooks, cached: false };

@@ -2,11 +2,12 @@ import { keyringFor } from "../crypto/keyring";
 import { secretContext } from "../crypto/secret-contexts";
 import { createDb } from "../db/client";
 import { findAppByAppId, findInstallation, installationRecord } from "../db/github-app-store";
+import type { Forge } from "../db/schema";
 import type { Env } from "../env";
 import { logEvent } from "../observability/log";
 import { applyInstallationEvent, InstallationPayload } from "../setup/installations";
 import { recordInstallation } from "../setup/record-installation";
-import { endpointMatches } from "./senders";
+import { originMatches } from "./senders";
 import { findSigners } from "./signature";
 
 /**
@@ -24,8 +25,11 @@ export type InstallationOutcome =
   | { kind: "installation"; appId: number; installationId: number; status: string };
 
 /** The endpoint a delivery came from: github.com, or the GHES that names itself in X-GitHub-Enterprise-Host. */
-export function endpointOfDelivery(endpoints: readonly { name: string; baseUrl: string }[], enterpriseHost: string | null): string | null {
-  return endpoints.find((e) => endpointMatches(e, enterpriseHost))?.name ?? null;
+export function endpointOfDelivery(
+  endpoints: readonly { name: string; baseUrl: string; forge?: Forge }[],
+  enterpriseHost: string | null,
+): string | null {
+  return endpoints.find((e) => originMatches(e, { forge: "github", enterpriseHost }))?.name ?? null;
 }
 
 export async function receiveInstallationEvent(

@@ -4,9 +4,11 @@ import type { Keyring } from "../crypto/secret-box";
 import { secretContext } from "../crypto/secret-contexts";
 import { createDb } from "../db/client";
 import { type IntakeResult, recordWorkflowJob } from "../db/delivery-store";
+import { giteaInstanceKeys } from "../db/directory-store";
 import { listEndpoints } from "../db/github-endpoint-store";
 import type { EntityKind, JobStatus } from "../db/schema";
 import type { Env } from "../env";
+import { giteaDeliveryHost, withoutZeroTimes } from "../forges/gitea/delivery";
 import { DEFAULT_ENDPOINT } from "../github/default-endpoint";
 import { logEvent as log, logger } from "../observability/log";
 import { drainCounterStatements, MAX_COUNTERS_PER_FLUSH, WEBHOOK_REJECTED } from "../observability/op-counters";
@@ -17,7 +19,7 @@ import { jobEventFrom } from "./job-event";
 import { nudgeTargets } from "./nudge-targets";
 import { DeliverySubject, decodeBody, onlyOutOfBounds, WorkflowJobPayload } from "./payload";
 import { inScope, routeJob } from "./routing";
-import { deliveryEntities, reporterOf, type SenderEntity } from "./senders";
+import { type DeliveryOrigin, deliveryEntities, type EntityRef, reporterOf, type SenderEntity } from "./senders";
 import { findSigners } from "./signature";
 
 /**
@@ -42,12 +44,19 @@ export type Rejection =
 
 /** A delivery whose headers and size the HTTP handler has checked. */
 export interface Delivery {
-  /** X-GitHub-Delivery. */
+  /**
+   * The route it came in on: POST /webhooks/github or POST /webhooks/gitea (absent: github). Only
+   * entities on that forge's endpoints may have signed it.
+   */
+  forge?: "github" | "gitea";
+  /** X-GitHub-Delivery (X-Gitea-Delivery). */
   id: string;
-  /** X-GitHub-Event. */
+  /** X-GitHub-Event (X-Gitea-Event). */
   event: string;
-  /** X-Hub-Signature-256. */
+  /** X-Hub-Signature-256, or X-Gitea-Signature put in its `sha256=<hex>` form. */
   signature: string;
+  /** Gitea: X-Gitea-Hook-Installation-Target-Type; `system` is the instance's own hook, which only an instance entity may have signed. */
+  hookTarget?: string | null;
   /** X-GitHub-Enterprise-Host: the GitHub Enterprise Server that sent it; null for github.com. */
   enterpriseHost: string | null;
   contentType: string;
@@ -76,10 +85,14 @@ export async function receiveDelivery(
   delivery: Delivery,
 ): Promise<IntakeOutcome> {
   const { id, event, signature, enterpriseHost } = delivery;
-  const body = decodeBody(delivery.body, delivery.contentType);
-  if (!body) return { kind: "rejected", reason: "malformed_json" };
+  const forge = delivery.forge ?? "github";
+  const decoded = decodeBody(delivery.body, delivery.contentType);
+  if (!decoded) return { kind: "rejected", reason: "malformed_json" };
+  // Gitea's payload is GitHub's shape but for the times a job has not reached; the signature still covers the raw body.
+  const body = forge === "gitea" ? { ...decoded, json: withoutZeroTimes(decoded.json) } : decoded;
+  const signatureHeader = forge === "gitea" ? "X-Gitea-Signature" : "X-Hub-Signature-256";
 
-  if (event === "installation" || event === "installation_repositories") {
+  if (forge === "github" && (event === "installation" || event === "installation_repositories")) {
     const endpointName = enterpriseHost ? endpointOfDelivery(await listEndpoints(createDb(env)), enterpriseHost) : DEFAULT_ENDPOINT;
     const outcome = await receiveInstallationEvent(env, { id, event, signature, body: delivery.body, endpointName }, body.json);
     if (outcome.kind === "rejected") {
@@ -91,7 +104,8 @@ export async function receiveDelivery(
     }
     return outcome;
   }
-  if (event !== "workflow_job" && event !== "ping") {
+  // Gitea has no ping: its test delivery is a push, ignored like any event we do not handle.
+  if (event !== "workflow_job" && (event !== "ping" || forge === "gitea")) {
     log({ event: "webhook_ignored", delivery_id: id, github_event: event });
     return { kind: "ignored", reason: `event '${event}' is not handled` };
   }
@@ -100,14 +114,20 @@ export async function receiveDelivery(
   // webhook secret or through its App's (see app-hooks.ts). The payload only says whose secrets
   // to try; the entities whose secret verified are the ones it speaks for.
   const subject = DeliverySubject.parse(body.json);
-  const refs = deliveryEntities(subject);
+  const refs: EntityRef[] = deliveryEntities(subject);
+  if (forge === "gitea" && delivery.hookTarget === "system") {
+    // A system hook's payload names no instance: every instance entity on a Gitea endpoint is a candidate signer.
+    for (const lookupKey of await giteaInstanceKeys(env.DB)) refs.push({ kind: "enterprise", lookupKey });
+  }
+  const origin: DeliveryOrigin =
+    forge === "gitea" ? { forge: "gitea", host: giteaDeliveryHost(body.json) } : { forge: "github", enterpriseHost };
   const keyring = await keyringFor(env);
   const appPing = event === "ping" && subject.hook?.type === "App";
-  let directory = await loadDirectory(env.DB, refs, enterpriseHost, { app: appPing });
+  let directory = await loadDirectory(env.DB, refs, origin, { app: appPing });
   let verified = await verify(keyring, directory, subject, delivery.body, signature);
   if (!verified.signers.length && directory.cached) {
     // Maybe an entity or its secret changed since the directory was cached: decide on fresh data.
-    directory = await loadDirectory(env.DB, refs, enterpriseHost, { fresh: true, app: appPing });
+    directory = await loadDirectory(env.DB, refs, origin, { fresh: true, app: appPing });
     verified = await verify(keyring, directory, subject, delivery.body, signature);
   }
   const { signers, apps } = verified;
@@ -137,8 +157,10 @@ export async function receiveDelivery(
       reason: directory.entities.length ? "bad_signature" : "unknown_entity",
       details: {
         reason:
-          "no registered repository, organization or enterprise named in this delivery, nor any GitHub App credential, has a webhook secret matching X-Hub-Signature-256",
-        endpoint: enterpriseHost ?? DEFAULT_ENDPOINT,
+          forge === "gitea"
+            ? `no repository, organization or instance registered on a Gitea endpoint at this delivery's host has a webhook secret matching ${signatureHeader}`
+            : `no registered repository, organization or enterprise named in this delivery, nor any GitHub App credential, has a webhook secret matching ${signatureHeader}`,
+        endpoint: origin.forge === "gitea" ? origin.host : (enterpriseHost ?? DEFAULT_ENDPOINT),
       },
     };
   }

@@ -1,4 +1,4 @@
-import type { EntityKind } from "../db/schema";
+import type { EntityKind, Forge } from "../db/schema";
 import { DEFAULT_ENDPOINT } from "../github/default-endpoint";
 import { entityLookupKey } from "../github/entity-names";
 import type { DeliverySubject } from "./payload";
@@ -68,6 +68,29 @@ export function endpointMatches(endpoint: { name: string; baseUrl: string }, ent
   const h = enterpriseHost.trim().toLowerCase();
   return url.host.toLowerCase() === h || url.hostname.toLowerCase() === h;
 }
+
+/**
+ * Where a delivery comes from, as its route and headers say: GitHub (github.com, or the GitHub
+ * Enterprise Server naming itself), or a Gitea instance, known by the host of the repository the
+ * payload names (Gitea sends no header naming itself). Each route admits only its own forge's
+ * endpoints, so a delivery signed for one forge's entity can never speak for another forge's.
+ */
+export type DeliveryOrigin = { forge: "github"; enterpriseHost: string | null } | { forge: "gitea"; host: string | null };
+
+/** Whether an endpoint is where a delivery of this origin comes from. */
+export function originMatches(endpoint: { name: string; baseUrl: string; forge?: Forge }, origin: DeliveryOrigin): boolean {
+  const forge = endpoint.forge ?? "github";
+  if (origin.forge === "github") return forge === "github" && endpointMatches(endpoint, origin.enterpriseHost);
+  if (forge !== "gitea" || !origin.host) return false;
+  try {
+    return new URL(endpoint.baseUrl).host.toLowerCase() === origin.host.toLowerCase();
+  } catch {
+    return false;
+  }
+}
+
+/** A short key for caches keyed by origin. */
+export const originKey = (o: DeliveryOrigin): string => (o.forge === "github" ? (o.enterpriseHost ?? "") : `gitea:${o.host ?? ""}`);
 
 /**
  * What routing needs to know about an entity that signed a delivery. A repository's

@@ -1,22 +1,24 @@
 import { type Context, Hono } from "hono";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import type { AppEnv } from "../env";
+import { giteaSignature } from "../forges/gitea/delivery";
 import { afterResponse } from "../http/after-response";
 import { ApiError, type ErrorCode, errorResponse, zodDetails } from "../http/errors";
 import { BodyTooLarge, readLimitedBody } from "../http/limited-body";
 import { PAYLOAD_BOUNDS } from "../intake/payload";
 import { type IntakeOutcome, type Rejection, receiveDelivery } from "../intake/receive-delivery";
-import { WEBHOOK_PATH } from "../lib/webhook-url";
+import { GITEA_WEBHOOK_PATH, WEBHOOK_PATH } from "../lib/webhook-url";
 import { logEvent as log } from "../observability/log";
 import { countWebhookRejection } from "../observability/op-counters";
 import { readRetentionSettings } from "../retention/settings";
 import { nudgeAfterWrite } from "../scaleset/stub";
 
 /**
- * GitHub webhook intake: `POST /webhooks/github`. Authenticity comes from the HMAC
- * signature, not the admin token. This handler checks the headers and the body's size, hands
- * the delivery to the intake pipeline (src/intake/receive-delivery.ts), answers with its
- * outcome, and nudges the scale sets' objects after the answer.
+ * Webhook intake: `POST /webhooks/github` and `POST /webhooks/gitea`, one route per forge so a
+ * delivery signed for one forge's entity can never reach another's. Authenticity comes from the
+ * HMAC signature, not the admin token. Each handler checks its forge's headers and the body's
+ * size, hands the delivery to the one intake pipeline (src/intake/receive-delivery.ts), answers
+ * with its outcome, and nudges the scale sets' objects after the answer.
  */
 
 /** workflow_job payloads are a few KiB; GitHub allows 25 MB, which we have no use for. */
@@ -54,45 +56,100 @@ function rejectionDetails({ reason, details, problems }: Extract<IntakeOutcome, 
   return reason === "out_of_bounds" ? { problems: listed, bounds: PAYLOAD_BOUNDS } : listed;
 }
 
-export const webhookRoutes = new Hono<AppEnv>().post(WEBHOOK_PATH, async (c) => {
-  const receivedAt = Date.now();
-  const event = c.req.header("x-github-event")?.trim();
-  const id = c.req.header("x-github-delivery")?.trim();
-  const signature = c.req.header("x-hub-signature-256")?.trim();
-  const delivery = { id, event };
-
-  if (!event || !id || !signature) {
-    const missing = [
-      ["X-GitHub-Event", event],
-      ["X-GitHub-Delivery", id],
-      ["X-Hub-Signature-256", signature],
-    ]
-      .filter(([, v]) => !v)
-      .map(([name]) => name);
-    return reject(c, delivery, "missing_headers", { missing });
-  }
-  if (!DELIVERY_ID.test(id)) {
-    return reject(c, delivery, "invalid_headers", { header: "X-GitHub-Delivery", message: "1-128 visible ASCII characters" });
-  }
-
-  let body: Uint8Array;
+/** The body, or the 413 answer when it is over MAX_WEBHOOK_BYTES. */
+async function readBody(c: Context<AppEnv>, delivery: { id?: string; event?: string }): Promise<Uint8Array | Response> {
   try {
-    body = await readLimitedBody(c.req.raw, MAX_WEBHOOK_BYTES);
+    return await readLimitedBody(c.req.raw, MAX_WEBHOOK_BYTES);
   } catch (err) {
     if (err instanceof BodyTooLarge) return reject(c, delivery, "payload_too_large", { limit_bytes: MAX_WEBHOOK_BYTES });
     throw err;
   }
+}
 
-  const outcome = await receiveDelivery(c.env, {
-    id,
-    event,
-    signature,
-    enterpriseHost: c.req.header("x-github-enterprise-host")?.trim() || null,
-    contentType: c.req.header("content-type") ?? "",
-    body,
-    receivedAt,
-    retentionDays: readRetentionSettings(c.env).settings.retentionDays,
+export const webhookRoutes = new Hono<AppEnv>()
+  .post(WEBHOOK_PATH, async (c) => {
+    const receivedAt = Date.now();
+    const event = c.req.header("x-github-event")?.trim();
+    const id = c.req.header("x-github-delivery")?.trim();
+    const signature = c.req.header("x-hub-signature-256")?.trim();
+    const delivery = { id, event };
+
+    if (!event || !id || !signature) {
+      const missing = [
+        ["X-GitHub-Event", event],
+        ["X-GitHub-Delivery", id],
+        ["X-Hub-Signature-256", signature],
+      ]
+        .filter(([, v]) => !v)
+        .map(([name]) => name);
+      return reject(c, delivery, "missing_headers", { missing });
+    }
+    if (!DELIVERY_ID.test(id)) {
+      return reject(c, delivery, "invalid_headers", { header: "X-GitHub-Delivery", message: "1-128 visible ASCII characters" });
+    }
+
+    const body = await readBody(c, delivery);
+    if (body instanceof Response) return body;
+
+    const outcome = await receiveDelivery(c.env, {
+      id,
+      event,
+      signature,
+      enterpriseHost: c.req.header("x-github-enterprise-host")?.trim() || null,
+      contentType: c.req.header("content-type") ?? "",
+      body,
+      receivedAt,
+      retentionDays: readRetentionSettings(c.env).settings.retentionDays,
+    });
+    return answer(c, { id, event }, outcome);
+  })
+  .post(GITEA_WEBHOOK_PATH, async (c) => {
+    // Gitea's headers (services/webhook/deliver.go); it also sends GitHub's names, which this route ignores.
+    const receivedAt = Date.now();
+    const event = c.req.header("x-gitea-event")?.trim();
+    const id = c.req.header("x-gitea-delivery")?.trim();
+    const rawSignature = c.req.header("x-gitea-signature")?.trim();
+    const delivery = { id, event };
+    if (!event || !id || !rawSignature) {
+      const missing = [
+        ["X-Gitea-Event", event],
+        ["X-Gitea-Delivery", id],
+        ["X-Gitea-Signature", rawSignature],
+      ]
+        .filter(([, v]) => !v)
+        .map(([name]) => name);
+      return reject(c, delivery, "missing_headers", {
+        missing,
+        next: "set a secret on the Gitea webhook: without one Gitea sends no signature",
+      });
+    }
+    if (!DELIVERY_ID.test(id)) {
+      return reject(c, delivery, "invalid_headers", { header: "X-Gitea-Delivery", message: "1-128 visible ASCII characters" });
+    }
+    const signature = giteaSignature(rawSignature);
+    if (!signature) {
+      return reject(c, delivery, "invalid_headers", { header: "X-Gitea-Signature", message: "the HMAC-SHA256 of the body, 64 hex digits" });
+    }
+    const body = await readBody(c, delivery);
+    if (body instanceof Response) return body;
+    const outcome = await receiveDelivery(c.env, {
+      forge: "gitea",
+      id,
+      event,
+      signature,
+      hookTarget: c.req.header("x-gitea-hook-installation-target-type")?.trim().toLowerCase() || null,
+      enterpriseHost: null,
+      contentType: c.req.header("content-type") ?? "",
+      body,
+      receivedAt,
+      retentionDays: readRetentionSettings(c.env).settings.retentionDays,
+    });
+    return answer(c, { id, event }, outcome);
   });
+
+/** The pipeline's outcome as the HTTP answer, the same for every forge's route. */
+async function answer(c: Context<AppEnv>, delivery: { id: string; event: string }, outcome: IntakeOutcome): Promise<Response> {
+  const { id } = delivery;
   switch (outcome.kind) {
     case "rejected":
       return reject(c, delivery, outcome.reason, rejectionDetails(outcome));
@@ -133,4 +190,4 @@ export const webhookRoutes = new Hono<AppEnv>().post(WEBHOOK_PATH, async (c) => 
       );
     }
   }
-});
+}
