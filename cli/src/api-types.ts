@@ -877,6 +877,321 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/enterprises/{id}/webhook": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Show this coordinator's webhook on the enterprise */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Installed */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Webhook"];
+                    };
+                };
+                /** @description Invalid request */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing or wrong admin token, API token or Access JWT */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The caller's scope does not allow this: a `read` token or Access identity writing, or anyone but an admin managing tokens */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Not found */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description GitHub refuses the entity's credentials, or they were not sent: their endpoint no longer points at the API URL they were created for */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Too many wrong tokens from this client: refused until Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description GitHub refused or failed the request */
+                502: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Credentials are rate limited (see Retry-After) */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        /**
+         * Install this coordinator's workflow_job webhook on the enterprise
+         * @description Creates the hook on GitHub (events workflow_job, JSON, the entity's webhook secret, URL PUBLIC_URL/webhooks/github), or on Gitea (type gitea, URL PUBLIC_URL/webhooks/gitea; an instance's is a system hook), or brings an existing hook with that URL up to date. Other hooks are left alone. GitHub enterprises have no webhook API (400).
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: {
+                content: {
+                    "application/json": components["schemas"]["InstallWebhook"];
+                };
+            };
+            responses: {
+                /** @description Our hook existed and was updated */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Webhook"];
+                    };
+                };
+                /** @description Created */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Webhook"];
+                    };
+                };
+                /** @description Invalid request */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing or wrong admin token, API token or Access JWT */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The caller's scope does not allow this: a `read` token or Access identity writing, or anyone but an admin managing tokens */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Not found */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description GitHub refuses the entity's credentials, or they were not sent: their endpoint no longer points at the API URL they were created for */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Too many wrong tokens from this client: refused until Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description GitHub refused or failed the request */
+                502: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Credentials are rate limited (see Retry-After) */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        /**
+         * Remove this coordinator's webhook from the enterprise
+         * @description Only the hook whose URL is this coordinator's is removed.
+         */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Removed */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Invalid request */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing or wrong admin token, API token or Access JWT */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The caller's scope does not allow this: a `read` token or Access identity writing, or anyone but an admin managing tokens */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Not found */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description GitHub refuses the entity's credentials, or they were not sent: their endpoint no longer points at the API URL they were created for */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Too many wrong tokens from this client: refused until Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description GitHub refused or failed the request */
+                502: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Credentials are rate limited (see Retry-After) */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/github/apps": {
         parameters: {
             query?: never;
@@ -3314,7 +3629,7 @@ export interface paths {
         put?: never;
         /**
          * Install this coordinator's workflow_job webhook on the organization
-         * @description Creates the hook on GitHub (events workflow_job, JSON, the entity's webhook secret, URL PUBLIC_URL/webhooks/github), or brings an existing hook with that URL up to date. Other hooks are left alone.
+         * @description Creates the hook on GitHub (events workflow_job, JSON, the entity's webhook secret, URL PUBLIC_URL/webhooks/github), or on Gitea (type gitea, URL PUBLIC_URL/webhooks/gitea; an instance's is a system hook), or brings an existing hook with that URL up to date. Other hooks are left alone. GitHub enterprises have no webhook API (400).
          */
         post: {
             parameters: {
@@ -4625,7 +4940,7 @@ export interface paths {
         put?: never;
         /**
          * Install this coordinator's workflow_job webhook on the repository
-         * @description Creates the hook on GitHub (events workflow_job, JSON, the entity's webhook secret, URL PUBLIC_URL/webhooks/github), or brings an existing hook with that URL up to date. Other hooks are left alone.
+         * @description Creates the hook on GitHub (events workflow_job, JSON, the entity's webhook secret, URL PUBLIC_URL/webhooks/github), or on Gitea (type gitea, URL PUBLIC_URL/webhooks/gitea; an instance's is a system hook), or brings an existing hook with that URL up to date. Other hooks are left alone. GitHub enterprises have no webhook API (400).
          */
         post: {
             parameters: {

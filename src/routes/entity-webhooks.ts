@@ -6,8 +6,11 @@ import { open } from "../crypto/secret-box";
 import { secretContext } from "../crypto/secret-contexts";
 import { createDb } from "../db/client";
 import { type EntityRow, findEntity } from "../db/entity-store";
-import type { EntityKind } from "../db/schema";
+import { entityForge } from "../db/github-endpoint-store";
+import type { EntityKind, Forge } from "../db/schema";
 import type { AppEnv } from "../env";
+import { findGiteaHook, type GiteaHook, installGiteaHook, uninstallGiteaHook } from "../forges/gitea/gitea-hooks";
+import { giteaScopeOf } from "../forges/gitea/gitea-scope";
 import { GithubClient } from "../github/github-client";
 import { findHook, type GithubHook, type HookScope, installHook, uninstallHook } from "../github/hooks";
 import { scopeOf } from "../github/scope";
@@ -16,7 +19,7 @@ import { githubFailure } from "../http/github-failure";
 import { errorJson, errorResponses, IdParam, jsonResponse, notFoundResponse, Timestamp } from "../http/openapi";
 import { requireFound } from "../http/require-found";
 import { createRouter } from "../http/router";
-import { webhookUrlFor } from "../lib/webhook-url";
+import { giteaWebhookUrlFor, webhookUrlFor } from "../lib/webhook-url";
 
 const WebhookSchema = z
   .object({
@@ -49,7 +52,8 @@ const githubErrors = {
   503: errorJson("Credentials are rate limited (see Retry-After)"),
 } as const;
 
-const hookView = (h: GithubHook): z.infer<typeof WebhookSchema> => ({
+// Gitea's Hook has the fields GitHub's has that we show (id, config.url and content_type, events, active, times), and no last_response.
+const hookView = (h: GithubHook | GiteaHook): z.infer<typeof WebhookSchema> => ({
   id: h.id,
   url: h.config?.url ?? "",
   events: h.events ?? [],
@@ -58,44 +62,76 @@ const hookView = (h: GithubHook): z.infer<typeof WebhookSchema> => ({
   insecure_ssl: String(h.config?.insecure_ssl ?? "0") === "1",
   created_at: h.created_at ? new Date(h.created_at).toISOString() : null,
   updated_at: h.updated_at ? new Date(h.updated_at).toISOString() : null,
-  last_response: h.last_response ?? null,
+  last_response: ("last_response" in h && h.last_response) || null,
 });
 
-/** Where GitHub must deliver this coordinator's webhooks. */
-export function webhookUrl(env: AppEnv["Bindings"]): string {
+/** Where GitHub (or Gitea, each to its own route) must deliver this coordinator's webhooks. */
+export function webhookUrl(env: AppEnv["Bindings"], forge: Forge = "github"): string {
   if (!/^https?:\/\/[^/]/.test((env.PUBLIC_URL ?? "").trim())) {
-    throw new ApiError(409, "PUBLIC_URL is not configured: GitHub needs the coordinator's public URL to deliver webhooks");
+    throw new ApiError(409, "PUBLIC_URL is not configured: the forge needs the coordinator's public URL to deliver webhooks");
   }
-  return webhookUrlFor(env.PUBLIC_URL);
+  return forge === "gitea" ? giteaWebhookUrlFor(env.PUBLIC_URL!) : webhookUrlFor(env.PUBLIC_URL!);
 }
 
-const permissionHint = (kind: EntityKind) => (status: number) =>
+const permissionHint = (kind: EntityKind, forge: Forge) => (status: number) =>
   status === 404 || status === 403
-    ? kind === "repository"
-      ? "the credentials must be able to administer the repository's hooks (PAT: repo or admin:repo_hook; App: repository Webhooks read & write)"
-      : "the credentials must be able to administer the organization's hooks (PAT: admin:org_hook; App: organization Webhooks read & write)"
+    ? forge === "gitea"
+      ? kind === "repository"
+        ? "the Gitea token must be able to administer the repository's hooks (scope write:repository, and admin rights on the repository)"
+        : kind === "organization"
+          ? "the Gitea token must be able to administer the organization's hooks (scope write:organization, and owner rights on it)"
+          : "the Gitea token must be a site administrator's with scope write:admin (system hooks)"
+      : kind === "repository"
+        ? "the credentials must be able to administer the repository's hooks (PAT: repo or admin:repo_hook; App: repository Webhooks read & write)"
+        : "the credentials must be able to administer the organization's hooks (PAT: admin:org_hook; App: organization Webhooks read & write)"
     : undefined;
 
-async function withGithub<T>(c: Context<AppEnv>, kind: EntityKind, id: string, fn: (gh: GithubClient, entity: EntityRow) => Promise<T>) {
+async function withGithub<T>(
+  c: Context<AppEnv>,
+  kind: EntityKind,
+  id: string,
+  fn: (gh: GithubClient, entity: EntityRow, forge: Forge) => Promise<T>,
+) {
   const db = createDb(c.env);
   const entity = requireFound(await findEntity(db, kind, id), kind, id);
+  const forge = (await entityForge(db, entity.id)) ?? "github";
   const gh = new GithubClient({ env: c.env, credentialId: entity.credentialsId });
   try {
-    return await fn(gh, entity);
+    return await fn(gh, entity, forge);
   } catch (err) {
     if (err instanceof ApiError) throw err;
-    throw githubFailure(err, permissionHint(kind));
+    throw githubFailure(err, permissionHint(kind, forge));
   }
 }
 
-/** Repositories and organizations have REST webhooks; enterprises do not (no route for them). */
+/** Repositories and organizations have REST webhooks; GitHub's enterprises do not (Gitea's instance has system hooks). */
 function hookScope(entity: EntityRow): HookScope {
   const scope = scopeOf(entity);
-  if (scope.kind === "enterprise") throw new ApiError(400, "enterprises have no webhook API");
+  if (scope.kind === "enterprise") {
+    throw new ApiError(400, "GitHub has no webhook API for enterprises: install the hook on each organization or repository instead");
+  }
   return scope;
 }
 
-const kinds = entityPaths.filter((p) => p.kind !== "enterprise");
+/** Our hook at the entity's forge: GitHub's hooks, or Gitea's (a system hook for the instance). */
+const hooks = (gh: GithubClient, entity: EntityRow, forge: Forge) => {
+  if (forge === "gitea") {
+    const scope = giteaScopeOf(entity);
+    return {
+      find: (url: string) => findGiteaHook(gh, scope, url),
+      install: (input: { url: string; secret: string; insecureSsl: boolean }) => installGiteaHook(gh, scope, input),
+      uninstall: (url: string) => uninstallGiteaHook(gh, scope, url),
+    };
+  }
+  return {
+    find: (url: string) => findHook(gh, hookScope(entity), url),
+    install: (input: { url: string; secret: string; insecureSsl: boolean }) => installHook(gh, hookScope(entity), input),
+    uninstall: (url: string) => uninstallHook(gh, hookScope(entity), url),
+  };
+};
+
+// Enterprises too: on a Gitea endpoint an enterprise is the whole instance, whose hook is a system hook.
+const kinds = entityPaths;
 
 /** Every hook route can fail the same ways: bad input, no such entity, or GitHub refusing. */
 const hookErrors = { ...errorResponses, ...notFoundResponse, ...githubErrors };
@@ -114,7 +150,8 @@ function register(router: ReturnType<typeof createRouter>, spec: (typeof kinds)[
         summary: `Install this coordinator's workflow_job webhook on the ${kind}`,
         description:
           "Creates the hook on GitHub (events workflow_job, JSON, the entity's webhook secret, URL PUBLIC_URL/webhooks/github), " +
-          "or brings an existing hook with that URL up to date. Other hooks are left alone.",
+          "or on Gitea (type gitea, URL PUBLIC_URL/webhooks/gitea; an instance's is a system hook), " +
+          "or brings an existing hook with that URL up to date. Other hooks are left alone. GitHub enterprises have no webhook API (400).",
         request: {
           params: IdParam,
           body: { required: false, content: { "application/json": { schema: InstallWebhook } } },
@@ -128,10 +165,10 @@ function register(router: ReturnType<typeof createRouter>, spec: (typeof kinds)[
       async (c) => {
         const { id } = c.req.valid("param");
         const body = InstallWebhook.parse((c.req.valid("json") as unknown) ?? {});
-        const url = webhookUrl(c.env);
-        const { hook, created } = await withGithub(c, kind, id, async (gh, entity) => {
+        const { hook, created } = await withGithub(c, kind, id, async (gh, entity, forge) => {
+          const url = webhookUrl(c.env, forge);
           const secret = await open(await keyringFor(c.env), entity.webhookSecretEnc, secretContext.webhookSecret(entity.id));
-          return installHook(gh, hookScope(entity), { url, secret, insecureSsl: body.insecure_ssl });
+          return hooks(gh, entity, forge).install({ url, secret, insecureSsl: body.insecure_ssl });
         });
         return c.json(hookView(hook), created ? 201 : 200);
       },
@@ -150,8 +187,10 @@ function register(router: ReturnType<typeof createRouter>, spec: (typeof kinds)[
       }),
       async (c) => {
         const { id } = c.req.valid("param");
-        const url = webhookUrl(c.env);
-        const hook = await withGithub(c, kind, id, (gh, entity) => findHook(gh, hookScope(entity), url));
+        const { hook, url } = await withGithub(c, kind, id, async (gh, entity, forge) => {
+          const url = webhookUrl(c.env, forge);
+          return { hook: await hooks(gh, entity, forge).find(url), url };
+        });
         if (!hook) throw new ApiError(404, "webhook not installed", { url });
         return c.json(hookView(hook), 200);
       },
@@ -171,8 +210,10 @@ function register(router: ReturnType<typeof createRouter>, spec: (typeof kinds)[
       }),
       async (c) => {
         const { id } = c.req.valid("param");
-        const url = webhookUrl(c.env);
-        const removed = await withGithub(c, kind, id, (gh, entity) => uninstallHook(gh, hookScope(entity), url));
+        const { removed, url } = await withGithub(c, kind, id, async (gh, entity, forge) => {
+          const url = webhookUrl(c.env, forge);
+          return { removed: await hooks(gh, entity, forge).uninstall(url), url };
+        });
         if (removed === null) throw new ApiError(404, "webhook not installed", { url });
         return c.body(null, 204);
       },

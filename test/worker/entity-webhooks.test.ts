@@ -124,9 +124,19 @@ it("explains missing access to a repository's hooks", async () => {
   expect(res.body.details).toMatchObject({ github_status: 404, hint: expect.stringContaining("admin:repo_hook") });
 });
 
-it("has no webhook route for enterprises", async () => {
-  const res = await api.post(`/api/v1/enterprises/${crypto.randomUUID()}/webhook`);
-  expect(res.status).toBe(404);
+it("refuses a webhook on a GitHub enterprise, which has no webhook API (a Gitea instance's is a system hook)", async () => {
+  expect((await api.post(`/api/v1/enterprises/${crypto.randomUUID()}/webhook`)).status).toBe(404);
+  const world = await newWorld();
+  const credId = await createPatCredential(await createEndpoint(world));
+  const ent = await api.post("/api/v1/enterprises", {
+    name: "acme",
+    credentials_name: await credentialsName(credId),
+    webhook_secret: "hook-secret-e",
+  });
+  expect(ent.status, ent.text).toBe(201);
+  const res = await api.post(`/api/v1/enterprises/${ent.body.id}/webhook`);
+  expect(res.status, res.text).toBe(400);
+  expect(res.body.error).toContain("no webhook API for enterprises");
 });
 
 it("documents the webhook routes and credential health in the OpenAPI document", async () => {
