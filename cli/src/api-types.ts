@@ -6429,6 +6429,17 @@ export interface components {
              */
             priority?: number;
             provider_name: string;
+            /**
+             * @description The runner binary's SHA-256, checked before it runs. null (default): checked against the .sha256 file published beside the download
+             * @default null
+             */
+            runner_download_sha256?: string | null;
+            /**
+             * Format: uri
+             * @description Gitea and Forgejo scale sets: the runner binary machines download (act_runner, forgejo-runner), as neither forge publishes a runner-download API. null (default): the release docs/forges.md names. Ignored on GitHub, whose runner downloads come from its API
+             * @default null
+             */
+            runner_download_url?: string | null;
             /** @default  */
             runner_group?: string;
             /**
@@ -6994,6 +7005,8 @@ export interface components {
             os_type: "linux" | "windows";
             priority: number;
             provider_name: string;
+            runner_download_sha256: string | null;
+            runner_download_url: string | null;
             runner_group: string;
             runner_lifetime_hard_cap_seconds: number | null;
             runner_prefix: string;
@@ -7365,6 +7378,13 @@ export interface components {
             /** @description Higher wins when several scale sets match a job */
             priority?: number;
             provider_name?: string;
+            /** @description The runner binary's SHA-256, checked before it runs. null (default): checked against the .sha256 file published beside the download */
+            runner_download_sha256?: string | null;
+            /**
+             * Format: uri
+             * @description Gitea and Forgejo scale sets: the runner binary machines download (act_runner, forgejo-runner), as neither forge publishes a runner-download API. null (default): the release docs/forges.md names. Ignored on GitHub, whose runner downloads come from its API
+             */
+            runner_download_url?: string | null;
             runner_group?: string;
             /** @description A lifetime that applies even to a runner on its job (its machine is force-deleted and the job fails). At least max_runner_lifetime_seconds. null (default): none */
             runner_lifetime_hard_cap_seconds?: number | null;

@@ -110,9 +110,21 @@ export async function bootRunner(
   const meta = await machineFetch(`${boot.metadataUrl}/runner-metadata`, { headers: token }, alive);
   if (!meta.ok) return fail(`runner-metadata: ${meta.status} ${await meta.text()}`);
   // What cloud-init would have been told, read back from the coordinator: where to report, JIT or not, which OS.
-  const about = (await meta.json()) as { "callback-url": string; jit_config_enabled: boolean; os_type: string };
+  const about = (await meta.json()) as {
+    "callback-url": string;
+    jit_config_enabled: boolean;
+    os_type: string;
+    forge?: string;
+    forge_url?: string;
+    labels?: string[];
+  };
   callbackUrl ??= about["callback-url"];
   await status("installing", "downloading runner");
+  if (about.forge === "gitea" && about.forge_url) {
+    // A Gitea scale set's machine plays act_runner instead (./act-runner.ts).
+    const { bootActRunner } = await import("./act-runner.ts");
+    return bootActRunner(r, boot, config, { instanceUrl: about.forge_url, labels: about.labels ?? [], callbackUrl, status, fail }, log);
+  }
   if (!about.jit_config_enabled) return fail("the simulator runs JIT runners only");
   const files: Record<string, string> = {};
   for (const f of ["runner", "credentials", "credentials_rsaparams"]) {

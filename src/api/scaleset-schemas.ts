@@ -6,7 +6,7 @@ import { z } from "@hono/zod-openapi";
 import type { ScaleSetWithOwners } from "../db/scaleset-store";
 import { jitConfigTimings, osArches, osTypes, scaleSetIntakes } from "../db/schema";
 import { entityFullName } from "../github/entity-names";
-import { iso, ResourceName, Timestamp } from "../http/openapi";
+import { HttpsUrl, iso, ResourceName, Timestamp } from "../http/openapi";
 import { normalizeLabels } from "../intake/labels";
 import { MAX_SCHEDULE_ENTRIES, scheduleProblems, schedulesAboveMax } from "../scaleset/schedule/schedule-validation";
 
@@ -130,6 +130,18 @@ const fields = {
       description:
         "The spend guard: machine-hours of the scale set's instances a UTC day after which it creates nothing more until 00:00 UTC or POST /scalesets/{id}/spend-guard/reset. null (default): no cap",
     }),
+  runner_download_url: HttpsUrl.nullable().openapi({
+    description:
+      "Gitea and Forgejo scale sets: the runner binary machines download (act_runner, forgejo-runner), as neither forge publishes a runner-download API. null (default): the release docs/forges.md names. Ignored on GitHub, whose runner downloads come from its API",
+  }),
+  runner_download_sha256: z
+    .string()
+    .regex(/^[0-9a-fA-F]{64}$/, "the SHA-256 of the binary, 64 hex digits")
+    .nullable()
+    .openapi({
+      description:
+        "The runner binary's SHA-256, checked before it runs. null (default): checked against the .sha256 file published beside the download",
+    }),
 };
 
 const idleWithinMax = (v: { min_idle_runners?: number | undefined; max_runners?: number | undefined }) =>
@@ -195,6 +207,8 @@ export const CreateScaleSet = z
     runner_lifetime_hard_cap_seconds: fields.runner_lifetime_hard_cap_seconds.default(null),
     max_machine_hours_per_day: fields.max_machine_hours_per_day.default(null),
     schedules: fields.schedules.default([]),
+    runner_download_url: fields.runner_download_url.default(null),
+    runner_download_sha256: fields.runner_download_sha256.default(null),
   })
   .refine(idleWithinMax, idleWithinMaxIssue)
   .superRefine(schedulesWithinMax)
@@ -242,6 +256,8 @@ export const ScaleSetSchema = z
     max_runner_lifetime_seconds: z.int(),
     runner_lifetime_hard_cap_seconds: z.int().nullable(),
     max_machine_hours_per_day: z.number().nullable(),
+    runner_download_url: z.string().nullable(),
+    runner_download_sha256: z.string().nullable(),
     spend_reset_at: Timestamp.nullable().openapi({
       description:
         "When an admin last lifted the spend guard (POST /scalesets/{id}/spend-guard/reset): lifted for the rest of that UTC day",
@@ -433,6 +449,8 @@ export const scaleSetView = ({ scaleSet: s, entity: e, providerName }: ScaleSetW
   max_runner_lifetime_seconds: s.maxRunnerLifetimeSeconds,
   runner_lifetime_hard_cap_seconds: s.runnerLifetimeHardCapSeconds,
   max_machine_hours_per_day: s.maxMachineHoursPerDay,
+  runner_download_url: s.runnerDownloadUrl ?? null,
+  runner_download_sha256: s.runnerDownloadSha256 ?? null,
   spend_reset_at: iso(s.spendResetAt),
   schedules: s.schedules,
   created_at: iso(s.createdAt)!,

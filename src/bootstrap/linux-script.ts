@@ -2,16 +2,11 @@ import type { InstallScriptInput } from "./install-script";
 import { commentSafe, shellQuote } from "./install-script";
 
 /**
- * The steps, the same for every instance. Written raw (backslashes are bash's), with `@{`
- * standing for bash's `${` so that no JavaScript interpolation can happen here: every value
- * an instance brings comes in through the quoted assignments at the top.
+ * What every Linux bootstrap (GitHub's runner, Gitea's act_runner) defines after its variables:
+ * JSON escaping, the status reports to the coordinator (GARM's callbacks), metadata fetches, and
+ * running as the runner's user or as root. Raw text with `@{` for bash's `${`, as BODY below.
  */
-const BODY = String.raw`
-RUNNER_USER="@{EDGERUNNER_RUNNER_USER:-$DEFAULT_RUNNER_USER}"
-RUNNER_DIR="@{EDGERUNNER_RUNNER_DIR:-/home/$RUNNER_USER/actions-runner}"
-AUTH="Authorization: Bearer $TOKEN"
-
-json_escape() {
+export const LINUX_SCRIPT_HELPERS = String.raw`json_escape() {
   local s=$1
   s=@{s//\\/\\\\}
   s=@{s//\"/\\\"}
@@ -50,7 +45,19 @@ as_runner() {
 as_root() {
   if [ "$(id -u)" = 0 ] || ! command -v sudo >/dev/null 2>&1; then "$@"; else sudo -n -- "$@"; fi
 }
+`;
 
+/**
+ * The steps, the same for every instance. Written raw (backslashes are bash's), with `@{`
+ * standing for bash's `${` so that no JavaScript interpolation can happen here: every value
+ * an instance brings comes in through the quoted assignments at the top.
+ */
+const BODY = String.raw`
+RUNNER_USER="@{EDGERUNNER_RUNNER_USER:-$DEFAULT_RUNNER_USER}"
+RUNNER_DIR="@{EDGERUNNER_RUNNER_DIR:-/home/$RUNNER_USER/actions-runner}"
+AUTH="Authorization: Bearer $TOKEN"
+
+${LINUX_SCRIPT_HELPERS}
 FILENAME="$(basename -- "$FILENAME")"
 report "downloading runner $FILENAME"
 mkdir -p "$RUNNER_DIR" || fail "could not create $RUNNER_DIR"

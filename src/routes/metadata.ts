@@ -1,6 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import { type Context, Hono } from "hono";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
+import { actRunnerInstallScript, defaultActRunnerUrl } from "../bootstrap/act-runner-script";
 import { pickTool, renderInstallScript } from "../bootstrap/install-script";
 import { fromBase64 } from "../crypto/base64url";
 import { keyringFor } from "../crypto/keyring";
@@ -110,6 +111,36 @@ async function jitFiles(env: InstanceAppEnv["Bindings"], instanceId: string, sea
   return JSON.parse(new TextDecoder().decode(fromBase64(encoded))) as Record<string, string>;
 }
 
+/** A Gitea scale set's machine installs act_runner (src/bootstrap/act-runner-script.ts); Linux only for now. */
+function giteaInstallScript(c: Context<InstanceAppEnv>, name: string, ctx: RunnerSetup): Response {
+  if (ctx.osType !== "linux")
+    return fail(c, 409, `no act_runner install script for ${ctx.osType} yet: Gitea scale sets run Linux machines`);
+  const downloadUrl = ctx.runnerDownloadUrl ?? defaultActRunnerUrl(ctx.osArch);
+  if (!downloadUrl) {
+    return fail(
+      c,
+      409,
+      `no default act_runner release for ${ctx.osArch}: set the scale set's runner_download_url (and runner_download_sha256)`,
+    );
+  }
+  const user = c.req.query("runAsUser") ?? "runner";
+  if (!RUN_AS_USER.test(user)) return invalidRunAsUser(c);
+  return text(
+    actRunnerInstallScript({
+      instanceName: name,
+      metadataUrl: `${base(c.env.PUBLIC_URL)}/api/v1/metadata`,
+      callbackUrl: `${base(c.env.PUBLIC_URL)}/api/v1/callbacks`,
+      token: /^Bearer\s+(\S+)$/i.exec(c.req.header("authorization") ?? "")![1]!,
+      instanceUrl: ctx.baseUrl,
+      labels: ctx.labels,
+      downloadUrl,
+      // A URL set without its checksum is checked against the .sha256 published beside it, like the default.
+      downloadSha256: ctx.runnerDownloadSha256,
+      runAsUser: user,
+    }),
+  );
+}
+
 export const metadataRoutes = new Hono<InstanceAppEnv>()
   .use(
     "/metadata/*",
@@ -139,6 +170,9 @@ export const metadataRoutes = new Hono<InstanceAppEnv>()
       os_arch: ctx.osArch,
       jit_config_enabled: registersWithJit(inst),
       service_name: serviceName(ctx.entity),
+      // Which forge the runner registers with, and its web URL (Gitea: act_runner register --instance).
+      forge: ctx.entity.forge ?? "github",
+      forge_url: ctx.baseUrl,
       "metadata-url": `${base(c.env.PUBLIC_URL)}/api/v1/metadata`,
       "callback-url": `${base(c.env.PUBLIC_URL)}/api/v1/callbacks`,
     });
@@ -147,6 +181,7 @@ export const metadataRoutes = new Hono<InstanceAppEnv>()
     const inst = c.get("instance");
     const ctx = await runnerSetup(c);
     if (!ctx) return fail(c, 401, "unauthorized");
+    if (ctx.entity.forge === "gitea") return giteaInstallScript(c, inst.name, ctx);
     let tools;
     try {
       tools = await githubRunnerPort(c.env, ctx.entity).runnerDownloads();

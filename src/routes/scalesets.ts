@@ -130,6 +130,8 @@ function registerEntityScaleSets(router: ReturnType<typeof createRouter>, { kind
           runnerLifetimeHardCapSeconds: body.runner_lifetime_hard_cap_seconds,
           maxMachineHoursPerDay: body.max_machine_hours_per_day,
           schedules: body.schedules,
+          runnerDownloadUrl: body.runner_download_url,
+          runnerDownloadSha256: body.runner_download_sha256,
           createdAt: t,
           updatedAt: t,
         });
@@ -228,6 +230,8 @@ export const scaleSetRoutes = entityPaths
         runner_lifetime_hard_cap_seconds: "runnerLifetimeHardCapSeconds",
         max_machine_hours_per_day: "maxMachineHoursPerDay",
         schedules: "schedules",
+        runner_download_url: "runnerDownloadUrl",
+        runner_download_sha256: "runnerDownloadSha256",
       }),
       providerId,
       jitConfigTiming,

@@ -124,6 +124,21 @@ describe("a Gitea scale set serving a job", () => {
     // The machine's side, as the act_runner install script does it.
     const meta = await machineCall("/metadata/runner-metadata", token);
     expect(await meta.json()).toMatchObject({ name, jit_config_enabled: false, labels: ["ubuntu-latest"] });
+    const script = await (await machineCall("/metadata/install-script", token)).text();
+    expect(script).toContain(`INSTANCE_URL='${gitea.url}'`);
+    expect(script).toContain("DOWNLOAD_URL='https://dl.gitea.com/act_runner/0.2.13/act_runner-0.2.13-linux-amd64'");
+    expect(script).toContain("./act_runner register --no-interactive --ephemeral");
+    // A scale set's own binary and checksum replace the default.
+    const sha = "ab".repeat(32);
+    const set = await api.put(`/api/v1/scalesets/${scaleSetId}`, {
+      runner_download_url: "https://mirror.example/act_runner",
+      runner_download_sha256: sha,
+    });
+    expect(set.status, set.text).toBe(200);
+    expect(set.body).toMatchObject({ runner_download_url: "https://mirror.example/act_runner", runner_download_sha256: sha });
+    const own = await (await machineCall("/metadata/install-script", token)).text();
+    expect(own).toContain("DOWNLOAD_URL='https://mirror.example/act_runner'");
+    expect(own).toContain(`DOWNLOAD_SHA256='${sha}'`);
     const reg = await machineCall("/metadata/runner-registration-token", token);
     expect(reg.status).toBe(200);
     const registrationToken = await reg.text();

@@ -156,7 +156,7 @@ function entityCommands(kind: EntityKind): Command[] {
       },
     },
   ];
-  if (kind === "enterprise") return commands;
+  // An enterprise's webhook exists only where the enterprise is a Gitea instance (a system hook); GitHub answers 400.
   const hookText = (h: Webhook) => renderRecord(h);
   return [
     ...commands,
