@@ -26,6 +26,7 @@ export async function bootActRunner(
   log: (line: object) => void,
 ): Promise<void> {
   const alive = () => r.phase !== "stopped";
+  r.forge = "gitea";
   const token = { authorization: `Bearer ${boot.token}` };
   const rpc = (method: string, body: unknown, runner?: { uuid: string; token: string }) =>
     machineFetch(

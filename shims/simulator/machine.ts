@@ -40,8 +40,10 @@ export interface SimulatedRunner {
   configured_at?: number;
   idle_at?: number;
   deleted_at?: number;
-  /** GitHub as the runner knows it (serverUrl in `.runner`). */
+  /** GitHub as the runner knows it (serverUrl in `.runner`); for act_runner, the Gitea instance. */
   server_url: string | null;
+  /** Set when the machine plays act_runner for a Gitea scale set. */
+  forge?: "gitea";
   error?: string;
 }
 
@@ -189,7 +191,8 @@ export async function bootRunner(
 
 /** The machine is gone: its runner stops, and if it was online GitHub sees it go offline. */
 export function stopRunner(r: SimulatedRunner): void {
-  const lostRunner = (r.phase === "idle" || r.phase === "busy") && r.agent_id !== null && r.server_url;
+  // Gitea marks a runner that stops polling offline by itself: only the fake GitHub is told.
+  const lostRunner = (r.phase === "idle" || r.phase === "busy") && r.agent_id !== null && r.server_url && r.forge !== "gitea";
   r.phase = "stopped";
   if (lostRunner)
     void runnerSession(r.server_url!)
