@@ -98,8 +98,16 @@ describe("use checks: missing is null, in use lists the users", () => {
 describe("github credential store", () => {
   it("checks a new credential's endpoint and name in one answer", async () => {
     const creds = await seed.patCredentials();
-    expect(await newCredentialsChecks(db(), "github.com", unique("free"))).toEqual({ endpointExists: true, nameTaken: false });
-    expect(await newCredentialsChecks(db(), unique("nowhere"), creds.name)).toEqual({ endpointExists: false, nameTaken: true });
+    expect(await newCredentialsChecks(db(), "github.com", unique("free"))).toEqual({
+      endpointExists: true,
+      nameTaken: false,
+      forge: "github",
+    });
+    expect(await newCredentialsChecks(db(), unique("nowhere"), creds.name)).toEqual({
+      endpointExists: false,
+      nameTaken: true,
+      forge: null,
+    });
   });
 
   it("keeps the shared state on a plain update and forgets it when the credential changes identity", async () => {

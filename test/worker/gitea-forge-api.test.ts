@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { giteaEndpoint } from "./gitea-setup";
 import { api, dumpDb } from "./helpers";
+import { login, ui } from "./ui-helpers";
 import { World } from "./webhook-setup";
 
 // The forge is a property of the endpoint: what the admin API accepts for Gitea endpoints, their
@@ -113,5 +114,24 @@ describe("scale sets on a Gitea endpoint", () => {
     const id = await w.scaleSet("repositories", repoId, "gitea-upd", ["y"]);
     const kept = await dumpDb();
     await expectRefused(api.put(`/api/v1/scalesets/${id}`, { jit_config_enabled: true }), "jit_config_enabled", kept);
+  });
+});
+
+describe("the dashboard", () => {
+  it("shows each entity's forge, and a Gitea enterprise as the instance", async () => {
+    const { credentials } = await giteaEndpoint("gitea-ui", "127.0.0.1:3505");
+    const inst = await api.post("/api/v1/enterprises", {
+      name: "gitea-ui-instance",
+      credentials_name: credentials,
+      webhook_secret: "gitea-ui-secret",
+    });
+    expect(inst.status, inst.text).toBe(201);
+    const { cookie } = await login();
+    const page = await ui("GET", "/ui", { cookie: cookie! });
+    expect(page.status).toBe(200);
+    expect(page.html).toContain("<th>Forge</th>");
+    const row = new RegExp(`<tr data-entity="${inst.body.id}">(.*?)</tr>`, "s").exec(page.html)?.[1] ?? "";
+    expect(row).toContain("instance: gitea-ui-instance");
+    expect(row).toContain("<td>gitea</td>");
   });
 });

@@ -96,6 +96,8 @@ describe("Gitea webhooks through Gitea's API", () => {
       const hook = (await gitea.state()).hooks.find((h) => h.id === created.body.id)!;
       expect(hook).toMatchObject({ scope, type: "gitea", events: ["workflow_job"], active: true });
       expect(hook.config.secret).toMatch(/^gitea-hook-secret/);
+      expect(created.text).not.toContain(hook.config.secret!);
+      expect((await api.get(path)).text).not.toContain(hook.config.secret!);
       expect(hook.config.is_system_webhook).toBe(scope === "admin" ? "true" : undefined);
       const again = await api.post(path);
       expect([again.status, again.body.id]).toEqual([200, created.body.id]);

@@ -59,6 +59,7 @@ describe("scale set store", () => {
   it("reads the entity a scale set serves, and what its booting machines are told", async () => {
     const snap = await loadScaleSetSnapshot(env.DB, scaleSetId);
     expect(await scaleSetEntity(env.DB, scaleSetId)).toEqual(snap.scaleSet!.entity);
+    expect(snap.scaleSet!.entity.forge).toBe("github");
     expect(await loadRunnerSetup(env.DB, scaleSetId)).toEqual({
       scaleSetId,
       labels: ["gpu", "linux"],
@@ -68,6 +69,8 @@ describe("scale set store", () => {
       entity: snap.scaleSet!.entity,
       baseUrl: "https://github.com",
       caCertBundle: null,
+      runnerDownloadUrl: null,
+      runnerDownloadSha256: null,
       // No credential pool: the entity's own credentials alone mint its runners.
       pool: [snap.scaleSet!.entity.credentialsId],
     });
