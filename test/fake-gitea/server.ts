@@ -306,6 +306,8 @@ export async function startFakeGitea(options: { port?: number; host?: string } =
 
   await new Promise<void>((resolve) => server.listen(options.port ?? 0, host, resolve));
   origin = `http://${host}:${(server.address() as AddressInfo).port}`;
+  // The default world exists from the start, so a standalone run can set it up before any request.
+  worldOf("");
   return {
     url: origin,
     server,
