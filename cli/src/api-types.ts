@@ -6057,11 +6057,10 @@ export interface components {
             flavor: string;
             image: string;
             /**
-             * @description Where jobs come from. webhook: workflow_job deliveries matched by labels. scaleset_api: GitHub's runner scale set API (jobs use `runs-on: <scale set name>`; the coordinator long-polls GitHub, no webhook needed; needs jit_config_enabled)
-             * @default webhook
+             * @description Where jobs come from. webhook: workflow_job deliveries matched by labels. scaleset_api: GitHub's runner scale set API (jobs use `runs-on: <scale set name>`; the coordinator long-polls GitHub, no webhook needed; needs jit_config_enabled). poll: the scale set polls Forgejo for waiting jobs (Forgejo endpoints only, and their default; docs/forges.md). Default: webhook, or poll on a Forgejo endpoint
              * @enum {string}
              */
-            intake?: "webhook" | "scaleset_api";
+            intake?: "webhook" | "scaleset_api" | "poll";
             /**
              * @description Register runners with a just-in-time config (needs GHES >= 3.10). false: each machine fetches a one-time registration token and runs config.sh
              * @default true
@@ -6484,7 +6483,7 @@ export interface components {
              * @description `webhook`: a workflow_job delivery brought it; `scaleset_api`: a runner scale set's message queue did
              * @enum {string}
              */
-            source: "webhook" | "scaleset_api";
+            source: "webhook" | "scaleset_api" | "poll";
             /**
              * Format: date-time
              * @example 2026-11-22T10:00:00.000Z
@@ -6655,7 +6654,7 @@ export interface components {
             id: string;
             image: string;
             /** @enum {string} */
-            intake: "webhook" | "scaleset_api";
+            intake: "webhook" | "scaleset_api" | "poll";
             jit_config_enabled: boolean;
             /** @enum {string} */
             jit_config_timing: "on_boot" | "before_create";
@@ -7003,10 +7002,10 @@ export interface components {
             flavor?: string;
             image?: string;
             /**
-             * @description Where jobs come from. webhook: workflow_job deliveries matched by labels. scaleset_api: GitHub's runner scale set API (jobs use `runs-on: <scale set name>`; the coordinator long-polls GitHub, no webhook needed; needs jit_config_enabled)
+             * @description Where jobs come from. webhook: workflow_job deliveries matched by labels. scaleset_api: GitHub's runner scale set API (jobs use `runs-on: <scale set name>`; the coordinator long-polls GitHub, no webhook needed; needs jit_config_enabled). poll: the scale set polls Forgejo for waiting jobs (Forgejo endpoints only, and their default; docs/forges.md). Default: webhook, or poll on a Forgejo endpoint
              * @enum {string}
              */
-            intake?: "webhook" | "scaleset_api";
+            intake?: "webhook" | "scaleset_api" | "poll";
             /** @description Register runners with a just-in-time config (needs GHES >= 3.10). false: each machine fetches a one-time registration token and runs config.sh */
             jit_config_enabled?: boolean;
             /**

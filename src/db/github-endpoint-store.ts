@@ -1,6 +1,6 @@
 import { and, eq, isNull, ne, notExists, or, type SQL, sql } from "drizzle-orm";
 import type { Db } from "./client";
-import { type EntityKind, entities, githubCredentials, githubEndpoints } from "./schema";
+import { type EntityKind, entities, type Forge, githubCredentials, githubEndpoints } from "./schema";
 
 /** D1 access for GitHub endpoints (github.com and GitHub Enterprise Servers). */
 
@@ -8,6 +8,16 @@ export type EndpointRow = typeof githubEndpoints.$inferSelect;
 export type NewEndpoint = typeof githubEndpoints.$inferInsert;
 /** What an update may change; absent fields keep their value. */
 export type EndpointPatch = Partial<Omit<EndpointRow, "name" | "createdAt">>;
+
+/** The forge of an entity's endpoint (github when the entity is unknown: the caller has checked it exists). */
+export async function entityForge(db: Db, entityId: string): Promise<Forge> {
+  const [row] = await db
+    .select({ forge: githubEndpoints.forge })
+    .from(entities)
+    .innerJoin(githubEndpoints, eq(githubEndpoints.name, entities.endpointName))
+    .where(eq(entities.id, entityId));
+  return row?.forge ?? "github";
+}
 
 export function listEndpoints(db: Db): Promise<EndpointRow[]> {
   return db.select().from(githubEndpoints).orderBy(githubEndpoints.name);

@@ -3,6 +3,7 @@ import { utcDayStart } from "../scaleset/guards/spend-guard";
 import type { Db } from "./client";
 import {
   entities,
+  type Forge,
   type InstanceStatus,
   instanceStatuses,
   instances,
@@ -59,7 +60,11 @@ export interface ScaleSetRecord {
     credentialsId: string;
   };
   provider: { id: string; name: string; url: string; secretEnc: string; timeoutSeconds: number };
-  endpoint: { baseUrl: string; caCertBundle: string | null };
+  /** `forge`: which forge the endpoint is (github, gitea, forgejo). */
+  endpoint: { baseUrl: string; caCertBundle: string | null; forge: Forge };
+  /** The runner binary Gitea/Forgejo machines download (null: the documented default release) and its SHA-256. */
+  runnerDownloadUrl: string | null;
+  runnerDownloadSha256: string | null;
 }
 
 export interface InstanceRecord {
@@ -140,7 +145,8 @@ export async function loadScaleSetSnapshot(db: D1Database, scaleSetId: string, n
     db
       .prepare(
         `SELECT s.*, e.kind AS e_kind, e.owner AS e_owner, e.name AS e_name, e.endpoint_name AS e_endpoint, e.credentials_id AS e_credentials,
-                p.name AS p_name, p.url AS p_url, p.secret_enc AS p_secret, p.timeout_seconds AS p_timeout, g.base_url AS g_base_url, g.ca_cert_bundle AS g_ca
+                p.name AS p_name, p.url AS p_url, p.secret_enc AS p_secret, p.timeout_seconds AS p_timeout, g.base_url AS g_base_url, g.ca_cert_bundle AS g_ca,
+                g.forge AS g_forge
            FROM scale_sets s JOIN entities e ON e.id = s.entity_id JOIN providers p ON p.id = s.provider_id
            JOIN github_endpoints g ON g.name = e.endpoint_name
           WHERE s.id = ?`,
@@ -214,7 +220,9 @@ export async function loadScaleSetSnapshot(db: D1Database, scaleSetId: string, n
             credentialsId: s.e_credentials,
           },
           provider: { id: s.provider_id, name: s.p_name, url: s.p_url, secretEnc: s.p_secret, timeoutSeconds: s.p_timeout },
-          endpoint: { baseUrl: s.g_base_url, caCertBundle: s.g_ca },
+          endpoint: { baseUrl: s.g_base_url, caCertBundle: s.g_ca, forge: s.g_forge ?? "github" },
+          runnerDownloadUrl: s.runner_download_url ?? null,
+          runnerDownloadSha256: s.runner_download_sha256 ?? null,
         }
       : null,
     instances: (instRes!.results as Record<string, any>[]).map((r) => ({

@@ -13,6 +13,7 @@ import {
 } from "../api/scaleset-schemas";
 import { createDb, type Db } from "../db/client";
 import { findEntity } from "../db/entity-store";
+import { entityForge } from "../db/github-endpoint-store";
 import { scaleSetInstances } from "../db/instance-store";
 import { jitWaitingCount } from "../db/jit-mint-store";
 import { providerIdByName } from "../db/provider-store";
@@ -27,6 +28,7 @@ import {
   scaleSetUse,
   updateScaleSet,
 } from "../db/scaleset-store";
+import { defaultIntakeFor, forgeIntakeIssues, timingFor } from "../forges/forgejo/scaleset-rules";
 import { conflict, inUse, invalidBody } from "../http/errors";
 import { conflictResponse, errorResponses, IdParam, jsonBody, jsonResponse, notFoundResponse, now } from "../http/openapi";
 import { requireFound } from "../http/require-found";
@@ -96,6 +98,17 @@ function registerEntityScaleSets(router: ReturnType<typeof createRouter>, { kind
         requireFound(await findEntity(db, kind, entityId), kind, entityId);
         const providerId = await knownProviderId(db, body.provider_name);
         await assertNameFree(db, entityId, body.name);
+        // The endpoint's forge decides the intake: Forgejo polls (forges/forgejo/scaleset-rules.ts).
+        const forge = await entityForge(db, entityId);
+        const intake = body.intake ?? defaultIntakeFor(forge);
+        const forgeIssues = forgeIntakeIssues({
+          forge,
+          intake,
+          jitConfigEnabled: body.jit_config_enabled,
+          jitConfigTimingSent: body.jit_config_timing,
+          minIdleRunners: body.min_idle_runners,
+        });
+        if (forgeIssues.length) throw invalidBody(forgeIssues);
         const id = crypto.randomUUID();
         const t = now();
         await insertScaleSet(db, {
@@ -117,8 +130,8 @@ function registerEntityScaleSets(router: ReturnType<typeof createRouter>, { kind
           enabled: body.enabled,
           priority: body.priority,
           jitConfigEnabled: body.jit_config_enabled,
-          intake: body.intake,
-          jitConfigTiming: body.jit_config_timing ?? defaultJitConfigTiming(body.intake),
+          intake,
+          jitConfigTiming: timingFor(forge, intake, body.jit_config_timing ?? defaultJitConfigTiming(intake)),
           bootTimeSeconds: body.boot_time_seconds,
           maxRunnerLifetimeSeconds: body.max_runner_lifetime_seconds,
           runnerLifetimeHardCapSeconds: body.runner_lifetime_hard_cap_seconds,
@@ -172,7 +185,16 @@ export const scaleSetRoutes = entityPaths
     if (intake === "scaleset_api" && body.jit_config_timing === "on_boot") {
       throw invalidBody([{ path: "jit_config_timing", message: "intake scaleset_api mints JIT configs before_create" }]);
     }
-    const jitConfigTiming = intake === "scaleset_api" ? "before_create" : (body.jit_config_timing ?? s.jitConfigTiming);
+    const forge = await entityForge(db, s.entityId);
+    const forgeIssues = forgeIntakeIssues({
+      forge,
+      intake,
+      jitConfigEnabled: body.jit_config_enabled ?? s.jitConfigEnabled,
+      jitConfigTimingSent: body.jit_config_timing,
+      minIdleRunners: minIdle,
+    });
+    if (forgeIssues.length) throw invalidBody(forgeIssues);
+    const jitConfigTiming = timingFor(forge, intake, body.jit_config_timing ?? s.jitConfigTiming);
     if (minIdle > max) {
       throw invalidBody([{ path: "min_idle_runners", message: `min_idle_runners (${minIdle}) cannot exceed max_runners (${max})` }]);
     }

@@ -3,6 +3,7 @@ import { open } from "../crypto/secret-box";
 import { secretContext } from "../crypto/secret-contexts";
 import { type ScaleSetRecord, scaleSetEntity } from "../db/scaleset-store";
 import type { Env } from "../env";
+import { forgejoRunnerPort } from "../forges/forgejo/runner-port";
 import { ActionsServiceClient } from "../github/actions-service/client";
 import { GithubClient } from "../github/github-client";
 import {
@@ -180,6 +181,8 @@ export async function openScaleSetPorts(
     { controllerId: await controllerId(env), poolId: ss.id, extraSpecs: ss.extraSpecs },
     { timeoutMs: ss.provider.timeoutSeconds * 1000, ...(outbound && { fetch: outbound }) },
   );
+  // Forgejo: runners registered through its REST API (src/forges/forgejo/), whatever the intake.
+  if (ss.endpoint.forge === "forgejo") return { machines, runners: forgejoRunnerPort(env, ss.entity, outbound) };
   const rest = githubRunnerPort(env, ss.entity, outbound);
   const runners =
     ss.intake === "scaleset_api" ? scaleSetApiRunnerPort(rest, actionsServicePort(env, ss.entity, outbound), githubScaleSetId) : rest;
