@@ -94,7 +94,12 @@ export default defineConfig(async () => {
             setupFiles: ["./test/worker/apply-migrations.ts"],
             // Fakes run in Node; tests find them with inject("fakeGithubUrl"), inject("fakeShimUrl") and
             // inject("accessCertsUrl") (a Cloudflare Access JWKS, with inject("accessSigningJwk") to sign with).
-            globalSetup: ["./test/fake-github/global-setup.ts", "./test/fake-shim/global-setup.ts", "./test/fake-access/global-setup.ts"],
+            globalSetup: [
+              "./test/fake-github/global-setup.ts",
+              "./test/fake-shim/global-setup.ts",
+              "./test/fake-access/global-setup.ts",
+              "./test/fake-forgejo/global-setup.ts",
+            ],
           },
         },
       ],
