@@ -65,7 +65,7 @@ export async function runPoll(ctx: PollContext): Promise<{ outcome: PollOutcome;
   }));
   await applyPolledJobChanges(ctx.db, ss.id, changes, at);
   for (const d of plan.departures)
-    log({ event: "forgejo_job_departed", scale_set: ss.id, job_id: d.job.id, becomes: d.becomes, instance: d.instance });
+    log({ event: "forgejo_job_departed", scale_set: ss.id, job_id: d.job.id, seq: d.job.seq, becomes: d.becomes, instance: d.instance });
   if (taken.length || plan.departures.length || listed.invalid)
     log({
       event: "forgejo_poll",
