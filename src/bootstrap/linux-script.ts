@@ -2,14 +2,12 @@ import type { InstallScriptInput } from "./install-script";
 import { commentSafe, shellQuote } from "./install-script";
 
 /**
- * The steps, the same for every instance. Written raw (backslashes are bash's), with `@{`
- * standing for bash's `${` so that no JavaScript interpolation can happen here: every value
- * an instance brings comes in through the quoted assignments at the top.
+ * What every Linux bootstrap script shares (the GitHub runner's here, forgejo-runner's in
+ * forgejo-linux-script.ts): the instance token header, JSON escaping, reports to the callback
+ * routes (`report` a step, `fail` with a message), authenticated metadata fetches, and running
+ * as the runner user or root. Expects METADATA_URL, CALLBACK_URL, TOKEN and RUNNER_USER set.
  */
-const BODY = String.raw`
-RUNNER_USER="@{EDGERUNNER_RUNNER_USER:-$DEFAULT_RUNNER_USER}"
-RUNNER_DIR="@{EDGERUNNER_RUNNER_DIR:-/home/$RUNNER_USER/actions-runner}"
-AUTH="Authorization: Bearer $TOKEN"
+export const LINUX_SCRIPT_HELPERS = String.raw`AUTH="Authorization: Bearer $TOKEN"
 
 json_escape() {
   local s=$1
@@ -51,7 +49,17 @@ as_root() {
   if [ "$(id -u)" = 0 ] || ! command -v sudo >/dev/null 2>&1; then "$@"; else sudo -n -- "$@"; fi
 }
 
-FILENAME="$(basename -- "$FILENAME")"
+`.replaceAll("@{", "${");
+
+/**
+ * The steps, the same for every instance. Written raw (backslashes are bash's), with `@{`
+ * standing for bash's `${` so that no JavaScript interpolation can happen here: every value
+ * an instance brings comes in through the quoted assignments at the top.
+ */
+const BODY = String.raw`
+RUNNER_USER="@{EDGERUNNER_RUNNER_USER:-$DEFAULT_RUNNER_USER}"
+RUNNER_DIR="@{EDGERUNNER_RUNNER_DIR:-/home/$RUNNER_USER/actions-runner}"
+@{HELPERS}FILENAME="$(basename -- "$FILENAME")"
 report "downloading runner $FILENAME"
 mkdir -p "$RUNNER_DIR" || fail "could not create $RUNNER_DIR"
 cd "$RUNNER_DIR"
@@ -107,7 +115,9 @@ trap - ERR
 call_home status "{\"status\":\"idle\",\"message\":\"runner successfully installed\",\"agent_id\":$AGENT_ID}" \
   || { echo "edgerunner: could not report the runner as installed" >&2; exit 1; }
 echo "edgerunner: runner $RUNNER_NAME installed"
-`.replaceAll("@{", "${");
+`
+  .replace("@{HELPERS}", () => LINUX_SCRIPT_HELPERS)
+  .replaceAll("@{", "${");
 
 /**
  * The Linux bootstrap: download the runner (bearer temp download token when given), verify

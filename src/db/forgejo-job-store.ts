@@ -92,3 +92,12 @@ export async function applyPolledJobChanges(
   }
   await db.batch(statements);
 }
+
+/** The handle of the job an instance's Forgejo runner was made for, or null (none, or let go). */
+export async function instanceJobHandle(db: D1Database, instanceId: string): Promise<string | null> {
+  const row = await db
+    .prepare("SELECT forge_job_handle FROM instances WHERE id = ?")
+    .bind(instanceId)
+    .first<{ forge_job_handle: string | null }>();
+  return row?.forge_job_handle ?? null;
+}

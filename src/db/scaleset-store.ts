@@ -288,6 +288,10 @@ export interface RunnerSetup {
   pool: string[];
   baseUrl: string;
   caCertBundle: string | null;
+  /** The endpoint's forge, and (Gitea, Forgejo) the runner download the scale set names, if any. */
+  forge: Forge;
+  runnerDownloadUrl: string | null;
+  runnerDownloadSha256: string | null;
 }
 
 export async function loadRunnerSetup(db: D1Database, scaleSetId: string): Promise<RunnerSetup | null> {
@@ -299,7 +303,7 @@ export function runnerSetupStatement(db: D1Database, scaleSetId: string): D1Prep
   return db
     .prepare(
       `SELECT s.labels, s.runner_group, s.os_type, s.os_arch, e.id AS entity_id, e.kind, e.owner, e.name, e.endpoint_name, e.credentials_id,
-              g.base_url, g.ca_cert_bundle,
+              g.base_url, g.ca_cert_bundle, g.forge, s.runner_download_url, s.runner_download_sha256,
               (SELECT group_concat(credential_id, ',') FROM (SELECT credential_id FROM entity_credentials
                 WHERE entity_id = e.id AND credential_id <> e.credentials_id ORDER BY added_at, credential_id)) AS pool_ids
          FROM scale_sets s JOIN entities e ON e.id = s.entity_id JOIN github_endpoints g ON g.name = e.endpoint_name
@@ -326,6 +330,9 @@ export function runnerSetupFromRow(scaleSetId: string, r: Record<string, any> | 
     },
     baseUrl: r.base_url,
     caCertBundle: r.ca_cert_bundle,
+    forge: r.forge ?? "github",
+    runnerDownloadUrl: r.runner_download_url ?? null,
+    runnerDownloadSha256: r.runner_download_sha256 ?? null,
     pool: [r.credentials_id, ...(r.pool_ids ? String(r.pool_ids).split(",") : [])],
   };
 }

@@ -6,6 +6,7 @@ import {
   heldAfter,
   INITIAL_POLLER,
   jobsToBind,
+  needsRunnerList,
   nextPollAt,
   type PollInstance,
   pollerBackoffMs,
@@ -92,6 +93,16 @@ describe("Forgejo poll plan", () => {
     const gone = pollPlan(byId(held(1, true)), [], ["linux"], []);
     expect(gone.departures[0]?.becomes).toBe("completed");
     expect(heldAfter(gone, [], byId(held(1, true)))).toEqual({});
+  });
+
+  it("a taken job is over once Forgejo removed its ephemeral runner, even if its machine never said so", () => {
+    const running = { ...inst("r1", 1, "active"), agentId: 7 };
+    expect(pollPlan(byId(held(1, true)), [], ["linux"], [running], new Set([7])).departures).toEqual([]);
+    expect(pollPlan(byId(held(1, true)), [], ["linux"], [running], new Set([8])).departures).toEqual([
+      { job: held(1, true), becomes: "completed", instance: "r1" },
+    ]);
+    expect(needsRunnerList(byId(held(1)))).toBe(false);
+    expect(needsRunnerList(byId(held(1), held(2, true)))).toBe(true);
   });
 
   it("new jobs join the held ones", () => {

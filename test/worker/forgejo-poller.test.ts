@@ -9,9 +9,10 @@ import { describe, expect, inject, it } from "vitest";
 import { keyringFor } from "../../src/crypto/keyring";
 import { open } from "../../src/crypto/secret-box";
 import { secretContext } from "../../src/crypto/secret-contexts";
+import { mintInstanceToken } from "../../src/scaleset/instance-token";
 import { scaleSetObject } from "../../src/scaleset/stub";
 import { createTenant } from "../fake-shim/control";
-import { api, inScaleSetObject, unique } from "./helpers";
+import { api, call, inScaleSetObject, unique } from "./helpers";
 
 const SHIM_SECRET = "forgejo-poller-shim-secret";
 const TOKEN = "forgejo-access-token";
@@ -218,6 +219,32 @@ describe("Forgejo scale sets", () => {
     const requests = await control<{ method: string; path: string }[]>(w.world, "GET", "/requests");
     expect(requests.filter((r) => r.method === "DELETE")).toEqual([]);
     expect((await w.liveInstances()).every((i) => ["pending_delete", "deleting"].includes(i.status))).toBe(true);
+  });
+
+  it("serves its machine the forgejo-runner script, its environment and its token, behind its instance token", async () => {
+    const w = await forgejoScaleSet({ os_arch: "arm64" });
+    const [job] = await control<any[]>(w.world, "POST", "/jobs", { owner: "acme", repo: "app", runs_on: ["linux"] });
+    await w.poll();
+    const [instance] = await w.liveInstances();
+    const token = await mintInstanceToken(
+      env.INSTANCE_TOKEN_SECRET,
+      { instance: instance!.name, scaleSetId: w.scaleSetId, createAttempt: 1, bootstrapTimeoutMinutes: 20 },
+      Date.now(),
+    );
+    const get = (path: string) => call("GET", `/api/v1/metadata/${path}`, undefined, { token });
+    const script = await get("install-script");
+    expect(script.status).toBe(200);
+    expect(script.text).toContain("one-job --url");
+    expect(script.text).toContain("releases/download/v12.10.2/forgejo-runner-12.10.2-linux-arm64");
+    const envFile = await get("forgejo/runner-env");
+    expect(envFile.text).toContain(`JOB_HANDLE='${job.handle}'`);
+    expect(envFile.text).toContain(`FORGEJO_URL='${w.world.url}'`);
+    const registration = JSON.parse(await open(await keyringFor(env), instance!.jit_config_enc, secretContext.jitConfig(instance!.id)));
+    expect(envFile.text).toContain(`RUNNER_UUID='${registration.uuid}'`);
+    const runnerToken = await get("forgejo/runner-token");
+    expect(runnerToken.text).toBe(registration.token);
+    expect(runnerToken.headers.get("cache-control")).toBe("no-store");
+    expect((await call("GET", "/api/v1/metadata/forgejo/runner-token", undefined, { token: "not-a-token" })).status).toBe(401);
   });
 
   it("backs off while Forgejo fails, one poll at a time, and takes the jobs once it answers", async () => {

@@ -10,7 +10,7 @@ import type { ScaleSetRecord } from "../../db/scaleset-store";
 import { GithubRateLimitedError } from "../../github/errors";
 import { errorText, logEvent as log } from "../../observability/log";
 import type { ForgejoJob } from "./forgejo-api";
-import { type HeldJob, heldAfter, type PollerState, type PollInstance, type PollOutcome, pollPlan } from "./poller";
+import { type HeldJob, heldAfter, needsRunnerList, type PollerState, type PollInstance, type PollOutcome, pollPlan } from "./poller";
 import type { ForgejoJobsPort } from "./runner-port";
 
 export interface PollContext {
@@ -40,13 +40,15 @@ export function polledJob(entity: ScaleSetRecord["entity"], j: ForgejoJob): Poll
 export async function runPoll(ctx: PollContext): Promise<{ outcome: PollOutcome; changed: boolean }> {
   const ss = ctx.scaleSet;
   let listed: { jobs: ForgejoJob[]; invalid: number };
+  let runnerIds: Set<number> | null = null;
   try {
     listed = await ctx.port.waitingJobs();
+    if (needsRunnerList(ctx.state.held)) runnerIds = await ctx.port.runnerIds();
   } catch (err) {
     const retryAt = err instanceof GithubRateLimitedError ? err.retryAt : undefined;
     return { outcome: { ok: false, error: errorText(err), ...(retryAt !== undefined && { retryAt }) }, changed: false };
   }
-  const plan = pollPlan(ctx.state.held, listed.jobs, [ss.name, ...ss.labels], ctx.instances);
+  const plan = pollPlan(ctx.state.held, listed.jobs, [ss.name, ...ss.labels], ctx.instances, runnerIds);
   const at = ctx.now();
   const seqs = await recordPolledJobs(ctx.db, {
     entityId: ss.entity.id,

@@ -39,7 +39,13 @@ export const pollsForgejo = (ss: ScaleSetRecord | null): boolean =>
   !!ss && ss.enabled && ss.intake === "poll" && ss.endpoint.forge === "forgejo";
 
 export const pollInstances = (rows: Pick<ScaleSetSnapshotRows, "instances">): PollInstance[] =>
-  rows.instances.map((i) => ({ name: i.name, status: i.status, runnerStatus: i.runnerStatus, jobId: i.jobId ?? null }));
+  rows.instances.map((i) => ({
+    name: i.name,
+    status: i.status,
+    runnerStatus: i.runnerStatus,
+    jobId: i.jobId ?? null,
+    agentId: i.agentId ?? null,
+  }));
 
 export class PollerHost {
   private running: Promise<boolean> | null = null;

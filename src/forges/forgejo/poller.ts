@@ -69,6 +69,8 @@ export interface PollInstance {
   runnerStatus: RunnerStatus;
   /** Forgejo's id of the job it was made for, if any. */
   jobId: number | null;
+  /** Forgejo's id of its runner. */
+  agentId?: number | null;
 }
 
 /** What a held job that left the waiting list becomes. */
@@ -104,6 +106,8 @@ export function pollPlan(
   waiting: readonly ForgejoJob[],
   labels: readonly string[],
   instances: readonly PollInstance[],
+  /** The ids of the runners Forgejo has now, when the poll listed them (it does while a taken job runs). */
+  runnersAtForgejo: ReadonlySet<number> | null = null,
 ): PollPlan {
   const listed = new Set(waiting.map((j) => j.id));
   const take = waiting.filter((j) => !held[String(j.id)] && servesLabels(labels, j.runs_on));
@@ -114,7 +118,10 @@ export function pollPlan(
   for (const job of Object.values(held)) {
     const runner = runnerOf.get(job.id) ?? null;
     if (job.taken) {
-      if (!runner || RUNNER_DONE.includes(runner.runnerStatus))
+      // Forgejo removes an ephemeral runner once its job is done: a runner gone there is a job over,
+      // even when its machine could not say so (its instance token expired during a long job).
+      const removed = runnersAtForgejo !== null && runner?.agentId != null && !runnersAtForgejo.has(runner.agentId);
+      if (!runner || removed || RUNNER_DONE.includes(runner.runnerStatus))
         departures.push({ job, becomes: "completed", instance: runner?.name ?? null });
       continue;
     }
@@ -127,6 +134,9 @@ export function pollPlan(
   }
   return { take, stillWaiting, departures };
 }
+
+/** Whether a poll must list Forgejo's runners: a taken job runs, and its end shows as its runner gone. */
+export const needsRunnerList = (held: Record<string, HeldJob>): boolean => Object.values(held).some((j) => j.taken);
 
 /** The held jobs after a poll: still waiting ones, taken ones still running, and the new ones. */
 export function heldAfter(plan: PollPlan, taken: readonly HeldJob[], previous: Record<string, HeldJob>): Record<string, HeldJob> {

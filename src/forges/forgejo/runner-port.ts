@@ -45,12 +45,17 @@ const runnerInfo = (r: ForgejoRunner): GithubRunnerInfo => ({ id: r.id, name: r.
 /** The waiting jobs of an entity's scope, for the poller. */
 export interface ForgejoJobsPort {
   waitingJobs(): Promise<{ jobs: ForgejoJob[]; invalid: number }>;
+  /** The ids of the scope's runners. */
+  runnerIds(): Promise<Set<number>>;
 }
 
 export function forgejoJobsPort(env: Env, entity: ScaleSetRecord["entity"], outbound?: typeof fetch): ForgejoJobsPort {
   const client = forgejoClient(env, entity.credentialsId, outbound);
   const scope = forgejoScopeOf(entity);
-  return { waitingJobs: () => listWaitingJobs(client, scope) };
+  return {
+    waitingJobs: () => listWaitingJobs(client, scope),
+    runnerIds: async () => new Set((await listRunners(client, scope)).map((r) => r.id)),
+  };
 }
 
 export function forgejoRunnerPort(env: Env, entity: ScaleSetRecord["entity"], outbound?: typeof fetch): RunnerPort {
