@@ -11,6 +11,7 @@
  *   (ephemeral: GitHub forgets the runner; the machine stays until it is deleted).
  */
 import { runnerSession } from "../../test/fake-github/control-client.ts";
+import { bootForgejoRunner } from "./forgejo-machine.ts";
 import { jitteredBootDelay } from "./timeline.ts";
 
 export interface SimulatorConfig {
@@ -110,8 +111,22 @@ export async function bootRunner(
   const meta = await machineFetch(`${boot.metadataUrl}/runner-metadata`, { headers: token }, alive);
   if (!meta.ok) return fail(`runner-metadata: ${meta.status} ${await meta.text()}`);
   // What cloud-init would have been told, read back from the coordinator: where to report, JIT or not, which OS.
-  const about = (await meta.json()) as { "callback-url": string; jit_config_enabled: boolean; os_type: string };
+  const about = (await meta.json()) as {
+    "callback-url": string;
+    jit_config_enabled: boolean;
+    os_type: string;
+    forge?: string;
+    labels?: string[];
+  };
   callbackUrl ??= about["callback-url"];
+  // A Forgejo scale set's machine plays forgejo-runner one-job instead (./forgejo-machine.ts).
+  if (about.forge === "forgejo")
+    return bootForgejoRunner(
+      r,
+      { metadataUrl: boot.metadataUrl, callbackUrl, token: boot.token, labels: about.labels ?? [], status, fail },
+      config,
+      log,
+    );
   await status("installing", "downloading runner");
   if (!about.jit_config_enabled) return fail("the simulator runs JIT runners only");
   const files: Record<string, string> = {};

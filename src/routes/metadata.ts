@@ -147,6 +147,8 @@ export const metadataRoutes = new Hono<InstanceAppEnv>()
       os_type: ctx.osType,
       os_arch: ctx.osArch,
       jit_config_enabled: registersWithJit(inst),
+      // github, gitea or forgejo: which runner the machine runs (a Forgejo one plays forgejo-runner one-job).
+      forge: ctx.forge,
       service_name: serviceName(ctx.entity),
       "metadata-url": `${base(c.env.PUBLIC_URL)}/api/v1/metadata`,
       "callback-url": `${base(c.env.PUBLIC_URL)}/api/v1/callbacks`,

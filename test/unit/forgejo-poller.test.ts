@@ -1,4 +1,6 @@
 import { describe, expect, it } from "vitest";
+import { parseRunnerEnv } from "../../shims/simulator/forgejo-machine";
+import { defaultForgejoRunnerUrl, forgejoRunnerEnv, runnerLabel } from "../../src/bootstrap/forgejo-linux-script";
 import type { ForgejoJob } from "../../src/forges/forgejo/forgejo-api";
 import {
   afterPoll,
@@ -147,5 +149,21 @@ describe("scale set rules per forge", () => {
     expect(issue?.path).toBe("intake");
     expect(issue?.message).toMatch(/Forgejo endpoint; use webhook/);
     expect(forgeIntakeIssues({ ...base, forge: "gitea", intake: "webhook" })).toEqual([]);
+  });
+});
+
+describe("the runner environment file", () => {
+  it("round-trips through the simulator's reader, quotes and all", () => {
+    const text = forgejoRunnerEnv({ uuid: "u-1", handle: "h'; rm -rf /", forgejoUrl: "https://forgejo.example/", runnerId: 5 });
+    expect(parseRunnerEnv(text)).toEqual({
+      RUNNER_UUID: "u-1",
+      JOB_HANDLE: "h'; rm -rf /",
+      FORGEJO_URL: "https://forgejo.example/",
+      RUNNER_ID: "5",
+    });
+    expect(runnerLabel("linux")).toBe("linux:host");
+    expect(runnerLabel("docker:docker://node:22")).toBe("docker:docker://node:22");
+    expect(defaultForgejoRunnerUrl("amd64")).toMatch(/\/v12\.10\.2\/forgejo-runner-12\.10\.2-linux-amd64$/);
+    expect(defaultForgejoRunnerUrl("i386")).toBeNull();
   });
 });
