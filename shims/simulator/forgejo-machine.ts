@@ -60,7 +60,7 @@ export async function bootForgejoRunner(
       },
       alive,
     );
-    return { status: res.status, body: (await res.json().catch(() => null)) as Record<string, any> | null };
+    return { status: res.status, body: (await res.json().catch(() => null)) as { task?: { id: number; context?: { job_id?: number } } } | null };
   };
   const declared = await rpc("Declare", { version: "12.10.2", labels: io.labels });
   if (declared.status !== 200) return io.fail(`Forgejo refused the runner: ${declared.status} ${JSON.stringify(declared.body)}`);
@@ -79,7 +79,7 @@ export async function bootForgejoRunner(
       await io.status("terminated", "forgejo-runner one-job: runner unknown to Forgejo").catch(() => {});
       return;
     }
-    const task = got.body?.task as { id: number; context?: { job_id?: number } } | undefined;
+    const task = got.body?.task;
     if (task) {
       r.phase = "busy";
       r.job_id = task.context?.job_id ?? null;
