@@ -60,7 +60,10 @@ export async function bootForgejoRunner(
       },
       alive,
     );
-    return { status: res.status, body: (await res.json().catch(() => null)) as { task?: { id: number; context?: { job_id?: number } } } | null };
+    return {
+      status: res.status,
+      body: (await res.json().catch(() => null)) as { task?: { id: number; context?: { job_id?: number } } } | null,
+    };
   };
   const declared = await rpc("Declare", { version: "12.10.2", labels: io.labels });
   if (declared.status !== 200) return io.fail(`Forgejo refused the runner: ${declared.status} ${JSON.stringify(declared.body)}`);
