@@ -1,4 +1,4 @@
-// ~430 lines: the Durable Object class is one unit (its RPC surface, its alarm and the pass they
+// ~440 lines: the Durable Object class is one unit (its RPC surface, its alarm and the pass they
 // share); every decision it makes is already in a pure module beside it (reconcile, executor/,
 // jit/, schedule/, guards/), so what is left here is the wiring.
 import { DurableObject } from "cloudflare:workers";
@@ -276,9 +276,7 @@ export class ScaleSet extends DurableObject<Env> {
       this.state.setTimer("retry", Date.now() + 5_000);
     }
     await this.listen(false);
-    const scaleSetId = this.state.scaleSetId;
-    if (scaleSetId && this.state.timer("forgejo_poll") !== null && this.state.timer("forgejo_poll")! <= Date.now())
-      await this.poller.tick(scaleSetId, false, () => this.reconcile("poller"));
+    if (this.state.scaleSetId) await this.poller.tick(this.state.scaleSetId, false, () => this.reconcile("poller"));
     await this.arm();
   }
 
@@ -375,7 +373,9 @@ export class ScaleSet extends DurableObject<Env> {
       now,
     });
     const planned = plan(planInput);
-    const paid = await payForCreates({ ...rows, db, scaleSet: ss, plan: planned, state: this.state, now }, this.settings.githubBudget);
+    // GitHub's budget paces JIT mints at GitHub; a Forgejo runner's registration is not paid from it.
+    const budget = ss.endpoint.forge === "forgejo" ? null : this.settings.githubBudget;
+    const paid = await payForCreates({ ...rows, db, scaleSet: ss, plan: planned, state: this.state, now }, budget);
     // What this invocation cannot pay for in subrequests is left to the next (invocation-cap.ts).
     const result = fitToInvocation(paid, ss.id, now);
     const planLine = { event: "plan", scale_set: ss.id, trigger, ...result.summary, actions: result.actions.length };

@@ -72,7 +72,8 @@ export class PollerHost {
   arm(ss: ScaleSetRecord | null, now = Date.now()): void {
     const due = nextPollAt(this.state, pollsForgejo(ss), this.intervalMs);
     if (due === null) {
-      this.objectState.setTimer(TIMER, null);
+      // Read first: most scale sets never poll, and every pass comes here.
+      if (this.objectState.timer(TIMER) !== null) this.objectState.setTimer(TIMER, null);
       return;
     }
     if (this.running) return;
@@ -99,6 +100,9 @@ export class PollerHost {
    * then `afterChange` when jobs were taken or left (the object plans at once). Never throws.
    */
   async tick(scaleSetId: string, force: boolean, afterChange: () => Promise<void>): Promise<void> {
+    // Not due (or not a polling scale set: no timer): nothing to read.
+    const due = this.objectState.timer(TIMER);
+    if (!force && (due === null || due > Date.now())) return;
     try {
       if (this.running) {
         await this.running;
