@@ -4,6 +4,7 @@
  * job's handle (sealed registration, handle on the instance), and lets go of runners whose job
  * left the queue; Forgejo runners are deleted only when they never took a job.
  */
+import { runDurableObjectAlarm } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, inject, it } from "vitest";
 import { keyringFor } from "../../src/crypto/keyring";
@@ -219,6 +220,23 @@ describe("Forgejo scale sets", () => {
     const requests = await control<{ method: string; path: string }[]>(w.world, "GET", "/requests");
     expect(requests.filter((r) => r.method === "DELETE")).toEqual([]);
     expect((await w.liveInstances()).every((i) => ["pending_delete", "deleting"].includes(i.status))).toBe(true);
+  });
+
+  it("polls on its alarm: a pass arms the poll timer, the alarm polls and runners follow", async () => {
+    const w = await forgejoScaleSet();
+    const [job] = await control<any[]>(w.world, "POST", "/jobs", { owner: "acme", repo: "app", runs_on: ["linux"] });
+    await w.object().reconcileNow(w.scaleSetId);
+    const timer = await inScaleSetObject(w.scaleSetId, (obj) => obj.state.timer("forgejo_poll"));
+    expect(timer).not.toBeNull();
+    const stub = env.SCALE_SET.get(env.SCALE_SET.idFromName(w.scaleSetId));
+    expect(await runDurableObjectAlarm(stub)).toBe(true);
+    const [instance] = await w.liveInstances();
+    expect(instance?.forge_job_handle).toBe(job.handle);
+    // The next poll is armed one interval on (FORGEJO_POLL_INTERVAL_SECONDS, 5 s by default).
+    const next = await inScaleSetObject(w.scaleSetId, (obj) => obj.state.timer("forgejo_poll"));
+    expect(next).toBeGreaterThan(Date.now());
+    // The alarm is armed for it (not for the hourly tick these tests configure).
+    expect(await inScaleSetObject(w.scaleSetId, (_o, state) => state.storage.getAlarm())).toBeLessThanOrEqual(next);
   });
 
   it("serves its machine the forgejo-runner script, its environment and its token, behind its instance token", async () => {
