@@ -68,6 +68,9 @@ describe("scale set store", () => {
       entity: snap.scaleSet!.entity,
       baseUrl: "https://github.com",
       caCertBundle: null,
+      forge: "github",
+      runnerDownloadUrl: null,
+      runnerDownloadSha256: null,
       // No credential pool: the entity's own credentials alone mint its runners.
       pool: [snap.scaleSet!.entity.credentialsId],
     });
