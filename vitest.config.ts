@@ -99,6 +99,7 @@ export default defineConfig(async () => {
               "./test/fake-gitea/global-setup.ts",
               "./test/fake-shim/global-setup.ts",
               "./test/fake-access/global-setup.ts",
+              "./test/fake-forgejo/global-setup.ts",
             ],
           },
         },

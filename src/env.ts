@@ -73,6 +73,8 @@ export interface Env {
   RETENTION_BATCH_SIZE?: string;
   /** Seconds between scale set API listener steps when nothing else is due (0 in production; tests set it far away). */
   LISTEN_REARM_SECONDS?: string;
+  /** Seconds between a Forgejo scale set's polls for waiting jobs (intake `poll`; default 5; docs/forges.md). */
+  FORGEJO_POLL_INTERVAL_SECONDS?: string;
 }
 
 /**

@@ -2653,6 +2653,123 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/metadata/forgejo/runner-env": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A Forgejo runner's uuid, job handle, Forgejo URL and runner id, as shell assignments */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description A Forgejo runner's uuid, job handle, Forgejo URL and runner id, as shell assignments */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "text/plain": string;
+                    };
+                };
+                /** @description Missing, invalid or spent instance token */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Not a Forgejo runner, or it has no registration */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The job the runner was made for left the queue */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/metadata/forgejo/runner-token": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A Forgejo runner's token, raw text (the file forgejo-runner one-job --token-url reads) */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description A Forgejo runner's token, raw text (the file forgejo-runner one-job --token-url reads) */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "text/plain": string;
+                    };
+                };
+                /** @description Missing, invalid or spent instance token */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The runner has no Forgejo registration */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/metadata/install-script": {
         parameters: {
             query?: never;
@@ -6378,8 +6495,7 @@ export interface components {
             flavor: string;
             image: string;
             /**
-             * @description Where jobs come from. webhook: workflow_job deliveries matched by labels. scaleset_api: GitHub's runner scale set API (jobs use `runs-on: <scale set name>`; the coordinator long-polls GitHub, no webhook needed; needs jit_config_enabled)
-             * @default webhook
+             * @description Where jobs come from. webhook: workflow_job deliveries matched by labels. scaleset_api: GitHub's runner scale set API (jobs use `runs-on: <scale set name>`; the coordinator long-polls GitHub, no webhook needed; needs jit_config_enabled). poll: the scale set polls Forgejo for waiting jobs (Forgejo endpoints only, and their default; docs/forges.md). Default: webhook, or poll on a Forgejo endpoint
              * @enum {string}
              */
             intake?: "webhook" | "scaleset_api" | "poll";
@@ -7344,7 +7460,7 @@ export interface components {
             flavor?: string;
             image?: string;
             /**
-             * @description Where jobs come from. webhook: workflow_job deliveries matched by labels. scaleset_api: GitHub's runner scale set API (jobs use `runs-on: <scale set name>`; the coordinator long-polls GitHub, no webhook needed; needs jit_config_enabled)
+             * @description Where jobs come from. webhook: workflow_job deliveries matched by labels. scaleset_api: GitHub's runner scale set API (jobs use `runs-on: <scale set name>`; the coordinator long-polls GitHub, no webhook needed; needs jit_config_enabled). poll: the scale set polls Forgejo for waiting jobs (Forgejo endpoints only, and their default; docs/forges.md). Default: webhook, or poll on a Forgejo endpoint
              * @enum {string}
              */
             intake?: "webhook" | "scaleset_api" | "poll";

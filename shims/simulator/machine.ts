@@ -11,6 +11,7 @@
  *   (ephemeral: GitHub forgets the runner; the machine stays until it is deleted).
  */
 import { runnerSession } from "../../test/fake-github/control-client.ts";
+import { bootForgejoRunner } from "./forgejo-machine.ts";
 import { jitteredBootDelay } from "./timeline.ts";
 
 export interface SimulatorConfig {
@@ -121,6 +122,14 @@ export async function bootRunner(
     labels?: string[];
   };
   callbackUrl ??= about["callback-url"];
+  // A Forgejo scale set's machine plays forgejo-runner one-job instead (./forgejo-machine.ts).
+  if (about.forge === "forgejo")
+    return bootForgejoRunner(
+      r,
+      { metadataUrl: boot.metadataUrl, callbackUrl, token: boot.token, labels: about.labels ?? [], status, fail },
+      config,
+      log,
+    );
   await status("installing", "downloading runner");
   if (about.forge === "gitea" && about.forge_url) {
     // A Gitea scale set's machine plays act_runner instead (./act-runner.ts).

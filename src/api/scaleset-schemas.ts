@@ -93,7 +93,7 @@ const fields = {
   }),
   intake: z.enum(scaleSetIntakes).openapi({
     description:
-      "Where jobs come from. webhook: workflow_job deliveries matched by labels. scaleset_api: GitHub's runner scale set API (jobs use `runs-on: <scale set name>`; the coordinator long-polls GitHub, no webhook needed; needs jit_config_enabled)",
+      "Where jobs come from. webhook: workflow_job deliveries matched by labels. scaleset_api: GitHub's runner scale set API (jobs use `runs-on: <scale set name>`; the coordinator long-polls GitHub, no webhook needed; needs jit_config_enabled). poll: the scale set polls Forgejo for waiting jobs (Forgejo endpoints only, and their default; docs/forges.md). Default: webhook, or poll on a Forgejo endpoint",
   }),
   jit_config_timing: z.enum(jitConfigTimings).openapi({
     description:
@@ -199,8 +199,9 @@ export const CreateScaleSet = z
     extra_specs: fields.extra_specs.default({}),
     enabled: fields.enabled.default(true),
     priority: fields.priority.default(0),
+    // Both default by the endpoint's forge (no JIT on Gitea; poll on Forgejo): decided by the route.
     jit_config_enabled: fields.jit_config_enabled.optional(),
-    intake: fields.intake.default("webhook"),
+    intake: fields.intake.optional(),
     jit_config_timing: fields.jit_config_timing.optional(),
     boot_time_seconds: fields.boot_time_seconds.default(null),
     max_runner_lifetime_seconds: fields.max_runner_lifetime_seconds.default(86_400),

@@ -40,10 +40,7 @@ export interface ActRunnerScriptInput {
 const BODY = String.raw`
 RUNNER_USER="@{EDGERUNNER_RUNNER_USER:-$DEFAULT_RUNNER_USER}"
 RUNNER_DIR="@{EDGERUNNER_RUNNER_DIR:-/home/$RUNNER_USER/act_runner}"
-AUTH="Authorization: Bearer $TOKEN"
-
-${LINUX_SCRIPT_HELPERS}
-report "downloading act_runner from $DOWNLOAD_URL"
+@{HELPERS}report "downloading act_runner from $DOWNLOAD_URL"
 mkdir -p "$RUNNER_DIR" || fail "could not create $RUNNER_DIR"
 cd "$RUNNER_DIR"
 curl -sS --fail -L --retry 5 --retry-delay 2 --retry-connrefused -o act_runner "$DOWNLOAD_URL" \
@@ -88,7 +85,9 @@ trap - ERR
 call_home status "{\"status\":\"idle\",\"message\":\"act_runner registered and started\",\"agent_id\":$AGENT_ID}" \
   || { echo "edgerunner: could not report the runner as installed" >&2; exit 1; }
 echo "edgerunner: act_runner $RUNNER_NAME started"
-`.replaceAll("@{", "${");
+`
+  .replace("@{HELPERS}", () => LINUX_SCRIPT_HELPERS)
+  .replaceAll("@{", "${");
 
 /** The Linux bootstrap of a Gitea scale set's machine. Needs bash, curl, awk and sha256sum (and setsid, from util-linux). */
 export function actRunnerInstallScript(i: ActRunnerScriptInput): string {

@@ -2,11 +2,14 @@ import type { InstallScriptInput } from "./install-script";
 import { commentSafe, shellQuote } from "./install-script";
 
 /**
- * What every Linux bootstrap (GitHub's runner, Gitea's act_runner) defines after its variables:
- * JSON escaping, the status reports to the coordinator (GARM's callbacks), metadata fetches, and
- * running as the runner's user or as root. Raw text with `@{` for bash's `${`, as BODY below.
+ * What every Linux bootstrap script shares (the GitHub runner's here, forgejo-runner's in
+ * forgejo-linux-script.ts): the instance token header, JSON escaping, reports to the callback
+ * routes (`report` a step, `fail` with a message), authenticated metadata fetches, and running
+ * as the runner user or root. Expects METADATA_URL, CALLBACK_URL, TOKEN and RUNNER_USER set.
  */
-export const LINUX_SCRIPT_HELPERS = String.raw`json_escape() {
+export const LINUX_SCRIPT_HELPERS = String.raw`AUTH="Authorization: Bearer $TOKEN"
+
+json_escape() {
   local s=$1
   s=@{s//\\/\\\\}
   s=@{s//\"/\\\"}
@@ -45,7 +48,8 @@ as_runner() {
 as_root() {
   if [ "$(id -u)" = 0 ] || ! command -v sudo >/dev/null 2>&1; then "$@"; else sudo -n -- "$@"; fi
 }
-`;
+
+`.replaceAll("@{", "${");
 
 /**
  * The steps, the same for every instance. Written raw (backslashes are bash's), with `@{`
@@ -55,10 +59,7 @@ as_root() {
 const BODY = String.raw`
 RUNNER_USER="@{EDGERUNNER_RUNNER_USER:-$DEFAULT_RUNNER_USER}"
 RUNNER_DIR="@{EDGERUNNER_RUNNER_DIR:-/home/$RUNNER_USER/actions-runner}"
-AUTH="Authorization: Bearer $TOKEN"
-
-${LINUX_SCRIPT_HELPERS}
-FILENAME="$(basename -- "$FILENAME")"
+@{HELPERS}FILENAME="$(basename -- "$FILENAME")"
 report "downloading runner $FILENAME"
 mkdir -p "$RUNNER_DIR" || fail "could not create $RUNNER_DIR"
 cd "$RUNNER_DIR"
@@ -114,7 +115,9 @@ trap - ERR
 call_home status "{\"status\":\"idle\",\"message\":\"runner successfully installed\",\"agent_id\":$AGENT_ID}" \
   || { echo "edgerunner: could not report the runner as installed" >&2; exit 1; }
 echo "edgerunner: runner $RUNNER_NAME installed"
-`.replaceAll("@{", "${");
+`
+  .replace("@{HELPERS}", () => LINUX_SCRIPT_HELPERS)
+  .replaceAll("@{", "${");
 
 /**
  * The Linux bootstrap: download the runner (bearer temp download token when given), verify

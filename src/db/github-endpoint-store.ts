@@ -9,6 +9,16 @@ export type NewEndpoint = typeof githubEndpoints.$inferInsert;
 /** What an update may change; absent fields keep their value. */
 export type EndpointPatch = Partial<Omit<EndpointRow, "name" | "createdAt">>;
 
+/** The forge of an entity's endpoint (github when the entity is unknown: the caller has checked it exists). */
+export async function entityForge(db: Db, entityId: string): Promise<Forge> {
+  const [row] = await db
+    .select({ forge: githubEndpoints.forge })
+    .from(entities)
+    .innerJoin(githubEndpoints, eq(githubEndpoints.name, entities.endpointName))
+    .where(eq(entities.id, entityId));
+  return row?.forge ?? "github";
+}
+
 export function listEndpoints(db: Db): Promise<EndpointRow[]> {
   return db.select().from(githubEndpoints).orderBy(githubEndpoints.name);
 }
@@ -104,14 +114,4 @@ export async function endpointUse(db: Db, name: string): Promise<EndpointUse | n
 
 export async function deleteEndpoint(db: Db, name: string): Promise<void> {
   await db.delete(githubEndpoints).where(eq(githubEndpoints.name, name));
-}
-
-/** The forge of the endpoint an entity is registered on, or null when there is no such entity. */
-export async function entityForge(db: Db, entityId: string): Promise<Forge | null> {
-  const [row] = await db
-    .select({ forge: githubEndpoints.forge })
-    .from(entities)
-    .innerJoin(githubEndpoints, eq(githubEndpoints.name, entities.endpointName))
-    .where(eq(entities.id, entityId));
-  return row?.forge ?? null;
 }

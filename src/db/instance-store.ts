@@ -40,6 +40,10 @@ export interface InstanceFields {
   jitConfigEnc?: string;
   /** The credential of the entity's pool that minted the runner's JIT config. */
   jitCredentialsId?: string;
+  /** Forgejo: the handle of the waiting job the runner was made for, and that job (id and row). */
+  forgeJobHandle?: string;
+  jobId?: number;
+  jobSeq?: number;
   /** Record the runner status report even when the status stays the same (bootstrap progress). */
   recordRunnerReport?: boolean;
   /**
@@ -161,6 +165,9 @@ export function statusChangeStatements(db: D1Database, changes: StatusChange[]):
            ${field("reportedAgentId", "reported_agent_id")},
            ${field("jitConfigEnc", "jit_config_enc")},
            ${field("jitCredentialsId", "jit_credentials_id")},
+           ${field("forgeJobHandle", "forge_job_handle")},
+           ${field("jobId", "job_id")},
+           ${field("jobSeq", "job_seq")},
            online_at = COALESCE(instances.online_at, json_extract(c.f, '$.onlineAt'))
          FROM changes c
          WHERE instances.id = c.id AND instances.status = c.from_status

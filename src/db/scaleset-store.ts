@@ -62,7 +62,11 @@ export interface ScaleSetRecord {
     forge?: Forge;
   };
   provider: { id: string; name: string; url: string; secretEnc: string; timeoutSeconds: number };
-  endpoint: { baseUrl: string; caCertBundle: string | null };
+  /** `forge`: which forge the endpoint is (github, gitea, forgejo). */
+  endpoint: { baseUrl: string; caCertBundle: string | null; forge: Forge };
+  /** The runner binary Gitea/Forgejo machines download (null: the documented default release) and its SHA-256. */
+  runnerDownloadUrl: string | null;
+  runnerDownloadSha256: string | null;
 }
 
 export interface InstanceRecord {
@@ -219,7 +223,9 @@ export async function loadScaleSetSnapshot(db: D1Database, scaleSetId: string, n
             forge: s.g_forge,
           },
           provider: { id: s.provider_id, name: s.p_name, url: s.p_url, secretEnc: s.p_secret, timeoutSeconds: s.p_timeout },
-          endpoint: { baseUrl: s.g_base_url, caCertBundle: s.g_ca },
+          endpoint: { baseUrl: s.g_base_url, caCertBundle: s.g_ca, forge: s.g_forge ?? "github" },
+          runnerDownloadUrl: s.runner_download_url ?? null,
+          runnerDownloadSha256: s.runner_download_sha256 ?? null,
         }
       : null,
     instances: (instRes!.results as Record<string, any>[]).map((r) => ({
@@ -294,7 +300,8 @@ export interface RunnerSetup {
   pool: string[];
   baseUrl: string;
   caCertBundle: string | null;
-  /** Gitea and Forgejo: the runner binary's URL and SHA-256 set on the scale set (null: the documented default). */
+  /** The endpoint's forge, and (Gitea, Forgejo) the runner binary's URL and SHA-256 set on the scale set (null: the documented default). */
+  forge: Forge;
   runnerDownloadUrl: string | null;
   runnerDownloadSha256: string | null;
 }
@@ -336,6 +343,7 @@ export function runnerSetupFromRow(scaleSetId: string, r: Record<string, any> | 
     },
     baseUrl: r.base_url,
     caCertBundle: r.ca_cert_bundle,
+    forge: r.forge ?? "github",
     runnerDownloadUrl: r.runner_download_url ?? null,
     runnerDownloadSha256: r.runner_download_sha256 ?? null,
     pool: [r.credentials_id, ...(r.pool_ids ? String(r.pool_ids).split(",") : [])],

@@ -94,7 +94,7 @@ async function withGithub<T>(
 ) {
   const db = createDb(c.env);
   const entity = requireFound(await findEntity(db, kind, id), kind, id);
-  const forge = (await entityForge(db, entity.id)) ?? "github";
+  const forge = await entityForge(db, entity.id);
   const gh = new GithubClient({ env: c.env, credentialId: entity.credentialsId });
   try {
     return await fn(gh, entity, forge);

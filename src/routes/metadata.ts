@@ -10,6 +10,7 @@ import { secretContext } from "../crypto/secret-contexts";
 import { claimRegistrationToken, findInstanceAndSetup, releaseRegistrationToken } from "../db/instance-store";
 import { readAndClaimJitMint, releaseJitMint } from "../db/jit-mint-store";
 import { loadRunnerSetup, type RunnerSetup } from "../db/scaleset-store";
+import { forgejoInstallScript, forgejoRunnerEnvFile, forgejoRunnerToken, type MetadataAnswer } from "../forges/forgejo/runner-metadata";
 import { afterResponse } from "../http/after-response";
 import { ApiError, errorResponse } from "../http/errors";
 import { type CallingInstance, type InstanceAppEnv, instanceAuthWith } from "../http/instance-auth";
@@ -35,9 +36,11 @@ const CREDENTIALS_PATH = /\/metadata\/credentials\//;
  * it asks again while it waits in line for the GitHub budget. The other two read what it sealed.
  */
 const MINT_PATH = /\/metadata\/credentials\/runner$/;
+/** A Forgejo runner's registration (forges/forgejo/runner-metadata.ts): read with the sealed registration. */
+const FORGEJO_PATH = /\/metadata\/forgejo\/(runner-env|runner-token)$/;
 /** Paths that need the scale set's runner setup, read with the instance in one D1 round trip (instanceAuthWith's read). */
 const SETUP_PATH =
-  /\/metadata\/(runner-metadata|install-script|system\/service-name|systemd\/unit-file|system\/cert-bundle|credentials\/runner)$/;
+  /\/metadata\/(runner-metadata|install-script|system\/service-name|systemd\/unit-file|system\/cert-bundle|credentials\/runner|forgejo\/runner-env)$/;
 
 const JIT_FILES = { runner: ".runner", credentials: ".credentials", credentials_rsaparams: ".credentials_rsaparams" } as const;
 const RUN_AS_USER = /^[a-z_][a-z0-9_-]{0,31}$/;
@@ -70,6 +73,12 @@ const base = (publicUrl: string) => publicUrl.replace(/\/+$/, "");
 // biome-ignore lint/suspicious/noExplicitAny: RunnerSetup carries the entity columns entityUrl reads, not the whole row type
 const repoUrl = (ctx: RunnerSetup) => entityUrl({ entity: ctx.entity as any, endpoint: { baseUrl: ctx.baseUrl, caCertBundle: null } });
 const text = (body: string, status = 200) => new Response(body, { status, headers: { "content-type": "text/plain; charset=utf-8" } });
+
+/** A Forgejo metadata answer: its text (never cached: it may hold the runner's token), or the refusal. */
+const answered = (c: Context, a: MetadataAnswer) =>
+  a.ok
+    ? new Response(a.body, { headers: { "content-type": "text/plain; charset=utf-8", "cache-control": "no-store" } })
+    : fail(c, a.status, a.message);
 
 const fail = (c: Context, status: ContentfulStatusCode, message: string, details?: unknown) =>
   errorResponse(c, new ApiError(status, message, details));
@@ -146,7 +155,7 @@ export const metadataRoutes = new Hono<InstanceAppEnv>()
     "/metadata/*",
     instanceAuthWith({
       servedOnce: (path) => CREDENTIALS_PATH.test(path),
-      withJitConfig: (path) => CREDENTIALS_PATH.test(path),
+      withJitConfig: (path) => CREDENTIALS_PATH.test(path) || FORGEJO_PATH.test(path),
       // The token names the scale set: its setup is read alongside, used only if the instance is in it.
       read: (c, claims, withJitConfig) =>
         MINT_PATH.test(c.req.path)
@@ -170,8 +179,9 @@ export const metadataRoutes = new Hono<InstanceAppEnv>()
       os_arch: ctx.osArch,
       jit_config_enabled: registersWithJit(inst),
       service_name: serviceName(ctx.entity),
-      // Which forge the runner registers with, and its web URL (Gitea: act_runner register --instance).
-      forge: ctx.entity.forge ?? "github",
+      // github, gitea or forgejo: which runner the machine runs (act_runner on Gitea, forgejo-runner
+      // one-job on Forgejo), and the forge's web URL it registers with.
+      forge: ctx.forge,
       forge_url: ctx.baseUrl,
       "metadata-url": `${base(c.env.PUBLIC_URL)}/api/v1/metadata`,
       "callback-url": `${base(c.env.PUBLIC_URL)}/api/v1/callbacks`,
@@ -181,7 +191,19 @@ export const metadataRoutes = new Hono<InstanceAppEnv>()
     const inst = c.get("instance");
     const ctx = await runnerSetup(c);
     if (!ctx) return fail(c, 401, "unauthorized");
-    if (ctx.entity.forge === "gitea") return giteaInstallScript(c, inst.name, ctx);
+    if (ctx.forge === "gitea") return giteaInstallScript(c, inst.name, ctx);
+    if (ctx.forge === "forgejo") {
+      const user = c.req.query("runAsUser") ?? "runner";
+      if (!RUN_AS_USER.test(user)) return invalidRunAsUser(c);
+      const script = forgejoInstallScript(ctx, {
+        instanceName: inst.name,
+        metadataUrl: `${base(c.env.PUBLIC_URL)}/api/v1/metadata`,
+        callbackUrl: `${base(c.env.PUBLIC_URL)}/api/v1/callbacks`,
+        token: /^Bearer\s+(\S+)$/i.exec(c.req.header("authorization") ?? "")![1]!,
+        runAsUser: user,
+      });
+      return answered(c, script);
+    }
     let tools;
     try {
       tools = await githubRunnerPort(c.env, ctx.entity).runnerDownloads();
@@ -255,6 +277,12 @@ export const metadataRoutes = new Hono<InstanceAppEnv>()
     if (!files[file]) return fail(c, 404, "this runner has no JIT configuration");
     return new Response(fromBase64(files[file]), { headers: { "content-type": "application/octet-stream" } });
   })
+  .get("/metadata/forgejo/runner-env", async (c) => {
+    const ctx = await runnerSetup(c);
+    if (ctx?.forge !== "forgejo") return fail(c, 404, "this runner is not a Forgejo runner");
+    return answered(c, await forgejoRunnerEnvFile(c.env, c.get("instance"), ctx));
+  })
+  .get("/metadata/forgejo/runner-token", async (c) => answered(c, await forgejoRunnerToken(c.env, c.get("instance"))))
   .get("/metadata/runner-registration-token", async (c) => {
     const inst = c.get("instance");
     if (registersWithJit(inst)) return fail(c, 404, "this runner registers with a JIT configuration; it has no registration token");
@@ -334,6 +362,13 @@ export function documentMetadata(app: Router, prefix: string) {
     404: errorJson("The runner registers with a JIT configuration"),
     409: errorJson("Already served for this create attempt"),
     502: errorJson("GitHub did not give a token"),
+  });
+  doc("/forgejo/runner-env", "A Forgejo runner's uuid, job handle, Forgejo URL and runner id, as shell assignments", plain, {
+    404: errorJson("Not a Forgejo runner, or it has no registration"),
+    409: errorJson("The job the runner was made for left the queue"),
+  });
+  doc("/forgejo/runner-token", "A Forgejo runner's token, raw text (the file forgejo-runner one-job --token-url reads)", plain, {
+    404: errorJson("The runner has no Forgejo registration"),
   });
   doc("/system/service-name", "The runner service name", plain);
   doc("/systemd/unit-file", "A systemd unit for the runner (?runAsUser=)", plain, { 400: errorJson("Invalid runAsUser") });

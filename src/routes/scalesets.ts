@@ -28,6 +28,7 @@ import {
   scaleSetUse,
   updateScaleSet,
 } from "../db/scaleset-store";
+import { defaultIntakeFor, forgeIntakeIssues, timingFor } from "../forges/forgejo/scaleset-rules";
 import { defaultJitConfigEnabled, giteaScaleSetProblems } from "../forges/gitea/scaleset-rules";
 import { conflict, inUse, invalidBody } from "../http/errors";
 import { conflictResponse, errorResponses, IdParam, jsonBody, jsonResponse, notFoundResponse, now } from "../http/openapi";
@@ -96,10 +97,21 @@ function registerEntityScaleSets(router: ReturnType<typeof createRouter>, { kind
         const body = c.req.valid("json");
         const db = createDb(c.env);
         const entity = requireFound(await findEntity(db, kind, entityId), kind, entityId);
-        const forge = (await entityForge(db, entity.id)) ?? "github";
+        // The endpoint's forge decides the defaults and what is allowed: no JIT on Gitea, Forgejo polls (src/forges/*/scaleset-rules.ts).
+        const forge = await entityForge(db, entity.id);
+        const intake = body.intake ?? defaultIntakeFor(forge);
         const jitConfigEnabled = body.jit_config_enabled ?? defaultJitConfigEnabled(forge);
-        const forgeProblems = giteaScaleSetProblems(forge, { jitConfigEnabled, intake: body.intake });
-        if (forgeProblems.length) throw invalidBody(forgeProblems);
+        const forgeIssues = [
+          ...giteaScaleSetProblems(forge, { jitConfigEnabled, intake }),
+          ...forgeIntakeIssues({
+            forge,
+            intake,
+            jitConfigEnabled,
+            jitConfigTimingSent: body.jit_config_timing,
+            minIdleRunners: body.min_idle_runners,
+          }),
+        ];
+        if (forgeIssues.length) throw invalidBody(forgeIssues);
         const providerId = await knownProviderId(db, body.provider_name);
         await assertNameFree(db, entityId, body.name);
         const id = crypto.randomUUID();
@@ -123,8 +135,8 @@ function registerEntityScaleSets(router: ReturnType<typeof createRouter>, { kind
           enabled: body.enabled,
           priority: body.priority,
           jitConfigEnabled,
-          intake: body.intake,
-          jitConfigTiming: body.jit_config_timing ?? defaultJitConfigTiming(body.intake),
+          intake,
+          jitConfigTiming: timingFor(forge, intake, body.jit_config_timing ?? defaultJitConfigTiming(intake)),
           bootTimeSeconds: body.boot_time_seconds,
           maxRunnerLifetimeSeconds: body.max_runner_lifetime_seconds,
           runnerLifetimeHardCapSeconds: body.runner_lifetime_hard_cap_seconds,
@@ -180,12 +192,20 @@ export const scaleSetRoutes = entityPaths
     if (intake === "scaleset_api" && body.jit_config_timing === "on_boot") {
       throw invalidBody([{ path: "jit_config_timing", message: "intake scaleset_api mints JIT configs before_create" }]);
     }
-    const jitConfigTiming = intake === "scaleset_api" ? "before_create" : (body.jit_config_timing ?? s.jitConfigTiming);
-    const forgeProblems = giteaScaleSetProblems((await entityForge(db, s.entityId)) ?? "github", {
-      jitConfigEnabled: body.jit_config_enabled ?? s.jitConfigEnabled,
-      intake,
-    });
-    if (forgeProblems.length) throw invalidBody(forgeProblems);
+    const forge = await entityForge(db, s.entityId);
+    const jitConfigEnabled = body.jit_config_enabled ?? s.jitConfigEnabled;
+    const forgeIssues = [
+      ...giteaScaleSetProblems(forge, { jitConfigEnabled, intake }),
+      ...forgeIntakeIssues({
+        forge,
+        intake,
+        jitConfigEnabled,
+        jitConfigTimingSent: body.jit_config_timing,
+        minIdleRunners: minIdle,
+      }),
+    ];
+    if (forgeIssues.length) throw invalidBody(forgeIssues);
+    const jitConfigTiming = timingFor(forge, intake, body.jit_config_timing ?? s.jitConfigTiming);
     if (minIdle > max) {
       throw invalidBody([{ path: "min_idle_runners", message: `min_idle_runners (${minIdle}) cannot exceed max_runners (${max})` }]);
     }

@@ -19,7 +19,7 @@ export const tokenMinutes = (ss: Pick<ScaleSetRecord, "bootstrapTimeout" | "jitC
   ss.bootstrapTimeout * (mintsJitOnBoot(ss) ? 2 : 1);
 
 /** Where a new machine finds its runner: the GitHub URL of the entity it registers with. */
-export function entityUrl(ss: Pick<ScaleSetRecord, "entity" | "endpoint">): string {
+export function entityUrl(ss: Pick<ScaleSetRecord, "entity"> & { endpoint: { baseUrl: string; caCertBundle?: string | null } }): string {
   const base = ss.endpoint.baseUrl.replace(/\/+$/, "");
   const e = ss.entity;
   if (e.kind === "repository") return `${base}/${e.owner}/${e.name}`;

@@ -1,3 +1,4 @@
+import type { PollerState } from "../forges/forgejo/poller";
 import { type CreateBackoff, NO_CREATE_BACKOFF } from "./backoff";
 import type { SpendGuard } from "./guards/spend-guard";
 import { type BootSamples, NO_BOOT_SAMPLES } from "./jit/create-pacing";
@@ -231,6 +232,16 @@ export class ObjectState {
   set listener(value: StoredListener | null) {
     if (value === null) this.deleteMeta("listener");
     else this.setMeta("listener", value);
+  }
+
+  /** The Forgejo poller's state (intake `poll`): its backoff and the jobs it holds. */
+  get poller(): PollerState | null {
+    return this.getMeta<PollerState>("forgejo_poller");
+  }
+
+  set poller(value: PollerState | null) {
+    if (value === null) this.deleteMeta("forgejo_poller");
+    else this.setMeta("forgejo_poller", value);
   }
 
   /** The runner scale set's id at GitHub, once the listener registered it. */

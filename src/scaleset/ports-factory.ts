@@ -3,6 +3,7 @@ import { open } from "../crypto/secret-box";
 import { secretContext } from "../crypto/secret-contexts";
 import { type ScaleSetRecord, scaleSetEntity } from "../db/scaleset-store";
 import type { Env } from "../env";
+import { forgejoRunnerPort } from "../forges/forgejo/runner-port";
 import { giteaRunnerPort } from "../forges/gitea/runner-port";
 import { ActionsServiceClient } from "../github/actions-service/client";
 import { GithubClient } from "../github/github-client";
@@ -83,8 +84,9 @@ export function scaleSetApiRunnerPort(rest: RunnerPort, actions: ActionsServiceP
  * fetch every call goes through (the object's connection limiter), when it has one.
  */
 export function githubRunnerPort(env: Env, entity: ScaleSetRecord["entity"], outbound?: typeof fetch): RunnerPort {
+  // The entity's forge picks the API: Gitea's and Forgejo's runners are their own (src/forges/).
+  if (entity.forge === "forgejo") return forgejoRunnerPort(env, entity, outbound);
   const gh = clientFor(env, entity.credentialsId, outbound);
-  // The entity's forge picks the API: Gitea's runners are its own (src/forges/gitea), over the same client.
   if (entity.forge === "gitea") return giteaRunnerPort(gh, entity);
   const scope = scopeOf(entity);
   const memoKey = `${entity.credentialsId}:${entity.kind}:${entity.owner}/${entity.name}`;

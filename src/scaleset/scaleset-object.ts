@@ -1,4 +1,4 @@
-// ~415 lines: the Durable Object class is one unit (its RPC surface, its alarm and the pass they
+// ~440 lines: the Durable Object class is one unit (its RPC surface, its alarm and the pass they
 // share); every decision it makes is already in a pure module beside it (reconcile, executor/,
 // jit/, schedule/, guards/), so what is left here is the wiring.
 import { DurableObject } from "cloudflare:workers";
@@ -7,6 +7,7 @@ import { applyStatusChanges, findInstance } from "../db/instance-store";
 import { loadScaleSetSnapshot } from "../db/scaleset-store";
 import type { InstanceStatus } from "../db/schema";
 import type { Env } from "../env";
+import { PollerHost } from "../forges/forgejo/poller-host";
 import { type InvocationCost, measure, noCost } from "../lib/invocation-cost";
 import { type OutboundLimiter, outboundLimiter } from "../lib/outbound-limit";
 import { errorText, logEvent as log, logAt } from "../observability/log";
@@ -56,6 +57,8 @@ export class ScaleSet extends DurableObject<Env> {
   private readonly executor: ExecutorContext;
   private readonly runRecord: RunRecord;
   private readonly listener: ListenerHost;
+  /** Forgejo scale sets (intake `poll`): polls for waiting jobs (src/forges/forgejo/). */
+  private readonly poller: PollerHost;
   private limiter: OutboundLimiter | null = null;
   /** What each alarm and RPC spends of Cloudflare's per-invocation budgets (its status). */
   readonly invocations: InvocationRecord;
@@ -75,6 +78,7 @@ export class ScaleSet extends DurableObject<Env> {
     this.settings = scaleSetSettings(env);
     this.runRecord = new RunRecord(this.env.DB, this.state);
     this.listener = new ListenerHost(this.env, this.state, this.settings.listenRearmMs);
+    this.poller = new PollerHost(this.env, this.state, this.settings.forgejoPollMs);
     this.executor = {
       env: this.env,
       state: this.state,
@@ -93,6 +97,7 @@ export class ScaleSet extends DurableObject<Env> {
     this.limiter = limit === null ? null : outboundLimiter(limit);
     this.executor.outbound = this.limiter?.fetch;
     this.listener.outbound = this.limiter?.fetchFirst;
+    this.poller.outbound = this.limiter?.fetchFirst;
   }
 
   // ---- RPC ------------------------------------------------------------------------------
@@ -252,6 +257,14 @@ export class ScaleSet extends DurableObject<Env> {
     return this.status(scaleSetId);
   }
 
+  /** Polls Forgejo for waiting jobs now, ignoring the poller's backoff (tests, operators); then reconciles if jobs came or went. */
+  async pollNow(scaleSetId: string): Promise<ScaleSetStatus> {
+    this.state.bind(scaleSetId);
+    await this.poller.tick(scaleSetId, true, () => this.reconcile("poller"));
+    await this.arm();
+    return this.status(scaleSetId);
+  }
+
   // ---- alarm ------------------------------------------------------------------------------
   override async alarm(): Promise<void> {
     // Never throw: a throwing alarm is retried a few times and then dropped. Errors are
@@ -263,6 +276,7 @@ export class ScaleSet extends DurableObject<Env> {
       this.state.setTimer("retry", Date.now() + 5_000);
     }
     await this.listen(false);
+    if (this.state.scaleSetId) await this.poller.tick(this.state.scaleSetId, false, () => this.reconcile("poller"));
     await this.arm();
   }
 
@@ -330,6 +344,7 @@ export class ScaleSet extends DurableObject<Env> {
 
     // A scale set API listener with a step due and nothing armed for it (new, enabled again): at once.
     this.listener.armFirstStep(ss);
+    this.poller.arm(ss);
 
     const limit = hardLimitAgainst(this.state.createBackoff, this.state.hardLimitVersion, ss.updatedAt);
     if (limit && "lifted" in limit) {
@@ -358,7 +373,9 @@ export class ScaleSet extends DurableObject<Env> {
       now,
     });
     const planned = plan(planInput);
-    const paid = await payForCreates({ ...rows, db, scaleSet: ss, plan: planned, state: this.state, now }, this.settings.githubBudget);
+    // GitHub's budget paces JIT mints at GitHub; a Forgejo runner's registration is not paid from it.
+    const budget = ss.endpoint.forge === "forgejo" ? null : this.settings.githubBudget;
+    const paid = await payForCreates({ ...rows, db, scaleSet: ss, plan: planned, state: this.state, now }, budget);
     // What this invocation cannot pay for in subrequests is left to the next (invocation-cap.ts).
     const result = fitToInvocation(paid, ss.id, now);
     const planLine = { event: "plan", scale_set: ss.id, trigger, ...result.summary, actions: result.actions.length };
@@ -373,7 +390,7 @@ export class ScaleSet extends DurableObject<Env> {
       // Lost webhooks: jobs GitHub has long started or finished must stop asking for runners.
       // (The scale set API loses nothing: its queue holds every event until acknowledged.)
       const corrected =
-        ss.intake === "scaleset_api"
+        ss.intake === "scaleset_api" || ss.intake === "poll"
           ? 0
           : await recheckStaleJobs({
               db,
@@ -409,5 +426,15 @@ export class ScaleSet extends DurableObject<Env> {
 }
 
 // Each RPC and the alarm is one invocation with its own budgets (invocation-record.ts).
-const RPC = ["nudge", "reconcileNow", "status", "resetBackoff", "deleteInstance", "providerCallback", "runnerReport", "listenNow"] as const;
+const RPC = [
+  "nudge",
+  "reconcileNow",
+  "status",
+  "resetBackoff",
+  "deleteInstance",
+  "providerCallback",
+  "runnerReport",
+  "listenNow",
+  "pollNow",
+] as const;
 measureInvocations(ScaleSet, [...RPC, "alarm"]);

@@ -16,6 +16,8 @@ export interface ScaleSetSettings {
   staleJobs: StaleJobPolicy;
   /** Delay before the scale set API listener's next poll (0 in production: one poll always in flight; tests drive it). */
   listenRearmMs: number;
+  /** Between a Forgejo scale set's polls for waiting jobs (intake `poll`, src/forges/forgejo/poller.ts). */
+  forgejoPollMs: number;
   /** Outbound calls (shim, GitHub) run at most this many at a time per scale set. */
   concurrency: number;
   /** At most this many of the object's outbound calls wait for headers at once (null: no limit of ours). */
@@ -51,6 +53,7 @@ export function scaleSetSettings(env: Partial<Env>): ScaleSetSettings {
     },
     staleJobs: { ...DEFAULT_STALE_JOBS, staleAfterMs: seconds(env.STALE_JOB_SECONDS, DEFAULT_STALE_JOBS.staleAfterMs / 1000) },
     listenRearmMs: seconds(env.LISTEN_REARM_SECONDS, 0),
+    forgejoPollMs: Math.max(1_000, seconds(env.FORGEJO_POLL_INTERVAL_SECONDS, 5)),
     concurrency: 16,
     outboundConnections: Number.isInteger(outbound) && outbound > 0 ? outbound : null,
     githubBudget: pointsPerMinute > 0 ? { pointsPerMinute, windowMs: windowMs > 0 ? windowMs : DEFAULT_GITHUB_BUDGET.windowMs } : null,

@@ -69,6 +69,7 @@ describe("scale set store", () => {
       entity: snap.scaleSet!.entity,
       baseUrl: "https://github.com",
       caCertBundle: null,
+      forge: "github",
       runnerDownloadUrl: null,
       runnerDownloadSha256: null,
       // No credential pool: the entity's own credentials alone mint its runners.

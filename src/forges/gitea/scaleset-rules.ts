@@ -7,8 +7,11 @@ import type { FieldProblem } from "../../http/errors";
  * scale set API: its jobs arrive as `workflow_job` webhooks only (Gitea 1.24 or later).
  */
 
-/** jit_config_enabled when the request leaves it out: on where the forge has JIT configs (GitHub). */
-export const defaultJitConfigEnabled = (forge: Forge): boolean => forge === "github";
+/**
+ * jit_config_enabled when the request leaves it out: off on Gitea only (GitHub mints JIT configs;
+ * a Forgejo runner's registration is minted the same way, before its machine is created).
+ */
+export const defaultJitConfigEnabled = (forge: Forge): boolean => forge !== "gitea";
 
 /** Why these settings cannot be a Gitea scale set's, as field problems (none for other forges). */
 export function giteaScaleSetProblems(forge: Forge, s: { jitConfigEnabled: boolean; intake: ScaleSetIntake }): FieldProblem[] {

@@ -4,6 +4,7 @@ import { secretContext } from "../../crypto/secret-contexts";
 import { applyStatusChanges, insertInstancesStatements, type NewInstance, type StatusChange } from "../../db/instance-store";
 import type { InstanceRecord, ScaleSetRecord } from "../../db/scaleset-store";
 import type { Env } from "../../env";
+import { bindNewRunners } from "../../forges/forgejo/poller-host";
 import { mapLimit } from "../../lib/map-limit";
 import { errorText, logEvent as log, logAt } from "../../observability/log";
 import { buildBootstrapInstance, mintsJitOnBoot, tokenMinutes } from "../bootstrap";
@@ -40,6 +41,10 @@ export interface ExecutorContext {
   /** The fetch the object's outbound calls go through (its connection limiter), if it has one. */
   outbound?: typeof fetch;
 }
+
+/** The job a Forgejo runner was made for, on its instance row. */
+const forgejoJobSet = (job: { id: number; seq: number; handle: string } | undefined) =>
+  job ? { forgeJobHandle: job.handle, jobId: job.id, jobSeq: job.seq } : {};
 
 const deleteAttempts = (state: ObjectState, instance: string) => state.ops(instance)?.deleteAttempts ?? 0;
 
@@ -138,7 +143,10 @@ export async function executePlan(
     const tools = fresh.length ? await runners.runnerDownloads().catch(() => []) : [];
     // Without JIT (a registration token), or with JIT minted on boot, the metadata route serves the machine.
     const minting = jitInPass ? fresh : [];
+    // Forgejo: each new runner is made for one waiting job the poller holds (its handle).
+    const forgejoJobs = ss.endpoint.forge === "forgejo" ? bindNewRunners(state, { instances: rows }, fresh) : null;
     const jitConfigs = await mapLimit(minting, concurrency, async (instance) => {
+      if (forgejoJobs && !forgejoJobs.has(instance.id)) return { ok: false as const, error: "no waiting Forgejo job is left for it" };
       const credentialId = mintWith?.[fresh.indexOf(instance)];
       // Minted by the credential whose budget paid for it.
       const port =
@@ -183,7 +191,7 @@ export async function executePlan(
           id: instance.id,
           from: "pending_create",
           to: "error",
-          reason: "GitHub JIT config failed",
+          reason: forgejoJobs ? "Forgejo runner registration failed" : "GitHub JIT config failed",
           at: t2,
           set: { providerFault: `github: ${jit.error}`.slice(0, 2000) },
         });
@@ -196,7 +204,12 @@ export async function executePlan(
         to: "creating",
         reason: "calling provider",
         at: t2,
-        set: { agentId: jit.runnerId, jitConfigEnc: sealed, jitCredentialsId: jit.credentialId ?? ss.entity.credentialsId },
+        set: {
+          agentId: jit.runnerId,
+          jitConfigEnc: sealed,
+          jitCredentialsId: jit.credentialId ?? ss.entity.credentialsId,
+          ...forgejoJobSet(forgejoJobs?.get(instance.id)),
+        },
       });
       toCreate.push({ instance, token: await tokenFor(env, ss, instance, t2) });
     }
