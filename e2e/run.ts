@@ -29,6 +29,8 @@
  *    bursts, no capacity for the flavor in the first subnet, no spot capacity for it at all, the
  *    account's spot limit hit three times, two throttled launches. Also checked: every fallback
  *    landed where capacity was, every instance carries its tags, and nothing is left running.
+ * G: a GitHub, a Gitea and a Forgejo scale set side by side (e2e/forges.ts), 60 jobs in 3 bursts,
+ *    the coordinator killed and restarted once mid-run; every forge's jobs served once, nothing left.
  */
 import { appendFileSync } from "node:fs";
 import { percentile, sleep } from "../bench/harness.mjs";
@@ -38,6 +40,7 @@ import type { DeliveryConfig } from "../test/fake-github/types.ts";
 import { createsAsked } from "../test/fake-shim/requests.ts";
 import type { FaultRule, RecordedRequest } from "../test/fake-shim/types.ts";
 import { EC2_LIVE_STATES } from "./ec2-cloud.ts";
+import { runForgesScenario } from "./forges.ts";
 import { startIntruder } from "./intruder.ts";
 import { profileFromArgs, type StackProfile } from "./profiles.ts";
 import { type Stack, startStack } from "./stack.ts";
@@ -542,15 +545,15 @@ for (let i = 0; i < args.length; i++) {
   if (args[i] === "--repeat") repeat = Number(args[++i]);
   else names.push(args[i]!.toUpperCase());
 }
-const chosen = names.length ? names : Object.keys(scenarios);
+const chosen = names.length ? names : [...Object.keys(scenarios), "G"];
 let failed = false;
 for (let r = 0; r < repeat; r++) {
   for (const name of chosen) {
     const sc = scenarios[name];
-    if (!sc) throw new Error(`no scenario ${name}; have ${Object.keys(scenarios).join(", ")}`);
+    if (!sc && name !== "G") throw new Error(`no scenario ${name}; have ${Object.keys(scenarios).join(", ")}, G`);
     const t = Date.now();
     say(`scenario ${name}${repeat > 1 ? ` (run ${r + 1}/${repeat})` : ""}`);
-    const out = await runScenario(sc, profile);
+    const out = sc ? await runScenario(sc, profile) : await runForgesScenario(profile);
     console.log(
       JSON.stringify({ ...out.summary, profile: profile.name, shim: profile.shim, wall_s: Math.round((Date.now() - t) / 100) / 10 }),
     );

@@ -22,8 +22,11 @@ export interface FakeJob {
   status: JobStatus;
   owner: string;
   repo: string;
-  /** The runner that took it. */
+  /** The runner that took it, and its name (kept after Forgejo removes an ephemeral runner). */
   runner_id: number | null;
+  runner_name: string | null;
+  /** How many times a runner was handed it (FetchTask): more than one would be a job served twice. */
+  fetches: number;
 }
 
 export interface FakeRunner {
@@ -86,6 +89,8 @@ export class ForgejoWorld {
         owner: input.owner,
         repo: input.repo,
         runner_id: null,
+        runner_name: null,
+        fetches: 0,
       };
       this.jobs.set(job.id, job);
       made.push(job);
@@ -161,6 +166,8 @@ export class ForgejoWorld {
     if (!job) return null;
     job.status = "running";
     job.runner_id = runner.id;
+    job.runner_name = runner.name;
+    job.fetches++;
     job.task_id = job.id + 50_000;
     runner.job_id = job.id;
     runner.status = "active";
