@@ -62,13 +62,39 @@ export interface StatusChange {
   set?: InstanceFields;
 }
 
+/**
+ * A change decided before its instance was read (a runner's status report, runner-report.ts):
+ * it names the instance, and is applied only while the row still has these columns (and its
+ * `from` status), every one its decision read; `agentId` left out: the decision read none.
+ */
+export interface ChangeGuard {
+  name: string;
+  scaleSetId: string;
+  createAttempt: number;
+  runnerStatus: RunnerStatus;
+  agentId?: number | null;
+}
+
+export type GuardedChange = Omit<StatusChange, "id"> & { guard: ChangeGuard };
+
+// A guarded change has no id: its instance is the one of its name.
 const CHANGES_CTE = `
   changes AS (
-    SELECT json_extract(value, '$.id') AS id, json_extract(value, '$.from') AS from_status,
+    SELECT coalesce(json_extract(value, '$.id'), (SELECT id FROM instances WHERE name = json_extract(value, '$.guard.name'))) AS id,
+           json_extract(value, '$.from') AS from_status,
            json_extract(value, '$.to') AS to_status, json_extract(value, '$.reason') AS reason,
-           json_extract(value, '$.at') AS at, json_extract(value, '$.set') AS f
+           json_extract(value, '$.at') AS at, json_extract(value, '$.set') AS f,
+           json_type(value, '$.guard') IS NOT NULL AS guarded, json_extract(value, '$.guard.scaleSetId') AS g_scale_set,
+           json_extract(value, '$.guard.createAttempt') AS g_attempt, json_extract(value, '$.guard.runnerStatus') AS g_runner_status,
+           json_type(value, '$.guard.agentId') IS NOT NULL AS g_has_agent, json_extract(value, '$.guard.agentId') AS g_agent
       FROM json_each(?1)
   )`;
+
+/** Change `c` may be applied to instance row `i`: the status it expects, and its guard's columns when it has one. */
+const applies = (i: string) =>
+  `${i}.id = c.id AND ${i}.status = c.from_status
+   AND (NOT c.guarded OR (${i}.scale_set_id = c.g_scale_set AND ${i}.create_attempt = c.g_attempt
+        AND ${i}.runner_status = c.g_runner_status AND (NOT c.g_has_agent OR ${i}.agent_id IS c.g_agent)))`;
 
 // A present key sets the column (JSON null clears it); an absent key keeps it.
 const field = (json: string, column: string) =>
@@ -112,17 +138,18 @@ const STARTUP_SECONDS = "(MAX(0, json_extract(c.f, '$.onlineAt') - i.created_at)
 const OBSERVE_STARTUP = `WITH ${CHANGES_CTE}
 INSERT INTO metric_histograms (metric, scale_set_id, bucket, count, sum)
 SELECT ?2, i.scale_set_id, ${bucketSql(STARTUP_SECONDS)}, 1, ${STARTUP_SECONDS}
-  FROM changes c JOIN instances i ON i.id = c.id AND i.status = c.from_status
+  FROM changes c JOIN instances i ON ${applies("i")}
  WHERE i.online_at IS NULL AND json_extract(c.f, '$.onlineAt') IS NOT NULL
 ${ADD_OBSERVATION}`;
 
 /**
  * Statements applying status changes, each only if the row still has the status the change
- * expects (so a concurrent writer wins cleanly), recording each applied transition (and the
+ * expects (so a concurrent writer wins cleanly) and, for a guarded change, its guard's columns,
+ * recording each applied transition (and the
  * startup time of a runner that came online, when a change says so).
  * The last statement RETURNS the ids that changed.
  */
-export function statusChangeStatements(db: D1Database, changes: StatusChange[]): D1PreparedStatement[] {
+export function statusChangeStatements(db: D1Database, changes: (StatusChange | GuardedChange)[]): D1PreparedStatement[] {
   if (!changes.length) return [];
   const json = JSON.stringify(changes);
   const online = changes.some((c) => c.set?.onlineAt !== undefined);
@@ -133,11 +160,11 @@ export function statusChangeStatements(db: D1Database, changes: StatusChange[]):
         `WITH ${CHANGES_CTE}
          INSERT INTO instance_transitions (instance_id, at, field, from_value, to_value, reason)
          SELECT c.id, c.at, 'status', c.from_status, c.to_status, c.reason
-           FROM changes c JOIN instances i ON i.id = c.id AND i.status = c.from_status
+           FROM changes c JOIN instances i ON ${applies("i")}
           WHERE c.from_status != c.to_status
          UNION ALL
          SELECT c.id, c.at, 'runner_status', i.runner_status, json_extract(c.f, '$.runnerStatus'), c.reason
-           FROM changes c JOIN instances i ON i.id = c.id AND i.status = c.from_status
+           FROM changes c JOIN instances i ON ${applies("i")}
           WHERE json_extract(c.f, '$.runnerStatus') IS NOT NULL
             AND (json_extract(c.f, '$.runnerStatus') != i.runner_status OR json_extract(c.f, '$.recordRunnerReport') = 1)`,
       )
@@ -170,7 +197,7 @@ export function statusChangeStatements(db: D1Database, changes: StatusChange[]):
            ${field("jobSeq", "job_seq")},
            online_at = COALESCE(instances.online_at, json_extract(c.f, '$.onlineAt'))
          FROM changes c
-         WHERE instances.id = c.id AND instances.status = c.from_status
+         WHERE ${applies("instances")}
          RETURNING instances.id`,
       )
       .bind(json),
@@ -305,22 +332,6 @@ export async function liveInstanceNames(db: D1Database, names: string[]): Promis
 
 /** The create attempt a booting machine speaks for: what it writes is dropped once the instance is recreated. */
 export type InstanceAttempt = Pick<InstanceSummary, "id" | "createAttempt">;
-
-/** What a booting machine says about its OS and runner id; absent values keep what is there. */
-export async function recordSystemInfo(
-  db: D1Database,
-  inst: InstanceAttempt,
-  info: { osName: string | null; osVersion: string | null; reportedAgentId: number | null },
-  at: number,
-): Promise<void> {
-  await db
-    .prepare(
-      `UPDATE instances SET os_name = coalesce(?, os_name), os_version = coalesce(?, os_version), reported_agent_id = coalesce(?, reported_agent_id), updated_at = ?
-        WHERE id = ? AND create_attempt = ?`,
-    )
-    .bind(info.osName, info.osVersion, info.reportedAgentId, at, inst.id, inst.createAttempt)
-    .run();
-}
 
 /**
  * Claims the one registration token of a create attempt (runners without JIT). One conditional

@@ -67,6 +67,16 @@ export async function instanceFromClaims(
       : withJitConfig
         ? await findInstanceWithJitConfig(c.env.DB, claims.sub)
         : await findInstance(c.env.DB, claims.sub);
+  return checkedInstance(c, row, claims, opts);
+}
+
+/** A row read for the claims, checked (instanceRefusal): the instance, or the refusal to answer. */
+export function checkedInstance(
+  c: Context<InstanceAppEnv>,
+  row: CallingInstance | null,
+  claims: InstanceTokenClaims,
+  opts: Pick<InstanceAuthOptions, "servedOnce"> = {},
+): CallingInstance | Response {
   const refusal = instanceRefusal(row, claims);
   if (refusal && reportedIn(row, refusal) && opts.servedOnce?.(c.req.path)) {
     logEvent({ event: "instance_auth_refused", path: c.req.path, reason: refusal, instance: claims.sub, scale_set: claims.ss });

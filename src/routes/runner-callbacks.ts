@@ -1,13 +1,21 @@
 import { z } from "@hono/zod-openapi";
 import { type Context, Hono } from "hono";
-import { recordSystemInfo } from "../db/instance-store";
+import { readAndRecordSystemInfo, recordSystemInfo } from "../db/runner-report-store";
 import { runnerStatuses } from "../db/schema";
 import { ApiError, errorResponse, invalidTransition, zodDetails } from "../http/errors";
-import { type CallingInstance, type InstanceAppEnv, instanceAuthWith, instanceFromClaims, refuseInstance } from "../http/instance-auth";
+import {
+  type CallingInstance,
+  checkedInstance,
+  type InstanceAppEnv,
+  instanceAuthWith,
+  instanceFromClaims,
+  refuseInstance,
+} from "../http/instance-auth";
 import { errorJson } from "../http/openapi";
 import type { Router } from "../http/router";
 import { logEvent as log, logger } from "../observability/log";
-import { claimOnReport } from "../scaleset/runner-identity";
+import { usableTokenStates } from "../scaleset/instance-access";
+import { claimOnReport, claimsInAdvance } from "../scaleset/runner-identity";
 import { scaleSetObject } from "../scaleset/stub";
 
 /**
@@ -62,8 +70,9 @@ const STATUS_PATHS = ["/callbacks", "/callbacks/status"];
 
 // A status report's instance is checked by the scale set object, which reads it anyway in the
 // report's serialized turn: one D1 read per report instead of two (the route's, then the object's).
-const STATUS_PATH = /\/callbacks(\/status)?$/;
-const callbackAuth = instanceAuthWith({ checkedByHandler: (path) => STATUS_PATH.test(path) });
+// System info is checked by its handler, on the read that goes with its write (one round trip).
+const CHECKED_BY_HANDLER = /\/callbacks(\/status|\/system-info)?\/?$/;
+const callbackAuth = instanceAuthWith({ checkedByHandler: (path) => CHECKED_BY_HANDLER.test(path) });
 
 export const runnerCallbackRoutes = new Hono<InstanceAppEnv>()
   .use("/callbacks", callbackAuth)
@@ -93,18 +102,33 @@ export const runnerCallbackRoutes = new Hono<InstanceAppEnv>()
     return c.body(null, 200);
   })
   .post("/callbacks/system-info", async (c) => {
-    const inst = c.get("instance");
+    const claims = c.get("instanceClaims");
     const body = await readJson(c.req.raw, SystemInfo);
-    if (!body.ok) return invalidCallback(c, inst, "system-info", body.error);
+    if (!body.ok) {
+      // As a status report: a refused token learns it is refused, never what was wrong with its body.
+      const inst = await instanceFromClaims(c, claims);
+      return inst instanceof Response ? inst : invalidCallback(c, inst, "system-info", body.error);
+    }
+    const reported = body.value.agent_id ?? null;
+    const info = { osName: body.value.os_name ?? null, osVersion: body.value.os_version ?? null };
+    const at = Date.now();
+    // Read and written in one round trip: the write holds the token rule (so a refused token
+    // writes nothing) and is decided for each runner id the claim rule tells apart.
+    const found = await readAndRecordSystemInfo(
+      c.env.DB,
+      { name: claims.sub, scaleSetId: claims.ss, createAttempt: claims.att },
+      usableTokenStates(claims),
+      info,
+      claimsInAdvance(reported).map(({ agentId, claim }) => ({ agentId, reportedAgentId: claim.record })),
+      at,
+    );
+    const inst = checkedInstance(c, found.instance, claims);
+    if (inst instanceof Response) return inst;
     // A reported id is a claim, kept apart from GitHub's own (runner-identity.ts): removal
     // confirms it at GitHub, so a machine cannot make the scale set remove another runner.
-    const claim = claimOnReport(inst.agentId, body.value.agent_id ?? null);
-    await recordSystemInfo(
-      c.env.DB,
-      inst,
-      { osName: body.value.os_name ?? null, osVersion: body.value.os_version ?? null, reportedAgentId: claim.record },
-      Date.now(),
-    );
+    const claim = claimOnReport(inst.agentId, reported);
+    // An instance holding a runner id none of the writes was decided for: written apart, as before.
+    if (!found.recorded) await recordSystemInfo(c.env.DB, inst, { ...info, reportedAgentId: claim.record }, at);
     // Debug: the instance row keeps what it said (os_name, os_version, its claimed runner id).
     logger.debug({
       event: "runner_system_info",

@@ -1,4 +1,4 @@
-import type { InstanceStatus, RunnerStatus } from "../db/schema";
+import { type InstanceStatus, instanceStatuses, type RunnerStatus, runnerStatuses } from "../db/schema";
 
 /**
  * Who may use an instance token (GARM's rule), in one place for the two that check it: the
@@ -35,3 +35,21 @@ export function instanceRefusal(row: TokenHolder | null, claims: { ss: string; a
 /** The refusal says the runner has reported in (its token is genuine, its instance live). */
 export const reportedIn = (row: TokenHolder | null, refusal: string | null): boolean =>
   row !== null && refusal === `runner is ${row.runnerStatus}`;
+
+/**
+ * Every (status, runner status) with which an instance may use the token of these claims, found
+ * by asking instanceRefusal itself: for writes that carry the token rule into D1, so that they
+ * can go in the same round trip as the read of the row (a status report, system info) while the
+ * rule stays stated once, above.
+ */
+export function usableTokenStates(claims: { ss: string; att: number }): { status: InstanceStatus; runnerStatus: RunnerStatus }[] {
+  const states: { status: InstanceStatus; runnerStatus: RunnerStatus }[] = [];
+  for (const status of instanceStatuses) {
+    for (const runnerStatus of runnerStatuses) {
+      if (instanceRefusal({ scaleSetId: claims.ss, createAttempt: claims.att, status, runnerStatus }, claims) === null) {
+        states.push({ status, runnerStatus });
+      }
+    }
+  }
+  return states;
+}

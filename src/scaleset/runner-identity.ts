@@ -61,6 +61,18 @@ export function claimOnReport(agentId: number | null, reported: number | null): 
   return { record: reported, rejected: false };
 }
 
+/**
+ * claimOnReport decided before the instance is read, for each runner id the instance may hold
+ * that it tells apart: none, and the reported one (when nothing is reported it reads no id:
+ * `agentId` is then left out). An instance holding any other id, a claim GitHub contradicts, is
+ * none of these: its write is decided after the read.
+ */
+export function claimsInAdvance(reported: number | null): { agentId?: number | null; claim: ReturnType<typeof claimOnReport> }[] {
+  // (An RPC caller's absent id is none too: each row must get one change at most.)
+  if (reported == null) return [{ claim: claimOnReport(null, null) }];
+  return [null, reported].map((agentId) => ({ agentId, claim: claimOnReport(agentId, reported) }));
+}
+
 export interface RunnerRemovalOutcome {
   removal: RunnerRemoval;
   /** GitHub's id of the instance's runner when this removal learnt it (to record as confirmed). */

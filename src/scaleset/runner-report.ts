@@ -1,9 +1,10 @@
-import type { StatusChange } from "../db/instance-store";
+import type { ChangeGuard, StatusChange } from "../db/instance-store";
 import type { InstanceStatus, RunnerStatus } from "../db/schema";
 import type { LogFields } from "../observability/log";
+import { usableTokenStates } from "./instance-access";
 import { canRunnerTransition } from "./instance-states";
 import { type LifecycleLevel, runnerStatusLevel } from "./log-levels";
-import { claimOnReport } from "./runner-identity";
+import { claimOnReport, claimsInAdvance } from "./runner-identity";
 
 /** What a bootstrapping runner reports through the callback routes. */
 export interface RunnerReport {
@@ -49,6 +50,33 @@ export function runnerReportChange(
     },
   };
   return { change, message, claimRejected: claim.rejected };
+}
+
+/** A change decided before its instance is read: written only to a row that still is what it was decided from. */
+export type ChangeInAdvance = Omit<StatusChange, "id"> & { guard: Omit<ChangeGuard, "name"> };
+
+/**
+ * The report decided in advance, with runnerReportChange itself, for every row its instance may
+ * be when the token may be used (usableTokenStates: a live instance, a runner still
+ * bootstrapping; each runner id claimsInAdvance tells apart). Each change's `from` and guard are
+ * every column its decision read, so the store can read the instance and write, in the same D1
+ * round trip, the one change (if any) decided for the row as it is: the same change the row
+ * read would get. A row none of them is (a runner id GitHub gave otherwise, a refused token)
+ * gets nothing written; the caller decides after the read, as before.
+ */
+export function reportChangesInAdvance(claims: { ss: string; att: number }, report: RunnerReport, now: number): ChangeInAdvance[] {
+  const changes: ChangeInAdvance[] = [];
+  for (const state of usableTokenStates(claims)) {
+    for (const { agentId } of claimsInAdvance(report.agentId)) {
+      const row = { id: "", ...state, createAttempt: claims.att, agentId: agentId ?? null };
+      const verdict = runnerReportChange(row, claims.att, report, now);
+      if ("error" in verdict) continue;
+      const { id: _, ...change } = verdict.change;
+      const guard = { scaleSetId: claims.ss, createAttempt: claims.att, runnerStatus: state.runnerStatus };
+      changes.push({ ...change, guard: agentId === undefined ? guard : { ...guard, agentId } });
+    }
+  }
+  return changes;
 }
 
 /**

@@ -1,9 +1,10 @@
-// ~440 lines: the Durable Object class is one unit (its RPC surface, its alarm and the pass they
+// ~450 lines: the Durable Object class is one unit (its RPC surface, its alarm and the pass they
 // share); every decision it makes is already in a pure module beside it (reconcile, executor/,
 // jit/, schedule/, guards/), so what is left here is the wiring.
 import { DurableObject } from "cloudflare:workers";
 import { countingD1, measuredD1 } from "../db/counting-d1";
 import { applyStatusChanges, findInstance } from "../db/instance-store";
+import { readAndApplyRunnerReport } from "../db/runner-report-store";
 import { loadScaleSetSnapshot } from "../db/scaleset-store";
 import type { InstanceStatus } from "../db/schema";
 import type { Env } from "../env";
@@ -32,7 +33,13 @@ import { objectStatus, type ScaleSetStatus } from "./object-status";
 import { afterCreate, keepCreateBackoff, keepOutcome } from "./outcome-keeping";
 import { githubRunnerPort } from "./ports-factory";
 import { plan } from "./reconcile";
-import { type RunnerReport, type RunnerReportRefusal, runnerReportChange, runnerReportEvents } from "./runner-report";
+import {
+  type RunnerReport,
+  type RunnerReportRefusal,
+  reportChangesInAdvance,
+  runnerReportChange,
+  runnerReportEvents,
+} from "./runner-report";
 import { MinIdleKeeper } from "./schedule/min-idle-keeping";
 import { type ScaleSetSettings, scaleSetSettings } from "./settings";
 import { recheckStaleJobs } from "./stale-jobs/stale-job-recheck";
@@ -235,15 +242,19 @@ export class ScaleSet extends DurableObject<Env> {
     createAttempt: number,
     report: RunnerReport,
   ): Promise<{ ok: true } | RunnerReportRefusal> {
-    // Read across scale sets, so a refusal names the same reason the routes' check would.
-    const row = await findInstance(this.env.DB, name);
-    const refusal = instanceRefusal(row, { ss: scaleSetId, att: createAttempt });
+    const claims = { ss: scaleSetId, att: createAttempt };
+    const now = Date.now();
+    // Read (across scale sets, so a refusal names the same reason the routes' check would) and
+    // written in one round trip: the change is decided in advance for each row it may find.
+    const { instance: row, applied } = await readAndApplyRunnerReport(this.env.DB, name, reportChangesInAdvance(claims, report, now));
+    const refusal = instanceRefusal(row, claims);
     if (refusal || !row) return { error: "unauthorized", reason: refusal ?? "no such instance" };
     this.state.bind(scaleSetId);
-    const verdict = runnerReportChange(row, createAttempt, report, Date.now());
+    // The same decision for the row read: the change written with it, if one was.
+    const verdict = runnerReportChange(row, createAttempt, report, now);
     if ("error" in verdict) return verdict;
-    const applied = await applyStatusChanges(this.env.DB, [verdict.change]);
-    if (!applied.size) return { error: "gone" };
+    // A row none of the changes was decided for (a runner id GitHub gave otherwise): written apart, as before.
+    if (!applied && !(await applyStatusChanges(this.env.DB, [verdict.change])).size) return { error: "gone" };
     for (const { level, fields } of runnerReportEvents({ scaleSetId, instance: name }, row, report, verdict)) logAt(level, fields);
     if (report.status === "failed" || report.status === "idle") await this.nudge(scaleSetId);
     return { ok: true };

@@ -1,5 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { runnerReportChange, runnerReportEvents } from "../../src/scaleset/runner-report";
+import { instanceRefusal, usableTokenStates } from "../../src/scaleset/instance-access";
+import { canRunnerTransition } from "../../src/scaleset/instance-states";
+import { claimOnReport, claimsInAdvance } from "../../src/scaleset/runner-identity";
+import { type RunnerReport, reportChangesInAdvance, runnerReportChange, runnerReportEvents } from "../../src/scaleset/runner-report";
 
 const NOW = 1_000_000;
 const row = (over: Partial<Parameters<typeof runnerReportChange>[0]> = {}) => ({
@@ -114,5 +117,55 @@ describe("runnerReportChange", () => {
         },
       )[0]!.level;
     expect([level("installing"), level("idle"), level("failed")]).toEqual(["debug", "info", "info"]);
+  });
+});
+
+describe("reportChangesInAdvance", () => {
+  const claims = { ss: "ss-1", att: 2 };
+  const reports: RunnerReport[] = [
+    { status: "installing", message: "downloading", agentId: null },
+    { status: "installing", message: "configuring", agentId: 7 },
+    { status: "idle", message: "", agentId: 7 },
+    { status: "idle", message: "", agentId: null },
+    { status: "failed", message: "checksum", agentId: null },
+    { status: "pending", message: "", agentId: null },
+    { status: "active", message: "", agentId: 7 },
+  ];
+
+  it("the token rule's states: a live instance whose runner still bootstraps, as instanceRefusal says", () => {
+    const states = usableTokenStates(claims).map((s) => `${s.status}/${s.runnerStatus}`);
+    expect(states.sort()).toEqual(["creating/installing", "creating/pending", "running/installing", "running/pending"]);
+  });
+
+  it("claimsInAdvance: one answer when no id is reported (claimOnReport reads none), else one per id it tells apart", () => {
+    const none = claimsInAdvance(null);
+    expect(none).toEqual([{ claim: { record: null, rejected: false } }]);
+    for (const agentId of [null, 1, 7]) expect(claimOnReport(agentId, null)).toEqual(none[0]!.claim);
+    expect(claimsInAdvance(7)).toEqual([
+      { agentId: null, claim: { record: 7, rejected: false } },
+      { agentId: 7, claim: { record: null, rejected: false } },
+    ]);
+  });
+
+  it("decides each change with runnerReportChange, for a row its guard and `from` describe, one change per row at most", () => {
+    for (const report of reports) {
+      const changes = reportChangesInAdvance(claims, report, NOW);
+      const rows = new Set<string>();
+      for (const { guard, ...change } of changes) {
+        expect(guard).toMatchObject({ scaleSetId: "ss-1", createAttempt: 2 });
+        const row = { id: "id", status: change.from, runnerStatus: guard.runnerStatus, createAttempt: 2, agentId: guard.agentId ?? null };
+        expect(instanceRefusal({ ...row, scaleSetId: "ss-1" }, claims)).toBeNull();
+        const verdict = runnerReportChange(row, 2, report, NOW);
+        expect("change" in verdict && verdict.change).toEqual({ ...change, id: "id" });
+        // Only a reported id makes the decision read the instance's.
+        expect("agentId" in guard).toBe(report.agentId !== null);
+        const key = `${change.from}/${guard.runnerStatus}/${guard.agentId}`;
+        expect(rows.has(key), key).toBe(false);
+        rows.add(key);
+      }
+      // Every usable row the rule accepts the report from has its change (none for a forbidden report).
+      const accepted = usableTokenStates(claims).filter((s) => canRunnerTransition(s.runnerStatus, report.status));
+      expect(changes).toHaveLength(accepted.length * (report.agentId === null ? 1 : 2));
+    }
   });
 });

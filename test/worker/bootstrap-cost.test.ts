@@ -3,6 +3,7 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it, vi } from "vitest";
 import { createApp } from "../../src/app";
 import { countingD1 } from "../../src/db/counting-d1";
+import { inScaleSetObject } from "./helpers";
 import { createRunners, scaleSetWorld } from "./scaleset-world";
 
 // What a booting machine's requests cost in D1 round trips: each of a runner's ~8 bootstrap
@@ -13,11 +14,12 @@ const SHIM_SECRET = "bootstrap-cost-shim-secret";
 const ORIGIN = "https://edgerunner.test";
 
 /** The request's status and the D1 round trips it took, the work it left to waitUntil included. */
-async function costOf(token: string, path: string): Promise<{ status: number; trips: number; text: string }> {
+async function costOf(token: string, path: string, body?: unknown): Promise<{ status: number; trips: number; text: string }> {
   const trips = { n: 0 };
   const ctx = createExecutionContext();
+  const init = body === undefined ? {} : { method: "POST", body: JSON.stringify(body) };
   const res = await createApp().fetch(
-    new Request(`${ORIGIN}/api/v1${path}`, { headers: { authorization: `Bearer ${token}` } }),
+    new Request(`${ORIGIN}/api/v1${path}`, { ...init, headers: { authorization: `Bearer ${token}` } }),
     { ...env, DB: countingD1(env.DB, trips) },
     ctx,
   );
@@ -76,4 +78,35 @@ describe("bootstrap requests: D1 round trips", () => {
       .first<{ jit_claimed_at: number | null }>();
     expect(row!.jit_claimed_at).toBeNull();
   }, 20_000);
+
+  it("system info: the instance's check and its write in one round trip; a runner id GitHub contradicts is written apart", async () => {
+    const s = await scaleSetWorld(SHIM_SECRET, { runner_prefix: "bs" });
+    const [r] = await createRunners(s, 1);
+    const row = () =>
+      env.DB.prepare("SELECT os_name, os_version, agent_id, reported_agent_id FROM instances WHERE name = ?").bind(r!.name).first();
+    // No JIT runner id yet (minted on boot): the reported one is kept as a claim.
+    const first = await costOf(r!.token, "/callbacks/system-info", { os_name: "ubuntu", os_version: "24.04", agent_id: 5 });
+    expect([first.status, first.trips], first.text).toEqual([200, 1]);
+    expect(await row()).toEqual({ os_name: "ubuntu", os_version: "24.04", agent_id: null, reported_agent_id: 5 });
+    // GitHub gave the runner id 6 meanwhile, and the machine says 6: nothing more to record.
+    await env.DB.prepare("UPDATE instances SET agent_id = 6 WHERE name = ?").bind(r!.name).run();
+    const same = await costOf(r!.token, "/callbacks/system-info", { os_version: "24.10", agent_id: 6 });
+    expect([same.status, same.trips]).toEqual([200, 1]);
+    expect(await row()).toEqual({ os_name: "ubuntu", os_version: "24.10", agent_id: 6, reported_agent_id: 5 });
+    // It says 7: a claim GitHub contradicts, decided after the read (a second round trip), recorded as nothing.
+    const contradicted = await costOf(r!.token, "/callbacks/system-info", { os_name: "debian", agent_id: 7 });
+    expect([contradicted.status, contradicted.trips]).toEqual([200, 2]);
+    expect(await row()).toEqual({ os_name: "debian", os_version: "24.10", agent_id: 6, reported_agent_id: 5 });
+  });
+
+  it("status reports: the scale set object reads and writes each in one round trip (the route none)", async () => {
+    const s = await scaleSetWorld(SHIM_SECRET, { runner_prefix: "bt" });
+    const [r] = await createRunners(s, 1);
+    for (const status of ["installing", "installing", "idle"]) {
+      const cost = await costOf(r!.token, "/callbacks/status", { status, message: "" });
+      expect([cost.status, cost.trips], cost.text).toEqual([200, 0]);
+      const last = await inScaleSetObject(s.scaleSetId, (obj) => obj.invocations.status().last);
+      expect([last.method, last.d1_round_trips]).toEqual(["runnerReport", 1]);
+    }
+  });
 });

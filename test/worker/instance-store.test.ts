@@ -9,10 +9,10 @@ import {
   insertInstancesStatements,
   instanceOwner,
   liveInstanceNames,
-  recordSystemInfo,
   releaseRegistrationToken,
 } from "../../src/db/instance-store";
 import { providerSecretByName } from "../../src/db/provider-store";
+import { recordSystemInfo } from "../../src/db/runner-report-store";
 import { insertInstance, seed } from "./helpers";
 
 let scaleSetId: string;
