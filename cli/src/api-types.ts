@@ -7314,6 +7314,36 @@ export interface components {
              */
             next_wake_at: string | null;
             pending_operations: number;
+            /** @description The Forgejo poller (intake poll): Forgejo sends no workflow_job webhooks, so the object polls; null if it never polled */
+            poller: {
+                /** @description Straight failed polls; it backs off 2 s doubling to 5 min */
+                failures: number;
+                /** @description Jobs this scale set took: waiting for the runner made for them, or running on it */
+                held_jobs: number;
+                /** @description Listed jobs that failed validation (skipped), over the poller's life */
+                invalid_jobs: number;
+                last_error: string | null;
+                /**
+                 * Format: date-time
+                 * @description When it last asked Forgejo for the scope's waiting jobs
+                 * @example 2026-11-22T10:00:00.000Z
+                 */
+                last_poll_at: string | null;
+                /**
+                 * Format: date-time
+                 * @description When it asks next; null: it does not poll now (disabled)
+                 * @example 2026-11-22T10:00:00.000Z
+                 */
+                next_poll_at: string | null;
+                /**
+                 * Format: date-time
+                 * @description No poll before this: the backoff, or Forgejo's throttling
+                 * @example 2026-11-22T10:00:00.000Z
+                 */
+                retry_at: string | null;
+                /** @description Waiting jobs of the entity's scope at the last good poll (any labels); null before one */
+                waiting_jobs_seen: number | null;
+            } | null;
             scale_set_id: string | null;
             /** @description The spend guard (max_machine_hours_per_day) as the last reconcile found it; null without a cap */
             spend_guard: {

@@ -51,8 +51,8 @@ describe("Forgejo poller timing", () => {
     const twice = afterPoll(failed, { ok: false, error: "HTTP 500" }, 3_000);
     expect(twice).toMatchObject({ failures: 2, retryAt: 7_000 });
     expect(nextPollAt(twice, true, 5_000)).toBe(7_000);
-    const ok = afterPoll(twice, { ok: true, held: {}, invalid: 1 }, 7_000);
-    expect(ok).toMatchObject({ failures: 0, retryAt: null, lastError: null, lastPollAt: 7_000, invalidJobs: 1 });
+    const ok = afterPoll(twice, { ok: true, held: {}, invalid: 1, waiting: 3 }, 7_000);
+    expect(ok).toMatchObject({ failures: 0, retryAt: null, lastError: null, lastPollAt: 7_000, lastWaiting: 3, invalidJobs: 1 });
   });
 
   it("waits out Forgejo's throttling when it is longer than the backoff", () => {

@@ -14,6 +14,7 @@ import { mintInstanceToken } from "../../src/scaleset/instance-token";
 import { scaleSetObject } from "../../src/scaleset/stub";
 import { createTenant } from "../fake-shim/control";
 import { api, call, inScaleSetObject, unique } from "./helpers";
+import { login, ui } from "./ui-helpers";
 
 const SHIM_SECRET = "forgejo-poller-shim-secret";
 const TOKEN = "forgejo-access-token";
@@ -286,5 +287,36 @@ describe("Forgejo scale sets", () => {
     expect((await jobLists()) - before).toBe(1);
     expect(await poller()).toMatchObject({ failures: 0, retryAt: null });
     expect(await w.liveInstances()).toHaveLength(1);
+  });
+
+  it("shows its poller in the scale set's status: last and next poll, waiting jobs seen, jobs held, failures with the last error", async () => {
+    const w = await forgejoScaleSet();
+    const status = async () => (await api.get(`/api/v1/scalesets/${w.scaleSetId}`)).body.status.poller;
+    await control(w.world, "POST", "/jobs", { owner: "acme", repo: "app", runs_on: ["linux"] });
+    await control(w.world, "POST", "/jobs", { owner: "acme", repo: "app", runs_on: ["gpu"] });
+    await control(w.world, "POST", "/faults", { status: 500, path: "/jobs", count: 3 });
+    await w.poll();
+    const failing = await status();
+    expect(failing).toMatchObject({ failures: 1, waiting_jobs_seen: null, held_jobs: 0, last_error: expect.stringMatching(/500/) });
+    expect(Date.parse(failing.retry_at)).toBeGreaterThan(Date.parse(failing.last_poll_at));
+    expect(failing.next_poll_at).toBe(failing.retry_at);
+
+    await w.poll();
+    const good = await status();
+    // Both waiting jobs are seen; only the one whose labels match is held.
+    expect(good).toMatchObject({ failures: 0, retry_at: null, last_error: null, waiting_jobs_seen: 2, held_jobs: 1, invalid_jobs: 0 });
+    expect(Date.parse(good.next_poll_at)).toBeGreaterThan(Date.parse(good.last_poll_at));
+
+    // The dashboard's scale set page says the forge, the intake and the same in a sentence.
+    const { cookie } = await login();
+    const page = (await ui("GET", `/ui/scalesets/${w.scaleSetId}`, { cookie: cookie! })).html;
+    expect(page).toMatch(/id="forge">forgejo</);
+    expect(page).toMatch(/id="intake">poll</);
+    expect(page).toMatch(/id="poller">last poll [^<]*, next [^<]*; 2 waiting job\(s\) seen; 1 job\(s\) held</);
+
+    // Paused, it polls no more and says so.
+    expect((await api.put(`/api/v1/scalesets/${w.scaleSetId}`, { enabled: false })).status).toBe(200);
+    await w.object().reconcileNow(w.scaleSetId);
+    expect((await status()).next_poll_at).toBeNull();
   });
 });
