@@ -982,7 +982,7 @@ export interface paths {
         put?: never;
         /**
          * Install this coordinator's workflow_job webhook on the enterprise
-         * @description Creates the hook on GitHub (events workflow_job, JSON, the entity's webhook secret, URL PUBLIC_URL/webhooks/github), or on Gitea (type gitea, URL PUBLIC_URL/webhooks/gitea; an instance's is a system hook), or brings an existing hook with that URL up to date. Other hooks are left alone. GitHub enterprises have no webhook API (400).
+         * @description Creates the hook on GitHub (events workflow_job, JSON, the entity's webhook secret, URL PUBLIC_URL/webhooks/github), or on Gitea (type gitea, URL PUBLIC_URL/webhooks/gitea; an instance's is a system hook), or brings an existing hook with that URL up to date. Other hooks are left alone. GitHub enterprises have no webhook API (400); Forgejo sends no workflow_job webhooks, its scale sets poll (400).
          */
         post: {
             parameters: {
@@ -3746,7 +3746,7 @@ export interface paths {
         put?: never;
         /**
          * Install this coordinator's workflow_job webhook on the organization
-         * @description Creates the hook on GitHub (events workflow_job, JSON, the entity's webhook secret, URL PUBLIC_URL/webhooks/github), or on Gitea (type gitea, URL PUBLIC_URL/webhooks/gitea; an instance's is a system hook), or brings an existing hook with that URL up to date. Other hooks are left alone. GitHub enterprises have no webhook API (400).
+         * @description Creates the hook on GitHub (events workflow_job, JSON, the entity's webhook secret, URL PUBLIC_URL/webhooks/github), or on Gitea (type gitea, URL PUBLIC_URL/webhooks/gitea; an instance's is a system hook), or brings an existing hook with that URL up to date. Other hooks are left alone. GitHub enterprises have no webhook API (400); Forgejo sends no workflow_job webhooks, its scale sets poll (400).
          */
         post: {
             parameters: {
@@ -5057,7 +5057,7 @@ export interface paths {
         put?: never;
         /**
          * Install this coordinator's workflow_job webhook on the repository
-         * @description Creates the hook on GitHub (events workflow_job, JSON, the entity's webhook secret, URL PUBLIC_URL/webhooks/github), or on Gitea (type gitea, URL PUBLIC_URL/webhooks/gitea; an instance's is a system hook), or brings an existing hook with that URL up to date. Other hooks are left alone. GitHub enterprises have no webhook API (400).
+         * @description Creates the hook on GitHub (events workflow_job, JSON, the entity's webhook secret, URL PUBLIC_URL/webhooks/github), or on Gitea (type gitea, URL PUBLIC_URL/webhooks/gitea; an instance's is a system hook), or brings an existing hook with that URL up to date. Other hooks are left alone. GitHub enterprises have no webhook API (400); Forgejo sends no workflow_job webhooks, its scale sets poll (400).
          */
         post: {
             parameters: {
@@ -6342,8 +6342,8 @@ export interface components {
              *     ]
              */
             pool_credentials?: string[];
-            /** @description The secret GitHub signs this entity's webhooks with */
-            webhook_secret: string;
+            /** @description The secret the forge signs this entity's workflow_job webhooks with. Required on GitHub and Gitea endpoints; optional on a Forgejo endpoint, which sends no such webhooks (its scale sets poll) */
+            webhook_secret?: string;
         };
         CreateGithubCredentials: {
             /** @enum {string} */
@@ -6424,8 +6424,8 @@ export interface components {
              * @default false
              */
             use_parent_scale_sets?: boolean;
-            /** @description The secret GitHub signs this entity's webhooks with */
-            webhook_secret: string;
+            /** @description The secret the forge signs this entity's workflow_job webhooks with. Required on GitHub and Gitea endpoints; optional on a Forgejo endpoint, which sends no such webhooks (its scale sets poll) */
+            webhook_secret?: string;
         };
         CreateProvider: {
             /** @default  */
@@ -6469,8 +6469,8 @@ export interface components {
              * @default false
              */
             use_parent_scale_sets?: boolean;
-            /** @description The secret GitHub signs this entity's webhooks with */
-            webhook_secret: string;
+            /** @description The secret the forge signs this entity's workflow_job webhooks with. Required on GitHub and Gitea endpoints; optional on a Forgejo endpoint, which sends no such webhooks (its scale sets poll) */
+            webhook_secret?: string;
         };
         CreateScaleSet: {
             /**

@@ -144,6 +144,17 @@ describe("scale set rules per forge", () => {
     expect(timingFor("github", "webhook", "on_boot")).toBe("on_boot");
   });
 
+  it("a schedule entry may not keep idle runners on Forgejo: each is named by its path, and why", () => {
+    const schedules = [
+      { name: "night", min_idle_runners: 0 },
+      { name: "day", min_idle_runners: 2 },
+    ];
+    const issues = forgeIntakeIssues({ ...base, forge: "forgejo", intake: "poll", schedules });
+    expect(issues.map((i) => i.path)).toEqual(["schedules.1.min_idle_runners"]);
+    expect(issues[0]!.message).toMatch(/'day' asks for 2 idle runners.*one waiting job.*set its min_idle_runners to 0/);
+    expect(forgeIntakeIssues({ ...base, forge: "gitea", intake: "webhook", schedules })).toEqual([]);
+  });
+
   it("intake poll elsewhere is refused with what to use instead", () => {
     const [issue] = forgeIntakeIssues({ ...base, forge: "github", intake: "poll" });
     expect(issue?.path).toBe("intake");
