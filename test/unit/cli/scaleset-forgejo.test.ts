@@ -48,6 +48,40 @@ describe("scaleset flags for Gitea and Forgejo", () => {
     expect(await back.requests.at(-1)!.json()).toEqual({ runner_download_url: null, runner_download_sha256: null });
   });
 
+  it("create sends --intake poll; repo create without a webhook secret sends none (the coordinator says when the forge needs one)", async () => {
+    const created = await run(
+      [
+        "scaleset",
+        "create",
+        "--repo",
+        ID,
+        "--name",
+        "fj",
+        "--provider",
+        "p",
+        "--labels",
+        "linux",
+        "--max-runners",
+        "2",
+        "--image",
+        "i",
+        "--flavor",
+        "f",
+        "--intake",
+        "poll",
+        "--json",
+      ],
+      () => json(201, { id: ID }),
+    );
+    expect(created.code, created.stderr).toBe(0);
+    expect(await created.requests.at(-1)!.json()).toMatchObject({ name: "fj", intake: "poll" });
+    const repo = await run(["repo", "create", "--owner", "acme", "--name", "app", "--credentials", "forgejo-token", "--json"], () =>
+      json(201, { id: ID, owner: "acme", name: "app", pool_credentials: [] }),
+    );
+    expect(repo.code, repo.stderr).toBe(0);
+    expect(await repo.requests.at(-1)!.json()).toEqual({ owner: "acme", name: "app", credentials_name: "forgejo-token" });
+  });
+
   it("show prints the poller in a line, with its failures and last error when it fails", () => {
     expect(pollerLine(POLLER)).toBe("last poll 2026-01-01T00:00:00.000Z; next 2026-01-01T00:00:05.000Z; 3 waiting seen; 2 held");
     expect(
