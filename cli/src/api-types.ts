@@ -982,7 +982,7 @@ export interface paths {
         put?: never;
         /**
          * Install this coordinator's workflow_job webhook on the enterprise
-         * @description Creates the hook on GitHub (events workflow_job, JSON, the entity's webhook secret, URL PUBLIC_URL/webhooks/github), or on Gitea (type gitea, URL PUBLIC_URL/webhooks/gitea; an instance's is a system hook), or brings an existing hook with that URL up to date. Other hooks are left alone. GitHub enterprises have no webhook API (400).
+         * @description Creates the hook on GitHub (events workflow_job, JSON, the entity's webhook secret, URL PUBLIC_URL/webhooks/github), or on Gitea (type gitea, URL PUBLIC_URL/webhooks/gitea; an instance's is a system hook), or brings an existing hook with that URL up to date. Other hooks are left alone. GitHub enterprises have no webhook API (400); Forgejo sends no workflow_job webhooks, its scale sets poll (400).
          */
         post: {
             parameters: {
@@ -3746,7 +3746,7 @@ export interface paths {
         put?: never;
         /**
          * Install this coordinator's workflow_job webhook on the organization
-         * @description Creates the hook on GitHub (events workflow_job, JSON, the entity's webhook secret, URL PUBLIC_URL/webhooks/github), or on Gitea (type gitea, URL PUBLIC_URL/webhooks/gitea; an instance's is a system hook), or brings an existing hook with that URL up to date. Other hooks are left alone. GitHub enterprises have no webhook API (400).
+         * @description Creates the hook on GitHub (events workflow_job, JSON, the entity's webhook secret, URL PUBLIC_URL/webhooks/github), or on Gitea (type gitea, URL PUBLIC_URL/webhooks/gitea; an instance's is a system hook), or brings an existing hook with that URL up to date. Other hooks are left alone. GitHub enterprises have no webhook API (400); Forgejo sends no workflow_job webhooks, its scale sets poll (400).
          */
         post: {
             parameters: {
@@ -5057,7 +5057,7 @@ export interface paths {
         put?: never;
         /**
          * Install this coordinator's workflow_job webhook on the repository
-         * @description Creates the hook on GitHub (events workflow_job, JSON, the entity's webhook secret, URL PUBLIC_URL/webhooks/github), or on Gitea (type gitea, URL PUBLIC_URL/webhooks/gitea; an instance's is a system hook), or brings an existing hook with that URL up to date. Other hooks are left alone. GitHub enterprises have no webhook API (400).
+         * @description Creates the hook on GitHub (events workflow_job, JSON, the entity's webhook secret, URL PUBLIC_URL/webhooks/github), or on Gitea (type gitea, URL PUBLIC_URL/webhooks/gitea; an instance's is a system hook), or brings an existing hook with that URL up to date. Other hooks are left alone. GitHub enterprises have no webhook API (400); Forgejo sends no workflow_job webhooks, its scale sets poll (400).
          */
         post: {
             parameters: {
@@ -6342,8 +6342,8 @@ export interface components {
              *     ]
              */
             pool_credentials?: string[];
-            /** @description The secret GitHub signs this entity's webhooks with */
-            webhook_secret: string;
+            /** @description The secret the forge signs this entity's workflow_job webhooks with. Required on GitHub and Gitea endpoints; optional on a Forgejo endpoint, which sends no such webhooks (its scale sets poll) */
+            webhook_secret?: string;
         };
         CreateGithubCredentials: {
             /** @enum {string} */
@@ -6424,8 +6424,8 @@ export interface components {
              * @default false
              */
             use_parent_scale_sets?: boolean;
-            /** @description The secret GitHub signs this entity's webhooks with */
-            webhook_secret: string;
+            /** @description The secret the forge signs this entity's workflow_job webhooks with. Required on GitHub and Gitea endpoints; optional on a Forgejo endpoint, which sends no such webhooks (its scale sets poll) */
+            webhook_secret?: string;
         };
         CreateProvider: {
             /** @default  */
@@ -6469,8 +6469,8 @@ export interface components {
              * @default false
              */
             use_parent_scale_sets?: boolean;
-            /** @description The secret GitHub signs this entity's webhooks with */
-            webhook_secret: string;
+            /** @description The secret the forge signs this entity's workflow_job webhooks with. Required on GitHub and Gitea endpoints; optional on a Forgejo endpoint, which sends no such webhooks (its scale sets poll) */
+            webhook_secret?: string;
         };
         CreateScaleSet: {
             /**
@@ -7314,6 +7314,36 @@ export interface components {
              */
             next_wake_at: string | null;
             pending_operations: number;
+            /** @description The Forgejo poller (intake poll): Forgejo sends no workflow_job webhooks, so the object polls; null if it never polled */
+            poller: {
+                /** @description Straight failed polls; it backs off 2 s doubling to 5 min */
+                failures: number;
+                /** @description Jobs this scale set took: waiting for the runner made for them, or running on it */
+                held_jobs: number;
+                /** @description Listed jobs that failed validation (skipped), over the poller's life */
+                invalid_jobs: number;
+                last_error: string | null;
+                /**
+                 * Format: date-time
+                 * @description When it last asked Forgejo for the scope's waiting jobs
+                 * @example 2026-11-22T10:00:00.000Z
+                 */
+                last_poll_at: string | null;
+                /**
+                 * Format: date-time
+                 * @description When it asks next; null: it does not poll now (disabled)
+                 * @example 2026-11-22T10:00:00.000Z
+                 */
+                next_poll_at: string | null;
+                /**
+                 * Format: date-time
+                 * @description No poll before this: the backoff, or Forgejo's throttling
+                 * @example 2026-11-22T10:00:00.000Z
+                 */
+                retry_at: string | null;
+                /** @description Waiting jobs of the entity's scope at the last good poll (any labels); null before one */
+                waiting_jobs_seen: number | null;
+            } | null;
             scale_set_id: string | null;
             /** @description The spend guard (max_machine_hours_per_day) as the last reconcile found it; null without a cap */
             spend_guard: {

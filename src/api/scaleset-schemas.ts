@@ -331,6 +331,25 @@ export const ObjectStatusSchema = z
       })
       .nullable()
       .openapi({ description: "The runner scale set API listener (intake scaleset_api); null if it never ran" }),
+    poller: z
+      .object({
+        last_poll_at: Timestamp.nullable().openapi({ description: "When it last asked Forgejo for the scope's waiting jobs" }),
+        next_poll_at: Timestamp.nullable().openapi({ description: "When it asks next; null: it does not poll now (disabled)" }),
+        waiting_jobs_seen: z
+          .int()
+          .nullable()
+          .openapi({ description: "Waiting jobs of the entity's scope at the last good poll (any labels); null before one" }),
+        held_jobs: z.int().openapi({ description: "Jobs this scale set took: waiting for the runner made for them, or running on it" }),
+        failures: z.int().openapi({ description: "Straight failed polls; it backs off 2 s doubling to 5 min" }),
+        retry_at: Timestamp.nullable().openapi({ description: "No poll before this: the backoff, or Forgejo's throttling" }),
+        last_error: z.string().nullable(),
+        invalid_jobs: z.int().openapi({ description: "Listed jobs that failed validation (skipped), over the poller's life" }),
+      })
+      .nullable()
+      .openapi({
+        description:
+          "The Forgejo poller (intake poll): Forgejo sends no workflow_job webhooks, so the object polls; null if it never polled",
+      }),
     github_budget: z
       .object({
         blocked: z.boolean().openapi({ description: "The last pass that wanted runners got fewer JIT configs than it wanted" }),

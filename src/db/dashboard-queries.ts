@@ -1,6 +1,6 @@
 import type { RunnerSample } from "../scaleset/runner-sample";
 import type { QueueWait } from "../ui/charts/queue-percentiles";
-import type { EntityKind, Forge, InstanceStatus, JobStatus, MinIdleScheduleEntry, RunnerStatus } from "./schema";
+import type { EntityKind, Forge, InstanceStatus, JobStatus, MinIdleScheduleEntry, RunnerStatus, ScaleSetIntake } from "./schema";
 
 /**
  * What the dashboard reads from D1: one function per page, each one D1 round trip (a batch),
@@ -219,9 +219,13 @@ export interface ScaleSetDetail {
   max_machine_hours_per_day: number | null;
   /** Min idle on a schedule: its entries, as stored. */
   schedules: MinIdleScheduleEntry[];
+  /** How jobs reach it: webhook, scaleset_api (GitHub) or poll (Forgejo). */
+  intake: ScaleSetIntake;
   provider: string;
   kind: EntityKind;
   entity: string;
+  /** Its entity's endpoint's forge. */
+  forge: Forge;
 }
 
 export interface InstanceRow {
@@ -286,8 +290,9 @@ export async function scaleSetPage(db: D1Database, id: string, now = Date.now())
       .prepare(
         `SELECT s.id, s.name, s.enabled, s.labels, s.min_idle_runners, s.max_runners, s.image, s.flavor, s.os_type, s.os_arch, s.schedules,
                 s.max_runner_lifetime_seconds, s.runner_lifetime_hard_cap_seconds, s.max_machine_hours_per_day,
-                p.name AS provider, e.kind, ${ENTITY_NAME} AS entity
-         FROM scale_sets s JOIN providers p ON p.id = s.provider_id JOIN entities e ON e.id = s.entity_id WHERE s.id = ?`,
+                s.intake, p.name AS provider, e.kind, ${ENTITY_NAME} AS entity, g.forge
+         FROM scale_sets s JOIN providers p ON p.id = s.provider_id JOIN entities e ON e.id = s.entity_id
+         JOIN github_endpoints g ON g.name = e.endpoint_name WHERE s.id = ?`,
       )
       .bind(id),
     db

@@ -1,4 +1,4 @@
-import type { EntityKind, ScaleSetIntake } from "./schema";
+import type { EntityKind, Forge, ScaleSetIntake } from "./schema";
 
 /**
  * What the setup check (src/doctor/) reads from D1, in one round trip: every credential with
@@ -16,6 +16,8 @@ export interface DoctorCredentialRow {
   app_id: number | null;
   installation_id: number | null;
   endpoint_name: string;
+  /** The endpoint's forge: how its API is spoken to. */
+  forge: Forge;
   api_base_url: string;
   bound_api_url: string | null;
   has_webhook_secret: number;
@@ -32,6 +34,8 @@ export interface DoctorEntityRow {
   owner: string;
   name: string;
   credentials_id: string;
+  /** Its endpoint's forge. */
+  forge: Forge;
   /** When the newest job its webhook deliveries brought was first recorded. */
   last_job_at: number | null;
 }
@@ -85,9 +89,9 @@ export interface DoctorRows {
 }
 
 /** Every entity with when the newest job its webhook deliveries brought was first recorded. */
-const ENTITIES_WITH_LAST_JOB = `SELECT e.id, e.kind, e.owner, e.name, e.credentials_id,
+const ENTITIES_WITH_LAST_JOB = `SELECT e.id, e.kind, e.owner, e.name, e.credentials_id, g.forge,
          (SELECT MAX(j.created_at) FROM jobs j WHERE j.entity_id = e.id AND j.source = 'webhook') AS last_job_at
-  FROM entities e ORDER BY e.kind, e.owner, e.name`;
+  FROM entities e JOIN github_endpoints g ON g.name = e.endpoint_name ORDER BY e.kind, e.owner, e.name`;
 
 /** Scale sets where a runner reached idle or took a job, now or before (its transitions). */
 const SCALE_SETS_A_RUNNER_CAME_UP_IN = `SELECT DISTINCT i.scale_set_id FROM instances i
@@ -117,7 +121,7 @@ const UNMATCHED_LABEL_SETS = 5;
 export async function readDoctorRows(db: D1Database): Promise<DoctorRows> {
   const [creds, ents, pools, provs, sets, stats, cameUp, faults, queued, unmatchedCount, unmatchedSets] = await db.batch([
     db.prepare(
-      `SELECT c.id, c.name, c.auth_type, c.app_id, c.installation_id, c.endpoint_name, e.api_base_url, c.bound_api_url,
+      `SELECT c.id, c.name, c.auth_type, c.app_id, c.installation_id, c.endpoint_name, e.forge, e.api_base_url, c.bound_api_url,
               c.webhook_secret_enc IS NOT NULL AS has_webhook_secret, s.health, s.failure_reason, s.failed_at, s.blocked_until
        FROM github_credentials c JOIN github_endpoints e ON e.name = c.endpoint_name
        LEFT JOIN github_credential_state s ON s.credential_id = c.id ORDER BY c.name`,

@@ -1,8 +1,10 @@
+import { giteaWebhookUrlFor } from "../lib/webhook-url";
 import { configChecks, webhookUrlOf } from "./config-checks";
 import { appWebhookCheck, credentialHealthCheck } from "./credential-checks";
 import { entityAccessCheck, entityWebhookCheck } from "./entity-checks";
 import type { DoctorFacts } from "./facts";
-import { entityPoolCheck } from "./pool-checks";
+import { forgeAccessCheck, forgePoolSkip, forgeWebhookCheck, onOtherForge } from "./forge-entity-checks";
+import { entityPoolCheck, entityPoolId } from "./pool-checks";
 import { providerCheck } from "./provider-checks";
 import { assembleReport, type CheckStatus, type DoctorCheck, type DoctorReport } from "./report";
 import { scaleSetLabelsCheck, scaleSetReadyCheck, scaleSetRunnersCheck, unmatchedJobsCheck } from "./scaleset-checks";
@@ -36,13 +38,24 @@ export function diagnose(f: DoctorFacts): DoctorReport {
   const webhookStatus = new Map<string, CheckStatus>();
   for (const e of f.entities) {
     const c = credentialsById.get(e.credentialId);
-    const access = entityAccessCheck(e, c, credentialStatus.get(e.credentialId) ?? "skip");
-    const webhook = entityWebhookCheck(e, c, webhookUrl, appWebhookStatus.get(e.credentialId) ?? null, f.now);
+    // Gitea and Forgejo entities get only the checks that mean something there (forge-entity-checks.ts).
+    const other = onOtherForge(e) ? e : null;
+    const access = other
+      ? forgeAccessCheck(other, c, credentialStatus.get(e.credentialId) ?? "skip")
+      : entityAccessCheck(e, c, credentialStatus.get(e.credentialId) ?? "skip");
+    const webhook = other
+      ? forgeWebhookCheck(other, webhookUrl === null ? null : giteaWebhookUrlFor(f.config.publicUrl!))
+      : entityWebhookCheck(e, c, webhookUrl, appWebhookStatus.get(e.credentialId) ?? null, f.now);
     checks.push(access, webhook);
     // A pool member's verdict is its own: a failing one is skipped when JIT configs are minted,
     // so it does not decide whether the entity's scale sets can get runners.
     for (const m of e.pool) {
-      checks.push(entityPoolCheck(e, m, credentialsById.get(m.credentialId), credentialStatus.get(m.credentialId) ?? "skip"));
+      const mc = credentialsById.get(m.credentialId);
+      checks.push(
+        other
+          ? forgePoolSkip(other, entityPoolId(e, m.credentialId), mc?.name ?? "(gone)")
+          : entityPoolCheck(e, m, mc, credentialStatus.get(m.credentialId) ?? "skip"),
+      );
     }
     accessStatus.set(e.id, access.status);
     webhookStatus.set(e.id, webhook.status);

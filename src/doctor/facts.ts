@@ -1,4 +1,4 @@
-import type { EntityKind, ScaleSetIntake } from "../db/schema";
+import type { EntityKind, Forge, ScaleSetIntake } from "../db/schema";
 
 /**
  * What the setup check looked at, gathered beforehand (src/doctor/gather/) so the rules that
@@ -108,6 +108,8 @@ export interface EntityHookFacts {
 export interface EntityFacts {
   id: string;
   kind: EntityKind;
+  /** Its endpoint's forge: which checks mean something for it (forge-entity-checks.ts for Gitea and Forgejo). */
+  forge: Forge;
   /** As people write it: `octo/app`, `octo`, `acme`. */
   name: string;
   owner: string;
@@ -119,9 +121,11 @@ export interface EntityFacts {
   /**
    * A harmless read of its runners (one, per_page=1) with its credentials; `scopes` is the
    * classic PAT's X-OAuth-Scopes, null when GitHub sent none (a fine-grained PAT, an App).
+   * On Gitea the scope's runner list, on Forgejo its waiting jobs (`scopes` null): the token works
+   * and reaches the scope.
    */
   runners: Probe<{ scopes: string[] | null }> | null;
-  /** Its own hook at GitHub, when it is one to look at (webhook intake, not fed by an App webhook, not an enterprise). */
+  /** Its own hook at GitHub (or Gitea), when it is one to look at (webhook intake, not fed by an App webhook, not a GitHub enterprise). */
   hook: EntityHookFacts | null;
   /** Its credential pool, oldest member first: other credentials that mint its runners' JIT configs. */
   pool: PoolMemberFacts[];
@@ -170,6 +174,8 @@ export interface ObjectFacts {
   hardLimitedAt: string | null;
   createAllowedAt: string | null;
   listener: { sessionOpen: boolean; githubScaleSetId: number | null; failures: number; lastError: string | null } | null;
+  /** The Forgejo poller (intake poll); null if it never polled. Optional: older fixtures have none. */
+  poller?: { failures: number; lastError: string | null; lastPollAt: string | null } | null;
 }
 
 /** Queued jobs no scale set took, by their labels (the newest few label sets). */

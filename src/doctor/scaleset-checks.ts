@@ -16,6 +16,7 @@ export interface Upstream {
   provider: { name: string; status: CheckStatus };
 }
 
+const forgeWord = (e: EntityFacts | undefined) => ({ github: "GitHub", gitea: "Gitea", forgejo: "Forgejo" })[e?.forge ?? "github"];
 const subjectOf = (s: ScaleSetFacts, e: EntityFacts | undefined) => `scale set ${s.name}${e ? ` (${e.kind} ${e.name})` : ""}`;
 const iso = (ms: number) => new Date(ms).toISOString();
 
@@ -25,7 +26,7 @@ export function scaleSetReadyCheck(s: ScaleSetFacts, e: EntityFacts | undefined,
   const broken = (status: CheckStatus) => status === "fail";
   if (broken(up.credentials.status)) findings.push({ status: "fail", text: `Its credentials ${up.credentials.name} do not work (above).` });
   else if (broken(up.access))
-    findings.push({ status: "fail", text: "GitHub will not let its credentials manage the entity's runners (above)." });
+    findings.push({ status: "fail", text: `${forgeWord(e)} will not let its credentials manage the entity's runners (above).` });
   if (s.intake === "webhook" && broken(up.webhook))
     findings.push({ status: "fail", text: "Its jobs cannot reach the coordinator: the entity's webhook fails (above)." });
   if (broken(up.provider.status))
@@ -52,6 +53,13 @@ export function scaleSetReadyCheck(s: ScaleSetFacts, e: EntityFacts | undefined,
         fix: `Look at the fault; edgerunner instance list --scaleset ${s.name} shows the machines`,
       });
     }
+    const p = v.poller;
+    if (s.intake === "poll" && s.enabled && p && p.failures > 0)
+      findings.push({
+        status: "warn",
+        text: `Its Forgejo poller failed ${p.failures} time(s) in a row${p.lastError ? `: ${p.lastError}` : ""}.`,
+        fix: `edgerunner scaleset show ${s.name} (status.poller); edgerunner doctor checks the entity's token above`,
+      });
     const l = v.listener;
     if (s.intake === "scaleset_api" && s.enabled) {
       if (!l || l.githubScaleSetId === null) {

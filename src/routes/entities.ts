@@ -1,6 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import { PoolCredentialsInput, PoolMemberView, type PoolOwner, resolvePool } from "../api/credential-pool";
 import { type EntityPath, entityPaths } from "../api/entity-paths";
+import { toBase64Url } from "../crypto/base64url";
 import { keyringFor } from "../crypto/keyring";
 import { seal } from "../crypto/secret-box";
 import { secretContext } from "../crypto/secret-contexts";
@@ -18,7 +19,9 @@ import {
   updateEntity,
 } from "../db/entity-store";
 import { findCredentialsByName, findCredentialsByNames } from "../db/github-credential-store";
+import { findEndpoint } from "../db/github-endpoint-store";
 import type { AppEnv } from "../env";
+import { missingWebhookSecretIssue } from "../forges/entity-webhook-secret";
 import { entityLookupKey } from "../github/entity-names";
 import { conflict, inUse, invalidBody } from "../http/errors";
 import { IdParam, iso, now, ResourceName, Timestamp, WebhookSecret } from "../http/openapi";
@@ -49,7 +52,7 @@ interface ParentLinks {
 
 interface KindSpec extends EntityPath {
   create: z.ZodType<
-    { owner: string; name: string; credentials_name: string; webhook_secret: string; pool_credentials?: string[] } & ParentLinks
+    { owner: string; name: string; credentials_name: string; webhook_secret?: string; pool_credentials?: string[] } & ParentLinks
   >;
   createDoc: z.ZodType;
   update: z.ZodType<{ credentials_name?: string; webhook_secret?: string; pool_credentials?: string[] } & ParentLinks>;
@@ -58,7 +61,11 @@ interface KindSpec extends EntityPath {
 
 const credentialsAndSecret = {
   credentials_name: ResourceName.openapi({ description: "Name of the GitHub credentials to act with" }),
-  webhook_secret: WebhookSecret.openapi({ description: "The secret GitHub signs this entity's webhooks with" }),
+  webhook_secret: WebhookSecret.optional().openapi({
+    description:
+      "The secret the forge signs this entity's workflow_job webhooks with. Required on GitHub and Gitea endpoints; " +
+      "optional on a Forgejo endpoint, which sends no such webhooks (its scale sets poll)",
+  }),
   pool_credentials: PoolCredentialsInput.optional(),
 };
 
@@ -219,6 +226,12 @@ function registerKind(router: ReturnType<typeof createRouter>, spec: KindSpec) {
       const taken = await entityIdByLookupKey(db, creds.endpointName, lookupKey);
       if (taken) throw conflict(`this ${kind} is already registered`, { id: taken });
       await checkEnterpriseLink(db, creds.endpointName, parsed.enterprise);
+      const forge = (await findEndpoint(db, creds.endpointName))?.forge ?? "github";
+      const secretIssue = missingWebhookSecretIssue(forge, parsed.webhook_secret !== undefined);
+      if (secretIssue) throw invalidBody([secretIssue]);
+      // The column is NOT NULL and every reader expects a sealed secret: a Forgejo entity without
+      // one gets a random secret nobody knows, which no delivery can match.
+      const webhookSecret = parsed.webhook_secret ?? toBase64Url(crypto.getRandomValues(new Uint8Array(32)));
       const pool =
         (await requestedPool(db, parsed.pool_credentials, { kind, endpointName: creds.endpointName, credentialsId: creds.id })) ?? [];
       const id = crypto.randomUUID();
@@ -233,7 +246,7 @@ function registerKind(router: ReturnType<typeof createRouter>, spec: KindSpec) {
           lookupKey,
           endpointName: creds.endpointName,
           credentialsId: creds.id,
-          webhookSecretEnc: await seal(await keyringFor(c.env), parsed.webhook_secret, secretContext.webhookSecret(id)),
+          webhookSecretEnc: await seal(await keyringFor(c.env), webhookSecret, secretContext.webhookSecret(id)),
           useParentScaleSets: parsed.use_parent_scale_sets ?? false,
           enterprise: parsed.enterprise ?? null,
           createdAt: t,

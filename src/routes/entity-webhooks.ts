@@ -9,6 +9,7 @@ import { type EntityRow, findEntity } from "../db/entity-store";
 import { entityForge } from "../db/github-endpoint-store";
 import type { EntityKind, Forge } from "../db/schema";
 import type { AppEnv } from "../env";
+import { FORGEJO_NO_WEBHOOKS } from "../forges/entity-webhook-secret";
 import { findGiteaHook, type GiteaHook, installGiteaHook, uninstallGiteaHook } from "../forges/gitea/gitea-hooks";
 import { giteaScopeOf } from "../forges/gitea/gitea-scope";
 import { GithubClient } from "../github/github-client";
@@ -95,6 +96,7 @@ async function withGithub<T>(
   const db = createDb(c.env);
   const entity = requireFound(await findEntity(db, kind, id), kind, id);
   const forge = await entityForge(db, entity.id);
+  if (forge === "forgejo") throw new ApiError(400, FORGEJO_NO_WEBHOOKS, { forge });
   const gh = new GithubClient({ env: c.env, credentialId: entity.credentialsId });
   try {
     return await fn(gh, entity, forge);
@@ -151,7 +153,7 @@ function register(router: ReturnType<typeof createRouter>, spec: (typeof kinds)[
         description:
           "Creates the hook on GitHub (events workflow_job, JSON, the entity's webhook secret, URL PUBLIC_URL/webhooks/github), " +
           "or on Gitea (type gitea, URL PUBLIC_URL/webhooks/gitea; an instance's is a system hook), " +
-          "or brings an existing hook with that URL up to date. Other hooks are left alone. GitHub enterprises have no webhook API (400).",
+          "or brings an existing hook with that URL up to date. Other hooks are left alone. GitHub enterprises have no webhook API (400); Forgejo sends no workflow_job webhooks, its scale sets poll (400).",
         request: {
           params: IdParam,
           body: { required: false, content: { "application/json": { schema: InstallWebhook } } },

@@ -109,6 +109,7 @@ function registerEntityScaleSets(router: ReturnType<typeof createRouter>, { kind
             jitConfigEnabled,
             jitConfigTimingSent: body.jit_config_timing,
             minIdleRunners: body.min_idle_runners,
+            schedules: body.schedules,
           }),
         ];
         if (forgeIssues.length) throw invalidBody(forgeIssues);
@@ -202,6 +203,7 @@ export const scaleSetRoutes = entityPaths
         jitConfigEnabled,
         jitConfigTimingSent: body.jit_config_timing,
         minIdleRunners: minIdle,
+        schedules: body.schedules ?? s.schedules,
       }),
     ];
     if (forgeIssues.length) throw invalidBody(forgeIssues);

@@ -1,3 +1,4 @@
+import type { PollerStatus } from "../forges/forgejo/poller-host";
 import type { InvocationsStatus } from "./executor/invocation-record";
 import { type SpendGuardStatus, spendGuardStatus } from "./guards/spend-guard";
 import { type BudgetStatus, budgetStatus } from "./jit/github-pacing";
@@ -16,6 +17,8 @@ export interface ScaleSetStatus {
   delete_retries: number;
   /** The runner scale set API listener (scaleset_api intake), if it ever ran. */
   listener: ListenerStatus | null;
+  /** The Forgejo poller (poll intake), if it ever polled. */
+  poller: PollerStatus | null;
   github_budget: BudgetStatus | null;
   create_pacing: CreatePacingStatus | null;
   /** The min idle the last pass planned with: a schedule entry's, or the scale set's own. */
@@ -32,6 +35,7 @@ export function objectStatus(input: {
   nextWake: number | null;
   createBackoffIntervalMs: number;
   listener: ListenerStatus | null;
+  poller: PollerStatus | null;
   invocations: InvocationsStatus;
 }): ScaleSetStatus {
   const { state } = input;
@@ -54,6 +58,7 @@ export function objectStatus(input: {
     pending_operations: ops.filter((o) => o.opId).length,
     delete_retries: ops.filter((o) => o.retryAt !== null).length,
     listener: input.listener,
+    poller: input.poller,
     github_budget: budgetStatus(state.budgetWait),
     create_pacing: createPacingStatus(state.createPacing),
     min_idle_schedule: minIdleScheduleStatus(state.minIdleSchedule),

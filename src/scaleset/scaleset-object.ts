@@ -163,6 +163,7 @@ export class ScaleSet extends DurableObject<Env> {
       nextWake: await this.ctx.storage.getAlarm(),
       createBackoffIntervalMs: this.settings.createBackoff.intervalMs,
       listener: this.listener.status(),
+      poller: this.poller.status(),
       invocations: this.invocations.status(),
     });
   }

@@ -51,8 +51,8 @@ describe("Forgejo poller timing", () => {
     const twice = afterPoll(failed, { ok: false, error: "HTTP 500" }, 3_000);
     expect(twice).toMatchObject({ failures: 2, retryAt: 7_000 });
     expect(nextPollAt(twice, true, 5_000)).toBe(7_000);
-    const ok = afterPoll(twice, { ok: true, held: {}, invalid: 1 }, 7_000);
-    expect(ok).toMatchObject({ failures: 0, retryAt: null, lastError: null, lastPollAt: 7_000, invalidJobs: 1 });
+    const ok = afterPoll(twice, { ok: true, held: {}, invalid: 1, waiting: 3 }, 7_000);
+    expect(ok).toMatchObject({ failures: 0, retryAt: null, lastError: null, lastPollAt: 7_000, lastWaiting: 3, invalidJobs: 1 });
   });
 
   it("waits out Forgejo's throttling when it is longer than the backoff", () => {
@@ -142,6 +142,17 @@ describe("scale set rules per forge", () => {
     ).toEqual(["jit_config_enabled", "jit_config_timing", "min_idle_runners"]);
     expect(timingFor("forgejo", "poll", "on_boot")).toBe("before_create");
     expect(timingFor("github", "webhook", "on_boot")).toBe("on_boot");
+  });
+
+  it("a schedule entry may not keep idle runners on Forgejo: each is named by its path, and why", () => {
+    const schedules = [
+      { name: "night", min_idle_runners: 0 },
+      { name: "day", min_idle_runners: 2 },
+    ];
+    const issues = forgeIntakeIssues({ ...base, forge: "forgejo", intake: "poll", schedules });
+    expect(issues.map((i) => i.path)).toEqual(["schedules.1.min_idle_runners"]);
+    expect(issues[0]!.message).toMatch(/'day' asks for 2 idle runners.*one waiting job.*set its min_idle_runners to 0/);
+    expect(forgeIntakeIssues({ ...base, forge: "gitea", intake: "webhook", schedules })).toEqual([]);
   });
 
   it("intake poll elsewhere is refused with what to use instead", () => {

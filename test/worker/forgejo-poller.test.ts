@@ -14,6 +14,7 @@ import { mintInstanceToken } from "../../src/scaleset/instance-token";
 import { scaleSetObject } from "../../src/scaleset/stub";
 import { createTenant } from "../fake-shim/control";
 import { api, call, inScaleSetObject, unique } from "./helpers";
+import { login, ui } from "./ui-helpers";
 
 const SHIM_SECRET = "forgejo-poller-shim-secret";
 const TOKEN = "forgejo-access-token";
@@ -53,7 +54,14 @@ async function forgejoEntity() {
   if (repo.status !== 201) throw new Error(repo.text);
   const shim = await createTenant(inject("fakeShimUrl"), { secret: SHIM_SECRET });
   const provider = await api.post("/api/v1/providers", { name: unique("shim"), url: shim.url, secret: SHIM_SECRET });
-  return { world, repoId: repo.body.id as string, providerName: provider.body.name as string, shim };
+  return {
+    world,
+    endpoint,
+    credentialsName: cred.body.name as string,
+    repoId: repo.body.id as string,
+    providerName: provider.body.name as string,
+    shim,
+  };
 }
 
 async function forgejoScaleSet(over: Record<string, unknown> = {}) {
@@ -103,6 +111,47 @@ describe("Forgejo scale sets", () => {
     expect(webhook.body.details[0].message).toMatch(/use intake poll/);
     const put = await api.put(`/api/v1/scalesets/${w.scaleSetId}`, { intake: "webhook" });
     expect(put.status).toBe(400);
+  });
+
+  it("a Forgejo entity needs no webhook secret, and has no webhook: its routes say why (its scale sets poll)", async () => {
+    const e = await forgejoEntity();
+    const org = await api.post("/api/v1/organizations", { name: unique("acme"), credentials_name: e.credentialsName });
+    expect(org.status).toBe(201);
+    for (const method of ["post", "get", "delete"] as const) {
+      const res = await api[method](`/api/v1/organizations/${org.body.id}/webhook`);
+      expect(res.status).toBe(400);
+      expect(res.body.error).toMatch(/Forgejo sends no workflow_job webhooks: its scale sets poll/);
+    }
+    // Where the forge signs its deliveries, the secret is required, and the error says why.
+    await env.DB.prepare("UPDATE github_endpoints SET forge = 'gitea' WHERE name = ?").bind(e.endpoint).run();
+    const gitea = await api.post("/api/v1/organizations", { name: unique("acme"), credentials_name: e.credentialsName });
+    expect(gitea.status).toBe(400);
+    expect(gitea.body.details).toEqual([
+      { path: "webhook_secret", message: expect.stringMatching(/Gitea signs each workflow_job delivery/) },
+    ]);
+  });
+
+  it("a schedule entry with idle runners is refused on Forgejo, by its path and why", async () => {
+    const w = await forgejoScaleSet();
+    const entry = { name: "day", cron: "0 8 * * 1-5", timezone: "UTC", min_idle_runners: 0 };
+    const ok = await api.put(`/api/v1/scalesets/${w.scaleSetId}`, { schedules: [entry] });
+    expect(ok.status).toBe(200);
+    const put = await api.put(`/api/v1/scalesets/${w.scaleSetId}`, { schedules: [entry, { ...entry, name: "peak", min_idle_runners: 2 }] });
+    expect(put.status).toBe(400);
+    expect(put.body.details).toEqual([
+      { path: "schedules.1.min_idle_runners", message: expect.stringMatching(/'peak' asks for 2 idle runners.*one waiting job/) },
+    ]);
+    const create = await api.post(`/api/v1/repositories/${w.repoId}/scalesets`, {
+      name: unique("fj"),
+      provider_name: w.providerName,
+      labels: ["linux"],
+      image: "debian:12",
+      flavor: "small",
+      max_runners: 5,
+      schedules: [{ ...entry, min_idle_runners: 1 }],
+    });
+    expect(create.status).toBe(400);
+    expect(create.body.details.map((d: { path: string }) => d.path)).toEqual(["schedules.0.min_idle_runners"]);
   });
 
   it("intake poll on a GitHub endpoint is refused", async () => {
@@ -286,5 +335,36 @@ describe("Forgejo scale sets", () => {
     expect((await jobLists()) - before).toBe(1);
     expect(await poller()).toMatchObject({ failures: 0, retryAt: null });
     expect(await w.liveInstances()).toHaveLength(1);
+  });
+
+  it("shows its poller in the scale set's status: last and next poll, waiting jobs seen, jobs held, failures with the last error", async () => {
+    const w = await forgejoScaleSet();
+    const status = async () => (await api.get(`/api/v1/scalesets/${w.scaleSetId}`)).body.status.poller;
+    await control(w.world, "POST", "/jobs", { owner: "acme", repo: "app", runs_on: ["linux"] });
+    await control(w.world, "POST", "/jobs", { owner: "acme", repo: "app", runs_on: ["gpu"] });
+    await control(w.world, "POST", "/faults", { status: 500, path: "/jobs", count: 3 });
+    await w.poll();
+    const failing = await status();
+    expect(failing).toMatchObject({ failures: 1, waiting_jobs_seen: null, held_jobs: 0, last_error: expect.stringMatching(/500/) });
+    expect(Date.parse(failing.retry_at)).toBeGreaterThan(Date.parse(failing.last_poll_at));
+    expect(failing.next_poll_at).toBe(failing.retry_at);
+
+    await w.poll();
+    const good = await status();
+    // Both waiting jobs are seen; only the one whose labels match is held.
+    expect(good).toMatchObject({ failures: 0, retry_at: null, last_error: null, waiting_jobs_seen: 2, held_jobs: 1, invalid_jobs: 0 });
+    expect(Date.parse(good.next_poll_at)).toBeGreaterThan(Date.parse(good.last_poll_at));
+
+    // The dashboard's scale set page says the forge, the intake and the same in a sentence.
+    const { cookie } = await login();
+    const page = (await ui("GET", `/ui/scalesets/${w.scaleSetId}`, { cookie: cookie! })).html;
+    expect(page).toMatch(/id="forge">forgejo</);
+    expect(page).toMatch(/id="intake">poll</);
+    expect(page).toMatch(/id="poller">last poll [^<]*, next [^<]*; 2 waiting job\(s\) seen; 1 job\(s\) held</);
+
+    // Paused, it polls no more and says so.
+    expect((await api.put(`/api/v1/scalesets/${w.scaleSetId}`, { enabled: false })).status).toBe(200);
+    await w.object().reconcileNow(w.scaleSetId);
+    expect((await status()).next_poll_at).toBeNull();
   });
 });

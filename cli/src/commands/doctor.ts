@@ -49,7 +49,7 @@ export async function outsideCheck(publicUrl: string | null, fetchImpl: typeof f
       subject: SUBJECT,
       status: "warn",
       summary: `${url} sends visitors to Cloudflare Access to sign in.`,
-      fix: 'GitHub and runner machines cannot sign in: give /webhooks/github, /api/v1/metadata, /api/v1/callbacks and /api/v1/providers/*/callbacks a Bypass policy (docs/operations.md, "Let machines through")',
+      fix: 'GitHub, Gitea and runner machines cannot sign in: give /webhooks/github, /webhooks/gitea, /api/v1/metadata, /api/v1/callbacks and /api/v1/providers/*/callbacks a Bypass policy (docs/operations.md, "Let machines through")',
       details,
     };
   }
@@ -95,7 +95,7 @@ export function renderReport(report: Report): string {
 export const doctorCommands: Command[] = [
   {
     words: ["doctor"],
-    summary: "Check every link a runner depends on (configuration, GitHub, webhooks, shims, scale sets) and say what to fix",
+    summary: "Check every link a runner depends on (configuration, the forge, webhooks, shims, scale sets) and say what to fix",
     options: {
       scaleset: { type: "string", arg: "ID|NAME", description: "only this scale set and what it stands on" },
     },
@@ -105,7 +105,7 @@ export const doctorCommands: Command[] = [
       const ref = str(ctx.values, "scaleset");
       const query = ref ? { scaleset: await scaleSetId(api, ref) } : {};
       const io: Io = ctx.io;
-      if (ctx.values.json !== true) io.stderr("checking the configuration, GitHub, webhooks, shims and scale sets…\n");
+      if (ctx.values.json !== true) io.stderr("checking the configuration, forges, webhooks, shims and scale sets…\n");
       const report = await unwrap(api.GET("/api/v1/doctor", { params: { query } }));
       const full = withOutsideCheck(report, await outsideCheck(report.public_url, io.fetch ?? fetch));
       return { data: full, text: renderReport(full), ...(full.ok ? {} : { exit: EXIT.checks }) };

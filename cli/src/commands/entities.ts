@@ -60,12 +60,11 @@ const parentOpts: Record<string, OptionSpec> = {
   enterprise: { type: "string", arg: "SLUG", description: "the registered enterprise it belongs to" },
 };
 
-function createBody(ctx: Context, kind: EntityKind, webhookSecret: string) {
+function createBody(ctx: Context, kind: EntityKind, webhookSecret: string | undefined) {
   const v = ctx.values;
   const common = {
     credentials_name: requireStr(v, "credentials"),
-    webhook_secret: webhookSecret,
-    ...defined({ pool_credentials: list(v, "pool-credentials") }),
+    ...defined({ webhook_secret: webhookSecret, pool_credentials: list(v, "pool-credentials") }),
   };
   if (kind === "enterprise") return { name: requireStr(v, "name"), ...common };
   const parents = defined({ use_parent_scale_sets: bool(v, "use-parent-scale-sets"), enterprise: str(v, "enterprise") });
@@ -104,7 +103,10 @@ function entityCommands(kind: EntityKind): Command[] {
         name: { type: "string", arg: "NAME", description: `the ${kind}'s name (required)` },
         credentials: { type: "string", arg: "NAME", description: "the GitHub credentials to act with (required)" },
         ...poolOption,
-        ...secretOptions("webhook-secret", "the secret GitHub signs its webhooks with (required)"),
+        ...secretOptions(
+          "webhook-secret",
+          "the secret the forge signs its webhooks with (required on GitHub and Gitea; Forgejo sends none, its scale sets poll)",
+        ),
         ...(kind === "enterprise" ? {} : parentOpts),
       },
       example:
@@ -112,7 +114,8 @@ function entityCommands(kind: EntityKind): Command[] {
           ? "openssl rand -hex 20 | edgerunner repo create --owner octo --name app --credentials ci-pat --webhook-secret-from-stdin"
           : `edgerunner ${noun} create --name octo --credentials ci-pat --webhook-secret-from-file ./hook-secret`,
       run: async (ctx) => {
-        const secret = (await readSecret(ctx, "webhook-secret", { required: true }))!;
+        // The coordinator says when the endpoint's forge needs it (GitHub, Gitea) and why.
+        const secret = await readSecret(ctx, "webhook-secret", { required: false });
         const body = createBody(ctx, kind, secret) as components["schemas"]["CreateRepository"];
         const data = await unwrap(ctx.api().POST(base(kind), { body }));
         return { data, text: record(data) };

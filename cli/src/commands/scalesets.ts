@@ -82,8 +82,19 @@ const FIELDS: Record<string, OptionSpec> = {
   "jit-config": { type: "boolean", description: "just-in-time runner configuration (--no-jit-config: registration tokens)" },
   intake: {
     type: "string",
-    arg: "webhook|scaleset_api",
-    description: "how jobs reach it: webhooks, or GitHub's runner scale set API (pull)",
+    arg: "webhook|scaleset_api|poll",
+    description:
+      "how jobs reach it: webhooks, GitHub's runner scale set API (pull), or poll (Forgejo, its default there: Forgejo sends no job webhooks)",
+  },
+  "runner-download-url": {
+    type: "string",
+    arg: "URL|default",
+    description: "where machines download act_runner / forgejo-runner (Gitea, Forgejo; default: the forge's documented release)",
+  },
+  "runner-download-sha256": {
+    type: "string",
+    arg: "HEX|none",
+    description: "the runner download's SHA-256 (none: the checksum published beside the release)",
   },
   "jit-timing": {
     type: "string",
@@ -136,6 +147,12 @@ function machineHours(v: Values): number | null | undefined {
   return Number(text);
 }
 
+/** A string option, `word` as null (the API's "back to the default"), undefined when not given. */
+function orNull(v: Values, name: string, word: string): string | null | undefined {
+  const text = str(v, name);
+  return text === word ? null : text;
+}
+
 /** --schedule entries (the whole list) or --clear-schedules ([]); undefined when neither. */
 function schedules(v: Values): ScheduleEntry[] | undefined {
   const given = v.schedule === undefined || typeof v.schedule === "boolean" ? [] : [v.schedule].flat();
@@ -171,6 +188,8 @@ function fields(v: Values) {
     runner_lifetime_hard_cap_seconds: seconds(v, "hard-lifetime-cap", true),
     max_machine_hours_per_day: machineHours(v),
     schedules: schedules(v),
+    runner_download_url: orNull(v, "runner-download-url", "default"),
+    runner_download_sha256: orNull(v, "runner-download-sha256", "none"),
   });
 }
 
@@ -191,7 +210,21 @@ function detailText(d: Detail): string {
   // (A coordinator older than schedules sends neither field.)
   const m = d.status?.min_idle_schedule;
   const why = !m ? "-" : `${m.min_idle} (${m.entry === null ? "its own" : `schedule ${m.entry}`}${m.until ? ` until ${m.until}` : ""})`;
-  return renderRecord({ ...d, schedules: (d.schedules ?? []).map(scheduleLine).join("; "), min_idle_now: why });
+  const p = d.status?.poller;
+  const poller = p ? { poller_now: pollerLine(p) } : {};
+  return renderRecord({ ...d, schedules: (d.schedules ?? []).map(scheduleLine).join("; "), min_idle_now: why, ...poller });
+}
+
+/** The Forgejo poller in a line: when it polled and polls next, what it saw and holds, and its backoff. */
+export function pollerLine(p: NonNullable<Status["poller"]>): string {
+  const parts = [
+    `last poll ${p.last_poll_at ?? "never"}`,
+    p.next_poll_at ? `next ${p.next_poll_at}` : "not polling (paused)",
+    `${p.waiting_jobs_seen ?? "-"} waiting seen`,
+    `${p.held_jobs} held`,
+  ];
+  if (p.failures) parts.push(`${p.failures} failed, retry at ${p.retry_at ?? "-"}: ${p.last_error ?? "?"}`);
+  return parts.join("; ");
 }
 
 export const scaleSetCommands: Command[] = [

@@ -26,6 +26,7 @@ export function probeObject(env: Pick<Env, "SCALE_SET">, scaleSetId: string, dea
           failures: l.failures,
           lastError: l.last_error,
         },
+        poller: s.poller && { failures: s.poller.failures, lastError: s.poller.last_error, lastPollAt: s.poller.last_poll_at },
       };
     },
     objectError,

@@ -1,14 +1,17 @@
 import { type DoctorRows, readDoctorRows } from "../../db/doctor-queries";
 import type { Env } from "../../env";
+import { forgejoFetch } from "../../forges/forgejo/forgejo-client";
 import { GithubClient } from "../../github/github-client";
 import { scopeOf } from "../../github/scope";
 import { outboundLimiter } from "../../lib/outbound-limit";
+import { giteaWebhookUrlFor } from "../../lib/webhook-url";
 import { logEvent } from "../../observability/log";
 import { webhookUrlOf } from "../config-checks";
 import { diagnose } from "../diagnose";
 import type { CredentialFacts, DoctorFacts, EntityFacts, ScaleSetFacts } from "../facts";
 import type { DoctorReport } from "../report";
 import { gatherConfig } from "./config-facts";
+import { probeForgejoJobs, probeGiteaHook, probeGiteaRunners } from "./forge-probes";
 import { probeAppHook, probeEntityHook, probeInstallation, probeRunners } from "./github-probes";
 import { probeObject } from "./object-probes";
 import { probeProvider } from "./provider-probes";
@@ -56,16 +59,20 @@ export async function runDoctor(env: Env, opts: DoctorOptions = {}): Promise<Doc
   }
 
   const clients = new Map<string, GithubClient>();
+  const forgeOf = new Map(rows.credentials.map((c) => [c.id, c.forge]));
   const clientFor = (credentialId: string) => {
     let gh = clients.get(credentialId);
     if (!gh) {
+      // Forgejo takes its tokens as `token …` and pays no GitHub budget (as its scale sets' client).
+      const forgejo = forgeOf.get(credentialId) === "forgejo";
       gh = new GithubClient({
         env,
         credentialId,
         maxAttempts: 1,
         maxWaitMs: 0,
         timeoutMs: GITHUB_PROBE_TIMEOUT_MS,
-        fetch: outbound,
+        fetch: forgejo ? forgejoFetch(outbound) : outbound,
+        ...(forgejo && { budget: null }),
       });
       clients.set(credentialId, gh);
     }
@@ -106,22 +113,39 @@ export async function runDoctor(env: Env, opts: DoctorOptions = {}): Promise<Doc
       const scaleSets = intakes.get(e.id) ?? { webhook: 0, scaleset_api: 0, poll: 0 };
       const ok = usable.get(e.credentials_id) ?? false;
       const scope = scopeOf(e);
-      const wantsHook = ok && webhookUrl !== null && scaleSets.webhook > 0 && !appFed.has(e.credentials_id) && scope.kind !== "enterprise";
+      const github = e.forge === "github";
+      // A Gitea instance (kind enterprise) has a system hook; Forgejo sends no workflow_job webhooks at all.
+      const hookable = github ? scope.kind !== "enterprise" : e.forge === "gitea";
+      const wantsHook = ok && webhookUrl !== null && scaleSets.webhook > 0 && !appFed.has(e.credentials_id) && hookable;
       const poolIds = rows.pools.get(e.id) ?? [];
+      // The cheap authenticated read that proves the credentials reach the entity's scope, by forge.
+      const readScope = (credentialId: string) =>
+        e.forge === "gitea"
+          ? probeGiteaRunners(clientFor(credentialId), e, deadline)
+          : e.forge === "forgejo"
+            ? probeForgejoJobs(clientFor(credentialId), e, deadline)
+            : probeRunners(clientFor(credentialId), scope, deadline);
       const [runners, hook, pool] = await Promise.all([
-        ok ? probeRunners(clientFor(e.credentials_id), scope, deadline) : null,
-        wantsHook ? probeEntityHook(clientFor(e.credentials_id), scope, webhookUrl!, deadline) : null,
+        ok ? readScope(e.credentials_id) : null,
+        !wantsHook
+          ? null
+          : github
+            ? scope.kind === "enterprise"
+              ? null
+              : probeEntityHook(clientFor(e.credentials_id), scope, webhookUrl!, deadline)
+            : probeGiteaHook(clientFor(e.credentials_id), e, giteaWebhookUrlFor(env.PUBLIC_URL!), deadline),
         // Each pool member reads the entity's runners too: it must be able to mint them.
         Promise.all(
           poolIds.map(async (credentialId) => ({
             credentialId,
-            runners: usable.get(credentialId) ? await probeRunners(clientFor(credentialId), scope, deadline) : null,
+            runners: usable.get(credentialId) ? await readScope(credentialId) : null,
           })),
         ),
       ]);
       return {
         id: e.id,
         kind: e.kind,
+        forge: e.forge,
         name: e.kind === "repository" ? `${e.owner}/${e.name}` : e.owner,
         owner: e.owner,
         credentialId: e.credentials_id,

@@ -79,7 +79,7 @@ export async function runPoll(ctx: PollContext): Promise<{ outcome: PollOutcome;
       invalid: listed.invalid,
     });
   return {
-    outcome: { ok: true, held: heldAfter(plan, taken, ctx.state.held), invalid: listed.invalid },
+    outcome: { ok: true, held: heldAfter(plan, taken, ctx.state.held), invalid: listed.invalid, waiting: listed.jobs.length },
     changed: taken.length > 0 || plan.departures.length > 0,
   };
 }

@@ -24,13 +24,18 @@ import { forgejoJobsPort } from "./runner-port";
 
 export const TIMER = "forgejo_poll";
 
+/** What the scale set status shows of the poller (GET /scalesets/{id} `poller`, `scaleset show`, the dashboard). */
 export interface PollerStatus {
-  failures: number;
-  retry_at: string | null;
   last_poll_at: string | null;
-  last_error: string | null;
+  /** When the object's poll timer fires next; null: the scale set does not poll now (disabled). */
+  next_poll_at: string | null;
+  /** Waiting jobs the scope listed at the last good poll; null before one. */
+  waiting_jobs_seen: number | null;
   /** Jobs this scale set holds: waiting for their runner, or taken by it. */
   held_jobs: number;
+  failures: number;
+  retry_at: string | null;
+  last_error: string | null;
   invalid_jobs: number;
 }
 
@@ -86,11 +91,13 @@ export class PollerHost {
     const s = withPollerDefaults(stored);
     const iso = (t: number | null) => (t === null ? null : new Date(t).toISOString());
     return {
+      last_poll_at: iso(s.lastPollAt),
+      next_poll_at: iso(this.objectState.timer(TIMER)),
+      waiting_jobs_seen: s.lastWaiting,
+      held_jobs: Object.keys(s.held).length,
       failures: s.failures,
       retry_at: iso(s.retryAt),
-      last_poll_at: iso(s.lastPollAt),
       last_error: s.lastError,
-      held_jobs: Object.keys(s.held).length,
       invalid_jobs: s.invalidJobs,
     };
   }

@@ -27,13 +27,23 @@ export interface PollerState {
   retryAt: number | null;
   lastPollAt: number | null;
   lastError: string | null;
+  /** Waiting jobs of the scope the last good poll listed (every label; this scale set takes those it serves). */
+  lastWaiting: number | null;
   /** Jobs this scale set holds (its job rows), by Forgejo's job id. */
   held: Record<string, HeldJob>;
   /** Listed jobs that failed validation, counted over the poller's life. */
   invalidJobs: number;
 }
 
-export const INITIAL_POLLER: PollerState = { failures: 0, retryAt: null, lastPollAt: null, lastError: null, held: {}, invalidJobs: 0 };
+export const INITIAL_POLLER: PollerState = {
+  failures: 0,
+  retryAt: null,
+  lastPollAt: null,
+  lastError: null,
+  lastWaiting: null,
+  held: {},
+  invalidJobs: 0,
+};
 
 export const withPollerDefaults = (s: Partial<PollerState> | null | undefined): PollerState => ({ ...INITIAL_POLLER, ...(s ?? {}) });
 
@@ -50,14 +60,24 @@ export function pollerBackoffMs(failures: number): number {
 }
 
 export type PollOutcome =
-  | { ok: true; held: Record<string, HeldJob>; invalid: number }
+  /** `waiting`: the waiting jobs the scope listed. */
+  | { ok: true; held: Record<string, HeldJob>; invalid: number; waiting: number }
   /** `retryAt`: Forgejo said when to come back (throttling); else the backoff decides. */
   | { ok: false; error: string; retryAt?: number };
 
 /** The state after a poll. Pure: `now` is the only time it knows. */
 export function afterPoll(s: PollerState, o: PollOutcome, now: number): PollerState {
   if (o.ok)
-    return { ...s, failures: 0, retryAt: null, lastError: null, lastPollAt: now, held: o.held, invalidJobs: s.invalidJobs + o.invalid };
+    return {
+      ...s,
+      failures: 0,
+      retryAt: null,
+      lastError: null,
+      lastPollAt: now,
+      lastWaiting: o.waiting,
+      held: o.held,
+      invalidJobs: s.invalidJobs + o.invalid,
+    };
   const failures = s.failures + 1;
   return { ...s, failures, lastError: o.error, lastPollAt: now, retryAt: Math.max(o.retryAt ?? 0, now + pollerBackoffMs(failures)) };
 }

@@ -23,6 +23,8 @@ export interface IntakeFacts {
   /** The timing sent, if one was (a stored one is overridden: see timingFor). */
   jitConfigTimingSent: JitConfigTiming | undefined;
   minIdleRunners: number;
+  /** Its schedule as it will be (sent, or kept); none: no entries. */
+  schedules?: readonly { name: string; min_idle_runners: number }[];
 }
 
 export function forgeIntakeIssues(f: IntakeFacts): IntakeIssue[] {
@@ -49,6 +51,13 @@ export function forgeIntakeIssues(f: IntakeFacts): IntakeIssue[] {
       path: "min_idle_runners",
       message: "each Forgejo runner is made for one waiting job (forgejo-runner one-job --handle): set min_idle_runners to 0",
     });
+  // A schedule entry sets min idle too: the same holds for each (an idle Forgejo runner has no job to run).
+  for (const [i, entry] of (f.schedules ?? []).entries())
+    if (entry.min_idle_runners > 0)
+      issues.push({
+        path: `schedules.${i}.min_idle_runners`,
+        message: `schedule '${entry.name}' asks for ${entry.min_idle_runners} idle runners, but each Forgejo runner is made for one waiting job (forgejo-runner one-job --handle): set its min_idle_runners to 0`,
+      });
   return issues;
 }
 

@@ -60,7 +60,17 @@ export const scaleSetRoutes = new Hono<UiEnv>().get("/scalesets/:id", async (c) 
       )}
       <dl class="kv">
         <dt>Entity</dt>
-        <dd>{`${s.kind}: ${s.entity}`}</dd>
+        <dd>{`${s.forge === "gitea" && s.kind === "enterprise" ? "instance" : s.kind}: ${s.entity}`}</dd>
+        <dt>Forge</dt>
+        <dd id="forge">{s.forge}</dd>
+        <dt>Intake</dt>
+        <dd id="intake">{s.intake}</dd>
+        {s.intake === "poll" ? (
+          <>
+            <dt>Poller</dt>
+            <dd id="poller">{pollerText(st?.poller ?? null)}</dd>
+          </>
+        ) : null}
         <dt>Provider</dt>
         <dd>{s.provider}</dd>
         <dt>Labels</dt>
@@ -225,6 +235,18 @@ function lifetimeText(s: { max_runner_lifetime_seconds: number; runner_lifetime_
       ? "machines are never deleted for their age"
       : `machines go after ${duration(s.max_runner_lifetime_seconds * 1000)} unless their runner is on a job`;
   return cap === null ? `${soft}; no hard cap` : `${soft}; hard cap ${duration(cap * 1000)}, even on a job`;
+}
+
+/** The Forgejo poller in a sentence: when it polled and polls next, what it saw and holds, and its backoff. */
+export function pollerText(p: ScaleSetStatus["poller"]): string {
+  if (!p) return "— (not polled yet)";
+  const last = p.last_poll_at ? `last poll ${when(Date.parse(p.last_poll_at))}` : "not polled yet";
+  const next = p.next_poll_at ? `next ${when(Date.parse(p.next_poll_at))}` : "not polling (paused)";
+  const seen = p.waiting_jobs_seen === null ? "" : `; ${p.waiting_jobs_seen} waiting job(s) seen`;
+  const failing = p.failures
+    ? `; ${p.failures} failed poll(s), retry at ${p.retry_at ? when(Date.parse(p.retry_at)) : "—"}: ${p.last_error ?? "?"}`
+    : "";
+  return `${last}, ${next}${seen}; ${p.held_jobs} job(s) held${failing}`;
 }
 
 /** On-boot create pacing in a sentence: what it holds back, the boot time it leads by, and what the pool mints. */

@@ -91,6 +91,7 @@ export function repository(over: Partial<EntityFacts> = {}): EntityFacts {
   return {
     id: "ent-repo",
     kind: "repository",
+    forge: "github",
     name: "octo/app",
     owner: "octo",
     credentialId: "cred-pat",
