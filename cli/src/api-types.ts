@@ -6638,6 +6638,11 @@ export interface components {
             credentials_id: string;
             credentials_name: string;
             endpoint: string;
+            /**
+             * @description Its endpoint's forge (github, gitea, forgejo)
+             * @enum {string}
+             */
+            forge: "github" | "gitea" | "forgejo";
             has_webhook_secret: boolean;
             /** Format: uuid */
             id: string;
@@ -6649,8 +6654,8 @@ export interface components {
              * @example 2026-11-22T10:00:00.000Z
              */
             updated_at: string;
-            /** @description Paste this into the GitHub webhook settings */
-            webhook_url: string;
+            /** @description Where its forge delivers workflow_job webhooks (GitHub's or Gitea's route, under PUBLIC_URL); null on Forgejo, whose scale sets poll */
+            webhook_url: string | null;
         };
         Error: {
             code: components["schemas"]["ErrorCode"];
@@ -6986,6 +6991,11 @@ export interface components {
             credentials_name: string;
             endpoint: string;
             enterprise: string | null;
+            /**
+             * @description Its endpoint's forge (github, gitea, forgejo)
+             * @enum {string}
+             */
+            forge: "github" | "gitea" | "forgejo";
             has_webhook_secret: boolean;
             /** Format: uuid */
             id: string;
@@ -6998,8 +7008,8 @@ export interface components {
              */
             updated_at: string;
             use_parent_scale_sets: boolean;
-            /** @description Paste this into the GitHub webhook settings */
-            webhook_url: string;
+            /** @description Where its forge delivers workflow_job webhooks (GitHub's or Gitea's route, under PUBLIC_URL); null on Forgejo, whose scale sets poll */
+            webhook_url: string | null;
         };
         /** @description A credential of the entity's pool */
         PoolCredential: {
@@ -7052,6 +7062,11 @@ export interface components {
             credentials_name: string;
             endpoint: string;
             enterprise: string | null;
+            /**
+             * @description Its endpoint's forge (github, gitea, forgejo)
+             * @enum {string}
+             */
+            forge: "github" | "gitea" | "forgejo";
             has_webhook_secret: boolean;
             /** Format: uuid */
             id: string;
@@ -7065,8 +7080,8 @@ export interface components {
              */
             updated_at: string;
             use_parent_scale_sets: boolean;
-            /** @description Paste this into the GitHub webhook settings */
-            webhook_url: string;
+            /** @description Where its forge delivers workflow_job webhooks (GitHub's or Gitea's route, under PUBLIC_URL); null on Forgejo, whose scale sets poll */
+            webhook_url: string | null;
         };
         RunnerStatusReport: {
             agent_id?: number | null;

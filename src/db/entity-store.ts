@@ -1,7 +1,7 @@
 import { and, asc, eq, notInArray, sql } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
 import type { Db } from "./client";
-import { type EntityKind, entities, entityCredentials, githubCredentials, scaleSets } from "./schema";
+import { type EntityKind, entities, entityCredentials, type Forge, githubCredentials, githubEndpoints, scaleSets } from "./schema";
 
 /**
  * D1 access for entities (the repositories, organizations and enterprises scale sets serve), as
@@ -22,19 +22,25 @@ export interface PoolMember {
   name: string;
 }
 
-/** An entity with the name of the credentials it acts with and its pool (oldest member first). */
+/** An entity with its endpoint's forge, the name of the credentials it acts with and its pool (oldest member first). */
 export interface EntityWithCredentials {
   entity: EntityRow;
   credentialsName: string;
+  forge: Forge;
   pool: PoolMember[];
 }
 
 // Aliased: D1's batch answers rows keyed by column name, where the entity's `name` would hide the credentials'.
 const withCredentials = (db: Db) =>
   db
-    .select({ entity: entities, credentialsName: sql<string>`${githubCredentials.name}`.as("credentials_name") })
+    .select({
+      entity: entities,
+      credentialsName: sql<string>`${githubCredentials.name}`.as("credentials_name"),
+      forge: githubEndpoints.forge,
+    })
     .from(entities)
-    .innerJoin(githubCredentials, eq(githubCredentials.id, entities.credentialsId));
+    .innerJoin(githubCredentials, eq(githubCredentials.id, entities.credentialsId))
+    .innerJoin(githubEndpoints, eq(githubEndpoints.name, entities.endpointName));
 
 /** Pool members with the entity they belong to, in the order they were added. */
 const poolRows = (db: Db) =>
@@ -47,7 +53,10 @@ const poolOrder = [asc(entityCredentials.addedAt), asc(githubCredentials.name)] 
 
 type PoolRow = PoolMember & { entityId: string };
 
-function withPools(rows: readonly { entity: EntityRow; credentialsName: string }[], pools: readonly PoolRow[]): EntityWithCredentials[] {
+function withPools(
+  rows: readonly { entity: EntityRow; credentialsName: string; forge: Forge }[],
+  pools: readonly PoolRow[],
+): EntityWithCredentials[] {
   const byEntity = new Map<string, PoolMember[]>();
   for (const { entityId, id, name } of pools) {
     const list = byEntity.get(entityId) ?? [];

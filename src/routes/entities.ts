@@ -20,6 +20,7 @@ import {
 } from "../db/entity-store";
 import { findCredentialsByName, findCredentialsByNames } from "../db/github-credential-store";
 import { findEndpoint } from "../db/github-endpoint-store";
+import { forges } from "../db/schema";
 import type { AppEnv } from "../env";
 import { missingWebhookSecretIssue } from "../forges/entity-webhook-secret";
 import { entityLookupKey } from "../github/entity-names";
@@ -30,7 +31,7 @@ import { resourceRoutes } from "../http/resource-routes";
 import { createRouter } from "../http/router";
 import { sentFields } from "../http/sent-fields";
 import { routeWaiting } from "../intake/waiting-jobs";
-import { webhookUrlFor } from "../lib/webhook-url";
+import { giteaWebhookUrlFor, webhookUrlFor } from "../lib/webhook-url";
 
 const GithubLogin = z
   .string()
@@ -79,7 +80,11 @@ const commonView = {
       "Other credentials that mint its runners' JIT configs beside its own, oldest first (docs/performance.md, Credential pools)",
   }),
   has_webhook_secret: z.boolean(),
-  webhook_url: z.string().openapi({ description: "Paste this into the GitHub webhook settings" }),
+  forge: z.enum(forges).openapi({ description: "Its endpoint's forge (github, gitea, forgejo)" }),
+  webhook_url: z.string().nullable().openapi({
+    description:
+      "Where its forge delivers workflow_job webhooks (GitHub's or Gitea's route, under PUBLIC_URL); null on Forgejo, whose scale sets poll",
+  }),
   created_at: Timestamp,
   updated_at: Timestamp,
 };
@@ -159,7 +164,7 @@ const specs: KindSpec[] = [
   },
 ];
 
-export function entityView(env: AppEnv["Bindings"], { entity: e, credentialsName, pool }: EntityWithCredentials) {
+export function entityView(env: AppEnv["Bindings"], { entity: e, credentialsName, forge, pool }: EntityWithCredentials) {
   const base = {
     id: e.id,
     endpoint: e.endpointName,
@@ -167,7 +172,8 @@ export function entityView(env: AppEnv["Bindings"], { entity: e, credentialsName
     credentials_name: credentialsName,
     pool_credentials: pool.map(({ id, name }) => ({ id, name })),
     has_webhook_secret: e.webhookSecretEnc.length > 0,
-    webhook_url: webhookUrlFor(env.PUBLIC_URL ?? ""),
+    forge,
+    webhook_url: forge === "forgejo" ? null : (forge === "gitea" ? giteaWebhookUrlFor : webhookUrlFor)(env.PUBLIC_URL ?? ""),
     created_at: iso(e.createdAt)!,
     updated_at: iso(e.updatedAt)!,
   };
@@ -255,7 +261,7 @@ function registerKind(router: ReturnType<typeof createRouter>, spec: KindSpec) {
         pool.map((m) => m.id),
       );
       // A new entity's pool is in the order given: the order its members were added in.
-      return c.json(entityView(c.env, { entity: row, credentialsName: creds.name, pool }), 201);
+      return c.json(entityView(c.env, { entity: row, credentialsName: creds.name, forge, pool }), 201);
     })
     .openapi(routes.show(`Show a ${kind}`, spec.title), async (c) => {
       const { id } = c.req.valid("param");

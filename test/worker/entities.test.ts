@@ -22,6 +22,7 @@ describe.each(kinds)("/$path", ({ path, body }) => {
       credentials_id: creds.id,
       credentials_name: creds.name,
       has_webhook_secret: true,
+      forge: "github",
       webhook_url: "https://edgerunner.test/webhooks/github",
     });
     if (path === "repositories") expect(created.body.owner).toBe("Octo-Org");
@@ -197,5 +198,35 @@ describe("parent links (which scale sets a delivery may reach)", () => {
         enterprise: ent.body.name,
       }),
     );
+  });
+});
+
+describe("an entity's forge", () => {
+  it("says its endpoint's forge and where that forge delivers its webhooks: Gitea its own route, Forgejo none (polled)", async () => {
+    for (const [forge, url] of [
+      ["gitea", "https://edgerunner.test/webhooks/gitea"],
+      ["forgejo", null],
+    ] as const) {
+      const endpoint = unique(forge);
+      expect((await api.post("/api/v1/github/endpoints", { name: endpoint, forge, base_url: `https://${endpoint}.example` })).status).toBe(
+        201,
+      );
+      const creds = await api.post("/api/v1/github/credentials", {
+        name: unique(`${forge}-token`),
+        endpoint,
+        auth_type: "pat",
+        pat: { oauth2_token: "forge-token" },
+      });
+      expect(creds.status, creds.text).toBe(201);
+      const created = await api.post("/api/v1/repositories", {
+        owner: "octo",
+        name: unique("app"),
+        credentials_name: creds.body.name,
+        webhook_secret: "whsec-12345678",
+      });
+      expect(created.status, created.text).toBe(201);
+      expect(created.body).toMatchObject({ endpoint, forge, webhook_url: url });
+      expect((await api.get(`/api/v1/repositories/${created.body.id}`)).body).toMatchObject({ forge, webhook_url: url });
+    }
   });
 });

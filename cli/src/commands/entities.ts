@@ -35,10 +35,11 @@ const table = (rows: Entity[]) =>
       { header: "ID", value: (e) => e.id },
       { header: "NAME", value: label },
       { header: "ENDPOINT", value: (e) => e.endpoint },
+      { header: "FORGE", value: (e) => e.forge },
       { header: "CREDENTIALS", value: (e) => e.credentials_name },
       { header: "POOL", value: (e) => poolNames(e) },
       { header: "PARENT SCALE SETS", value: (e) => ("use_parent_scale_sets" in e ? (e.use_parent_scale_sets ? "yes" : "no") : "") },
-      { header: "WEBHOOK URL", value: (e) => e.webhook_url },
+      { header: "WEBHOOK URL", value: (e) => e.webhook_url ?? "none (polled)" },
     ],
     rows,
   );

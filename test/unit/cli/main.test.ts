@@ -73,6 +73,7 @@ describe("main", () => {
       endpoint: "github.com",
       credentials_name: "app-1",
       pool_credentials: pool.map((name, i) => ({ id: `00000000-0000-4000-8000-00000000000${i}`, name })),
+      forge: "github",
       webhook_url: "https://er.example.com/webhooks/github",
     });
     const created = await run(
@@ -108,12 +109,13 @@ describe("main", () => {
       credentials_name: "app-1",
       pool_credentials: pool.map((p) => ({ id: `id-${p}`, name: p })),
       use_parent_scale_sets: false,
+      forge: "github",
       webhook_url: "https://er.example.com/webhooks/github",
     });
     const r = await run(["repo", "list"], () => json(200, [repo("app", ["app-2", "app-3"]), repo("lib", [])]));
     expect(r.code, r.stderr).toBe(0);
     const [header, ...rows] = r.stdout.trimEnd().split("\n");
-    expect(header).toMatch(/^ID +NAME +ENDPOINT +CREDENTIALS +POOL +PARENT SCALE SETS +WEBHOOK URL$/);
+    expect(header).toMatch(/^ID +NAME +ENDPOINT +FORGE +CREDENTIALS +POOL +PARENT SCALE SETS +WEBHOOK URL$/);
     expect(rows[0]!.slice(header!.indexOf("POOL"))).toMatch(/^app-2,app-3 +no /);
     expect(rows[1]!.slice(header!.indexOf("POOL"))).toMatch(/^- +no /);
   });
