@@ -6,7 +6,7 @@
  *   GET  {metadata-url}/forgejo/runner-env and /forgejo/runner-token (uuid, handle, Forgejo's URL; the token)
  *   POST {Forgejo}/api/actions/runner.v1.RunnerService/Declare, then FetchTask with its handle until
  *        the job is its own, runs it for `job_ms`, UpdateTask with the result
- *   POST {callback-url}/status installing …, idle (runner up), terminated (one job done)
+ *   POST {callback-url}/status installing …, idle (runner up); nothing after (the token serves the bootstrap only)
  */
 import { machineFetch, type SimulatedRunner, type SimulatorConfig } from "./machine.ts";
 
@@ -79,7 +79,6 @@ export async function bootForgejoRunner(
     if (got.status === 401) {
       // Forgejo no longer knows the runner (deleted, never used): one-job exits.
       r.phase = "done";
-      await io.status("terminated", "forgejo-runner one-job: runner unknown to Forgejo").catch(() => {});
       return;
     }
     const task = got.body?.task;
@@ -92,9 +91,6 @@ export async function bootForgejoRunner(
       await rpc("UpdateTask", { state: { id: task.id, result: "RESULT_SUCCESS" } });
       r.phase = "done";
       log({ event: "sim_job_done", instance: r.name, job_id: r.job_id, forge: "forgejo" });
-      await io
-        .status("terminated", "forgejo-runner one-job exited with 0", r.agent_id === null ? {} : { agent_id: r.agent_id })
-        .catch(() => {});
       return;
     }
     await sleep(config.poll_ms);

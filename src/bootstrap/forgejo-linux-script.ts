@@ -77,9 +77,8 @@ as_runner ./forgejo-runner "@{args[@]}"
 code=$?
 set -e
 rm -f .runner-token
-# One job and done: the runner is finished whether the job passed or not (the job's result is Forgejo's).
-call_home status "{\"status\":\"terminated\",\"message\":\"forgejo-runner one-job exited with $code\",\"agent_id\":$RUNNER_ID}" \
-  || { echo "edgerunner: could not report the runner as finished" >&2; exit 1; }
+# Nothing more to report: the instance token serves the bootstrap only (after idle the coordinator
+# refuses it). The scale set sees the end at Forgejo (the job leaves the list, the runner goes).
 echo "edgerunner: forgejo runner $RUNNER_NAME finished (exit $code)"
 `
   .replace("@{HELPERS}", () => LINUX_SCRIPT_HELPERS)

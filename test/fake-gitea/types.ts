@@ -76,6 +76,8 @@ export interface GiteaFaults {
 export interface GiteaSettings {
   /** Whether the fake POSTs deliveries to the hooks' URLs itself (standalone), or only records them (worker tests relay them). */
   deliver?: boolean;
+  /** Whether a delivery that failed (no answer, 5xx, 429) is sent again, as an operator would redeliver it (e2e G: the coordinator is restarted mid-run). */
+  redeliver?: boolean;
 }
 
 export interface GiteaWorldState {

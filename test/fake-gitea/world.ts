@@ -233,20 +233,30 @@ export class GiteaWorld {
       };
       this.deliveries.push(record);
       if (this.settings.deliver) {
-        const p = fetch(record.url, { method: "POST", headers, body })
-          .then((r) => {
-            record.status = r.status;
-            return r.arrayBuffer();
-          })
-          .then(
-            () => undefined,
-            () => {
-              record.status = 0;
-            },
-          );
+        const p = this.post(record, headers, body);
         this.inFlight.add(p);
         void p.finally(() => this.inFlight.delete(p));
       }
+    }
+  }
+
+  /**
+   * One delivery, answered or not (status 0). Gitea does not send a failed delivery again by
+   * itself; with `redeliver` the fake plays the operator pressing "Redeliver" in the hook's
+   * settings until a 2xx, a refusal (4xx but 429) or 200 attempts, 100 ms doubling to 2 s apart.
+   */
+  private async post(record: RecordedGiteaDelivery, headers: Record<string, string>, body: string): Promise<void> {
+    for (let attempt = 1, delay = 100; ; attempt++, delay = Math.min(delay * 2, 2000)) {
+      try {
+        const res = await fetch(record.url, { method: "POST", headers, body });
+        record.status = res.status;
+        await res.arrayBuffer();
+        if (res.ok || (res.status >= 400 && res.status < 500 && res.status !== 429)) return;
+      } catch {
+        record.status = 0;
+      }
+      if (!this.settings.redeliver || attempt >= 200) return;
+      await new Promise<void>((r) => setTimeout(r, delay).unref());
     }
   }
 
