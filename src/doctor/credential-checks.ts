@@ -20,7 +20,10 @@ function newSecretFix(c: CredentialFacts): string {
     : `Check the App ID, installation ID and private key: edgerunner credential update ${c.name} --private-key-from-file app.pem [--installation-id N]`;
 }
 
+const FORGE_NAMES = { github: "GitHub", gitea: "Gitea", forgejo: "Forgejo" } as const;
+
 export function credentialHealthCheck(c: CredentialFacts, usedBy: number, now: number): DoctorCheck {
+  const forge = FORGE_NAMES[c.forge ?? "github"];
   const id = credentialHealthId(c);
   const subject = credentialSubject(c);
   const details: Record<string, unknown> = { auth_type: c.authType, endpoint: c.endpoint, entities: usedBy };
@@ -31,7 +34,7 @@ export function credentialHealthCheck(c: CredentialFacts, usedBy: number, now: n
       c.boundApiUrl === null
         ? "they record no API URL they were created for (stored by an older version)"
         : `they were created for ${c.boundApiUrl}, but endpoint ${c.endpoint} now points at ${c.apiBaseUrl}`;
-    return check(id, subject, "fail", `Never sent to GitHub: ${why}.`, {
+    return check(id, subject, "fail", `Never sent to ${forge}: ${why}.`, {
       fix: "Add the credentials again (and move the entities to them) on an endpoint whose API URL is where they belong",
       details,
     });
@@ -42,7 +45,7 @@ export function credentialHealthCheck(c: CredentialFacts, usedBy: number, now: n
       id,
       subject,
       "fail",
-      `GitHub refused them${since}: ${c.failureReason ?? "no reason recorded"}. Nothing uses them until they change.`,
+      `${forge} refused them${since}: ${c.failureReason ?? "no reason recorded"}. Nothing uses them until they change.`,
       {
         fix: newSecretFix(c),
         details,
@@ -85,14 +88,14 @@ export function credentialHealthCheck(c: CredentialFacts, usedBy: number, now: n
   if (c.blockedUntil !== null && c.blockedUntil > now) {
     findings.push({
       status: "warn",
-      text: `GitHub rate-limited them: no call before ${new Date(c.blockedUntil).toISOString()}.`,
+      text: `${forge} rate-limited them: no call before ${new Date(c.blockedUntil).toISOString()}.`,
       fix: "Spread the entities over more credentials, or lower GITHUB_POINTS_PER_MINUTE if secondary limits keep hitting",
     });
   }
   const use = usedBy === 0 ? "No entity uses them." : `Used by ${usedBy} entit${usedBy === 1 ? "y" : "ies"}.`;
   const okText = inst?.ok
-    ? `GitHub accepts them (installation on ${inst.value.account ?? "an unknown account"}). ${use}`
-    : `GitHub accepts them. ${use}`;
+    ? `${forge} accepts them (installation on ${inst.value.account ?? "an unknown account"}). ${use}`
+    : `${forge} accepts them. ${use}`;
   return fromFindings(id, subject, findings, okText, details);
 }
 

@@ -84,6 +84,8 @@ export interface CredentialFacts {
   /** GitHub asked for a wait until then (unix ms), if it is still ahead. */
   blockedUntil: number | null;
   hasWebhookSecret: boolean;
+  /** Their endpoint's forge (absent: github), named in what the checks say. */
+  forge?: Forge;
   /** App credentials only, when asked. */
   installation: Probe<InstallationFacts> | null;
   /** App credentials with a webhook secret only, when asked. */

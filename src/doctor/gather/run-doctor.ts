@@ -101,6 +101,7 @@ export async function runDoctor(env: Env, opts: DoctorOptions = {}): Promise<Doc
         failedAt: c.failed_at,
         blockedUntil: c.blocked_until,
         hasWebhookSecret: Boolean(c.has_webhook_secret),
+        forge: c.forge,
         installation,
         appHook,
       };

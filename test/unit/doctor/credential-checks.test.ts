@@ -21,6 +21,13 @@ describe("credentials", () => {
     expect(app.fix).toContain("--private-key-from-file");
   });
 
+  it("says which forge accepted or refused a token: Gitea's and Forgejo's are not GitHub's", () => {
+    expect(credentialHealthCheck(patCredentials({ forge: "gitea" }), 1, NOW).summary).toMatch(/^Gitea accepts them/);
+    const refusedByForgejo = credentialHealthCheck(patCredentials({ forge: "forgejo", health: "failing", failureReason: "401" }), 1, NOW);
+    expect(refusedByForgejo.summary).toMatch(/^Forgejo refused them/);
+    expect(credentialHealthCheck(patCredentials(), 1, NOW).summary).toMatch(/^GitHub accepts them/);
+  });
+
   it("credentials bound to another API URL are never sent: a failure", () => {
     const moved = credentialHealthCheck(patCredentials({ boundApiUrl: "https://ghes.example.com/api/v3" }), 1, NOW);
     expect([moved.status, moved.summary]).toEqual(["fail", expect.stringContaining("created for https://ghes.example.com/api/v3")]);
