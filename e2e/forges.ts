@@ -21,7 +21,7 @@ import { startFakeGitea } from "../test/fake-gitea/server.ts";
 import { createsAsked } from "../test/fake-shim/requests.ts";
 import type { RecordedRequest } from "../test/fake-shim/types.ts";
 import type { StackProfile } from "./profiles.ts";
-import { startStack } from "./stack.ts";
+import { E2E_TIMINGS, startStack } from "./stack.ts";
 
 const say = (msg: string) => process.stderr.write(`e2e: ${msg}\n`);
 
@@ -44,15 +44,7 @@ const BURSTS: Record<ForgeName, number>[] = [
   { github: 6, gitea: 6, forgejo: 6 },
   { github: 6, gitea: 6, forgejo: 6 },
 ];
-const TIMINGS = {
-  RECONCILE_INTERVAL_SECONDS: "2",
-  SCALE_DOWN_IDLE_SECONDS: "2",
-  ORPHAN_CHECK_SECONDS: "10",
-  CREATE_BACKOFF_SECONDS: "1",
-  STUCK_GRACE_SECONDS: "5",
-  OPERATION_POLL_SECONDS: "5",
-  FORGEJO_POLL_INTERVAL_SECONDS: "1",
-};
+const TIMINGS = { ...E2E_TIMINGS, FORGEJO_POLL_INTERVAL_SECONDS: "1" };
 
 async function control(url: string, method: string, body?: unknown): Promise<any> {
   const res = await fetch(url, {

@@ -1,3 +1,5 @@
+// Over the house's ~400 lines (~560) on purpose: the scenarios are data (one object each) read by
+// one runner whose invariant checks every scenario shares; G, a different world, is e2e/forges.ts.
 /**
  * npm run e2e [-- A|B ...] [--repeat N] [--profile loopback|production] [--shim sync|async]
  *
@@ -43,7 +45,7 @@ import { EC2_LIVE_STATES } from "./ec2-cloud.ts";
 import { runForgesScenario } from "./forges.ts";
 import { startIntruder } from "./intruder.ts";
 import { profileFromArgs, type StackProfile } from "./profiles.ts";
-import { type Stack, startStack } from "./stack.ts";
+import { type Stack, startStack, E2E_TIMINGS as TIMINGS } from "./stack.ts";
 
 interface ScaleSetSpec {
   name: string;
@@ -91,16 +93,6 @@ const BURSTS = [
   { small: 9, large: 4, gpu: 2 },
   { small: 7, large: 5, gpu: 3 },
 ];
-
-const TIMINGS = {
-  RECONCILE_INTERVAL_SECONDS: "2",
-  SCALE_DOWN_IDLE_SECONDS: "2",
-  ORPHAN_CHECK_SECONDS: "10",
-  CREATE_BACKOFF_SECONDS: "1",
-  // Rows a killed coordinator left mid-create are asked about after this (default 2 minutes).
-  STUCK_GRACE_SECONDS: "5",
-  OPERATION_POLL_SECONDS: "5",
-};
 
 /** The scale set API scenario's end: disabled, its listener closes the session at GitHub; and every queue job completed. */
 async function checkScaleSetApi(stack: Stack, ids: Map<string, ScaleSetSpec>) {

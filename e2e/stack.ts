@@ -16,6 +16,17 @@ import type { FakeMachine } from "../test/fake-shim/types.ts";
 import { type Ec2Cloud, startEc2Cloud } from "./ec2-cloud.ts";
 import type { StackProfile } from "./profiles.ts";
 
+/** The coordinator's timers, short, so that a scenario settles in seconds (e2e/run.ts, e2e/forges.ts). */
+export const E2E_TIMINGS = {
+  RECONCILE_INTERVAL_SECONDS: "2",
+  SCALE_DOWN_IDLE_SECONDS: "2",
+  ORPHAN_CHECK_SECONDS: "10",
+  CREATE_BACKOFF_SECONDS: "1",
+  // Rows a killed coordinator left mid-create are asked about after this (default 2 minutes).
+  STUCK_GRACE_SECONDS: "5",
+  OPERATION_POLL_SECONDS: "5",
+};
+
 export interface Stack {
   github: FakeGithub;
   sim: Simulator;

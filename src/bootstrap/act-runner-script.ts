@@ -73,14 +73,7 @@ report "starting act_runner for one job"
 # Detached, so this script ends and the machine's boot goes on; act_runner exits after its job.
 as_runner setsid nohup ./act_runner daemon --once >"$RUNNER_DIR/act_runner.log" 2>&1 </dev/null &
 
-OS_NAME=linux
-OS_VERSION=
-if [ -r /etc/os-release ]; then
-  OS_NAME="$(. /etc/os-release && echo "@{NAME:-linux}")" || OS_NAME=linux
-  OS_VERSION="$(. /etc/os-release && echo "@{VERSION_ID:-}")" || OS_VERSION=
-fi
-call_home system-info/ "{\"os_name\":\"$(json_escape "$OS_NAME")\",\"os_version\":\"$(json_escape "$OS_VERSION")\",\"agent_id\":$AGENT_ID}" \
-  || echo "edgerunner: could not send system info" >&2
+send_system_info "$AGENT_ID"
 trap - ERR
 call_home status "{\"status\":\"idle\",\"message\":\"act_runner registered and started\",\"agent_id\":$AGENT_ID}" \
   || { echo "edgerunner: could not report the runner as installed" >&2; exit 1; }

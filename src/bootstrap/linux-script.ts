@@ -24,6 +24,17 @@ call_home() { # $1: callback route, $2: JSON body
   curl -sS --fail --retry 5 --retry-delay 2 --retry-connrefused -X POST -H "$AUTH" --data-binary "$2" "$CALLBACK_URL/$1" >/dev/null
 }
 
+# The machine's OS and its runner's id ($1, or null) for the coordinator's record (GARM's system info).
+send_system_info() {
+  local os_name=linux os_version=
+  if [ -r /etc/os-release ]; then
+    os_name="$(. /etc/os-release && echo "@{NAME:-linux}")" || os_name=linux
+    os_version="$(. /etc/os-release && echo "@{VERSION_ID:-}")" || os_version=
+  fi
+  call_home system-info/ "{\"os_name\":\"$(json_escape "$os_name")\",\"os_version\":\"$(json_escape "$os_version")\",\"agent_id\":$1}" \
+    || echo "edgerunner: could not send system info" >&2
+}
+
 report() {
   call_home status "{\"status\":\"installing\",\"message\":\"$(json_escape "$1")\"}" || echo "edgerunner: could not report: $1" >&2
 }
@@ -103,14 +114,7 @@ as_root ./svc.sh install "$RUNNER_USER" || fail "could not install the runner se
 report "starting runner service"
 as_root ./svc.sh start || fail "could not start the runner service"
 
-OS_NAME=linux
-OS_VERSION=
-if [ -r /etc/os-release ]; then
-  OS_NAME="$(. /etc/os-release && echo "@{NAME:-linux}")" || OS_NAME=linux
-  OS_VERSION="$(. /etc/os-release && echo "@{VERSION_ID:-}")" || OS_VERSION=
-fi
-call_home system-info/ "{\"os_name\":\"$(json_escape "$OS_NAME")\",\"os_version\":\"$(json_escape "$OS_VERSION")\",\"agent_id\":$AGENT_ID}" \
-  || echo "edgerunner: could not send system info" >&2
+send_system_info "$AGENT_ID"
 trap - ERR
 call_home status "{\"status\":\"idle\",\"message\":\"runner successfully installed\",\"agent_id\":$AGENT_ID}" \
   || { echo "edgerunner: could not report the runner as installed" >&2; exit 1; }

@@ -6,6 +6,7 @@ import type { Env } from "../env";
 import { forgejoRunnerPort } from "../forges/forgejo/runner-port";
 import { giteaRunnerPort } from "../forges/gitea/runner-port";
 import { ActionsServiceClient } from "../github/actions-service/client";
+import { clientPool } from "../github/client-pool";
 import { GithubClient } from "../github/github-client";
 import {
   createRegistrationToken,
@@ -23,31 +24,14 @@ import { createShimClient } from "../providers/shim-client";
 import type { ActionsServicePort } from "./listener/actions-port";
 import type { GithubRunnerInfo, MachinePort, RunnerPort, RunnerTool } from "./ports";
 
-// One client per credential per isolate: it keeps the credential, its token and runner group ids
-// in memory (re-reading shared state from D1 at most every few seconds), so a reconcile pass does
-// not pay D1 reads and token work on the way to GitHub.
-// An object that limits its outbound calls (OUTBOUND_CONNECTIONS_PER_OBJECT) gets clients of its own,
-// whose calls go through its limiter.
-const clients = new Map<string, GithubClient>();
-const limitedClients = new WeakMap<typeof fetch, Map<string, GithubClient>>();
+// One client per credential per isolate, and per connection limiter (github/client-pool.ts).
+// A rate-limit window longer than 10 s ends the call; the object backs off and comes back.
+const clientFor = clientPool(
+  (env, credentialId, outbound) => new GithubClient({ env, credentialId, maxWaitMs: 10_000, ...(outbound && { fetch: outbound }) }),
+);
 // Runner downloads change rarely; their temporary download tokens live about an hour.
 const DOWNLOADS_MEMO_MS = 5 * 60_000;
 const downloads = new Map<string, { at: number; tools: Promise<RunnerTool[]> }>();
-
-function clientFor(env: Env, credentialId: string, outbound?: typeof fetch): GithubClient {
-  let pool = clients;
-  if (outbound) {
-    pool = limitedClients.get(outbound) ?? new Map();
-    limitedClients.set(outbound, pool);
-  }
-  let client = pool.get(credentialId);
-  if (!client) {
-    // A rate-limit window longer than this ends the call; the object backs off and comes back.
-    client = new GithubClient({ env, credentialId, maxWaitMs: 10_000, ...(outbound && { fetch: outbound }) });
-    pool.set(credentialId, client);
-  }
-  return client;
-}
 
 const runnerInfo = (r: GithubRunner): GithubRunnerInfo => ({ id: r.id, name: r.name, busy: r.busy });
 

@@ -1,6 +1,6 @@
 import { exports } from "cloudflare:workers";
 import { expect } from "vitest";
-import { type ApiResponse, api } from "./helpers";
+import { type ApiResponse, api, readAnswer } from "./helpers";
 import { newDeliveryId } from "./webhook-setup";
 
 /** Gitea's X-Gitea-Signature: the HMAC-SHA256 of the raw body, hex, no prefix. */
@@ -48,14 +48,7 @@ export async function giteaDeliver(payload: unknown, secret: string, opts: Gitea
   const res = await exports.default.fetch(
     new Request(`https://edgerunner.test${opts.path ?? "/webhooks/gitea"}`, { method: "POST", headers, body }),
   );
-  const text = await res.text();
-  let parsed: any = text;
-  try {
-    parsed = text ? JSON.parse(text) : null;
-  } catch {
-    // keep the text
-  }
-  return { status: res.status, body: parsed, text, headers: res.headers };
+  return readAnswer(res);
 }
 
 /** A Gitea endpoint, token credentials on it, and a provider: what a Gitea entity needs. */

@@ -31,7 +31,11 @@ export async function call<T = any>(method: string, path: string, body?: unknown
   if (payload !== undefined && !Object.keys(headers).some((h) => h.toLowerCase() === "content-type")) {
     headers["content-type"] = "application/json";
   }
-  const res = await exports.default.fetch(new Request(`${ORIGIN}${path}`, { method, headers, body: payload }));
+  return readAnswer<T>(await exports.default.fetch(new Request(`${ORIGIN}${path}`, { method, headers, body: payload })));
+}
+
+/** An answer as the tests look at it: its status, its body as JSON (or the text when it is not JSON), its headers. */
+export async function readAnswer<T = any>(res: Response): Promise<ApiResponse<T>> {
   const text = await res.text();
   let parsed: unknown = text;
   try {

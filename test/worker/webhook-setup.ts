@@ -2,7 +2,7 @@ import { env, exports } from "cloudflare:workers";
 import { sign } from "@octokit/webhooks-methods";
 import { expect } from "vitest";
 import { pendingCounts, WEBHOOK_REJECTED } from "../../src/observability/op-counters";
-import { type ApiResponse, api, dumpDb } from "./helpers";
+import { type ApiResponse, api, dumpDb, readAnswer } from "./helpers";
 
 /** Builds entities and scale sets through the admin API, as a user would. */
 export class World {
@@ -138,14 +138,7 @@ export async function deliver(payload: unknown, secret: string, opts: SendOption
   if (opts.signature !== null) headers["x-hub-signature-256"] = opts.signature ?? (await sign(secret, body));
   for (const [k, v] of Object.entries(headers)) if (v === "") delete headers[k];
   const res = await exports.default.fetch(new Request("https://edgerunner.test/webhooks/github", { method: "POST", headers, body }));
-  const text = await res.text();
-  let parsed: any = text;
-  try {
-    parsed = text ? JSON.parse(text) : null;
-  } catch {
-    // keep the text
-  }
-  return { status: res.status, body: parsed, text, headers: res.headers };
+  return readAnswer(res);
 }
 
 /** A job's row: the given entity's, or the first to arrive (each signer keeps its own row of a job). */

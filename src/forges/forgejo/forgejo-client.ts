@@ -1,4 +1,4 @@
-import type { Env } from "../../env";
+import { clientPool } from "../../github/client-pool";
 import { GithubClient } from "../../github/github-client";
 import { measuredFetch } from "../../lib/invocation-cost";
 
@@ -22,22 +22,9 @@ export function forgejoFetch(inner: typeof fetch): typeof fetch {
   };
 }
 
-// One client per credential per isolate (as for GitHub): it keeps the credential in memory.
-const clients = new Map<string, GithubClient>();
-const limitedClients = new WeakMap<typeof fetch, Map<string, GithubClient>>();
-
 /** The Forgejo client of a credential; `outbound`: the object's connection limiter, when it has one. */
-export function forgejoClient(env: Env, credentialId: string, outbound?: typeof fetch): GithubClient {
-  let pool = clients;
-  if (outbound) {
-    pool = limitedClients.get(outbound) ?? new Map();
-    limitedClients.set(outbound, pool);
-  }
-  let client = pool.get(credentialId);
-  if (!client) {
-    // No GitHub budget: Forgejo's limits are the instance's own, answered with 429 when reached.
-    client = new GithubClient({ env, credentialId, maxWaitMs: 10_000, budget: null, fetch: forgejoFetch(outbound ?? measuredFetch) });
-    pool.set(credentialId, client);
-  }
-  return client;
-}
+export const forgejoClient = clientPool(
+  // No GitHub budget: Forgejo's limits are the instance's own, answered with 429 when reached.
+  (env, credentialId, outbound) =>
+    new GithubClient({ env, credentialId, maxWaitMs: 10_000, budget: null, fetch: forgejoFetch(outbound ?? measuredFetch) }),
+);
