@@ -28,8 +28,9 @@ import {
   scaleSetUse,
   updateScaleSet,
 } from "../db/scaleset-store";
-import { defaultIntakeFor, forgeIntakeIssues, timingFor } from "../forges/forgejo/scaleset-rules";
-import { defaultJitConfigEnabled, giteaScaleSetProblems } from "../forges/gitea/scaleset-rules";
+import { defaultIntakeFor, timingFor } from "../forges/forgejo/scaleset-rules";
+import { defaultJitConfigEnabled } from "../forges/gitea/scaleset-rules";
+import { forgeScaleSetIssues } from "../forges/scaleset-rules";
 import { conflict, inUse, invalidBody } from "../http/errors";
 import { conflictResponse, errorResponses, IdParam, jsonBody, jsonResponse, notFoundResponse, now } from "../http/openapi";
 import { requireFound } from "../http/require-found";
@@ -101,17 +102,14 @@ function registerEntityScaleSets(router: ReturnType<typeof createRouter>, { kind
         const forge = await entityForge(db, entity.id);
         const intake = body.intake ?? defaultIntakeFor(forge);
         const jitConfigEnabled = body.jit_config_enabled ?? defaultJitConfigEnabled(forge);
-        const forgeIssues = [
-          ...giteaScaleSetProblems(forge, { jitConfigEnabled, intake }),
-          ...forgeIntakeIssues({
-            forge,
-            intake,
-            jitConfigEnabled,
-            jitConfigTimingSent: body.jit_config_timing,
-            minIdleRunners: body.min_idle_runners,
-            schedules: body.schedules,
-          }),
-        ];
+        const forgeIssues = forgeScaleSetIssues({
+          forge,
+          intake,
+          jitConfigEnabled,
+          jitConfigTimingSent: body.jit_config_timing,
+          minIdleRunners: body.min_idle_runners,
+          schedules: body.schedules,
+        });
         if (forgeIssues.length) throw invalidBody(forgeIssues);
         const providerId = await knownProviderId(db, body.provider_name);
         await assertNameFree(db, entityId, body.name);
@@ -195,17 +193,14 @@ export const scaleSetRoutes = entityPaths
     }
     const forge = await entityForge(db, s.entityId);
     const jitConfigEnabled = body.jit_config_enabled ?? s.jitConfigEnabled;
-    const forgeIssues = [
-      ...giteaScaleSetProblems(forge, { jitConfigEnabled, intake }),
-      ...forgeIntakeIssues({
-        forge,
-        intake,
-        jitConfigEnabled,
-        jitConfigTimingSent: body.jit_config_timing,
-        minIdleRunners: minIdle,
-        schedules: body.schedules ?? s.schedules,
-      }),
-    ];
+    const forgeIssues = forgeScaleSetIssues({
+      forge,
+      intake,
+      jitConfigEnabled,
+      jitConfigTimingSent: body.jit_config_timing,
+      minIdleRunners: minIdle,
+      schedules: body.schedules ?? s.schedules,
+    });
     if (forgeIssues.length) throw invalidBody(forgeIssues);
     const jitConfigTiming = timingFor(forge, intake, body.jit_config_timing ?? s.jitConfigTiming);
     if (minIdle > max) {
