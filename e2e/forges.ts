@@ -21,6 +21,7 @@ import { FakeGiteaWorld } from "../test/fake-gitea/control-client.ts";
 import { startFakeGitea } from "../test/fake-gitea/server.ts";
 import { createsAsked } from "../test/fake-shim/requests.ts";
 import type { RecordedRequest } from "../test/fake-shim/types.ts";
+import { type LiveSampler, sampleLive } from "./live-sampler.ts";
 import type { StackProfile } from "./profiles.ts";
 import { E2E_TIMINGS, startStack } from "./stack.ts";
 
@@ -83,8 +84,7 @@ export async function runForgesScenario(
   });
   const { coordinator, gh, w } = stack;
   const violations: string[] = [];
-  let monitoring = true;
-  let monitor: Promise<void> | undefined;
+  let sampler: LiveSampler | undefined;
   try {
     // The forges' accounts and tokens, registered the way a user would (docs/forges.md).
     const tag = randomBytes(3).toString("hex");
@@ -132,23 +132,8 @@ export async function runForgesScenario(
     say(`G: 3 scale sets (GitHub, Gitea, Forgejo) after ${Date.now() - t0} ms`);
     const instances = async () => ((await coordinator.api("GET", "/instances")) as any[]).filter((i) => ids.has(i.scale_set_id));
 
-    const maxLive = new Map<string, { d1: number; machines: number }>([...ids.keys()].map((id) => [id, { d1: 0, machines: 0 }]));
-    const liveViolations = new Set<string>();
-    let samples = 0;
-    monitor = (async () => {
-      while (monitoring) {
-        const [rows, live] = await Promise.all([instances().catch(() => null), stack.machines().catch(() => null)]);
-        for (const [id, spec] of ids) {
-          const m = maxLive.get(id)!;
-          if (rows) m.d1 = Math.max(m.d1, rows.filter((r) => r.scale_set_id === id && r.status !== "deleted").length);
-          if (live) m.machines = Math.max(m.machines, live.filter((x) => x.pool_id === id).length);
-          if (m.d1 > spec.max || m.machines > spec.max)
-            liveViolations.add(`${spec.name}: ${Math.max(m.d1, m.machines)} live > max_runners ${spec.max}`);
-        }
-        if (rows || live) samples++;
-        await sleep(150);
-      }
-    })();
+    sampler = sampleLive(ids, instances, stack.machines);
+    const { maxLive, violations: liveViolations } = sampler;
 
     const labelsOf = (forge: ForgeName) => SCALE_SETS.find((s) => s.forge === forge)!.labels;
     const queued: Record<ForgeName, number> = { github: 0, gitea: 0, forgejo: 0 };
@@ -221,8 +206,7 @@ export async function runForgesScenario(
     }
     const settledAt = Date.now();
     await Promise.all([gh.settleDeliveries(), gitea.settle()]);
-    monitoring = false;
-    await monitor;
+    await sampler.stop();
     violations.push(...problems, ...liveViolations);
 
     // Every job exactly once, on a runner the coordinator created for that forge's scale set.
@@ -275,9 +259,19 @@ export async function runForgesScenario(
       const shown = (await coordinator.api("GET", `/instances/${r.name}`)) as { transitions: { reason: string }[] };
       if (shown.transitions.some((t) => t.reason === "create was interrupted")) interrupted++;
     }
-    if (machinesCreated > jobsTotal + interrupted)
-      violations.push(`${machinesCreated} machines created for ${jobsTotal} jobs and ${interrupted} creates the restart interrupted`);
-    if (samples < 10) violations.push(`only ${samples} samples of live instances`);
+    if (machinesCreated > jobsTotal + interrupted) {
+      // Which forge's scale set made the extra ones, to say where to look.
+      const setOf = new Map(rows.map((r) => [r.name as string, ids.get(r.scale_set_id)?.forge ?? "?"]));
+      const byForge: Record<string, number> = {};
+      for (const c of createsAsked(shimRequests).filter((c) => c.status === 201)) {
+        const forge = setOf.get(c.name) ?? "?";
+        byForge[forge] = (byForge[forge] ?? 0) + 1;
+      }
+      violations.push(
+        `${machinesCreated} machines created for ${jobsTotal} jobs and ${interrupted} creates the restart interrupted (by forge: ${JSON.stringify(byForge)})`,
+      );
+    }
+    if (sampler.samples() < 10) violations.push(`only ${sampler.samples()} samples of live instances`);
     const forgejoRequests = (await control(`${forgejoUrl}/_fake/requests`, "GET")) as { method: string; path: string }[];
 
     const waits = ghJobs
@@ -302,15 +296,14 @@ export async function runForgesScenario(
       gitea_deliveries_refused: gt.deliveries.filter((d) => d.status !== null && d.status >= 400).length,
       forgejo_rest_requests: forgejoRequests.length,
       forgejo_job_polls: forgejoRequests.filter((r) => r.method === "GET" && r.path.endsWith("/actions/runners/jobs")).length,
-      samples,
+      samples: sampler.samples(),
       all_jobs_done_s: Math.round((allDoneAt - t0) / 100) / 10,
       settled_s: Math.round((settledAt - t0) / 100) / 10,
       violations,
     };
     return { ok: violations.length === 0, summary, violations };
   } finally {
-    monitoring = false;
-    await monitor?.catch(() => {});
+    await sampler?.stop();
     await stack.stop();
     await Promise.all([giteaServer.close(), forgejoServer.close()]);
   }

@@ -44,6 +44,7 @@ import type { FaultRule, RecordedRequest } from "../test/fake-shim/types.ts";
 import { EC2_LIVE_STATES } from "./ec2-cloud.ts";
 import { runForgesScenario } from "./forges.ts";
 import { startIntruder } from "./intruder.ts";
+import { type LiveSampler, sampleLive } from "./live-sampler.ts";
 import { profileFromArgs, type StackProfile } from "./profiles.ts";
 import { type Stack, startStack, E2E_TIMINGS as TIMINGS } from "./stack.ts";
 
@@ -331,8 +332,7 @@ async function runScenario(
   });
   const { coordinator, gh, w } = stack;
   const violations: string[] = [];
-  let monitor: Promise<void> | undefined;
-  let monitoring = true;
+  let sampler: LiveSampler | undefined;
   let intruder: Awaited<ReturnType<typeof startIntruder>> | null = null;
   try {
     const ids = new Map<string, ScaleSetSpec>();
@@ -374,23 +374,8 @@ async function runScenario(
     intruder = sc.intruder ? await startIntruder(stack) : null;
 
     // Sample live instances all along: D1 through the API, and the cloud's machines.
-    const maxLive = new Map<string, { d1: number; machines: number }>([...ids.keys()].map((id) => [id, { d1: 0, machines: 0 }]));
-    const liveViolations = new Set<string>();
-    let samples = 0;
-    monitor = (async () => {
-      while (monitoring) {
-        const [rows, live] = await Promise.all([instances().catch(() => null), machines().catch(() => null)]);
-        for (const [id, spec] of ids) {
-          const m = maxLive.get(id)!;
-          if (rows) m.d1 = Math.max(m.d1, rows.filter((r) => r.scale_set_id === id && r.status !== "deleted").length);
-          if (live) m.machines = Math.max(m.machines, live.filter((x) => x.pool_id === id).length);
-          if (m.d1 > spec.max || m.machines > spec.max)
-            liveViolations.add(`${spec.name}: ${Math.max(m.d1, m.machines)} live > max_runners ${spec.max}`);
-        }
-        if (rows || live) samples++;
-        await sleep(150);
-      }
-    })();
+    sampler = sampleLive(ids, instances, machines);
+    const { maxLive, violations: liveViolations } = sampler;
 
     // A scale set API scale set's jobs name it (`runs-on: <name>`); the others' ask for its labels.
     const labelsOf = new Map(sc.scaleSets.map((s) => [s.name, s.intake === "scaleset_api" ? [s.name] : s.labels]));
@@ -464,8 +449,7 @@ async function runScenario(
     }
     const settledAt = Date.now();
     await gh.settleDeliveries();
-    monitoring = false;
-    await monitor;
+    await sampler.stop();
     violations.push(...problems, ...liveViolations);
 
     // Every job exactly once, on a runner the coordinator created.
@@ -492,7 +476,7 @@ async function runScenario(
     }
     if (machinesCreated > jobs.length + minIdleTotal)
       violations.push(`${machinesCreated} machines created for ${jobs.length} jobs + ${minIdleTotal} idle minimum`);
-    if (samples < 10) violations.push(`only ${samples} samples of live instances`);
+    if (sampler.samples() < 10) violations.push(`only ${sampler.samples()} samples of live instances`);
     const extra = sc.check ? await sc.check(stack, ids) : { violations: [], summary: {} };
     violations.push(...extra.violations);
 
@@ -514,7 +498,7 @@ async function runScenario(
       webhook_deliveries: deliveries.length,
       webhook_attempts: deliveries.reduce((n, d) => n + d.attempts, 0),
       github_requests: (await gh.requests()).length,
-      samples,
+      samples: sampler.samples(),
       all_jobs_done_s: Math.round((allDoneAt - t0) / 100) / 10,
       settled_s: Math.round((settledAt - t0) / 100) / 10,
       ...extra.summary,
@@ -523,8 +507,7 @@ async function runScenario(
     };
     return { ok: violations.length === 0, summary, violations };
   } finally {
-    monitoring = false;
-    await monitor?.catch(() => {});
+    await sampler?.stop();
     await intruder?.stop().catch(() => {});
     await stack.stop();
   }
