@@ -8,6 +8,7 @@ export const secretContext = {
   webhookSecret: (entityId: string) => `entities.webhook_secret_enc:${entityId}`,
   provider: (id: string) => `providers.secret_enc:${id}`,
   jitConfig: (instanceId: string) => `instances.jit_config_enc:${instanceId}`,
+  registrationToken: (instanceId: string) => `instances.registration_token_enc:${instanceId}`,
   appPrivateKey: (appRowId: string) => `github_apps.private_key_enc:${appRowId}`,
   appOwnWebhookSecret: (appRowId: string) => `github_apps.webhook_secret_enc:${appRowId}`,
   appClientSecret: (appRowId: string) => `github_apps.client_secret_enc:${appRowId}`,
@@ -26,5 +27,6 @@ export const sealedColumns = [
   { table: "entities", key: "id", column: "webhook_secret_enc", context: secretContext.webhookSecret },
   { table: "providers", key: "id", column: "secret_enc", context: secretContext.provider },
   { table: "instances", key: "id", column: "jit_config_enc", context: secretContext.jitConfig },
+  { table: "instances", key: "id", column: "registration_token_enc", context: secretContext.registrationToken },
   { table: "github_credential_state", key: "credential_id", column: "token_enc", context: secretContext.installationToken },
 ] as const;

@@ -333,29 +333,6 @@ export async function liveInstanceNames(db: D1Database, names: string[]): Promis
 /** The create attempt a booting machine speaks for: what it writes is dropped once the instance is recreated. */
 export type InstanceAttempt = Pick<InstanceSummary, "id" | "createAttempt">;
 
-/**
- * Claims the one registration token of a create attempt (runners without JIT). One conditional
- * UPDATE, so of two racing claims only one wins. Returns whether this one did.
- */
-export async function claimRegistrationToken(db: D1Database, inst: InstanceAttempt, at: number): Promise<boolean> {
-  const claim = await db
-    .prepare(
-      `UPDATE instances SET registration_token_served_at = ?
-        WHERE id = ? AND create_attempt = ? AND jit_config_enc IS NULL AND jit_on_boot = 0 AND registration_token_served_at IS NULL`,
-    )
-    .bind(at, inst.id, inst.createAttempt)
-    .run();
-  return Boolean(claim.meta.changes);
-}
-
-/** Gives back a claim made at `claimedAt` (the token could not be minted). */
-export async function releaseRegistrationToken(db: D1Database, instanceId: string, claimedAt: number): Promise<void> {
-  await db
-    .prepare("UPDATE instances SET registration_token_served_at = NULL WHERE id = ? AND registration_token_served_at = ?")
-    .bind(instanceId, claimedAt)
-    .run();
-}
-
 export type InstanceRow = typeof instances.$inferSelect;
 export type TransitionRow = typeof instanceTransitions.$inferSelect;
 

@@ -456,8 +456,10 @@ export const instances = sqliteTable(
     osVersion: text("os_version"),
     osArch: text("os_arch"),
     createAttempt: integer("create_attempt").notNull().default(1),
-    /** When the machine fetched its one-time registration token (runners without JIT). */
+    /** When the create attempt's one registration token was claimed (runners without JIT). */
     registrationTokenServedAt: integer("registration_token_served_at"),
+    /** That token, sealed, for the machine's retry while it bootstraps (runner/registration-token-store.ts). */
+    registrationTokenEnc: text("registration_token_enc"),
     statusMessage: text("status_message"),
     providerFault: text("provider_fault"),
     /** The GitHub job this runner is serving (GitHub's id, as shown). */

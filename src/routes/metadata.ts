@@ -5,10 +5,11 @@ import { actRunnerInstallScript, defaultActRunnerUrl } from "../bootstrap/act-ru
 import { pickTool, renderInstallScript } from "../bootstrap/install-script";
 import { fromBase64 } from "../crypto/base64url";
 import { keyringFor } from "../crypto/keyring";
-import { open } from "../crypto/secret-box";
+import { open, seal } from "../crypto/secret-box";
 import { secretContext } from "../crypto/secret-contexts";
-import { claimRegistrationToken, findInstanceAndSetup, releaseRegistrationToken } from "../db/instance-store";
-import { readAndClaimJitMint, releaseJitMint } from "../db/jit-mint-store";
+import { findInstanceAndSetup } from "../db/instance-store";
+import { readAndClaimJitMint, releaseJitMint } from "../db/runner/jit-mint-store";
+import { claimRegistrationToken, releaseRegistrationToken, sealRegistrationToken } from "../db/runner/registration-token-store";
 import { loadRunnerSetup, type RunnerSetup } from "../db/scaleset-store";
 import { forgejoInstallScript, forgejoRunnerEnvFile, forgejoRunnerToken, type MetadataAnswer } from "../forges/forgejo/runner-metadata";
 import { afterResponse } from "../http/after-response";
@@ -21,6 +22,7 @@ import { entityUrl } from "../scaleset/bootstrap";
 import type { InstanceTokenClaims } from "../scaleset/instance-token";
 import { onBootJitConfig, onBootTiming } from "../scaleset/jit/jit-on-boot";
 import { githubRunnerPort, runnerPortForScaleSet } from "../scaleset/ports-factory";
+import { REGISTRATION_TOKEN_MINT_STALE_MS, registrationTokenStep } from "../scaleset/registration-token";
 
 /**
  * What a booting machine fetches about itself (GARM's metadata routes, same formats), each
@@ -29,6 +31,8 @@ import { githubRunnerPort, runnerPortForScaleSet } from "../scaleset/ports-facto
 
 /** The machine registers with a JIT config: sealed before its create, or minted when it first asks. */
 const registersWithJit = (inst: CallingInstance) => inst.hasJitConfig || inst.jitOnBoot;
+const plainToken = (token: string) =>
+  new Response(token, { headers: { "content-type": "text/plain; charset=utf-8", "cache-control": "no-store" } });
 /** Served only while the runner bootstraps: once it reported in, a fetch is refused with 409. */
 const CREDENTIALS_PATH = /\/metadata\/credentials\//;
 /**
@@ -286,21 +290,39 @@ export const metadataRoutes = new Hono<InstanceAppEnv>()
   .get("/metadata/runner-registration-token", async (c) => {
     const inst = c.get("instance");
     if (registersWithJit(inst)) return fail(c, 404, "this runner registers with a JIT configuration; it has no registration token");
-    // Once per create attempt: claim first (one conditional UPDATE, so two racing fetches
-    // cannot both win), then mint; a failed mint gives the claim back.
-    const claimedAt = Date.now();
-    if (!(await claimRegistrationToken(c.env.DB, inst, claimedAt))) {
-      log({ event: "registration_token_refused", scale_set: inst.scaleSetId, instance: inst.name, reason: "already served" });
-      return fail(c, 409, "the registration token for this runner was already served", { instance: inst.name });
+    // One token per create attempt (scaleset/registration-token.ts): the claim's winner mints and
+    // seals it before answering; a retry of the same machine gets the sealed one.
+    const now = Date.now();
+    const claim = await claimRegistrationToken(c.env.DB, inst, now, now - REGISTRATION_TOKEN_MINT_STALE_MS);
+    const step = registrationTokenStep(claim, now);
+    if (step.kind === "again") {
+      const token = await open(await keyringFor(c.env), claim.sealed!, secretContext.registrationToken(inst.id));
+      log({ event: "registration_token_served", scale_set: inst.scaleSetId, instance: inst.name, again: true });
+      return plainToken(token);
+    }
+    if (step.kind === "wait") {
+      const wait = { headers: { "retry-after": String(step.retryAfterSeconds) } };
+      const details = { reason: "minting", retry_after_seconds: step.retryAfterSeconds };
+      return errorResponse(c, new ApiError(503, "the registration token is being minted; try again", details, wait));
+    }
+    if (step.kind === "refuse") {
+      log({ event: "registration_token_refused", scale_set: inst.scaleSetId, instance: inst.name, reason: step.reason });
+      const why =
+        step.reason === "expired"
+          ? "was served more than 2 minutes ago; it is served again only to a quick retry"
+          : "belongs to another create attempt";
+      return fail(c, 409, `the registration token for this runner ${why}`, { instance: inst.name, reason: step.reason });
     }
     try {
       const port = await runnerPortForScaleSet(c.env, inst.scaleSetId);
       if (!port) throw new Error("scale set is gone");
       const token = await port.registrationToken();
+      const sealed = await seal(await keyringFor(c.env), token, secretContext.registrationToken(inst.id));
+      if (!(await sealRegistrationToken(c.env.DB, inst, now, sealed))) throw new Error("the claim was taken over by a later request");
       log({ event: "registration_token_served", scale_set: inst.scaleSetId, instance: inst.name });
-      return new Response(token, { headers: { "content-type": "text/plain; charset=utf-8", "cache-control": "no-store" } });
+      return plainToken(token);
     } catch (e) {
-      await releaseRegistrationToken(c.env.DB, inst.id, claimedAt);
+      await releaseRegistrationToken(c.env.DB, inst.id, now);
       const reason = errorText(e);
       log({ event: "registration_token_failed", scale_set: inst.scaleSetId, instance: inst.name, error: reason });
       return fail(c, 502, "could not get a registration token from GitHub", { reason });

@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { type Context, Hono } from "hono";
-import { readAndRecordSystemInfo, recordSystemInfo } from "../db/runner-report-store";
+import { readAndRecordSystemInfo, recordSystemInfo } from "../db/runner/runner-report-store";
 import { runnerStatuses } from "../db/schema";
 import { ApiError, errorResponse, invalidTransition, zodDetails } from "../http/errors";
 import {

@@ -15,8 +15,8 @@ import { createDb, type Db } from "../db/client";
 import { findEntity } from "../db/entity-store";
 import { entityForge } from "../db/github-endpoint-store";
 import { scaleSetInstances } from "../db/instance-store";
-import { jitWaitingCount } from "../db/jit-mint-store";
 import { providerIdByName } from "../db/provider-store";
+import { jitWaitingCount } from "../db/runner/jit-mint-store";
 import {
   deleteScaleSet,
   findScaleSet,

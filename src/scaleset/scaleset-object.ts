@@ -4,7 +4,7 @@
 import { DurableObject } from "cloudflare:workers";
 import { countingD1, measuredD1 } from "../db/counting-d1";
 import { applyStatusChanges, findInstance } from "../db/instance-store";
-import { readAndApplyRunnerReport } from "../db/runner-report-store";
+import { readAndApplyRunnerReport } from "../db/runner/runner-report-store";
 import { loadScaleSetSnapshot } from "../db/scaleset-store";
 import type { InstanceStatus } from "../db/schema";
 import type { Env } from "../env";

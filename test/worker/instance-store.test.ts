@@ -3,16 +3,15 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { createDb } from "../../src/db/client";
 import {
   applyStatusChanges,
-  claimRegistrationToken,
   findInstance,
   findInstanceWithJitConfig,
   insertInstancesStatements,
   instanceOwner,
   liveInstanceNames,
-  releaseRegistrationToken,
 } from "../../src/db/instance-store";
 import { providerSecretByName } from "../../src/db/provider-store";
-import { recordSystemInfo } from "../../src/db/runner-report-store";
+import { claimRegistrationToken, releaseRegistrationToken, sealRegistrationToken } from "../../src/db/runner/registration-token-store";
+import { recordSystemInfo } from "../../src/db/runner/runner-report-store";
 import { insertInstance, seed } from "./helpers";
 
 let scaleSetId: string;
@@ -190,14 +189,33 @@ describe("instance store: one instance", () => {
   it("lets one claim of a registration token win, and gives back only its own claim", async () => {
     const row = await insertInstance(scaleSetId);
     const inst = { id: row.id, createAttempt: 1 };
-    expect(await claimRegistrationToken(env.DB, inst, 100)).toBe(true);
-    expect(await claimRegistrationToken(env.DB, inst, 101)).toBe(false);
+    expect(await claimRegistrationToken(env.DB, inst, 100, 0)).toEqual({ claimed: true, sealed: null, claimedAt: 100 });
+    expect(await claimRegistrationToken(env.DB, inst, 101, 0)).toEqual({ claimed: false, sealed: null, claimedAt: 100 });
     await releaseRegistrationToken(env.DB, row.id, 101);
     expect(await columns(row.id, "registration_token_served_at")).toEqual({ registration_token_served_at: 100 });
     await releaseRegistrationToken(env.DB, row.id, 100);
-    expect(await claimRegistrationToken(env.DB, inst, 102)).toBe(true);
+    expect((await claimRegistrationToken(env.DB, inst, 102, 0)).claimed).toBe(true);
     const jit = await insertInstance(scaleSetId, { jit_config_enc: "er1.sealed" });
-    expect(await claimRegistrationToken(env.DB, { id: jit.id, createAttempt: 1 }, 100)).toBe(false);
+    expect(await claimRegistrationToken(env.DB, { id: jit.id, createAttempt: 1 }, 100, 0)).toEqual({
+      claimed: false,
+      sealed: null,
+      claimedAt: null,
+    });
+  });
+
+  it("keeps the sealed token for later requests, and lets a claim cut off before sealing be taken over", async () => {
+    const row = await insertInstance(scaleSetId);
+    const inst = { id: row.id, createAttempt: 1 };
+    expect((await claimRegistrationToken(env.DB, inst, 100, 0)).claimed).toBe(true);
+    // Not stale yet (claimed at 100, stale before 50): the later request waits.
+    expect(await claimRegistrationToken(env.DB, inst, 110, 50)).toEqual({ claimed: false, sealed: null, claimedAt: 100 });
+    // Stale (stale before 105): taken over; the first claim can no longer seal.
+    expect((await claimRegistrationToken(env.DB, inst, 120, 105)).claimed).toBe(true);
+    expect(await sealRegistrationToken(env.DB, inst, 100, "er1.first")).toBe(false);
+    expect(await sealRegistrationToken(env.DB, inst, 120, "er1.second")).toBe(true);
+    // Sealed: never taken over, however old; every later request reads the same token.
+    expect(await claimRegistrationToken(env.DB, inst, 500, 400)).toEqual({ claimed: false, sealed: "er1.second", claimedAt: 120 });
+    expect(await sealRegistrationToken(env.DB, { id: row.id, createAttempt: 2 }, 120, "er1.other")).toBe(false);
   });
 });
 

@@ -4,7 +4,7 @@ import { fromBase64 } from "../../src/crypto/base64url";
 import { keyringFor } from "../../src/crypto/keyring";
 import { open } from "../../src/crypto/secret-box";
 import { secretContext } from "../../src/crypto/secret-contexts";
-import { claimJitMint, keepJitClaims } from "../../src/db/jit-mint-store";
+import { claimJitMint, keepJitClaims } from "../../src/db/runner/jit-mint-store";
 import { mintInstanceToken } from "../../src/scaleset/instance-token";
 import { type ApiResponse, api, expectRejectedWithoutWrites } from "./helpers";
 import { parsePrometheus, value } from "./prometheus-parse";

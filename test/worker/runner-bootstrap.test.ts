@@ -455,7 +455,7 @@ describe("runner bootstrap: registration token (JIT off)", () => {
     expect((await api.get(`/api/v1/scalesets/${created.scaleSetId}`)).body.jit_config_enabled).toBe(false);
   });
 
-  it("creates the runner without a JIT config and serves a fresh registration token exactly once", async () => {
+  it("creates the runner without a JIT config and mints one registration token per create attempt, served again to a retry", async () => {
     const s = await setup({ jit_config_enabled: false, runner_group: "" });
     const r = await createRunner(s);
     expect(r.bootstrap).toMatchObject({
@@ -486,11 +486,18 @@ describe("runner bootstrap: registration token (JIT off)", () => {
     expect(first.text).toBe(issued[0]);
     expect((await instanceRow(r.name)).registration_token_served_at).toEqual(expect.any(Number));
 
+    // The machine's answer may have been lost (a cut connection, a restart): it asks again and gets
+    // the same token, sealed at rest, with nothing changed and nothing asked of GitHub.
+    const before = await dumpDb();
     for (const path of ["/metadata/runner-registration-token", "/metadata/runner-registration-token/"]) {
-      const again = await expectRejectedWithoutWrites(409, () => runnerCall("GET", path, r.token));
-      expect(again.body.error).toMatch(/already served/);
+      const again = await runnerCall("GET", path, r.token);
+      expect([again.status, again.text]).toEqual([200, first.text]);
     }
+    expect(await dumpDb()).toEqual(before);
     expect((await s.github.state()).issued_registration_tokens).toHaveLength(1);
+    const sealed = (await instanceRow(r.name)).registration_token_enc;
+    expect(sealed).toMatch(/^er1\./);
+    expect(sealed).not.toContain(first.text);
 
     // The machine reports the id config.sh got: kept as its claim, not as GitHub's id.
     expect((await report(r.token, "idle", { agent_id: 4242 })).status).toBe(200);
@@ -510,11 +517,29 @@ describe("runner bootstrap: registration token (JIT off)", () => {
     expect((await runnerCall("GET", "/metadata/runner-registration-token", plain.token)).status).toBe(200);
   });
 
-  it("serves the token once even to racing requests", async () => {
+  it("mints one token for racing requests: the others wait for it, then get the same one", async () => {
     const s = await setup({ jit_config_enabled: false });
     const r = await createRunner(s);
     const answers = await Promise.all(Array.from({ length: 4 }, () => runnerCall("GET", "/metadata/runner-registration-token", r.token)));
-    expect(answers.map((a) => a.status).sort()).toEqual([200, 409, 409, 409]);
+    const issued = (await s.github.state()).issued_registration_tokens;
+    expect(issued).toHaveLength(1);
+    expect(answers.filter((a) => a.status === 200).length).toBeGreaterThanOrEqual(1);
+    for (const a of answers) {
+      if (a.status === 200) expect(a.text).toBe(issued[0]);
+      else
+        expect([a.status, a.headers.get("retry-after"), a.body.details]).toEqual([503, "1", { reason: "minting", retry_after_seconds: 1 }]);
+    }
+    const retried = await runnerCall("GET", "/metadata/runner-registration-token", r.token);
+    expect([retried.status, retried.text]).toEqual([200, issued[0]]);
+  });
+
+  it("no longer serves a token once its runner reports: the instance token is closed", async () => {
+    const s = await setup({ jit_config_enabled: false });
+    const r = await createRunner(s);
+    expect((await runnerCall("GET", "/metadata/runner-registration-token", r.token)).status).toBe(200);
+    expect((await report(r.token, "idle")).status).toBe(200);
+    await expectRejectedWithoutWrites(401, () => runnerCall("GET", "/metadata/runner-registration-token", r.token));
+    expect((await s.github.state()).issued_registration_tokens).toHaveLength(1);
   });
 
   it("gives the claim back when GitHub refuses, so the machine can try again", async () => {
@@ -703,14 +728,14 @@ describe("runner bootstrap: logs", () => {
           }
         })
         .filter((e) => e && e.instance === r.name)
-        .map((e) => [e.event, e.to ?? e.route ?? e.reason ?? null]);
+        .map((e) => [e.event, e.to ?? e.route ?? e.reason ?? (e.again ? "again" : null)]);
       expect(events).toEqual([
         ["runner_status", "installing"],
         ["runner_status_refused", "active"],
         ["runner_callback_invalid", "status"],
         ["runner_system_info", null],
         ["registration_token_served", null],
-        ["registration_token_refused", "already served"],
+        ["registration_token_served", "again"],
         ["runner_status", "idle"],
         ["instance_auth_refused", "runner is idle"],
       ]);

@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it, vi } from "vitest";
 import { applyStatusChanges, findInstance } from "../../src/db/instance-store";
-import { readAndApplyRunnerReport } from "../../src/db/runner-report-store";
+import { readAndApplyRunnerReport } from "../../src/db/runner/runner-report-store";
 import { instanceRefusal } from "../../src/scaleset/instance-access";
 import { type RunnerReport, reportChangesInAdvance, runnerReportChange } from "../../src/scaleset/runner-report";
 import { scaleSetObject } from "../../src/scaleset/stub";
@@ -9,7 +9,7 @@ import { dumpDb, inScaleSetObject, insertInstance, seed } from "./helpers";
 
 // A runner's status report is read and written in one D1 round trip: the scale set object
 // decides the change in advance for every row the instance may be, and the store writes the one
-// decided for the row as it is (src/db/runner-report-store.ts). What it writes must be what the
+// decided for the row as it is (src/db/runner/runner-report-store.ts). What it writes must be what the
 // read-then-write path wrote; a row none of the changes was decided for falls back to that path.
 
 let scaleSetId: string;
