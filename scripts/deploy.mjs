@@ -4,7 +4,7 @@
 // regenerated from the committed wrangler.toml first so a change to that file goes out too (one
 // written by hand is used as it is); otherwise the committed file itself. See docs/deploy.md.
 import { spawnSync } from "node:child_process";
-import { AWS_EC2_SHIM, COORDINATOR, HETZNER_SHIM, committedConfig, refreshDeployConfig } from "../cli/src/setup/deploy-config-file.ts";
+import { AWS_EC2_SHIM, COORDINATOR, committedConfig, HETZNER_SHIM, refreshDeployConfig } from "../cli/src/setup/deploy-config-file.ts";
 
 const args = process.argv.slice(2);
 const target = args.includes("aws-ec2") ? AWS_EC2_SHIM : args.includes("hetzner") ? HETZNER_SHIM : COORDINATOR;

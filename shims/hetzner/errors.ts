@@ -72,7 +72,11 @@ export function hcloudErrorAnswer(what: string, e: HcloudError, context = ""): S
     case "capacity":
       return answer(503, { error: `${lead}Hetzner Cloud has no room for it now (${said(e)})` }, { "retry-after": "30" });
     case "transient":
-      return answer(503, { error: `${lead}Hetzner Cloud could not ${what} right now (${said(e)}); try again later` }, { "retry-after": "5" });
+      return answer(
+        503,
+        { error: `${lead}Hetzner Cloud could not ${what} right now (${said(e)}); try again later` },
+        { "retry-after": "5" },
+      );
     case "server":
       return answer(502, { error: `${lead}Hetzner Cloud failed on ${what} (${said(e)})` });
     case "refused":

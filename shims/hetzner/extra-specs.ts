@@ -31,7 +31,12 @@ function labelKeyProblem(k: string): string | null {
 }
 
 const Labels = z
-  .record(z.string(), z.string().regex(LABEL_VALUE, "label values are at most 63 letters, digits, '-', '_' or '.', starting and ending with a letter or digit"))
+  .record(
+    z.string(),
+    z
+      .string()
+      .regex(LABEL_VALUE, "label values are at most 63 letters, digits, '-', '_' or '.', starting and ending with a letter or digit"),
+  )
   .superRefine((labels, ctx) => {
     const keys = Object.keys(labels);
     if (keys.length > 30) ctx.addIssue({ code: "custom", message: "at most 30 extra labels" });

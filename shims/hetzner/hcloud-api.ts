@@ -58,7 +58,11 @@ export function createHcloudApi(opts: {
         report(0, "unreachable");
         return {
           ok: false,
-          error: { code: "unreachable", message: `Hetzner Cloud could not be reached: ${err instanceof Error ? err.message : String(err)}`, status: 0 },
+          error: {
+            code: "unreachable",
+            message: `Hetzner Cloud could not be reached: ${err instanceof Error ? err.message : String(err)}`,
+            status: 0,
+          },
         };
       }
       const text = await res.text();

@@ -37,5 +37,4 @@ export const ruledOut = (a: LaunchAttempt, failures: FailedAttempt[]) =>
 
 export const describeAttempt = (a: LaunchAttempt) => `${a.serverType} in ${a.location ?? "any location"}`;
 
-export const describeFailures = (failures: FailedAttempt[]) =>
-  failures.map((f) => `${describeAttempt(f.attempt)}: ${f.code}`).join("; ");
+export const describeFailures = (failures: FailedAttempt[]) => failures.map((f) => `${describeAttempt(f.attempt)}: ${f.code}`).join("; ");

@@ -1,6 +1,6 @@
+import { isCapacityError } from "./errors.ts";
 import { type ExtraSpecs, LABEL_CONTROLLER, LABEL_POOL } from "./extra-specs.ts";
 import type { HcloudApi, HcloudError } from "./hcloud-api.ts";
-import { isCapacityError } from "./errors.ts";
 import { type FailedAttempt, type LaunchAttempt, launchPlan, MAX_LAUNCH_ATTEMPTS, ruledOut } from "./launch-plan.ts";
 import { type HcloudServer, inPool, type PoolScope, serverByName } from "./servers.ts";
 

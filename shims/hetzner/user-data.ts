@@ -1,5 +1,5 @@
-import { linuxCloudConfig } from "../aws-ec2/user-data.ts";
 import type { BootstrapInstance } from "../../src/providers/shim-protocol.ts";
+import { linuxCloudConfig } from "../aws-ec2/user-data.ts";
 
 /**
  * The user data a Hetzner server boots with: the same cloud-init document as the EC2 shim's
@@ -25,6 +25,9 @@ export function renderUserData(b: BootstrapInstance): UserData {
   }
   const size = new TextEncoder().encode(text).length;
   if (size > USER_DATA_LIMIT)
-    return { ok: false, problem: `the user data would be ${size} bytes, over Hetzner's ${USER_DATA_LIMIT} (fewer SSH keys or a smaller CA bundle)` };
+    return {
+      ok: false,
+      problem: `the user data would be ${size} bytes, over Hetzner's ${USER_DATA_LIMIT} (fewer SSH keys or a smaller CA bundle)`,
+    };
   return { ok: true, text };
 }

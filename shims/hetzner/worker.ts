@@ -67,7 +67,8 @@ async function handle(request: Request, env: ShimEnv, log: Record<string, unknow
   // The ids become label values, and label selectors find the pool by them.
   if (!LABEL_VALUE.test(controllerId) || !LABEL_VALUE.test(poolId))
     return answer(400, {
-      error: "controller and pool ids must be Hetzner label values (at most 63 letters, digits, '-', '_' or '.', starting and ending with a letter or digit)",
+      error:
+        "controller and pool ids must be Hetzner label values (at most 63 letters, digits, '-', '_' or '.', starting and ending with a letter or digit)",
     });
   if (config.controllerId && controllerId !== config.controllerId)
     return answer(403, { error: "this shim serves another coordinator (CONTROLLER_ID)" });

@@ -1,6 +1,14 @@
 import type { FakeServer, HetznerFaults, HetznerProject, HetznerProjectConfig, RecordedHetznerRequest } from "./types.ts";
 
-export type { CallFault, CreateFault, FakeServer, HetznerFaults, HetznerProject, HetznerProjectConfig, RecordedHetznerRequest } from "./types.ts";
+export type {
+  CallFault,
+  CreateFault,
+  FakeServer,
+  HetznerFaults,
+  HetznerProject,
+  HetznerProjectConfig,
+  RecordedHetznerRequest,
+} from "./types.ts";
 
 async function call<T>(url: string, method: string, body?: unknown): Promise<T> {
   const res = await fetch(url, {

@@ -241,7 +241,12 @@ export async function startFakeHetzner(opts: { port?: number; hooks?: FakeHetzne
       },
       protection: { delete: false, rebuild: false },
       placement_group: null,
-      private_net: s.networks.map((n, i) => ({ network: n, ip: `10.0.0.${(s.id % 200) + 2 + i}`, alias_ips: [], mac_address: "86:00:00:2a:7d:e0" })),
+      private_net: s.networks.map((n, i) => ({
+        network: n,
+        ip: `10.0.0.${(s.id % 200) + 2 + i}`,
+        alias_ips: [],
+        mac_address: "86:00:00:2a:7d:e0",
+      })),
       public_net: {
         ipv4: s.ipv4 ? { id: s.id, ip: s.ipv4, blocked: false, dns_ptr: `static.${s.ipv4}.clients.your-server.de` } : null,
         ipv6: s.enable_ipv6 ? { id: s.id + 1, ip: "2001:db8::/64", blocked: false, dns_ptr: [] } : null,
@@ -380,7 +385,7 @@ export async function startFakeHetzner(opts: { port?: number; hooks?: FakeHetzne
     const ms = p.config.stop_delay_ms ?? 200;
     if (verb === "poweron") {
       const a = action(p, "start_server", s, ms, () => {
-        if (!s.deleted && s.status === "off") boot(p, s);
+        if (!s.deleted && (s.status === "off" || s.status === "starting")) boot(p, s);
         return null;
       });
       if (s.status === "off") s.status = "starting";
@@ -413,7 +418,9 @@ export async function startFakeHetzner(opts: { port?: number; hooks?: FakeHetzne
           status: 200,
           body: {
             actions,
-            meta: { pagination: { page: 1, per_page: 25, previous_page: null, next_page: null, last_page: 1, total_entries: actions.length } },
+            meta: {
+              pagination: { page: 1, per_page: 25, previous_page: null, next_page: null, last_page: 1, total_entries: actions.length },
+            },
           },
         };
       }
