@@ -222,9 +222,25 @@ export async function startFakeHetzner(opts: { port?: number; hooks?: FakeHetzne
         os_flavor: "ubuntu",
         os_version: "24.04",
         architecture: arch,
+        bound_to: null,
+        created: "2024-04-25T12:00:00Z",
+        created_from: null,
+        deleted: null,
+        deprecated: null,
+        disk_size: 5,
+        image_size: null,
+        labels: {},
+        protection: { delete: false },
+        rapid_deploy: true,
       },
       location,
-      datacenter: { id: loc.id, name: `${s.location}-dc14`, description: `${loc.city} 1 DC14`, location },
+      datacenter: {
+        id: loc.id,
+        name: `${s.location}-dc14`,
+        description: `${loc.city} 1 DC14`,
+        location,
+        server_types: { available: [22], available_for_migration: [22], supported: [22] },
+      },
       server_type: {
         id: 22,
         name: s.server_type,
@@ -470,42 +486,48 @@ export async function startFakeHetzner(opts: { port?: number; hooks?: FakeHetzne
     const p = auth ? byToken.get(auth[1]!) : undefined;
     if (!p) return send(res, 401, errorBody("unauthorized", "unable to authenticate"));
     const path = url.pathname.replace(/^\/v1/, "");
-    const record = (status: number, code: string | null, body: unknown) =>
-      p.requests.push({ at: Date.now(), method, path: path + url.search, body, status, error_code: code });
+    const record = (status: number, code: string | null, body: unknown, answer: unknown) =>
+      p.requests.push({ at: Date.now(), method, path: path + url.search, body, status, error_code: code, answer: structuredClone(answer) });
     let body: unknown;
     if (raw) {
       try {
         body = JSON.parse(raw);
       } catch {
-        record(400, "json_error", raw);
-        return send(res, 400, errorBody("json_error", "invalid JSON"));
+        const answer = errorBody("json_error", "invalid JSON");
+        record(400, "json_error", raw, answer);
+        return send(res, 400, answer);
       }
     }
     const delay = p.faults.latency_ms?.[method] ?? p.faults.latency_ms?.["*"];
     if (delay) await new Promise((r) => setTimeout(r, delay));
     const limit = rateLimit(p, Date.now());
     if (!limit.ok) {
-      record(429, "rate_limit_exceeded", body);
-      return send(res, 429, errorBody("rate_limit_exceeded", "limit of requests per hour reached"), limit.headers);
+      const answer = errorBody("rate_limit_exceeded", "limit of requests per hour reached");
+      record(429, "rate_limit_exceeded", body, answer);
+      return send(res, 429, answer, limit.headers);
     }
     const fault = callFault(p, method, path);
     if (fault) {
-      record(fault.status ?? STATUS[fault.code] ?? 500, fault.code, body);
-      return send(res, fault.status ?? STATUS[fault.code] ?? 500, errorBody(fault.code, fault.message ?? fault.code), limit.headers);
+      const status = fault.status ?? STATUS[fault.code] ?? 500;
+      const answer = errorBody(fault.code, fault.message ?? fault.code);
+      record(status, fault.code, body, answer);
+      return send(res, status, answer, limit.headers);
     }
     if (p.config.read_only && method !== "GET") {
-      record(403, "token_readonly", body);
-      return send(res, 403, errorBody("token_readonly", "the token is only allowed to perform GET requests"), limit.headers);
+      const answer = errorBody("token_readonly", "the token is only allowed to perform GET requests");
+      record(403, "token_readonly", body, answer);
+      return send(res, 403, answer, limit.headers);
     }
     try {
       const out = api(p, method, url, body);
-      record(out.status, null, body);
+      record(out.status, null, body, out.body);
       send(res, out.status, out.body, limit.headers);
     } catch (err) {
       if (!(err instanceof ApiError)) throw err;
       const status = STATUS[err.code] ?? 400;
-      record(status, err.code, body);
-      send(res, status, errorBody(err.code, err.message, err.details), limit.headers);
+      const answer = errorBody(err.code, err.message, err.details);
+      record(status, err.code, body, answer);
+      send(res, status, answer, limit.headers);
     }
   }
 

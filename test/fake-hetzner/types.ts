@@ -33,6 +33,8 @@ export interface RecordedHetznerRequest {
   status: number;
   /** Hetzner's error code when the call failed. */
   error_code: string | null;
+  /** The JSON body answered (a copy as sent; later changes to the server are not in it). */
+  answer: unknown;
 }
 
 /** A create that fails with a Hetzner error (capacity, placement, limits) for a location and/or server type. */
