@@ -16,7 +16,7 @@ export interface HcloudError {
   rateLimitReset?: number;
 }
 
-export type HcloudResult<T = any> = { ok: true; status: number; body: T } | { ok: false; error: HcloudError };
+export type HcloudResult<T = unknown> = { ok: true; status: number; body: T } | { ok: false; error: HcloudError };
 
 export interface HcloudCall {
   method: string;
@@ -27,7 +27,7 @@ export interface HcloudCall {
 }
 
 export interface HcloudApi {
-  call<T = any>(method: "GET" | "POST" | "DELETE", path: string, body?: unknown): Promise<HcloudResult<T>>;
+  call<T = unknown>(method: "GET" | "POST" | "DELETE", path: string, body?: unknown): Promise<HcloudResult<T>>;
 }
 
 export function createHcloudApi(opts: {
@@ -66,6 +66,7 @@ export function createHcloudApi(opts: {
         };
       }
       const text = await res.text();
+      // biome-ignore lint/suspicious/noExplicitAny: Hetzner's JSON, read field by field below
       let json: any = null;
       try {
         json = text ? JSON.parse(text) : null;

@@ -62,16 +62,27 @@ export function createBody(r: LaunchRequest, a: LaunchAttempt) {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** Polls the action until it is no longer running or the deadline passes (then it is taken as still running). */
+/**
+ * Action polls one create may make in all: with at most MAX_LAUNCH_ATTEMPTS creates and as many
+ * deletes of failed servers, a create stays within the Workers free plan's 50 subrequests.
+ */
+export const MAX_ACTION_POLLS = 20;
+
+/**
+ * Polls the action until it is no longer running, the deadline passes or the polls run out
+ * (then it is taken as still running: the server exists and is coming up).
+ */
 export async function waitForAction(
   api: HcloudApi,
   first: Action,
   deadline: number,
   now: () => number,
+  polls: { left: number },
 ): Promise<{ ok: true; action: Action } | { ok: false; error: HcloudError }> {
   let action = first;
   // Hetzner creates a server in seconds: short polls first, then once a second.
-  for (let delay = 100; action.status === "running" && now() + delay < deadline; delay = Math.min(delay * 2, 1000)) {
+  for (let delay = 100; action.status === "running" && polls.left > 0 && now() + delay < deadline; delay = Math.min(delay * 2, 1000)) {
+    polls.left--;
     await sleep(delay);
     const r = await api.call<{ action: Action }>("GET", `/actions/${action.id}`);
     if (!r.ok) return r;
@@ -92,6 +103,7 @@ export async function launch(api: HcloudApi, r: LaunchRequest, now: () => number
   const plan = launchPlan(r.flavor, r.specs);
   const maxAttempts = r.maxAttempts ?? MAX_LAUNCH_ATTEMPTS;
   let made = 0;
+  const polls = { left: MAX_ACTION_POLLS };
   for (const [i, attempt] of plan.entries()) {
     if (ruledOut(attempt, failures)) continue;
     if (made >= maxAttempts || now() >= r.deadline) {
@@ -105,7 +117,7 @@ export async function launch(api: HcloudApi, r: LaunchRequest, now: () => number
       failures.push({ attempt, code: res.error.code });
       continue;
     }
-    const waited = await waitForAction(api, res.body.action, r.deadline, now);
+    const waited = await waitForAction(api, res.body.action, r.deadline, now, polls);
     if (!waited.ok) return { kind: "failed", what: "read the create action", error: waited.error, failures };
     if (waited.action.status !== "error") return { kind: "launched", server: res.body.server, attempt, failures };
     // The server exists but never came up: remove it so its name is free for the next attempt.
