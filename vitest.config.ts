@@ -47,7 +47,7 @@ export default defineConfig(async () => {
           test: {
             name: "shims-worker",
             include: ["test/shims-worker/**/*.test.ts"],
-            globalSetup: ["./test/fake-ec2/global-setup.ts"],
+            globalSetup: ["./test/fake-ec2/global-setup.ts", "./test/fake-hetzner/global-setup.ts"],
           },
         },
         {

@@ -1,12 +1,13 @@
 /**
- * npm run shim:conformance:all [-- simulator garm-bridge aws-ec2]
+ * npm run shim:conformance:all [-- simulator garm-bridge aws-ec2 hetzner]
  *
  * Runs the shim conformance kit (shims/conformance) against every shim this project ships, each
  * on loopback: the simulator; the GARM bridge over the test provider
  * (test/shims/garm-bridge/fake-provider.mjs) in async mode, so every create and delete is a 202
  * and a signed callback; and the EC2 shim Worker under `wrangler dev` against the fake EC2, whose
- * pages are cut to 2 instances so listing has to follow NextToken. Prints each table; exits 1 if
- * any check failed.
+ * pages are cut to 2 instances so listing has to follow NextToken; and the Hetzner shim Worker the
+ * same way against the fake Hetzner Cloud (pages of 2, so listing follows next_page). Prints each
+ * table; exits 1 if any check failed.
  */
 import "../shims/ts-resolve.ts";
 import { freePort } from "../bench/harness.mjs";
@@ -19,6 +20,9 @@ const { makeProviderWorld } = await import("../test/shims/garm-bridge/harness.ts
 const { startFakeEc2 } = await import("../test/fake-ec2/server.ts");
 const { createAccount } = await import("../test/fake-ec2/control.ts");
 const { startEc2Shim } = await import("./ec2-shim.ts");
+const { startFakeHetzner } = await import("../test/fake-hetzner/server.ts");
+const { createProject } = await import("../test/fake-hetzner/control.ts");
+const { startHetznerShim } = await import("./hetzner-shim.ts");
 
 const SECRET = "conformance-secret-0123456789abcdef";
 
@@ -80,6 +84,22 @@ const targets: Record<string, (callbackUrl: string) => Promise<Target>> = {
       async stop() {
         await shim.stop();
         await ec2.stop();
+      },
+    };
+  },
+  async hetzner() {
+    const hetzner = await startFakeHetzner();
+    const project = await createProject(hetzner.url, { config: { page_size: 2, boot_delay_ms: 50, stop_delay_ms: 50 } });
+    const shim = await startHetznerShim({ endpoint: project.endpoint, project, secret: SECRET }).catch(async (err) => {
+      await hetzner.stop();
+      throw err;
+    });
+    return {
+      url: shim.url,
+      provider: { image: "ubuntu-24.04", flavor: "cx22", extra_specs: { locations: ["fsn1"], labels: { purpose: "conformance" } } },
+      async stop() {
+        await shim.stop();
+        await hetzner.stop();
       },
     };
   },
