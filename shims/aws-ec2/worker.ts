@@ -2,6 +2,7 @@ import { logEvent } from "../../src/observability/log.ts";
 import { ShimHeaders } from "../../src/providers/shim-protocol.ts";
 import { matchShimRoute } from "../../src/providers/shim-routes.ts";
 import { requestTarget, verifySignature } from "../../src/providers/shim-signing.ts";
+import { decodeSpecsHeader, MAX_BODY_BYTES, readBody } from "../common/shim-request.ts";
 import { readConfig, type ShimEnv } from "./config.ts";
 import { createEc2Api } from "./ec2-api.ts";
 import { answer, type ShimAnswer } from "./errors.ts";
@@ -16,32 +17,10 @@ import { capabilities, change, create, get, list, type Operations, removeAll } f
  * headers are checked, then the operation runs against EC2. One log line per request.
  */
 
-const MAX_BODY_BYTES = 1024 * 1024;
-
 const toResponse = (a: ShimAnswer) =>
   a.body === undefined
     ? new Response(null, { status: a.status, headers: a.headers })
     : Response.json(a.body, { status: a.status, headers: a.headers });
-
-/** X-Edgerunner-Pool-Extra-Specs: standard base64 of a JSON value, or null when it is not. */
-function decodeSpecsHeader(value: string): { ok: true; value: unknown } | { ok: false } {
-  try {
-    if (!/^[A-Za-z0-9+/]*={0,2}$/.test(value) || value.length % 4 !== 0) return { ok: false };
-    return {
-      ok: true,
-      value: JSON.parse(
-        new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(Uint8Array.from(atob(value), (c) => c.charCodeAt(0))),
-      ),
-    };
-  } catch {
-    return { ok: false };
-  }
-}
-
-async function readBody(request: Request): Promise<string | null> {
-  const bytes = new Uint8Array(await request.arrayBuffer());
-  return bytes.length > MAX_BODY_BYTES ? null : new TextDecoder().decode(bytes);
-}
 
 async function handle(request: Request, env: ShimEnv, log: Record<string, unknown>): Promise<ShimAnswer> {
   const url = new URL(request.url);
