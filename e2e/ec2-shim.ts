@@ -1,116 +1,30 @@
 /**
- * The EC2 shim Worker (shims/aws-ec2) under `wrangler dev` on a free loopback port, pointed at a
- * fake EC2 account: its own copy of the config, its secrets in a .dev.vars beside it, its state
- * in a temporary directory (a developer's shims/aws-ec2/.dev.vars is never read or touched).
- * Used by the EC2 end-to-end scenario and the conformance runs.
+ * The EC2 shim Worker (shims/aws-ec2) under `wrangler dev` (shim-worker-dev.ts), pointed at a
+ * fake EC2 account. Used by the EC2 end-to-end scenario and the conformance runs.
  */
-import { type ChildProcess, spawn } from "node:child_process";
-import { mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { freePort, root, sleep } from "../bench/harness.mjs";
 import type { Ec2Account } from "../test/fake-ec2/types.ts";
+import { type ShimWorkerDev, startShimWorkerDev } from "./shim-worker-dev.ts";
 
-export interface Ec2ShimWorker {
-  url: string;
-  secret: string;
-  stop(): Promise<void>;
-  /** SIGKILL now (synchronous, for exit handlers). */
-  killNow(): void;
-}
+export type Ec2ShimWorker = ShimWorkerDev;
 
-export async function startEc2Shim(opts: {
+export function startEc2Shim(opts: {
   endpoint: string;
   account: Ec2Account;
   secret: string;
   vars?: Record<string, string>;
   log?: string;
 }): Promise<Ec2ShimWorker> {
-  const work = mkdtempSync(join(tmpdir(), "edgerunner-ec2-shim-"));
-  const port = await freePort();
-  const config = readFileSync(join(root, "shims/aws-ec2/wrangler.toml"), "utf8").replace(
-    /^main = "([^"]+)"/m,
-    (_, p) => `main = ${JSON.stringify(join(root, "shims/aws-ec2", p))}`,
-  );
-  writeFileSync(join(work, "wrangler.toml"), config);
-  const vars: Record<string, string> = {
-    SHIM_SECRET: opts.secret,
-    AWS_ACCESS_KEY_ID: opts.account.access_key_id,
-    AWS_SECRET_ACCESS_KEY: opts.account.secret_access_key,
-    AWS_REGION: opts.account.region,
-    EC2_ENDPOINT: opts.endpoint,
-    ...opts.vars,
-  };
-  writeFileSync(
-    join(work, ".dev.vars"),
-    Object.entries(vars)
-      .map(([k, v]) => `${k}=${v}`)
-      .join("\n") + "\n",
-  );
-  const wrangler = join(root, "node_modules/wrangler/bin/wrangler.js");
-  // Its own process group, so stopping it takes workerd along.
-  const proc: ChildProcess = spawn(
-    process.execPath,
-    [
-      wrangler,
-      "dev",
-      "-c",
-      join(work, "wrangler.toml"),
-      "--ip",
-      "127.0.0.1",
-      "--port",
-      String(port),
-      "--persist-to",
-      join(work, "state"),
-      "--log-level",
-      opts.log ? "log" : "error",
-    ],
-    {
-      cwd: work,
-      env: { ...process.env, CI: "true", WRANGLER_SEND_METRICS: "false" },
-      stdio: ["ignore", opts.log ? openSync(opts.log, "a") : "ignore", "inherit"],
-      detached: true,
-    },
-  );
-  const url = `http://127.0.0.1:${port}`;
-  const killNow = () => {
-    try {
-      if (proc.exitCode === null) process.kill(-proc.pid!, "SIGKILL");
-    } catch {
-      // already gone
-    }
-  };
-  // A run that dies takes the Worker with it (nothing left holding the port).
-  process.once("exit", killNow);
-  for (let i = 0; ; i++) {
-    try {
-      if ((await fetch(`${url}/healthz`)).ok) break;
-    } catch {
-      // not up yet
-    }
-    if (i > 600 || proc.exitCode !== null) {
-      killNow();
-      throw new Error("the EC2 shim did not start under wrangler dev within 60 s");
-    }
-    await sleep(100);
-  }
-  return {
-    url,
+  return startShimWorkerDev({
+    dir: "aws-ec2",
+    label: "the EC2 shim",
     secret: opts.secret,
-    killNow,
-    async stop() {
-      if (proc.exitCode === null) {
-        const exited = new Promise((r) => proc.once("exit", r));
-        try {
-          process.kill(-proc.pid!, "SIGTERM");
-        } catch {
-          // already gone
-        }
-        await Promise.race([exited, sleep(5000)]);
-      }
-      killNow();
-      process.off("exit", killNow);
-      rmSync(work, { recursive: true, force: true });
+    log: opts.log,
+    vars: {
+      AWS_ACCESS_KEY_ID: opts.account.access_key_id,
+      AWS_SECRET_ACCESS_KEY: opts.account.secret_access_key,
+      AWS_REGION: opts.account.region,
+      EC2_ENDPOINT: opts.endpoint,
+      ...opts.vars,
     },
-  };
+  });
 }
