@@ -1,11 +1,12 @@
 /**
- * npm run shim:conformance:all [-- simulator garm-bridge aws-ec2]
+ * npm run shim:conformance:all [-- simulator garm-bridge aws-ec2 gce]
  *
  * Runs the shim conformance kit (shims/conformance) against every shim this project ships, each
  * on loopback: the simulator; the GARM bridge over the test provider
  * (test/shims/garm-bridge/fake-provider.mjs) in async mode, so every create and delete is a 202
  * and a signed callback; and the EC2 shim Worker under `wrangler dev` against the fake EC2, whose
- * pages are cut to 2 instances so listing has to follow NextToken. Prints each table; exits 1 if
+ * pages are cut to 2 instances so listing has to follow NextToken; the GCE shim Worker likewise
+ * against the fake Compute Engine (pages of 2, nextPageToken). Prints each table; exits 1 if
  * any check failed.
  */
 import "../shims/ts-resolve.ts";
@@ -19,6 +20,9 @@ const { makeProviderWorld } = await import("../test/shims/garm-bridge/harness.ts
 const { startFakeEc2 } = await import("../test/fake-ec2/server.ts");
 const { createAccount } = await import("../test/fake-ec2/control.ts");
 const { startEc2Shim } = await import("./ec2-shim.ts");
+const { startFakeGce } = await import("../test/fake-gce/server.ts");
+const { createProject } = await import("../test/fake-gce/control.ts");
+const { startGceShim } = await import("./gce-shim.ts");
 
 const SECRET = "conformance-secret-0123456789abcdef";
 
@@ -80,6 +84,26 @@ const targets: Record<string, (callbackUrl: string) => Promise<Target>> = {
       async stop() {
         await shim.stop();
         await ec2.stop();
+      },
+    };
+  },
+  async gce() {
+    const gce = await startFakeGce();
+    const project = await createProject(gce.url, { config: { page_size: 2, boot_delay_ms: 50, stop_delay_ms: 50, operation_ms: 30 } });
+    const shim = await startGceShim({ endpoint: project.endpoint, project, secret: SECRET }).catch(async (err) => {
+      await gce.stop();
+      throw err;
+    });
+    return {
+      url: shim.url,
+      provider: {
+        image: "projects/debian-cloud/global/images/family/debian-12",
+        flavor: "e2-small",
+        extra_specs: { labels: { purpose: "conformance" }, network_tags: ["ci-runner"] },
+      },
+      async stop() {
+        await shim.stop();
+        await gce.stop();
       },
     };
   },
