@@ -31,6 +31,10 @@
  *    bursts, no capacity for the flavor in the first subnet, no spot capacity for it at all, the
  *    account's spot limit hit three times, two throttled launches. Also checked: every fallback
  *    landed where capacity was, every instance carries its tags, and nothing is left running.
+ * GCE: the GCE shim Worker and the fake Compute Engine, whose instances boot into simulated
+ *    runners (e2e/gce-cloud.ts): 24 jobs in 3 bursts, zone fallback on ZONE_RESOURCE_POOL_EXHAUSTED,
+ *    Spot falling back to standard, throttled inserts. Also checked: every instance where there
+ *    was capacity, labelled, and deleted at the end.
  * G: a GitHub, a Gitea and a Forgejo scale set side by side (e2e/forges.ts), 60 jobs in 3 bursts,
  *    the coordinator killed and restarted once mid-run; every forge's jobs served once, nothing left.
  */
@@ -41,8 +45,10 @@ import type { Ec2Faults } from "../test/fake-ec2/types.ts";
 import type { DeliveryConfig } from "../test/fake-github/types.ts";
 import { createsAsked } from "../test/fake-shim/requests.ts";
 import type { FaultRule, RecordedRequest } from "../test/fake-shim/types.ts";
+import type { StartCloud } from "./cloud.ts";
 import { EC2_LIVE_STATES } from "./ec2-cloud.ts";
 import { runForgesScenario } from "./forges.ts";
+import { checkGce, GCE_SCENARIO, gceCloud } from "./gce-cloud.ts";
 import { startIntruder } from "./intruder.ts";
 import { type LiveSampler, sampleLive } from "./live-sampler.ts";
 import { profileFromArgs, type StackProfile } from "./profiles.ts";
@@ -79,6 +85,8 @@ interface Scenario {
   settleTimeoutMs: number;
   /** Run on EC2 (the shim Worker and the fake EC2, with these faults) instead of the simulator shim. */
   ec2?: { faults: Ec2Faults };
+  /** Run on another cloud behind its shim Worker (e2e/cloud.ts) instead of the simulator shim. */
+  cloud?: (shimLog: string | undefined) => StartCloud;
   /** More invariants, checked once the world has settled. */
   check?: (stack: Stack, ids: Map<string, ScaleSetSpec>) => Promise<{ violations: string[]; summary: Record<string, unknown> }>;
 }
@@ -292,6 +300,13 @@ const scenarios: Record<string, Scenario> = {
     jobsTimeoutMs: 90_000,
     settleTimeoutMs: 45_000,
   },
+  GCE: {
+    name: "GCE",
+    vars: TIMINGS,
+    ...GCE_SCENARIO,
+    cloud: (shimLog) => gceCloud({ faults: GCE_SCENARIO.faults, shimLog }),
+    check: checkGce,
+  },
 };
 
 const say = (msg: string) => process.stderr.write(`e2e: ${msg}\n`);
@@ -329,6 +344,7 @@ async function runScenario(
           appendFileSync(`${logDir}/machines-${sc.name}-${t0}.log`, `${JSON.stringify({ ts: new Date().toISOString(), ...line })}\n`)
       : undefined,
     ...(sc.ec2 ? { ec2: { faults: sc.ec2.faults, shimLog: logDir ? `${logDir}/ec2-shim-${sc.name}-${t0}.log` : undefined } } : {}),
+    ...(sc.cloud ? { cloud: sc.cloud(logDir ? `${logDir}/shim-${sc.name}-${t0}.log` : undefined) } : {}),
   });
   const { coordinator, gh, w } = stack;
   const violations: string[] = [];
@@ -339,13 +355,13 @@ async function runScenario(
     for (const s of sc.scaleSets) {
       const ss = await coordinator.api("POST", `/repositories/${w.repo.id}/scalesets`, {
         name: s.name,
-        provider_name: stack.ec2?.provider ?? w.provider,
+        provider_name: stack.ec2?.provider ?? stack.cloud?.provider ?? w.provider,
         labels: s.labels,
         max_runners: s.max,
         min_idle_runners: s.minIdle,
         // On EC2 the image is an AMI and the flavor an instance type.
-        image: stack.ec2 ? "ami-0123456789abcdef0" : "ubuntu:24.04",
-        flavor: stack.ec2 ? "c5.large" : "small",
+        image: stack.cloud?.image ?? (stack.ec2 ? "ami-0123456789abcdef0" : "ubuntu:24.04"),
+        flavor: stack.cloud?.flavor ?? (stack.ec2 ? "c5.large" : "small"),
         bootstrap_timeout: 2,
         ...(s.extraSpecs ? { extra_specs: s.extraSpecs } : {}),
         ...(s.intake ? { intake: s.intake } : {}),
@@ -355,7 +371,9 @@ async function runScenario(
     const instances = async () => ((await coordinator.api("GET", "/instances")) as any[]).filter((i) => ids.has(i.scale_set_id));
     // The cloud's live machines, by pool: the simulator's, or the fake EC2's instances not yet terminated.
     const machines = async (): Promise<{ pool_id: string; name: string }[]> =>
-      stack.ec2
+      stack.cloud
+        ? stack.cloud.liveMachines()
+        : stack.ec2
         ? (await stack.ec2.instances())
             .filter((i) => EC2_LIVE_STATES.has(i.state))
             .map((i) => ({ pool_id: i.tags["edgerunner:pool-id"] ?? "", name: i.tags.Name ?? i.instanceId }))
@@ -467,6 +485,8 @@ async function runScenario(
       // Every instance EC2 ever launched (terminated ones stay listed), and the shim's create calls as the coordinator made them.
       machinesCreated = (await stack.ec2.instances()).length;
       createCalls = (await stack.ec2.account.requests()).filter((r) => r.action === "RunInstances" && r.status === 200).length;
+    } else if (stack.cloud) {
+      ({ machines: machinesCreated, createCalls } = await stack.cloud.created());
     } else {
       const requests = (await (await fetch(`${w.shimControl}/requests`)).json()) as RecordedRequest[];
       // A batch create counts once per instance in it.

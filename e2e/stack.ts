@@ -13,6 +13,7 @@ import { FakeWorld } from "../test/fake-github/control-client.ts";
 import { type FakeGithub, startFakeGithub } from "../test/fake-github/server.ts";
 import type { DeliveryConfig } from "../test/fake-github/types.ts";
 import type { FakeMachine } from "../test/fake-shim/types.ts";
+import type { CloudUnderTest, StartCloud } from "./cloud.ts";
 import { type Ec2Cloud, startEc2Cloud } from "./ec2-cloud.ts";
 import type { StackProfile } from "./profiles.ts";
 
@@ -36,6 +37,8 @@ export interface Stack {
   machines(): Promise<FakeMachine[]>;
   /** With the `ec2` option. */
   ec2?: Ec2Cloud;
+  /** With the `cloud` option. */
+  cloud?: CloudUnderTest;
   stop(): Promise<void>;
 }
 
@@ -57,6 +60,8 @@ export interface StackOptions {
   profile?: StackProfile;
   /** Also EC2: the shim Worker and the fake EC2 (with these faults); its machines are simulated runners with `sim`'s timings. */
   ec2?: { faults?: Ec2Faults; shimLog?: string };
+  /** Also another cloud behind its shim Worker (e.g. e2e/hetzner-cloud.ts), registered as a second provider. */
+  cloud?: StartCloud;
 }
 
 export async function startStack(opts: StackOptions = {}): Promise<Stack> {
@@ -106,8 +111,10 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
     const ec2 = opts.ec2
       ? await startEc2Cloud({ coordinator: c, sim: sim.config, faults: opts.ec2.faults, log: opts.log, shimLog: opts.ec2.shimLog })
       : undefined;
+    const cloud = opts.cloud ? await opts.cloud({ coordinator: c, sim: sim.config, log: opts.log ?? (() => {}) }) : undefined;
     return {
       ec2,
+      cloud,
       github,
       sim,
       coordinator: c,
@@ -116,7 +123,7 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
       machines: async () => (await fetch(`${w.shimControl}/instances`)).json() as Promise<FakeMachine[]>,
       async stop() {
         await c.stop();
-        await Promise.all([sim.stop(), github.close(), ec2?.stop()]);
+        await Promise.all([sim.stop(), github.close(), ec2?.stop(), cloud?.stop()]);
         process.off("exit", cleanup);
       },
     };
