@@ -87,7 +87,9 @@ export function gceCloud(opts: { faults?: GceFaults; shimLog?: string } = {}): S
       },
       async created() {
         // Deleted instances are gone from GCE: count the inserts whose operation succeeded.
-        const made = (await project.requests()).filter((r) => r.method === "compute.instances.insert" && r.status === 200 && r.error === null);
+        const made = (await project.requests()).filter(
+          (r) => r.method === "compute.instances.insert" && r.status === 200 && r.error === null,
+        );
         return { machines: made.length, createCalls: made.length };
       },
       async stop() {
@@ -163,7 +165,8 @@ export async function checkGce(stack: Stack, ids: Map<string, { name: string }>)
   }
   for (const i of left) violations.push(`${i.name} (${zoneOf(i.zone)}) is still ${i.status}`);
   const count = (code: string) => inserts.filter((r) => r.error === code).length;
-  if (!count("ZONE_RESOURCE_POOL_EXHAUSTED")) violations.push("no insert hit ZONE_RESOURCE_POOL_EXHAUSTED: the zone fallback was not exercised");
+  if (!count("ZONE_RESOURCE_POOL_EXHAUSTED"))
+    violations.push("no insert hit ZONE_RESOURCE_POOL_EXHAUSTED: the zone fallback was not exercised");
   if (count("QUOTA_EXCEEDED") !== 3) violations.push(`${count("QUOTA_EXCEEDED")} Spot quota errors, expected 3`);
   if (!Object.keys(madeAs).some((k) => k.startsWith("gce-spot: STANDARD"))) violations.push("no Spot create fell back to standard");
   if (!Object.keys(madeAs).some((k) => k.startsWith("gce-spot: SPOT"))) violations.push("no Spot instance was made");

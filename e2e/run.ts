@@ -374,10 +374,10 @@ async function runScenario(
       stack.cloud
         ? stack.cloud.liveMachines()
         : stack.ec2
-        ? (await stack.ec2.instances())
-            .filter((i) => EC2_LIVE_STATES.has(i.state))
-            .map((i) => ({ pool_id: i.tags["edgerunner:pool-id"] ?? "", name: i.tags.Name ?? i.instanceId }))
-        : stack.machines();
+          ? (await stack.ec2.instances())
+              .filter((i) => EC2_LIVE_STATES.has(i.state))
+              .map((i) => ({ pool_id: i.tags["edgerunner:pool-id"] ?? "", name: i.tags.Name ?? i.instanceId }))
+          : stack.machines();
 
     // The idle minimum comes up before the first job.
     const minIdleTotal = sc.scaleSets.reduce((n, s) => n + s.minIdle, 0);

@@ -32,7 +32,8 @@ export function classifyGceError(e: GceError): GceErrorClass {
   if (e.method === "oauth2.token") return e.status === 0 || e.status >= 500 ? "server" : "credentials";
   if (e.status === 429 || THROTTLED.has(e.reason)) return "throttled";
   if (e.status === 401 || CREDENTIALS.has(e.reason)) return "credentials";
-  if (e.reason === "quotaExceeded" || e.reason === "QUOTA_EXCEEDED" || e.reason.startsWith("ZONE_RESOURCE_POOL_EXHAUSTED")) return "capacity";
+  if (e.reason === "quotaExceeded" || e.reason === "QUOTA_EXCEEDED" || e.reason.startsWith("ZONE_RESOURCE_POOL_EXHAUSTED"))
+    return "capacity";
   if (e.status === 403 || NOT_ALLOWED.has(e.reason)) return "not_allowed";
   // On insert a 404 is a missing image, network or machine type: the request is wrong, not the instance gone.
   if (e.status === 404 || e.reason === "notFound") return e.method === "compute.instances.insert" ? "refused" : "not_found";
@@ -55,7 +56,11 @@ export function gceErrorAnswer(e: GceError, context = ""): ShimAnswer {
     case "not_found":
       return answer(404, { error: `${lead}not found (${said(e)})` });
     case "throttled":
-      return answer(503, { error: `${lead}GCE is throttling the project's API calls (${e.reason}); try again later` }, { "retry-after": "5" });
+      return answer(
+        503,
+        { error: `${lead}GCE is throttling the project's API calls (${e.reason}); try again later` },
+        { "retry-after": "5" },
+      );
     case "capacity":
       return answer(503, { error: `${lead}no GCE capacity or quota (${said(e)})` }, { "retry-after": "30" });
     case "credentials":

@@ -22,7 +22,9 @@ const partialUrl = (kind: string, example: string) =>
   z
     .string()
     .regex(
-      new RegExp(`^(?:https://(?:www|compute)\\.googleapis\\.com/compute/v1/)?(?:projects/[a-z0-9.:-]+/)?${kind}/[a-z](?:[-a-z0-9]{0,61}[a-z0-9])?$|^[a-z](?:[-a-z0-9]{0,61}[a-z0-9])?$`),
+      new RegExp(
+        `^(?:https://(?:www|compute)\\.googleapis\\.com/compute/v1/)?(?:projects/[a-z0-9.:-]+/)?${kind}/[a-z](?:[-a-z0-9]{0,61}[a-z0-9])?$|^[a-z](?:[-a-z0-9]{0,61}[a-z0-9])?$`,
+      ),
       `must be a name or a URL such as ${example}`,
     );
 
@@ -61,7 +63,10 @@ export const ExtraSpecs = z.strictObject({
   disk_size_gb: z.int().min(10).max(65536).optional(),
   disk_type: z
     .string()
-    .regex(/^(pd-standard|pd-balanced|pd-ssd|pd-extreme|hyperdisk-[a-z-]+)$/, "must be a disk type such as pd-balanced or hyperdisk-balanced")
+    .regex(
+      /^(pd-standard|pd-balanced|pd-ssd|pd-extreme|hyperdisk-[a-z-]+)$/,
+      "must be a disk type such as pd-balanced or hyperdisk-balanced",
+    )
     .optional(),
   /** The service account the machine runs as (an email); none means no service account at all. */
   service_account: z.email().optional(),
@@ -69,7 +74,11 @@ export const ExtraSpecs = z.strictObject({
   scopes: z.array(z.url()).min(1).max(32).optional(),
   labels: Labels.optional(),
   /** Network tags (firewall rules select machines by them). */
-  network_tags: z.array(z.string().regex(RESOURCE_NAME, "must be a tag such as ci-runner (lowercase, digits and -)")).min(1).max(64).optional(),
+  network_tags: z
+    .array(z.string().regex(RESOURCE_NAME, "must be a tag such as ci-runner (lowercase, digits and -)"))
+    .min(1)
+    .max(64)
+    .optional(),
 });
 export type ExtraSpecs = z.infer<typeof ExtraSpecs>;
 

@@ -97,7 +97,10 @@ export function createGceApi(cfg: GceApiConfig): GceApi {
     try {
       return { ok: true, value: text ? JSON.parse(text) : {} };
     } catch {
-      return { ok: false, error: { reason: "MalformedResponse", message: `GCE's ${c.method} answer is not JSON`, status: res.status, method: c.method } };
+      return {
+        ok: false,
+        error: { reason: "MalformedResponse", message: `GCE's ${c.method} answer is not JSON`, status: res.status, method: c.method },
+      };
     }
   }
   return {
@@ -108,7 +111,12 @@ export function createGceApi(cfg: GceApiConfig): GceApi {
         forgetToken(cfg.account);
         a = await once(c);
       }
-      cfg.onCall?.({ method: a.ok ? c.method : a.error.method, status: a.ok ? 200 : a.error.status, reason: a.ok ? undefined : a.error.reason, ms: Date.now() - started });
+      cfg.onCall?.({
+        method: a.ok ? c.method : a.error.method,
+        status: a.ok ? 200 : a.error.status,
+        reason: a.ok ? undefined : a.error.reason,
+        ms: Date.now() - started,
+      });
       return a;
     },
   };

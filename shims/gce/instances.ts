@@ -38,12 +38,14 @@ export type Found<T> = { ok: true; value: T } | { ok: false; error: GceError };
 
 const quote = (v: string) => `"${v.replace(/["\\]/g, "\\$&")}"`;
 
-export const scopeFilter = (s: PoolScope) => `(labels.${LABEL_POOL} = ${quote(s.poolLabel)}) (labels.${LABEL_CONTROLLER} = ${quote(s.controllerLabel)})`;
+export const scopeFilter = (s: PoolScope) =>
+  `(labels.${LABEL_POOL} = ${quote(s.poolLabel)}) (labels.${LABEL_CONTROLLER} = ${quote(s.controllerLabel)})`;
 
 /** The zone's short name from its URL (…/zones/us-central1-a → us-central1-a). */
 export const zoneName = (zoneUrl: string) => zoneUrl.slice(zoneUrl.lastIndexOf("/") + 1);
 
-export const ours = (i: GceInstance, s: PoolScope) => i.labels?.[LABEL_POOL] === s.poolLabel && i.labels?.[LABEL_CONTROLLER] === s.controllerLabel;
+export const ours = (i: GceInstance, s: PoolScope) =>
+  i.labels?.[LABEL_POOL] === s.poolLabel && i.labels?.[LABEL_CONTROLLER] === s.controllerLabel;
 
 /** Every instance matching the filter in the project, following nextPageToken. */
 export async function aggregated(gce: GceApi, project: string, filter: string): Promise<Found<GceInstance[]>> {
@@ -62,7 +64,15 @@ export async function aggregated(gce: GceApi, project: string, filter: string): 
     if (!r.value.nextPageToken) return { ok: true, value: out };
     pageToken = r.value.nextPageToken;
   }
-  return { ok: false, error: { reason: "TooManyPages", message: `more than ${MAX_PAGES * PAGE_SIZE} instances in one pool`, status: 0, method: "compute.instances.aggregatedList" } };
+  return {
+    ok: false,
+    error: {
+      reason: "TooManyPages",
+      message: `more than ${MAX_PAGES * PAGE_SIZE} instances in one pool`,
+      status: 0,
+      method: "compute.instances.aggregatedList",
+    },
+  };
 }
 
 export const listPool = (gce: GceApi, s: PoolScope) => aggregated(gce, s.project, scopeFilter(s));

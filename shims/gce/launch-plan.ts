@@ -44,7 +44,10 @@ export const isCapacityError = (code: string) => CAPACITY_CODES.has(code);
 /** A quota is per region and model (CPUS, PREEMPTIBLE_CPUS): once over it, the region's other zones are too. */
 export function ruledOut(a: LaunchAttempt, failures: FailedAttempt[]): boolean {
   return failures.some(
-    (f) => (f.code === "QUOTA_EXCEEDED" || f.code === "quotaExceeded") && f.attempt.model === a.model && regionOf(f.attempt.zone) === regionOf(a.zone),
+    (f) =>
+      (f.code === "QUOTA_EXCEEDED" || f.code === "quotaExceeded") &&
+      f.attempt.model === a.model &&
+      regionOf(f.attempt.zone) === regionOf(a.zone),
   );
 }
 

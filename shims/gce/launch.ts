@@ -38,8 +38,16 @@ export type LaunchOutcome =
 const byName = (name: string) => `(name = "${name}")`;
 const MAX_WAIT_MS = 60_000;
 
-async function readBack(gce: GceApi, r: LaunchRequest, zone: string): Promise<{ ok: true; value: GceInstance } | { ok: false; error: GceError }> {
-  const g = await gce.call({ method: "compute.instances.get", http: "GET", path: `projects/${r.scope.project}/zones/${zone}/instances/${r.name}` });
+async function readBack(
+  gce: GceApi,
+  r: LaunchRequest,
+  zone: string,
+): Promise<{ ok: true; value: GceInstance } | { ok: false; error: GceError }> {
+  const g = await gce.call({
+    method: "compute.instances.get",
+    http: "GET",
+    path: `projects/${r.scope.project}/zones/${zone}/instances/${r.name}`,
+  });
   return g.ok ? { ok: true, value: g.value as GceInstance } : g;
 }
 
@@ -86,7 +94,12 @@ export async function launch(gce: GceApi, r: LaunchRequest, now: () => number = 
       }
       return { kind: "failed", error: ins.error, failures };
     }
-    let op = ins.value as { name: string; status: string; error?: { errors?: { code?: string; message?: string }[] }; httpErrorStatusCode?: number };
+    let op = ins.value as {
+      name: string;
+      status: string;
+      error?: { errors?: { code?: string; message?: string }[] };
+      httpErrorStatusCode?: number;
+    };
     while (op.status !== "DONE" && now() < r.deadline) {
       const w = await gce.call({
         method: "compute.zoneOperations.wait",
@@ -107,7 +120,12 @@ export async function launch(gce: GceApi, r: LaunchRequest, now: () => number = 
       }
       return {
         kind: "failed",
-        error: { reason: code, message: String(err.message ?? ""), status: op.httpErrorStatusCode ?? 400, method: "compute.instances.insert" },
+        error: {
+          reason: code,
+          message: String(err.message ?? ""),
+          status: op.httpErrorStatusCode ?? 400,
+          method: "compute.instances.insert",
+        },
         failures,
       };
     }

@@ -53,9 +53,12 @@ export async function create(o: Operations, rawBody: string): Promise<ShimAnswer
       `image must be an image family or image URL such as projects/debian-cloud/global/images/family/debian-12, not ${JSON.stringify(b.image.slice(0, 64))}`,
     );
   if (b.os_type !== "linux") problems.push("os_type must be linux: the GCE shim boots Linux runners (set the scale set's os_type)");
-  if (!MACHINE_TYPE.test(b.flavor)) problems.push(`flavor must be a GCE machine type such as e2-standard-2, not ${JSON.stringify(b.flavor.slice(0, 64))}`);
+  if (!MACHINE_TYPE.test(b.flavor))
+    problems.push(`flavor must be a GCE machine type such as e2-standard-2, not ${JSON.stringify(b.flavor.slice(0, 64))}`);
   if (!RESOURCE_NAME.test(b.name))
-    problems.push(`name ${JSON.stringify(b.name.slice(0, 80))} is not a GCE instance name (lowercase letters, digits and -, at most 63, starting with a letter)`);
+    problems.push(
+      `name ${JSON.stringify(b.name.slice(0, 80))} is not a GCE instance name (lowercase letters, digits and -, at most 63, starting with a letter)`,
+    );
   const specs = parseExtraSpecs(b.extra_specs ?? o.headerSpecs);
   if (!specs.ok) problems.push(...specs.problems);
   const zones = specs.ok ? (specs.specs.zones ?? o.zones) : o.zones;
@@ -100,7 +103,9 @@ export async function create(o: Operations, rawBody: string): Promise<ShimAnswer
         { "retry-after": "30" },
       );
     case "taken":
-      return answer(409, { error: `instance name ${b.name} is taken by ${zoneName(out.instance.zone)}/${out.instance.name}, which is not this pool's` });
+      return answer(409, {
+        error: `instance name ${b.name} is taken by ${zoneName(out.instance.zone)}/${out.instance.name}, which is not this pool's`,
+      });
     case "failed":
       return gceErrorAnswer(out.error, `cannot create ${b.name}${out.failures.length ? ` (after ${describeFailures(out.failures)})` : ""}`);
   }

@@ -41,8 +41,11 @@ function setupLines(b: BootstrapInstance): string[] {
     );
   if (certs.length) {
     // Debian/Ubuntu read /usr/local/share/ca-certificates; RHEL-likes the anchors directory.
-    lines.push("if command -v update-ca-certificates >/dev/null; then ca_dir=/usr/local/share/ca-certificates; else ca_dir=/etc/pki/ca-trust/source/anchors; fi", 'mkdir -p "$ca_dir"');
-    certs.forEach((c, i) => lines.push(`printf '%s' ${shellQuote(c)} > "$ca_dir/edgerunner-${i}.crt"`));
+    lines.push(
+      "if command -v update-ca-certificates >/dev/null; then ca_dir=/usr/local/share/ca-certificates; else ca_dir=/etc/pki/ca-trust/source/anchors; fi",
+      'mkdir -p "$ca_dir"',
+    );
+    lines.push(...certs.map((c, i) => `printf '%s' ${shellQuote(c)} > "$ca_dir/edgerunner-${i}.crt"`));
     lines.push("if command -v update-ca-certificates >/dev/null; then update-ca-certificates; else update-ca-trust; fi");
   }
   const upgrade = !opts.disable_updates_on_boot;

@@ -17,7 +17,11 @@ export type TokenResult = { ok: true; token: string } | { ok: false; status: num
 const cache = new Map<string, { token: string; expiresAt: number } | Promise<TokenResult>>();
 const keys = new Map<string, Promise<CryptoKey>>();
 
-const b64url = (bytes: Uint8Array) => btoa(String.fromCharCode(...bytes)).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+const b64url = (bytes: Uint8Array) =>
+  btoa(String.fromCharCode(...bytes))
+    .replace(/\+/g, "-")
+    .replace(/\//g, "_")
+    .replace(/=+$/, "");
 const b64urlJson = (v: unknown) => b64url(new TextEncoder().encode(JSON.stringify(v)));
 
 function importKey(pem: string): Promise<CryptoKey> {

@@ -8,10 +8,10 @@
  */
 import { readFileSync } from "node:fs";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { createGceApi, type GceApi, type GceCall } from "../../shims/gce/gce-api.ts";
-import { labelValue } from "../../shims/gce/extra-specs.ts";
-import { change, create, get, list, type Operations, removeAll } from "../../shims/gce/operations.ts";
 import { readServiceAccountKey } from "../../shims/gce/config.ts";
+import { labelValue } from "../../shims/gce/extra-specs.ts";
+import { createGceApi, type GceApi, type GceCall } from "../../shims/gce/gce-api.ts";
+import { change, create, get, list, type Operations, removeAll } from "../../shims/gce/operations.ts";
 import { createProject, type FakeGceProject } from "../fake-gce/control.ts";
 import { type FakeGce, startFakeGce } from "../fake-gce/server.ts";
 
@@ -39,7 +39,7 @@ for (const r of Object.values(doc.resources)) for (const m of Object.values(r.me
 function pathRegex(m: Method): RegExp {
   const source = m.path.replace(/[.*+?^$()|[\]\\]/g, "\\$&").replace(/\{(\w+)\}/g, (_, name: string) => {
     const p = m.parameters[name];
-    if (!p || p.location !== "path") throw new Error(`${m.id}: {${name}} is not a path parameter`);
+    if (p?.location !== "path") throw new Error(`${m.id}: {${name}} is not a path parameter`);
     return `(${p.pattern ? `(?:${p.pattern})` : "[^/]+"})`;
   });
   return new RegExp(`^${source}$`);
@@ -68,7 +68,13 @@ async function operations(): Promise<Operations> {
   };
   return {
     gce: recording,
-    scope: { project: project.id, controllerId: CONTROLLER, poolId: POOL, controllerLabel: await labelValue(CONTROLLER), poolLabel: await labelValue(POOL) },
+    scope: {
+      project: project.id,
+      controllerId: CONTROLLER,
+      poolId: POOL,
+      controllerLabel: await labelValue(CONTROLLER),
+      poolLabel: await labelValue(POOL),
+    },
     headerSpecs: {},
     zones: ["us-central1-a", "us-central1-b"],
     createDeadlineMs: 10_000,
@@ -84,7 +90,12 @@ const bootstrap = (name: string) =>
     "metadata-url": "https://edgerunner.example.com/api/v1/metadata",
     "instance-token": "token",
     "ssh-keys": null,
-    extra_specs: { capacity: "spot-with-fallback", labels: { team: "ci" }, network_tags: ["ci"], service_account: "r@p.iam.gserviceaccount.com" },
+    extra_specs: {
+      capacity: "spot-with-fallback",
+      labels: { team: "ci" },
+      network_tags: ["ci"],
+      service_account: "r@p.iam.gserviceaccount.com",
+    },
     "github-runner-group": "",
     "ca-cert-bundle": null,
     arch: "amd64",

@@ -214,12 +214,14 @@ export class FakeProject {
     for (const [k, v] of Object.entries(body.labels ?? {}))
       if (!LABEL_KEY.test(k) || typeof v !== "string" || !LABEL_VALUE.test(v))
         throw invalid(`labels.${k}`, `'${String(v)}'. Label keys and values must be lowercase letters, digits, _ and -, at most 63.`);
-    for (const t of body.tags?.items ?? []) if (!NAME.test(t)) throw invalid("resource.tags.items", `'${t}'. Must be a match of regex '(?:[a-z](?:[-a-z0-9]{0,61}[a-z0-9])?)'`);
+    for (const t of body.tags?.items ?? [])
+      if (!NAME.test(t)) throw invalid("resource.tags.items", `'${t}'. Must be a match of regex '(?:[a-z](?:[-a-z0-9]{0,61}[a-z0-9])?)'`);
     const items = body.metadata?.items ?? [];
     let total = 0;
     for (const it of items) {
       const size = Buffer.byteLength(it.key) + Buffer.byteLength(it.value ?? "");
-      if (Buffer.byteLength(it.value ?? "") > 262144) throw invalid(`resource.metadata.items.value`, `Metadata value for key '${it.key}' exceeds 262144 bytes.`);
+      if (Buffer.byteLength(it.value ?? "") > 262144)
+        throw invalid(`resource.metadata.items.value`, `Metadata value for key '${it.key}' exceeds 262144 bytes.`);
       total += size;
     }
     if (total > 512 * 1024) throw invalid("resource.metadata", "Metadata total size exceeds 512 KB.");
@@ -240,7 +242,8 @@ export class FakeProject {
         (f.provisioning_model === undefined || f.provisioning_model === model) &&
         (f.machine_type === undefined || f.machine_type === machineType),
     );
-    if (fault?.http) throw fail(fault.http, fault.code, fault.message ?? `Quota 'CPUS' exceeded. Limit: 8.0 in region ${zone.slice(0, -2)}.`);
+    if (fault?.http)
+      throw fail(fault.http, fault.code, fault.message ?? `Quota 'CPUS' exceeded. Limit: 8.0 in region ${zone.slice(0, -2)}.`);
     const id = uint64();
     const selfLink = `${this.zoneUrl(zone)}/instances/${body.name}`;
     const ip = this.nextIp++;
@@ -265,7 +268,11 @@ export class FakeProject {
       })),
       disks: (body.disks ?? []).map((d) => {
         const image = String((d.initializeParams as { sourceImage?: string })?.sourceImage ?? "");
-        return { ...d, kind: "compute#attachedDisk", licenses: image.includes("windows-cloud") ? [`${this.base}projects/windows-cloud/global/licenses/windows-server`] : [] };
+        return {
+          ...d,
+          kind: "compute#attachedDisk",
+          licenses: image.includes("windows-cloud") ? [`${this.base}projects/windows-cloud/global/licenses/windows-server`] : [],
+        };
       }),
     };
     const op = this.newOperation(zone, "insert", instance);
@@ -274,7 +281,9 @@ export class FakeProject {
     this.finish(op, this.config.operation_ms, () => {
       if (fault) {
         this.instances.delete(k);
-        const asked = this.requests.findLast((r) => r.method === "compute.instances.insert" && r.zone === zone && (r.body as GceInstance)?.name === body.name);
+        const asked = this.requests.findLast(
+          (r) => r.method === "compute.instances.insert" && r.zone === zone && (r.body as GceInstance)?.name === body.name,
+        );
         if (asked) asked.error = fault.code;
         return {
           code: fault.code,
@@ -345,7 +354,7 @@ export class FakeProject {
     this.checkZone(zone);
     this.require("compute.zoneOperations.get", `projects/${this.id}/zones/${zone}/operations/${name}`);
     const entry = this.operations.get(name);
-    if (!entry || !entry.op.zone.endsWith(`/zones/${zone}`))
+    if (!entry?.op.zone.endsWith(`/zones/${zone}`))
       throw fail(404, "notFound", `The resource 'projects/${this.id}/zones/${zone}/operations/${name}' was not found`);
     return entry;
   }

@@ -17,9 +17,7 @@ const TERM = /^\(\s*([a-zA-Z][a-zA-Z0-9_.-]*)\s*(=|!=)\s*(?:"((?:[^"\\]|\\.)*)"|
 export function parseFilter(filter: string): Term[] | null {
   const text = filter.trim();
   if (!text) return [];
-  const pieces = text
-    .split(/\)\s*(?:AND\s*)?\(/)
-    .map((p, i, all) => `${i === 0 ? "" : "("}${p}${i === all.length - 1 ? "" : ")"}`);
+  const pieces = text.split(/\)\s*(?:AND\s*)?\(/).map((p, i, all) => `${i === 0 ? "" : "("}${p}${i === all.length - 1 ? "" : ")"}`);
   const terms: Term[] = [];
   for (const piece of pieces) {
     const m = TERM.exec(piece.trim());

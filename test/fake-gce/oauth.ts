@@ -73,7 +73,10 @@ export function verifyAssertion(
   if (exp - iat > MAX_LIFETIME_S || exp <= iat)
     return bad("invalid_grant", "Invalid JWT: Token must be a short-lived token (60 minutes) and in a reasonable timeframe.");
   if (iat > nowS + SKEW_S || exp < nowS)
-    return bad("invalid_grant", "Invalid JWT: Token must be a short-lived token (60 minutes) and in a reasonable timeframe. Check your iat and exp values.");
+    return bad(
+      "invalid_grant",
+      "Invalid JWT: Token must be a short-lived token (60 minutes) and in a reasonable timeframe. Check your iat and exp values.",
+    );
   if (typeof claims.scope !== "string" || !claims.scope.trim()) return bad("invalid_scope", "Empty or missing scope not allowed.");
   return { ok: true, grant: { scopes: claims.scope.trim().split(/\s+/), client_email: String(claims.iss) } };
 }

@@ -29,8 +29,8 @@ import { FakeProject, fail, GceFailure, type ProjectHooks } from "./compute.ts";
 import { newServiceAccountKey, verifyAssertion } from "./oauth.ts";
 import type { GceFaults, GceInstance, GceProject, GceProjectConfig } from "./types.ts";
 
-export type * from "./types.ts";
 export type { ProjectHooks as FakeGceHooks } from "./compute.ts";
+export type * from "./types.ts";
 
 export interface FakeGce {
   url: string;
@@ -50,7 +50,11 @@ const STATUS_TEXT: Record<number, string> = {
   500: "INTERNAL",
   503: "UNAVAILABLE",
 };
-const DOMAIN: Record<string, string> = { rateLimitExceeded: "usageLimits", userRateLimitExceeded: "usageLimits", quotaExceeded: "usageLimits" };
+const DOMAIN: Record<string, string> = {
+  rateLimitExceeded: "usageLimits",
+  userRateLimitExceeded: "usageLimits",
+  quotaExceeded: "usageLimits",
+};
 
 function readBody(req: IncomingMessage): Promise<Buffer> {
   return new Promise((resolve, reject) => {
@@ -83,9 +87,20 @@ function route(method: string, rest: string[]): { id: string; zone: string | nul
   const zone = rest[1];
   const [kind, name, verb, extra] = rest.slice(2);
   if (kind === "instances") {
-    if (name === undefined) return method === "POST" ? { id: "compute.instances.insert", zone } : method === "GET" ? { id: "compute.instances.list", zone } : null;
-    if (verb === undefined) return method === "GET" ? { id: "compute.instances.get", zone, name } : method === "DELETE" ? { id: "compute.instances.delete", zone, name } : null;
-    if ((verb === "start" || verb === "stop") && extra === undefined && method === "POST") return { id: `compute.instances.${verb}`, zone, name };
+    if (name === undefined)
+      return method === "POST"
+        ? { id: "compute.instances.insert", zone }
+        : method === "GET"
+          ? { id: "compute.instances.list", zone }
+          : null;
+    if (verb === undefined)
+      return method === "GET"
+        ? { id: "compute.instances.get", zone, name }
+        : method === "DELETE"
+          ? { id: "compute.instances.delete", zone, name }
+          : null;
+    if ((verb === "start" || verb === "stop") && extra === undefined && method === "POST")
+      return { id: `compute.instances.${verb}`, zone, name };
     return null;
   }
   if (kind === "operations" && name) {
@@ -120,7 +135,16 @@ export async function startFakeGce(opts: { port?: number; hooks?: ProjectHooks }
     } catch {}
     if (!project) return json(res, 400, { error: "invalid_grant", error_description: "Invalid grant: account not found" });
     const record = (status: number, error: string | null) =>
-      project!.requests.push({ at: Date.now(), method: "oauth2.token", http_method: req.method ?? "", path: "/token", body: null, status, error, zone: null });
+      project!.requests.push({
+        at: Date.now(),
+        method: "oauth2.token",
+        http_method: req.method ?? "",
+        path: "/token",
+        body: null,
+        status,
+        error,
+        zone: null,
+      });
     const latency = project.faults.latency_ms["oauth2.token"] ?? 0;
     if (latency) await sleep(latency);
     const f = project.methodFault("oauth2.token");
@@ -155,14 +179,24 @@ export async function startFakeGce(opts: { port?: number; hooks?: ProjectHooks }
       const auth = /^Bearer (.+)$/.exec(req.headers.authorization ?? "");
       const t = auth ? tokens.get(auth[1]!) : undefined;
       if (!t || t.expires < Date.now())
-        throw fail(401, "authError", "Request had invalid authentication credentials. Expected OAuth 2 access token, login cookie or other valid authentication credential.");
+        throw fail(
+          401,
+          "authError",
+          "Request had invalid authentication credentials. Expected OAuth 2 access token, login cookie or other valid authentication credential.",
+        );
       if (!t.scopes.some((s) => s === "https://www.googleapis.com/auth/compute" || s === "https://www.googleapis.com/auth/cloud-platform"))
         throw fail(403, "insufficientPermissions", "Request had insufficient authentication scopes.");
-      if (!p || t.project !== p.id) throw fail(403, "forbidden", `Required 'compute.instances.list' permission for 'projects/${projectId}'`);
+      if (!p || t.project !== p.id)
+        throw fail(403, "forbidden", `Required 'compute.instances.list' permission for 'projects/${projectId}'`);
       const latency = p.faults.latency_ms[r.id] ?? p.faults.latency_ms["*"] ?? 0;
       if (latency) await sleep(latency);
       const f = p.methodFault(r.id);
-      if (f) throw fail(f.status, f.reason, f.message ?? (f.status === 429 || f.reason.includes("RateLimit") ? "Rate Limit Exceeded" : `injected ${f.reason}`));
+      if (f)
+        throw fail(
+          f.status,
+          f.reason,
+          f.message ?? (f.status === 429 || f.reason.includes("RateLimit") ? "Rate Limit Exceeded" : `injected ${f.reason}`),
+        );
       if (raw.length) {
         try {
           body = JSON.parse(raw.toString("utf8"));
@@ -234,7 +268,16 @@ export async function startFakeGce(opts: { port?: number; hooks?: ProjectHooks }
       answer(err.status, errorBody(err));
     } finally {
       if (p && r)
-        p.requests.push({ at: Date.now(), method: r.id, http_method: req.method ?? "", path: url.pathname + url.search, body, status, error, zone: r.zone });
+        p.requests.push({
+          at: Date.now(),
+          method: r.id,
+          http_method: req.method ?? "",
+          path: url.pathname + url.search,
+          body,
+          status,
+          error,
+          zone: r.zone,
+        });
     }
   }
 
@@ -293,7 +336,8 @@ export async function startFakeGce(opts: { port?: number; hooks?: ProjectHooks }
       const segments = url.pathname.split("/").filter(Boolean).map(decodeURIComponent);
       if (segments[0] === "_control" && segments[1] === "projects") return control(req, res, segments.slice(2), raw);
       if (url.pathname === "/token" && req.method === "POST") return await token(req, res, raw);
-      if (segments[0] === "compute" && segments[1] === "v1" && segments[2] === "projects") return await compute(req, res, url, segments, raw);
+      if (segments[0] === "compute" && segments[1] === "v1" && segments[2] === "projects")
+        return await compute(req, res, url, segments, raw);
       json(res, 404, errorBody(fail(404, "notFound", `The requested URL ${url.pathname} was not found on this server.`)));
     } catch (err) {
       if (!res.headersSent) json(res, 500, errorBody(fail(500, "backendError", (err as Error).message)));

@@ -39,7 +39,9 @@ export interface CallOptions {
 const b64 = (v: unknown) => btoa(String.fromCharCode(...new TextEncoder().encode(JSON.stringify(v))));
 
 export async function shimWorld(config: GceProjectConfig = {}): Promise<ShimWorld> {
-  const project = await createProject(inject("fakeGceUrl"), { config: { boot_delay_ms: 20, stop_delay_ms: 20, operation_ms: 10, ...config } });
+  const project = await createProject(inject("fakeGceUrl"), {
+    config: { boot_delay_ms: 20, stop_delay_ms: 20, operation_ms: 10, ...config },
+  });
   const env: ShimEnv = {
     SHIM_SECRET: SECRET,
     GCE_SERVICE_ACCOUNT_KEY: JSON.stringify(project.service_account_key),

@@ -26,7 +26,10 @@ describe("signatures, headers, configuration", () => {
   it("an unsigned or wrongly signed request is 401 before Google is called", async () => {
     await w.project.reset();
     const b = bootstrap();
-    const unsigned = await w.call("POST", "/v1/instances", { body: b, headers: { "X-Edgerunner-Signature": undefined, "X-Edgerunner-Timestamp": undefined } });
+    const unsigned = await w.call("POST", "/v1/instances", {
+      body: b,
+      headers: { "X-Edgerunner-Signature": undefined, "X-Edgerunner-Timestamp": undefined },
+    });
     const wrong = await w.call("POST", "/v1/instances", { body: b, secret: "another-secret-of-16-chars" });
     expect([unsigned.status, wrong.status]).toEqual([401, 401]);
     expect(wrong.body.details.reason).toBe("bad_signature");
@@ -42,7 +45,9 @@ describe("signatures, headers, configuration", () => {
     const none = await w.call("GET", "/v1/instances", { env: { GCE_SERVICE_ACCOUNT_KEY: "" } });
     expect(none.status).toBe(500);
     expect(none.body.error).toMatch(/GCE_SERVICE_ACCOUNT_KEY must be set/);
-    const notKey = await w.call("GET", "/v1/instances", { env: { GCE_SERVICE_ACCOUNT_KEY: JSON.stringify({ type: "authorized_user", private_key: "SECRET-PART" }) } });
+    const notKey = await w.call("GET", "/v1/instances", {
+      env: { GCE_SERVICE_ACCOUNT_KEY: JSON.stringify({ type: "authorized_user", private_key: "SECRET-PART" }) },
+    });
     expect(notKey.body.error).toMatch(/lacks type \(service_account\), client_email, token_uri, project_id/);
     expect(notKey.body.error).not.toContain("SECRET-PART");
     expect((await w.call("GET", "/v1/instances", { env: { GCE_ZONES: "moon-1" } })).body.error).toMatch(/GCE_ZONES must be zones/);
@@ -80,8 +85,15 @@ describe("create", () => {
     });
     expect(i!.zone).toMatch(/\/zones\/us-central1-a$/);
     expect(i!.machineType).toMatch(/\/zones\/us-central1-a\/machineTypes\/e2-standard-2$/);
-    expect(i!.disks?.[0]).toMatchObject({ boot: true, autoDelete: true, initializeParams: { sourceImage: IMAGE, diskSizeGb: "50", diskType: "zones/us-central1-a/diskTypes/pd-ssd" } });
-    expect(i!.networkInterfaces?.[0]).toMatchObject({ subnetwork: "regions/us-central1/subnetworks/runners", accessConfigs: [{ type: "ONE_TO_ONE_NAT" }] });
+    expect(i!.disks?.[0]).toMatchObject({
+      boot: true,
+      autoDelete: true,
+      initializeParams: { sourceImage: IMAGE, diskSizeGb: "50", diskType: "zones/us-central1-a/diskTypes/pd-ssd" },
+    });
+    expect(i!.networkInterfaces?.[0]).toMatchObject({
+      subnetwork: "regions/us-central1/subnetworks/runners",
+      accessConfigs: [{ type: "ONE_TO_ONE_NAT" }],
+    });
     const script = i!.metadata?.items?.find((m) => m.key === "startup-script")?.value ?? "";
     expect(script).toMatch(/^#!\/bin\/bash\n/);
     expect(script).toContain(b["instance-token"]);
@@ -111,7 +123,11 @@ describe("create", () => {
   it("a name taken by another pool's machine is 409 and nothing is inserted", async () => {
     await w.project.reset();
     const b = bootstrap();
-    await w.project.seedInstance({ name: b.name, zone: "us-central1-b", labels: { "edgerunner-pool-id": OTHER_POOL, "edgerunner-controller-id": CONTROLLER } });
+    await w.project.seedInstance({
+      name: b.name,
+      zone: "us-central1-b",
+      labels: { "edgerunner-pool-id": OTHER_POOL, "edgerunner-controller-id": CONTROLLER },
+    });
     const res = await w.call("POST", "/v1/instances", { body: b });
     expect(res.status).toBe(409);
     expect(res.body.error).toContain("us-central1-b");
@@ -123,7 +139,9 @@ describe("create", () => {
     await w.project.setFaults({ insert: [{ code: "ZONE_RESOURCE_POOL_EXHAUSTED", zone: "us-central1-a" }] });
     const res = await w.call("POST", "/v1/instances", { body: bootstrap() });
     expect(res.status).toBe(201);
-    expect(faultText(res.body)).toBe("launched as standard in us-central1-b after: standard in us-central1-a: ZONE_RESOURCE_POOL_EXHAUSTED");
+    expect(faultText(res.body)).toBe(
+      "launched as standard in us-central1-b after: standard in us-central1-a: ZONE_RESOURCE_POOL_EXHAUSTED",
+    );
     expect(await inserts(w.project)).toEqual([
       { zone: "us-central1-a", model: "STANDARD", error: "ZONE_RESOURCE_POOL_EXHAUSTED" },
       { zone: "us-central1-b", model: "STANDARD", error: null },
@@ -135,14 +153,18 @@ describe("create", () => {
   it("Spot with on-demand fallback: Spot everywhere first, then standard; a Spot quota rules out the region's other zones", async () => {
     await w.project.reset();
     await w.project.setFaults({ insert: [{ code: "QUOTA_EXCEEDED", provisioning_model: "SPOT" }] });
-    const res = await w.call("POST", "/v1/instances", { body: bootstrap({ extra_specs: { capacity: "spot-with-fallback", zones: ["us-central1-a", "us-central1-b", "europe-west1-b"] } }) });
+    const res = await w.call("POST", "/v1/instances", {
+      body: bootstrap({ extra_specs: { capacity: "spot-with-fallback", zones: ["us-central1-a", "us-central1-b", "europe-west1-b"] } }),
+    });
     expect(res.status).toBe(201);
     expect(await inserts(w.project)).toEqual([
       { zone: "us-central1-a", model: "SPOT", error: "QUOTA_EXCEEDED" },
       { zone: "europe-west1-b", model: "SPOT", error: "QUOTA_EXCEEDED" },
       { zone: "us-central1-a", model: "STANDARD", error: null },
     ]);
-    expect(faultText(res.body)).toMatch(/^launched as standard in us-central1-a after: spot in us-central1-a: QUOTA_EXCEEDED; spot in europe-west1-b: QUOTA_EXCEEDED$/);
+    expect(faultText(res.body)).toMatch(
+      /^launched as standard in us-central1-a after: spot in us-central1-a: QUOTA_EXCEEDED; spot in europe-west1-b: QUOTA_EXCEEDED$/,
+    );
     const [i] = await w.project.instances();
     expect(i!.scheduling).toMatchObject({ provisioningModel: "STANDARD" });
   });
@@ -166,7 +188,9 @@ describe("create", () => {
     const res = await w.call("POST", "/v1/instances", { body: bootstrap() });
     expect(res.status).toBe(503);
     expect(res.headers.get("retry-after")).toBe("30");
-    expect(res.body.error).toMatch(/no GCE capacity for .*: tried standard in us-central1-a: ZONE_RESOURCE_POOL_EXHAUSTED; standard in us-central1-b: ZONE_RESOURCE_POOL_EXHAUSTED$/);
+    expect(res.body.error).toMatch(
+      /no GCE capacity for .*: tried standard in us-central1-a: ZONE_RESOURCE_POOL_EXHAUSTED; standard in us-central1-b: ZONE_RESOURCE_POOL_EXHAUSTED$/,
+    );
     expect(await w.project.instances()).toEqual([]);
   });
 
@@ -181,18 +205,20 @@ describe("create", () => {
     ]);
     expect((await w.call("POST", "/v1/instances", { body: bootstrap({ os_type: "windows" }) })).status).toBe(400);
     const spec = await w.call("POST", "/v1/instances", { body: bootstrap({ extra_specs: { zone: "us-central1-a" } }) });
-    expect(spec.body.details).toEqual([
-      "extra_specs.zone: unknown key; the GCE shim calls it zones",
-    ]);
+    expect(spec.body.details).toEqual(["extra_specs.zone: unknown key; the GCE shim calls it zones"]);
     await w.project.configure({ missing_images: ["family/debian-99"] });
-    const missing = await w.call("POST", "/v1/instances", { body: bootstrap({ image: "projects/debian-cloud/global/images/family/debian-99" }) });
+    const missing = await w.call("POST", "/v1/instances", {
+      body: bootstrap({ image: "projects/debian-cloud/global/images/family/debian-99" }),
+    });
     expect(missing.status).toBe(422);
     expect(missing.body.error).toMatch(/GCE refused compute.instances.insert \(notFound: The resource/);
     await w.project.configure({ missing_images: [] });
   });
 
   it("labels that break GCE's rules are named; the ids become valid label values", async () => {
-    const spec = await w.call("POST", "/v1/instances", { body: bootstrap({ extra_specs: { labels: { "edgerunner-x": "y", Team: "x", ok: "Upper" } } }) });
+    const spec = await w.call("POST", "/v1/instances", {
+      body: bootstrap({ extra_specs: { labels: { "edgerunner-x": "y", Team: "x", ok: "Upper" } } }),
+    });
     expect(spec.status).toBe(400);
     expect(spec.body.details).toEqual([
       "extra_specs.labels.edgerunner-x: edgerunner-* labels are set by the shim",
@@ -214,9 +240,13 @@ describe("create", () => {
 describe("errors", () => {
   it("throttling (403 rateLimitExceeded, 429) is 503 with retry-after, so the coordinator backs off", async () => {
     await w.project.reset();
-    await w.project.setFaults({ methods: [{ method: "compute.instances.aggregatedList", status: 403, reason: "rateLimitExceeded", times: 1 }] });
+    await w.project.setFaults({
+      methods: [{ method: "compute.instances.aggregatedList", status: 403, reason: "rateLimitExceeded", times: 1 }],
+    });
     const a = await w.call("GET", "/v1/instances");
-    await w.project.setFaults({ methods: [{ method: "compute.instances.aggregatedList", status: 429, reason: "rateLimitExceeded", times: 1 }] });
+    await w.project.setFaults({
+      methods: [{ method: "compute.instances.aggregatedList", status: 429, reason: "rateLimitExceeded", times: 1 }],
+    });
     const b = await w.call("GET", "/v1/instances");
     expect([a.status, b.status]).toEqual([503, 503]);
     expect(a.headers.get("retry-after")).toBe("5");
@@ -236,7 +266,11 @@ describe("errors", () => {
 
   it("a key Google does not accept is 403 saying to check GCE_SERVICE_ACCOUNT_KEY", async () => {
     const other = await shimWorld();
-    const forged = { ...w.project.service_account_key, private_key: other.project.service_account_key.private_key, private_key_id: "forged" };
+    const forged = {
+      ...w.project.service_account_key,
+      private_key: other.project.service_account_key.private_key,
+      private_key_id: "forged",
+    };
     const res = await w.call("GET", "/v1/instances", { env: { GCE_SERVICE_ACCOUNT_KEY: JSON.stringify(forged) } });
     expect(res.status).toBe(403);
     expect(res.body.error).toMatch(/invalid_grant.*check the Worker's GCE_SERVICE_ACCOUNT_KEY/);
@@ -260,14 +294,19 @@ describe("list, get, delete, start, stop", () => {
       const r = await w.call("POST", "/v1/instances", { body: bootstrap({ extra_specs: { zones: [zone] } }) });
       made.push(r.body.provider_id);
     }
-    await w.project.seedInstance({ name: "someone-elses", labels: { "edgerunner-pool-id": OTHER_POOL, "edgerunner-controller-id": CONTROLLER } });
+    await w.project.seedInstance({
+      name: "someone-elses",
+      labels: { "edgerunner-pool-id": OTHER_POOL, "edgerunner-controller-id": CONTROLLER },
+    });
     await w.project.seedInstance({ name: "unlabelled" });
     const res = await w.call("GET", "/v1/instances");
     await w.project.configure({ page_size: 500 });
     expect(res.status).toBe(200);
     expect(validateProviderInstanceList(res.body).ok).toBe(true);
     expect(res.body.map((i: { provider_id: string }) => i.provider_id).sort()).toEqual([...made].sort());
-    expect((await computeCalls()).filter((r) => r.method === "compute.instances.aggregatedList" && r.path.includes("pageToken")).length).toBeGreaterThan(0);
+    expect(
+      (await computeCalls()).filter((r) => r.method === "compute.instances.aggregatedList" && r.path.includes("pageToken")).length,
+    ).toBeGreaterThan(0);
   });
 
   it("gets by id or name; another pool's machine is 404 and untouched", async () => {
@@ -295,7 +334,9 @@ describe("list, get, delete, start, stop", () => {
     expect((await w.call("DELETE", `/v1/instances/${id}`)).status).toBe(204);
     await waitFor(async () => (await w.project.instances()).length === 0, "deleted");
     expect((await w.call("DELETE", `/v1/instances/${id}`)).status).toBe(404);
-    const paths = (await computeCalls()).filter((r) => r.method.startsWith("compute.instances.") && r.http_method !== "GET").map((r) => `${r.http_method} ${r.path.replace(/^\/compute\/v1\/projects\/[^/]+\//, "")}`);
+    const paths = (await computeCalls())
+      .filter((r) => r.method.startsWith("compute.instances.") && r.http_method !== "GET")
+      .map((r) => `${r.http_method} ${r.path.replace(/^\/compute\/v1\/projects\/[^/]+\//, "")}`);
     expect(paths.slice(1)).toEqual([
       `POST zones/us-central1-b/instances/${made.body.name}/stop`,
       `POST zones/us-central1-b/instances/${made.body.name}/start`,
@@ -307,7 +348,10 @@ describe("list, get, delete, start, stop", () => {
     await w.project.reset();
     await w.call("POST", "/v1/instances", { body: bootstrap() });
     await w.call("POST", "/v1/instances", { body: bootstrap({ extra_specs: { zones: ["us-central1-b"] } }) });
-    await w.project.seedInstance({ name: "someone-elses", labels: { "edgerunner-pool-id": OTHER_POOL, "edgerunner-controller-id": CONTROLLER } });
+    await w.project.seedInstance({
+      name: "someone-elses",
+      labels: { "edgerunner-pool-id": OTHER_POOL, "edgerunner-controller-id": CONTROLLER },
+    });
     expect((await w.call("DELETE", "/v1/instances")).status).toBe(204);
     await waitFor(async () => (await w.project.instances()).length === 1, "pool emptied");
     expect((await w.project.instances())[0]!.name).toBe("someone-elses");

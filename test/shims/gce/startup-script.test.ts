@@ -60,11 +60,19 @@ describe("the startup script", () => {
     const many = Buffer.from(PEM.repeat(400)).toString("base64");
     expect(renderStartupScript(boot({ "ca-cert-bundle": many }))).toEqual({
       ok: false,
-      problem: expect.stringMatching(new RegExp(`^the startup script would be \\d+ bytes, over GCE's ${METADATA_VALUE_LIMIT} per metadata value$`)),
+      problem: expect.stringMatching(
+        new RegExp(`^the startup script would be \\d+ bytes, over GCE's ${METADATA_VALUE_LIMIT} per metadata value$`),
+      ),
     });
     expect(metadataProblem([{ key: "startup-script", value: "x".repeat(600 * 1024) }])).toMatch(/over GCE's 524288 in all/);
-    expect(renderStartupScript(boot({ os_type: "windows" }))).toEqual({ ok: false, problem: "the GCE shim boots Linux runners only (os_type linux)" });
-    expect(renderStartupScript(boot({ "metadata-url": "https://x\nrm -rf /" }))).toEqual({ ok: false, problem: "metadata-url contains control characters" });
+    expect(renderStartupScript(boot({ os_type: "windows" }))).toEqual({
+      ok: false,
+      problem: "the GCE shim boots Linux runners only (os_type linux)",
+    });
+    expect(renderStartupScript(boot({ "metadata-url": "https://x\nrm -rf /" }))).toEqual({
+      ok: false,
+      problem: "metadata-url contains control characters",
+    });
   });
 
   describe("the bootstrap it writes, run with bash and curl", () => {
@@ -76,7 +84,9 @@ describe("the startup script", () => {
       server = createServer((req, res) => {
         seen.push({ url: req.url ?? "", auth: req.headers.authorization });
         if (req.headers.authorization !== `Bearer ${TOKEN}`) return res.writeHead(401).end("unauthorized\n");
-        res.writeHead(200, { "content-type": "text/plain" }).end(`#!/bin/bash\nprintf 'installed by %s\\n' "$BASH" > "$EDGERUNNER_TEST_OUT"\n`);
+        res
+          .writeHead(200, { "content-type": "text/plain" })
+          .end(`#!/bin/bash\nprintf 'installed by %s\\n' "$BASH" > "$EDGERUNNER_TEST_OUT"\n`);
       });
       await new Promise<void>((r) => server.listen(0, "127.0.0.1", () => r()));
     });
