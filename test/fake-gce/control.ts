@@ -23,6 +23,8 @@ export interface FakeGceProject extends GceProject {
   setFaults(f: GceFaults): Promise<void>;
   configure(c: GceProjectConfig): Promise<void>;
   reset(): Promise<void>;
+  /** Every access token issued so far answers 401 from now on. */
+  revokeTokens(): Promise<void>;
 }
 
 export async function createProject(fakeGceUrl: string, opts: { config?: GceProjectConfig } = {}): Promise<FakeGceProject> {
@@ -41,5 +43,6 @@ export function projectClient(fakeGceUrl: string, p: GceProject): FakeGceProject
     setFaults: (f) => call(`${c}/faults`, "PUT", f),
     configure: (cfg) => call(`${c}/config`, "PATCH", cfg),
     reset: () => call(`${c}/reset`, "POST"),
+    revokeTokens: () => call(`${c}/revoke-tokens`, "POST"),
   };
 }

@@ -21,6 +21,7 @@
  *   PUT    /_control/projects/{p}/faults       GceFaults (replaces)
  *   PATCH  /_control/projects/{p}/config       GceProjectConfig (merges)
  *   POST   /_control/projects/{p}/reset        forget instances, operations, requests and faults
+ *   POST   /_control/projects/{p}/revoke-tokens  every access token issued so far answers 401 from now on
  */
 import { randomBytes } from "node:crypto";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
@@ -319,6 +320,10 @@ export async function startFakeGce(opts: { port?: number; hooks?: ProjectHooks }
     }
     if (what === "config" && req.method === "PATCH") {
       Object.assign(p.config, body);
+      return json(res, 204);
+    }
+    if (what === "revoke-tokens" && req.method === "POST") {
+      for (const [token, t] of tokens) if (t.project === p.id) tokens.delete(token);
       return json(res, 204);
     }
     if (what === "reset" && req.method === "POST") {

@@ -285,6 +285,36 @@ describe("errors", () => {
   });
 });
 
+describe("access tokens", () => {
+  it("one token serves many requests until shortly before it expires; one Google revoked is replaced once", async () => {
+    expect((await w.call("GET", "/v1/instances")).status).toBe(200);
+    await w.project.reset();
+    const tokens = async () => (await w.project.requests()).filter((r) => r.method === "oauth2.token").length;
+    for (let i = 0; i < 3; i++) expect((await w.call("GET", "/v1/instances")).status).toBe(200);
+    expect(await tokens()).toBe(0);
+    await w.project.revokeTokens();
+    expect((await w.call("GET", "/v1/instances")).status).toBe(200);
+    expect((await w.project.requests()).map((r) => `${r.method} ${r.status}`)).toEqual([
+      "compute.instances.aggregatedList 200",
+      "compute.instances.aggregatedList 200",
+      "compute.instances.aggregatedList 200",
+      "compute.instances.aggregatedList 401",
+      "oauth2.token 200",
+      "compute.instances.aggregatedList 200",
+    ]);
+  });
+
+  it("a token within five minutes of expiring is not used: another is minted", async () => {
+    await w.project.reset();
+    await w.project.configure({ token_ttl_s: 240 });
+    const key = { ...w.project.service_account_key, private_key_id: "short-lived" };
+    for (let i = 0; i < 2; i++)
+      expect((await w.call("GET", "/v1/instances", { env: { GCE_SERVICE_ACCOUNT_KEY: JSON.stringify(key) } })).status).toBe(200);
+    await w.project.configure({ token_ttl_s: 3600 });
+    expect((await w.project.requests()).filter((r) => r.method === "oauth2.token").length).toBe(2);
+  });
+});
+
 describe("list, get, delete, start, stop", () => {
   it("lists only this pool's machines across zones and pages", async () => {
     await w.project.reset();
