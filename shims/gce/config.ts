@@ -18,7 +18,7 @@ export interface ShimEnv {
   GCE_ENDPOINT?: string;
   /** When set, requests from another coordinator are refused (403). */
   CONTROLLER_ID?: string;
-  /** How long one create may keep trying further zones and waiting for GCE's operations (default 50). */
+  /** How long one create may keep trying further zones and waiting for GCE's operations (default 25: within the coordinator's default 30 s per call). */
   CREATE_DEADLINE_SECONDS?: string;
   /** Per GCE call (default 15). */
   GCE_TIMEOUT_SECONDS?: string;
@@ -115,7 +115,7 @@ export function readConfig(env: ShimEnv): ConfigResult {
   } catch {
     problems.push("GCE_ENDPOINT must be a URL");
   }
-  const createDeadlineMs = seconds(env.CREATE_DEADLINE_SECONDS, 50, 600, "CREATE_DEADLINE_SECONDS", problems);
+  const createDeadlineMs = seconds(env.CREATE_DEADLINE_SECONDS, 25, 600, "CREATE_DEADLINE_SECONDS", problems);
   const callTimeoutMs = seconds(env.GCE_TIMEOUT_SECONDS, 15, 120, "GCE_TIMEOUT_SECONDS", problems);
   if (problems.length || !account) return { ok: false, problems };
   const previous = (env.SHIM_PREVIOUS_SECRETS ?? "")

@@ -107,8 +107,12 @@ export async function launch(gce: GceApi, r: LaunchRequest, now: () => number = 
         path: `${base}/operations/${op.name}/wait`,
         timeoutMs: Math.max(1000, Math.min(MAX_WAIT_MS, r.deadline - now())),
       });
-      // Lost track of the operation: the coordinator retries the create, which finds the machine by name if it was made.
-      if (!w.ok) return { kind: "failed", error: w.error, failures };
+      if (!w.ok) {
+        // The wait was cut at the deadline: the insert still runs, and the machine is read back below.
+        if (now() >= r.deadline) break;
+        // Lost track of the operation: the coordinator retries the create, which finds the machine by name if it was made.
+        return { kind: "failed", error: w.error, failures };
+      }
       op = w.value;
     }
     const err = op.status === "DONE" ? op.error?.errors?.[0] : undefined;

@@ -278,30 +278,31 @@ export class FakeProject {
     const op = this.newOperation(zone, "insert", instance);
     const k = this.key_(zone, body.name);
     this.instances.set(k, instance);
+    // PROVISIONING until the operation is done, then RUNNING after the boot delay (or gone, when a fault applies).
+    const boot = () => {
+      if (this.instances.get(k) !== instance || instance.status !== "PROVISIONING") return;
+      instance.status = "RUNNING";
+      this.hooks.booted?.(this.id, instance);
+    };
     this.finish(op, this.config.operation_ms, () => {
-      if (fault) {
-        this.instances.delete(k);
-        const asked = this.requests.findLast(
-          (r) => r.method === "compute.instances.insert" && r.zone === zone && (r.body as GceInstance)?.name === body.name,
-        );
-        if (asked) asked.error = fault.code;
-        return {
-          code: fault.code,
-          message:
-            fault.message ??
-            (fault.code.startsWith("ZONE_RESOURCE_POOL_EXHAUSTED")
-              ? `The zone 'projects/${this.id}/zones/${zone}' does not have enough resources available to fulfill the request.  Try a different zone, or try again later.`
-              : `Quota '${model === "SPOT" ? "PREEMPTIBLE_CPUS" : "CPUS"}' exceeded.  Limit: 8.0 in region ${zone.slice(0, -2)}.`),
-        };
+      if (!fault) {
+        this.later(this.config.boot_delay_ms, boot);
+        return undefined;
       }
-      return undefined;
+      this.instances.delete(k);
+      const asked = this.requests.findLast(
+        (r) => r.method === "compute.instances.insert" && r.zone === zone && (r.body as GceInstance)?.name === body.name,
+      );
+      if (asked) asked.error = fault.code;
+      return {
+        code: fault.code,
+        message:
+          fault.message ??
+          (fault.code.startsWith("ZONE_RESOURCE_POOL_EXHAUSTED")
+            ? `The zone 'projects/${this.id}/zones/${zone}' does not have enough resources available to fulfill the request.  Try a different zone, or try again later.`
+            : `Quota '${model === "SPOT" ? "PREEMPTIBLE_CPUS" : "CPUS"}' exceeded.  Limit: 8.0 in region ${zone.slice(0, -2)}.`),
+      };
     });
-    if (!fault)
-      this.later(this.config.boot_delay_ms, () => {
-        if (this.instances.get(k) !== instance || instance.status !== "PROVISIONING") return;
-        instance.status = "RUNNING";
-        this.hooks.booted?.(this.id, instance);
-      });
     return op;
   }
 

@@ -90,7 +90,7 @@ export interface GceProjectConfig {
   page_size?: number;
   /** How long an operation stays RUNNING before DONE. */
   operation_ms?: number;
-  /** PROVISIONING → RUNNING after this long (from the insert). */
+  /** PROVISIONING → RUNNING this long after the insert's operation is done. */
   boot_delay_ms?: number;
   /** STOPPING → STOPPED (stop) or gone (delete) after this long. */
   stop_delay_ms?: number;

@@ -182,6 +182,16 @@ describe("create", () => {
     expect(i!.scheduling).toMatchObject({ provisioningModel: "SPOT", instanceTerminationAction: "DELETE" });
   });
 
+  it("an insert still running at the create's deadline is answered as the machine it will be", async () => {
+    await w.project.reset();
+    await w.project.configure({ operation_ms: 2500 });
+    const res = await w.call("POST", "/v1/instances", { body: bootstrap(), env: { CREATE_DEADLINE_SECONDS: "1" } });
+    await w.project.configure({ operation_ms: 10 });
+    expect(res.status).toBe(201);
+    expect(res.body.status).toBe("running");
+    expect((await w.project.instances())[0]!.status).toBe("PROVISIONING");
+  });
+
   it("no capacity anywhere is 503 with every attempt named", async () => {
     await w.project.reset();
     await w.project.setFaults({ insert: [{ code: "ZONE_RESOURCE_POOL_EXHAUSTED" }] });
