@@ -143,6 +143,21 @@ it("every call the shim makes is a discovery-document method, with its HTTP meth
   ]);
 });
 
+it("the role in shims/gce/iam-role.yaml (and its copy in docs/gce-shim.md) holds every permission those calls needed", async () => {
+  const roleFile = readFileSync(new URL("../../shims/gce/iam-role.yaml", import.meta.url), "utf8");
+  const permissionsIn = (text: string) => new Set([...text.matchAll(/^\s+- ([a-z]+\.[a-zA-Z.]+)/gm)].map((m) => m[1]!));
+  const role = permissionsIn(roleFile);
+  const docs = readFileSync(new URL("../../docs/gce-shim.md", import.meta.url), "utf8");
+  const block = /```yaml\n([\s\S]*?)```/.exec(docs)![1]!;
+  expect(roleFile.endsWith(block)).toBe(true);
+  // With a service account on the machines the docs add these two (actAs on that account only).
+  const withServiceAccount = new Set(["compute.instances.setServiceAccount", "iam.serviceAccounts.actAs"]);
+  const needed = new Set((await project.requests()).flatMap((r) => r.permissions));
+  expect(needed.size).toBeGreaterThan(5);
+  expect([...needed].filter((p) => !role.has(p) && !withServiceAccount.has(p))).toEqual([]);
+  for (const p of withServiceAccount) expect(docs).toContain(p);
+});
+
 it("the fake serves each of those paths as the method the document names, and its token endpoint took a JWT grant", async () => {
   const recorded = await project.requests();
   const compute = recorded.filter((r) => r.method !== "oauth2.token");

@@ -119,7 +119,11 @@ export class FakeProject {
     if (!this.config.zones.includes(zone)) throw fail(400, "invalid", `Invalid value for field 'zone': '${zone}'. Unknown zone.`);
   }
 
+  /** The permissions checked since the server last replaced this list (one request's, as the calls are synchronous). */
+  checked: string[] = [];
+
   require(permission: string, resource: string) {
+    this.checked.push(permission);
     if (this.config.denied_permissions.includes(permission))
       throw fail(403, "forbidden", `Required '${permission}' permission for '${resource}'`);
   }

@@ -145,6 +145,7 @@ export async function startFakeGce(opts: { port?: number; hooks?: ProjectHooks }
         status,
         error,
         zone: null,
+        permissions: [],
       });
     const latency = project.faults.latency_ms["oauth2.token"] ?? 0;
     if (latency) await sleep(latency);
@@ -171,6 +172,7 @@ export async function startFakeGce(opts: { port?: number; hooks?: ProjectHooks }
     let body: unknown = null;
     let status = 200;
     let error: string | null = null;
+    const permissions: string[] = [];
     const answer = (s: number, b: unknown) => {
       status = s;
       json(res, s, b);
@@ -205,6 +207,8 @@ export async function startFakeGce(opts: { port?: number; hooks?: ProjectHooks }
           throw fail(400, "parseError", "This API does not support parsing form-encoded input.");
         }
       }
+      // Each method checks its permissions synchronously: this list is this request's.
+      p.checked = permissions;
       switch (r.id) {
         case "compute.instances.insert":
           return answer(200, p.insert(r.zone!, (body ?? {}) as GceInstance));
@@ -278,6 +282,7 @@ export async function startFakeGce(opts: { port?: number; hooks?: ProjectHooks }
           status,
           error,
           zone: r.zone,
+          permissions,
         });
     }
   }

@@ -49,6 +49,8 @@ export interface RecordedGceRequest {
   /** The first error reason (HTTP) or, for an insert whose operation failed, the operation's error code. */
   error: string | null;
   zone: string | null;
+  /** The IAM permissions the call needed (docs/gce-shim.md's role must hold them all). */
+  permissions: string[];
 }
 
 /** An instances.insert that fails: on the operation (how capacity and quota errors arrive) or, with `http`, on the HTTP answer. */
