@@ -42,12 +42,13 @@ export default defineConfig(async () => {
         },
         {
           // The EC2 shim Worker (shims/aws-ec2) in workerd, against the fake EC2 started in Node
-          // (reached at inject("fakeEc2Url"); each test file makes its own account there).
+          // (reached at inject("fakeEc2Url"); each test file makes its own account there); the GCE
+          // shim (shims/gce) likewise against the fake Compute Engine (inject("fakeGceUrl"), a project per file).
           plugins: [cloudflareTest({ wrangler: { configPath: "./shims/aws-ec2/wrangler.toml" } })],
           test: {
             name: "shims-worker",
             include: ["test/shims-worker/**/*.test.ts"],
-            globalSetup: ["./test/fake-ec2/global-setup.ts", "./test/fake-hetzner/global-setup.ts"],
+            globalSetup: ["./test/fake-ec2/global-setup.ts", "./test/fake-hetzner/global-setup.ts", "./test/fake-gce/global-setup.ts"],
           },
         },
         {

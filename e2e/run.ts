@@ -31,6 +31,10 @@
  *    bursts, no capacity for the flavor in the first subnet, no spot capacity for it at all, the
  *    account's spot limit hit three times, two throttled launches. Also checked: every fallback
  *    landed where capacity was, every instance carries its tags, and nothing is left running.
+ * GCE: the GCE shim Worker and the fake Compute Engine, whose instances boot into simulated
+ *    runners (e2e/gce-cloud.ts): 24 jobs in 3 bursts, zone fallback on ZONE_RESOURCE_POOL_EXHAUSTED,
+ *    Spot falling back to standard, throttled inserts. Also checked: every instance where there
+ *    was capacity, labelled, and deleted at the end.
  * HETZNER: the Hetzner shim Worker and the fake Hetzner Cloud, whose servers boot into simulated
  *    runners (e2e/hetzner-cloud.ts): 24 jobs in 3 bursts, location and server-type fallback, the
  *    project's server limit and rate limit hit. Also checked: every server where there was room,
@@ -48,6 +52,7 @@ import type { FaultRule, RecordedRequest } from "../test/fake-shim/types.ts";
 import type { StartCloud } from "./cloud.ts";
 import { EC2_LIVE_STATES } from "./ec2-cloud.ts";
 import { runForgesScenario } from "./forges.ts";
+import { checkGce, GCE_SCENARIO, gceCloud } from "./gce-cloud.ts";
 import { checkHetzner, HETZNER_SCENARIO, hetznerCloud } from "./hetzner-cloud.ts";
 import { startIntruder } from "./intruder.ts";
 import { type LiveSampler, sampleLive } from "./live-sampler.ts";
@@ -299,6 +304,13 @@ const scenarios: Record<string, Scenario> = {
     check: checkEc2,
     jobsTimeoutMs: 90_000,
     settleTimeoutMs: 45_000,
+  },
+  GCE: {
+    name: "GCE",
+    vars: TIMINGS,
+    ...GCE_SCENARIO,
+    cloud: (shimLog) => gceCloud({ faults: GCE_SCENARIO.faults, shimLog }),
+    check: checkGce,
   },
   HETZNER: {
     name: "HETZNER",

@@ -1,11 +1,12 @@
 /**
- * npm run shim:conformance:all [-- simulator garm-bridge aws-ec2 hetzner]
+ * npm run shim:conformance:all [-- simulator garm-bridge aws-ec2 gce hetzner]
  *
  * Runs the shim conformance kit (shims/conformance) against every shim this project ships, each
  * on loopback: the simulator; the GARM bridge over the test provider
  * (test/shims/garm-bridge/fake-provider.mjs) in async mode, so every create and delete is a 202
  * and a signed callback; and the EC2 shim Worker under `wrangler dev` against the fake EC2, whose
- * pages are cut to 2 instances so listing has to follow NextToken; and the Hetzner shim Worker the
+ * pages are cut to 2 instances so listing has to follow NextToken; the GCE shim Worker likewise
+ * against the fake Compute Engine (pages of 2, nextPageToken); and the Hetzner shim Worker the
  * same way against the fake Hetzner Cloud (pages of 2, so listing follows next_page). Prints each
  * table; exits 1 if any check failed.
  */
@@ -21,7 +22,10 @@ const { startFakeEc2 } = await import("../test/fake-ec2/server.ts");
 const { createAccount } = await import("../test/fake-ec2/control.ts");
 const { startEc2Shim } = await import("./ec2-shim.ts");
 const { startFakeHetzner } = await import("../test/fake-hetzner/server.ts");
-const { createProject } = await import("../test/fake-hetzner/control.ts");
+const { createProject: createHetznerProject } = await import("../test/fake-hetzner/control.ts");
+const { startFakeGce } = await import("../test/fake-gce/server.ts");
+const { createProject: createGceProject } = await import("../test/fake-gce/control.ts");
+const { startGceShim } = await import("./gce-shim.ts");
 const { startHetznerShim } = await import("./hetzner-shim.ts");
 
 const SECRET = "conformance-secret-0123456789abcdef";
@@ -87,9 +91,29 @@ const targets: Record<string, (callbackUrl: string) => Promise<Target>> = {
       },
     };
   },
+  async gce() {
+    const gce = await startFakeGce();
+    const project = await createGceProject(gce.url, { config: { page_size: 2, boot_delay_ms: 50, stop_delay_ms: 50, operation_ms: 30 } });
+    const shim = await startGceShim({ endpoint: project.endpoint, project, secret: SECRET }).catch(async (err) => {
+      await gce.stop();
+      throw err;
+    });
+    return {
+      url: shim.url,
+      provider: {
+        image: "projects/debian-cloud/global/images/family/debian-12",
+        flavor: "e2-small",
+        extra_specs: { labels: { purpose: "conformance" }, network_tags: ["ci-runner"] },
+      },
+      async stop() {
+        await shim.stop();
+        await gce.stop();
+      },
+    };
+  },
   async hetzner() {
     const hetzner = await startFakeHetzner();
-    const project = await createProject(hetzner.url, { config: { page_size: 2, boot_delay_ms: 50, stop_delay_ms: 50 } });
+    const project = await createHetznerProject(hetzner.url, { config: { page_size: 2, boot_delay_ms: 50, stop_delay_ms: 50 } });
     const shim = await startHetznerShim({ endpoint: project.endpoint, project, secret: SECRET }).catch(async (err) => {
       await hetzner.stop();
       throw err;

@@ -22,13 +22,14 @@ export type UserData = { ok: true; bytes: Uint8Array<ArrayBuffer>; gzipped: bool
 const encoder = new TextEncoder();
 
 // Values end up inside quoted strings and YAML blocks: one line of printable text, or refused.
-const oneLine = (what: string, v: string) => {
+export const oneLine = (what: string, v: string) => {
   // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are exactly what is refused
   if (/[\x00-\x1f\x7f]/.test(v)) throw new UserDataProblem(`${what} contains control characters`);
   return v;
 };
 
-class UserDataProblem extends Error {}
+/** A value that cannot go into the user data; its message says which and why. */
+export class UserDataProblem extends Error {}
 
 function proxyLines(b: BootstrapInstance, line: (name: string, value: string) => string): string[] {
   const p = b.proxy_config;
@@ -46,7 +47,7 @@ function proxyLines(b: BootstrapInstance, line: (name: string, value: string) =>
 }
 
 /** PEM certificates from the BootstrapInstance's base64 bundle (printable lines only). */
-function caCertificates(b: BootstrapInstance): string[] {
+export function caCertificates(b: BootstrapInstance): string[] {
   const raw = b["ca-cert-bundle"];
   if (!raw) return [];
   let text: string;

@@ -18,6 +18,7 @@ export interface WorkerTarget {
 export const COORDINATOR: WorkerTarget = { label: "coordinator", dir: "." };
 export const AWS_EC2_SHIM: WorkerTarget = { label: "EC2 shim", dir: "shims/aws-ec2" };
 export const HETZNER_SHIM: WorkerTarget = { label: "Hetzner shim", dir: "shims/hetzner" };
+export const GCE_SHIM: WorkerTarget = { label: "GCE shim", dir: "shims/gce" };
 
 /** Paths as commands show them: relative to the root, with forward slashes. */
 export const committedConfig = (t: WorkerTarget) => (t.dir === "." ? "wrangler.toml" : `${t.dir}/wrangler.toml`);
