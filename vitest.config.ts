@@ -43,7 +43,8 @@ export default defineConfig(async () => {
         {
           // The EC2 shim Worker (shims/aws-ec2) in workerd, against the fake EC2 started in Node
           // (reached at inject("fakeEc2Url"); each test file makes its own account there); the GCE
-          // shim (shims/gce) likewise against the fake Compute Engine (inject("fakeGceUrl"), a project per file).
+          // shim (shims/gce) likewise against the fake Compute Engine (inject("fakeGceUrl"), a project per file),
+          // and the Hetzner shim (shims/hetzner) against the fake Hetzner Cloud.
           plugins: [cloudflareTest({ wrangler: { configPath: "./shims/aws-ec2/wrangler.toml" } })],
           test: {
             name: "shims-worker",
