@@ -26,7 +26,7 @@ export const PERMISSIONS: Record<string, string> = {
   "compute.zoneOperations.get": "compute.zoneOperations.get",
 };
 
-export type GceErrorClass = "not_found" | "throttled" | "credentials" | "not_allowed" | "capacity" | "server" | "refused";
+export type GceErrorClass = "not_found" | "throttled" | "credentials" | "not_allowed" | "capacity" | "changing" | "server" | "refused";
 
 export function classifyGceError(e: GceError): GceErrorClass {
   if (e.method === "oauth2.token") return e.status === 0 || e.status >= 500 ? "server" : "credentials";
@@ -35,6 +35,8 @@ export function classifyGceError(e: GceError): GceErrorClass {
   if (e.reason === "quotaExceeded" || e.reason === "QUOTA_EXCEEDED" || e.reason.startsWith("ZONE_RESOURCE_POOL_EXHAUSTED"))
     return "capacity";
   if (e.status === 403 || NOT_ALLOWED.has(e.reason)) return "not_allowed";
+  // An instance between states (a start while it is still stopping): the coordinator tries again.
+  if (e.reason === "resourceNotReady") return "changing";
   // On insert a 404 is a missing image, network or machine type: the request is wrong, not the instance gone.
   if (e.status === 404 || e.reason === "notFound") return e.method === "compute.instances.insert" ? "refused" : "not_found";
   if (e.status === 0 || e.status >= 500) return "server";
@@ -71,6 +73,8 @@ export function gceErrorAnswer(e: GceError, context = ""): ShimAnswer {
       return answer(403, {
         error: `${lead}the shim's service account may not call ${e.method} (${said(e)}); it needs ${PERMISSIONS[e.method] ?? e.method} — grant the custom role in docs/gce-shim.md (or roles/compute.instanceAdmin.v1), and roles/iam.serviceAccountUser on a service account the machines run as`,
       });
+    case "changing":
+      return answer(409, { error: `${lead}the instance is changing state (${said(e)}); try again shortly` });
     case "server":
       return answer(502, { error: `${lead}GCE failed on ${e.method} (${said(e)})` });
     case "refused":

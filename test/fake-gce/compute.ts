@@ -336,6 +336,9 @@ export class FakeProject {
     this.checkZone(zone);
     this.require(`compute.instances.${what}`, `projects/${this.id}/zones/${zone}/instances/${name}`);
     const i = this.instance(zone, name);
+    // GCE refuses to start an instance still on its way down (400 resourceNotReady), as EC2 does.
+    if (what === "start" && (i.status === "STOPPING" || i.status === "SUSPENDING"))
+      throw fail(400, "resourceNotReady", `The resource 'projects/${this.id}/zones/${zone}/instances/${name}' is not ready`);
     const op = this.newOperation(zone, what, i);
     if (what === "stop" && i.status !== "TERMINATED") {
       i.status = "STOPPING";

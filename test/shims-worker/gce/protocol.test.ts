@@ -360,6 +360,21 @@ describe("list, get, delete, start, stop", () => {
     expect((await w.project.instances()).length).toBe(1);
   });
 
+  it("answers a start while the instance is still stopping with a 409 to try again (GCE's resourceNotReady)", async () => {
+    const slow = await shimWorld({ stop_delay_ms: 1_500 });
+    const made = await slow.call("POST", "/v1/instances", { body: bootstrap() });
+    const id = made.body.provider_id;
+    const status = async () => (await slow.project.instances())[0]?.status;
+    await waitFor(async () => (await status()) === "RUNNING", "running");
+    expect((await slow.call("POST", `/v1/instances/${id}/stop`)).status).toBe(204);
+    expect(await status()).toBe("STOPPING");
+    const early = await slow.call("POST", `/v1/instances/${id}/start`);
+    expect([early.status, early.body.error]).toEqual([409, expect.stringContaining("resourceNotReady")]);
+    await waitFor(async () => (await status()) === "TERMINATED", "stopped");
+    expect((await slow.call("POST", `/v1/instances/${id}/start`)).status).toBe(204);
+    await waitFor(async () => (await status()) === "RUNNING", "started");
+  });
+
   it("stop, start and delete act on the machine's zone", async () => {
     await w.project.reset();
     const made = await w.call("POST", "/v1/instances", { body: bootstrap({ extra_specs: { zones: ["us-central1-b"] } }) });

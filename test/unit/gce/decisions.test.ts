@@ -42,6 +42,7 @@ describe("errors", () => {
   const e = (status: number, reason: string, method = "compute.instances.get") => ({ status, reason, message: "m", method });
   it("classifies as the EC2 shim does", () => {
     expect(classifyGceError(e(403, "rateLimitExceeded"))).toBe("throttled");
+    expect(classifyGceError(e(400, "resourceNotReady"))).toBe("changing");
     expect(classifyGceError(e(429, "RESOURCE_EXHAUSTED"))).toBe("throttled");
     expect(classifyGceError(e(403, "quotaExceeded", "compute.instances.insert"))).toBe("capacity");
     expect(classifyGceError(e(403, "forbidden"))).toBe("not_allowed");
