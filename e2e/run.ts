@@ -1,5 +1,6 @@
-// Over the house's ~400 lines (~560) on purpose: the scenarios are data (one object each) read by
-// one runner whose invariant checks every scenario shares; G, a different world, is e2e/forges.ts.
+// Over the house's ~400 lines (~575) on purpose: the scenarios are data (one object each) read by
+// one runner whose invariant checks every scenario shares; G, a different world, is e2e/forges.ts,
+// and each cloud's world and checks live in e2e/<cloud>-cloud.ts.
 /**
  * npm run e2e [-- A|B ...] [--repeat N] [--profile loopback|production] [--shim sync|async]
  *

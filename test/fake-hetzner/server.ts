@@ -1,7 +1,9 @@
+// Over the house's ~400 lines (~530) on purpose: one route table for the whole fake API, each route a
+// few lines over the project state; the shapes (api-shapes.ts), labels and control API live apart.
 /**
  * A fake Hetzner Cloud API (https://docs.hetzner.cloud/reference/cloud), in Node, for the
  * Hetzner shim's tests and end-to-end runs. It speaks the real wire format for the calls the
- * shim makes (the trimmed description is test/fixtures/hetzner/cloud-openapi.json):
+ * shim makes (the trimmed description is test/fixtures/hetzner/cloud-openapi-trimmed.json):
  *
  *   GET    /v1/servers?name=&label_selector=&page=&per_page=   {servers, meta: {pagination}}
  *   POST   /v1/servers                                          201 {server, action, next_actions, root_password}

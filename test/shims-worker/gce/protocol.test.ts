@@ -1,3 +1,5 @@
+// Over the house's ~400 lines (~420): the protocol's operations against the fake Compute Engine, one
+// describe each (create and its fallbacks, errors, list/get/stop/start/delete), sharing one harness.
 import { afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
 import { validateProviderInstance, validateProviderInstanceList } from "../../../src/providers/shim-protocol";
 import { bootstrap, CONTROLLER, faultText, IMAGE, inserts, OTHER_POOL, POOL, SECRET, type ShimWorld, shimWorld } from "./harness";
