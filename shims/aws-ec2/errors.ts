@@ -1,3 +1,4 @@
+import { answer, type ShimAnswer } from "../common/shim-worker.ts";
 import type { Ec2Error } from "./ec2-api.ts";
 
 /**
@@ -6,13 +7,7 @@ import type { Ec2Error } from "./ec2-api.ts";
  * what a person reads on the instance. Pure.
  */
 
-export interface ShimAnswer {
-  status: number;
-  body?: unknown;
-  headers?: Record<string, string>;
-}
-
-export const answer = (status: number, body?: unknown, headers?: Record<string, string>): ShimAnswer => ({ status, body, headers });
+export { answer, type ShimAnswer };
 
 const NOT_FOUND = new Set(["InvalidInstanceID.NotFound", "InvalidInstanceID.Malformed"]);
 const THROTTLED = new Set(["RequestLimitExceeded", "Throttling", "ThrottlingException", "RequestThrottled"]);

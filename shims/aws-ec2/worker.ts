@@ -1,146 +1,71 @@
 import { logEvent } from "../../src/observability/log.ts";
-import { ShimHeaders } from "../../src/providers/shim-protocol.ts";
-import { matchShimRoute } from "../../src/providers/shim-routes.ts";
-import { requestTarget, verifySignature } from "../../src/providers/shim-signing.ts";
-import { decodeSpecsHeader, MAX_BODY_BYTES, readBody } from "../common/shim-request.ts";
-import { readConfig, type ShimEnv } from "./config.ts";
+import { shimWorker } from "../common/shim-worker.ts";
+import { readConfig, type ShimConfig, type ShimEnv } from "./config.ts";
 import { createEc2Api } from "./ec2-api.ts";
-import { answer, type ShimAnswer } from "./errors.ts";
 import { capabilities, change, create, get, list, type Operations, removeAll } from "./operations.ts";
 
 /**
  * The EC2 provider shim: a Cloudflare Worker speaking provider shim protocol v1
  * (docs/provider-shim-protocol.md) to the coordinator and the EC2 Query API to AWS
  * (docs/aws-ec2-shim.md). Stateless: EC2's tags and client tokens are its memory.
- *
- * Every /v1 request is verified (HMAC, 300 s window) before anything else runs; then the pool
- * headers are checked, then the operation runs against EC2. One log line per request.
+ * The request's signature, route and pool headers are checked by the shared frame
+ * (shims/common/shim-worker.ts); this file runs the operation against EC2.
  */
-
-const toResponse = (a: ShimAnswer) =>
-  a.body === undefined
-    ? new Response(null, { status: a.status, headers: a.headers })
-    : Response.json(a.body, { status: a.status, headers: a.headers });
-
-async function handle(request: Request, env: ShimEnv, log: Record<string, unknown>): Promise<ShimAnswer> {
-  const url = new URL(request.url);
-  if (url.pathname === "/healthz" && request.method === "GET") return answer(200, { ok: true });
-  const cfg = readConfig(env);
-  if (!cfg.ok) return answer(500, { error: `the EC2 shim is misconfigured: ${cfg.problems.join("; ")}` });
-  const config = cfg.config;
-
-  const body = await readBody(request);
-  if (body === null) return answer(413, { error: `request body over ${MAX_BODY_BYTES} bytes` });
-  const parts = { method: request.method, pathWithQuery: requestTarget(url), body };
-  const received = { timestamp: request.headers.get(ShimHeaders.timestamp), signature: request.headers.get(ShimHeaders.signature) };
-  let reason = "";
-  for (const secret of config.secrets) {
-    const check = await verifySignature(secret, parts, received);
-    if (check.ok) {
-      reason = "";
-      break;
-    }
-    reason ||= check.reason;
-  }
-  if (reason) {
-    log.refused = reason;
-    return answer(401, { error: "unauthorized", details: { reason } });
-  }
-
-  const r = matchShimRoute(request.method, url.pathname);
-  if (r === null || r === "bad_id") return answer(404, { error: `no route ${request.method} ${url.pathname}` });
-  if (r === "method_not_allowed") return answer(405, { error: `${request.method} is not allowed on ${url.pathname}` });
-  log.operation = r.op;
-  if (r.op === "capabilities") return capabilities(config.region);
-  // Protocol v1 only: its capabilities offer no batch create, so the coordinator never sends one.
-  if (r.op === "create_batch") return answer(404, { error: "this shim has no batch create (protocol v1)" });
-
-  const controllerId = request.headers.get(ShimHeaders.controllerId) ?? "";
-  const poolId = request.headers.get(ShimHeaders.poolId) ?? "";
-  const specs = decodeSpecsHeader(request.headers.get(ShimHeaders.poolExtraSpecs) ?? "");
-  if (!controllerId || !poolId || !specs.ok) {
-    return answer(400, {
-      error: `missing or malformed ${ShimHeaders.controllerId}, ${ShimHeaders.poolId} or ${ShimHeaders.poolExtraSpecs}`,
-    });
-  }
-  if (controllerId.length > 256 || poolId.length > 256)
-    return answer(400, { error: "controller and pool ids are at most 256 characters (EC2 tag values)" });
-  if (config.controllerId && controllerId !== config.controllerId)
-    return answer(403, { error: "this shim serves another coordinator (CONTROLLER_ID)" });
-  log.scale_set = poolId;
-  if ("id" in r) log.instance = r.id;
-
-  let ec2Calls = 0;
-  const o: Operations = {
-    ec2: createEc2Api({
-      endpoint: config.endpoint,
+export default shimWorker<ShimEnv, ShimConfig>({
+  name: "EC2",
+  readConfig,
+  capabilities: (config) => capabilities(config.region),
+  idProblem: (controllerId, poolId) =>
+    controllerId.length > 256 || poolId.length > 256 ? "controller and pool ids are at most 256 characters (EC2 tag values)" : null,
+  async run({ route, body, controllerId, poolId, specs, log }, config) {
+    let ec2Calls = 0;
+    const o: Operations = {
+      ec2: createEc2Api({
+        endpoint: config.endpoint,
+        region: config.region,
+        accessKeyId: config.accessKeyId,
+        secretAccessKey: config.secretAccessKey,
+        sessionToken: config.sessionToken,
+        timeoutMs: config.ec2TimeoutMs,
+        onCall: (c) => {
+          ec2Calls++;
+          if (c.code)
+            logEvent({
+              event: "ec2_call_failed",
+              scale_set: poolId,
+              instance: "id" in route ? route.id : null,
+              action: c.action,
+              status: c.status,
+              code: c.code,
+              duration_ms: c.ms,
+              error: c.code,
+            });
+        },
+      }),
+      scope: { controllerId, poolId },
+      headerSpecs: specs,
       region: config.region,
-      accessKeyId: config.accessKeyId,
-      secretAccessKey: config.secretAccessKey,
-      sessionToken: config.sessionToken,
-      timeoutMs: config.ec2TimeoutMs,
-      onCall: (c) => {
-        ec2Calls++;
-        if (c.code)
-          logEvent({
-            event: "ec2_call_failed",
-            scale_set: poolId,
-            instance: "id" in r ? r.id : null,
-            action: c.action,
-            status: c.status,
-            code: c.code,
-            duration_ms: c.ms,
-            error: c.code,
-          });
-      },
-    }),
-    scope: { controllerId, poolId },
-    headerSpecs: specs.value,
-    region: config.region,
-    createDeadlineMs: config.createDeadlineMs,
-  };
-  try {
-    switch (r.op) {
-      case "create":
-        return await create(o, body);
-      case "list":
-        return await list(o);
-      case "remove_all":
-        return await removeAll(o);
-      case "get":
-        return await get(o, r.id);
-      case "delete":
-        return await change(o, r.id, "TerminateInstances");
-      case "start":
-        return await change(o, r.id, "StartInstances");
-      case "stop":
-        return await change(o, r.id, "StopInstances");
-    }
-  } finally {
-    log.ec2_calls = ec2Calls;
-  }
-}
-
-export default {
-  async fetch(request: Request, env: ShimEnv): Promise<Response> {
-    const started = Date.now();
-    const log: Record<string, unknown> = {};
-    let a: ShimAnswer;
+      createDeadlineMs: config.createDeadlineMs,
+    };
     try {
-      a = await handle(request, env, log);
-    } catch (err) {
-      a = answer(500, { error: `the EC2 shim failed: ${err instanceof Error ? err.message : String(err)}` });
-      log.error = err instanceof Error ? err.message : String(err);
+      switch (route.op) {
+        case "create":
+          return await create(o, body);
+        case "list":
+          return await list(o);
+        case "remove_all":
+          return await removeAll(o);
+        case "get":
+          return await get(o, route.id);
+        case "delete":
+          return await change(o, route.id, "TerminateInstances");
+        case "start":
+          return await change(o, route.id, "StartInstances");
+        case "stop":
+          return await change(o, route.id, "StopInstances");
+      }
+    } finally {
+      log.ec2_calls = ec2Calls;
     }
-    // Never the body: a create carries the runner's instance token.
-    logEvent({
-      event: "shim_request",
-      method: request.method,
-      path: new URL(request.url).pathname,
-      status: a.status,
-      duration_ms: Date.now() - started,
-      ...log,
-    });
-    return toResponse(a);
   },
-} satisfies ExportedHandler<ShimEnv>;
+});

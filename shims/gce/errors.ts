@@ -1,4 +1,4 @@
-import { answer, type ShimAnswer } from "../aws-ec2/errors.ts";
+import { answer, type ShimAnswer } from "../common/shim-worker.ts";
 import type { GceError } from "./gce-api.ts";
 
 export { answer, type ShimAnswer };

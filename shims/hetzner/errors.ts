@@ -1,3 +1,4 @@
+import { answer, type ShimAnswer } from "../common/shim-worker.ts";
 import type { HcloudError } from "./hcloud-api.ts";
 
 /**
@@ -7,13 +8,7 @@ import type { HcloudError } from "./hcloud-api.ts";
  * https://docs.hetzner.cloud/reference/cloud#errors. Pure.
  */
 
-export interface ShimAnswer {
-  status: number;
-  body?: unknown;
-  headers?: Record<string, string>;
-}
-
-export const answer = (status: number, body?: unknown, headers?: Record<string, string>): ShimAnswer => ({ status, body, headers });
+export { answer, type ShimAnswer };
 
 /** Not this server type, location or moment: another attempt (or a later one) may work. */
 const CAPACITY = new Set(["resource_unavailable", "placement_error", "resource_limit_exceeded", "unavailable"]);

@@ -1,10 +1,6 @@
 import { logEvent } from "../../src/observability/log.ts";
-import { ShimHeaders } from "../../src/providers/shim-protocol.ts";
-import { matchShimRoute } from "../../src/providers/shim-routes.ts";
-import { requestTarget, verifySignature } from "../../src/providers/shim-signing.ts";
-import { decodeSpecsHeader, MAX_BODY_BYTES, readBody } from "../common/shim-request.ts";
-import { readConfig, type ShimEnv } from "./config.ts";
-import { answer, type ShimAnswer } from "./errors.ts";
+import { shimWorker } from "../common/shim-worker.ts";
+import { readConfig, type ShimConfig, type ShimEnv } from "./config.ts";
 import { LABEL_VALUE } from "./extra-specs.ts";
 import { createHcloudApi } from "./hcloud-api.ts";
 import { capabilities, change, create, get, list, type Operations, removeAll } from "./operations.ts";
@@ -13,134 +9,61 @@ import { capabilities, change, create, get, list, type Operations, removeAll } f
  * The Hetzner Cloud provider shim: a Cloudflare Worker speaking provider shim protocol v1
  * (docs/provider-shim-protocol.md) to the coordinator and the Hetzner Cloud API to the
  * project (docs/hetzner-shim.md). Stateless: server labels and unique names are its memory.
- *
- * Every /v1 request is verified (HMAC, 300 s window) before anything else runs; then the pool
- * headers are checked, then the operation runs against Hetzner. One log line per request.
+ * The request's signature, route and pool headers are checked by the shared frame
+ * (shims/common/shim-worker.ts); this file runs the operation against Hetzner.
  */
-
-const toResponse = (a: ShimAnswer) =>
-  a.body === undefined
-    ? new Response(null, { status: a.status, headers: a.headers })
-    : Response.json(a.body, { status: a.status, headers: a.headers });
-
-async function handle(request: Request, env: ShimEnv, log: Record<string, unknown>): Promise<ShimAnswer> {
-  const url = new URL(request.url);
-  if (url.pathname === "/healthz" && request.method === "GET") return answer(200, { ok: true });
-  const cfg = readConfig(env);
-  if (!cfg.ok) return answer(500, { error: `the Hetzner shim is misconfigured: ${cfg.problems.join("; ")}` });
-  const config = cfg.config;
-
-  const body = await readBody(request);
-  if (body === null) return answer(413, { error: `request body over ${MAX_BODY_BYTES} bytes` });
-  const parts = { method: request.method, pathWithQuery: requestTarget(url), body };
-  const received = { timestamp: request.headers.get(ShimHeaders.timestamp), signature: request.headers.get(ShimHeaders.signature) };
-  let reason = "";
-  for (const secret of config.secrets) {
-    const check = await verifySignature(secret, parts, received);
-    if (check.ok) {
-      reason = "";
-      break;
-    }
-    reason ||= check.reason;
-  }
-  if (reason) {
-    log.refused = reason;
-    return answer(401, { error: "unauthorized", details: { reason } });
-  }
-
-  const r = matchShimRoute(request.method, url.pathname);
-  if (r === null || r === "bad_id") return answer(404, { error: `no route ${request.method} ${url.pathname}` });
-  if (r === "method_not_allowed") return answer(405, { error: `${request.method} is not allowed on ${url.pathname}` });
-  log.operation = r.op;
-  if (r.op === "capabilities") return capabilities();
-  // Protocol v1 only: its capabilities offer no batch create, so the coordinator never sends one.
-  if (r.op === "create_batch") return answer(404, { error: "this shim has no batch create (protocol v1)" });
-
-  const controllerId = request.headers.get(ShimHeaders.controllerId) ?? "";
-  const poolId = request.headers.get(ShimHeaders.poolId) ?? "";
-  const specs = decodeSpecsHeader(request.headers.get(ShimHeaders.poolExtraSpecs) ?? "");
-  if (!controllerId || !poolId || !specs.ok) {
-    return answer(400, {
-      error: `missing or malformed ${ShimHeaders.controllerId}, ${ShimHeaders.poolId} or ${ShimHeaders.poolExtraSpecs}`,
-    });
-  }
+export default shimWorker<ShimEnv, ShimConfig>({
+  name: "Hetzner",
+  readConfig,
+  capabilities: () => capabilities(),
   // The ids become label values, and label selectors find the pool by them.
-  if (!LABEL_VALUE.test(controllerId) || !LABEL_VALUE.test(poolId))
-    return answer(400, {
-      error:
-        "controller and pool ids must be Hetzner label values (at most 63 letters, digits, '-', '_' or '.', starting and ending with a letter or digit)",
-    });
-  if (config.controllerId && controllerId !== config.controllerId)
-    return answer(403, { error: "this shim serves another coordinator (CONTROLLER_ID)" });
-  log.scale_set = poolId;
-  if ("id" in r) log.instance = r.id;
-
-  let calls = 0;
-  const o: Operations = {
-    api: createHcloudApi({
-      endpoint: config.endpoint,
-      token: config.token,
-      timeoutMs: config.timeoutMs,
-      onCall: (c) => {
-        calls++;
-        if (c.code)
-          logEvent({
-            event: "hcloud_call_failed",
-            scale_set: poolId,
-            instance: "id" in r ? r.id : null,
-            action: `${c.method} ${c.path.split("?")[0]}`,
-            status: c.status,
-            code: c.code,
-            duration_ms: c.ms,
-            error: c.code,
-          });
-      },
-    }),
-    scope: { controllerId, poolId },
-    headerSpecs: specs.value,
-    createDeadlineMs: config.createDeadlineMs,
-  };
-  try {
-    switch (r.op) {
-      case "create":
-        return await create(o, body);
-      case "list":
-        return await list(o);
-      case "remove_all":
-        return await removeAll(o);
-      case "get":
-        return await get(o, r.id);
-      case "delete":
-      case "start":
-      case "stop":
-        return await change(o, r.id, r.op);
-    }
-  } finally {
-    log.hcloud_calls = calls;
-  }
-}
-
-// A plain object rather than `satisfies ExportedHandler`: the contract test runs this Worker in Node, without the Workers types.
-export default {
-  async fetch(request: Request, env: ShimEnv): Promise<Response> {
-    const started = Date.now();
-    const log: Record<string, unknown> = {};
-    let a: ShimAnswer;
+  idProblem: (controllerId, poolId) =>
+    LABEL_VALUE.test(controllerId) && LABEL_VALUE.test(poolId)
+      ? null
+      : "controller and pool ids must be Hetzner label values (at most 63 letters, digits, '-', '_' or '.', starting and ending with a letter or digit)",
+  async run({ route, body, controllerId, poolId, specs, log }, config) {
+    let calls = 0;
+    const o: Operations = {
+      api: createHcloudApi({
+        endpoint: config.endpoint,
+        token: config.token,
+        timeoutMs: config.timeoutMs,
+        onCall: (c) => {
+          calls++;
+          if (c.code)
+            logEvent({
+              event: "hcloud_call_failed",
+              scale_set: poolId,
+              instance: "id" in route ? route.id : null,
+              action: `${c.method} ${c.path.split("?")[0]}`,
+              status: c.status,
+              code: c.code,
+              duration_ms: c.ms,
+              error: c.code,
+            });
+        },
+      }),
+      scope: { controllerId, poolId },
+      headerSpecs: specs,
+      createDeadlineMs: config.createDeadlineMs,
+    };
     try {
-      a = await handle(request, env, log);
-    } catch (err) {
-      a = answer(500, { error: `the Hetzner shim failed: ${err instanceof Error ? err.message : String(err)}` });
-      log.error = err instanceof Error ? err.message : String(err);
+      switch (route.op) {
+        case "create":
+          return await create(o, body);
+        case "list":
+          return await list(o);
+        case "remove_all":
+          return await removeAll(o);
+        case "get":
+          return await get(o, route.id);
+        case "delete":
+        case "start":
+        case "stop":
+          return await change(o, route.id, route.op);
+      }
+    } finally {
+      log.hcloud_calls = calls;
     }
-    // Never the body: a create carries the runner's instance token.
-    logEvent({
-      event: "shim_request",
-      method: request.method,
-      path: new URL(request.url).pathname,
-      status: a.status,
-      duration_ms: Date.now() - started,
-      ...log,
-    });
-    return toResponse(a);
   },
-};
+});
