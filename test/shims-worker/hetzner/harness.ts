@@ -2,9 +2,9 @@
 import { inject } from "vitest";
 import type { ShimEnv } from "../../../shims/hetzner/config";
 import worker from "../../../shims/hetzner/worker";
-import type { BootstrapInstance, ProviderInstance } from "../../../src/providers/shim-protocol";
-import { signRequest } from "../../../src/providers/shim-signing";
+import type { BootstrapInstance } from "../../../src/providers/shim-protocol";
 import { createProject, type FakeHetznerProject, type HetznerProjectConfig } from "../../fake-hetzner/control";
+import { bootstrapFor, type CallOptions as SignedCallOptions, signedCaller } from "../signed-caller";
 
 /**
  * The Hetzner shim Worker, run inside workerd, against the fake Hetzner Cloud (started in Node
@@ -12,10 +12,9 @@ import { createProject, type FakeHetznerProject, type HetznerProjectConfig } fro
  * Worker's fetch handler with signed requests exactly as the coordinator sends them.
  */
 
+export { CONTROLLER, faultText, OTHER_POOL, POOL } from "../signed-caller";
+
 export const SECRET = "hetzner-shim-test-secret-0123456789";
-export const CONTROLLER = "5a3f8e1c-2b7d-4c1e-9f0a-6d4b3c2a1e0f";
-export const POOL = "0f0c2a4e-8a4b-4f6e-9d55-2b8c1b1f5b1e";
-export const OTHER_POOL = "7d1e6a3b-0000-4000-8000-00000000beef";
 export const BASE = "https://hetzner-shim.example.test";
 
 export interface ShimWorld {
@@ -24,19 +23,7 @@ export interface ShimWorld {
   call(method: string, path: string, opts?: CallOptions): Promise<{ status: number; body: any; headers: Headers }>;
 }
 
-export interface CallOptions {
-  body?: unknown;
-  raw?: string;
-  pool?: string;
-  controller?: string;
-  specs?: unknown;
-  secret?: string;
-  /** Replaces or drops (undefined) headers. */
-  headers?: Record<string, string | undefined>;
-  env?: Partial<ShimEnv>;
-}
-
-const b64 = (v: unknown) => btoa(String.fromCharCode(...new TextEncoder().encode(JSON.stringify(v))));
+export type CallOptions = SignedCallOptions<ShimEnv>;
 
 export async function shimWorld(config: HetznerProjectConfig = {}): Promise<ShimWorld> {
   const project = await createProject(inject("fakeHetznerUrl"), { config: { boot_delay_ms: 20, stop_delay_ms: 20, ...config } });
@@ -44,57 +31,13 @@ export async function shimWorld(config: HetznerProjectConfig = {}): Promise<Shim
   return {
     project,
     env,
-    async call(method, path, opts = {}) {
-      const body = opts.raw ?? (opts.body === undefined ? "" : JSON.stringify(opts.body));
-      const url = `${BASE}${path}`;
-      const signed = await signRequest(opts.secret ?? SECRET, { method, pathWithQuery: new URL(url).pathname, body });
-      const headers: Record<string, string> = {
-        accept: "application/json",
-        "X-Edgerunner-Controller-Id": opts.controller ?? CONTROLLER,
-        "X-Edgerunner-Pool-Id": opts.pool ?? POOL,
-        "X-Edgerunner-Pool-Extra-Specs": b64(opts.specs ?? {}),
-        ...signed,
-        ...(body ? { "content-type": "application/json" } : {}),
-      };
-      for (const [k, v] of Object.entries(opts.headers ?? {})) {
-        if (v === undefined) delete headers[k];
-        else headers[k] = v;
-      }
-      const res = await worker.fetch(new Request(url, { method, headers, body: body || undefined }), { ...env, ...opts.env });
-      const text = await res.text();
-      return { status: res.status, body: text ? JSON.parse(text) : null, headers: res.headers };
-    },
+    call: signedCaller(worker, env, BASE, SECRET),
   };
 }
 
-let n = 0;
 /** A BootstrapInstance for the Hetzner shim: an image name, a flavor that is a server type. */
-export function bootstrap(over: Partial<BootstrapInstance> = {}): BootstrapInstance {
-  return {
-    name: `edgerunner-hz-${Date.now().toString(36)}-${n++}`,
-    tools: [],
-    repo_url: "https://github.com/octo/app",
-    "callback-url": "https://edgerunner.example.com/api/v1/callbacks",
-    "metadata-url": "https://edgerunner.example.com/api/v1/metadata",
-    "instance-token": `token-${n}-${crypto.randomUUID()}`,
-    "ssh-keys": null,
-    extra_specs: {},
-    "github-runner-group": "",
-    "ca-cert-bundle": null,
-    arch: "amd64",
-    os_type: "linux",
-    flavor: "cx22",
-    image: "ubuntu-24.04",
-    pool_id: POOL,
-    labels: null,
-    user_data_options: { disable_updates_on_boot: true, extra_packages: null, enable_boot_debug: false },
-    jit_config_enabled: true,
-    ...over,
-  };
-}
-
-export const faultText = (p: ProviderInstance) =>
-  p.provider_fault ? new TextDecoder().decode(Uint8Array.from(atob(p.provider_fault), (c) => c.charCodeAt(0))) : null;
+export const bootstrap = (over: Partial<BootstrapInstance> = {}): BootstrapInstance =>
+  bootstrapFor("hz", { flavor: "cx22", image: "ubuntu-24.04" }, over);
 
 /** The POST /servers calls the project received: what was asked, and what Hetzner said. */
 export async function creates(project: FakeHetznerProject) {
