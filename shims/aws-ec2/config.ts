@@ -1,3 +1,5 @@
+import { secondsSetting, shimSecrets } from "../common/shim-settings.ts";
+
 /**
  * The shim Worker's settings: secrets (`wrangler secret put`) and vars (wrangler.toml). Read on
  * every request (they are plain env values); a missing or bad one is a 500 that names it,
@@ -38,20 +40,9 @@ export interface ShimConfig {
 
 export type ConfigResult = { ok: true; config: ShimConfig } | { ok: false; problems: string[] };
 
-const seconds = (v: string | undefined, fallback: number, max: number, name: string, problems: string[]) => {
-  if (v === undefined || v === "") return fallback * 1000;
-  const n = Number(v);
-  if (!Number.isFinite(n) || n <= 0 || n > max) {
-    problems.push(`${name} must be a number of seconds between 0 and ${max}`);
-    return fallback * 1000;
-  }
-  return Math.round(n * 1000);
-};
-
 export function readConfig(env: ShimEnv): ConfigResult {
   const problems: string[] = [];
-  const secret = env.SHIM_SECRET ?? "";
-  if (secret.length < 16) problems.push("SHIM_SECRET must be set (16+ characters, the secret registered with the coordinator)");
+  const secrets = shimSecrets(env, problems);
   if (!env.AWS_ACCESS_KEY_ID) problems.push("AWS_ACCESS_KEY_ID must be set");
   if (!env.AWS_SECRET_ACCESS_KEY) problems.push("AWS_SECRET_ACCESS_KEY must be set");
   const region = env.AWS_REGION ?? "";
@@ -62,17 +53,13 @@ export function readConfig(env: ShimEnv): ConfigResult {
   } catch {
     problems.push("EC2_ENDPOINT must be a URL");
   }
-  const createDeadlineMs = seconds(env.CREATE_DEADLINE_SECONDS, 20, 600, "CREATE_DEADLINE_SECONDS", problems);
-  const ec2TimeoutMs = seconds(env.EC2_TIMEOUT_SECONDS, 10, 120, "EC2_TIMEOUT_SECONDS", problems);
+  const createDeadlineMs = secondsSetting(env.CREATE_DEADLINE_SECONDS, 20, 600, "CREATE_DEADLINE_SECONDS", problems);
+  const ec2TimeoutMs = secondsSetting(env.EC2_TIMEOUT_SECONDS, 10, 120, "EC2_TIMEOUT_SECONDS", problems);
   if (problems.length) return { ok: false, problems };
-  const previous = (env.SHIM_PREVIOUS_SECRETS ?? "")
-    .split(",")
-    .map((s) => s.trim())
-    .filter((s) => s.length >= 16);
   return {
     ok: true,
     config: {
-      secrets: [secret, ...previous],
+      secrets,
       accessKeyId: env.AWS_ACCESS_KEY_ID!,
       secretAccessKey: env.AWS_SECRET_ACCESS_KEY!,
       sessionToken: env.AWS_SESSION_TOKEN || undefined,

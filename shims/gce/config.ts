@@ -1,3 +1,5 @@
+import { secondsSetting, shimSecrets } from "../common/shim-settings.ts";
+
 /**
  * The GCE shim Worker's settings: secrets (`wrangler secret put`) and vars (wrangler.toml). Read
  * on every request (plain env values); a missing or bad one is a 500 that names it, never its value.
@@ -48,16 +50,6 @@ export type ConfigResult = { ok: true; config: ShimConfig } | { ok: false; probl
 export const ZONE = /^[a-z]+-[a-z]+[0-9]+-[a-z]$/;
 const PROJECT = /^[a-z][-a-z0-9]{4,28}[a-z0-9]$|^[a-z0-9.-]+:[a-z][-a-z0-9]{4,28}[a-z0-9]$/;
 
-const seconds = (v: string | undefined, fallback: number, max: number, name: string, problems: string[]) => {
-  if (v === undefined || v === "") return fallback * 1000;
-  const n = Number(v);
-  if (!Number.isFinite(n) || n <= 0 || n > max) {
-    problems.push(`${name} must be a number of seconds between 0 and ${max}`);
-    return fallback * 1000;
-  }
-  return Math.round(n * 1000);
-};
-
 /** The key file's fields the shim needs; problems name the field, never a value. */
 export function readServiceAccountKey(raw: string | undefined, problems: string[]): ServiceAccount | null {
   if (!raw) {
@@ -99,8 +91,7 @@ export function readServiceAccountKey(raw: string | undefined, problems: string[
 
 export function readConfig(env: ShimEnv): ConfigResult {
   const problems: string[] = [];
-  const secret = env.SHIM_SECRET ?? "";
-  if (secret.length < 16) problems.push("SHIM_SECRET must be set (16+ characters, the secret registered with the coordinator)");
+  const secrets = shimSecrets(env, problems);
   const account = readServiceAccountKey(env.GCE_SERVICE_ACCOUNT_KEY, problems);
   const project = env.GCE_PROJECT || account?.projectId || "";
   if (account && !PROJECT.test(project)) problems.push("GCE_PROJECT must be a project id such as my-project-123");
@@ -115,17 +106,13 @@ export function readConfig(env: ShimEnv): ConfigResult {
   } catch {
     problems.push("GCE_ENDPOINT must be a URL");
   }
-  const createDeadlineMs = seconds(env.CREATE_DEADLINE_SECONDS, 25, 600, "CREATE_DEADLINE_SECONDS", problems);
-  const callTimeoutMs = seconds(env.GCE_TIMEOUT_SECONDS, 15, 120, "GCE_TIMEOUT_SECONDS", problems);
+  const createDeadlineMs = secondsSetting(env.CREATE_DEADLINE_SECONDS, 25, 600, "CREATE_DEADLINE_SECONDS", problems);
+  const callTimeoutMs = secondsSetting(env.GCE_TIMEOUT_SECONDS, 15, 120, "GCE_TIMEOUT_SECONDS", problems);
   if (problems.length || !account) return { ok: false, problems };
-  const previous = (env.SHIM_PREVIOUS_SECRETS ?? "")
-    .split(",")
-    .map((s) => s.trim())
-    .filter((s) => s.length >= 16);
   return {
     ok: true,
     config: {
-      secrets: [secret, ...previous],
+      secrets,
       account,
       project,
       zones,

@@ -1,3 +1,5 @@
+import { secondsSetting, shimSecrets } from "../common/shim-settings.ts";
+
 /**
  * The Hetzner shim Worker's settings: secrets (`wrangler secret put`) and vars (wrangler.toml).
  * Read on every request (they are plain env values); a missing or bad one is a 500 that names
@@ -32,20 +34,9 @@ export interface ShimConfig {
 
 export type ConfigResult = { ok: true; config: ShimConfig } | { ok: false; problems: string[] };
 
-const seconds = (v: string | undefined, fallback: number, max: number, name: string, problems: string[]) => {
-  if (v === undefined || v === "") return fallback * 1000;
-  const n = Number(v);
-  if (!Number.isFinite(n) || n <= 0 || n > max) {
-    problems.push(`${name} must be a number of seconds between 0 and ${max}`);
-    return fallback * 1000;
-  }
-  return Math.round(n * 1000);
-};
-
 export function readConfig(env: ShimEnv): ConfigResult {
   const problems: string[] = [];
-  const secret = env.SHIM_SECRET ?? "";
-  if (secret.length < 16) problems.push("SHIM_SECRET must be set (16+ characters, the secret registered with the coordinator)");
+  const secrets = shimSecrets(env, problems);
   // Hetzner's tokens are 64 printable characters; anything with spaces or control characters would break the header.
   if (!env.HCLOUD_TOKEN || !/^[\x21-\x7e]{16,}$/.test(env.HCLOUD_TOKEN))
     problems.push("HCLOUD_TOKEN must be set (an API token of the Hetzner Cloud project, Read & Write)");
@@ -55,17 +46,13 @@ export function readConfig(env: ShimEnv): ConfigResult {
   } catch {
     problems.push("HCLOUD_ENDPOINT must be a URL");
   }
-  const createDeadlineMs = seconds(env.CREATE_DEADLINE_SECONDS, 20, 600, "CREATE_DEADLINE_SECONDS", problems);
-  const timeoutMs = seconds(env.HCLOUD_TIMEOUT_SECONDS, 10, 120, "HCLOUD_TIMEOUT_SECONDS", problems);
+  const createDeadlineMs = secondsSetting(env.CREATE_DEADLINE_SECONDS, 20, 600, "CREATE_DEADLINE_SECONDS", problems);
+  const timeoutMs = secondsSetting(env.HCLOUD_TIMEOUT_SECONDS, 10, 120, "HCLOUD_TIMEOUT_SECONDS", problems);
   if (problems.length) return { ok: false, problems };
-  const previous = (env.SHIM_PREVIOUS_SECRETS ?? "")
-    .split(",")
-    .map((s) => s.trim())
-    .filter((s) => s.length >= 16);
   return {
     ok: true,
     config: {
-      secrets: [secret, ...previous],
+      secrets,
       token: env.HCLOUD_TOKEN!,
       endpoint,
       controllerId: env.CONTROLLER_ID || undefined,
