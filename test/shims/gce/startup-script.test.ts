@@ -3,17 +3,15 @@
  * limits, and the bootstrap it carries run for real with bash and curl against a local stand-in
  * for the coordinator (the setup part needs root, so bash only parses it).
  */
-import { spawn, spawnSync } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+
+import { spawnSync } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { METADATA_VALUE_LIMIT, metadataProblem, renderStartupScript } from "../../../shims/gce/startup-script.ts";
 import type { BootstrapInstance } from "../../../src/providers/shim-protocol.ts";
 import { bootstrapFromStartupScript, readStartupScript } from "../../fake-gce/startup-script-reader.ts";
 import { garmBootstrap } from "../../fixtures/bootstrap-instance.ts";
+import { type InstallScriptStandIn, startInstallScriptStandIn } from "../install-script-stand-in.ts";
 
 const TOKEN = `ey.J'$(touch /tmp/pwned-gce)"x`;
 const boot = (over: Partial<BootstrapInstance> = {}): BootstrapInstance => ({
@@ -76,39 +74,16 @@ describe("the startup script", () => {
   });
 
   describe("the bootstrap it writes, run with bash and curl", () => {
-    let server: Server;
-    let dir: string;
-    const seen: { url: string; auth: string | undefined }[] = [];
+    let standIn: InstallScriptStandIn;
     beforeAll(async () => {
-      dir = mkdtempSync(join(tmpdir(), "edgerunner-gce-startup-"));
-      server = createServer((req, res) => {
-        seen.push({ url: req.url ?? "", auth: req.headers.authorization });
-        if (req.headers.authorization !== `Bearer ${TOKEN}`) return res.writeHead(401).end("unauthorized\n");
-        res
-          .writeHead(200, { "content-type": "text/plain" })
-          .end(`#!/bin/bash\nprintf 'installed by %s\\n' "$BASH" > "$EDGERUNNER_TEST_OUT"\n`);
-      });
-      await new Promise<void>((r) => server.listen(0, "127.0.0.1", () => r()));
+      standIn = await startInstallScriptStandIn(TOKEN);
     });
-    afterAll(async () => {
-      await new Promise((r) => server.close(r));
-      rmSync(dir, { recursive: true, force: true });
-    });
+    afterAll(() => standIn.close());
 
     it("fetches the install script with the instance token and runs it", async () => {
-      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/api/v1/metadata`;
-      const script = join(dir, "edgerunner-bootstrap");
-      writeFileSync(script, bootstrapFromStartupScript(rendered(boot({ "metadata-url": url })))!);
-      const out = join(dir, "out");
-      // Not spawnSync: the stand-in coordinator runs in this process and must keep answering.
-      const child = spawn("bash", [script], { env: { ...process.env, EDGERUNNER_TEST_OUT: out }, stdio: ["ignore", "ignore", "pipe"] });
-      let stderr = "";
-      child.stderr.on("data", (d) => (stderr += d));
-      const status = await new Promise<number | null>((r) => child.on("exit", r));
-      expect(stderr).toBe("");
-      expect(status).toBe(0);
-      expect(readFileSync(out, "utf8")).toMatch(/^installed by .*bash\n$/);
-      expect(seen).toEqual([{ url: "/api/v1/metadata/install-script/?runAsUser=runner", auth: `Bearer ${TOKEN}` }]);
+      const run = await standIn.run(bootstrapFromStartupScript(rendered(boot({ "metadata-url": standIn.metadataUrl })))!);
+      expect(run).toEqual({ status: 0, stderr: "", installed: expect.stringMatching(/^installed by .*bash\n$/) });
+      expect(standIn.seen).toEqual([{ url: "/api/v1/metadata/install-script/?runAsUser=runner", auth: `Bearer ${TOKEN}` }]);
       expect(() => readFileSync("/tmp/pwned-gce")).toThrow();
     });
   });
