@@ -1,4 +1,5 @@
-import { BootstrapInstance, SHIM_INTERFACE_VERSION } from "../../src/providers/shim-protocol.ts";
+import { SHIM_INTERFACE_VERSION } from "../../src/providers/shim-protocol.ts";
+import { readCreateBody, utf8base64 } from "../common/shim-request.ts";
 import type { Ec2Api } from "./ec2-api.ts";
 import { instanceIdsParams } from "./ec2-params.ts";
 import { answer, ec2ErrorAnswer, type ShimAnswer } from "./errors.ts";
@@ -23,27 +24,13 @@ export interface Operations {
   now?: () => number;
 }
 
-const utf8base64 = (text: string) => base64(new TextEncoder().encode(text));
-
 export const capabilities = (region: string): ShimAnswer =>
   answer(200, { interface_version: SHIM_INTERFACE_VERSION, async: false, idempotent_create: true, provider: "aws-ec2", region });
 
 export async function create(o: Operations, rawBody: string): Promise<ShimAnswer> {
-  let json: unknown;
-  try {
-    json = JSON.parse(rawBody);
-  } catch {
-    return answer(400, { error: "body is not JSON" });
-  }
-  const parsed = BootstrapInstance.safeParse(json);
-  if (!parsed.success)
-    return answer(400, {
-      error: "body is not a BootstrapInstance",
-      details: parsed.error.issues.map((i) => `${i.path.join(".") || "(root)"}: ${i.message}`),
-    });
-  const b = parsed.data;
-  const problems: string[] = [];
-  if (b.pool_id !== o.scope.poolId) problems.push("pool_id in the body differs from X-Edgerunner-Pool-Id");
+  const read = readCreateBody(rawBody, o.scope.poolId);
+  if (!read.ok) return answer(400, { error: read.error, ...(read.details && { details: read.details }) });
+  const { instance: b, problems } = read;
   if (!/^ami-(?:[0-9a-f]{8}|[0-9a-f]{17})$/.test(b.image))
     problems.push(`image must be an AMI id such as ami-0123456789abcdef0, not ${JSON.stringify(b.image.slice(0, 64))}`);
   if (b.os_type === "unknown") problems.push("os_type must be linux or windows (set the scale set's os_type)");

@@ -1,4 +1,5 @@
-import { BootstrapInstance, SHIM_INTERFACE_VERSION } from "../../src/providers/shim-protocol.ts";
+import { SHIM_INTERFACE_VERSION } from "../../src/providers/shim-protocol.ts";
+import { readCreateBody, utf8base64 } from "../common/shim-request.ts";
 import { answer, gceErrorAnswer, type ShimAnswer } from "./errors.ts";
 import { MACHINE_TYPE, parseExtraSpecs, RESOURCE_NAME } from "./extra-specs.ts";
 import type { GceApi } from "./gce-api.ts";
@@ -27,27 +28,13 @@ export interface Operations {
 export const IMAGE =
   /^(?:https:\/\/(?:www|compute)\.googleapis\.com\/compute\/v1\/)?(?:projects\/[a-z0-9.:-]+\/)?global\/images\/(?:family\/)?[a-z](?:[-a-z0-9]{0,61}[a-z0-9])?$/;
 
-const utf8base64 = (text: string) => btoa(String.fromCharCode(...new TextEncoder().encode(text)));
-
 export const capabilities = (project: string): ShimAnswer =>
   answer(200, { interface_version: SHIM_INTERFACE_VERSION, async: false, idempotent_create: true, provider: "gce", project });
 
 export async function create(o: Operations, rawBody: string): Promise<ShimAnswer> {
-  let json: unknown;
-  try {
-    json = JSON.parse(rawBody);
-  } catch {
-    return answer(400, { error: "body is not JSON" });
-  }
-  const parsed = BootstrapInstance.safeParse(json);
-  if (!parsed.success)
-    return answer(400, {
-      error: "body is not a BootstrapInstance",
-      details: parsed.error.issues.map((i) => `${i.path.join(".") || "(root)"}: ${i.message}`),
-    });
-  const b = parsed.data;
-  const problems: string[] = [];
-  if (b.pool_id !== o.scope.poolId) problems.push("pool_id in the body differs from X-Edgerunner-Pool-Id");
+  const read = readCreateBody(rawBody, o.scope.poolId);
+  if (!read.ok) return answer(400, { error: read.error, ...(read.details && { details: read.details }) });
+  const { instance: b, problems } = read;
   if (!IMAGE.test(b.image))
     problems.push(
       `image must be an image family or image URL such as projects/debian-cloud/global/images/family/debian-12, not ${JSON.stringify(b.image.slice(0, 64))}`,

@@ -1,4 +1,5 @@
-import { BootstrapInstance, SHIM_INTERFACE_VERSION } from "../../src/providers/shim-protocol.ts";
+import { SHIM_INTERFACE_VERSION } from "../../src/providers/shim-protocol.ts";
+import { readCreateBody, utf8base64 } from "../common/shim-request.ts";
 import { answer, hcloudErrorAnswer, type ShimAnswer } from "./errors.ts";
 import { parseExtraSpecs, SERVER_TYPE } from "./extra-specs.ts";
 import type { HcloudApi } from "./hcloud-api.ts";
@@ -22,8 +23,6 @@ export interface Operations {
   now?: () => number;
 }
 
-const utf8base64 = (text: string) => btoa(String.fromCharCode(...new TextEncoder().encode(text)));
-
 // RFC 1123 hostnames, as Hetzner requires of server names.
 const SERVER_NAME = /^(?=.{1,63}$)[a-zA-Z0-9]([a-zA-Z0-9-]*[a-zA-Z0-9])?$/;
 // An image name such as ubuntu-24.04, or a numeric id (snapshots are used by id).
@@ -33,21 +32,9 @@ export const capabilities = (): ShimAnswer =>
   answer(200, { interface_version: SHIM_INTERFACE_VERSION, async: false, idempotent_create: true, provider: "hetzner" });
 
 export async function create(o: Operations, rawBody: string): Promise<ShimAnswer> {
-  let json: unknown;
-  try {
-    json = JSON.parse(rawBody);
-  } catch {
-    return answer(400, { error: "body is not JSON" });
-  }
-  const parsed = BootstrapInstance.safeParse(json);
-  if (!parsed.success)
-    return answer(400, {
-      error: "body is not a BootstrapInstance",
-      details: parsed.error.issues.map((i) => `${i.path.join(".") || "(root)"}: ${i.message}`),
-    });
-  const b = parsed.data;
-  const problems: string[] = [];
-  if (b.pool_id !== o.scope.poolId) problems.push("pool_id in the body differs from X-Edgerunner-Pool-Id");
+  const read = readCreateBody(rawBody, o.scope.poolId);
+  if (!read.ok) return answer(400, { error: read.error, ...(read.details && { details: read.details }) });
+  const { instance: b, problems } = read;
   if (!SERVER_NAME.test(b.name))
     problems.push("name must be a hostname (at most 63 letters, digits and '-'), as Hetzner requires of server names");
   if (!IMAGE.test(b.image))
