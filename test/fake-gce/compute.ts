@@ -270,9 +270,17 @@ export class FakeProject {
         networkIP: `10.128.${(ip >> 8) & 255}.${ip & 255}`,
         accessConfigs: n.accessConfigs?.map((a) => ({ ...a, kind: "compute#accessConfig", natIP: `34.1.${(ip >> 8) & 255}.${ip & 255}` })),
       })),
-      disks: (body.disks ?? []).map((d) => {
-        const image = String((d.initializeParams as { sourceImage?: string })?.sourceImage ?? "");
+      // GCE answers a disk as attached; initializeParams is input only, "not returned in the context of instance".
+      disks: (body.disks ?? []).map(({ initializeParams, ...d }, k) => {
+        const params = (initializeParams ?? {}) as { sourceImage?: string; diskSizeGb?: string; diskName?: string };
+        const image = String(params.sourceImage ?? "");
         return {
+          type: "PERSISTENT",
+          mode: "READ_WRITE",
+          deviceName: `persistent-disk-${k}`,
+          index: k,
+          diskSizeGb: params.diskSizeGb ?? "10",
+          source: `${this.zoneUrl(zone)}/disks/${params.diskName ?? (k === 0 ? body.name : `${body.name}-${k}`)}`,
           ...d,
           kind: "compute#attachedDisk",
           licenses: image.includes("windows-cloud") ? [`${this.base}projects/windows-cloud/global/licenses/windows-server`] : [],

@@ -87,11 +87,8 @@ describe("create", () => {
     });
     expect(i!.zone).toMatch(/\/zones\/us-central1-a$/);
     expect(i!.machineType).toMatch(/\/zones\/us-central1-a\/machineTypes\/e2-standard-2$/);
-    expect(i!.disks?.[0]).toMatchObject({
-      boot: true,
-      autoDelete: true,
-      initializeParams: { sourceImage: IMAGE, diskSizeGb: "50", diskType: "zones/us-central1-a/diskTypes/pd-ssd" },
-    });
+    expect(i!.disks?.[0]).toMatchObject({ boot: true, autoDelete: true, diskSizeGb: "50" });
+    expect(i!.disks?.[0]?.source).toMatch(/\/zones\/us-central1-a\/disks\//);
     expect(i!.networkInterfaces?.[0]).toMatchObject({
       subnetwork: "regions/us-central1/subnetworks/runners",
       accessConfigs: [{ type: "ONE_TO_ONE_NAT" }],
@@ -99,8 +96,15 @@ describe("create", () => {
     const script = i!.metadata?.items?.find((m) => m.key === "startup-script")?.value ?? "";
     expect(script).toMatch(/^#!\/bin\/bash\n/);
     expect(script).toContain(b["instance-token"]);
-    // One token for the whole create (its lookup, insert, wait and read-back).
     const reqs = await w.project.requests();
+    // GCE does not answer initializeParams for an instance: what the disk was made from is in the insert.
+    const inserted = reqs.find((r) => r.method === "compute.instances.insert")?.body as { disks?: { initializeParams?: unknown }[] };
+    expect(inserted.disks?.[0]?.initializeParams).toEqual({
+      sourceImage: IMAGE,
+      diskSizeGb: "50",
+      diskType: "zones/us-central1-a/diskTypes/pd-ssd",
+    });
+    // One token for the whole create (its lookup, insert, wait and read-back).
     expect(reqs.filter((r) => r.method === "oauth2.token").length).toBeLessThanOrEqual(1);
     expect(reqs.filter((r) => r.method !== "oauth2.token").map((r) => r.method)).toEqual([
       "compute.instances.aggregatedList",
