@@ -148,7 +148,15 @@ export const GCE_SCENARIO = {
 export async function checkGce(stack: Stack, ids: Map<string, { name: string }>) {
   const violations: string[] = [];
   const project = (stack.cloud as GceCloud).project;
-  const [left, requests] = await Promise.all([project.instances(), project.requests()]);
+  // The coordinator counts a machine deleted once GCE accepted the delete; the instance shows
+  // STOPPING until that operation is done (stop_delay_ms). Those get a few seconds to go; one
+  // still there after that was never deleted.
+  let left = await project.instances();
+  for (let i = 0; i < 40 && left.some((x) => x.status === "STOPPING"); i++) {
+    await new Promise((r) => setTimeout(r, 250));
+    left = await project.instances();
+  }
+  const requests = await project.requests();
   const inserts = requests.filter((r) => r.method === "compute.instances.insert");
   const madeAs: Record<string, number> = {};
   for (const r of inserts.filter((x) => x.status === 200 && x.error === null)) {
