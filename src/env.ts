@@ -1,10 +1,13 @@
 import type { Principal } from "./auth/principal";
+import type { DeliveryRecoveryRpc } from "./recovery/rpc";
 import type { ScaleSet } from "./scaleset/scaleset-object";
 
 /** Bindings, vars and secrets the Worker runs with (see wrangler.toml and .dev.vars.example). */
 export interface Env {
   DB: D1Database;
   SCALE_SET: DurableObjectNamespace<ScaleSet>;
+  /** The one delivery recovery object (src/recovery/recovery-object.ts). */
+  DELIVERY_RECOVERY: DurableObjectNamespace<DeliveryRecoveryRpc>;
   /** Counts dashboard login attempts per client (wrangler.toml `[[ratelimits]]`). */
   LOGIN_LIMITER: RateLimit;
   /** Counts wrong admin-API bearer tokens per client (wrangler.toml `[[ratelimits]]`). */
@@ -60,6 +63,12 @@ export interface Env {
    * GitHub budget, or another request's mint) before it is told 503 + Retry-After; default 60.
    */
   JIT_WAIT_SECONDS?: string;
+  /**
+   * Seconds between delivery recovery passes: failed webhook deliveries listed at GitHub and taken
+   * in, and the backstop for entities whose deliveries cannot be read (default 60; 0: off;
+   * docs/github.md "Lost deliveries").
+   */
+  DELIVERY_RECOVERY_SECONDS?: string;
   // Retention knobs (see src/retention/settings.ts and docs/retention.md).
   /** Days completed jobs and deleted instances (with their transitions) are kept; default 30. */
   RETENTION_DAYS?: string;

@@ -3,8 +3,10 @@ import { measuredD1 } from "./db/counting-d1";
 import type { Env } from "./env";
 import { INVOCATION_BUDGET, measure, noCost } from "./lib/invocation-cost";
 import { logger } from "./observability/log";
+import { pokeRecovery } from "./recovery/poke";
 import { runRetention } from "./retention/run-retention";
 
+export { DeliveryRecovery } from "./recovery/recovery-object";
 export { ScaleSet } from "./scaleset/scaleset-object";
 
 const app = createApp();
@@ -29,6 +31,7 @@ export default {
   fetch: measuredFetch,
   // The Cron Trigger (wrangler.toml `[triggers]`): retention, see docs/retention.md.
   scheduled: async (controller, env) => {
-    await runRetention(env.DB, env, controller.scheduledTime);
+    // The hourly trigger also makes sure delivery recovery is scheduled (its alarm re-arms itself; this is the safety net).
+    await Promise.all([runRetention(env.DB, env, controller.scheduledTime), pokeRecovery(env)]);
   },
 } satisfies ExportedHandler<Env>;

@@ -151,10 +151,12 @@ RETURNING scale_set_id`;
 export interface IntakeInput {
   deliveryId: string;
   /**
-   * What carried the event: `workflow_job` (a webhook, the default) or `scaleset_message` (a
-   * runner scale set API queue item, scaleset/listener/listener-driver.ts): same merge, counted apart.
+   * What carried the event: `workflow_job` (a webhook, or one fetched back by delivery recovery;
+   * the default), `scaleset_message` (a runner scale set API queue item,
+   * scaleset/listener/listener-driver.ts) or `backstop` (a job the recovery backstop found at
+   * GitHub, src/recovery/backstop.ts): same merge, counted apart.
    */
-  event?: "workflow_job" | "scaleset_message";
+  event?: "workflow_job" | "scaleset_message" | "backstop";
   action: string;
   job: JobState;
   /** The scale sets whose instances this event may link to its job: those its signer may reach. */

@@ -65,13 +65,14 @@ export const PRUNE_TABLES: readonly PruneTable[] = [
   {
     table: "webhook_deliveries",
     window: "deliveries",
-    // edgerunner_webhooks_total{outcome}: the stored deliveries by outcome, plus these.
+    // edgerunner_webhooks_total{outcome}: the stored deliveries by outcome, plus these (queue events
+    // and what the backstop found share the table but are not deliveries).
     ...byAgeKeeping(
       "webhook_deliveries",
       "received_at",
       "",
       (rows) => `INSERT INTO counters (name, value, updated_at)
-SELECT '${PRUNED_WEBHOOKS}|' || outcome, COUNT(*), ?3 FROM webhook_deliveries WHERE rowid IN (${rows}) GROUP BY outcome
+SELECT '${PRUNED_WEBHOOKS}|' || outcome, COUNT(*), ?3 FROM webhook_deliveries WHERE rowid IN (${rows}) AND event = 'workflow_job' GROUP BY outcome
 ${ADD_TO_COUNTERS}`,
     ),
   },
@@ -113,6 +114,10 @@ ${ADD_TO_COUNTERS}`,
   WHERE ${PRUNABLE_INSTANCE} AND NOT EXISTS (SELECT 1 FROM instance_transitions t WHERE t.instance_id = i.id)
   ORDER BY i.status_changed_at LIMIT ?2)`,
   },
+  // Delivery recovery's record of failed deliveries and backstop finds (src/recovery/): kept as
+  // long as the delivery ids they are checked against, by `seen_at` (indexed). A delivery still
+  // pending that old is past GitHub's keeping too.
+  { table: "delivery_recoveries", window: "deliveries", ...byAge("delivery_recoveries", "seen_at") },
   // The audit trail (src/http/audit-trail.ts): entries older than AUDIT_RETENTION_DAYS, by `at` (indexed).
   { table: "audit_log", window: "audit", ...byAge("audit_log", "at") },
   // The dashboard's runners-by-state samples: 48 hours (retention/settings.ts SAMPLE_RETENTION_MS).

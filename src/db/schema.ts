@@ -4,6 +4,7 @@
 
 import { sql } from "drizzle-orm";
 import { index, integer, primaryKey, real, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+import { deliveryRecoveries, deliveryWatches, recoveryLastPass } from "./recovery/schema";
 
 // Timestamps are unix milliseconds; columns ending in `_enc` hold values sealed by
 // crypto/secret-box.ts and are never returned by the API.
@@ -708,6 +709,9 @@ export const scaleSetSamples = sqliteTable(
 );
 
 export const schema = {
+  deliveryWatches,
+  deliveryRecoveries,
+  recoveryLastPass,
   githubEndpoints,
   githubCredentials,
   githubCredentialState,

@@ -6,6 +6,7 @@ import type { DoctorFacts } from "./facts";
 import { forgeAccessCheck, forgePoolSkip, forgeWebhookCheck, onOtherForge } from "./forge-entity-checks";
 import { entityPoolCheck, entityPoolId } from "./pool-checks";
 import { providerCheck } from "./provider-checks";
+import { recoveryCheck } from "./recovery-checks";
 import { assembleReport, type CheckStatus, type DoctorCheck, type DoctorReport } from "./report";
 import { scaleSetLabelsCheck, scaleSetReadyCheck, scaleSetRunnersCheck, unmatchedJobsCheck } from "./scaleset-checks";
 
@@ -47,6 +48,8 @@ export function diagnose(f: DoctorFacts): DoctorReport {
       ? forgeWebhookCheck(other, webhookUrl === null ? null : giteaWebhookUrlFor(f.config.publicUrl!))
       : entityWebhookCheck(e, c, webhookUrl, appWebhookStatus.get(e.credentialId) ?? null, f.now);
     checks.push(access, webhook);
+    const recovery = recoveryCheck(e, f.recovery, f.now);
+    if (recovery) checks.push(recovery);
     // A pool member's verdict is its own: a failing one is skipped when JIT configs are minted,
     // so it does not decide whether the entity's scale sets can get runners.
     for (const m of e.pool) {

@@ -131,6 +131,30 @@ export interface EntityFacts {
   hook: EntityHookFacts | null;
   /** Its credential pool, oldest member first: other credentials that mint its runners' JIT configs. */
   pool: PoolMemberFacts[];
+  /** How its lost deliveries are found (src/recovery/); null when no scale set takes its webhook jobs. Optional: older fixtures have none. */
+  recovery?: EntityRecoveryFacts | null;
+}
+
+/** One way an entity's lost deliveries are found, and how the last look at it went. */
+export interface RecoveryMeansFacts {
+  kind: "repository" | "organization" | "app" | "backstop";
+  /** `ok`, or what the last look found (forbidden, not_found, no_hook, rate_limited, …); null: not looked at yet. */
+  status: string | null;
+  detail: string | null;
+  since: number | null;
+  /** The backstop: why it looks instead of a hook. */
+  reason?: string;
+}
+
+export interface EntityRecoveryFacts {
+  means: RecoveryMeansFacts[];
+  last24h: { failed: number; recovered: number; found: number };
+}
+
+/** Delivery recovery as a whole: how often it runs, and when it last did. */
+export interface RecoveryFacts {
+  intervalMs: number;
+  lastPassAt: number | null;
 }
 
 /** A credential of an entity's pool, and the same harmless read of the entity's runners made with it. */
@@ -195,4 +219,6 @@ export interface DoctorFacts {
   scaleSets: ScaleSetFacts[];
   /** Null when the report is limited to one scale set. */
   unmatched: UnmatchedJobs | null;
+  /** Optional: older fixtures have none. */
+  recovery?: RecoveryFacts;
 }

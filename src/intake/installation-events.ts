@@ -34,7 +34,16 @@ export function endpointOfDelivery(
 
 export async function receiveInstallationEvent(
   env: Pick<Env, "DB" | "ENCRYPTION_KEY" | "ENCRYPTION_KEYS_PREVIOUS">,
-  delivery: { id: string; event: string; signature: string; body: Uint8Array; endpointName: string | null },
+  delivery: {
+    id: string;
+    event: string;
+    /**
+     * What makes it authentic: the App's webhook secret's signature over the body, or that delivery
+     * recovery fetched it from GitHub as the App itself (src/recovery/).
+     */
+    proof: { signature: string; body: Uint8Array } | "fetched_as_app";
+    endpointName: string | null;
+  },
   json: unknown,
 ): Promise<InstallationOutcome> {
   const parsed = InstallationPayload.safeParse(json);
@@ -48,15 +57,17 @@ export async function receiveInstallationEvent(
     logEvent({ event: "webhook_ignored", delivery_id: delivery.id, github_event: delivery.event, app_id: p.installation.app_id });
     return { kind: "ignored", reason: `event '${delivery.event}' is not about an App this coordinator created` };
   }
-  const keyring = await keyringFor(env);
-  const signers = await findSigners(
-    keyring,
-    [{ id: app.id, webhookSecretEnc: app.webhookSecretEnc }],
-    delivery.body,
-    delivery.signature,
-    (a) => secretContext.appOwnWebhookSecret(a.id),
-  );
-  if (!signers.length) return { kind: "rejected" };
+  if (delivery.proof !== "fetched_as_app") {
+    const keyring = await keyringFor(env);
+    const signers = await findSigners(
+      keyring,
+      [{ id: app.id, webhookSecretEnc: app.webhookSecretEnc }],
+      delivery.proof.body,
+      delivery.proof.signature,
+      (a) => secretContext.appOwnWebhookSecret(a.id),
+    );
+    if (!signers.length) return { kind: "rejected" };
+  }
 
   const current = await findInstallation(db, app.id, p.installation.id);
   const next = applyInstallationEvent(current && installationRecord(current), delivery.event, p);

@@ -1,25 +1,20 @@
-import type { z } from "zod";
 import { keyringFor } from "../crypto/keyring";
 import type { Keyring } from "../crypto/secret-box";
 import { secretContext } from "../crypto/secret-contexts";
 import { createDb } from "../db/client";
-import { type IntakeResult, recordWorkflowJob } from "../db/delivery-store";
 import { giteaInstanceKeys } from "../db/directory-store";
 import { listEndpoints } from "../db/github-endpoint-store";
-import type { EntityKind, JobStatus } from "../db/schema";
 import type { Env } from "../env";
 import { giteaDeliveryHost, withoutZeroTimes } from "../forges/gitea/delivery";
 import { DEFAULT_ENDPOINT } from "../github/default-endpoint";
-import { logEvent as log, logger } from "../observability/log";
-import { drainCounterStatements, MAX_COUNTERS_PER_FLUSH, WEBHOOK_REJECTED } from "../observability/op-counters";
+import { logEvent as log } from "../observability/log";
+import { acceptWorkflowJob } from "./accept-job";
 import { type AppHook, appHookCandidates, appSigners } from "./app-hooks";
 import { type Directory, loadDirectory } from "./directory";
 import { endpointOfDelivery, receiveInstallationEvent } from "./installation-events";
-import { jobEventFrom } from "./job-event";
-import { nudgeTargets } from "./nudge-targets";
-import { DeliverySubject, decodeBody, onlyOutOfBounds, WorkflowJobPayload } from "./payload";
-import { inScope, routeJob } from "./routing";
-import { type DeliveryOrigin, deliveryEntities, type EntityRef, reporterOf, type SenderEntity } from "./senders";
+import type { IntakeOutcome } from "./outcome";
+import { DeliverySubject, decodeBody } from "./payload";
+import { type DeliveryOrigin, deliveryEntities, type EntityRef, type SenderEntity } from "./senders";
 import { findSigners } from "./signature";
 
 /**
@@ -29,18 +24,7 @@ import { findSigners } from "./signature";
  * nudges after.
  */
 
-/** Why a delivery was turned away: the `webhook.rejected.<reason>` counter and the log line's `reason`. */
-export type Rejection =
-  | "missing_headers"
-  | "invalid_headers"
-  | "payload_too_large"
-  | "malformed_json"
-  | "unknown_entity"
-  | "bad_signature"
-  | "invalid_payload"
-  | "out_of_bounds"
-  /** Signed, but about a job GitHub created before the retention window, which has no row here: a replay. */
-  | "job_too_old";
+export type { IntakeOutcome, Rejection } from "./outcome";
 
 /** A delivery whose headers and size the HTTP handler has checked. */
 export interface Delivery {
@@ -66,20 +50,6 @@ export interface Delivery {
   retentionDays: number;
 }
 
-/**
- * What became of a delivery. `problems`: why a workflow_job payload did not parse (the HTTP
- * handler lists them); `nudge`: the scale sets whose objects should reconcile now.
- */
-export type IntakeOutcome =
-  | { kind: "rejected"; reason: Rejection; details?: unknown; problems?: z.ZodError }
-  | { kind: "ignored"; reason: string }
-  | { kind: "pong"; entity: { id: string; kind: EntityKind } | null; credentials: { id: string; appId: number } | null }
-  | { kind: "duplicate"; jobId: number }
-  | { kind: "installation"; appId: number; installationId: number; status: string }
-  | { kind: "accepted"; jobId: number; status: JobStatus; scaleSetId: string | null; nudge: string[] };
-
-const DAY_MS = 86_400_000;
-
 export async function receiveDelivery(
   env: Pick<Env, "DB" | "ENCRYPTION_KEY" | "ENCRYPTION_KEYS_PREVIOUS">,
   delivery: Delivery,
@@ -94,7 +64,11 @@ export async function receiveDelivery(
 
   if (forge === "github" && (event === "installation" || event === "installation_repositories")) {
     const endpointName = enterpriseHost ? endpointOfDelivery(await listEndpoints(createDb(env)), enterpriseHost) : DEFAULT_ENDPOINT;
-    const outcome = await receiveInstallationEvent(env, { id, event, signature, body: delivery.body, endpointName }, body.json);
+    const outcome = await receiveInstallationEvent(
+      env,
+      { id, event, proof: { signature, body: delivery.body }, endpointName },
+      body.json,
+    );
     if (outcome.kind === "rejected") {
       return {
         kind: "rejected",
@@ -165,80 +139,14 @@ export async function receiveDelivery(
     };
   }
 
-  const parsed = WorkflowJobPayload.safeParse(body.json);
-  if (!parsed.success) {
-    return { kind: "rejected", reason: onlyOutOfBounds(parsed.error) ? "out_of_bounds" : "invalid_payload", problems: parsed.error };
-  }
-  const jobEvent = jobEventFrom(parsed.data);
-  if (!jobEvent) {
-    log({ event: "webhook_ignored", delivery_id: id, github_event: event, action: parsed.data.action });
-    return { kind: "ignored", reason: `workflow_job status '${parsed.data.workflow_job.status}' is not handled` };
-  }
-
-  // Only the signers' scale sets, and their parents' where we registered that they may use them.
-  const candidates = inScope(
-    directory.scaleSets,
-    signers.map((e) => reporterOf(e, directory.entities)),
-  );
-  const route = routeJob(jobEvent.labels, candidates);
-  // Rejections this isolate counted ride along in the batch: no round trip of their own.
-  const rejections = drainCounterStatements(env.DB, delivery.receivedAt, MAX_COUNTERS_PER_FLUSH, WEBHOOK_REJECTED);
-  let result: IntakeResult;
-  try {
-    // The job is the signer's own (its most specific one: the same one every delivery of this
-    // job through the same hooks names), and only its scope's runners may be linked to it.
-    result = await recordWorkflowJob(env.DB, {
-      deliveryId: id,
-      action: parsed.data.action,
-      receivedAt: delivery.receivedAt,
-      job: { ...jobEvent, source: "webhook", entityId: signer.id, scaleSetId: route?.id ?? null },
-      reach: candidates.map((s) => s.id),
-      // A job row goes at most RETENTION_DAYS after its last change (completed, or waiting
-      // unmatched), so an older job without a row is a replay of a captured delivery.
-      createdSince: delivery.receivedAt - delivery.retentionDays * DAY_MS,
-      alongside: rejections.statements,
-    });
-  } catch (e) {
-    rejections.restore();
-    throw e;
-  }
-
-  if (result.kind === "too_old") {
-    return {
-      kind: "rejected",
-      reason: "job_too_old",
-      details: {
-        reason: `the job was created at ${new Date(jobEvent.queuedAt!).toISOString()}, before the ${delivery.retentionDays}-day retention window (RETENTION_DAYS), and is not known here: a replay of an old delivery`,
-        job_id: jobEvent.id,
-      },
-    };
-  }
-  if (result.kind === "duplicate") {
-    log({ event: "webhook_duplicate", delivery_id: id, job_id: jobEvent.id });
-    return { kind: "duplicate", jobId: jobEvent.id };
-  }
-
-  // One line per accepted delivery: what it said and where the job went. A routed job's line is
-  // debug: the job row, GitHub's delivery log (our answer names the scale set) and
-  // edgerunner_webhooks_total already say it arrived, and a line per delivery is the largest
-  // part of intake's cost in a burst. A job no scale set takes is info: someone must act on it.
-  // So is a routed job starting (`in_progress`): the one line that ties a job to the runner that
-  // took it, its runner's "job" step at info (docs/observability.md "What is logged at info").
-  (result.scaleSetId && parsed.data.action !== "in_progress" ? logger.debug : logger.info)({
-    event: "webhook_accepted",
-    delivery_id: id,
-    github_event: event,
-    action: parsed.data.action,
-    entity: signer.id,
-    job_id: jobEvent.id,
-    status: result.status,
-    job: result.scaleSetId ? "routed" : "unmatched",
-    scale_set: result.scaleSetId,
-    labels: jobEvent.labels,
-    // The runner that took the job: an instance name when it is one of ours (a job's story goes on under it).
-    ...(jobEvent.runnerName && { instance: jobEvent.runnerName }),
+  return acceptWorkflowJob(env, {
+    deliveryId: id,
+    json: body.json,
+    receivedAt: delivery.receivedAt,
+    retentionDays: delivery.retentionDays,
+    directory,
+    signers,
   });
-  return { kind: "accepted", jobId: jobEvent.id, status: result.status, scaleSetId: result.scaleSetId, nudge: nudgeTargets(result) };
 }
 
 /**

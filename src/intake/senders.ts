@@ -89,6 +89,22 @@ export function originMatches(endpoint: { name: string; baseUrl: string; forge?:
   }
 }
 
+/**
+ * The origin deliveries from an endpoint carry: its forge, and for a GitHub Enterprise Server the
+ * host it names itself by (github.com names none). What a delivery fetched back from an endpoint
+ * is read as (src/recovery/).
+ */
+export function originOfEndpoint(endpoint: { name: string; baseUrl: string; forge?: Forge }): DeliveryOrigin {
+  let host: string | null = null;
+  try {
+    host = new URL(endpoint.baseUrl).host;
+  } catch {
+    host = null;
+  }
+  if ((endpoint.forge ?? "github") === "gitea") return { forge: "gitea", host };
+  return { forge: "github", enterpriseHost: endpointMatches(endpoint, null) ? null : host };
+}
+
 /** A short key for caches keyed by origin. */
 export const originKey = (o: DeliveryOrigin): string => (o.forge === "github" ? (o.enterpriseHost ?? "") : `gitea:${o.host ?? ""}`);
 

@@ -13,6 +13,7 @@ import { type InvocationCost, measure, noCost } from "../lib/invocation-cost";
 import { type OutboundLimiter, outboundLimiter } from "../lib/outbound-limit";
 import { errorText, logEvent as log, logAt } from "../observability/log";
 import type { ShimCallback } from "../providers/shim-protocol";
+import { pokeRecovery } from "../recovery/poke";
 import { hardLimitAgainst, NO_CREATE_BACKOFF } from "./backoff";
 import { checkDriftWhenDue } from "./drift";
 import { fitToInvocation } from "./executor/invocation-cap";
@@ -71,6 +72,8 @@ export class ScaleSet extends DurableObject<Env> {
   readonly invocations: InvocationRecord;
   /** Whether a nudge of this incarnation made sure an alarm is armed. */
   private safetyNetChecked = false;
+  /** Whether this incarnation made sure delivery recovery is scheduled (src/recovery/: it re-arms itself after). */
+  private recoveryPoked = false;
   private readonly minIdle: MinIdleKeeper;
   /** The wall clock min idle schedules are read against (tests set one; nothing else does). */
   private clock: () => number = () => Date.now();
@@ -290,6 +293,10 @@ export class ScaleSet extends DurableObject<Env> {
     await this.listen(false);
     if (this.state.scaleSetId) await this.poller.tick(this.state.scaleSetId, false, () => this.reconcile("poller"));
     await this.arm();
+    if (!this.recoveryPoked) {
+      this.recoveryPoked = true;
+      await pokeRecovery(this.env);
+    }
   }
 
   /** The scale set API listener's step, when one is due (or `force`d); a message that changed anything is reconciled at once. */

@@ -15,6 +15,7 @@ import { probeForgejoJobs, probeGiteaHook, probeGiteaRunners } from "./forge-pro
 import { probeAppHook, probeEntityHook, probeInstallation, probeRunners } from "./github-probes";
 import { probeObject } from "./object-probes";
 import { probeProvider } from "./provider-probes";
+import { gatherRecovery } from "./recovery-facts";
 
 /**
  * The setup check's adapter: one D1 batch for what is registered, then every outside call at
@@ -48,6 +49,7 @@ export async function runDoctor(env: Env, opts: DoctorOptions = {}): Promise<Doc
   const rows = opts.scaleSetId === undefined ? all : limitTo(all, opts.scaleSetId);
   if (!rows) return null;
   const outbound = outboundLimiter(DOCTOR_CONNECTIONS, opts.fetch).fetch;
+  const recovery = gatherRecovery(env, started);
   const webhookUrl = webhookUrlOf(env.PUBLIC_URL?.trim() || null);
 
   // Every scale set of an entity counts towards how its jobs arrive, even when the report is limited to one.
@@ -155,6 +157,7 @@ export async function runDoctor(env: Env, opts: DoctorOptions = {}): Promise<Doc
         runners,
         hook,
         pool,
+        recovery: (await recovery).byEntity.get(e.id) ?? null,
       };
     }),
   );
@@ -199,6 +202,7 @@ export async function runDoctor(env: Env, opts: DoctorOptions = {}): Promise<Doc
     providers: await providers,
     scaleSets: await scaleSets,
     unmatched: opts.scaleSetId === undefined ? rows.unmatched : null,
+    recovery: (await recovery).recovery,
   };
   const report = diagnose({ ...facts, now: Date.now() });
   const count = (status: string) => report.checks.filter((c) => c.status === status).length;

@@ -1,0 +1,128 @@
+/**
+ * How far to look through a hook's deliveries, and which failed ones to take in: plain functions
+ * over what GitHub listed (newest first, every delivery: GitHub's failure filter leaves out those
+ * that got no answer) and what the watch remembers. The adapter (hook-walk.ts) fetches the pages;
+ * nothing here calls anything.
+ *
+ * A watch remembers the newest delivery it examined (`seenThrough`). The next walk goes
+ * from the top down to a margin before it: GitHub lists a delivery once its attempt is over, up to
+ * 10 s (30 s on GHES) after the time it shows, so one can appear below the newest already seen.
+ * What the margin shows twice is recognized by its GUID. A walk the page cap cuts short leaves a
+ * gap, walked on from its cursor in later passes; while a gap is open, a top walk cut short again
+ * does not move `seenThrough` (it walks the same top again rather than leave a second gap).
+ */
+
+/** The events recovery takes in; anything else a hook sends changes nothing here. */
+export const RECOVERED_EVENTS = new Set(["workflow_job", "installation", "installation_repositories"]);
+
+export interface ListedDelivery {
+  /** GitHub's id of this attempt (what the payload is fetched by). */
+  id: number;
+  guid: string;
+  deliveredAt: number;
+  event: string;
+  action: string | null;
+  statusCode: number;
+  installationId: number | null;
+  redelivery: boolean;
+}
+
+export interface WalkState {
+  seenThrough: number | null;
+  walkCursor: string | null;
+  walkUntil: number | null;
+}
+
+export interface WalkPolicy {
+  /** How far below the newest delivery already seen a walk goes again. */
+  overlapMs: number;
+  /** Older than this is never taken in: GitHub's retention, or ours of delivery ids, whichever is shorter. */
+  maxAgeMs: number;
+  /** A watch's first walk goes back this far (at most maxAgeMs). */
+  firstLookBackMs: number;
+}
+
+/** The oldest delivered_at a top walk must reach. */
+export function topBoundary(state: WalkState, now: number, policy: WalkPolicy): number {
+  const oldest = now - policy.maxAgeMs;
+  const from = state.seenThrough === null ? now - Math.min(policy.firstLookBackMs, policy.maxAgeMs) : state.seenThrough - policy.overlapMs;
+  return Math.max(oldest, from);
+}
+
+/** Whether a walk that just read `page` has reached `boundary` (its oldest item is below it, or the list ended). */
+export function reached(page: readonly ListedDelivery[], boundary: number, hasNext: boolean): boolean {
+  if (!hasNext) return true;
+  return page.some((d) => d.deliveredAt < boundary);
+}
+
+/** What the walks of one pass saw, for the next state. */
+export interface WalkResult {
+  /** The top walk: the newest item it saw, whether it reached its boundary, and where it stopped if not. */
+  top: { newest: number | null; complete: boolean; cursor: string | null };
+  /** The gap walk, if one was open: whether it closed, and where it stopped if not. */
+  gap: { complete: boolean; cursor: string | null } | null;
+}
+
+/** The watch's state after a pass. */
+export function nextWalkState(before: WalkState, boundary: number, result: WalkResult): WalkState {
+  const gapOpen = before.walkCursor !== null && !(result.gap?.complete ?? false);
+  const gap: Pick<WalkState, "walkCursor" | "walkUntil"> = gapOpen
+    ? { walkCursor: result.gap?.cursor ?? before.walkCursor, walkUntil: before.walkUntil }
+    : { walkCursor: null, walkUntil: null };
+  const newest = result.top.newest === null ? before.seenThrough : Math.max(result.top.newest, before.seenThrough ?? 0);
+  if (result.top.complete) return { seenThrough: newest, ...gap };
+  // Cut short: with no gap open, what lies below becomes the gap; with one open, walk the same top again next time.
+  if (!gapOpen && result.top.cursor) return { seenThrough: newest, walkCursor: result.top.cursor, walkUntil: boundary };
+  return { seenThrough: before.seenThrough, ...gap };
+}
+
+export interface Candidate extends ListedDelivery {
+  /** `too_old`: seen and recorded, never taken in. */
+  verdict: "take" | "too_old";
+}
+
+/**
+ * The failed deliveries worth looking at among those listed: anything but a 2xx answer (GitHub's
+ * status "OK"), of events recovery handles, one per GUID (a redelivery is another attempt of the
+ * same delivery: if any attempt succeeded, the delivery was made; else the newest stands for it),
+ * within the age limit (older ones are marked so), oldest first so events reach intake in the
+ * order GitHub sent them.
+ */
+export function candidates(listed: readonly ListedDelivery[], now: number, policy: WalkPolicy): Candidate[] {
+  const ok = (d: ListedDelivery) => d.statusCode >= 200 && d.statusCode < 300;
+  const made = new Set(listed.filter(ok).map((d) => d.guid));
+  const byGuid = new Map<string, ListedDelivery>();
+  for (const d of listed) {
+    if (!RECOVERED_EVENTS.has(d.event) || ok(d) || made.has(d.guid)) continue;
+    const seen = byGuid.get(d.guid);
+    if (!seen || d.id > seen.id) byGuid.set(d.guid, d);
+  }
+  return [...byGuid.values()]
+    .map((d): Candidate => ({ ...d, verdict: now - d.deliveredAt > policy.maxAgeMs ? "too_old" : "take" }))
+    .sort((a, b) => a.deliveredAt - b.deliveredAt || a.id - b.id);
+}
+
+/** GitHub's list item as the walk sees it (times in unix ms). */
+export function listed(item: {
+  id: number | bigint;
+  guid: string;
+  delivered_at: string;
+  event: string;
+  action: string | null;
+  status_code: number;
+  installation_id: number | bigint | null;
+  redelivery: boolean;
+}): ListedDelivery | null {
+  const at = Date.parse(item.delivered_at);
+  if (!Number.isFinite(at) || !item.guid) return null;
+  return {
+    id: Number(item.id),
+    guid: item.guid,
+    deliveredAt: at,
+    event: item.event,
+    action: item.action,
+    statusCode: item.status_code,
+    installationId: item.installation_id === null ? null : Number(item.installation_id),
+    redelivery: item.redelivery,
+  };
+}

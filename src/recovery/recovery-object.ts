@@ -1,0 +1,70 @@
+import { DurableObject } from "cloudflare:workers";
+import { measuredD1 } from "../db/counting-d1";
+import type { Env } from "../env";
+import { INVOCATION_BUDGET, type InvocationCost, measure, noCost } from "../lib/invocation-cost";
+import { errorText, logEvent as log } from "../observability/log";
+import { type PassReport, runRecoveryPass } from "./recovery-pass";
+import type { DeliveryRecoveryRpc } from "./rpc";
+import { type RecoverySettings, recoverySettings } from "./settings";
+
+/** When a pass leaves work for the next (more failures than its share of fetches), the next comes this soon. */
+const SOON_MS = 5_000;
+
+/**
+ * Delivery recovery's one Durable Object: its alarm runs a pass (recovery-pass.ts) every
+ * DELIVERY_RECOVERY_SECONDS and re-arms itself, whatever the pass did. An alarm rather than a Cron
+ * Trigger because it also runs under `wrangler dev` (Cron Triggers fire only when deployed), so
+ * `npm run dev` and the end-to-end tests recover deliveries as production does, and because it can
+ * come back sooner when a pass had more to do. Its state lives in D1 (the dashboard and the setup
+ * check read it there); the object keeps nothing but its alarm.
+ */
+export class DeliveryRecovery extends DurableObject<Env> implements DeliveryRecoveryRpc {
+  private readonly settings: RecoverySettings;
+  private running: Promise<PassReport & { cost: InvocationCost }> | null = null;
+
+  constructor(ctx: DurableObjectState, env: Env) {
+    const db = measuredD1(env.DB);
+    super(ctx, new Proxy(env, { get: (target, prop, receiver) => (prop === "DB" ? db : Reflect.get(target, prop, receiver)) }));
+    this.settings = recoverySettings(env);
+  }
+
+  async poke(): Promise<void> {
+    if (this.settings.intervalMs === 0) return;
+    if ((await this.ctx.storage.getAlarm()) === null) await this.ctx.storage.setAlarm(Date.now() + this.settings.intervalMs);
+  }
+
+  async nextPassAt(): Promise<number | null> {
+    return this.ctx.storage.getAlarm();
+  }
+
+  runNow(): Promise<PassReport & { cost: InvocationCost }> {
+    if (!this.running) {
+      const cost = noCost();
+      this.running = measure(cost, () => runRecoveryPass(this.env, this.settings))
+        .then((report) => {
+          if (cost.subrequests > INVOCATION_BUDGET.subrequests / 2 || cost.d1Queries > INVOCATION_BUDGET.d1Queries / 2)
+            log({ event: "invocation_cost_high", object: "delivery_recovery", ...cost });
+          return { ...report, cost };
+        })
+        .finally(() => {
+          this.running = null;
+        });
+    }
+    return this.running;
+  }
+
+  override async alarm(): Promise<void> {
+    if (this.settings.intervalMs === 0) return;
+    let next = Date.now() + this.settings.intervalMs;
+    try {
+      const report = await this.runNow();
+      if (report.more) next = Date.now() + SOON_MS;
+    } catch (err) {
+      log({ event: "delivery_recovery_failed", error: errorText(err) });
+    } finally {
+      // Re-armed whatever happened: a pass that threw is not retried by the platform's backoff
+      // (which gives up after six tries), it simply comes again at the next interval.
+      await this.ctx.storage.setAlarm(next);
+    }
+  }
+}

@@ -1,0 +1,311 @@
+import { type EndpointRow, knownGuids, loadRecoveryInputs, type RecoveryRow, savePass, type WatchRow } from "../db/recovery/recovery-store";
+import type { Env } from "../env";
+import { GithubClient } from "../github/github-client";
+import { type DeliverySource, getDelivery } from "../github/hook-deliveries";
+import { type RecoveredVia, ingestRecoveredDelivery } from "../intake/recovered-delivery";
+import { originOfEndpoint } from "../intake/senders";
+import { mapLimit } from "../lib/map-limit";
+import { webhookUrlFor } from "../lib/webhook-url";
+import { errorText, logAt, logEvent as log } from "../observability/log";
+import { count, counterName, drainCounterStatements } from "../observability/op-counters";
+import { nudgeScaleSet } from "../scaleset/stub";
+import { type Candidate, candidates, type ListedDelivery } from "./delivery-walk";
+import { type HookWalkOutput, walkHook } from "./hook-walk";
+import { forgeBackstopPort } from "./forge-backstop";
+import { runBackstop } from "./recovery-backstop";
+import { githubRetentionMs, type RecoverySettings } from "./settings";
+import { type HookWatch, watchList } from "./watch-list";
+import { servedEntities } from "./served";
+import { CallBudget, watchProblem } from "./watch-status";
+
+/**
+ * One pass of delivery recovery (the recovery object's alarm runs it; docs/github.md "Lost
+ * deliveries"): read what is registered and what the watches know (one D1 round trip), walk each
+ * hook's failed deliveries, ask D1 which of their GUIDs it knows (one round trip), fetch back and
+ * take in the rest, run the backstop for the entities whose deliveries cannot be read, and write
+ * what changed (one batch). A pass that finds no failure makes one list call per hook and writes
+ * one row.
+ */
+
+export interface PassReport {
+  at: number;
+  durationMs: number;
+  calls: number;
+  watches: number;
+  /** Failed deliveries listed that were new to us. */
+  newFailures: number;
+  recovered: number;
+  backstopFound: number;
+  /** Work left for the next pass (pending fetches beyond this pass's cap). */
+  more: boolean;
+}
+
+const clients = new Map<string, GithubClient>();
+function clientFor(env: Env, credentialId: string): GithubClient {
+  let c = clients.get(credentialId);
+  if (!c) {
+    // No waiting inside a call: a rate-limited credential is skipped and tried next pass.
+    c = new GithubClient({ env, credentialId, maxWaitMs: 0, maxAttempts: 2, timeoutMs: 15_000 });
+    clients.set(credentialId, c);
+  }
+  return c;
+}
+
+/** A row worth writing: anything but `updatedAt` differs. */
+const changed = (before: WatchRow | undefined, after: WatchRow) => JSON.stringify(before ?? null) !== JSON.stringify(after);
+
+export async function runRecoveryPass(env: Env, settings: RecoverySettings, now = Date.now()): Promise<PassReport> {
+  const started = Date.now();
+  const inputs = await loadRecoveryInputs(env.DB);
+  const rows = new Map(inputs.watches.map((w) => [w.key, w]));
+  const endpoints = new Map(inputs.endpoints.map((e) => [e.name, e]));
+  const entities = new Map(inputs.entities.map((e) => [e.id, e]));
+  const list = watchList(
+    servedEntities(inputs.entities),
+    new Map(inputs.watches.map((w) => [w.key, { status: w.status, detail: w.detail }])),
+  );
+  const budget = new CallBudget(settings.callsPerCredential);
+  const webhookUrl = webhookUrlFor(env.PUBLIC_URL);
+  const nextRows = new Map<string, WatchRow>();
+  const nudges = new Set<string>();
+
+  // 1. Each hook's failed deliveries.
+  const walks = await mapLimit(list.hooks, settings.concurrency, async (watch): Promise<[HookWatch, HookWalkOutput]> => {
+    const endpoint = endpoints.get(watch.endpointName);
+    const entity = watch.entityId ? entities.get(watch.entityId) : null;
+    const maxAgeMs = Math.min(githubRetentionMs(endpoint?.apiBaseUrl ?? ""), settings.deliveryRetentionMs);
+    const out = await walkHook({
+      watch,
+      row: rows.get(watch.key) ?? null,
+      scope: entity
+        ? entity.kind === "repository"
+          ? { kind: "repository", owner: entity.owner, repo: entity.name }
+          : { kind: "organization", org: entity.owner }
+        : null,
+      gh: clientFor(env, watch.credentialsId),
+      budget,
+      settings,
+      walk: { ...settings.walk, maxAgeMs },
+      webhookUrl,
+      now,
+    });
+    return [watch, out];
+  });
+
+  // 2. Which of the failures are new: one round trip for every GUID listed.
+  const seenFailures: { watch: HookWatch; source: DeliverySource; c: Candidate }[] = [];
+  for (const [watch, out] of walks) {
+    nextRows.set(watch.key, out.row);
+    const maxAgeMs = Math.min(githubRetentionMs(endpoints.get(watch.endpointName)?.apiBaseUrl ?? ""), settings.deliveryRetentionMs);
+    if (out.source) for (const c of candidates(out.listed, now, { ...settings.walk, maxAgeMs })) seenFailures.push({ watch, source: out.source, c });
+  }
+  const known = await knownGuids(
+    env.DB,
+    seenFailures.map((f) => f.c.guid),
+  );
+  const recoveries = new Map<string, RecoveryRow>();
+  const entityOf = (watch: HookWatch) => watch.entityId ?? (watch.entities.length === 1 ? watch.entities[0]! : null);
+  for (const { watch, c } of seenFailures) {
+    if (known.seen.has(c.guid) || recoveries.has(c.guid)) continue;
+    const outcome = known.stored.has(c.guid) ? "already_recorded" : c.verdict === "too_old" ? "too_old" : "pending";
+    recoveries.set(c.guid, failureRow(watch.key, entityOf(watch), c, outcome, now));
+  }
+  const newFailures = recoveries.size;
+
+  // 3. Fetch back and take in what is pending: new ones and earlier ones not done yet, oldest first.
+  const watchByKey = new Map(list.hooks.map((h) => [h.key, h]));
+  const sourceOf = new Map(walks.filter(([, o]) => o.source).map(([w, o]) => [w.key, o.source!]));
+  const pending = [...inputs.pending.filter((p) => !recoveries.has(p.key)), ...[...recoveries.values()].filter((r) => r.outcome === "pending")]
+    .filter((p) => watchByKey.has(p.watchKey))
+    .sort((a, b) => (a.deliveredAt ?? 0) - (b.deliveredAt ?? 0));
+  const fetchNow = pending.slice(0, settings.fetchesPerPass);
+  let recovered = 0;
+  for (const p of fetchNow) {
+    const watch = watchByKey.get(p.watchKey)!;
+    const source = sourceOf.get(watch.key) ?? sourceFromRow(nextRows.get(watch.key), entities.get(watch.entityId ?? ""));
+    const endpoint = endpoints.get(watch.endpointName);
+    if (!source || !endpoint || p.githubId === null) continue;
+    const row = await fetchAndIngest(env, { watch, source, endpoint, pending: p, budget, settings, now });
+    recoveries.set(row.row.key, row.row);
+    for (const s of row.nudge) nudges.add(s);
+    if (row.row.outcome === "recovered") recovered++;
+  }
+
+  // 4. The backstop, for entities whose deliveries cannot be read back.
+  let backstopFound = 0;
+  for (const watch of list.backstops) {
+    const entity = entities.get(watch.entityId)!;
+    const endpoint = endpoints.get(watch.endpointName);
+    if (!endpoint) continue;
+    const port = forgeBackstopPort(endpoint, clientFor(env, watch.credentialsId), budget, watch.credentialsId);
+    const result = await runBackstop(env, {
+      watch,
+      row: rows.get(watch.key) ?? null,
+      entity: { ...entity, forge: endpoint.forge },
+      origin: originOfEndpoint(endpoint),
+      port,
+      settings,
+      now,
+    });
+    nextRows.set(watch.key, result.row);
+    for (const f of result.found) recoveries.set(f.key, f);
+    for (const s of result.nudge) nudges.add(s);
+    backstopFound += result.found.length;
+    if (result.found.length) count(counterName("recovery.backstop_found", entity.kind), result.found.length);
+  }
+
+  // 5. Problems that start or end are said once; then everything that changed is written.
+  for (const [key, after] of nextRows) {
+    const before = rows.get(key);
+    if ((before?.status ?? "ok") !== after.status) {
+      logAt(after.status === "ok" ? "info" : "warn", {
+        event: after.status === "ok" ? "delivery_watch_ok" : "delivery_watch_problem",
+        watch: key,
+        entity: after.entityId,
+        status: after.status,
+        detail: after.detail,
+      });
+    }
+  }
+  const wanted = new Set(nextRows.keys());
+  const durationMs = Date.now() - started;
+  const more = pending.length > fetchNow.length;
+  await Promise.all([...nudges].map((s) => nudgeScaleSet(env, s)));
+  const counters = drainCounterStatements(env.DB, now);
+  try {
+    await savePass(
+      env.DB,
+      {
+        watches: [...nextRows.values()].filter((r) => changed(rows.get(r.key), r)),
+        dropWatches: inputs.watches.filter((w) => !wanted.has(w.key)).map((w) => w.key),
+        recoveries: [...recoveries.values()],
+        lastPass: { at: now, durationMs, calls: budget.total, watches: nextRows.size, nextAt: null },
+        alongside: counters.statements,
+      },
+      now,
+    );
+  } catch (err) {
+    counters.restore();
+    throw err;
+  }
+  logAt(newFailures || recovered || backstopFound ? "info" : "debug", {
+    event: "delivery_recovery_pass",
+    watches: nextRows.size,
+    calls: budget.total,
+    new_failures: newFailures,
+    recovered,
+    backstop_found: backstopFound,
+    duration_ms: durationMs,
+  });
+  return { at: now, durationMs, calls: budget.total, watches: nextRows.size, newFailures, recovered, backstopFound, more };
+}
+
+function failureRow(watchKey: string, entityId: string | null, c: ListedDelivery, outcome: RecoveryRow["outcome"], now: number): RecoveryRow {
+  return {
+    key: c.guid,
+    watchKey,
+    entityId,
+    means: "ingest",
+    githubId: c.id,
+    event: c.event,
+    action: c.action,
+    deliveredAt: c.deliveredAt,
+    statusCode: c.statusCode,
+    seenAt: now,
+    outcome,
+    detail: null,
+    jobId: null,
+    attempts: 0,
+  };
+}
+
+/** A pending delivery's hook when this pass did not walk it (its walk failed): the hook the row last found. */
+function sourceFromRow(row: WatchRow | undefined, entity: { kind: string; owner: string; name: string } | undefined): DeliverySource | null {
+  if (!row) return null;
+  if (row.kind === "app") return { kind: "app" };
+  if (row.hookId === null || !entity) return null;
+  return {
+    kind: "hook",
+    hookId: row.hookId,
+    scope: entity.kind === "repository" ? { kind: "repository", owner: entity.owner, repo: entity.name } : { kind: "organization", org: entity.owner },
+  };
+}
+
+/** Fetches one failed delivery's payload from GitHub and takes it in; what became of it. */
+async function fetchAndIngest(
+  env: Env,
+  p: {
+    watch: HookWatch;
+    source: DeliverySource;
+    endpoint: EndpointRow;
+    pending: RecoveryRow;
+    budget: CallBudget;
+    settings: RecoverySettings;
+    now: number;
+  },
+): Promise<{ row: RecoveryRow; nudge: string[] }> {
+  const { watch, pending } = p;
+  const via: RecoveredVia = watch.kind === "app" ? { kind: "app_hook", appId: watch.appId! } : { kind: "entity_hook", entityId: watch.entityId! };
+  try {
+    p.budget.take(watch.credentialsId);
+    const detail = await getDelivery(clientFor(env, watch.credentialsId), p.source, pending.githubId!);
+    if (detail.guid !== pending.key) throw new Error(`GitHub answered delivery ${detail.guid} for ${pending.key}`);
+    const outcome = await ingestRecoveredDelivery(env, {
+      guid: detail.guid,
+      event: detail.event,
+      json: detail.request?.payload ?? null,
+      endpoint: p.endpoint,
+      via,
+      receivedAt: Date.now(),
+      retentionDays: p.settings.retentionDays,
+    });
+    const done = (o: RecoveryRow["outcome"], why: string | null, jobId: number | null = null, entityId = pending.entityId) => ({
+      ...pending,
+      outcome: o,
+      detail: why,
+      jobId,
+      entityId,
+    });
+    switch (outcome.kind) {
+      case "accepted":
+      case "installation": {
+        count(counterName("recovery.recovered", watch.kind, "ingest"));
+        const jobId = outcome.kind === "accepted" ? outcome.jobId : null;
+        log({
+          event: "delivery_recovered",
+          means: "ingest",
+          watch: watch.key,
+          entity: outcome.kind === "accepted" ? outcome.entityId : pending.entityId,
+          delivery_id: detail.guid,
+          github_event: detail.event,
+          action: detail.action,
+          job_id: jobId,
+          answered_status: pending.statusCode,
+          delivered_at: pending.deliveredAt === null ? null : new Date(pending.deliveredAt).toISOString(),
+          ...(outcome.kind === "accepted" && { scale_set: outcome.scaleSetId }),
+        });
+        const entityId = outcome.kind === "accepted" ? outcome.entityId : pending.entityId;
+        return { row: done("recovered", null, jobId, entityId), nudge: outcome.kind === "accepted" ? outcome.nudge : [] };
+      }
+      case "duplicate":
+        return { row: done("already_recorded", null, outcome.jobId), nudge: [] };
+      case "rejected":
+        return { row: done("refused", outcome.reason), nudge: [] };
+      default:
+        return { row: done("ignored", outcome.kind === "ignored" ? outcome.reason : outcome.kind), nudge: [] };
+    }
+  } catch (err) {
+    const attempts = pending.attempts + 1;
+    const problem = watchProblem(err);
+    // A call cut short by the pass's share of calls is no failure of the delivery's.
+    const counted = problem.status === "budget" ? pending.attempts : attempts;
+    const giveUp = counted >= p.settings.maxFetchAttempts;
+    if (problem.status !== "budget")
+      log({ event: "delivery_recovery_failed", watch: watch.key, delivery_id: pending.key, attempts: counted, error: errorText(err) });
+    return {
+      row: { ...pending, attempts: counted, outcome: giveUp ? "refused" : "pending", detail: problem.detail.slice(0, 500) },
+      nudge: [],
+    };
+  }
+}
+
