@@ -3,11 +3,14 @@
  * driven here and each answer is validated against GitHub's published OpenAPI description
  * (npm @octokit/openapi; the GHEC file, which is api.github.com plus the enterprise APIs).
  * A new fake route without a validated success answer fails the coverage check at the end.
+ * Over the house's ~400 lines on purpose: that check needs every operation's case in this one file.
  */
 
 import { createSign, generateKeyPairSync } from "node:crypto";
 import { readFileSync } from "node:fs";
+import { createServer } from "node:http";
 import { createRequire } from "node:module";
+import type { AddressInfo } from "node:net";
 import Ajv, { type ValidateFunction } from "ajv";
 import addFormats from "ajv-formats";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -107,9 +110,9 @@ interface Answer {
 async function call(
   method: string,
   path: string,
-  opts: { token?: string; body?: unknown; query?: string; operation?: string; anonymous?: boolean } = {},
+  opts: { token?: string; body?: unknown; query?: string; operation?: string; anonymous?: boolean; in?: FakeWorld } = {},
 ): Promise<Answer> {
-  const res = await fetch(`${world.url}${path}${opts.query ? `?${opts.query}` : ""}`, {
+  const res = await fetch(`${(opts.in ?? world).url}${path}${opts.query ? `?${opts.query}` : ""}`, {
     method,
     headers: {
       ...(!opts.anonymous && { authorization: `Bearer ${opts.token ?? "ghp_contract"}` }),
@@ -377,6 +380,71 @@ describe("fake GitHub answers as GitHub's OpenAPI documents", () => {
     ];
     for (const k of enterpriseOnly) delete documented[k];
     expect(APP_PERMISSIONS).toEqual(documented);
+  });
+
+  it("webhook deliveries: listed by cursor and status, one with its request, redelivered (repository, organization and App hooks)", async () => {
+    // A world of its own, whose receiver refuses jobs named fail-*.
+    const receiver = createServer((req, res) => {
+      let body = "";
+      req.on("data", (c) => (body += c));
+      req.on("end", () => res.writeHead(JSON.parse(body).workflow_job.name.startsWith("fail-") ? 500 : 200).end());
+    });
+    await new Promise<void>((r) => receiver.listen(0, "127.0.0.1", r));
+    const url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/webhooks/github`;
+    try {
+      const dw = await createWorld(fake.url);
+      await dw.seed({
+        repos: ["dlv/app"],
+        orgs: ["dlv"],
+        pats: [{ token: "ghp_contract" }],
+        apps: [{ id: APP_ID, public_key: publicKey.export({ type: "spki", format: "pem" }).toString() }],
+        installations: [{ id: 50, app_id: APP_ID, account: "dlv" }],
+      });
+      const { hook_id: repoHook } = await dw.deliverWebhooksTo({ url, secret: "s3cret-hook", scope: "repos/dlv/app" });
+      const orgBody = { name: "web", config: { url: `${url}?org`, content_type: "json" }, events: ["workflow_job"], active: true };
+      const orgHook = (await call("POST", "/orgs/dlv/hooks", { body: orgBody, in: dw })).body.id as number;
+      for (const name of ["ok-1", "fail-2", "ok-3", "fail-4", "ok-5"])
+        await dw.queueJobs({ repository: "dlv/app", labels: ["self-hosted"], name });
+      await dw.settleDeliveries();
+
+      for (const base of [`/repos/dlv/app/hooks/${repoHook}/deliveries`, `/orgs/dlv/hooks/${orgHook}/deliveries`]) {
+        // Every page validated, the Link followed to the end: each delivery once, newest first.
+        const ids: number[] = [];
+        let query: string | undefined = "per_page=2";
+        while (query !== undefined) {
+          const page: Answer = await call("GET", base, { query, in: dw });
+          ids.push(...page.body.map((d: { id: number }) => d.id));
+          const next = /<([^>]+)>; rel="next"/.exec(page.headers.get("link") ?? "")?.[1];
+          if (next) expect(next.startsWith(`${dw.url}${base}?`)).toBe(true);
+          query = next ? new URL(next).search.slice(1) : undefined;
+        }
+        expect(ids).toHaveLength(5);
+        expect(ids).toEqual([...ids].sort((a, b) => b - a));
+
+        const failed = await call("GET", base, { query: "status=failure&per_page=1", in: dw });
+        expect(failed.body.map((d: { status_code: number }) => d.status_code)).toEqual([500]);
+        expect(failed.headers.get("link")).toMatch(/status=failure>; rel="next"$/);
+        const bad = await call("GET", base, { query: "cursor=%%%", in: dw });
+        expect([400, 422]).toContain(bad.status);
+
+        const one = await call("GET", `${base}/${failed.body[0].id}`, { in: dw });
+        expect(one.body.request.payload.workflow_job.name).toBe("fail-4");
+        expect((await call("POST", `${base}/${failed.body[0].id}/attempts`, { in: dw })).status).toBe(202);
+        expect((await call("POST", `${base}/999999/attempts`, { in: dw })).status).toBe(404);
+      }
+
+      await dw.deliverWebhooksTo({ url, secret: "app-secret", app_id: APP_ID });
+      await dw.queueJobs({ repository: "dlv/app", labels: ["self-hosted"], name: "fail-app" });
+      await dw.settleDeliveries();
+      const token = appJwt();
+      const app = await call("GET", "/app/hook/deliveries", { token, query: "per_page=1&status=failure", in: dw });
+      expect(app.body).toEqual([expect.objectContaining({ installation_id: 50, status_code: 500 })]);
+      expect((await call("GET", `/app/hook/deliveries/${app.body[0].id}`, { token, in: dw })).body.request.payload).toBeTruthy();
+      expect((await call("POST", `/app/hook/deliveries/${app.body[0].id}/attempts`, { token, in: dw })).status).toBe(202);
+      await dw.settleDeliveries();
+    } finally {
+      await new Promise((r) => receiver.close(r));
+    }
   });
 
   it("checked a success answer of every operation the fake implements", () => {

@@ -11,6 +11,7 @@ import type {
   FakeRunner,
   Fault,
   GithubProfile,
+  HookDeliveryRecord,
   InjectedMessage,
   RecordedDelivery,
   RecordedRequest,
@@ -91,9 +92,12 @@ export class FakeWorld {
   }
 
   // Playing workflows (see workflows.ts).
-  /** Where workflow_job webhooks go, signed with the entity's secret. */
-  async deliverWebhooksTo(c: DeliveryConfig) {
-    await this.control("PUT", "webhook-delivery", c);
+  /**
+   * Where workflow_job webhooks go, signed with the entity's secret; the configuration as the
+   * world keeps it, with its hook's id (null when it is an App's webhook).
+   */
+  async deliverWebhooksTo(c: DeliveryConfig): Promise<DeliveryConfig & { hook_id: number | null }> {
+    return (await this.control("PUT", "webhook-delivery", c)).json();
   }
   /** Queues jobs; their `queued` webhooks are sent. */
   async queueJobs(q: { repository: string; labels: string[]; count?: number; name?: string }): Promise<WorkflowJob[]> {
@@ -105,9 +109,20 @@ export class FakeWorld {
   async webhookDeliveries(): Promise<RecordedDelivery[]> {
     return (await this.control("GET", "webhook-deliveries")).json();
   }
-  /** Waits until no webhook delivery is in flight. */
+  /** Waits until no webhook delivery is in flight (redeliveries included). */
   async settleDeliveries() {
     await this.control("POST", "workflow-settle");
+  }
+
+  // GitHub's record of webhook deliveries (see deliveries.ts).
+  /** Every delivery GitHub recorded, in full and newest first: one hook's, one App's webhook's, or all. */
+  async hookDeliveries(hook: { hook_id: number } | { app_id: number } | null = null): Promise<HookDeliveryRecord[]> {
+    const q = hook === null ? "" : "hook_id" in hook ? `?hook_id=${hook.hook_id}` : `?app_id=${hook.app_id}`;
+    return (await this.control("GET", `hook-deliveries${q}`)).json();
+  }
+  /** An operator presses "Redeliver" on a delivery: the new delivery, once it has its outcome (throws for an unknown or too old one). */
+  async redeliver(deliveryId: number): Promise<HookDeliveryRecord> {
+    return (await this.control("POST", `hook-deliveries/${deliveryId}/attempts`)).json();
   }
 
   // GitHub Apps made through the web pages (manifest flow; see apps/manifests.ts, apps/installations.ts).

@@ -16,11 +16,14 @@
  *   {world}/_fake/downloads/{f} GET        the package (bearer temp_download_token), as a runner machine fetches it
  *
  * Playing workflows (see workflows.ts):
- *   {world}/_fake/webhook-delivery           PUT   DeliveryConfig: where signed workflow_job webhooks go
+ *   {world}/_fake/webhook-delivery           PUT   DeliveryConfig: where signed workflow_job webhooks go → it, with hook_id
  *   {world}/_fake/workflow-jobs              POST  {repository, labels, count?, name?} → queued jobs (webhooks sent)
  *   {world}/_fake/workflow-jobs              GET   every played job with its history
- *   {world}/_fake/webhook-deliveries         GET   every delivery made
- *   {world}/_fake/workflow-settle            POST  waits until no delivery is in flight
+ *   {world}/_fake/webhook-deliveries         GET   every workflow_job delivery made (RecordedDelivery)
+ *   {world}/_fake/workflow-settle            POST  waits until no delivery is in flight (redeliveries included)
+ * GitHub's record of deliveries (see deliveries.ts; the REST side in deliveries-rest.ts):
+ *   {world}/_fake/hook-deliveries[?hook_id=N|app_id=N] GET  every delivery in full, newest first
+ *   {world}/_fake/hook-deliveries/{id}/attempts        POST an operator's "Redeliver" → 201 the new delivery
  * The runner side (what a runner with JIT files does; the simulator's runners call these):
  *   {world}/_fake/runner-sessions            POST  {agent_id, name, client_id, os?} → online (401 if the JIT identity is wrong)
  *   {world}/_fake/runner-sessions/{id}/acquire  POST  → 200 the job assigned to it, or 204
@@ -58,6 +61,8 @@ import { ActionsService } from "./actions-service.ts";
 import { appsControl, installationPages } from "./apps/installations.ts";
 import { manifestPages } from "./apps/manifests.ts";
 import { registryOf } from "./apps/registry.ts";
+import { settleDeliveries } from "./deliveries.ts";
+import { deliveryControl } from "./deliveries-rest.ts";
 import type { DeliveryConfig, Fault, GithubProfile, InjectedMessage, Seed, SeedJob, SeedRunnerDownload, WorldInfo } from "./types.ts";
 import { answerWebRoute, type WebAnswer } from "./web-page.ts";
 import { WorkflowPlayer } from "./workflows.ts";
@@ -161,7 +166,7 @@ export async function startFakeGithub(options: { port?: number; host?: string } 
         res.writeHead(out.status, { "content-type": out.status === 200 ? "application/octet-stream" : "text/plain" });
         return res.end(out.body);
       }
-      if (path.startsWith("/_fake/")) return await control(world, req.method ?? "GET", path, body.value, res, worldBase);
+      if (path.startsWith("/_fake/")) return await control(world, req.method ?? "GET", path, body.value, res, worldBase, url.searchParams);
       const form = body.value instanceof URLSearchParams ? body.value : new URLSearchParams();
       const webReq = { method: req.method ?? "GET", path, query: url.searchParams, form, base: worldBase };
       const page = await answerWebRoute(WEB_PAGES, world, webReq);
@@ -197,7 +202,15 @@ export async function startFakeGithub(options: { port?: number; host?: string } 
     }
   });
 
-  async function control(world: World, method: string, path: string, body: unknown, res: ServerResponse, worldBase: string) {
+  async function control(
+    world: World,
+    method: string,
+    path: string,
+    body: unknown,
+    res: ServerResponse,
+    worldBase: string,
+    query: URLSearchParams,
+  ) {
     const b = (body ?? {}) as Record<string, unknown>;
     if (path === "/_fake/seed" && method === "POST") {
       await world.seed(b as Seed);
@@ -259,8 +272,15 @@ export async function startFakeGithub(options: { port?: number; host?: string } 
     if (path === "/_fake/webhook-delivery" && method === "PUT") {
       if (typeof b.url !== "string" || typeof b.secret !== "string")
         return send(res, 400, { message: "fake: url and secret are required" });
-      player.configure(b as unknown as DeliveryConfig);
-      return send(res, 200, player.delivery);
+      if (b.scope !== undefined && typeof b.scope !== "string") return send(res, 400, { message: "fake: scope must be a string" });
+      const p = b.drop_probability;
+      if (p !== undefined && (typeof p !== "number" || p < 0 || p > 1))
+        return send(res, 400, { message: "fake: drop_probability must be a number from 0 to 1" });
+      if (b.timeout_ms !== undefined && (typeof b.timeout_ms !== "number" || b.timeout_ms <= 0))
+        return send(res, 400, { message: "fake: timeout_ms must be a positive number" });
+      const problem = player.configure(b as unknown as DeliveryConfig);
+      if (problem) return send(res, 400, { message: `fake: ${problem}` });
+      return send(res, 200, player.configured());
     }
     if (path === "/_fake/workflow-jobs" && method === "POST") {
       if (typeof b.repository !== "string" || !Array.isArray(b.labels))
@@ -272,6 +292,7 @@ export async function startFakeGithub(options: { port?: number; host?: string } 
     if (path === "/_fake/workflow-settle" && method === "POST") {
       await player.settle();
       await registryOf(world).settle();
+      await settleDeliveries(world);
       return send(res, 204, null);
     }
     if (path === "/_fake/runner-sessions" && method === "POST") return reply(player.connect(b));
@@ -288,6 +309,8 @@ export async function startFakeGithub(options: { port?: number; host?: string } 
       if (b.status === "online" || b.status === "offline") r.status = b.status;
       return send(res, 200, r);
     }
+    const recorded = await deliveryControl(world, method, path, query);
+    if (recorded) return send(res, recorded.status, recorded.body);
     const apps = appsControl(world, method, path, body, worldBase);
     if (apps) return send(res, apps.status, apps.body);
     return send(res, 404, { message: `fake: no control route ${method} ${path}` });

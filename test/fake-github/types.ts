@@ -131,9 +131,15 @@ export interface Seed {
   jobs?: SeedJob[];
   /** Apps' own webhooks (apps/reads.ts). */
   app_hooks?: SeedAppHook[];
+  /** Enterprise slug → the logins of its organizations (an enterprise hook hears their repositories' events). */
+  enterprise_orgs?: Record<string, string[]>;
 }
 
-/** `session_conflict`: the Actions service answers 409 RunnerScaleSetSessionConflictException (any path it matches). */
+/**
+ * `forbidden`: 403 "Resource not accessible by integration" (what an installation token without the
+ * permission gets). `session_conflict`: the Actions service answers 409
+ * RunnerScaleSetSessionConflictException (any path it matches).
+ */
 export type FaultKind =
   | "rate_limit"
   | "server_error"
@@ -141,6 +147,7 @@ export type FaultKind =
   | "duplicate_runner"
   | "latency"
   | "unauthorized"
+  | "forbidden"
   | "session_conflict";
 
 export interface Fault {
@@ -268,17 +275,34 @@ export interface DeliveryConfig {
   secret: string;
   /**
    * Deliver as this App's own webhook (app-webhook.ts): each delivery carries its installation,
-   * and repositories no installation of the App covers get none.
+   * and repositories no installation of the App covers get none. Recorded under the App
+   * (GET /app/hook/deliveries).
    */
   app_id?: number;
+  /**
+   * `repos/o/r`, `orgs/o` or `enterprises/e`: the delivery is a hook of that entity in the world
+   * (made, or the one there with the same URL), listed by GET …/hooks like one made through REST,
+   * and hears only the jobs it covers (an enterprise: its organizations' repositories, see
+   * Seed.enterprise_orgs). Without it (and without `app_id`): every job, under a hook no REST
+   * listing shows.
+   */
+  scope?: string;
   /** Sent as X-GitHub-Enterprise-Host (the coordinator picks the endpoint by it). */
   enterprise_host?: string;
-  /** Deliver every webhook twice (same delivery GUID, as a redelivery). */
+  /** Deliver every webhook twice (same delivery GUID; the second recorded as a redelivery). */
   duplicate?: boolean;
   /** Hold each delivery a random 0..shuffle_ms first, so they arrive out of order. */
   shuffle_ms?: number;
-  /** Redeliver until the coordinator answers 2xx (default true). */
+  /**
+   * Play an operator pressing "Redeliver" on each failed delivery until a 2xx, a 4xx other than
+   * 429, or 200 attempts (100 ms doubling to 2 s apart). Default false: GitHub never redelivers
+   * by itself.
+   */
   retry?: boolean;
+  /** This share (0–1) of the deliveries is recorded failed at GitHub ("failed to connect to host") and never sent. Default 0. */
+  drop_probability?: number;
+  /** How long GitHub waits for the answer: 10 000 (github.com, the default); GHES waits 30 000. */
+  timeout_ms?: number;
 }
 
 /** A job played by the world (POST /_fake/workflow-jobs), with its history. */
@@ -299,15 +323,47 @@ export interface WorkflowJob {
   completions: number;
 }
 
+/** A workflow_job delivery to one hook, with every attempt at it (redeliveries included). */
 export interface RecordedDelivery {
   guid: string;
   job_id: number;
   action: string;
+  /** POSTs made: the delivery and its redeliveries (0 when dropped and never redelivered). */
   attempts: number;
   /** Last answer's status; 0 = no answer. */
   status: number | null;
   sent_at: number;
+  /** When its last attempt finished. */
   acked_at: number | null;
+  /** The hook it went through: a hook of the world (or the configured delivery's own), or an App's. */
+  hook_id: number | null;
+  app_id: number | null;
+  /** Recorded failed by GitHub without being sent (DeliveryConfig.drop_probability). */
+  dropped: boolean;
+}
+
+/** One delivery as GitHub records it (its OpenAPI schema `hook-delivery`), and the hook it belongs to. */
+export interface HookDeliveryRecord {
+  id: number;
+  guid: string;
+  delivered_at: string;
+  redelivery: boolean;
+  /** Seconds. */
+  duration: number;
+  /** "OK" for a 2xx; else why not ("Invalid HTTP Response: 503", "timed out", "failed to connect to host"). */
+  status: string;
+  /** 0: no answer. */
+  status_code: number;
+  event: string;
+  action: string | null;
+  installation_id: number | null;
+  repository_id: number | null;
+  throttled_at: string | null;
+  url: string;
+  request: { headers: Record<string, string>; payload: Record<string, unknown> | null };
+  response: { headers: Record<string, string>; payload: string | null };
+  hook_id: number | null;
+  app_id: number | null;
 }
 
 /** The Actions service's knobs (PUT /_fake/actions/settings). */

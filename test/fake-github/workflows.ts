@@ -9,18 +9,25 @@
  * `completed` when the runner reports it done. An ephemeral runner is removed after its job.
  * Everything is recorded for invariant checks (GET /_fake/workflow-jobs, /_fake/webhook-deliveries).
  *
- * Besides the configured delivery (PUT /_fake/webhook-delivery), every App made through the
- * manifest flow whose active webhook subscribes `workflow_job` hears of the jobs its
- * installations cover, as on GitHub (see apps/registry.ts manifestAppHooks).
+ * Who hears of a job, as on GitHub: every active hook of the world subscribed to `workflow_job`
+ * whose scope covers the job's repository (world-hooks.ts), every App made through the manifest
+ * flow whose active webhook subscribes it and whose installations cover the repository
+ * (apps/registry.ts manifestAppHooks), and the configured delivery (PUT /_fake/webhook-delivery):
+ * with `scope` one of the world's hooks, with `app_id` that App's webhook, else a hook of its own
+ * that hears every job. Each hears an event once; all its deliveries carry the event's GUID.
+ * Each delivery is one attempt, recorded by GitHub (deliveries.ts); GitHub never sends a failed
+ * one again by itself. The configured delivery's `retry` plays an operator who does.
  */
 import { randomUUID } from "node:crypto";
 import { createRequire } from "node:module";
 import type { ActionsService } from "./actions-service.ts";
 import { appWebhookDelivery } from "./app-webhook.ts";
-import { manifestAppHooks } from "./apps/registry.ts";
-import { deliveryHeaders, postDelivery } from "./hook-delivery.ts";
-import type { DeliveryConfig, RecordedDelivery, WorkflowJob } from "./types.ts";
+import { manifestAppHooks, registryOf } from "./apps/registry.ts";
+import { appKey, DEFAULT_TIMEOUT_MS, deliver, type HookKey, hookKey, redeliver, setTarget } from "./deliveries.ts";
+import { deliveryBody, deliveryHeaders } from "./hook-delivery.ts";
+import type { DeliveryConfig, HookDeliveryRecord, RecordedDelivery, WorkflowJob } from "./types.ts";
 import type { World } from "./world.ts";
+import { configuredHook, hookHeaders, hooksHearing, scopeProblem } from "./world-hooks.ts";
 
 const require = createRequire(import.meta.url);
 const examples = (require("@octokit/webhooks-examples/api.github.com/index.json") as { name: string; examples: any[] }[]).find(
@@ -31,11 +38,56 @@ const template = (action: string) => structuredClone(examples.find((e) => e.acti
 const lc = (s: string) => s.toLowerCase();
 const iso = (ms: number) => new Date(ms).toISOString().replace(/\.\d{3}Z$/, "Z");
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+// Unref'd: an operator still redelivering (to a receiver that went away) does not keep the process alive.
+const pause = (ms: number) => new Promise<void>((r) => setTimeout(r, ms).unref());
+
+/** What the configured delivery leaves out; every other hook delivers this way. */
+const DEFAULTS = { duplicate: false, shuffle_ms: 0, retry: false, drop_probability: 0, timeout_ms: DEFAULT_TIMEOUT_MS };
+type Options = typeof DEFAULTS;
+
+/** One hook that hears of a job, and how it is delivered to. */
+interface Target {
+  key: HookKey;
+  ref: { hook_id: number | null; app_id: number | null };
+  url: string;
+  secret: string | null;
+  /** The hook's content type: json or form. */
+  contentType: string;
+  headers: Record<string, string>;
+  installation: { id: number; node_id: string } | null;
+  options: Options;
+}
+
+/** Where the operator stops pressing "Redeliver": a 2xx, or a refusal that will not change (4xx but 429). */
+const final = (d: HookDeliveryRecord) =>
+  (d.status_code >= 200 && d.status_code < 300) || (d.status_code >= 400 && d.status_code < 500 && d.status_code !== 429);
+
+/**
+ * An operator pressing "Redeliver" on a failed delivery (DeliveryConfig.retry), through the same
+ * code as the REST attempts route, each attempt a recorded redelivery: 100 ms doubling to 2 s
+ * apart, until a 2xx, a 4xx other than 429, or 200 attempts. GitHub never does this by itself.
+ */
+async function operatorRedelivers(w: World, first: HookDeliveryRecord) {
+  const key = first.hook_id !== null ? hookKey(first.hook_id) : appKey(first.app_id!);
+  let last = first;
+  for (let delay = 100, attempts = 1; !final(last) && attempts < 200; delay = Math.min(delay * 2, 2000), attempts++) {
+    await pause(delay);
+    const again = redeliver(w, key, first.id);
+    if (again.status !== 202) return;
+    last = await again.done;
+  }
+}
 
 export class WorkflowPlayer {
   readonly jobs = new Map<number, WorkflowJob>();
   readonly deliveries: RecordedDelivery[] = [];
   delivery: DeliveryConfig | null = null;
+  /** The configured delivery's hook: one of the world's (with `scope`), or its own (neither scope nor App). */
+  private configuredHookId: number | null = null;
+  /** The hook an unscoped configured delivery goes through, which no REST listing shows. */
+  private ownHookId: number | null = null;
+  /** A hook of the world that the current configuration made (taken away when it changes). */
+  private madeHookId: number | null = null;
   private nextJobId = 70_000_000;
   private inflight = new Set<Promise<void>>();
 
@@ -47,8 +99,37 @@ export class WorkflowPlayer {
     this.actions = actions;
   }
 
-  configure(c: DeliveryConfig) {
-    this.delivery = { duplicate: false, shuffle_ms: 0, retry: true, ...c };
+  /** Sets where workflow_job webhooks go (PUT /_fake/webhook-delivery); why not, or null. */
+  configure(c: DeliveryConfig): string | null {
+    const w = this.world;
+    const scope = c.scope?.toLowerCase();
+    if (scope !== undefined && c.app_id !== undefined)
+      return "scope (a hook of an entity) and app_id (the App's webhook) exclude each other";
+    const problem = scope === undefined ? null : scopeProblem(w, scope);
+    if (problem) return problem;
+    let hookId: number | null = null;
+    let made: number | null = null;
+    if (scope !== undefined) {
+      const { hook, created } = configuredHook(w, scope, c.url, c.secret);
+      hookId = hook.id;
+      made = created || hook.id === this.madeHookId ? hook.id : null;
+    } else if (c.app_id === undefined) {
+      this.ownHookId ??= w.newId();
+      hookId = this.ownHookId;
+    }
+    // A hook the previous configuration made is taken away with it.
+    if (this.madeHookId !== null && this.madeHookId !== made) w.hooks.delete(this.madeHookId);
+    this.madeHookId = made;
+    this.configuredHookId = hookId;
+    this.delivery = { ...DEFAULTS, ...c, ...(scope !== undefined && { scope }) };
+    const timeout = this.delivery.timeout_ms ?? DEFAULT_TIMEOUT_MS;
+    setTarget(w, c.app_id !== undefined ? appKey(c.app_id) : hookKey(hookId!), c.url, timeout);
+    return null;
+  }
+
+  /** The configured delivery with its hook's id (null for an App's webhook: it is the App's). */
+  configured() {
+    return this.delivery && { ...this.delivery, hook_id: this.configuredHookId };
   }
 
   /** Queues `count` jobs with `labels` in `repository`; sends their `queued` webhooks. */
@@ -172,6 +253,7 @@ export class WorkflowPlayer {
     p.repository.name = name;
     p.repository.full_name = job.repository;
     p.repository.owner.login = owner;
+    p.repository.id = registryOf(this.world).idOf(`repo:${job.repository}`);
     delete p.organization;
     delete p.enterprise;
     delete p.installation;
@@ -196,43 +278,112 @@ export class WorkflowPlayer {
     return p;
   }
 
-  /** Where webhooks go: the configured delivery, and each manifest App's own hook (once per App). */
-  private targets(): DeliveryConfig[] {
-    const configured = this.delivery ? [this.delivery] : [];
-    const apps = manifestAppHooks(this.world, "workflow_job").filter((h) => h.app_id !== this.delivery?.app_id);
-    return [...configured, ...apps];
+  /** The hooks that hear of a job in `repository`, each once (see the file's header). */
+  private targets(repository: string): Target[] {
+    const w = this.world;
+    const c = this.delivery;
+    const options = (mine: boolean): Options =>
+      mine && c
+        ? {
+            duplicate: c.duplicate ?? false,
+            shuffle_ms: c.shuffle_ms ?? 0,
+            retry: c.retry ?? false,
+            drop_probability: c.drop_probability ?? 0,
+            timeout_ms: c.timeout_ms ?? DEFAULT_TIMEOUT_MS,
+          }
+        : DEFAULTS;
+    const host = (mine: boolean): Record<string, string> =>
+      mine && c?.enterprise_host ? { "x-github-enterprise-host": c.enterprise_host } : {};
+    const out: Target[] = hooksHearing(w, repository, "workflow_job").map((h) => {
+      const mine = c?.scope !== undefined && h.id === this.configuredHookId;
+      return {
+        key: hookKey(h.id),
+        ref: { hook_id: h.id, app_id: null },
+        url: h.config.url,
+        secret: h.config.secret ?? null,
+        contentType: h.config.content_type,
+        headers: { ...hookHeaders(w, h), ...host(mine) },
+        installation: null,
+        options: options(mine),
+      };
+    });
+    if (c && c.scope === undefined && c.app_id === undefined) {
+      out.push({
+        key: hookKey(this.ownHookId!),
+        ref: { hook_id: this.ownHookId, app_id: null },
+        url: c.url,
+        secret: c.secret,
+        contentType: "json",
+        headers: host(true),
+        installation: null,
+        options: options(true),
+      });
+    }
+    const configuredApp = c?.app_id !== undefined ? [{ url: c.url, secret: c.secret, app_id: c.app_id }] : [];
+    const apps = [...configuredApp, ...manifestAppHooks(w, "workflow_job").filter((h) => h.app_id !== c?.app_id)];
+    for (const a of apps) {
+      const app = appWebhookDelivery(w, a.app_id, repository);
+      if (!app) continue; // no installation of the App covers this repository
+      const mine = a.app_id === c?.app_id;
+      if (!mine) setTarget(w, appKey(a.app_id), a.url);
+      out.push({
+        key: appKey(a.app_id),
+        ref: { hook_id: null, app_id: a.app_id },
+        url: a.url,
+        secret: a.secret,
+        contentType: "json",
+        headers: { ...app.headers, ...host(mine) },
+        installation: app.installation,
+        options: options(mine),
+      });
+    }
+    return out;
   }
 
   private send(job: WorkflowJob, action: "queued" | "in_progress" | "completed") {
-    for (const d of this.targets()) {
-      const app = d.app_id === undefined ? null : appWebhookDelivery(this.world, d.app_id, job.repository);
-      if (d.app_id !== undefined && !app) continue; // no installation of the App covers this repository
-      const body = JSON.stringify({ ...this.payload(job, action), ...(app && { installation: app.installation }) });
-      const guid = randomUUID();
-      const copies = d.duplicate ? 2 : 1;
-      for (let copy = 0; copy < copies; copy++) {
-        const p = this.deliver(d, body, guid, job.id, action, app?.headers).finally(() => this.inflight.delete(p));
+    const payload = this.payload(job, action);
+    // GitHub's GUID names the event: every hook's delivery of it carries the same one (its
+    // OpenAPI description: "shared with all deliveries for all webhooks that subscribe to this event").
+    const guid = randomUUID();
+    for (const t of this.targets(job.repository)) {
+      const text = JSON.stringify(t.installation ? { ...payload, installation: t.installation } : payload);
+      for (let copy = 0; copy < (t.options.duplicate ? 2 : 1); copy++) {
+        const p = this.deliver(t, text, guid, job.id, action, copy > 0).finally(() => this.inflight.delete(p));
         this.inflight.add(p);
       }
     }
   }
 
-  private async deliver(
-    d: DeliveryConfig,
-    body: string,
-    guid: string,
-    jobId: number,
-    action: string,
-    extraHeaders: Record<string, string> = {},
-  ) {
-    if (d.shuffle_ms) await sleep(Math.random() * d.shuffle_ms);
-    const record: RecordedDelivery = { guid, job_id: jobId, action, attempts: 0, status: null, sent_at: Date.now(), acked_at: null };
+  private async deliver(t: Target, payload: string, guid: string, jobId: number, action: string, again: boolean) {
+    if (t.options.shuffle_ms) await sleep(Math.random() * t.options.shuffle_ms);
+    const record: RecordedDelivery = {
+      guid,
+      job_id: jobId,
+      action,
+      attempts: 0,
+      status: null,
+      sent_at: Date.now(),
+      acked_at: null,
+      ...t.ref,
+      // Only GitHub's own deliveries are lost; a redelivery someone asks for is always sent.
+      dropped: Math.random() < t.options.drop_probability,
+    };
     this.deliveries.push(record);
-    const headers = deliveryHeaders("workflow_job", guid, d.secret, body, {
-      ...(d.enterprise_host ? { "x-github-enterprise-host": d.enterprise_host } : {}),
-      ...extraHeaders,
+    const { body, type } = deliveryBody(payload, t.contentType);
+    const headers = deliveryHeaders("workflow_job", guid, t.secret, body, t.headers, type);
+    const first = await deliver(this.world, {
+      key: t.key,
+      url: t.url,
+      timeoutMs: t.options.timeout_ms,
+      event: "workflow_job",
+      guid,
+      headers,
+      body,
+      payload,
+      redelivery: again,
+      dropped: record.dropped,
+      tally: record,
     });
-    await postDelivery(d.url, headers, body, d.retry !== false, record);
-    record.acked_at = Date.now();
+    if (t.options.retry) await operatorRedelivers(this.world, first);
   }
 }

@@ -15,9 +15,11 @@
  */
 
 import type { components } from "@octokit/openapi-types";
-import { APP_READ_ROUTES, seedHookDeliveries, setAppHook } from "./apps/reads.ts";
+import { APP_READ_ROUTES, setAppHook } from "./apps/reads.ts";
 import { covers } from "./apps/registry.ts";
 import { appRestRoutes, DEFAULT_INSTALLATION_PERMISSIONS } from "./apps/rest.ts";
+import { hookKey, seedDeliveries } from "./deliveries.ts";
+import { DELIVERY_ROUTES } from "./deliveries-rest.ts";
 import { decodeJwt, importPublicKey, jwtTimeProblem, looksLikeJwt, verifyJwtSignature } from "./jwt.ts";
 import { GithubLimits } from "./profile.ts";
 import { error, json, page } from "./rest-answers.ts";
@@ -112,6 +114,8 @@ export class World {
   readonly repos = new Set<string>();
   readonly orgs = new Set<string>();
   readonly enterprises = new Set<string>();
+  /** Enterprise slug → the logins of its organizations (Seed.enterprise_orgs), lower-cased. */
+  readonly enterpriseOrgs = new Map<string, Set<string>>();
   readonly runnerGroups = new Map<string, SeedRunnerGroup[]>();
   readonly runners = new Map<number, FakeRunner>();
   readonly hooks = new Map<number, FakeHook>();
@@ -179,6 +183,11 @@ export class World {
     for (const r of seed.repos ?? []) this.repos.add(lc(r));
     for (const o of seed.orgs ?? []) this.orgs.add(lc(o));
     for (const e of seed.enterprises ?? []) this.enterprises.add(lc(e));
+    for (const [e, orgs] of Object.entries(seed.enterprise_orgs ?? {})) {
+      this.enterprises.add(lc(e));
+      for (const o of orgs) this.orgs.add(lc(o));
+      this.enterpriseOrgs.set(lc(e), new Set([...(this.enterpriseOrgs.get(lc(e)) ?? []), ...orgs.map(lc)]));
+    }
     for (const [scope, groups] of Object.entries(seed.runner_groups ?? {})) this.runnerGroups.set(lc(scope), groups);
     for (const r of seed.runners ?? []) {
       const id = r.id ?? this.newId();
@@ -207,7 +216,7 @@ export class World {
         created_at: t,
         updated_at: t,
       });
-      if (h.deliveries) seedHookDeliveries(this, id, h.deliveries);
+      if (h.deliveries) seedDeliveries(this, hookKey(id), h.url, h.deliveries, null);
     }
     for (const j of seed.jobs ?? []) this.putJob(j);
     for (const h of seed.app_hooks ?? []) setAppHook(this, h);
@@ -455,6 +464,8 @@ export class World {
         return error(409, "Already exists - A runner with the name already exists.");
       case "unauthorized":
         return error(401, "Bad credentials");
+      case "forbidden":
+        return error(403, "Resource not accessible by integration");
       default:
         return error(500, `fake: unknown fault on ${method} ${path}`);
     }
@@ -941,7 +952,7 @@ const routes: Route[] = [
   },
 ];
 
-const ROUTES: Route[] = [...routes, ...appRestRoutes, ...APP_READ_ROUTES];
+const ROUTES: Route[] = [...routes, ...appRestRoutes, ...APP_READ_ROUTES, ...DELIVERY_ROUTES];
 
 /** The REST operations the fake implements (for the contract test). */
 export const FAKE_OPERATIONS = ROUTES.map((r) => ({ method: r.method, pattern: r.pattern, operation: r.operation }));

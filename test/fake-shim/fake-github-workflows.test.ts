@@ -14,7 +14,7 @@ let github: FakeGithub;
 let receiver: Server;
 let hookUrl: string;
 const received: { headers: Record<string, string | string[] | undefined>; body: string }[] = [];
-/** When set, the receiver answers 503 to the first attempt of each delivery. */
+/** When set, the receiver answers 503 to the first attempt of each delivery (refused ones are not in `received`). */
 let refuseFirst = false;
 const refused = new Set<string>();
 
@@ -109,10 +109,10 @@ describe("fake GitHub: playing workflows", () => {
     expect((await world.workflowJobs())[0]).toMatchObject({ status: "completed", completions: 2, runner_name: "er-gpu" });
   });
 
-  it("delivers every webhook twice with the same GUID when asked, and redelivers until acknowledged", async () => {
+  it("delivers every webhook twice with the same GUID when asked, and with retry plays an operator who redelivers until acknowledged", async () => {
     const world = await createWorld(github.url);
     await world.seed({ repos: ["octo/app"], pats: [{ token: "ghp_wf" }] });
-    await world.deliverWebhooksTo({ url: hookUrl, secret: "wf-secret", duplicate: true, shuffle_ms: 20 });
+    const { hook_id } = await world.deliverWebhooksTo({ url: hookUrl, secret: "wf-secret", duplicate: true, shuffle_ms: 20, retry: true });
     received.length = 0;
     refuseFirst = true;
     const [job] = await world.queueJobs({ repository: "octo/app", labels: ["self-hosted"] });
@@ -124,5 +124,22 @@ describe("fake GitHub: playing workflows", () => {
     const made = (await world.webhookDeliveries()).filter((d) => d.job_id === job!.id);
     expect(made.map((d) => d.status)).toEqual([202, 202]);
     expect(made.map((d) => d.attempts).sort()).toEqual([1, 2]);
+    // GitHub's record: the two copies (the second a redelivery) and the operator's redelivery of the refused one.
+    const record = await world.hookDeliveries({ hook_id: hook_id! });
+    expect(record.map((d) => d.status_code).sort()).toEqual([202, 202, 503]);
+    expect(record.filter((d) => d.redelivery)).toHaveLength(2);
+    expect(new Set(record.map((d) => d.guid)).size).toBe(1);
+  });
+
+  it("without retry, a refused delivery is attempted once and stays refused, as GitHub leaves it", async () => {
+    const world = await createWorld(github.url);
+    await world.seed({ repos: ["octo/app"], pats: [{ token: "ghp_wf" }] });
+    await world.deliverWebhooksTo({ url: hookUrl, secret: "wf-secret" });
+    received.length = 0;
+    refuseFirst = true;
+    const [job] = await world.queueJobs({ repository: "octo/app", labels: ["self-hosted"] });
+    await world.settleDeliveries();
+    expect(deliveries(job!.id)).toEqual([]);
+    expect((await world.webhookDeliveries()).map((d) => [d.job_id, d.attempts, d.status])).toEqual([[job!.id, 1, 503]]);
   });
 });

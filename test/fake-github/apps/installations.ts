@@ -10,15 +10,16 @@
  *   POST {web}/apps/{slug}/installations                    makes the installation
  *
  * The installation gets the App's permissions and events; GitHub then sends the App's webhook
- * `installation` `created` (signed with its secret; not awaited, as on GitHub: POST
- * /_fake/workflow-settle waits for it) and the browser goes to the App's setup URL with
+ * `installation` `created` (signed with its secret; one attempt, recorded under the App's hook
+ * in deliveries.ts; not awaited, as on GitHub: POST /_fake/workflow-settle waits for it) and the browser goes to the App's setup URL with
  * `installation_id`, `setup_action=install` (and `state`), or without one to
  * {web}/settings/installations/{id}. Control routes change an installation's repositories
  * (`installation_repositories` added/removed) or delete it (`installation` deleted).
  */
 import { randomUUID } from "node:crypto";
 import { appHookHeaders } from "../app-webhook.ts";
-import { deliveryHeaders, postDelivery } from "../hook-delivery.ts";
+import { appKey, deliver, setTarget } from "../deliveries.ts";
+import { deliveryHeaders } from "../hook-delivery.ts";
 import type { AppEventDelivery, FakeAppInstallation, FakeAppsState, FakeInstallation, FakeManifestApp } from "../types.ts";
 import { esc, htmlPage, problemPage, type WebAnswer, type WebRequest, type WebRoute } from "../web-page.ts";
 import type { World } from "../world.ts";
@@ -40,7 +41,10 @@ function webhookInstallation(w: World, inst: FakeInstallation, base: string) {
   return { ...installationView(w, inst, base, base), created_at: seconds, updated_at: seconds };
 }
 
-/** Sends one App event to the App's webhook (when it has an active one), recorded in GET /_fake/apps. */
+/**
+ * Sends one App event to the App's webhook (when it has an active one): one attempt, as GitHub makes,
+ * recorded in GET /_fake/apps and in GitHub's record of the App's deliveries (GET /app/hook/deliveries).
+ */
 function deliverAppEvent(w: World, inst: FakeInstallation, event: AppEventDelivery["event"], action: string, payload: object) {
   const reg = registryOf(w);
   const app = reg.apps.get(inst.appId);
@@ -60,7 +64,10 @@ function deliverAppEvent(w: World, inst: FakeInstallation, event: AppEventDelive
   };
   reg.deliveries.push(record);
   const headers = deliveryHeaders(event, guid, app.webhook_secret, body, appHookHeaders(w, app.id));
-  reg.track(postDelivery(app.hook.url, headers, body, true, record));
+  setTarget(w, appKey(app.id), app.hook.url);
+  reg.track(
+    deliver(w, { key: appKey(app.id), url: app.hook.url, event, guid, headers, body, payload: body, tally: record }).then(() => {}),
+  );
 }
 
 function accountsPage(w: World, req: WebRequest, app: FakeManifestApp, targets: string[]): WebAnswer {

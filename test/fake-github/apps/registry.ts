@@ -6,7 +6,7 @@
  * so world.ts stays about the REST API; the App's key and its installations live in the World
  * itself, where authentication and the runner endpoints find them.
  */
-import type { AppEventDelivery, DeliveryConfig, FakeInstallation, FakeManifestApp } from "../types.ts";
+import type { AppEventDelivery, FakeInstallation, FakeManifestApp } from "../types.ts";
 import type { World } from "../world.ts";
 
 /** The login the web pages act as until PUT /_fake/web-user says otherwise. */
@@ -95,11 +95,12 @@ export function registryOf(world: World): AppRegistry {
 
 /**
  * The App webhooks that hear of `event`: each manifest App whose webhook is active and which
- * subscribes the event, as a delivery the workflow player can send (signed with the App's
- * secret; app-webhook.ts adds the installation and drops repositories none covers).
+ * subscribes the event, as a hook the workflow player delivers to (signed with the App's secret;
+ * app-webhook.ts adds the installation and drops repositories none covers), once per delivery,
+ * as GitHub does.
  */
-export function manifestAppHooks(world: World, event: string): DeliveryConfig[] {
+export function manifestAppHooks(world: World, event: string): { url: string; secret: string; app_id: number }[] {
   return [...registryOf(world).apps.values()]
     .filter((a) => a.hook?.active && a.webhook_secret !== null && a.events.includes(event))
-    .map((a) => ({ url: a.hook!.url, secret: a.webhook_secret!, app_id: a.id, retry: true, duplicate: false, shuffle_ms: 0 }));
+    .map((a) => ({ url: a.hook!.url, secret: a.webhook_secret!, app_id: a.id }));
 }
