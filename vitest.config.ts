@@ -73,6 +73,8 @@ export default defineConfig(async () => {
                   NUDGE_DELAY_SECONDS: "3600",
                   RECONCILE_INTERVAL_SECONDS: "3600",
                   LISTEN_REARM_SECONDS: "3600",
+                  // Delivery recovery's passes: tests run them themselves (test/worker/recovery/).
+                  DELIVERY_RECOVERY_SECONDS: "3600",
                   // A machine waits in line for its on-boot JIT config this long (60 s in production),
                   // trying again at each budget window: 1 s windows, each paying for far more JIT
                   // configs than a test asks for (tests that spend the budget make it so in D1).

@@ -35,15 +35,28 @@ export async function loadDirectory(
   db: D1Database,
   refs: readonly EntityRef[],
   origin: DeliveryOrigin,
-  { fresh = false, now = Date.now(), app = false }: { fresh?: boolean; now?: number; app?: boolean } = {},
+  {
+    fresh = false,
+    now = Date.now(),
+    app = false,
+    endpoint,
+  }: {
+    fresh?: boolean;
+    now?: number;
+    app?: boolean;
+    /** Only this endpoint's entities and Apps: what delivery recovery read from one endpoint is about that endpoint alone. */
+    endpoint?: string;
+  } = {},
 ): Promise<Directory> {
   if (refs.length === 0 && !app) return { entities: [], scaleSets: [], appHooks: [], cached: false };
-  const key = `${originKey(origin)}|${refs.map((r) => r.lookupKey).join("|")}`;
+  const key = `${originKey(origin)}|${endpoint ?? ""}|${refs.map((r) => r.lookupKey).join("|")}`;
   const hit = cache.get(key);
   if (!fresh && hit && now - hit.at < DIRECTORY_TTL_MS) return { ...hit.directory, cached: true };
 
   const named = await readDirectory(db, refs);
-  const onEndpoint = named.entities.filter((e) => originMatches({ name: e.endpointName, baseUrl: e.baseUrl, forge: e.forge }, origin));
+  const onEndpoint = named.entities.filter(
+    (e) => originMatches({ name: e.endpointName, baseUrl: e.baseUrl, forge: e.forge }, origin) && (endpoint === undefined || e.endpointName === endpoint),
+  );
   const entities: SenderEntity[] = [];
   for (const ref of refs) {
     const e = onEndpoint.find((row) => row.lookupKey === ref.lookupKey && row.kind === ref.kind);
@@ -53,7 +66,7 @@ export async function loadDirectory(
   const scaleSets = named.scaleSets.filter((s) => ids.has(s.entityId));
 
   const appHooks = named.appHooks
-    .filter((a) => originMatches({ name: a.endpointName, baseUrl: a.baseUrl, forge: a.forge }, origin))
+    .filter((a) => originMatches({ name: a.endpointName, baseUrl: a.baseUrl, forge: a.forge }, origin) && (endpoint === undefined || a.endpointName === endpoint))
     .map(({ id, appId, installationId, webhookSecretEnc }) => ({ id, appId, installationId, webhookSecretEnc }));
 
   const directory = { entities, scaleSets, appHooks, cached: false };

@@ -98,7 +98,7 @@ export async function runBackstop(
       const key = job.repository.toLowerCase();
       let directory = directories.get(key);
       if (!directory) {
-        directory = await loadDirectory(env.DB, refs, input.origin, { fresh: true });
+        directory = await loadDirectory(env.DB, refs, input.origin, { fresh: true, endpoint: entity.endpointName });
         directories.set(key, directory);
       }
       const signers = directory.entities.filter((e) => e.id === entity.id);
