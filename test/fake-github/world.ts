@@ -112,6 +112,10 @@ export class World {
   readonly repos = new Set<string>();
   readonly orgs = new Set<string>();
   readonly enterprises = new Set<string>();
+  /** Enterprise slug → its organizations' logins (lower-cased). */
+  readonly enterpriseOrgs = new Map<string, Set<string>>();
+  /** When the world was made (seeded repositories were last pushed to then). */
+  readonly createdAt = Date.now();
   readonly runnerGroups = new Map<string, SeedRunnerGroup[]>();
   readonly runners = new Map<number, FakeRunner>();
   readonly hooks = new Map<number, FakeHook>();
@@ -179,6 +183,7 @@ export class World {
     for (const r of seed.repos ?? []) this.repos.add(lc(r));
     for (const o of seed.orgs ?? []) this.orgs.add(lc(o));
     for (const e of seed.enterprises ?? []) this.enterprises.add(lc(e));
+    for (const [e, orgs] of Object.entries(seed.enterprise_orgs ?? {})) this.enterpriseOrgs.set(lc(e), new Set(orgs.map(lc)));
     for (const [scope, groups] of Object.entries(seed.runner_groups ?? {})) this.runnerGroups.set(lc(scope), groups);
     for (const r of seed.runners ?? []) {
       const id = r.id ?? this.newId();
@@ -214,6 +219,7 @@ export class World {
   }
 
   putJob(j: SeedJob) {
+    const prior = this.jobs.get(j.id);
     this.jobs.set(j.id, {
       id: j.id,
       repository: lc(j.repository),
@@ -225,6 +231,8 @@ export class World {
       runner_id: j.runner_id ?? null,
       runner_name: j.runner_name ?? null,
       workflow_name: j.workflow_name ?? "CI",
+      queued_at: j.queued_at ?? prior?.queued_at ?? this.now(),
+      run_attempt: j.run_attempt ?? prior?.run_attempt ?? 1,
     });
   }
 
