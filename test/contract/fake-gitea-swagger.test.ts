@@ -1,6 +1,8 @@
 /**
  * The fake Gitea against Gitea's swagger, for every REST call Edgerunner makes to Gitea
- * (src/forges/gitea/gitea-runners.ts and gitea-hooks.ts): the operation exists in the trimmed
+ * (src/forges/gitea/gitea-runners.ts and gitea-hooks.ts) and the reads a backstop makes to find
+ * queued jobs whose webhooks were lost (a repository's jobs by status, an organization's
+ * repositories): the operation exists in the trimmed
  * description (test/fixtures/gitea/swagger-trimmed.json, its header says where each part was
  * checked), the fake answers with a status the description lists, and its body has the shape the
  * description gives. The bodies we send are checked against the request schemas too.
@@ -75,7 +77,7 @@ async function call(method: string, template: string, path: string, body?: unkno
   });
   const text = await res.text();
   const data = text ? JSON.parse(text) : null;
-  return { status: res.status, data, op: op! };
+  return { status: res.status, data, op: op!, headers: res.headers };
 }
 
 /** The answer's status is one the description lists, and a 2xx body fits its schema. */
@@ -129,6 +131,66 @@ describe("the fake Gitea speaks Gitea's REST API as described", () => {
     const [job] = await world.queueJobs("octo/app", ["ubuntu-latest"]);
     conforms(await call("GET", "/repos/{owner}/{repo}/actions/jobs/{job_id}", `/repos/octo/app/actions/jobs/${job!.id}`), 200);
     conforms(await call("GET", "/repos/{owner}/{repo}/actions/jobs/{job_id}", "/repos/octo/app/actions/jobs/999999"), 404);
+  });
+
+  it("a repository's jobs by status, paged; an organization's repositories", async () => {
+    await world.seed({ repos: ["octo/jobs", "octo/zeta"] });
+    const [a, b, c, d] = (await world.queueJobs("octo/jobs", ["gpu"], 4)).map((j) => j.id);
+    // An act_runner takes two of them and fails the first.
+    const { token } = (await (
+      await fetch(`${world.url}/api/v1/repos/octo/jobs/actions/runners/registration-token`, {
+        method: "POST",
+        headers: { authorization: `token ${TOKEN}` },
+      })
+    ).json()) as { token: string };
+    const { runner } = (await (await world.runnerCall("Register", { token, name: "r-jobs", labels: ["gpu"] })).json()) as {
+      runner: { uuid: string; token: string };
+    };
+    const fetched = async () => ((await (await world.runnerCall("FetchTask", {}, runner)).json()) as { task: { id: number } }).task.id;
+    expect(await fetched()).toBe(a);
+    expect((await world.runnerCall("UpdateTask", { state: { id: a, result: "RESULT_FAILURE" } }, runner)).status).toBe(200);
+    expect(await fetched()).toBe(b);
+
+    const jobs = async (query: string, status = 200) => {
+      const r = await call("GET", "/repos/{owner}/{repo}/actions/jobs", `/repos/octo/jobs/actions/jobs${query}`);
+      conforms(r, status);
+      return r;
+    };
+    const ids = (r: Awaited<ReturnType<typeof call>>) => (r.data.jobs as { id: number }[]).map((j) => j.id);
+    const everything = await jobs("");
+    expect([ids(everything), everything.data.total_count]).toEqual([[a, b, c, d], 4]);
+    for (const [status, want] of [
+      ["queued", [c, d]],
+      ["in_progress", [b]],
+      ["completed", [a]],
+      ["failure", [a]],
+      ["success", []],
+      ["waiting", []],
+    ] as const) {
+      expect([status, ids(await jobs(`?status=${status}`))]).toEqual([status, want]);
+    }
+    expect((await jobs("?status=completed")).data.jobs[0]).toMatchObject({ status: "completed", conclusion: "failure" });
+    expect(ids(await jobs("?status=queued&status=in_progress"))).toEqual([b, c, d]);
+    const first = await jobs("?status=queued&page=1&limit=1");
+    expect([ids(first), first.data.total_count, first.headers.get("x-total-count")]).toEqual([[c], 2, "2"]);
+    expect(first.headers.get("link")).toMatch(/page=2&limit=1>; rel="next"/);
+    expect(ids(await jobs("?status=queued&page=2&limit=1"))).toEqual([d]);
+    expect((await jobs("?status=not-a-status", 400)).data.message).toBe("Invalid status not-a-status");
+    conforms(await call("GET", "/repos/{owner}/{repo}/actions/jobs", "/repos/octo/missing/actions/jobs"), 404);
+
+    const repos = async (path: string, status = 200) => {
+      const r = await call("GET", "/orgs/{org}/repos", path);
+      conforms(r, status);
+      return r;
+    };
+    const all = await repos("/orgs/octo/repos?page=1&limit=50");
+    expect((all.data as { full_name: string }[]).map((r) => r.full_name)).toEqual(["octo/app", "octo/jobs", "octo/zeta"]);
+    const byName = Object.fromEntries((all.data as { name: string; updated_at: string }[]).map((r) => [r.name, Date.parse(r.updated_at)]));
+    expect(byName.jobs).toBeGreaterThanOrEqual(byName.zeta!);
+    const paged = await repos("/orgs/octo/repos?page=1&limit=2");
+    expect([paged.data.length, paged.headers.get("x-total-count")]).toEqual([2, "3"]);
+    expect(paged.headers.get("link")).toMatch(/rel="next"/);
+    await repos("/orgs/nobody/repos", 404);
   });
 
   it("covers every operation the description lists", () => {

@@ -309,6 +309,138 @@ describe("fake GitHub answers as GitHub's OpenAPI documents", () => {
     }
   });
 
+  /** Every page of a list, following the Link header's rel="next" to the end (each page checked by `call`). */
+  async function allPages(path: string, query: string, opts: { token?: string } = {}): Promise<Answer[]> {
+    const pages = [await call("GET", path, { ...opts, query })];
+    const worldPath = new URL(world.url).pathname;
+    for (;;) {
+      const next = /<([^>]+)>; rel="next"/.exec(pages.at(-1)!.headers.get("link") ?? "");
+      if (!next) return pages;
+      const url = new URL(next[1]!);
+      expect(url.pathname.slice(worldPath.length)).toBe(path);
+      pages.push(await call("GET", path, { ...opts, query: url.search.slice(1) }));
+      expect(pages.length).toBeLessThan(20);
+    }
+  }
+
+  it("workflow runs: made from the jobs, newest first, filtered by status and created, paged to the end; a run's jobs", async () => {
+    const t0 = Date.parse("2024-05-01T10:00:00Z");
+    await world.seed({
+      repos: ["runs/app", "runs/other"],
+      orgs: ["runs"],
+      installations: [
+        { id: 17, app_id: APP_ID, account: "runs", permissions: { metadata: "read" } },
+        { id: 18, app_id: APP_ID, account: "runs", permissions: { actions: "read", metadata: "read" } },
+      ],
+    });
+    await world.putJobs(
+      { id: 501, repository: "runs/app", run_id: 50, status: "queued", queued_at: t0 },
+      { id: 502, repository: "runs/app", run_id: 50, status: "queued", queued_at: t0 },
+      { id: 511, repository: "runs/app", run_id: 51, status: "in_progress", runner_id: 9, runner_name: "r-9", queued_at: t0 + 60_000 },
+      { id: 512, repository: "runs/app", run_id: 51, status: "queued", queued_at: t0 + 60_000 },
+      { id: 521, repository: "runs/app", run_id: 52, status: "completed", conclusion: "success", queued_at: t0 + 120_000 },
+      { id: 522, repository: "runs/app", run_id: 52, status: "completed", conclusion: "failure", queued_at: t0 + 120_000 },
+      { id: 541, repository: "runs/app", run_id: 54, status: "completed", conclusion: "failure", queued_at: t0 + 180_000 },
+      { id: 542, repository: "runs/app", run_id: 54, status: "queued", queued_at: t0 + 240_000, run_attempt: 2 },
+      { id: 531, repository: "runs/other", run_id: 53, status: "queued", queued_at: t0 },
+    );
+    const runs = "/repos/runs/app/actions/runs";
+    const ids = (a: Answer) => (a.body.workflow_runs as { id: number }[]).map((r) => r.id);
+
+    const all = await call("GET", runs);
+    expect([all.body.total_count, ids(all)]).toEqual([4, [54, 52, 51, 50]]);
+    // A re-run shows its latest attempt; its run keeps the time it was first queued.
+    expect(all.body.workflow_runs[0]).toMatchObject({
+      status: "queued",
+      run_attempt: 2,
+      run_number: 4,
+      created_at: "2024-05-01T10:03:00Z",
+      run_started_at: "2024-05-01T10:04:00Z",
+    });
+    expect(all.headers.get("link")).toBeNull();
+    for (const [status, want] of [
+      ["queued", [54, 50]],
+      ["in_progress", [51]],
+      ["completed", [52]],
+      ["failure", [52]],
+      ["success", []],
+      ["not-a-status", []],
+    ] as const) {
+      const res = await call("GET", runs, { query: `status=${status}` });
+      expect([status, ids(res)]).toEqual([status, want]);
+    }
+    expect((await call("GET", runs, { query: "status=completed" })).body.workflow_runs[0].conclusion).toBe("failure");
+    const created = (q: string) => call("GET", runs, { query: `created=${encodeURIComponent(q)}` });
+    expect(ids(await created(">=2024-05-01T10:01:00Z"))).toEqual([54, 52, 51]);
+    expect(ids(await created("<2024-05-01T10:01:00Z"))).toEqual([50]);
+    expect(ids(await created("2024-05-01T10:01:00Z..2024-05-01T10:02:00Z"))).toEqual([52, 51]);
+    expect(ids(await created("2024-05-01"))).toEqual([54, 52, 51, 50]);
+    expect(ids(await created(">=2024-05-02T00:00:00Z"))).toEqual([]);
+
+    const pages = await allPages(runs, "per_page=1");
+    expect(pages.map(ids)).toEqual([[54], [52], [51], [50]]);
+    expect(pages.map((p) => p.body.total_count)).toEqual([4, 4, 4, 4]);
+    const queuedPages = await allPages(runs, "status=queued&per_page=1");
+    expect(queuedPages.map(ids)).toEqual([[54], [50]]);
+
+    const jobs = await call("GET", `${runs}/51/jobs`);
+    expect(jobs.body.total_count).toBe(2);
+    const job511 = (jobs.body.jobs as { id: number }[]).find((j) => j.id === 511);
+    expect(job511).toEqual((await call("GET", "/repos/runs/app/actions/jobs/511")).body);
+    const jobIds = (a: Answer) => (a.body.jobs as { id: number }[]).map((j) => j.id);
+    expect(jobIds(await call("GET", `${runs}/54/jobs`))).toEqual([542]);
+    expect(jobIds(await call("GET", `${runs}/54/jobs`, { query: "filter=all" }))).toEqual([541, 542]);
+    expect((await allPages(`${runs}/50/jobs`, "per_page=1")).map(jobIds)).toEqual([[501], [502]]);
+    expect((await call("GET", `${runs}/53/jobs`)).status).toBe(404);
+    expect((await call("GET", `${runs}/999/jobs`)).status).toBe(404);
+    expect((await call("GET", "/repos/runs/missing/actions/runs")).status).toBe(404);
+
+    // An installation needs the actions permission; an App's own JWT is not a token for these.
+    const token = async (id: number) =>
+      (await call("POST", `/app/installations/${id}/access_tokens`, { token: appJwt() })).body.token as string;
+    const without = await token(17);
+    expect((await call("GET", runs, { token: without })).status).toBe(403);
+    expect((await call("GET", `${runs}/51/jobs`, { token: without })).status).toBe(403);
+    const withActions = await token(18);
+    expect((await call("GET", runs, { token: withActions })).body.total_count).toBe(4);
+    expect((await call("GET", `${runs}/51/jobs`, { token: withActions })).status).toBe(200);
+    expect((await call("GET", runs, { token: appJwt() })).status).toBe(401);
+  });
+
+  it("an organization's repositories: sorted by when they were last pushed to (a job queued), paged", async () => {
+    await world.seed({ repos: ["pushes/app", "pushes/other", "pushes/quiet"], orgs: ["pushes"] });
+    await world.putJobs({ id: 601, repository: "pushes/app", status: "queued", queued_at: Date.parse("2024-05-01T10:00:00Z") });
+    const repos = "/orgs/pushes/repos";
+    const names = (a: Answer) => (a.body as { full_name: string }[]).map((r) => r.full_name);
+
+    const before = await call("GET", repos, { query: "sort=pushed" });
+    expect(names(before)).toEqual(["pushes/other", "pushes/quiet", "pushes/app"]);
+    expect(before.body[2].pushed_at).toBe("2024-05-01T10:00:00Z");
+    await world.queueJobs({ repository: "pushes/quiet", labels: ["self-hosted"] });
+    const after = await call("GET", repos, { query: "sort=pushed" });
+    expect(names(after)).toEqual(["pushes/quiet", "pushes/other", "pushes/app"]);
+    expect(Date.parse(after.body[0].pushed_at)).toBeGreaterThanOrEqual(Date.parse(after.body[1].pushed_at));
+    expect(names(await call("GET", repos, { query: "sort=pushed&direction=asc" }))).toEqual(["pushes/app", "pushes/other", "pushes/quiet"]);
+    expect(names(await call("GET", repos, { query: "sort=full_name" }))).toEqual(["pushes/app", "pushes/other", "pushes/quiet"]);
+    expect(names(await call("GET", repos, { query: "type=public" }))).toEqual([]);
+    const pages = await allPages(repos, "sort=pushed&per_page=2");
+    expect(pages.map(names)).toEqual([["pushes/quiet", "pushes/other"], ["pushes/app"]]);
+    expect((await call("GET", "/orgs/nobody/repos")).status).toBe(404);
+  });
+
+  it("the organizations, paged by `since`", async () => {
+    await world.seed({ orgs: ["since-a", "since-b"], enterprise_orgs: { acme: ["since-a", "Since-B"] } });
+    const all = await call("GET", "/organizations");
+    const logins = (all.body as { login: string }[]).map((o) => o.login);
+    expect(logins).toEqual(expect.arrayContaining(["octo", "since-a", "since-b"]));
+    const ids = (all.body as { id: number }[]).map((o) => o.id);
+    expect(ids).toEqual([...ids].sort((a, b) => a - b));
+    const pages = await allPages("/organizations", "per_page=1");
+    expect(pages.map((p) => p.body[0].login)).toEqual(logins);
+    expect((await call("GET", "/organizations", { query: `since=${ids.at(-1)}` })).body).toEqual([]);
+    expect((await call("GET", "/organizations", { token: appJwt() })).status).toBe(401);
+  });
+
   it("errors and faults look like GitHub's", async () => {
     expect((await call("GET", "/repos/octo/app/actions/runners", { token: "ghp_wrong" })).status).toBe(401);
     await world.fault({ kind: "rate_limit", status: 403, retry_after: 5 });

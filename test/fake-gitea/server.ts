@@ -10,6 +10,8 @@
  *   {world}/api/v1/{…}/actions/runners/registration-token               POST (GET too, deprecated)
  *   {world}/api/v1/{…}/hooks[/{id}]                                     GET, POST, PATCH, DELETE
  *   {world}/api/v1/repos/{o}/{r}/actions/jobs/{id}                      GET
+ *   {world}/api/v1/repos/{o}/{r}/actions/jobs?status=&page=&limit=        GET   {jobs, total_count} (Gitea 1.25+), 400 for a status Gitea does not know
+ *   {world}/api/v1/orgs/{org}/repos?page=&limit=                        GET   Repository[], by name
  *   {world}/api/actions/runner.v1.RunnerService/{Register|Declare|FetchTask|UpdateTask|UpdateLog}  POST (Connect JSON)
  *   {world}/_fake/seed      POST  GiteaSeed: repos, orgs, tokens, runners
  *   {world}/_fake/state     GET   runners, hooks (secrets included), jobs, deliveries, requests
@@ -93,6 +95,105 @@ const jobView = (base: string, j: FakeGiteaJob) => ({
   started_at: j.started_at ?? ZERO,
   completed_at: j.completed_at ?? ZERO,
 });
+
+/**
+ * Which of the fake's jobs a `status` of GET …/actions/jobs takes, as Gitea's routers/api/v1/shared
+ * (convertToInternal) maps it to its own statuses: pending, waiting, requested and action_required
+ * are Gitea's blocked jobs (the fake has none); completed is any finished one; a conclusion takes the
+ * finished jobs with it (neutral counts as skipped, timed_out as cancelled). null: not a status Gitea knows.
+ */
+function jobStatusFilter(status: string): ((j: FakeGiteaJob) => boolean) | null {
+  const finished = (c: string) => (j: FakeGiteaJob) => j.status === "completed" && j.conclusion === c;
+  switch (status) {
+    case "pending":
+    case "waiting":
+    case "requested":
+    case "action_required":
+      return () => false;
+    case "queued":
+    case "in_progress":
+    case "completed":
+      return (j) => j.status === status;
+    case "failure":
+    case "success":
+      return finished(status);
+    case "skipped":
+    case "neutral":
+      return finished("skipped");
+    case "cancelled":
+    case "timed_out":
+      return finished("cancelled");
+    default:
+      return null;
+  }
+}
+
+/** One page of `all` for `page`/`limit` (Gitea: 30 by default, at most 50), with Gitea's X-Total-Count and Link headers. */
+function giteaPage<T>(url: URL, all: T[]): { items: T[]; headers: Record<string, string> } {
+  const page = Math.max(1, Number(url.searchParams.get("page") ?? 1) || 1);
+  const limit = Math.min(50, Math.max(1, Number(url.searchParams.get("limit") ?? 30) || 30));
+  const last = Math.max(1, Math.ceil(all.length / limit));
+  const href = (n: number) => {
+    const u = new URL(url);
+    u.searchParams.set("page", String(n));
+    u.searchParams.set("limit", String(limit));
+    return `<${u}>`;
+  };
+  const links = [
+    ...(page < last ? [`${href(page + 1)}; rel="next"`, `${href(last)}; rel="last"`] : []),
+    ...(page > 1 ? [`${href(1)}; rel="first"`, `${href(page - 1)}; rel="prev"`] : []),
+  ];
+  return {
+    items: all.slice((page - 1) * limit, page * limit),
+    headers: { "x-total-count": String(all.length), ...(links.length && { link: links.join(",") }) },
+  };
+}
+
+/** A user or organization as Gitea's `User` shows it (the fields the trimmed description names). */
+const userView = (base: string, login: string) => ({
+  id: [...login].reduce((h, c) => (h * 31 + c.charCodeAt(0)) % 1_000_000, 7),
+  login,
+  login_name: "",
+  full_name: "",
+  email: "",
+  avatar_url: `${base}/avatars/${login}`,
+  html_url: `${base}/${login}`,
+  is_admin: false,
+  active: true,
+  visibility: "public",
+  username: login,
+});
+
+/** A repository as Gitea's `Repository` shows it; updated when a job was last queued in it, else when the instance was made. */
+function repositoryView(w: GiteaWorld, base: string, fullName: string) {
+  const [owner, name] = fullName.split("/") as [string, string];
+  const queued = [...w.jobs.values()].filter((j) => j.repository === fullName).map((j) => j.created_at);
+  const updated = queued.length ? queued.sort().at(-1)! : w.createdAt;
+  const host = new URL(base).host;
+  return {
+    id: [...w.repos].indexOf(fullName) + 1,
+    owner: userView(base, owner),
+    name,
+    full_name: fullName,
+    description: "",
+    empty: false,
+    private: true,
+    fork: false,
+    template: false,
+    mirror: false,
+    size: 0,
+    html_url: `${base}/${fullName}`,
+    url: `${base}/api/v1/repos/${fullName}`,
+    ssh_url: `git@${host}:${fullName}.git`,
+    clone_url: `${base}/${fullName}.git`,
+    default_branch: "main",
+    archived: false,
+    created_at: w.createdAt,
+    updated_at: updated,
+    has_actions: true,
+    internal: false,
+  };
+}
 
 /** runner.v1's Task for a job: what act_runner needs to run it (a stand-in workflow). */
 const taskView = (j: FakeGiteaJob) => ({
@@ -264,6 +365,30 @@ export async function startFakeGitea(options: { port?: number; host?: string } =
         w.runners.delete(visible.id);
         return send(res, 204);
       }
+    }
+    if (rest === "/actions/jobs" && method === "GET" && scope.startsWith("repos/")) {
+      const filters: ((j: FakeGiteaJob) => boolean)[] = [];
+      for (const status of url.searchParams.getAll("status")) {
+        const f = jobStatusFilter(status);
+        if (!f) return send(res, 400, apiError(`Invalid status ${status}`));
+        filters.push(f);
+      }
+      const all = [...w.jobs.values()]
+        .filter((j) => `repos/${j.repository}` === scope && (!filters.length || filters.some((f) => f(j))))
+        .sort((a, b) => a.id - b.id);
+      const { items, headers } = giteaPage(url, all);
+      return send(res, 200, { jobs: items.map((j) => jobView(base, j)), total_count: all.length }, headers);
+    }
+    if (rest === "/repos" && method === "GET" && scope.startsWith("orgs/")) {
+      const org = scope.slice("orgs/".length);
+      const all = [...w.repos].filter((r) => r.split("/")[0] === org).sort((a, b) => (a.split("/")[1]! < b.split("/")[1]! ? -1 : 1));
+      const { items, headers } = giteaPage(url, all);
+      return send(
+        res,
+        200,
+        items.map((r) => repositoryView(w, base, r)),
+        headers,
+      );
     }
     const jm = /^\/actions\/jobs\/(\d+)$/.exec(rest);
     if (jm && method === "GET" && scope.startsWith("repos/")) {

@@ -36,6 +36,8 @@ export class GiteaWorld {
 
   /** What the payloads' URLs name (the fake's host and port). */
   readonly host: string;
+  /** When the instance was made: when its repositories were created (and last updated, until a job is queued in one). */
+  readonly createdAt = new Date().toISOString();
 
   constructor(host: string) {
     this.host = host;

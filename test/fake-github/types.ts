@@ -108,13 +108,17 @@ export interface SeedJob {
   /** `owner/repo`. */
   repository: string;
   run_id?: number;
-  status?: "queued" | "in_progress" | "completed" | "waiting";
+  status?: "queued" | "in_progress" | "completed" | "waiting" | "requested" | "pending";
   conclusion?: string | null;
   name?: string;
   labels?: string[];
   runner_id?: number | null;
   runner_name?: string | null;
   workflow_name?: string;
+  /** When it was queued, on the world's clock (ms); absent: now, or kept from the job it replaces. */
+  queued_at?: number;
+  /** Its run's attempt (1 unless re-run); absent: 1, or kept from the job it replaces. */
+  run_attempt?: number;
 }
 
 export interface Seed {

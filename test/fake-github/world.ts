@@ -15,6 +15,7 @@
  */
 
 import type { components } from "@octokit/openapi-types";
+import { ACTIONS_RUN_ROUTES, jobView } from "./actions-runs.ts";
 import { APP_READ_ROUTES, setAppHook } from "./apps/reads.ts";
 import { covers } from "./apps/registry.ts";
 import { appRestRoutes, DEFAULT_INSTALLATION_PERMISSIONS } from "./apps/rest.ts";
@@ -116,6 +117,8 @@ export class World {
   readonly enterprises = new Set<string>();
   /** Enterprise slug → the logins of its organizations (Seed.enterprise_orgs), lower-cased. */
   readonly enterpriseOrgs = new Map<string, Set<string>>();
+  /** When the world was made (seeded repositories were last pushed to then). */
+  readonly createdAt = Date.now();
   readonly runnerGroups = new Map<string, SeedRunnerGroup[]>();
   readonly runners = new Map<number, FakeRunner>();
   readonly hooks = new Map<number, FakeHook>();
@@ -223,6 +226,7 @@ export class World {
   }
 
   putJob(j: SeedJob) {
+    const prior = this.jobs.get(j.id);
     this.jobs.set(j.id, {
       id: j.id,
       repository: lc(j.repository),
@@ -234,6 +238,8 @@ export class World {
       runner_id: j.runner_id ?? null,
       runner_name: j.runner_name ?? null,
       workflow_name: j.workflow_name ?? "CI",
+      queued_at: j.queued_at ?? prior?.queued_at ?? this.now(),
+      run_attempt: j.run_attempt ?? prior?.run_attempt ?? 1,
     });
   }
 
@@ -799,33 +805,7 @@ const routes: Route[] = [
       if (denied) return denied;
       const j = w.jobs.get(Number(m[2]));
       if (!j || j.repository !== repo) return error(404, "Not Found");
-      const created = iso(w.now());
-      const started = j.status === "queued" || j.status === "waiting" ? created : created;
-      return json(200, {
-        id: j.id,
-        run_id: j.run_id,
-        run_url: `${req.baseUrl}/repos/${repo}/actions/runs/${j.run_id}`,
-        run_attempt: 1,
-        node_id: `CR_${j.id}`,
-        head_sha: "f".repeat(40),
-        url: `${req.baseUrl}/repos/${repo}/actions/jobs/${j.id}`,
-        html_url: `https://github.com/${repo}/actions/runs/${j.run_id}/job/${j.id}`,
-        status: j.status,
-        conclusion: j.status === "completed" ? (j.conclusion ?? "success") : null,
-        created_at: created,
-        started_at: started,
-        completed_at: j.status === "completed" ? created : null,
-        name: j.name,
-        steps: [],
-        check_run_url: `${req.baseUrl}/repos/${repo}/check-runs/${j.id}`,
-        labels: j.labels,
-        runner_id: j.runner_id,
-        runner_name: j.runner_name,
-        runner_group_id: j.runner_id === null ? null : 1,
-        runner_group_name: j.runner_id === null ? null : "Default",
-        workflow_name: j.workflow_name,
-        head_branch: "main",
-      });
+      return json(200, jobView(j, repo, req.baseUrl));
     },
   },
   {
@@ -952,7 +932,7 @@ const routes: Route[] = [
   },
 ];
 
-const ROUTES: Route[] = [...routes, ...appRestRoutes, ...APP_READ_ROUTES, ...DELIVERY_ROUTES];
+const ROUTES: Route[] = [...routes, ...appRestRoutes, ...APP_READ_ROUTES, ...DELIVERY_ROUTES, ...ACTIONS_RUN_ROUTES];
 
 /** The REST operations the fake implements (for the contract test). */
 export const FAKE_OPERATIONS = ROUTES.map((r) => ({ method: r.method, pattern: r.pattern, operation: r.operation }));

@@ -7,9 +7,10 @@ import type { CallBudget } from "../../recovery/watch-status";
  * The recovery backstop's calls on Gitea (src/recovery/backstop.ts). Gitea delivers each webhook
  * once and shows its record of deliveries only in its web UI, so a lost delivery is found by
  * asking for a repository's jobs in the statuses a runner may still take: its Actions API lists
- * them by status (`GET /repos/{owner}/{repo}/actions/jobs`, ListWorkflowJobs, with the jobs of a
- * repository in one list: no runs to go through). An organization's repositories come from
- * `GET /orgs/{org}/repos`, those updated lately first.
+ * them by status (`GET /repos/{owner}/{repo}/actions/jobs`, ListWorkflowJobs, Gitea 1.25 or later;
+ * on 1.24 the backstop's watch says not_found), the jobs of a repository in one list with no runs
+ * to go through. An organization's repositories come from `GET /orgs/{org}/repos`, those updated
+ * lately first.
  */
 
 /** Gitea's `ActionWorkflowJob` (modules/structs/repo_actions.go), the fields read here. */
@@ -86,11 +87,15 @@ export function giteaBackstopPort(gh: GithubClient, budget: CallBudget, credenti
       let full = false;
       for (const status of OPEN_STATUSES) {
         const res = await call(() =>
-          gh.request<{ jobs?: GiteaWorkflowJob[] | null }>("list_jobs", "GET", `${repoPath(repository)}/actions/jobs`, {
-            query: { status, page: 1, limit: PAGE_LIMIT },
-          }),
+          gh.request<{ jobs?: GiteaWorkflowJob[] | null; workflow_jobs?: GiteaWorkflowJob[] | null }>(
+            "list_jobs",
+            "GET",
+            `${repoPath(repository)}/actions/jobs`,
+            { query: { status, page: 1, limit: PAGE_LIMIT } },
+          ),
         );
-        const page = res.data?.jobs ?? [];
+        // `jobs` in Gitea's answer; the struct's first version called the list `workflow_jobs`.
+        const page = res.data?.jobs ?? res.data?.workflow_jobs ?? [];
         full ||= page.length >= PAGE_LIMIT;
         jobs.push(...page.map((j) => giteaJob(j, repository)));
       }

@@ -68,7 +68,7 @@ export function repositoryRef(reg: AppRegistry, fullName: string) {
 }
 
 /** A repository as GitHub's `repository` schema shows it. */
-function repositoryView(reg: AppRegistry, fullName: string, api: string, web: string, now: number) {
+export function repositoryView(reg: AppRegistry, fullName: string, api: string, web: string, now: number) {
   const ref = repositoryRef(reg, fullName);
   const u = `${api}/repos/${fullName}`;
   const t = iso(now);
