@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it, vi } from "vitest";
 import { hookWatchKey } from "../../../src/recovery/watch-list";
-import { callsTo, jobsOf, lostJobs, pass, recoveriesOf, recoveryWorld, watchRow } from "./recovery-world";
+import { callsTo, jobsOf, lostJobs, lostJobsApart, pass, recoveriesOf, recoveryWorld, watchRow } from "./recovery-world";
 
 /**
  * Delivery recovery through a repository's or organization's hook: GitHub's record of the hook's
@@ -16,16 +16,19 @@ describe("recovery through an entity's hook", () => {
     const ids = await lostJobs(w.github, 3);
     expect(await jobsOf(w.entityId)).toEqual({});
 
-    const logs = vi.spyOn(console, "log");
+    const logs = vi.spyOn(console, "log").mockImplementation(() => {});
     const first = await pass();
     expect(first.recovered).toBeGreaterThanOrEqual(3);
     expect(await jobsOf(w.entityId)).toEqual(Object.fromEntries(ids.map((id) => [id, routedQueued(w.scaleSetId)])));
-    const rows = await recoveriesOf(hookWatchKey(w.entityId));
+    const rows = (await recoveriesOf(hookWatchKey(w.entityId))).sort((a, b) => a.job_id - b.job_id);
     expect(rows.map((r) => [r.outcome, r.means, r.event, r.action, r.status_code, r.entity_id, r.job_id])).toEqual(
       ids.map((id) => ["recovered", "ingest", "workflow_job", "queued", 0, w.entityId, id]),
     );
     // One log line per recovered delivery, saying where it came from.
-    const recovered = logs.mock.calls.map((c) => c[0]).filter((e: any) => e?.event === "delivery_recovered" && e.watch === hookWatchKey(w.entityId));
+    const recovered = logs.mock.calls
+      .map((c) => JSON.parse(String(c[0])))
+      .filter((e) => e.event === "delivery_recovered" && e.watch === hookWatchKey(w.entityId));
+    logs.mockRestore();
     expect(recovered).toHaveLength(3);
     expect(recovered[0]).toMatchObject({ means: "ingest", entity: w.entityId, github_event: "workflow_job", answered_status: 0 });
     // The hook was found by its URL (one list of hooks), its deliveries listed, each failure fetched once.
@@ -57,7 +60,8 @@ describe("recovery through an entity's hook", () => {
 
   it("walks pages only down to what it saw before; a walk the page cap cut short goes on from its cursor next pass", async () => {
     const w = await recoveryWorld();
-    await lostJobs(w.github, 7);
+    // Two minutes apart at GitHub: further apart than the margin a walk goes below what it saw.
+    await lostJobsApart(w.github, 7, 2 * 60_000);
     // Three deliveries a page, two pages a pass: the first pass reads 6 of 7, leaving a gap.
     const settings = { perPage: 3, pagesPerWatch: 2 };
     await pass(settings);

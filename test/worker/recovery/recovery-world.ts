@@ -72,6 +72,16 @@ export async function lostJobs(github: FakeWorld, count: number): Promise<number
   return jobs.map((j) => j.id);
 }
 
+/** Like lostJobs, one at a time with the fake's clock moved on `gapMs` before each: deliveries GitHub shows apart in time. */
+export async function lostJobsApart(github: FakeWorld, count: number, gapMs: number): Promise<number[]> {
+  const ids: number[] = [];
+  for (let i = 0; i < count; i++) {
+    await github.setNow((await github.state()).now + gapMs);
+    ids.push(...(await lostJobs(github, 1)));
+  }
+  return ids;
+}
+
 export async function jobsOf(entityId: string): Promise<Record<string, { status: string; scale_set_id: string | null }>> {
   const rows = await env.DB.prepare("SELECT id, status, scale_set_id FROM jobs WHERE entity_id = ? ORDER BY id")
     .bind(entityId)
