@@ -14,7 +14,7 @@ export interface BackstopPort {
   /** The organizations the forge lists for an enterprise or instance, when it has such a list; [] otherwise. */
   organizations(): Promise<string[]>;
   /**
-   * A repository's open jobs. `knownRuns` (run id → its updated_at when last listed) lets a port
+   * A repository's open jobs. `knownRuns` (run id → its mark, status and updated_at, when last listed) lets a port
    * skip listing again the jobs of a run that has not changed; it answers the runs it saw.
    */
   openJobs(repository: string, knownRuns: Readonly<Record<string, string>>): Promise<{ listing: RepoListing; runs: Record<string, string> }>;
@@ -67,14 +67,16 @@ export function githubBackstopPort(gh: GithubClient, budget: CallBudget, credent
     async openJobs(repository, knownRuns) {
       const runs = (await Promise.all(OPEN_RUN_STATUSES.map((s) => call(() => listRuns(gh, repository, s))))).flat();
       const openRuns = new Set(runs.map((r) => r.id));
-      const changed = runs.filter((r) => knownRuns[String(r.id)] !== r.updatedAt).slice(0, RUNS_LISTED_PER_REPO);
+      // A run whose status and updated_at are as when its jobs were last listed has the same jobs.
+      const mark = (r: { status: string | null; updatedAt: string }) => `${r.status}|${r.updatedAt}`;
+      const changed = runs.filter((r) => knownRuns[String(r.id)] !== mark(r)).slice(0, RUNS_LISTED_PER_REPO);
       const jobs: ForgeJob[] = [];
       const seen: Record<string, string> = {};
-      for (const r of runs) if (knownRuns[String(r.id)] === r.updatedAt) seen[String(r.id)] = r.updatedAt;
+      for (const r of runs) if (knownRuns[String(r.id)] === mark(r)) seen[String(r.id)] = mark(r);
       for (const run of changed) {
         const listed = await call(() => listRunJobs(gh, repository, run.id));
         jobs.push(...listed.map((j) => githubJob(j, repository)));
-        seen[String(run.id)] = run.updatedAt;
+        seen[String(run.id)] = mark(run);
       }
       return { listing: { repository, jobs, openRuns }, runs: seen };
     },

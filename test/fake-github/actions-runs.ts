@@ -113,7 +113,7 @@ function runsOf(w: World, repo: string): Run[] {
       ...runStatus(latest),
       createdAt: Math.min(...jobs.map((j) => j.queued_at)),
       startedAt: Math.min(...latest.map((j) => j.queued_at)),
-      updatedAt: Math.max(...jobs.map((j) => j.queued_at)),
+      updatedAt: Math.max(...jobs.map((j) => j.updated_at)),
       attempt,
     };
   });

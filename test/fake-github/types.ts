@@ -119,6 +119,8 @@ export interface SeedJob {
   queued_at?: number;
   /** Its run's attempt (1 unless re-run); absent: 1, or kept from the job it replaces. */
   run_attempt?: number;
+  /** When it last changed, on the world's clock (ms): set by the world at every put, whatever the seed says. */
+  updated_at?: number;
 }
 
 export interface Seed {

@@ -240,6 +240,8 @@ export class World {
       workflow_name: j.workflow_name ?? "CI",
       queued_at: j.queued_at ?? prior?.queued_at ?? this.now(),
       run_attempt: j.run_attempt ?? prior?.run_attempt ?? 1,
+      // Every change moves it, as GitHub moves a run's updated_at when its jobs change.
+      updated_at: this.now(),
     });
   }
 
