@@ -59,6 +59,16 @@ export interface OverviewEntity {
   credentials_id: string;
   /** Its pool's credential ids, oldest member first. */
   pool: string[];
+  /** Its credentials' App, when they hold the App's webhook secret (the App's webhook feeds it). */
+  app_webhook_id: number | null;
+}
+
+/** Delivery recovery as the overview shows it (src/recovery/): each watch's state, each entity's last day, the last pass. */
+export interface OverviewRecovery {
+  watches: { key: string; kind: string; entity_id: string | null; status: string; detail: string | null; status_since: number }[];
+  /** Per entity, the last 24 hours. */
+  last24h: Map<string, { failed: number; recovered: number; found: number }>;
+  lastPassAt: number | null;
 }
 
 export interface ProviderSummary {
@@ -93,6 +103,7 @@ export interface Overview {
   queueWaits: QueueWait[];
   /** The runners-by-state samples of the last 24 hours, summed over scale sets per slot. */
   samples: RunnerSample[];
+  recovery: OverviewRecovery;
 }
 
 /**
@@ -147,7 +158,7 @@ const samples = (r: D1Result | undefined): RunnerSample[] =>
 
 export async function overview(db: D1Database, now = Date.now()): Promise<Overview> {
   const since = now - CHART_WINDOW_MS;
-  const [sets, counts, queued, creds, ents, pools, provs, calls, unmatched, waits, sampled] = await db.batch([
+  const [sets, counts, queued, creds, ents, pools, provs, calls, unmatched, waits, sampled, watches, recovered, lastPass] = await db.batch([
     db.prepare(
       `SELECT s.id, s.name, s.enabled, s.max_runners, p.name AS provider,
               e.kind, ${ENTITY_NAME} AS entity
@@ -170,8 +181,10 @@ export async function overview(db: D1Database, now = Date.now()): Promise<Overvi
        FROM github_credentials c LEFT JOIN github_credential_state s ON s.credential_id = c.id ORDER BY c.name`,
     ),
     db.prepare(
-      `SELECT e.id, e.kind, ${ENTITY_NAME} AS entity, e.endpoint_name, g.forge, e.credentials_id
-       FROM entities e JOIN github_endpoints g ON g.name = e.endpoint_name ORDER BY e.kind, entity`,
+      `SELECT e.id, e.kind, ${ENTITY_NAME} AS entity, e.endpoint_name, g.forge, e.credentials_id,
+              CASE WHEN c.auth_type = 'app' AND c.webhook_secret_enc IS NOT NULL THEN c.app_id END AS app_webhook_id
+       FROM entities e JOIN github_endpoints g ON g.name = e.endpoint_name JOIN github_credentials c ON c.id = e.credentials_id
+       ORDER BY e.kind, entity`,
     ),
     db.prepare(`SELECT entity_id, credential_id FROM entity_credentials ORDER BY added_at, credential_id`),
     db.prepare(
@@ -187,6 +200,15 @@ export async function overview(db: D1Database, now = Date.now()): Promise<Overvi
         `SELECT ${SAMPLE_COLUMNS} FROM scale_set_samples WHERE at >= ? AND scale_set_id IN (SELECT id FROM scale_sets) GROUP BY at ORDER BY at`,
       )
       .bind(since),
+    db.prepare("SELECT key, kind, entity_id, status, detail, status_since FROM delivery_watches ORDER BY key"),
+    db
+      .prepare(
+        `SELECT entity_id, SUM(means = 'ingest') AS failed, SUM(means = 'ingest' AND outcome = 'recovered') AS recovered,
+                SUM(means = 'backstop') AS found
+         FROM delivery_recoveries WHERE seen_at >= ? AND entity_id IS NOT NULL GROUP BY entity_id`,
+      )
+      .bind(since),
+    db.prepare("SELECT at FROM recovery_last_pass WHERE id = 1"),
   ]);
   return {
     scaleSets: rows<Omit<OverviewScaleSet, "enabled"> & { enabled: number }>(sets).map((s) => ({ ...s, enabled: Boolean(s.enabled) })),
@@ -199,6 +221,16 @@ export async function overview(db: D1Database, now = Date.now()): Promise<Overvi
     unmatchedJobs: rows<{ n: number }>(unmatched)[0]?.n ?? 0,
     queueWaits: queueWaits(waits),
     samples: samples(sampled),
+    recovery: {
+      watches: rows<OverviewRecovery["watches"][number]>(watches),
+      last24h: new Map(
+        rows<{ entity_id: string; failed: number; recovered: number; found: number }>(recovered).map(({ entity_id, ...n }) => [
+          entity_id,
+          { failed: n.failed ?? 0, recovered: n.recovered ?? 0, found: n.found ?? 0 },
+        ]),
+      ),
+      lastPassAt: rows<{ at: number }>(lastPass)[0]?.at ?? null,
+    },
   };
 }
 

@@ -8,6 +8,7 @@ import { mapLimit } from "../lib/map-limit";
 import { webhookUrlFor } from "../lib/webhook-url";
 import { errorText, logAt, logEvent as log } from "../observability/log";
 import { count, counterName, drainCounterStatements } from "../observability/op-counters";
+import { BACKSTOP_FOUND_COUNTER, RECOVERED_COUNTER } from "../observability/recovery-metrics";
 import { nudgeScaleSet } from "../scaleset/stub";
 import { type Candidate, candidates, type ListedDelivery } from "./delivery-walk";
 import { type HookWalkOutput, walkHook } from "./hook-walk";
@@ -151,7 +152,7 @@ export async function runRecoveryPass(env: Env, settings: RecoverySettings, now 
     for (const f of result.found) recoveries.set(f.key, f);
     for (const s of result.nudge) nudges.add(s);
     backstopFound += result.found.length;
-    if (result.found.length) count(counterName("recovery.backstop_found", entity.kind), result.found.length);
+    if (result.found.length) count(counterName(BACKSTOP_FOUND_COUNTER, entity.kind), result.found.length);
   }
 
   // 5. Problems that start or end are said once; then everything that changed is written.
@@ -269,7 +270,7 @@ async function fetchAndIngest(
     switch (outcome.kind) {
       case "accepted":
       case "installation": {
-        count(counterName("recovery.recovered", watch.kind, "ingest"));
+        count(counterName(RECOVERED_COUNTER, watch.kind, "ingest"));
         const jobId = outcome.kind === "accepted" ? outcome.jobId : null;
         log({
           event: "delivery_recovered",

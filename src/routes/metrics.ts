@@ -8,6 +8,7 @@ import { ApiError } from "../http/errors";
 import { HISTOGRAMS, histogramSeries } from "../observability/histograms";
 import { JOB_LATENCY_BUCKETS, pendingCounts, RECONCILE_BUCKETS, WEBHOOK_REJECTED } from "../observability/op-counters";
 import { Exposition, type Labels } from "../observability/prometheus";
+import { addRecoveryMetrics } from "../observability/recovery-metrics";
 import { REAPED_COUNTER } from "../scaleset/executor/reap-record";
 import { scaleSetSettings } from "../scaleset/settings";
 
@@ -244,6 +245,7 @@ export async function renderMetrics(db: D1Database, budget: GithubBudgetPolicy |
     g("retention_last_run_failed", pruneHelp.failed, {}, prune.error === null ? 0 : 1);
   }
 
+  addRecoveryMetrics(m, data);
   return m.render();
 }
 

@@ -1,4 +1,4 @@
-import type { CredentialHealthRow, OverviewEntity } from "../db/dashboard-queries";
+import type { CredentialHealthRow, OverviewEntity, OverviewRecovery } from "../db/dashboard-queries";
 import { duration } from "./format";
 import { Badge } from "./views";
 
@@ -6,8 +6,43 @@ import { Badge } from "./views";
  * The overview's entities: each repository, organization and enterprise with the credentials it
  * acts with and its credential pool, every credential with its health as GitHub last left it
  * (failing and why, rate limited and for how long). A pool member that fails is skipped when JIT
- * configs are minted, so this is where one sees that a pool runs short.
+ * configs are minted, so this is where one sees that a pool runs short. Then how its lost webhook
+ * deliveries are found (src/recovery/) and what that found in the last 24 hours.
  */
+
+const WATCH_NAMES: Record<string, string> = {
+  app: "App webhook",
+  repository: "repository hook",
+  organization: "organization hook",
+  backstop: "backstop",
+};
+
+/** The watches that look after an entity: its own hook's, the backstop's, its App's webhook's. */
+function entityWatches(e: OverviewEntity, recovery: OverviewRecovery) {
+  return recovery.watches.filter(
+    (w) => w.entity_id === e.id || (e.app_webhook_id !== null && w.key === `app:${e.endpoint_name}:${e.app_webhook_id}`),
+  );
+}
+
+function Recovery({ e, recovery }: { e: OverviewEntity; recovery: OverviewRecovery }) {
+  const watches = entityWatches(e, recovery);
+  const n = recovery.last24h.get(e.id);
+  if (!watches.length && !n) return <span class="mut">{e.forge === "forgejo" ? "polled: nothing to recover" : "not watched"}</span>;
+  return (
+    <div>
+      {watches.map((w) => (
+        <div data-watch={w.key}>
+          {`${WATCH_NAMES[w.kind] ?? w.kind} `}
+          <span class={`badge ${w.status === "ok" ? "ok" : "warn"}`}>{w.status}</span>
+          {w.status !== "ok" && w.detail ? <div class="fault">{w.detail}</div> : null}
+        </div>
+      ))}
+      <div class="small" data-recovered-24h>
+        {`24 h: ${n?.failed ?? 0} failed, ${n?.recovered ?? 0} recovered${n?.found ? `, ${n.found} found by the backstop` : ""}`}
+      </div>
+    </div>
+  );
+}
 
 function CredentialState({ id, credentials, now }: { id: string; credentials: Map<string, CredentialHealthRow>; now: number }) {
   const c = credentials.get(id);
@@ -26,10 +61,12 @@ function CredentialState({ id, credentials, now }: { id: string; credentials: Ma
 export function EntitiesTable({
   entities,
   credentials,
+  recovery,
   now,
 }: {
   entities: OverviewEntity[];
   credentials: Map<string, CredentialHealthRow>;
+  recovery: OverviewRecovery;
   now: number;
 }) {
   return (
@@ -41,12 +78,13 @@ export function EntitiesTable({
           <th>Forge</th>
           <th>Credentials</th>
           <th>Credential pool</th>
+          <th>Lost deliveries</th>
         </tr>
       </thead>
       <tbody>
         {entities.length === 0 && (
           <tr>
-            <td colspan={5} class="mut">
+            <td colspan={6} class="mut">
               No repositories, organizations or enterprises yet.
             </td>
           </tr>
@@ -66,6 +104,9 @@ export function EntitiesTable({
               ) : (
                 e.pool.map((id) => <CredentialState id={id} credentials={credentials} now={now} />)
               )}
+            </td>
+            <td class="recovery">
+              <Recovery e={e} recovery={recovery} />
             </td>
           </tr>
         ))}

@@ -26,6 +26,7 @@ describe("withPools", () => {
       endpoint_name: "github.com",
       forge: "github" as const,
       credentials_id: "own",
+      app_webhook_id: null,
     });
     const pools = [
       { entity_id: "a", credential_id: "c2" },

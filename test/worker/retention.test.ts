@@ -29,6 +29,7 @@ beforeEach(async () => {
       "audit_log",
       "scale_set_samples",
       "metric_histograms",
+      "delivery_recoveries",
     ].map((t) => env.DB.prepare(`DELETE FROM ${t}`)),
   );
 });
@@ -170,6 +171,11 @@ describe("retention (the Cron Trigger)", () => {
       "INSERT INTO metric_histograms (metric, scale_set_id, bucket, count, sum) VALUES ('edgerunner_job_queue_duration_seconds', ?, 10, 1, 7)",
     );
     await env.DB.batch([histogram.bind(scaleSetId), histogram.bind("a-deleted-scale-set")]);
+    // Delivery recovery's record of failed deliveries: kept as long as the delivery ids (14 days).
+    const recovery = env.DB.prepare(
+      "INSERT INTO delivery_recoveries (key, watch_key, means, seen_at, outcome, updated_at) VALUES (?, 'hook:x', 'ingest', ?, 'recovered', ?)",
+    );
+    await env.DB.batch([recovery.bind("old-guid", ago(15), ago(15)), recovery.bind("recent-guid", ago(13), ago(13))]);
 
     const logs = captureLogs();
     const queries = await cron();
@@ -207,6 +213,7 @@ describe("retention (the Cron Trigger)", () => {
     expect((await env.DB.prepare("SELECT path FROM audit_log").all()).results).toEqual([{ path: "/recent" }]);
     expect((await env.DB.prepare("SELECT at FROM scale_set_samples").all()).results).toEqual([{ at: NOW - 47 * HOUR }]);
     expect((await env.DB.prepare("SELECT scale_set_id FROM metric_histograms").all()).results).toEqual([{ scale_set_id: scaleSetId }]);
+    expect((await env.DB.prepare("SELECT key FROM delivery_recoveries").all()).results).toEqual([{ key: "recent-guid" }]);
 
     // One event, with the counts; nothing failed, nothing was left.
     const events = logs.filter((l) => l.event.event === "retention_pruned");
@@ -221,8 +228,9 @@ describe("retention (the Cron Trigger)", () => {
         audit_log: 1,
         scale_set_samples: 1,
         metric_histograms: 1,
+        delivery_recoveries: 1,
       },
-      deleted_total: 10,
+      deleted_total: 11,
       complete: true,
       queries,
       duration_ms: expect.any(Number),
@@ -232,10 +240,10 @@ describe("retention (the Cron Trigger)", () => {
 
     // Stored for /metrics: one batch per table (each came back short; deliveries and jobs keep
     // their totals first, two statements) plus the write of the figures.
-    expect(queries).toBe(10);
+    expect(queries).toBe(11);
     const last = await env.DB.prepare("SELECT * FROM retention_last_run").all();
     expect(last.results).toEqual([
-      expect.objectContaining({ id: 1, started_at: NOW, queries: 10, complete: 1, error: null, deleted: expect.any(String) }),
+      expect.objectContaining({ id: 1, started_at: NOW, queries: 11, complete: 1, error: null, deleted: expect.any(String) }),
     ]);
   });
 
@@ -254,10 +262,11 @@ describe("retention (the Cron Trigger)", () => {
   });
 
   it("never spends more queries than RETENTION_MAX_QUERIES; the next run finishes the job", async () => {
-    // 100 deliveries (5 batches of 25, the last one short; 2 queries each), 30 jobs (2 batches, 2
+    // 90 deliveries (4 batches of 25, the last one short; 2 queries each), 30 jobs (2 batches, 2
     // queries each), 30 transitions (2 batches), 10 instances (1), and one each for the audit trail,
-    // the samples and the histograms: 20 queries, and one per run for its figures.
-    await deliveries(Array.from({ length: 100 }, (_, i) => ago(20) - i * 1000));
+    // the samples, the histograms and delivery recovery's record: 19 queries, and one per run for
+    // its figures.
+    await deliveries(Array.from({ length: 90 }, (_, i) => ago(20) - i * 1000));
     await jobs(30, "completed", ago(40));
     for (let i = 0; i < 10; i++) await instance("deleted", ago(40 + i), 3);
     const keep = await deliveries([ago(1)]);
@@ -272,7 +281,7 @@ describe("retention (the Cron Trigger)", () => {
     expect(firstEvent.deleted_total).toBeLessThanOrEqual(13 * 25);
     // Oldest first: what is left of the deliveries is the newest.
     const leftDeliveries = await count("webhook_deliveries WHERE received_at < ?", ago(14));
-    expect(leftDeliveries).toBe(100 - firstEvent.deleted.webhook_deliveries);
+    expect(leftDeliveries).toBe(90 - firstEvent.deleted.webhook_deliveries);
     const oldestLeft = await env.DB.prepare("SELECT MIN(received_at) AS t FROM webhook_deliveries").first<{ t: number }>();
     expect(oldestLeft!.t).toBe(ago(20) - (leftDeliveries - 1) * 1000);
 
@@ -283,7 +292,7 @@ describe("retention (the Cron Trigger)", () => {
     vi.restoreAllMocks();
     expect(secondEvent.complete).toBe(true);
     const total = (t: string) => firstEvent.deleted[t] + secondEvent.deleted[t];
-    expect([total("webhook_deliveries"), total("jobs"), total("instance_transitions"), total("instances")]).toEqual([100, 30, 30, 10]);
+    expect([total("webhook_deliveries"), total("jobs"), total("instance_transitions"), total("instances")]).toEqual([90, 30, 30, 10]);
     expect((await env.DB.prepare("SELECT delivery_id FROM webhook_deliveries").all()).results).toEqual([{ delivery_id: keep[0] }]);
     expect(await Promise.all(["jobs", "instances", "instance_transitions"].map((t) => count(t)))).toEqual([0, 0, 0]);
   });

@@ -60,6 +60,10 @@ export interface MetricsData {
   /** The database's size as D1 reports it (`meta.size_after`), or null if it does not. */
   databaseBytes: number | null;
   lastPrune: RetentionRun | null;
+  /** Delivery recovery's watches (src/recovery/): what each last found. */
+  recoveryWatches: { key: string; kind: string; entity_id: string | null; status: string }[];
+  /** Delivery recovery's last pass, if it ran. */
+  recoveryLastPass: { at: number; duration_ms: number; calls: number } | null;
 }
 
 function latencyQuery(bucketsSeconds: readonly number[]): string {
@@ -107,6 +111,9 @@ export async function readMetricsData(db: D1Database, latencyBucketsSeconds: rea
     db.prepare(latencyQuery(latencyBucketsSeconds)),
     db.prepare(TABLE_ROWS),
     histogramRowsStatement(db),
+    db.prepare("SELECT key, kind, entity_id, status FROM delivery_watches ORDER BY key"),
+    db.prepare("SELECT at, duration_ms, calls FROM recovery_last_pass WHERE id = 1"),
+    // Last: its meta carries the database's size.
     lastRunStatement(db),
   ]);
   const rows = <T>(i: number) => results[i]!.results as T[];
@@ -133,7 +140,9 @@ export async function readMetricsData(db: D1Database, latencyBucketsSeconds: rea
       .map((c) => ({ actor: c.name.slice(SUPPRESSED_REFUSALS.length + 1), n: c.value })),
     tableRows,
     databaseBytes: typeof size === "number" ? size : null,
-    lastPrune: parseLastRun(rows(9)),
+    lastPrune: parseLastRun(rows(11)),
+    recoveryWatches: rows(9),
+    recoveryLastPass: rows<NonNullable<MetricsData["recoveryLastPass"]>>(10)[0] ?? null,
   };
 }
 

@@ -99,7 +99,17 @@ export const overviewRoutes = new Hono<UiEnv>().get("/", async (c) => {
       {o.scaleSets.length > STATUS_FAN_OUT && <p class="mut small">{`Object status shown for the first ${STATUS_FAN_OUT} scale sets.`}</p>}
 
       <h2>Repositories, organizations and enterprises</h2>
-      <EntitiesTable entities={o.entities} credentials={new Map(o.credentials.map((cr) => [cr.id, cr]))} now={now} />
+      <p class="mut small" id="recovery-last-pass">
+        {o.recovery.lastPassAt === null
+          ? "Delivery recovery has not run yet: GitHub never sends a failed webhook delivery again, and recovery finds them (docs/github.md, Lost deliveries)."
+          : `Delivery recovery last looked for deliveries GitHub could not make ${duration(now - o.recovery.lastPassAt)} ago.`}
+      </p>
+      <EntitiesTable
+        entities={o.entities}
+        credentials={new Map(o.credentials.map((cr) => [cr.id, cr]))}
+        recovery={o.recovery}
+        now={now}
+      />
 
       <h2>GitHub credentials</h2>
       <table id="credentials">
