@@ -20,6 +20,8 @@ export interface Coordinator {
   stop(): Promise<void>;
   /** SIGKILL, then start again on the same port and persisted state. */
   restart(): Promise<void>;
+  /** Kills it and keeps it down for `ms` (nothing reaches it, nothing of it runs), then starts it again on its persisted state. */
+  outage(ms: number, during?: () => Promise<void>): Promise<void>;
   /** SIGKILL now (synchronous, for exit handlers). */
   killNow(): void;
   devVars: Record<string, string>;

@@ -232,6 +232,19 @@ export async function startCoordinator(vars = {}, opts = {}) {
     await killGroup("SIGKILL");
     await launch();
   };
+  /**
+   * Kills the coordinator (SIGKILL) and keeps it down for `ms` before starting it again on the same
+   * port and persisted state: for that long nothing reaches it (GitHub's deliveries fail, machines'
+   * calls are refused) and nothing of it runs; `during` runs once it is down (a burst queued
+   * meanwhile). Resolves once it answers again.
+   */
+  const outage = async (ms, during = async () => {}) => {
+    const down = Date.now();
+    await killGroup("SIGKILL");
+    await during();
+    await sleep(Math.max(0, down + ms - Date.now()));
+    await launch();
+  };
   /** Kills it for good, leaving the state directory (for a synchronous exit handler: best effort). */
   const killNow = () => {
     try {
@@ -256,6 +269,7 @@ export async function startCoordinator(vars = {}, opts = {}) {
     work,
     stop,
     restart,
+    outage,
     killNow,
     devVars,
     cpuSeconds,

@@ -17,7 +17,9 @@
  *    D1 instance is deleted or idle.
  *
  * A: 3 scale sets (one with min_idle_runners > 0), 60 jobs in 4 bursts.
- * B: the same under chaos: every webhook delivered twice and shuffled; 30 % of creates fail and
+ * B: the same under chaos: every webhook delivered twice and shuffled, and 10 % of workflow_job
+ *    deliveries dropped by GitHub (recorded failed, never sent: delivery recovery, at its default
+ *    60 s, brings them back); the coordinator unreachable for 60 s during the second burst; 30 % of creates fail and
  *    10 % hang (with batch create, 10 % of batches hang whole); 10 % of deletes fail; 10 % of GitHub calls answer 5xx and one rate-limit window
  *    opens; the coordinator is killed (SIGKILL) and restarted twice mid-run on its persisted state;
  *    and a second repository's holder signs deliveries naming octo/app's job ids (running, queued
@@ -40,6 +42,9 @@
  *    runners (e2e/hetzner-cloud.ts): 24 jobs in 3 bursts, location and server-type fallback, the
  *    project's server limit and rate limit hit. Also checked: every server where there was room,
  *    labelled, and deleted at the end.
+ * E: an enterprise scale set whose every delivery fails (an enterprise hook, of which GitHub keeps
+ *    no record an API shows): the backstop finds its jobs, 12 in 2 bursts. Also checked: no
+ *    delivery reached the coordinator, yet every job was served once.
  * G: a GitHub, a Gitea and a Forgejo scale set side by side (e2e/forges.ts), 60 jobs in 3 bursts,
  *    the coordinator killed and restarted once mid-run; every forge's jobs served once, nothing left.
  */
@@ -47,7 +52,7 @@ import { appendFileSync } from "node:fs";
 import { percentile, sleep } from "../bench/harness.mjs";
 import type { SimulatorConfig } from "../shims/simulator/simulator.ts";
 import type { Ec2Faults } from "../test/fake-ec2/types.ts";
-import type { DeliveryConfig } from "../test/fake-github/types.ts";
+import type { DeliveryConfig, Seed } from "../test/fake-github/types.ts";
 import { createsAsked } from "../test/fake-shim/requests.ts";
 import type { FaultRule, RecordedRequest } from "../test/fake-shim/types.ts";
 import type { StartCloud } from "./cloud.ts";
@@ -87,6 +92,12 @@ interface Scenario {
   intruder?: boolean;
   /** Restart the coordinator after these bursts (0-based). */
   restartAfterBursts?: number[];
+  /** Take the coordinator down for `ms` and queue this burst (0-based) while it is down. */
+  outage?: { burst: number; ms: number };
+  /** Its scale sets' entity: the repository (default), or the enterprise `acme` that owns octo (E). */
+  entity?: "repository" | "enterprise";
+  /** More for the fake GitHub's world before the delivery is configured. */
+  githubSeed?: Seed;
   jobsTimeoutMs: number;
   settleTimeoutMs: number;
   /** Run on EC2 (the shim Worker and the fake EC2, with these faults) instead of the simulator shim. */
@@ -143,6 +154,15 @@ async function checkScaleSetApi(stack: Stack, ids: Map<string, ScaleSetSpec>) {
       },
     },
   };
+}
+
+/** E's end: no delivery reached the coordinator, so every job served was found by the backstop. */
+async function checkBackstop(stack: Stack) {
+  const violations: string[] = [];
+  const deliveries = await stack.gh.webhookDeliveries();
+  const reached = deliveries.filter((d) => !d.dropped);
+  if (reached.length) violations.push(`${reached.length} deliveries reached the coordinator: the backstop was not what served the jobs`);
+  return { violations, summary: { backstop: { deliveries_dropped: deliveries.length, deliveries_reached: reached.length } } };
 }
 
 const SUBNET_A = "subnet-0aaaaaaaaaaaaaaa1";
@@ -204,15 +224,17 @@ const scenarios: Record<string, Scenario> = {
   B: {
     name: "B",
     // Straight create failures are expected here: keep creating (the limit is for real outages).
-    vars: { ...TIMINGS, CREATE_FAILURE_LIMIT: "1000" },
+    // Delivery recovery runs at its default, so B measures it as shipped.
+    vars: { ...TIMINGS, CREATE_FAILURE_LIMIT: "1000", DELIVERY_RECOVERY_SECONDS: "60" },
     sim: { boot_delay_ms: 100, job_ms: 400 },
-    delivery: { duplicate: true, shuffle_ms: 800 },
+    delivery: { duplicate: true, shuffle_ms: 800, drop_probability: 0.1 },
     // The simulator answers a create in milliseconds: a hung one is given up on after 5 s.
     provider: { timeout_seconds: 5 },
     scaleSets: SCALE_SETS,
     bursts: BURSTS,
     burstGapMs: 3000,
     restartAfterBursts: [0, 2],
+    outage: { burst: 1, ms: 60_000 },
     intruder: true,
     async chaos(stack) {
       const rules: FaultRule[] = [
@@ -238,7 +260,8 @@ const scenarios: Record<string, Scenario> = {
         { kind: "rate_limit", times: 1, reset_in: 4 },
       );
     },
-    jobsTimeoutMs: 120_000,
+    // The 60 s outage, and a minute at most before recovery's next pass finds what it missed.
+    jobsTimeoutMs: 300_000,
     settleTimeoutMs: 90_000,
   },
   S: {
@@ -261,6 +284,21 @@ const scenarios: Record<string, Scenario> = {
       await stack.gh.actionsSettings({ poll_wait_ms: 5_000 });
     },
     check: checkScaleSetApi,
+    jobsTimeoutMs: 120_000,
+    settleTimeoutMs: 60_000,
+  },
+  E: {
+    name: "E",
+    vars: TIMINGS,
+    sim: { boot_delay_ms: 100, job_ms: 400 },
+    entity: "enterprise",
+    githubSeed: { enterprise_orgs: { acme: ["octo"] } },
+    // The enterprise's hook: every delivery fails, and GitHub shows no record of them through its API.
+    delivery: { scope: "enterprises/acme", drop_probability: 1 },
+    scaleSets: [{ name: "ent", labels: ["self-hosted", "linux", "ent"], max: 6, minIdle: 0 }],
+    bursts: [{ ent: 6 }, { ent: 6 }],
+    burstGapMs: 3000,
+    check: checkBackstop,
     jobsTimeoutMs: 120_000,
     settleTimeoutMs: 60_000,
   },
@@ -349,6 +387,7 @@ async function runScenario(
     vars: sc.vars,
     sim: sc.sim,
     delivery: sc.delivery,
+    githubSeed: sc.githubSeed,
     provider: sc.provider,
     coordinatorLog: logDir ? `${logDir}/coordinator-${sc.name}-${t0}.log` : undefined,
     // …and what the simulated machines did (booted, failed, ran a job), one JSON line each.
@@ -365,8 +404,13 @@ async function runScenario(
   let intruder: Awaited<ReturnType<typeof startIntruder>> | null = null;
   try {
     const ids = new Map<string, ScaleSetSpec>();
+    // E's scale sets are the enterprise's: it is registered with the repository's credentials (a PAT).
+    const owner =
+      sc.entity === "enterprise"
+        ? `/enterprises/${(await coordinator.api("POST", "/enterprises", { name: "acme", credentials_name: w.credentials, webhook_secret: `${w.webhookSecret}-acme` })).id}`
+        : `/repositories/${w.repo.id}`;
     for (const s of sc.scaleSets) {
-      const ss = await coordinator.api("POST", `/repositories/${w.repo.id}/scalesets`, {
+      const ss = await coordinator.api("POST", `${owner}/scalesets`, {
         name: s.name,
         provider_name: stack.ec2?.provider ?? stack.cloud?.provider ?? w.provider,
         labels: s.labels,
@@ -411,11 +455,21 @@ async function runScenario(
     // A scale set API scale set's jobs name it (`runs-on: <name>`); the others' ask for its labels.
     const labelsOf = new Map(sc.scaleSets.map((s) => [s.name, s.intake === "scaleset_api" ? [s.name] : s.labels]));
     let queued = 0;
-    for (const [b, burst] of sc.bursts.entries()) {
+    /** When the coordinator was down (scenario `outage`), and when it answered again. */
+    let outage: { downAt: number; upAt: number } | null = null;
+    const queueBurst = async (b: number, burst: Record<string, number>) => {
       for (const [set, count] of Object.entries(burst)) {
         await gh.queueJobs({ repository: "octo/app", labels: labelsOf.get(set)!, count, name: `${set}-burst${b}` });
         queued += count;
       }
+    };
+    for (const [b, burst] of sc.bursts.entries()) {
+      if (sc.outage?.burst === b) {
+        const downAt = Date.now();
+        await coordinator.outage(sc.outage.ms, () => queueBurst(b, burst));
+        outage = { downAt, upAt: Date.now() };
+        say(`${sc.name}: burst ${b + 1} queued while the coordinator was down ${Math.round((outage.upAt - downAt) / 1000)} s`);
+      } else await queueBurst(b, burst);
       say(`${sc.name}: burst ${b + 1}/${sc.bursts.length} queued (${queued} jobs so far)`);
       if (sc.restartAfterBursts?.includes(b)) {
         await sleep(sc.burstGapMs / 2);
@@ -518,6 +572,33 @@ async function runScenario(
       .map((j) => j.in_progress_at! - j.queued_at)
       .sort((a, b) => a - b);
     const deliveries = await gh.webhookDeliveries();
+    // Jobs whose `queued` never reached the coordinator: dropped by GitHub, or queued while it was down.
+    const droppedQueued = new Set(deliveries.filter((d) => d.dropped && d.action === "queued").map((d) => d.job_id));
+    const whileDown = outage ? jobs.filter((j) => j.queued_at >= outage!.downAt && j.queued_at <= outage!.upAt) : [];
+    const lastInProgress = (js: typeof jobs) => Math.max(...js.map((j) => j.in_progress_at ?? Number.POSITIVE_INFINITY));
+    const recovery = {
+      dropped_deliveries: deliveries.filter((d) => d.dropped).length,
+      dropped_queued_jobs: droppedQueued.size,
+      dropped_queued_to_in_progress_s: (() => {
+        const w = jobs.filter((j) => droppedQueued.has(j.id) && j.in_progress_at !== null).map((j) => j.in_progress_at! - j.queued_at);
+        return w.length
+          ? {
+              p50:
+                percentile(
+                  w.sort((a, b) => a - b),
+                  50,
+                )! / 1000,
+              max: Math.max(...w) / 1000,
+            }
+          : null;
+      })(),
+      ...(outage && {
+        outage_s: Math.round((outage.upAt - outage.downAt) / 100) / 10,
+        jobs_queued_while_down: whileDown.length,
+        // The figure issue 36 asks for: from the coordinator answering again to the last of those jobs on a runner.
+        answering_again_to_last_in_progress_s: whileDown.length ? Math.round((lastInProgress(whileDown) - outage.upAt) / 100) / 10 : null,
+      }),
+    };
     const summary = {
       scenario: sc.name,
       ok: violations.length === 0,
@@ -530,6 +611,7 @@ async function runScenario(
       queued_to_in_progress_ms: { p50: percentile(waits, 50), p99: percentile(waits, 99), max: waits.at(-1) ?? null },
       webhook_deliveries: deliveries.length,
       webhook_attempts: deliveries.reduce((n, d) => n + d.attempts, 0),
+      ...((recovery.dropped_deliveries > 0 || outage) && { recovery }),
       github_requests: (await gh.requests()).length,
       samples: sampler.samples(),
       all_jobs_done_s: Math.round((allDoneAt - t0) / 100) / 10,

@@ -11,7 +11,7 @@ import { type Simulator, type SimulatorConfig, startSimulator } from "../shims/s
 import type { Ec2Faults } from "../test/fake-ec2/types.ts";
 import { FakeWorld } from "../test/fake-github/control-client.ts";
 import { type FakeGithub, startFakeGithub } from "../test/fake-github/server.ts";
-import type { DeliveryConfig } from "../test/fake-github/types.ts";
+import type { DeliveryConfig, Seed } from "../test/fake-github/types.ts";
 import type { FakeMachine } from "../test/fake-shim/types.ts";
 import type { CloudUnderTest, StartCloud } from "./cloud.ts";
 import { type Ec2Cloud, startEc2Cloud } from "./ec2-cloud.ts";
@@ -26,6 +26,9 @@ export const E2E_TIMINGS = {
   // Rows a killed coordinator left mid-create are asked about after this (default 2 minutes).
   STUCK_GRACE_SECONDS: "5",
   OPERATION_POLL_SECONDS: "5",
+  // Deliveries GitHub could not make (a kill drops those in flight) are looked for every 10 s
+  // (default 60; scenario B keeps the default, to measure recovery as shipped).
+  DELIVERY_RECOVERY_SECONDS: "10",
 };
 
 export interface Stack {
@@ -47,6 +50,8 @@ export interface StackOptions {
   /** The simulator's settings; they win over the profile's (e2e/profiles.ts). */
   sim?: Partial<SimulatorConfig>;
   delivery?: Partial<DeliveryConfig>;
+  /** More for the fake GitHub's world before the delivery is configured (e.g. an enterprise's organizations). */
+  githubSeed?: Seed;
   log?: (line: object) => void;
   /** More fields for the simulator's provider registration (e.g. timeout_seconds). */
   provider?: Record<string, unknown>;
@@ -100,11 +105,15 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
       });
       if (!res.ok) throw new Error(`simulator faults: ${res.status} ${await res.text()}`);
     }
+    if (opts.githubSeed) await gh.seed(opts.githubSeed);
     await gh.deliverWebhooksTo({
       url: `${coordinator.url}/webhooks/github`,
       secret: w.webhookSecret,
       // The repository lives on the fake's endpoint (base_url https://github.example.test).
       enterprise_host: "github.example.test",
+      // GitHub's record of it is a hook of the repository, which delivery recovery reads; one
+      // attempt per delivery, as GitHub makes.
+      scope: "repos/octo/app",
       ...opts.delivery,
     });
     const c = coordinator;

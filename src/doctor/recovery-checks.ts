@@ -48,22 +48,32 @@ export function recoveryCheck(e: EntityFacts, r: RecoveryFacts | undefined, now:
     last_pass_at: r.lastPassAt === null ? null : new Date(r.lastPassAt).toISOString(),
   };
   if (r.intervalMs === 0) {
-    return check(id, subject, "warn", "Delivery recovery is off (DELIVERY_RECOVERY_SECONDS=0): a delivery GitHub could not make leaves its job without a runner.", {
-      fix: "Unset DELIVERY_RECOVERY_SECONDS (default: every 60 s) and deploy",
-      details,
-    });
+    return check(
+      id,
+      subject,
+      "warn",
+      "Delivery recovery is off (DELIVERY_RECOVERY_SECONDS=0): a delivery GitHub could not make leaves its job without a runner.",
+      {
+        fix: "Unset DELIVERY_RECOVERY_SECONDS (default: every 60 s) and deploy",
+        details,
+      },
+    );
   }
   const findings: Finding[] = e.recovery.means.map(meansFinding);
   const late = Math.max(3 * r.intervalMs, 5 * 60_000);
   if (r.lastPassAt === null || now - r.lastPassAt > late) {
     findings.push({
       status: "warn",
-      text: r.lastPassAt === null ? "Delivery recovery has not run yet." : `Delivery recovery last ran ${ago(now, r.lastPassAt)} (every ${r.intervalMs / 1000} s expected).`,
+      text:
+        r.lastPassAt === null
+          ? "Delivery recovery has not run yet."
+          : `Delivery recovery last ran ${ago(now, r.lastPassAt)} (every ${r.intervalMs / 1000} s expected).`,
       fix: "It starts with the first scale set's pass and the hourly trigger; `wrangler tail --format json` shows delivery_recovery_failed if it fails",
     });
   }
   const usable = findings.some((f) => f.status === "ok");
-  if (!usable) findings.push({ status: "fail", text: "Nothing finds its lost deliveries: a job whose delivery fails waits until GitHub cancels it." });
+  if (!usable)
+    findings.push({ status: "fail", text: "Nothing finds its lost deliveries: a job whose delivery fails waits until GitHub cancels it." });
   findings.push({
     status: "ok",
     text: `Last 24 h: ${last24h.failed} failed deliveries seen, ${last24h.recovered} recovered; ${last24h.found} jobs found by the backstop.`,

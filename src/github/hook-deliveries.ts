@@ -18,10 +18,15 @@ export type DeliverySource = { kind: "app" } | { kind: "hook"; scope: HookScope;
 
 const base = (s: DeliverySource) => (s.kind === "app" ? "/app/hook/deliveries" : `${scopePath(s.scope)}/hooks/${s.hookId}/deliveries`);
 
-function call<T>(gh: GithubClient, s: DeliverySource, operation: string, method: string, path: string, query?: Record<string, string | number>) {
-  return s.kind === "app"
-    ? gh.requestAsApp<T>(operation, method, path, { query })
-    : gh.request<T>(operation, method, path, { query });
+function call<T>(
+  gh: GithubClient,
+  s: DeliverySource,
+  operation: string,
+  method: string,
+  path: string,
+  query?: Record<string, string | number>,
+) {
+  return s.kind === "app" ? gh.requestAsApp<T>(operation, method, path, { query }) : gh.request<T>(operation, method, path, { query });
 }
 
 /** The `cursor` of a `Link: rel="next"` URL (GitHub pages deliveries by cursor, not by page number). */

@@ -47,7 +47,11 @@ export async function getWorkflowJob(gh: GithubClient, repository: string, jobId
 }
 
 /** An organization's repositories, most recently pushed first (`owner/name` and when). */
-export async function recentOrgRepositories(gh: GithubClient, org: string, perPage: number): Promise<{ fullName: string; pushedAt: number }[]> {
+export async function recentOrgRepositories(
+  gh: GithubClient,
+  org: string,
+  perPage: number,
+): Promise<{ fullName: string; pushedAt: number }[]> {
   const res = await gh.request<components["schemas"]["minimal-repository"][]>("list_org_repos", "GET", `/orgs/${seg(org)}/repos`, {
     query: { sort: "pushed", direction: "desc", per_page: perPage },
   });

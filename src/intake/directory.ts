@@ -55,7 +55,9 @@ export async function loadDirectory(
 
   const named = await readDirectory(db, refs);
   const onEndpoint = named.entities.filter(
-    (e) => originMatches({ name: e.endpointName, baseUrl: e.baseUrl, forge: e.forge }, origin) && (endpoint === undefined || e.endpointName === endpoint),
+    (e) =>
+      originMatches({ name: e.endpointName, baseUrl: e.baseUrl, forge: e.forge }, origin) &&
+      (endpoint === undefined || e.endpointName === endpoint),
   );
   const entities: SenderEntity[] = [];
   for (const ref of refs) {
@@ -66,7 +68,11 @@ export async function loadDirectory(
   const scaleSets = named.scaleSets.filter((s) => ids.has(s.entityId));
 
   const appHooks = named.appHooks
-    .filter((a) => originMatches({ name: a.endpointName, baseUrl: a.baseUrl, forge: a.forge }, origin) && (endpoint === undefined || a.endpointName === endpoint))
+    .filter(
+      (a) =>
+        originMatches({ name: a.endpointName, baseUrl: a.baseUrl, forge: a.forge }, origin) &&
+        (endpoint === undefined || a.endpointName === endpoint),
+    )
     .map(({ id, appId, installationId, webhookSecretEnc }) => ({ id, appId, installationId, webhookSecretEnc }));
 
   const directory = { entities, scaleSets, appHooks, cached: false };

@@ -64,11 +64,7 @@ export async function receiveDelivery(
 
   if (forge === "github" && (event === "installation" || event === "installation_repositories")) {
     const endpointName = enterpriseHost ? endpointOfDelivery(await listEndpoints(createDb(env)), enterpriseHost) : DEFAULT_ENDPOINT;
-    const outcome = await receiveInstallationEvent(
-      env,
-      { id, event, proof: { signature, body: delivery.body }, endpointName },
-      body.json,
-    );
+    const outcome = await receiveInstallationEvent(env, { id, event, proof: { signature, body: delivery.body }, endpointName }, body.json);
     if (outcome.kind === "rejected") {
       return {
         kind: "rejected",

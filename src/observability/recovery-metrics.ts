@@ -32,11 +32,23 @@ export function addRecoveryMetrics(m: Exposition, data: Pick<MetricsData, "count
     "1 while delivery recovery's last look at a hook (or the backstop's at an entity's jobs) went fine, 0 while it failed (status says why: forbidden, not_found, no_hook, rate_limited, …)";
   m.declare(watch, watchHelp, "gauge");
   for (const w of data.recoveryWatches) {
-    m.add(watch, watchHelp, "gauge", { watch: w.key, kind: w.kind, entity_id: w.entity_id ?? "", status: w.status }, w.status === "ok" ? 1 : 0);
+    m.add(
+      watch,
+      watchHelp,
+      "gauge",
+      { watch: w.key, kind: w.kind, entity_id: w.entity_id ?? "", status: w.status },
+      w.status === "ok" ? 1 : 0,
+    );
   }
   if (data.recoveryLastPass) {
     const p = data.recoveryLastPass;
-    m.add(`${P}delivery_recovery_last_pass_timestamp_seconds`, "When delivery recovery's last pass ran, unix seconds", "gauge", {}, Math.floor(p.at / 1000));
+    m.add(
+      `${P}delivery_recovery_last_pass_timestamp_seconds`,
+      "When delivery recovery's last pass ran, unix seconds",
+      "gauge",
+      {},
+      Math.floor(p.at / 1000),
+    );
     m.add(`${P}delivery_recovery_last_pass_github_calls`, "GitHub calls delivery recovery's last pass made", "gauge", {}, p.calls);
   }
 }

@@ -17,7 +17,10 @@ export interface BackstopPort {
    * A repository's open jobs. `knownRuns` (run id → its mark, status and updated_at, when last listed) lets a port
    * skip listing again the jobs of a run that has not changed; it answers the runs it saw.
    */
-  openJobs(repository: string, knownRuns: Readonly<Record<string, string>>): Promise<{ listing: RepoListing; runs: Record<string, string> }>;
+  openJobs(
+    repository: string,
+    knownRuns: Readonly<Record<string, string>>,
+  ): Promise<{ listing: RepoListing; runs: Record<string, string> }>;
   /** One job, or null when the forge does not show it. */
   job(repository: string, id: number): Promise<ForgeJob | null>;
 }

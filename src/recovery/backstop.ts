@@ -86,7 +86,12 @@ export interface BackstopPlan {
   confirm: HeldJob[];
 }
 
-export function planBackstop(listings: readonly RepoListing[], held: readonly HeldJob[], passStart: number, policy: BackstopPolicy): BackstopPlan {
+export function planBackstop(
+  listings: readonly RepoListing[],
+  held: readonly HeldJob[],
+  passStart: number,
+  policy: BackstopPolicy,
+): BackstopPlan {
   const heldById = new Map(held.map((h) => [h.id, h]));
   const take: ForgeJob[] = [];
   const listedIds = new Set<number>();
@@ -139,4 +144,5 @@ export function asPayload(job: ForgeJob): Record<string, unknown> {
 }
 
 /** The id a backstop finding is recorded under: one per job and status, so each move is taken in once. */
-export const backstopDeliveryId = (endpoint: string, job: Pick<ForgeJob, "id" | "status">) => `backstop:${endpoint}:${job.id}:${job.status}`;
+export const backstopDeliveryId = (endpoint: string, job: Pick<ForgeJob, "id" | "status">) =>
+  `backstop:${endpoint}:${job.id}:${job.status}`;

@@ -86,7 +86,10 @@ export async function walkHook(input: HookWalkInput): Promise<HookWalkOutput> {
 
     const seen: ListedDelivery[] = [];
     let pages = 0;
-    const walkFrom = async (cursor: string | null, until: number): Promise<{ complete: boolean; cursor: string | null; newest: number | null }> => {
+    const walkFrom = async (
+      cursor: string | null,
+      until: number,
+    ): Promise<{ complete: boolean; cursor: string | null; newest: number | null }> => {
       let newest: number | null = null;
       let next = cursor;
       for (;;) {

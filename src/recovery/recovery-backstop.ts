@@ -116,7 +116,15 @@ export async function runBackstop(
       });
       if (outcome.kind === "accepted") for (const s of outcome.nudge) nudge.add(s);
       if (outcome.kind !== "accepted" || heldIds.has(job.id)) continue;
-      log({ event: "delivery_recovered", means: "backstop", watch: watch.key, entity: entity.id, job_id: job.id, status: job.status, scale_set: outcome.scaleSetId });
+      log({
+        event: "delivery_recovered",
+        means: "backstop",
+        watch: watch.key,
+        entity: entity.id,
+        job_id: job.id,
+        status: job.status,
+        scale_set: outcome.scaleSetId,
+      });
       found.push({
         key: deliveryId,
         watchKey: watch.key,

@@ -2,21 +2,21 @@ import { type EndpointRow, knownGuids, loadRecoveryInputs, type RecoveryRow, sav
 import type { Env } from "../env";
 import { GithubClient } from "../github/github-client";
 import { type DeliverySource, getDelivery } from "../github/hook-deliveries";
-import { type RecoveredVia, ingestRecoveredDelivery } from "../intake/recovered-delivery";
+import { ingestRecoveredDelivery, type RecoveredVia } from "../intake/recovered-delivery";
 import { originOfEndpoint } from "../intake/senders";
 import { mapLimit } from "../lib/map-limit";
 import { webhookUrlFor } from "../lib/webhook-url";
-import { errorText, logAt, logEvent as log } from "../observability/log";
+import { errorText, logEvent as log, logAt } from "../observability/log";
 import { count, counterName, drainCounterStatements } from "../observability/op-counters";
 import { BACKSTOP_FOUND_COUNTER, RECOVERED_COUNTER } from "../observability/recovery-metrics";
 import { nudgeScaleSet } from "../scaleset/stub";
 import { type Candidate, candidates, type ListedDelivery } from "./delivery-walk";
-import { type HookWalkOutput, walkHook } from "./hook-walk";
 import { forgeBackstopPort } from "./forge-backstop";
+import { type HookWalkOutput, walkHook } from "./hook-walk";
 import { runBackstop } from "./recovery-backstop";
+import { servedEntities } from "./served";
 import { githubRetentionMs, type RecoverySettings } from "./settings";
 import { type HookWatch, watchList } from "./watch-list";
-import { servedEntities } from "./served";
 import { CallBudget, watchProblem } from "./watch-status";
 
 /**
@@ -98,7 +98,8 @@ export async function runRecoveryPass(env: Env, settings: RecoverySettings, now 
   for (const [watch, out] of walks) {
     nextRows.set(watch.key, out.row);
     const maxAgeMs = Math.min(githubRetentionMs(endpoints.get(watch.endpointName)?.apiBaseUrl ?? ""), settings.deliveryRetentionMs);
-    if (out.source) for (const c of candidates(out.listed, now, { ...settings.walk, maxAgeMs })) seenFailures.push({ watch, source: out.source, c });
+    if (out.source)
+      for (const c of candidates(out.listed, now, { ...settings.walk, maxAgeMs })) seenFailures.push({ watch, source: out.source, c });
   }
   const known = await knownGuids(
     env.DB,
@@ -116,7 +117,10 @@ export async function runRecoveryPass(env: Env, settings: RecoverySettings, now 
   // 3. Fetch back and take in what is pending: new ones and earlier ones not done yet, oldest first.
   const watchByKey = new Map(list.hooks.map((h) => [h.key, h]));
   const sourceOf = new Map(walks.filter(([, o]) => o.source).map(([w, o]) => [w.key, o.source!]));
-  const pending = [...inputs.pending.filter((p) => !recoveries.has(p.key)), ...[...recoveries.values()].filter((r) => r.outcome === "pending")]
+  const pending = [
+    ...inputs.pending.filter((p) => !recoveries.has(p.key)),
+    ...[...recoveries.values()].filter((r) => r.outcome === "pending"),
+  ]
     .filter((p) => watchByKey.has(p.watchKey))
     .sort((a, b) => (a.deliveredAt ?? 0) - (b.deliveredAt ?? 0));
   const fetchNow = pending.slice(0, settings.fetchesPerPass);
@@ -201,7 +205,13 @@ export async function runRecoveryPass(env: Env, settings: RecoverySettings, now 
   return { at: now, durationMs, calls: budget.total, watches: nextRows.size, newFailures, recovered, backstopFound, more };
 }
 
-function failureRow(watchKey: string, entityId: string | null, c: ListedDelivery, outcome: RecoveryRow["outcome"], now: number): RecoveryRow {
+function failureRow(
+  watchKey: string,
+  entityId: string | null,
+  c: ListedDelivery,
+  outcome: RecoveryRow["outcome"],
+  now: number,
+): RecoveryRow {
   return {
     key: c.guid,
     watchKey,
@@ -221,14 +231,20 @@ function failureRow(watchKey: string, entityId: string | null, c: ListedDelivery
 }
 
 /** A pending delivery's hook when this pass did not walk it (its walk failed): the hook the row last found. */
-function sourceFromRow(row: WatchRow | undefined, entity: { kind: string; owner: string; name: string } | undefined): DeliverySource | null {
+function sourceFromRow(
+  row: WatchRow | undefined,
+  entity: { kind: string; owner: string; name: string } | undefined,
+): DeliverySource | null {
   if (!row) return null;
   if (row.kind === "app") return { kind: "app" };
   if (row.hookId === null || !entity) return null;
   return {
     kind: "hook",
     hookId: row.hookId,
-    scope: entity.kind === "repository" ? { kind: "repository", owner: entity.owner, repo: entity.name } : { kind: "organization", org: entity.owner },
+    scope:
+      entity.kind === "repository"
+        ? { kind: "repository", owner: entity.owner, repo: entity.name }
+        : { kind: "organization", org: entity.owner },
   };
 }
 
@@ -246,7 +262,8 @@ async function fetchAndIngest(
   },
 ): Promise<{ row: RecoveryRow; nudge: string[] }> {
   const { watch, pending } = p;
-  const via: RecoveredVia = watch.kind === "app" ? { kind: "app_hook", appId: watch.appId! } : { kind: "entity_hook", entityId: watch.entityId! };
+  const via: RecoveredVia =
+    watch.kind === "app" ? { kind: "app_hook", appId: watch.appId! } : { kind: "entity_hook", entityId: watch.entityId! };
   try {
     p.budget.take(watch.credentialsId);
     const detail = await getDelivery(clientFor(env, watch.credentialsId), p.source, pending.githubId!);
@@ -309,4 +326,3 @@ async function fetchAndIngest(
     };
   }
 }
-

@@ -109,7 +109,15 @@ export function watchList(
     else {
       const key = hookWatchKey(e.id);
       const kind = e.kind === "repository" ? "repository" : "organization";
-      hooks.set(key, { key, kind, endpointName: e.endpointName, credentialsId: e.credentialsId, entityId: e.id, appId: null, entities: [e.id] });
+      hooks.set(key, {
+        key,
+        kind,
+        endpointName: e.endpointName,
+        credentialsId: e.credentialsId,
+        entityId: e.id,
+        appId: null,
+        entities: [e.id],
+      });
       const status = hookStatus.get(key);
       if (status && UNREADABLE.has(status.status)) {
         means.push({ watch: key, kind, reason: WHY_UNREADABLE[status.status] });

@@ -22,7 +22,8 @@ export function watchProblem(err: unknown): WatchProblem {
     if (err.status === 404) return { status: "not_found", detail: `404 ${err.githubMessage}` };
     return { status: "error", detail: `${err.status} ${err.githubMessage}` };
   }
-  if (err instanceof GithubRateLimitedError) return { status: "rate_limited", detail: `rate limited until ${new Date(err.retryAt).toISOString()}` };
+  if (err instanceof GithubRateLimitedError)
+    return { status: "rate_limited", detail: `rate limited until ${new Date(err.retryAt).toISOString()}` };
   if (err instanceof GithubCredentialFailingError) return { status: "failing", detail: `credentials failing: ${err.reason}` };
   if (err instanceof GithubCredentialElsewhereError) return { status: "failing", detail: err.message };
   if (err instanceof GithubUnavailableError) return { status: "unreachable", detail: err.message };
@@ -62,7 +63,8 @@ export class CallBudget {
   /** Counts one call for `credentialId`, or throws CallBudgetSpent when its share is gone. */
   take(credentialId: string): void {
     const n = this.spent.get(credentialId) ?? 0;
-    if (n >= this.perCredential) throw new CallBudgetSpent(`this pass's ${this.perCredential} calls for these credentials are spent; the next pass goes on`);
+    if (n >= this.perCredential)
+      throw new CallBudgetSpent(`this pass's ${this.perCredential} calls for these credentials are spent; the next pass goes on`);
     this.spent.set(credentialId, n + 1);
     this.total++;
   }

@@ -126,9 +126,7 @@ export async function loadRecoveryInputs(db: D1Database): Promise<RecoveryInputs
     ),
     db.prepare("SELECT name, forge, base_url, api_base_url FROM github_endpoints ORDER BY name"),
     db.prepare("SELECT * FROM delivery_watches ORDER BY key"),
-    db.prepare(
-      `SELECT * FROM delivery_recoveries WHERE outcome = 'pending' ORDER BY delivered_at, key LIMIT ${MAX_PENDING_LOADED}`,
-    ),
+    db.prepare(`SELECT * FROM delivery_recoveries WHERE outcome = 'pending' ORDER BY delivered_at, key LIMIT ${MAX_PENDING_LOADED}`),
   ]);
   return {
     entities: entities!.results.map((r) => ({
@@ -191,7 +189,9 @@ export async function backstopView(
       )
       .bind(entity.id, activeSince),
     db
-      .prepare("SELECT owner FROM entities WHERE kind = 'organization' AND endpoint_name = ? AND lower(enterprise) = lower(?) ORDER BY owner")
+      .prepare(
+        "SELECT owner FROM entities WHERE kind = 'organization' AND endpoint_name = ? AND lower(enterprise) = lower(?) ORDER BY owner",
+      )
       .bind(entity.endpointName, entity.kind === "enterprise" ? entity.owner : ""),
   ]);
   return {
@@ -252,7 +252,9 @@ export async function savePass(db: D1Database, w: PassWrites, now: number): Prom
     statements.push(db.prepare(UPSERT_WATCHES).bind(JSON.stringify(rows), now));
   }
   if (w.dropWatches.length) {
-    statements.push(db.prepare("DELETE FROM delivery_watches WHERE key IN (SELECT value FROM json_each(?))").bind(JSON.stringify(w.dropWatches)));
+    statements.push(
+      db.prepare("DELETE FROM delivery_watches WHERE key IN (SELECT value FROM json_each(?))").bind(JSON.stringify(w.dropWatches)),
+    );
   }
   if (w.recoveries.length) statements.push(db.prepare(UPSERT_RECOVERIES).bind(JSON.stringify(w.recoveries), now));
   const p = w.lastPass;

@@ -18,7 +18,10 @@ export async function gatherRecovery(
 ): Promise<{ recovery: RecoveryFacts; byEntity: Map<string, EntityRecoveryFacts | null> }> {
   const [inputs, digest] = await Promise.all([loadRecoveryInputs(env.DB), readRecoveryDigest(env.DB, now - DAY_MS)]);
   const rows = new Map(inputs.watches.map((w) => [w.key, w]));
-  const list = watchList(servedEntities(inputs.entities), new Map(inputs.watches.map((w) => [w.key, { status: w.status, detail: w.detail }])));
+  const list = watchList(
+    servedEntities(inputs.entities),
+    new Map(inputs.watches.map((w) => [w.key, { status: w.status, detail: w.detail }])),
+  );
   const byEntity = new Map<string, EntityRecoveryFacts | null>(inputs.entities.map((e) => [e.id, null]));
   for (const r of list.recovery) {
     byEntity.set(r.entityId, {

@@ -104,7 +104,9 @@ export function giteaBackstopPort(gh: GithubClient, budget: CallBudget, credenti
       return { listing: { repository, jobs, openRuns: new Set(full ? jobs.map((j) => j.runId) : []) }, runs: {} };
     },
     async job(repository, id) {
-      const res = await call(() => gh.request<GiteaWorkflowJob>("get_job", "GET", `${repoPath(repository)}/actions/jobs/${id}`, { allow: [404] }));
+      const res = await call(() =>
+        gh.request<GiteaWorkflowJob>("get_job", "GET", `${repoPath(repository)}/actions/jobs/${id}`, { allow: [404] }),
+      );
       return res.status === 404 ? null : giteaJob(res.data, repository);
     },
   };

@@ -104,12 +104,7 @@ export const overviewRoutes = new Hono<UiEnv>().get("/", async (c) => {
           ? "Delivery recovery has not run yet: GitHub never sends a failed webhook delivery again, and recovery finds them (docs/github.md, Lost deliveries)."
           : `Delivery recovery last looked for deliveries GitHub could not make ${duration(now - o.recovery.lastPassAt)} ago.`}
       </p>
-      <EntitiesTable
-        entities={o.entities}
-        credentials={new Map(o.credentials.map((cr) => [cr.id, cr]))}
-        recovery={o.recovery}
-        now={now}
-      />
+      <EntitiesTable entities={o.entities} credentials={new Map(o.credentials.map((cr) => [cr.id, cr]))} recovery={o.recovery} now={now} />
 
       <h2>GitHub credentials</h2>
       <table id="credentials">

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { asPayload, type ForgeJob, type HeldJob, planBackstop, reposThisPass, statusOf } from "../../../src/recovery/backstop";
 import { jobEventFrom } from "../../../src/intake/job-event";
 import { WorkflowJobPayload } from "../../../src/intake/payload";
+import { asPayload, type ForgeJob, type HeldJob, planBackstop, reposThisPass, statusOf } from "../../../src/recovery/backstop";
 
 const NOW = Date.parse("2026-12-06T12:00:00Z");
 const POLICY = { reposPerPass: 2, confirmsPerPass: 2, settleMs: 60_000 };
@@ -80,7 +80,11 @@ describe("what the backstop takes in", () => {
   });
 
   it("what it takes in reads as a workflow_job payload does", () => {
-    const event = jobEventFrom(WorkflowJobPayload.parse(asPayload(job(1, { status: "in_progress", runnerName: "er-1", runnerId: 44, startedAt: "2026-12-06T11:59:00Z" }))));
+    const event = jobEventFrom(
+      WorkflowJobPayload.parse(
+        asPayload(job(1, { status: "in_progress", runnerName: "er-1", runnerId: 44, startedAt: "2026-12-06T11:59:00Z" })),
+      ),
+    );
     expect(event).toMatchObject({
       id: 1,
       runId: 10,

@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
 import type { RecoveryEntityRow } from "../../../src/db/recovery/recovery-store";
+import { GithubApiError, GithubRateLimitedError } from "../../../src/github/errors";
 import { servedEntities } from "../../../src/recovery/served";
 import { type WatchedEntity, watchList } from "../../../src/recovery/watch-list";
 import { CallBudget, CallBudgetSpent, watchProblem, whatToDo } from "../../../src/recovery/watch-status";
-import { GithubApiError, GithubRateLimitedError } from "../../../src/github/errors";
 
 const entity = (over: Partial<WatchedEntity> & { id: string }): WatchedEntity => ({
   kind: "repository",
@@ -106,7 +106,9 @@ describe("which entities are served", () => {
 
 describe("what a failed look means", () => {
   it("403 and 404 make the backstop step in; the rest is passing trouble", () => {
-    expect(watchProblem(new GithubApiError("list_hook_deliveries", 403, "Resource not accessible by integration")).status).toBe("forbidden");
+    expect(watchProblem(new GithubApiError("list_hook_deliveries", 403, "Resource not accessible by integration")).status).toBe(
+      "forbidden",
+    );
     expect(watchProblem(new GithubApiError("list_hook_deliveries", 404, "Not Found")).status).toBe("not_found");
     expect(watchProblem(new GithubRateLimitedError("x", Date.parse("2026-12-06T12:00:00Z")))).toEqual({
       status: "rate_limited",

@@ -21,8 +21,17 @@ describe("recovery through an App's own webhook", () => {
     });
     expect(made.status, made.text).toBe(201);
     const creds = made.body;
-    const repo = await api.post("/api/v1/repositories", { owner: "octo", name: "app", credentials_name: creds.name, webhook_secret: "whsec-unused-1234" });
-    const provider = await api.post("/api/v1/providers", { name: unique("shim"), url: "http://127.0.0.1:9", secret: "a-long-provider-shared-secret" });
+    const repo = await api.post("/api/v1/repositories", {
+      owner: "octo",
+      name: "app",
+      credentials_name: creds.name,
+      webhook_secret: "whsec-unused-1234",
+    });
+    const provider = await api.post("/api/v1/providers", {
+      name: unique("shim"),
+      url: "http://127.0.0.1:9",
+      secret: "a-long-provider-shared-secret",
+    });
     const ss = await api.post(`/api/v1/repositories/${repo.body.id}/scalesets`, {
       name: unique("app"),
       provider_name: provider.body.name,

@@ -23,7 +23,9 @@ describe("the backstop", () => {
     await pass();
     expect(await jobsOf(w.entityId)).toEqual(Object.fromEntries(ids.map((id) => [id, { status: "queued", scale_set_id: w.scaleSetId }])));
     const found = await recoveriesOf(backstopKey(w.entityId));
-    expect(found.map((r) => [r.means, r.outcome, r.action, r.job_id]).sort()).toEqual(ids.map((id) => ["backstop", "recovered", "queued", id]));
+    expect(found.map((r) => [r.means, r.outcome, r.action, r.job_id]).sort()).toEqual(
+      ids.map((id) => ["backstop", "recovered", "queued", id]),
+    );
     expect(await watchRow(backstopKey(w.entityId))).toMatchObject({ kind: "backstop", status: "ok" });
     // Each job taken in once: a third pass finds the same runs unchanged and lists no job again.
     await w.github.clearRequests();
@@ -47,7 +49,11 @@ describe("the backstop", () => {
     const creds = (await api.get(`/api/v1/github/credentials/${await createPatCredential(endpoint)}`)).body;
     const ent = await api.post("/api/v1/enterprises", { name: "acme", credentials_name: creds.name, webhook_secret: SECRET });
     expect(ent.status, ent.text).toBe(201);
-    const provider = await api.post("/api/v1/providers", { name: unique("shim"), url: "http://127.0.0.1:9", secret: "a-long-provider-shared-secret" });
+    const provider = await api.post("/api/v1/providers", {
+      name: unique("shim"),
+      url: "http://127.0.0.1:9",
+      secret: "a-long-provider-shared-secret",
+    });
     const ss = await api.post(`/api/v1/enterprises/${ent.body.id}/scalesets`, {
       name: unique("ent"),
       provider_name: provider.body.name,

@@ -49,7 +49,9 @@ describe("recovery through an entity's hook", () => {
     const w = await recoveryWorld();
     const [id] = await lostJobs(w.github, 1);
     const [delivery] = await w.github.hookDeliveries({ hook_id: w.hookId });
-    await env.DB.prepare("INSERT INTO webhook_deliveries (delivery_id, event, action, received_at, outcome) VALUES (?, 'workflow_job', 'queued', ?, 'routed')")
+    await env.DB.prepare(
+      "INSERT INTO webhook_deliveries (delivery_id, event, action, received_at, outcome) VALUES (?, 'workflow_job', 'queued', ?, 'routed')",
+    )
       .bind(delivery!.guid, Date.now())
       .run();
     await pass();
@@ -98,7 +100,12 @@ describe("recovery through an entity's hook", () => {
     expect(report.recovered).toBeGreaterThanOrEqual(2);
 
     await pass({ callsPerCredential: 4 });
-    expect((await recoveriesOf(hookWatchKey(w.entityId))).map((r) => r.outcome)).toEqual(["recovered", "recovered", "recovered", "recovered"]);
+    expect((await recoveriesOf(hookWatchKey(w.entityId))).map((r) => r.outcome)).toEqual([
+      "recovered",
+      "recovered",
+      "recovered",
+      "recovered",
+    ]);
     expect(await callsTo(w.github, "get_hook_delivery")).toHaveLength(4);
   });
 
@@ -125,7 +132,10 @@ describe("recovery through an entity's hook", () => {
     const w = await recoveryWorld();
     await lostJobs(w.github, 1);
     // Two weeks on: past GitHub's 7 days (a GHES) and the 14 days of delivery ids.
-    await pass({ walk: { overlapMs: 60_000, firstLookBackMs: 30 * 86_400_000 }, deliveryRetentionMs: 86_400_000 }, Date.now() + 2 * 86_400_000);
+    await pass(
+      { walk: { overlapMs: 60_000, firstLookBackMs: 30 * 86_400_000 }, deliveryRetentionMs: 86_400_000 },
+      Date.now() + 2 * 86_400_000,
+    );
     expect(await callsTo(w.github, "get_hook_delivery")).toHaveLength(0);
     expect(await jobsOf(w.entityId)).toEqual({});
   });

@@ -36,7 +36,11 @@ export async function recoveryWorld(
       ? await api.post("/api/v1/repositories", { owner: "octo", name: "app", credentials_name: creds.name, webhook_secret: SECRET })
       : await api.post("/api/v1/organizations", { name: "octo", credentials_name: creds.name, webhook_secret: SECRET });
   expect(entity.status, entity.text).toBe(201);
-  const provider = await api.post("/api/v1/providers", { name: unique("shim"), url: "http://127.0.0.1:9", secret: "a-long-provider-shared-secret" });
+  const provider = await api.post("/api/v1/providers", {
+    name: unique("shim"),
+    url: "http://127.0.0.1:9",
+    secret: "a-long-provider-shared-secret",
+  });
   const collection = kind === "repository" ? "repositories" : "organizations";
   const ss = await api.post(`/api/v1/${collection}/${entity.body.id}/scalesets`, {
     name: unique("linux"),
@@ -91,7 +95,9 @@ export async function jobsOf(entityId: string): Promise<Record<string, { status:
 
 export async function recoveriesOf(watchKey: string): Promise<Record<string, any>[]> {
   return (
-    await env.DB.prepare("SELECT * FROM delivery_recoveries WHERE watch_key = ? ORDER BY delivered_at, key").bind(watchKey).all<Record<string, any>>()
+    await env.DB.prepare("SELECT * FROM delivery_recoveries WHERE watch_key = ? ORDER BY delivered_at, key")
+      .bind(watchKey)
+      .all<Record<string, any>>()
   ).results;
 }
 
