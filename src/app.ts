@@ -18,6 +18,7 @@ import { documentMetadata, metadataRoutes } from "./routes/metadata";
 import { metricsRoutes } from "./routes/metrics";
 import { PROVIDER_CALLBACK_PATH, providerCallbackRoutes } from "./routes/provider-callbacks";
 import { providerRoutes } from "./routes/providers";
+import { recoveryRoutes } from "./routes/recovery";
 import { documentRunnerCallbacks, runnerCallbackRoutes } from "./routes/runner-callbacks";
 import { scaleSetRoutes } from "./routes/scalesets";
 import { secretRoutes } from "./routes/secrets";
@@ -78,6 +79,7 @@ export function createApp() {
     tokenRoutes,
     auditRoutes,
     doctorRoutes,
+    recoveryRoutes,
   ];
   for (const routes of admin) app.route(API_PREFIX, routes);
   // Signed by the provider shim, not the admin token (exempted in PUBLIC_API_PATHS).

@@ -58,7 +58,7 @@ export interface BackstopPolicy {
   settleMs: number;
 }
 
-export const DEFAULT_BACKSTOP: BackstopPolicy = { reposPerPass: 5, confirmsPerPass: 5, settleMs: 60_000 };
+export const DEFAULT_BACKSTOP: BackstopPolicy = { reposPerPass: 5, confirmsPerPass: 10, settleMs: 60_000 };
 
 const OPEN = new Set(["queued", "waiting", "in_progress"]);
 const lc = (s: string) => s.toLowerCase();
