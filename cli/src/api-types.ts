@@ -4420,6 +4420,156 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/recovery": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * How lost webhook deliveries are found, per entity
+         * @description GitHub makes one attempt per webhook delivery and never retries. For each entity whose jobs can start a runner here: the hooks whose record of deliveries is read (or the backstop, where none can be), how the last look went, and the last 24 hours' figures. Reads D1 only.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Delivery recovery's state */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["DeliveryRecovery"];
+                    };
+                };
+                /** @description Invalid request */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing or wrong admin token, API token or Access JWT */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The caller's scope does not allow this: a `read` token or Access identity writing, or anyone but an admin managing tokens */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Too many wrong tokens from this client: refused until Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/recovery/run": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Look for lost deliveries now
+         * @description Runs a delivery recovery pass now (or waits for the one under way) and says what it did: after an outage, rather than wait up to DELIVERY_RECOVERY_SECONDS for the next one.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description What the pass did */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["DeliveryRecoveryPass"];
+                    };
+                };
+                /** @description Invalid request */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing or wrong admin token, API token or Access JWT */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The caller's scope does not allow this: a `read` token or Access identity writing, or anyone but an admin managing tokens */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Too many wrong tokens from this client: refused until Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/repositories": {
         parameters: {
             query?: never;
@@ -6593,6 +6743,70 @@ export interface components {
                  */
                 timezone: string;
             }[];
+        };
+        DeliveryRecovery: {
+            /** @description false when DELIVERY_RECOVERY_SECONDS is 0 */
+            enabled: boolean;
+            entities: {
+                /** @example repository octo/app */
+                entity: string;
+                entity_id: string;
+                last_24h: {
+                    /** @description Failed deliveries seen (GitHub got no 2xx) */
+                    failed: number;
+                    /** @description Jobs the backstop found that no delivery had brought */
+                    found: number;
+                    /** @description Of those, taken in afterwards */
+                    recovered: number;
+                };
+                means: {
+                    detail: string | null;
+                    /**
+                     * @description repository / organization: the entity's own hook's record of deliveries at GitHub; app: its App's webhook's; backstop: its queued jobs asked of the forge, where no record can be read
+                     * @enum {string}
+                     */
+                    kind: "repository" | "organization" | "app" | "backstop";
+                    /** @description The backstop: why it looks instead of a hook */
+                    reason?: string;
+                    /**
+                     * Format: date-time
+                     * @example 2026-11-22T10:00:00.000Z
+                     */
+                    since: string | null;
+                    /** @description ok, or what the last look found: forbidden, not_found, no_hook, rate_limited, failing, unreachable, budget, error; null: not looked at yet */
+                    status: string | null;
+                    /** @example hook:0f0c2a4e-8a4b-4f6e-9d55-2b8c1b1f5b1e */
+                    watch: string;
+                }[];
+            }[];
+            interval_seconds: number;
+            /** @description The last pass, null before the first */
+            last_pass: {
+                /**
+                 * Format: date-time
+                 * @example 2026-11-22T10:00:00.000Z
+                 */
+                at: string;
+                duration_ms: number;
+                github_calls: number;
+                watches: number;
+            } | null;
+        };
+        DeliveryRecoveryPass: {
+            /**
+             * Format: date-time
+             * @example 2026-11-22T10:00:00.000Z
+             */
+            at: string;
+            backstop_found: number;
+            duration_ms: number;
+            github_calls: number;
+            /** @description Work was left for the next pass (which comes in a few seconds) */
+            more: boolean;
+            /** @description Failed deliveries listed that were new */
+            new_failures: number;
+            recovered: number;
+            watches: number;
         };
         DoctorCheck: {
             /** @description The facts behind the verdict (never a secret) */

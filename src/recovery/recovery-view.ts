@@ -26,7 +26,10 @@ export interface RecoveryView {
   intervalMs: number;
   lastPass: { at: number; durationMs: number; calls: number; watches: number } | null;
   /** Every entity; null for one no webhook scale set serves. */
-  byEntity: Map<string, { means: RecoveryMeansView[]; last24h: { failed: number; recovered: number; found: number } } | null>;
+  byEntity: Map<
+    string,
+    { entity: string; means: RecoveryMeansView[]; last24h: { failed: number; recovered: number; found: number } } | null
+  >;
 }
 
 const DAY_MS = 86_400_000;
@@ -42,8 +45,10 @@ export async function readRecoveryView(
     new Map(inputs.watches.map((w) => [w.key, { status: w.status, detail: w.detail }])),
   );
   const byEntity: RecoveryView["byEntity"] = new Map(inputs.entities.map((e) => [e.id, null]));
+  const names = new Map(inputs.entities.map((e) => [e.id, `${e.kind} ${e.kind === "repository" ? `${e.owner}/${e.name}` : e.owner}`]));
   for (const r of list.recovery) {
     byEntity.set(r.entityId, {
+      entity: names.get(r.entityId) ?? r.entityId,
       means: r.means.map((m) => {
         const row = rows.get(m.watch);
         return {

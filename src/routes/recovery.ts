@@ -38,6 +38,7 @@ const RecoverySchema = z
     entities: z.array(
       z.object({
         entity_id: z.string(),
+        entity: z.string().openapi({ example: "repository octo/app" }),
         means: z.array(MeansSchema),
         last_24h: z.object({
           failed: z.int().openapi({ description: "Failed deliveries seen (GitHub got no 2xx)" }),
@@ -91,6 +92,7 @@ export const recoveryRoutes = createRouter()
             .filter(([, e]) => e !== null)
             .map(([id, e]) => ({
               entity_id: id,
+              entity: e!.entity,
               means: e!.means.map((m) => ({ ...m, since: iso(m.since) })),
               last_24h: e!.last24h,
             })),

@@ -10,6 +10,7 @@ import { instanceCommands } from "./instances.ts";
 import { jobCommands } from "./jobs.ts";
 import { profileCommands } from "./profiles.ts";
 import { providerCommands } from "./providers.ts";
+import { recoveryCommands } from "./recovery.ts";
 import { scaleSetCommands } from "./scalesets.ts";
 import { secretCommands } from "./secrets.ts";
 import { setupCommands } from "./setup.ts";
@@ -30,4 +31,5 @@ export const COMMANDS: Command[] = [
   ...tokenCommands,
   ...auditCommands,
   ...doctorCommands,
+  ...recoveryCommands,
 ];
