@@ -4,7 +4,7 @@ import { hookWatchKey } from "../../../src/recovery/watch-list";
 import { api } from "../helpers";
 import { find, parsePrometheus, value } from "../prometheus-parse";
 import { login, ui } from "../ui-helpers";
-import { lostJobs, pass, recoveryWorld } from "./recovery-world";
+import { lostJobs, recoveryWorld } from "./recovery-world";
 
 /** What people see of delivery recovery: the API, /metrics, the dashboard, the setup check. */
 
