@@ -11,6 +11,9 @@
 //  - lifecycle_floor: the workerd CPU a runner's life costs a Worker that does only the least
 //    each of its requests needs (bench/lifecycle-floor.mjs): the floor under the burst's
 //    coordinator_cpu_ms_per_runner, which gets floor_workerd and workerd_over_floor from it
+//  - recovery: failed deliveries taken in by fetching their payloads back (what the coordinator
+//    does) against redelivering them through GitHub: time, GitHub calls and points, Worker
+//    invocations; and GitHub calls per hook per hour while nothing fails (bench/delivery-recovery.ts)
 //  - workflows: queued → create and queued → in progress p50/p99, for a webhook-fed scale set
 //    and for one fed by the runner scale set API (scaleset_api), and a 1,000-job burst: time
 //    until all are created, configured and in progress, GitHub calls per runner, the
@@ -63,6 +66,7 @@ const parts = [
   },
   // The floor under the burst's CPU per runner: what this workerd spends on a runner's life at least.
   { key: "lifecycle_floor", script: "bench/lifecycle-floor.mjs", args: quick ? ["--runners", "100"] : [] },
+  { key: "recovery", script: "bench/delivery-recovery.ts", args: quick ? ["--jobs", "10", "--quiet-passes", "2"] : [] },
   {
     key: "workflows",
     script: "bench/workflows.ts",
