@@ -69,6 +69,16 @@ async function waitForJobs(target: number, since: number): Promise<number> {
 
 const result: Record<string, unknown> = { jobs: JOBS };
 try {
+  // Recovery looks after entities whose jobs can start a runner: give the repository a scale set
+  // (whose labels the bench's jobs do not ask for, so nothing is made).
+  await coordinator.api("POST", `/repositories/${w.repo.id}/scalesets`, {
+    name: "bench-recovery",
+    provider_name: w.provider,
+    labels: ["self-hosted", "linux", "bench-scale-set"],
+    max_runners: 1,
+    image: "ubuntu:24.04",
+    flavor: "small",
+  });
   // The first pass finds the hook (list_hooks) and walks what there is: start from a known state.
   await coordinator.api("POST", "/recovery/run");
 
