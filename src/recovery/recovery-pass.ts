@@ -125,12 +125,16 @@ export async function runRecoveryPass(env: Env, settings: RecoverySettings, now 
     .sort((a, b) => (a.deliveredAt ?? 0) - (b.deliveredAt ?? 0));
   const fetchNow = pending.slice(0, settings.fetchesPerPass);
   let recovered = 0;
-  for (const p of fetchNow) {
+  // A few at a time, oldest first (intake's merge makes the order of a job's events not matter).
+  const fetched = await mapLimit(fetchNow, settings.concurrency, async (p) => {
     const watch = watchByKey.get(p.watchKey)!;
     const source = sourceOf.get(watch.key) ?? sourceFromRow(nextRows.get(watch.key), entities.get(watch.entityId ?? ""));
     const endpoint = endpoints.get(watch.endpointName);
-    if (!source || !endpoint || p.githubId === null) continue;
-    const row = await fetchAndIngest(env, { watch, source, endpoint, pending: p, budget, settings, now });
+    if (!source || !endpoint || p.githubId === null) return null;
+    return fetchAndIngest(env, { watch, source, endpoint, pending: p, budget, settings, now });
+  });
+  for (const row of fetched) {
+    if (!row) continue;
     recoveries.set(row.row.key, row.row);
     for (const s of row.nudge) nudges.add(s);
     if (row.row.outcome === "recovered") recovered++;
