@@ -127,11 +127,11 @@ try {
     worker_invocations: failed.length,
   };
 
-  // A walk goes a minute below the newest delivery it saw (GitHub lists one once its attempt is
-  // over): wait that out, as a coordinator's next minutes without failures would.
+  // What a walk saw is final only a minute after (GitHub lists a delivery once its attempt is
+  // over): a minute on, one pass settles that, as a coordinator's next minute without failures would.
   say(`quiet: a minute on, ${QUIET_PASSES} passes with nothing failing`);
-  await coordinator.api("POST", "/recovery/run");
   await sleep(61_000);
+  await coordinator.api("POST", "/recovery/run");
   await gh.clearRequests();
   for (let i = 0; i < QUIET_PASSES; i++) await coordinator.api("POST", "/recovery/run");
   const quiet = await gh.requests();

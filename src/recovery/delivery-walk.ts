@@ -4,12 +4,14 @@
  * that got no answer) and what the watch remembers. The adapter (hook-walk.ts) fetches the pages;
  * nothing here calls anything.
  *
- * A watch remembers the newest delivery it examined (`seenThrough`). The next walk goes
- * from the top down to a margin before it: GitHub lists a delivery once its attempt is over, up to
- * 10 s (30 s on GHES) after the time it shows, so one can appear below the newest already seen.
- * What the margin shows twice is recognized by its GUID. A walk the page cap cuts short leaves a
- * gap, walked on from its cursor in later passes; while a gap is open, a top walk cut short again
- * does not move `seenThrough` (it walks the same top again rather than leave a second gap).
+ * A watch remembers how far its deliveries are examined and final (`seenThrough`): every delivery
+ * GitHub shows at or before that time has been looked at, and no other can still appear there.
+ * GitHub lists a delivery once its attempt is over, up to 10 s (30 s on GHES) after the time it
+ * shows, so a walk at time W that saw deliveries up to N makes them final only through
+ * min(N, W − margin). The next walk goes from the top down to that point, which in a quiet hour is
+ * the first page. What the margin shows twice is recognized by its GUID. A walk the page cap cuts
+ * short leaves a gap, walked on from its cursor in later passes; while a gap is open, a top walk cut
+ * short again does not move `seenThrough` (it walks the same top again rather than leave a second gap).
  */
 
 /** The events recovery takes in; anything else a hook sends changes nothing here. */
@@ -34,7 +36,7 @@ export interface WalkState {
 }
 
 export interface WalkPolicy {
-  /** How far below the newest delivery already seen a walk goes again. */
+  /** How long after its time GitHub may still list a delivery (its attempt's timeout, with room). */
   overlapMs: number;
   /** Older than this is never taken in: GitHub's retention, or ours of delivery ids, whichever is shorter. */
   maxAgeMs: number;
@@ -42,17 +44,17 @@ export interface WalkPolicy {
   firstLookBackMs: number;
 }
 
-/** The oldest delivered_at a top walk must reach. */
+/** Where a top walk stops: deliveries at or before this time are examined and final. */
 export function topBoundary(state: WalkState, now: number, policy: WalkPolicy): number {
   const oldest = now - policy.maxAgeMs;
-  const from = state.seenThrough === null ? now - Math.min(policy.firstLookBackMs, policy.maxAgeMs) : state.seenThrough - policy.overlapMs;
+  const from = state.seenThrough === null ? now - Math.min(policy.firstLookBackMs, policy.maxAgeMs) : state.seenThrough;
   return Math.max(oldest, from);
 }
 
-/** Whether a walk that just read `page` has reached `boundary` (its oldest item is below it, or the list ended). */
+/** Whether a walk that just read `page` has reached `boundary` (an item at or before it, or the list ended). */
 export function reached(page: readonly ListedDelivery[], boundary: number, hasNext: boolean): boolean {
   if (!hasNext) return true;
-  return page.some((d) => d.deliveredAt < boundary);
+  return page.some((d) => d.deliveredAt <= boundary);
 }
 
 /** What the walks of one pass saw, for the next state. */
@@ -63,16 +65,18 @@ export interface WalkResult {
   gap: { complete: boolean; cursor: string | null } | null;
 }
 
-/** The watch's state after a pass. */
-export function nextWalkState(before: WalkState, boundary: number, result: WalkResult): WalkState {
+/** The watch's state after a pass walked at `now`. */
+export function nextWalkState(before: WalkState, boundary: number, result: WalkResult, now: number, policy: Pick<WalkPolicy, "overlapMs">): WalkState {
   const gapOpen = before.walkCursor !== null && !(result.gap?.complete ?? false);
   const gap: Pick<WalkState, "walkCursor" | "walkUntil"> = gapOpen
     ? { walkCursor: result.gap?.cursor ?? before.walkCursor, walkUntil: before.walkUntil }
     : { walkCursor: null, walkUntil: null };
-  const newest = result.top.newest === null ? before.seenThrough : Math.max(result.top.newest, before.seenThrough ?? 0);
-  if (result.top.complete) return { seenThrough: newest, ...gap };
+  // What the top walk examined is final up to the margin before now (no delivery at all: up to it too).
+  const final = Math.min(result.top.newest ?? Number.POSITIVE_INFINITY, now - policy.overlapMs);
+  const through = Math.max(before.seenThrough ?? Number.NEGATIVE_INFINITY, boundary, final);
+  if (result.top.complete) return { seenThrough: through, ...gap };
   // Cut short: with no gap open, what lies below becomes the gap; with one open, walk the same top again next time.
-  if (!gapOpen && result.top.cursor) return { seenThrough: newest, walkCursor: result.top.cursor, walkUntil: boundary };
+  if (!gapOpen && result.top.cursor) return { seenThrough: through, walkCursor: result.top.cursor, walkUntil: boundary };
   return { seenThrough: before.seenThrough, ...gap };
 }
 

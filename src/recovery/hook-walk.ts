@@ -100,7 +100,7 @@ export async function walkHook(input: HookWalkInput): Promise<HookWalkOutput> {
         const items = page.items.map(listed).filter((d): d is ListedDelivery => d !== null);
         for (const d of items) {
           newest = Math.max(newest ?? d.deliveredAt, d.deliveredAt);
-          if (d.deliveredAt >= until) seen.push(d);
+          if (d.deliveredAt > until) seen.push(d);
         }
         if (reached(items, until, page.next !== null)) return { complete: true, cursor: null, newest };
         next = page.next;
@@ -115,7 +115,7 @@ export async function walkHook(input: HookWalkInput): Promise<HookWalkOutput> {
       const gap = await walkFrom(state.walkCursor, Math.max(state.walkUntil ?? 0, now - input.walk.maxAgeMs));
       result.gap = { complete: gap.complete, cursor: gap.cursor };
     }
-    row = { ...row, ...nextWalkState(state, boundary, result) };
+    row = { ...row, ...nextWalkState(state, boundary, result, now, input.walk) };
     return { row: withStatus(row, "ok", null, now), listed: seen, source };
   } catch (err) {
     const problem = watchProblem(err);

@@ -34,16 +34,16 @@ describe("how far a walk goes", () => {
     expect(topBoundary(FRESH, NOW, { ...POLICY, maxAgeMs: 60 * MIN })).toBe(NOW - 60 * MIN);
   });
 
-  it("later walks stop a margin below the newest failure already seen", () => {
-    expect(topBoundary({ ...FRESH, seenThrough: NOW - 10 * MIN }, NOW, POLICY)).toBe(NOW - 11 * MIN);
+  it("later walks stop where the deliveries are examined and final", () => {
+    expect(topBoundary({ ...FRESH, seenThrough: NOW - 10 * MIN }, NOW, POLICY)).toBe(NOW - 10 * MIN);
     // …but never past the age limit, however long the coordinator was away.
     expect(topBoundary({ ...FRESH, seenThrough: NOW - 10 * 24 * 60 * MIN }, NOW, POLICY)).toBe(NOW - POLICY.maxAgeMs);
   });
 
-  it("a page reaches the boundary when an item on it is older, or when it is the last", () => {
+  it("a page reaches the boundary when an item on it is at or before it, or when it is the last", () => {
     const boundary = NOW - 5 * MIN;
     expect(reached([d(1), d(2)], boundary, true)).toBe(false);
-    expect(reached([d(1), d(6)], boundary, true)).toBe(true);
+    expect(reached([d(1), d(5)], boundary, true)).toBe(true);
     expect(reached([d(1)], boundary, false)).toBe(true);
     expect(reached([], boundary, false)).toBe(true);
   });
@@ -51,32 +51,41 @@ describe("how far a walk goes", () => {
 
 describe("the watch's state after a pass", () => {
   const boundary = NOW - 30 * MIN;
+  const complete = (newest: number | null) => ({ top: { newest, complete: true, cursor: null }, gap: null });
 
-  it("a complete walk moves seenThrough to the newest failure it saw", () => {
-    const after = nextWalkState(FRESH, boundary, { top: { newest: NOW - MIN, complete: true, cursor: null }, gap: null });
-    expect(after).toEqual({ seenThrough: NOW - MIN, walkCursor: null, walkUntil: null });
-  });
-
-  it("nothing listed leaves seenThrough where it was", () => {
-    const before = { ...FRESH, seenThrough: NOW - 50 * MIN };
-    expect(nextWalkState(before, boundary, { top: { newest: null, complete: true, cursor: null }, gap: null })).toEqual(before);
-  });
-
-  it("a walk cut short by the page cap leaves a gap to walk on from its cursor down to its boundary", () => {
-    const after = nextWalkState(FRESH, boundary, { top: { newest: NOW - MIN, complete: false, cursor: "v1_50" }, gap: null });
-    expect(after).toEqual({ seenThrough: NOW - MIN, walkCursor: "v1_50", walkUntil: boundary });
-  });
-
-  it("a gap walked to its end closes; one cut short again goes on from where it stopped", () => {
-    const open = { seenThrough: NOW - MIN, walkCursor: "v1_50", walkUntil: boundary };
-    const top = { newest: null, complete: true, cursor: null };
-    expect(nextWalkState(open, NOW - 2 * MIN, { top, gap: { complete: true, cursor: null } })).toEqual({
+  it("what a complete walk saw is final only up to the margin before now: GitHub may still list a delivery that late", () => {
+    // The newest delivery is 10 s old: it, and anything listed late, are final only through a minute ago.
+    expect(nextWalkState(FRESH, boundary, complete(NOW - 10_000), NOW, POLICY)).toEqual({
       seenThrough: NOW - MIN,
       walkCursor: null,
       walkUntil: null,
     });
-    expect(nextWalkState(open, NOW - 2 * MIN, { top, gap: { complete: false, cursor: "v1_20" } })).toEqual({
-      seenThrough: NOW - MIN,
+    // A quiet hook: its newest delivery is older than the margin, so all it shows is final.
+    expect(nextWalkState(FRESH, boundary, complete(NOW - 5 * MIN), NOW, POLICY).seenThrough).toBe(NOW - 5 * MIN);
+    // No delivery at all: final through the margin.
+    expect(nextWalkState(FRESH, boundary, complete(null), NOW, POLICY).seenThrough).toBe(NOW - MIN);
+  });
+
+  it("never moves back", () => {
+    const before = { ...FRESH, seenThrough: NOW - 2 * MIN };
+    expect(nextWalkState(before, before.seenThrough, complete(NOW - 3 * MIN), NOW, POLICY).seenThrough).toBe(NOW - 2 * MIN);
+  });
+
+  it("a walk cut short by the page cap leaves a gap to walk on from its cursor down to its boundary", () => {
+    const after = nextWalkState(FRESH, boundary, { top: { newest: NOW - 5 * MIN, complete: false, cursor: "v1_50" }, gap: null }, NOW, POLICY);
+    expect(after).toEqual({ seenThrough: NOW - 5 * MIN, walkCursor: "v1_50", walkUntil: boundary });
+  });
+
+  it("a gap walked to its end closes; one cut short again goes on from where it stopped", () => {
+    const open = { seenThrough: NOW - 5 * MIN, walkCursor: "v1_50", walkUntil: boundary };
+    const top = { newest: NOW - 5 * MIN, complete: true, cursor: null };
+    expect(nextWalkState(open, open.seenThrough, { top, gap: { complete: true, cursor: null } }, NOW, POLICY)).toEqual({
+      seenThrough: NOW - 5 * MIN,
+      walkCursor: null,
+      walkUntil: null,
+    });
+    expect(nextWalkState(open, open.seenThrough, { top, gap: { complete: false, cursor: "v1_20" } }, NOW, POLICY)).toEqual({
+      seenThrough: NOW - 5 * MIN,
       walkCursor: "v1_20",
       walkUntil: boundary,
     });
@@ -84,10 +93,13 @@ describe("the watch's state after a pass", () => {
 
   it("a top walk cut short while a gap is open does not move seenThrough (no second gap)", () => {
     const open = { seenThrough: NOW - 20 * MIN, walkCursor: "v1_50", walkUntil: boundary };
-    const after = nextWalkState(open, NOW - 21 * MIN, {
-      top: { newest: NOW - MIN, complete: false, cursor: "v1_90" },
-      gap: { complete: false, cursor: "v1_40" },
-    });
+    const after = nextWalkState(
+      open,
+      open.seenThrough,
+      { top: { newest: NOW - 5 * MIN, complete: false, cursor: "v1_90" }, gap: { complete: false, cursor: "v1_40" } },
+      NOW,
+      POLICY,
+    );
     expect(after).toEqual({ seenThrough: NOW - 20 * MIN, walkCursor: "v1_40", walkUntil: boundary });
   });
 });

@@ -76,13 +76,18 @@ export async function lostJobs(github: FakeWorld, count: number): Promise<number
   return jobs.map((j) => j.id);
 }
 
-/** Like lostJobs, one at a time with the fake's clock moved on `gapMs` before each: deliveries GitHub shows apart in time. */
+/**
+ * Like lostJobs, one at a time `gapMs` apart on the fake's clock, the last a few minutes ago:
+ * deliveries GitHub shows apart in time, all past the margin in which it may still list one late.
+ */
 export async function lostJobsApart(github: FakeWorld, count: number, gapMs: number): Promise<number[]> {
   const ids: number[] = [];
+  const first = Date.now() - 5 * 60_000 - count * gapMs;
   for (let i = 0; i < count; i++) {
-    await github.setNow((await github.state()).now + gapMs);
+    await github.setNow(first + i * gapMs);
     ids.push(...(await lostJobs(github, 1)));
   }
+  await github.setNow(Date.now());
   return ids;
 }
 
