@@ -66,7 +66,13 @@ export interface WalkResult {
 }
 
 /** The watch's state after a pass walked at `now`. */
-export function nextWalkState(before: WalkState, boundary: number, result: WalkResult, now: number, policy: Pick<WalkPolicy, "overlapMs">): WalkState {
+export function nextWalkState(
+  before: WalkState,
+  boundary: number,
+  result: WalkResult,
+  now: number,
+  policy: Pick<WalkPolicy, "overlapMs">,
+): WalkState {
   const gapOpen = before.walkCursor !== null && !(result.gap?.complete ?? false);
   const gap: Pick<WalkState, "walkCursor" | "walkUntil"> = gapOpen
     ? { walkCursor: result.gap?.cursor ?? before.walkCursor, walkUntil: before.walkUntil }
@@ -81,16 +87,20 @@ export function nextWalkState(before: WalkState, boundary: number, result: WalkR
 }
 
 export interface Candidate extends ListedDelivery {
-  /** `too_old`: seen and recorded, never taken in. */
-  verdict: "take" | "too_old";
+  /** `too_old`, `superseded`: seen and recorded, never taken in. */
+  verdict: "take" | "too_old" | "superseded";
 }
+
+const INSTALLATION_EVENTS = new Set(["installation", "installation_repositories"]);
 
 /**
  * The failed deliveries worth looking at among those listed: anything but a 2xx answer (GitHub's
  * status "OK"), of events recovery handles, one per GUID (a redelivery is another attempt of the
  * same delivery: if any attempt succeeded, the delivery was made; else the newest stands for it),
  * within the age limit (older ones are marked so), oldest first so events reach intake in the
- * order GitHub sent them.
+ * order GitHub sent them. An installation event is taken in only when no later one about the same
+ * installation was listed (an old `created` taken in after a `deleted` would bring the installation
+ * back); a job's events need no such care, intake's merge never moves a job backwards.
  */
 export function candidates(listed: readonly ListedDelivery[], now: number, policy: WalkPolicy): Candidate[] {
   const ok = (d: ListedDelivery) => d.statusCode >= 200 && d.statusCode < 300;
@@ -101,8 +111,20 @@ export function candidates(listed: readonly ListedDelivery[], now: number, polic
     const seen = byGuid.get(d.guid);
     if (!seen || d.id > seen.id) byGuid.set(d.guid, d);
   }
+  const latestAbout = new Map<number, number>();
+  for (const d of listed) {
+    if (!INSTALLATION_EVENTS.has(d.event) || d.installationId === null) continue;
+    latestAbout.set(d.installationId, Math.max(latestAbout.get(d.installationId) ?? 0, d.id));
+  }
+  const superseded = (d: ListedDelivery) =>
+    INSTALLATION_EVENTS.has(d.event) && d.installationId !== null && (latestAbout.get(d.installationId) ?? 0) > d.id;
   return [...byGuid.values()]
-    .map((d): Candidate => ({ ...d, verdict: now - d.deliveredAt > policy.maxAgeMs ? "too_old" : "take" }))
+    .map(
+      (d): Candidate => ({
+        ...d,
+        verdict: now - d.deliveredAt > policy.maxAgeMs ? "too_old" : superseded(d) ? "superseded" : "take",
+      }),
+    )
     .sort((a, b) => a.deliveredAt - b.deliveredAt || a.id - b.id);
 }
 

@@ -109,7 +109,7 @@ export async function runRecoveryPass(env: Env, settings: RecoverySettings, now 
   const entityOf = (watch: HookWatch) => watch.entityId ?? (watch.entities.length === 1 ? watch.entities[0]! : null);
   for (const { watch, c } of seenFailures) {
     if (known.seen.has(c.guid) || recoveries.has(c.guid)) continue;
-    const outcome = known.stored.has(c.guid) ? "already_recorded" : c.verdict === "too_old" ? "too_old" : "pending";
+    const outcome = known.stored.has(c.guid) ? "already_recorded" : c.verdict === "take" ? "pending" : c.verdict;
     recoveries.set(c.guid, failureRow(watch.key, entityOf(watch), c, outcome, now));
   }
   const newFailures = recoveries.size;

@@ -72,7 +72,13 @@ describe("the watch's state after a pass", () => {
   });
 
   it("a walk cut short by the page cap leaves a gap to walk on from its cursor down to its boundary", () => {
-    const after = nextWalkState(FRESH, boundary, { top: { newest: NOW - 5 * MIN, complete: false, cursor: "v1_50" }, gap: null }, NOW, POLICY);
+    const after = nextWalkState(
+      FRESH,
+      boundary,
+      { top: { newest: NOW - 5 * MIN, complete: false, cursor: "v1_50" }, gap: null },
+      NOW,
+      POLICY,
+    );
     expect(after).toEqual({ seenThrough: NOW - 5 * MIN, walkCursor: "v1_50", walkUntil: boundary });
   });
 
@@ -122,6 +128,16 @@ describe("which failures are candidates", () => {
     const failed = d(10, { guid: "A", id: 1, statusCode: 503 });
     const redelivered = d(9, { guid: "A", id: 2, statusCode: 200, redelivery: true });
     expect(candidates([redelivered, failed], NOW, POLICY)).toEqual([]);
+  });
+
+  it("an installation event a later one about the same installation made moot is superseded", () => {
+    const created = d(10, { guid: "C", id: 1, event: "installation", action: "created", installationId: 7 });
+    const deleted = d(5, { guid: "D", id: 2, event: "installation", action: "deleted", installationId: 7, statusCode: 200 });
+    const other = d(8, { guid: "E", id: 3, event: "installation_repositories", action: "added", installationId: 8 });
+    expect(candidates([deleted, other, created], NOW, POLICY).map((c) => [c.guid, c.verdict])).toEqual([
+      ["C", "superseded"],
+      ["E", "take"],
+    ]);
   });
 
   it("marks deliveries past the age limit too old", () => {
