@@ -385,7 +385,8 @@ async function runScenario(
   const stack = await startStack({
     profile,
     vars: sc.vars,
-    sim: sc.sim,
+    // E2E_BOOT_MS=ms boots the simulated machines that long (the production profile's ~20 s), whatever the scenario says.
+    sim: { ...sc.sim, ...(process.env.E2E_BOOT_MS ? { boot_delay_ms: Number(process.env.E2E_BOOT_MS) } : {}) },
     delivery: sc.delivery,
     githubSeed: sc.githubSeed,
     provider: sc.provider,
