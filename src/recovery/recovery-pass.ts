@@ -117,6 +117,16 @@ export async function runRecoveryPass(env: Env, settings: RecoverySettings, now 
   // 3. Fetch back and take in what is pending: new ones and earlier ones not done yet, oldest first.
   const watchByKey = new Map(list.hooks.map((h) => [h.key, h]));
   const sourceOf = new Map(walks.filter(([, o]) => o.source).map(([w, o]) => [w.key, o.source!]));
+  // Earlier ones whose hook is no longer watched (its entity went), or that aged past what GitHub
+  // and our delivery ids keep, are closed rather than carried on.
+  for (const p of inputs.pending) {
+    if (recoveries.has(p.key)) continue;
+    const watch = watchByKey.get(p.watchKey);
+    const endpoint = watch && endpoints.get(watch.endpointName);
+    const maxAgeMs = Math.min(githubRetentionMs(endpoint?.apiBaseUrl ?? ""), settings.deliveryRetentionMs);
+    if (!watch) recoveries.set(p.key, { ...p, outcome: "ignored", detail: "its hook is no longer watched" });
+    else if (p.deliveredAt !== null && now - p.deliveredAt > maxAgeMs) recoveries.set(p.key, { ...p, outcome: "too_old", detail: null });
+  }
   const pending = [
     ...inputs.pending.filter((p) => !recoveries.has(p.key)),
     ...[...recoveries.values()].filter((r) => r.outcome === "pending"),
@@ -178,7 +188,9 @@ export async function runRecoveryPass(env: Env, settings: RecoverySettings, now 
   }
   const wanted = new Set(nextRows.keys());
   const durationMs = Date.now() - started;
-  const more = pending.length > fetchNow.length;
+  // More to do soon: fetches this pass had no room or no share of calls for (not those GitHub failed: they wait the interval).
+  const more =
+    pending.length > fetchNow.length || [...recoveries.values()].some((r) => r.outcome === "pending" && r.detail?.startsWith("budget:"));
   await Promise.all([...nudges].map((s) => nudgeScaleSet(env, s)));
   const counters = drainCounterStatements(env.DB, now);
   try {
@@ -317,15 +329,17 @@ async function fetchAndIngest(
         return { row: done("ignored", outcome.kind === "ignored" ? outcome.reason : outcome.kind), nudge: [] };
     }
   } catch (err) {
-    const attempts = pending.attempts + 1;
     const problem = watchProblem(err);
-    // A call cut short by the pass's share of calls is no failure of the delivery's.
-    const counted = problem.status === "budget" ? pending.attempts : attempts;
-    const giveUp = counted >= p.settings.maxFetchAttempts;
+    // Only an answer about the delivery itself counts against it (GitHub does not show it, or its
+    // payload will not do): the pass's share of calls running out, GitHub being down or rate
+    // limited, or the credentials failing say nothing of it, and it waits as long as it may.
+    const own = problem.status === "not_found" || problem.status === "forbidden" || problem.status === "error";
+    const attempts = own ? pending.attempts + 1 : pending.attempts;
+    const giveUp = attempts >= p.settings.maxFetchAttempts;
     if (problem.status !== "budget")
-      log({ event: "delivery_recovery_failed", watch: watch.key, delivery_id: pending.key, attempts: counted, error: errorText(err) });
+      log({ event: "delivery_recovery_failed", watch: watch.key, delivery_id: pending.key, attempts, error: errorText(err) });
     return {
-      row: { ...pending, attempts: counted, outcome: giveUp ? "refused" : "pending", detail: problem.detail.slice(0, 500) },
+      row: { ...pending, attempts, outcome: giveUp ? "refused" : "pending", detail: `${problem.status}: ${problem.detail}`.slice(0, 500) },
       nudge: [],
     };
   }

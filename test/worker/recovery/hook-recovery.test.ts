@@ -109,6 +109,25 @@ describe("recovery through an entity's hook", () => {
     expect(await callsTo(w.github, "get_hook_delivery")).toHaveLength(4);
   });
 
+  it("a fetch GitHub fails is tried again next pass without counting against the delivery; answers about the delivery itself do count", async () => {
+    const w = await recoveryWorld();
+    const [id] = await lostJobs(w.github, 1);
+    await w.github.fault({ kind: "server_error", path: "/deliveries/", times: -1, status: 502 });
+    await pass();
+    let [row] = await recoveriesOf(hookWatchKey(w.entityId));
+    expect(row).toMatchObject({ outcome: "pending", attempts: 0 });
+    expect(row!.detail).toMatch(/^unreachable:/);
+    await w.github.clearFaults();
+    await w.github.fault({ kind: "forbidden", path: "/deliveries/", times: 1 });
+    await pass();
+    [row] = await recoveriesOf(hookWatchKey(w.entityId));
+    expect(row).toMatchObject({ outcome: "pending", attempts: 1 });
+    await pass();
+    [row] = await recoveriesOf(hookWatchKey(w.entityId));
+    expect(row).toMatchObject({ outcome: "recovered", attempts: 1 });
+    expect(await jobsOf(w.entityId)).toHaveProperty(String(id));
+  });
+
   it("an organization's hook: the org's repositories' jobs come back to the organization", async () => {
     const w = await recoveryWorld({ kind: "organization" });
     const ids = await lostJobs(w.github, 2);
