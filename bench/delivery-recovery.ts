@@ -15,9 +15,10 @@
  * took. Then the cost of recovery while nothing fails: GitHub calls per hook per pass, and per
  * hour at the default interval (DELIVERY_RECOVERY_SECONDS=60). One JSON document on stdout.
  */
-import { sleep } from "./harness.mjs";
+
 import { startStack } from "../e2e/stack.ts";
 import type { RecordedRequest } from "../test/fake-github/types.ts";
+import { sleep } from "./harness.mjs";
 
 const argv = process.argv.slice(2);
 const flag = (name: string, fallback: number) => {
@@ -101,7 +102,12 @@ try {
   say(`redeliver: ${JOBS} more jobs whose every delivery failed`);
   await lose(JOBS);
   // Redeliveries go out (GitHub sends those whatever happened to the first attempt).
-  await gh.deliverWebhooksTo({ url: `${coordinator.url}/webhooks/github`, secret: w.webhookSecret, enterprise_host: "github.example.test", scope: "repos/octo/app" });
+  await gh.deliverWebhooksTo({
+    url: `${coordinator.url}/webhooks/github`,
+    secret: w.webhookSecret,
+    enterprise_host: "github.example.test",
+    scope: "repos/octo/app",
+  });
   await gh.clearRequests();
   t0 = Date.now();
   const hookId = (await gh.hookDeliveries())[0]!.hook_id!;
