@@ -1,5 +1,6 @@
 import type { RunnerSample } from "../scaleset/runner-sample";
 import type { QueueWait } from "../ui/charts/queue-percentiles";
+import { parseRecoveryDigest, recoveryDigestStatements } from "./recovery/recovery-store";
 import type { EntityKind, Forge, InstanceStatus, JobStatus, MinIdleScheduleEntry, RunnerStatus, ScaleSetIntake } from "./schema";
 
 /**
@@ -201,14 +202,7 @@ export async function overview(db: D1Database, now = Date.now()): Promise<Overvi
       )
       .bind(since),
     db.prepare("SELECT key, kind, entity_id, status, detail, status_since FROM delivery_watches ORDER BY key"),
-    db
-      .prepare(
-        `SELECT entity_id, SUM(means = 'ingest') AS failed, SUM(means = 'ingest' AND outcome = 'recovered') AS recovered,
-                SUM(means = 'backstop') AS found
-         FROM delivery_recoveries WHERE seen_at >= ? AND entity_id IS NOT NULL GROUP BY entity_id`,
-      )
-      .bind(since),
-    db.prepare("SELECT at FROM recovery_last_pass WHERE id = 1"),
+    ...recoveryDigestStatements(db, since),
   ]);
   return {
     scaleSets: rows<Omit<OverviewScaleSet, "enabled"> & { enabled: number }>(sets).map((s) => ({ ...s, enabled: Boolean(s.enabled) })),
@@ -221,16 +215,14 @@ export async function overview(db: D1Database, now = Date.now()): Promise<Overvi
     unmatchedJobs: rows<{ n: number }>(unmatched)[0]?.n ?? 0,
     queueWaits: queueWaits(waits),
     samples: samples(sampled),
-    recovery: {
-      watches: rows<OverviewRecovery["watches"][number]>(watches),
-      last24h: new Map(
-        rows<{ entity_id: string; failed: number; recovered: number; found: number }>(recovered).map(({ entity_id, ...n }) => [
-          entity_id,
-          { failed: n.failed ?? 0, recovered: n.recovered ?? 0, found: n.found ?? 0 },
-        ]),
-      ),
-      lastPassAt: rows<{ at: number }>(lastPass)[0]?.at ?? null,
-    },
+    recovery: (() => {
+      const digest = parseRecoveryDigest(recovered, lastPass);
+      return {
+        watches: rows<OverviewRecovery["watches"][number]>(watches),
+        last24h: digest.byEntity,
+        lastPassAt: digest.lastPass?.at ?? null,
+      };
+    })(),
   };
 }
 

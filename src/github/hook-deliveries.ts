@@ -69,9 +69,3 @@ export async function getDelivery(gh: GithubClient, source: DeliverySource, deli
   const op = source.kind === "app" ? "get_app_hook_delivery" : "get_hook_delivery";
   return (await call<DeliveryDetail>(gh, source, op, "GET", `${base(source)}/${deliveryId}`)).data;
 }
-
-/** Asks GitHub to send a delivery again (202; it goes out later, with the same GUID). */
-export async function redeliver(gh: GithubClient, source: DeliverySource, deliveryId: number): Promise<void> {
-  const op = source.kind === "app" ? "redeliver_app_hook_delivery" : "redeliver_hook_delivery";
-  await call(gh, source, op, "POST", `${base(source)}/${deliveryId}/attempts`);
-}

@@ -51,7 +51,7 @@ export async function ingestRecoveredDelivery(
 
   const subject = DeliverySubject.parse(d.json);
   const origin = originOfEndpoint({ ...d.endpoint, forge: "github" });
-  const directory = await loadDirectory(env.DB, deliveryEntities(subject), origin, { fresh: true, endpoint: d.endpoint.name });
+  const directory = await loadDirectory(env.DB, deliveryEntities(subject), origin, { endpoint: d.endpoint.name });
   let signers: SenderEntity[];
   if (d.via.kind === "entity_hook") {
     const entityId = d.via.entityId;

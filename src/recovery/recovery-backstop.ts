@@ -1,5 +1,4 @@
-import { backstopView, type RecoveryRow, type WatchRow } from "../db/recovery/recovery-store";
-import type { EntityKind, Forge } from "../db/schema";
+import { backstopView, type RecoveryEntityRow, type RecoveryRow, type WatchRow } from "../db/recovery/recovery-store";
 import type { Env } from "../env";
 import { entityLookupKey } from "../github/entity-names";
 import { acceptWorkflowJob } from "../intake/accept-job";
@@ -21,14 +20,7 @@ import { watchProblem } from "./watch-status";
  * about one by one.
  */
 
-export interface BackstopEntity {
-  id: string;
-  kind: EntityKind;
-  owner: string;
-  name: string;
-  endpointName: string;
-  forge: Forge;
-}
+export type BackstopEntity = Pick<RecoveryEntityRow, "id" | "kind" | "owner" | "name" | "endpointName" | "forge">;
 
 export interface BackstopResult {
   row: WatchRow;

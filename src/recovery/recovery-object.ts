@@ -7,9 +7,6 @@ import { type PassReport, runRecoveryPass } from "./recovery-pass";
 import type { DeliveryRecoveryRpc } from "./rpc";
 import { type RecoverySettings, recoverySettings } from "./settings";
 
-/** When a pass leaves work for the next (more failures than its share of fetches), the next comes this soon. */
-const SOON_MS = 5_000;
-
 /**
  * Delivery recovery's one Durable Object: its alarm runs a pass (recovery-pass.ts) every
  * DELIVERY_RECOVERY_SECONDS and re-arms itself, whatever the pass did. An alarm rather than a Cron
@@ -57,8 +54,7 @@ export class DeliveryRecovery extends DurableObject<Env> implements DeliveryReco
     if (this.settings.intervalMs === 0) return;
     let next = Date.now() + this.settings.intervalMs;
     try {
-      const report = await this.runNow();
-      if (report.more) next = Date.now() + SOON_MS;
+      next = (await this.runNow()).nextAt;
     } catch (err) {
       log({ event: "delivery_recovery_failed", error: errorText(err) });
     } finally {

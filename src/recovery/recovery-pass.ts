@@ -1,5 +1,6 @@
 import { type EndpointRow, knownGuids, loadRecoveryInputs, type RecoveryRow, savePass, type WatchRow } from "../db/recovery/recovery-store";
 import type { Env } from "../env";
+import { clientPool } from "../github/client-pool";
 import { GithubClient } from "../github/github-client";
 import { type DeliverySource, getDelivery } from "../github/hook-deliveries";
 import { ingestRecoveredDelivery, type RecoveredVia } from "../intake/recovered-delivery";
@@ -39,18 +40,17 @@ export interface PassReport {
   backstopFound: number;
   /** Work left for the next pass (pending fetches beyond this pass's cap). */
   more: boolean;
+  /** When the next pass is due: the interval on, or SOON_MS when work was left. */
+  nextAt: number;
 }
 
-const clients = new Map<string, GithubClient>();
-function clientFor(env: Env, credentialId: string): GithubClient {
-  let c = clients.get(credentialId);
-  if (!c) {
-    // No waiting inside a call: a rate-limited credential is skipped and tried next pass.
-    c = new GithubClient({ env, credentialId, maxWaitMs: 0, maxAttempts: 2, timeoutMs: 15_000 });
-    clients.set(credentialId, c);
-  }
-  return c;
-}
+// No waiting inside a call: a rate-limited credential is skipped and tried next pass.
+const clientFor = clientPool(
+  (env, credentialId) => new GithubClient({ env, credentialId, maxWaitMs: 0, maxAttempts: 2, timeoutMs: 15_000 }),
+);
+
+/** When a pass leaves work for the next (more failures than its share of fetches), the next comes this soon. */
+const SOON_MS = 5_000;
 
 /** A row worth writing: anything but `updatedAt` differs. */
 const changed = (before: WatchRow | undefined, after: WatchRow) => JSON.stringify(before ?? null) !== JSON.stringify(after);
@@ -67,14 +67,15 @@ export async function runRecoveryPass(env: Env, settings: RecoverySettings, now 
   );
   const budget = new CallBudget(settings.callsPerCredential);
   const webhookUrl = webhookUrlFor(env.PUBLIC_URL);
+  /** The oldest a delivery of this endpoint may be to be taken in: GitHub's keeping, or our delivery ids', whichever is shorter. */
+  const maxAgeOf = (endpointName: string) =>
+    Math.min(githubRetentionMs(endpoints.get(endpointName)?.apiBaseUrl ?? ""), settings.deliveryRetentionMs);
   const nextRows = new Map<string, WatchRow>();
   const nudges = new Set<string>();
 
   // 1. Each hook's failed deliveries.
   const walks = await mapLimit(list.hooks, settings.concurrency, async (watch): Promise<[HookWatch, HookWalkOutput]> => {
-    const endpoint = endpoints.get(watch.endpointName);
     const entity = watch.entityId ? entities.get(watch.entityId) : null;
-    const maxAgeMs = Math.min(githubRetentionMs(endpoint?.apiBaseUrl ?? ""), settings.deliveryRetentionMs);
     const out = await walkHook({
       watch,
       row: rows.get(watch.key) ?? null,
@@ -86,7 +87,7 @@ export async function runRecoveryPass(env: Env, settings: RecoverySettings, now 
       gh: clientFor(env, watch.credentialsId),
       budget,
       settings,
-      walk: { ...settings.walk, maxAgeMs },
+      walk: { ...settings.walk, maxAgeMs: maxAgeOf(watch.endpointName) },
       webhookUrl,
       now,
     });
@@ -97,9 +98,9 @@ export async function runRecoveryPass(env: Env, settings: RecoverySettings, now 
   const seenFailures: { watch: HookWatch; source: DeliverySource; c: Candidate }[] = [];
   for (const [watch, out] of walks) {
     nextRows.set(watch.key, out.row);
-    const maxAgeMs = Math.min(githubRetentionMs(endpoints.get(watch.endpointName)?.apiBaseUrl ?? ""), settings.deliveryRetentionMs);
     if (out.source)
-      for (const c of candidates(out.listed, now, { ...settings.walk, maxAgeMs })) seenFailures.push({ watch, source: out.source, c });
+      for (const c of candidates(out.listed, now, { ...settings.walk, maxAgeMs: maxAgeOf(watch.endpointName) }))
+        seenFailures.push({ watch, source: out.source, c });
   }
   const known = await knownGuids(
     env.DB,
@@ -122,10 +123,9 @@ export async function runRecoveryPass(env: Env, settings: RecoverySettings, now 
   for (const p of inputs.pending) {
     if (recoveries.has(p.key)) continue;
     const watch = watchByKey.get(p.watchKey);
-    const endpoint = watch && endpoints.get(watch.endpointName);
-    const maxAgeMs = Math.min(githubRetentionMs(endpoint?.apiBaseUrl ?? ""), settings.deliveryRetentionMs);
     if (!watch) recoveries.set(p.key, { ...p, outcome: "ignored", detail: "its hook is no longer watched" });
-    else if (p.deliveredAt !== null && now - p.deliveredAt > maxAgeMs) recoveries.set(p.key, { ...p, outcome: "too_old", detail: null });
+    else if (p.deliveredAt !== null && now - p.deliveredAt > maxAgeOf(watch.endpointName))
+      recoveries.set(p.key, { ...p, outcome: "too_old", detail: null });
   }
   const pending = [
     ...inputs.pending.filter((p) => !recoveries.has(p.key)),
@@ -191,6 +191,7 @@ export async function runRecoveryPass(env: Env, settings: RecoverySettings, now 
   // More to do soon: fetches this pass had no room or no share of calls for (not those GitHub failed: they wait the interval).
   const more =
     pending.length > fetchNow.length || [...recoveries.values()].some((r) => r.outcome === "pending" && r.detail?.startsWith("budget:"));
+  const nextAt = Date.now() + (more ? SOON_MS : settings.intervalMs);
   await Promise.all([...nudges].map((s) => nudgeScaleSet(env, s)));
   const counters = drainCounterStatements(env.DB, now);
   try {
@@ -200,7 +201,7 @@ export async function runRecoveryPass(env: Env, settings: RecoverySettings, now 
         watches: [...nextRows.values()].filter((r) => changed(rows.get(r.key), r)),
         dropWatches: inputs.watches.filter((w) => !wanted.has(w.key)).map((w) => w.key),
         recoveries: [...recoveries.values()],
-        lastPass: { at: now, durationMs, calls: budget.total, watches: nextRows.size, nextAt: null },
+        lastPass: { at: now, durationMs, calls: budget.total, watches: nextRows.size, nextAt },
         alongside: counters.statements,
       },
       now,
@@ -218,7 +219,7 @@ export async function runRecoveryPass(env: Env, settings: RecoverySettings, now 
     backstop_found: backstopFound,
     duration_ms: durationMs,
   });
-  return { at: now, durationMs, calls: budget.total, watches: nextRows.size, newFailures, recovered, backstopFound, more };
+  return { at: now, durationMs, calls: budget.total, watches: nextRows.size, newFailures, recovered, backstopFound, more, nextAt };
 }
 
 function failureRow(

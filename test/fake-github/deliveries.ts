@@ -311,18 +311,7 @@ function fullView(d: StoredDelivery): HookDeliveryRecord {
   }
   const [kind, id] = d.key.split(":") as ["hook" | "app", string];
   return {
-    id: d.id,
-    guid: d.guid,
-    delivered_at: iso(d.deliveredAt),
-    redelivery: d.redelivery,
-    duration: d.outcome.duration,
-    status: d.outcome.status,
-    status_code: d.outcome.status_code,
-    event: d.event,
-    action: d.action,
-    installation_id: d.installation_id,
-    repository_id: d.repository_id,
-    throttled_at: null,
+    ...simpleView(d),
     url: d.url,
     request: { headers: { ...d.headers }, payload },
     response: { headers: { ...d.outcome.response.headers }, payload: d.outcome.response.payload },

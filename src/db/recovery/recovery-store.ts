@@ -207,28 +207,67 @@ export async function backstopView(
   };
 }
 
-// Rows travel as one JSON parameter (json_each): one statement however many rows, under D1's
-// 100 bound parameters, and one query of the invocation's budget.
-const UPSERT_WATCHES = `INSERT INTO delivery_watches (key, kind, endpoint_name, entity_id, app_id, hook_id, hook_checked_at, seen_through,
-  walk_cursor, walk_until, status, detail, status_since, backstop_state, updated_at)
-SELECT json_extract(j.value, '$.key'), json_extract(j.value, '$.kind'), json_extract(j.value, '$.endpointName'), json_extract(j.value, '$.entityId'), json_extract(j.value, '$.appId'),
-  json_extract(j.value, '$.hookId'), json_extract(j.value, '$.hookCheckedAt'), json_extract(j.value, '$.seenThrough'), json_extract(j.value, '$.walkCursor'), json_extract(j.value, '$.walkUntil'),
-  json_extract(j.value, '$.status'), json_extract(j.value, '$.detail'), json_extract(j.value, '$.statusSince'), json_extract(j.value, '$.backstopState'), ?2
+/**
+ * An upsert of rows that travel as one JSON parameter (json_each, `?1`; `?2` is now, for
+ * updated_at): one statement however many rows, under D1's 100 bound parameters, one query of the
+ * invocation's budget. `columns` maps each column to its field in the rows; `onConflict`, what a
+ * row already there takes from the new one.
+ */
+function jsonUpsert(table: string, columns: Record<string, string>, onConflict: string): string {
+  const names = Object.keys(columns);
+  return `INSERT INTO ${table} (${names.join(", ")}, updated_at)
+SELECT ${names.map((c) => `json_extract(j.value, '$.${columns[c]}')`).join(", ")}, ?2
 FROM json_each(?1) j WHERE true
-ON CONFLICT(key) DO UPDATE SET kind = excluded.kind, endpoint_name = excluded.endpoint_name, entity_id = excluded.entity_id,
-  app_id = excluded.app_id, hook_id = excluded.hook_id, hook_checked_at = excluded.hook_checked_at,
-  seen_through = excluded.seen_through, walk_cursor = excluded.walk_cursor, walk_until = excluded.walk_until,
-  status = excluded.status, detail = excluded.detail, status_since = excluded.status_since,
-  backstop_state = excluded.backstop_state, updated_at = excluded.updated_at`;
+ON CONFLICT(key) DO UPDATE SET ${onConflict}, updated_at = excluded.updated_at`;
+}
 
-const UPSERT_RECOVERIES = `INSERT INTO delivery_recoveries (key, watch_key, entity_id, means, github_id, event, action, delivered_at,
-  status_code, seen_at, outcome, detail, job_id, attempts, updated_at)
-SELECT json_extract(j.value, '$.key'), json_extract(j.value, '$.watchKey'), json_extract(j.value, '$.entityId'), json_extract(j.value, '$.means'), json_extract(j.value, '$.githubId'),
-  json_extract(j.value, '$.event'), json_extract(j.value, '$.action'), json_extract(j.value, '$.deliveredAt'), json_extract(j.value, '$.statusCode'), json_extract(j.value, '$.seenAt'),
-  json_extract(j.value, '$.outcome'), json_extract(j.value, '$.detail'), json_extract(j.value, '$.jobId'), json_extract(j.value, '$.attempts'), ?2
-FROM json_each(?1) j WHERE true
-ON CONFLICT(key) DO UPDATE SET outcome = excluded.outcome, detail = excluded.detail, job_id = COALESCE(excluded.job_id, job_id),
-  attempts = excluded.attempts, entity_id = COALESCE(excluded.entity_id, entity_id), updated_at = excluded.updated_at`;
+const WATCH_COLUMNS = {
+  key: "key",
+  kind: "kind",
+  endpoint_name: "endpointName",
+  entity_id: "entityId",
+  app_id: "appId",
+  hook_id: "hookId",
+  hook_checked_at: "hookCheckedAt",
+  seen_through: "seenThrough",
+  walk_cursor: "walkCursor",
+  walk_until: "walkUntil",
+  status: "status",
+  detail: "detail",
+  status_since: "statusSince",
+  backstop_state: "backstopState",
+};
+// A watch row is the pass's whole view of it: every column is replaced.
+const UPSERT_WATCHES = jsonUpsert(
+  "delivery_watches",
+  WATCH_COLUMNS,
+  Object.keys(WATCH_COLUMNS)
+    .filter((c) => c !== "key")
+    .map((c) => `${c} = excluded.${c}`)
+    .join(", "),
+);
+
+// What a failed delivery was when first seen stays; what became of it moves on.
+const UPSERT_RECOVERIES = jsonUpsert(
+  "delivery_recoveries",
+  {
+    key: "key",
+    watch_key: "watchKey",
+    entity_id: "entityId",
+    means: "means",
+    github_id: "githubId",
+    event: "event",
+    action: "action",
+    delivered_at: "deliveredAt",
+    status_code: "statusCode",
+    seen_at: "seenAt",
+    outcome: "outcome",
+    detail: "detail",
+    job_id: "jobId",
+    attempts: "attempts",
+  },
+  "outcome = excluded.outcome, detail = excluded.detail, job_id = COALESCE(excluded.job_id, job_id), attempts = excluded.attempts, entity_id = COALESCE(excluded.entity_id, entity_id)",
+);
 
 const SAVE_LAST_PASS = `INSERT INTO recovery_last_pass (id, at, duration_ms, calls, watches, next_at) VALUES (1, ?, ?, ?, ?, ?)
 ON CONFLICT(id) DO UPDATE SET at = excluded.at, duration_ms = excluded.duration_ms, calls = excluded.calls,
@@ -239,7 +278,7 @@ export interface PassWrites {
   /** Watches no longer needed (their entity or App went): their rows go. */
   dropWatches: string[];
   recoveries: RecoveryRow[];
-  lastPass: { at: number; durationMs: number; calls: number; watches: number; nextAt: number | null };
+  lastPass: { at: number; durationMs: number; calls: number; watches: number; nextAt: number };
   /** Counters that ride along (op-counters drain). */
   alongside: D1PreparedStatement[];
 }
@@ -269,9 +308,12 @@ export interface RecoveryDigest {
   lastPass: { at: number; durationMs: number; calls: number; watches: number } | null;
 }
 
-/** What the dashboard and the setup check show of recovery: one round trip. */
-export async function readRecoveryDigest(db: D1Database, since: number): Promise<RecoveryDigest> {
-  const [counts, last] = await db.batch<Record<string, unknown>>([
+/**
+ * The digest's two statements, for a caller's own batch (the dashboard's overview reads them with
+ * the rest of its page); `parseRecoveryDigest` reads their results.
+ */
+export function recoveryDigestStatements(db: D1Database, since: number): [D1PreparedStatement, D1PreparedStatement] {
+  return [
     db
       .prepare(
         `SELECT entity_id, SUM(means = 'ingest') AS failed, SUM(means = 'ingest' AND outcome = 'recovered') AS recovered,
@@ -280,15 +322,24 @@ export async function readRecoveryDigest(db: D1Database, since: number): Promise
       )
       .bind(since),
     db.prepare("SELECT at, duration_ms, calls, watches FROM recovery_last_pass WHERE id = 1"),
-  ]);
-  const l = last!.results[0];
+  ];
+}
+
+export function parseRecoveryDigest(counts: D1Result | undefined, last: D1Result | undefined): RecoveryDigest {
+  const l = last?.results[0] as Record<string, unknown> | undefined;
   return {
     byEntity: new Map(
-      counts!.results.map((r) => [
+      ((counts?.results ?? []) as Record<string, unknown>[]).map((r) => [
         String(r.entity_id),
         { failed: Number(r.failed ?? 0), recovered: Number(r.recovered ?? 0), found: Number(r.found ?? 0) },
       ]),
     ),
     lastPass: l ? { at: Number(l.at), durationMs: Number(l.duration_ms), calls: Number(l.calls), watches: Number(l.watches) } : null,
   };
+}
+
+/** What the setup check and GET /recovery show of recovery: one round trip. */
+export async function readRecoveryDigest(db: D1Database, since: number): Promise<RecoveryDigest> {
+  const [counts, last] = await db.batch(recoveryDigestStatements(db, since));
+  return parseRecoveryDigest(counts, last);
 }

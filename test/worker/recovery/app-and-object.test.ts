@@ -5,7 +5,7 @@ import { recoveryObject } from "../../../src/recovery/rpc";
 import { appWatchKey } from "../../../src/recovery/watch-list";
 import { APP_ID, appKeyPkcs1, createEndpoint, INSTALLATION_ID, newWorld } from "../github-helpers";
 import { api, unique } from "../helpers";
-import { callsTo, jobsOf, lostJobs, pass, recoveriesOf, recoveryWorld, WEBHOOK_URL } from "./recovery-world";
+import { callsTo, jobsOf, lostJobs, pass, recoveriesOf, recoveryWorld, scaleSetOf, WEBHOOK_URL } from "./recovery-world";
 
 const APP_SECRET = "app-webhook-secret-recovery";
 
@@ -27,25 +27,12 @@ describe("recovery through an App's own webhook", () => {
       credentials_name: creds.name,
       webhook_secret: "whsec-unused-1234",
     });
-    const provider = await api.post("/api/v1/providers", {
-      name: unique("shim"),
-      url: "http://127.0.0.1:9",
-      secret: "a-long-provider-shared-secret",
-    });
-    const ss = await api.post(`/api/v1/repositories/${repo.body.id}/scalesets`, {
-      name: unique("app"),
-      provider_name: provider.body.name,
-      labels: ["self-hosted", "linux"],
-      max_runners: 5,
-      image: "ubuntu:24.04",
-      flavor: "small",
-    });
-    expect(ss.status, ss.text).toBe(201);
+    const scaleSetId = await scaleSetOf("repositories", repo.body.id);
     await github.deliverWebhooksTo({ url: WEBHOOK_URL, secret: APP_SECRET, app_id: APP_ID, enterprise_host: "github.example.test" });
     const ids = await lostJobs(github, 2);
 
     await pass();
-    expect(await jobsOf(repo.body.id)).toEqual(Object.fromEntries(ids.map((id) => [id, { status: "queued", scale_set_id: ss.body.id }])));
+    expect(await jobsOf(repo.body.id)).toEqual(Object.fromEntries(ids.map((id) => [id, { status: "queued", scale_set_id: scaleSetId }])));
     const lists = await callsTo(github, "list_app_hook_deliveries");
     expect(lists.map((r) => r.auth)).toEqual(["app"]);
     expect((await callsTo(github, "get_app_hook_delivery")).map((r) => r.auth)).toEqual(["app", "app"]);

@@ -2,8 +2,8 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { backstopKey, hookWatchKey } from "../../../src/recovery/watch-list";
 import { createEndpoint, createPatCredential, newWorld } from "../github-helpers";
-import { api, unique } from "../helpers";
-import { callsTo, jobsOf, lostJobs, pass, recoveriesOf, recoveryWorld, SECRET, WEBHOOK_URL, watchRow } from "./recovery-world";
+import { api } from "../helpers";
+import { callsTo, jobsOf, lostJobs, pass, recoveriesOf, recoveryWorld, SECRET, scaleSetOf, WEBHOOK_URL, watchRow } from "./recovery-world";
 
 /**
  * The backstop: where a hook's deliveries cannot be read (an enterprise's hook, credentials that
@@ -49,26 +49,13 @@ describe("the backstop", () => {
     const creds = (await api.get(`/api/v1/github/credentials/${await createPatCredential(endpoint)}`)).body;
     const ent = await api.post("/api/v1/enterprises", { name: "acme", credentials_name: creds.name, webhook_secret: SECRET });
     expect(ent.status, ent.text).toBe(201);
-    const provider = await api.post("/api/v1/providers", {
-      name: unique("shim"),
-      url: "http://127.0.0.1:9",
-      secret: "a-long-provider-shared-secret",
-    });
-    const ss = await api.post(`/api/v1/enterprises/${ent.body.id}/scalesets`, {
-      name: unique("ent"),
-      provider_name: provider.body.name,
-      labels: ["self-hosted", "linux"],
-      max_runners: 10,
-      image: "ubuntu:24.04",
-      flavor: "small",
-    });
-    expect(ss.status, ss.text).toBe(201);
+    const scaleSetId = await scaleSetOf("enterprises", ent.body.id);
     // The enterprise's hook: GitHub keeps no record of it that an API shows; every delivery fails.
     await github.deliverWebhooksTo({ url: WEBHOOK_URL, secret: SECRET, scope: "enterprises/acme", enterprise_host: "github.example.test" });
     const ids = await lostJobs(github, 3);
 
     await pass();
-    expect(await jobsOf(ent.body.id)).toEqual(Object.fromEntries(ids.map((id) => [id, { status: "queued", scale_set_id: ss.body.id }])));
+    expect(await jobsOf(ent.body.id)).toEqual(Object.fromEntries(ids.map((id) => [id, { status: "queued", scale_set_id: scaleSetId }])));
     expect(await callsTo(github, "list_organizations")).toHaveLength(1);
     expect((await callsTo(github, "list_org_repos")).map((r) => r.path)).toEqual(["/orgs/octo/repos"]);
     expect(await watchRow(backstopKey(ent.body.id))).toMatchObject({
@@ -86,9 +73,9 @@ describe("the backstop", () => {
     await env.DB.prepare("UPDATE jobs SET created_at = created_at - 120000 WHERE entity_id = ?").bind(ent.body.id).run();
     await pass();
     expect(await jobsOf(ent.body.id)).toEqual({
-      [started]: { status: "in_progress", scale_set_id: ss.body.id },
-      [finished]: { status: "completed", scale_set_id: ss.body.id },
-      [waiting]: { status: "queued", scale_set_id: ss.body.id },
+      [started]: { status: "in_progress", scale_set_id: scaleSetId },
+      [finished]: { status: "completed", scale_set_id: scaleSetId },
+      [waiting]: { status: "queued", scale_set_id: scaleSetId },
     });
     // The finished one was asked about by itself; the discovery of repositories was not made again.
     expect((await callsTo(github, "get_job")).map((r) => r.path)).toEqual([`/repos/octo/app/actions/jobs/${finished}`]);

@@ -2,7 +2,7 @@ import { describe, expect, inject, it } from "vitest";
 import { backstopKey } from "../../../src/recovery/watch-list";
 import { createGiteaWorld } from "../../fake-gitea/control-client";
 import { api, unique } from "../helpers";
-import { jobsOf, pass, recoveriesOf, watchRow } from "./recovery-world";
+import { jobsOf, pass, recoveriesOf, scaleSetOf, watchRow } from "./recovery-world";
 
 /**
  * Gitea delivers each webhook once and shows its record of deliveries only in its web UI: the
@@ -28,25 +28,12 @@ describe("the backstop on Gitea", () => {
       webhook_secret: "gitea-hook-secret-1",
     });
     expect(repo.status, repo.text).toBe(201);
-    const provider = await api.post("/api/v1/providers", {
-      name: unique("shim"),
-      url: "http://127.0.0.1:9",
-      secret: "a-long-provider-shared-secret",
-    });
-    const ss = await api.post(`/api/v1/repositories/${repo.body.id}/scalesets`, {
-      name: unique("gitea"),
-      provider_name: provider.body.name,
-      labels: ["gitea-linux"],
-      max_runners: 4,
-      image: "ubuntu:24.04",
-      flavor: "small",
-    });
-    expect(ss.status, ss.text).toBe(201);
+    const scaleSetId = await scaleSetOf("repositories", repo.body.id, ["gitea-linux"]);
     // Jobs queued at Gitea; no delivery reaches the coordinator (workerd has no address the fake could post to).
     const jobs = await gitea.queueJobs("octo/app", ["gitea-linux"], 2);
 
     await pass();
-    expect(await jobsOf(repo.body.id)).toEqual(Object.fromEntries(jobs.map((j) => [j.id, { status: "queued", scale_set_id: ss.body.id }])));
+    expect(await jobsOf(repo.body.id)).toEqual(Object.fromEntries(jobs.map((j) => [j.id, { status: "queued", scale_set_id: scaleSetId }])));
     expect(await watchRow(backstopKey(repo.body.id))).toMatchObject({
       status: "ok",
       detail: "Gitea does not show its record of webhook deliveries through its API",

@@ -4,7 +4,7 @@ import { newWorld } from "../github-helpers";
 import { api, unique } from "../helpers";
 import { createAppAtGithub, postForm, sessionWithCsrf } from "../setup-helpers";
 import { ui } from "../ui-helpers";
-import { pass, recoveriesOf } from "./recovery-world";
+import { pass, recoveriesOf, scaleSetOf } from "./recovery-world";
 
 /**
  * An App made on the first-run page: GitHub's installation events to its webhook can fail like any
@@ -40,20 +40,7 @@ describe("installation events recovered through the App's webhook", () => {
       credentials_name: creds.name,
       webhook_secret: "whsec-app-fed-1",
     });
-    const provider = await api.post("/api/v1/providers", {
-      name: unique("shim"),
-      url: "http://127.0.0.1:9",
-      secret: "a-long-provider-shared-secret",
-    });
-    const ss = await api.post(`/api/v1/repositories/${repo.body.id}/scalesets`, {
-      name: unique("app"),
-      provider_name: provider.body.name,
-      labels: ["self-hosted", "linux"],
-      max_runners: 2,
-      image: "ubuntu:24.04",
-      flavor: "small",
-    });
-    expect(ss.status, ss.text).toBe(201);
+    await scaleSetOf("repositories", repo.body.id);
 
     // octo/docs leaves the installation; GitHub's `installation_repositories` delivery fails.
     await world.changeInstallationRepositories(inst.installation_id, { remove: ["octo/docs"] });

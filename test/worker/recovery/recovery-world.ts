@@ -36,21 +36,7 @@ export async function recoveryWorld(
       ? await api.post("/api/v1/repositories", { owner: "octo", name: "app", credentials_name: creds.name, webhook_secret: SECRET })
       : await api.post("/api/v1/organizations", { name: "octo", credentials_name: creds.name, webhook_secret: SECRET });
   expect(entity.status, entity.text).toBe(201);
-  const provider = await api.post("/api/v1/providers", {
-    name: unique("shim"),
-    url: "http://127.0.0.1:9",
-    secret: "a-long-provider-shared-secret",
-  });
-  const collection = kind === "repository" ? "repositories" : "organizations";
-  const ss = await api.post(`/api/v1/${collection}/${entity.body.id}/scalesets`, {
-    name: unique("linux"),
-    provider_name: provider.body.name,
-    labels: ["self-hosted", "linux"],
-    max_runners: 10,
-    image: "ubuntu:24.04",
-    flavor: "small",
-  });
-  expect(ss.status, ss.text).toBe(201);
+  const scaleSetId = await scaleSetOf(kind === "repository" ? "repositories" : "organizations", entity.body.id);
   let hookId = -1;
   if (opts.hook !== false) {
     const hook = await github.deliverWebhooksTo({
@@ -61,7 +47,33 @@ export async function recoveryWorld(
     });
     hookId = hook.hook_id!;
   }
-  return { github, endpoint, credentialsId, entityId: entity.body.id, scaleSetId: ss.body.id, hookId };
+  return { github, endpoint, credentialsId, entityId: entity.body.id, scaleSetId, hookId };
+}
+
+/**
+ * A webhook scale set of the entity's (a provider nobody calls: the tests drive no reconcile), so
+ * its jobs can start a runner and recovery looks after it. Returns the scale set's id.
+ */
+export async function scaleSetOf(
+  collection: "repositories" | "organizations" | "enterprises",
+  entityId: string,
+  labels: string[] = ["self-hosted", "linux"],
+): Promise<string> {
+  const provider = await api.post("/api/v1/providers", {
+    name: unique("shim"),
+    url: "http://127.0.0.1:9",
+    secret: "a-long-provider-shared-secret",
+  });
+  const ss = await api.post(`/api/v1/${collection}/${entityId}/scalesets`, {
+    name: unique("set"),
+    provider_name: provider.body.name,
+    labels,
+    max_runners: 10,
+    image: "ubuntu:24.04",
+    flavor: "small",
+  });
+  expect(ss.status, ss.text).toBe(201);
+  return ss.body.id;
 }
 
 /** One pass now, with the production settings but for `over`. */
