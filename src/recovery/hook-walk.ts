@@ -3,6 +3,7 @@ import type { GithubClient } from "../github/github-client";
 import { type DeliverySource, listDeliveries } from "../github/hook-deliveries";
 import { findHook, type HookScope } from "../github/hooks";
 import { type ListedDelivery, listed, nextWalkState, reached, topBoundary, type WalkPolicy, type WalkResult } from "./delivery-walk";
+import type { PassTrouble } from "./pass-timing";
 import type { RecoverySettings } from "./settings";
 import type { HookWatch } from "./watch-list";
 import { type CallBudget, watchProblem } from "./watch-status";
@@ -32,6 +33,8 @@ export interface HookWalkOutput {
   /** Deliveries listed within the walks' bounds (failed or not: candidates() picks). */
   listed: ListedDelivery[];
   source: DeliverySource | null;
+  /** Passing trouble at GitHub that cut the walk short (the next pass comes sooner). */
+  trouble?: PassTrouble | null;
 }
 
 export function emptyRow(
@@ -121,6 +124,6 @@ export async function walkHook(input: HookWalkInput): Promise<HookWalkOutput> {
     const problem = watchProblem(err);
     // A hook GitHub no longer shows may have been deleted and made again: look for it next pass.
     if (problem.status === "not_found" && watch.kind !== "app") row = { ...row, hookId: null, hookCheckedAt: null };
-    return { row: withStatus(row, problem.status, problem.detail, now), listed: [], source: null };
+    return { row: withStatus(row, problem.status, problem.detail, now), listed: [], source: null, trouble: problem.trouble };
   }
 }

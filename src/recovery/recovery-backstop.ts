@@ -9,6 +9,7 @@ import { logEvent as log } from "../observability/log";
 import { asPayload, backstopDeliveryId, type ForgeJob, planBackstop, type RepoListing, reposThisPass } from "./backstop";
 import type { BackstopPort } from "./backstop-port";
 import { emptyRow, withStatus } from "./hook-walk";
+import type { PassTrouble } from "./pass-timing";
 import type { RecoverySettings } from "./settings";
 import type { BackstopWatch } from "./watch-list";
 import { watchProblem } from "./watch-status";
@@ -28,6 +29,8 @@ export interface BackstopResult {
   found: RecoveryRow[];
   /** Scale sets to nudge. */
   nudge: string[];
+  /** Passing trouble at the forge that cut the round short (the next pass comes sooner). */
+  trouble: PassTrouble | null;
 }
 
 interface RoundState {
@@ -56,6 +59,7 @@ export async function runBackstop(
   const state: RoundState = { next: 0, ...(row.backstopState as RoundState | null) };
   const found: RecoveryRow[] = [];
   const nudge = new Set<string>();
+  let trouble: PassTrouble | null = null;
   try {
     const view = await backstopView(env.DB, entity, now - policy.activeMs);
     let repos = state.repos ?? [];
@@ -140,9 +144,10 @@ export async function runBackstop(
     row = withStatus({ ...row, backstopState: nextState as WatchRow["backstopState"] }, "ok", input.watch.reason, now);
   } catch (err) {
     const problem = watchProblem(err);
+    trouble = problem.trouble;
     row = withStatus(row, problem.status, `${problem.detail} (the backstop looks for ${entity.id}'s jobs because ${watch.reason})`, now);
   }
-  return { row, found, nudge: [...nudge] };
+  return { row, found, nudge: [...nudge], trouble };
 }
 
 /** The repositories the backstop goes round: those with jobs here lately first, then what the forge says is active. */

@@ -7,9 +7,12 @@ import { type PassReport, runRecoveryPass } from "./recovery-pass";
 import type { DeliveryRecoveryRpc } from "./rpc";
 import { type RecoverySettings, recoverySettings } from "./settings";
 
+const TROUBLE_STREAK = "troubleStreak";
+
 /**
  * Delivery recovery's one Durable Object: its alarm runs a pass (recovery-pass.ts) every
- * DELIVERY_RECOVERY_SECONDS and re-arms itself, whatever the pass did. An alarm rather than a Cron
+ * DELIVERY_RECOVERY_SECONDS (sooner after trouble or with work left: pass-timing.ts) and re-arms
+ * itself, whatever the pass did. An alarm rather than a Cron
  * Trigger because it also runs under `wrangler dev` (Cron Triggers fire only when deployed), so
  * `npm run dev` and the end-to-end tests recover deliveries as production does, and because it can
  * come back sooner when a pass had more to do. Its state lives in D1 (the dashboard and the setup
@@ -37,7 +40,13 @@ export class DeliveryRecovery extends DurableObject<Env> implements DeliveryReco
   runNow(): Promise<PassReport & { cost: InvocationCost }> {
     if (!this.running) {
       const cost = noCost();
-      this.running = measure(cost, () => runRecoveryPass(this.env, this.settings))
+      this.running = measure(cost, async () => {
+        // Passes in a row that met trouble at GitHub: kept so the retries back off (pass-timing.ts).
+        const streak = (await this.ctx.storage.get<number>(TROUBLE_STREAK)) ?? 0;
+        const report = await runRecoveryPass(this.env, this.settings, Date.now(), streak);
+        if (report.troubleStreak !== streak) await this.ctx.storage.put(TROUBLE_STREAK, report.troubleStreak);
+        return report;
+      })
         .then((report) => {
           if (cost.subrequests > INVOCATION_BUDGET.subrequests / 2 || cost.d1Queries > INVOCATION_BUDGET.d1Queries / 2)
             log({ event: "invocation_cost_high", object: "delivery_recovery", ...cost });

@@ -14,6 +14,7 @@ import { nudgeScaleSet } from "../scaleset/stub";
 import { type Candidate, candidates, type ListedDelivery } from "./delivery-walk";
 import { forgeBackstopPort } from "./forge-backstop";
 import { type HookWalkOutput, walkHook } from "./hook-walk";
+import { nextPass, type PassTrouble, worstTrouble } from "./pass-timing";
 import { runBackstop } from "./recovery-backstop";
 import { servedEntities } from "./served";
 import { githubRetentionMs, type RecoverySettings } from "./settings";
@@ -40,8 +41,10 @@ export interface PassReport {
   backstopFound: number;
   /** Work left for the next pass (pending fetches beyond this pass's cap). */
   more: boolean;
-  /** When the next pass is due: the interval on, or SOON_MS when work was left. */
+  /** When the next pass is due (pass-timing.ts): the interval on, sooner when work was left or GitHub had passing trouble. */
   nextAt: number;
+  /** Passes in a row that met passing trouble at GitHub, this one included (what the object hands the next pass). */
+  troubleStreak: number;
 }
 
 // No waiting inside a call: a rate-limited credential is skipped and tried next pass.
@@ -49,13 +52,10 @@ const clientFor = clientPool(
   (env, credentialId) => new GithubClient({ env, credentialId, maxWaitMs: 0, maxAttempts: 2, timeoutMs: 15_000 }),
 );
 
-/** When a pass leaves work for the next (more failures than its share of fetches), the next comes this soon. */
-const SOON_MS = 5_000;
-
 /** A row worth writing: anything but `updatedAt` differs. */
 const changed = (before: WatchRow | undefined, after: WatchRow) => JSON.stringify(before ?? null) !== JSON.stringify(after);
 
-export async function runRecoveryPass(env: Env, settings: RecoverySettings, now = Date.now()): Promise<PassReport> {
+export async function runRecoveryPass(env: Env, settings: RecoverySettings, now = Date.now(), troubleStreak = 0): Promise<PassReport> {
   const started = Date.now();
   const inputs = await loadRecoveryInputs(env.DB);
   const rows = new Map(inputs.watches.map((w) => [w.key, w]));
@@ -72,6 +72,7 @@ export async function runRecoveryPass(env: Env, settings: RecoverySettings, now 
     Math.min(githubRetentionMs(endpoints.get(endpointName)?.apiBaseUrl ?? ""), settings.deliveryRetentionMs);
   const nextRows = new Map<string, WatchRow>();
   const nudges = new Set<string>();
+  const troubles: (PassTrouble | null)[] = [];
 
   // 1. Each hook's failed deliveries.
   const walks = await mapLimit(list.hooks, settings.concurrency, async (watch): Promise<[HookWatch, HookWalkOutput]> => {
@@ -98,6 +99,7 @@ export async function runRecoveryPass(env: Env, settings: RecoverySettings, now 
   const seenFailures: { watch: HookWatch; source: DeliverySource; c: Candidate }[] = [];
   for (const [watch, out] of walks) {
     nextRows.set(watch.key, out.row);
+    troubles.push(out.trouble ?? null);
     if (out.source)
       for (const c of candidates(out.listed, now, { ...settings.walk, maxAgeMs: maxAgeOf(watch.endpointName) }))
         seenFailures.push({ watch, source: out.source, c });
@@ -145,6 +147,7 @@ export async function runRecoveryPass(env: Env, settings: RecoverySettings, now 
   });
   for (const row of fetched) {
     if (!row) continue;
+    troubles.push(row.trouble);
     recoveries.set(row.row.key, row.row);
     for (const s of row.nudge) nudges.add(s);
     if (row.row.outcome === "recovered") recovered++;
@@ -167,6 +170,7 @@ export async function runRecoveryPass(env: Env, settings: RecoverySettings, now 
       now,
     });
     nextRows.set(watch.key, result.row);
+    troubles.push(result.trouble);
     for (const f of result.found) recoveries.set(f.key, f);
     for (const s of result.nudge) nudges.add(s);
     backstopFound += result.found.length;
@@ -188,10 +192,12 @@ export async function runRecoveryPass(env: Env, settings: RecoverySettings, now 
   }
   const wanted = new Set(nextRows.keys());
   const durationMs = Date.now() - started;
-  // More to do soon: fetches this pass had no room or no share of calls for (not those GitHub failed: they wait the interval).
+  // More to do soon: fetches this pass had no room or no share of calls for. Those GitHub failed
+  // come back with the trouble's backoff.
   const more =
     pending.length > fetchNow.length || [...recoveries.values()].some((r) => r.outcome === "pending" && r.detail?.startsWith("budget:"));
-  const nextAt = Date.now() + (more ? SOON_MS : settings.intervalMs);
+  const next = nextPass({ now: Date.now(), intervalMs: settings.intervalMs, more, trouble: worstTrouble(troubles), troubleStreak });
+  const nextAt = next.at;
   await Promise.all([...nudges].map((s) => nudgeScaleSet(env, s)));
   const counters = drainCounterStatements(env.DB, now);
   try {
@@ -219,7 +225,18 @@ export async function runRecoveryPass(env: Env, settings: RecoverySettings, now 
     backstop_found: backstopFound,
     duration_ms: durationMs,
   });
-  return { at: now, durationMs, calls: budget.total, watches: nextRows.size, newFailures, recovered, backstopFound, more, nextAt };
+  return {
+    at: now,
+    durationMs,
+    calls: budget.total,
+    watches: nextRows.size,
+    newFailures,
+    recovered,
+    backstopFound,
+    more,
+    nextAt,
+    troubleStreak: next.troubleStreak,
+  };
 }
 
 function failureRow(
@@ -277,7 +294,7 @@ async function fetchAndIngest(
     settings: RecoverySettings;
     now: number;
   },
-): Promise<{ row: RecoveryRow; nudge: string[] }> {
+): Promise<{ row: RecoveryRow; nudge: string[]; trouble: PassTrouble | null }> {
   const { watch, pending } = p;
   const via: RecoveredVia =
     watch.kind === "app" ? { kind: "app_hook", appId: watch.appId! } : { kind: "entity_hook", entityId: watch.entityId! };
@@ -320,14 +337,14 @@ async function fetchAndIngest(
           ...(outcome.kind === "accepted" && { scale_set: outcome.scaleSetId }),
         });
         const entityId = outcome.kind === "accepted" ? outcome.entityId : pending.entityId;
-        return { row: done("recovered", null, jobId, entityId), nudge: outcome.kind === "accepted" ? outcome.nudge : [] };
+        return { row: done("recovered", null, jobId, entityId), nudge: outcome.kind === "accepted" ? outcome.nudge : [], trouble: null };
       }
       case "duplicate":
-        return { row: done("already_recorded", null, outcome.jobId), nudge: [] };
+        return { row: done("already_recorded", null, outcome.jobId), nudge: [], trouble: null };
       case "rejected":
-        return { row: done("refused", outcome.reason), nudge: [] };
+        return { row: done("refused", outcome.reason), nudge: [], trouble: null };
       default:
-        return { row: done("ignored", outcome.kind === "ignored" ? outcome.reason : outcome.kind), nudge: [] };
+        return { row: done("ignored", outcome.kind === "ignored" ? outcome.reason : outcome.kind), nudge: [], trouble: null };
     }
   } catch (err) {
     const problem = watchProblem(err);
@@ -342,6 +359,7 @@ async function fetchAndIngest(
     return {
       row: { ...pending, attempts, outcome: giveUp ? "refused" : "pending", detail: `${problem.status}: ${problem.detail}`.slice(0, 500) },
       nudge: [],
+      trouble: giveUp ? null : problem.trouble,
     };
   }
 }

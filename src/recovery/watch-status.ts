@@ -5,6 +5,7 @@ import {
   GithubRateLimitedError,
   GithubUnavailableError,
 } from "../github/errors";
+import type { PassTrouble } from "./pass-timing";
 
 /**
  * What a failed look at a hook (or the backstop's listings) means for its watch, and what to say
@@ -14,21 +15,24 @@ import {
 export interface WatchProblem {
   status: "forbidden" | "not_found" | "rate_limited" | "failing" | "unreachable" | "budget" | "error";
   detail: string;
+  /** Passing trouble at GitHub (down, or rate limited until `until`): the next pass comes sooner (pass-timing.ts). */
+  trouble: PassTrouble | null;
 }
 
 export function watchProblem(err: unknown): WatchProblem {
   if (err instanceof GithubApiError) {
-    if (err.status === 403) return { status: "forbidden", detail: `403 ${err.githubMessage}` };
-    if (err.status === 404) return { status: "not_found", detail: `404 ${err.githubMessage}` };
-    return { status: "error", detail: `${err.status} ${err.githubMessage}` };
+    if (err.status === 403) return { status: "forbidden", detail: `403 ${err.githubMessage}`, trouble: null };
+    if (err.status === 404) return { status: "not_found", detail: `404 ${err.githubMessage}`, trouble: null };
+    return { status: "error", detail: `${err.status} ${err.githubMessage}`, trouble: err.status >= 500 ? { until: null } : null };
   }
   if (err instanceof GithubRateLimitedError)
-    return { status: "rate_limited", detail: `rate limited until ${new Date(err.retryAt).toISOString()}` };
-  if (err instanceof GithubCredentialFailingError) return { status: "failing", detail: `credentials failing: ${err.reason}` };
-  if (err instanceof GithubCredentialElsewhereError) return { status: "failing", detail: err.message };
-  if (err instanceof GithubUnavailableError) return { status: "unreachable", detail: err.message };
-  if (err instanceof CallBudgetSpent) return { status: "budget", detail: err.message };
-  return { status: "error", detail: err instanceof Error ? err.message : String(err) };
+    return { status: "rate_limited", detail: `rate limited until ${new Date(err.retryAt).toISOString()}`, trouble: { until: err.retryAt } };
+  if (err instanceof GithubCredentialFailingError)
+    return { status: "failing", detail: `credentials failing: ${err.reason}`, trouble: null };
+  if (err instanceof GithubCredentialElsewhereError) return { status: "failing", detail: err.message, trouble: null };
+  if (err instanceof GithubUnavailableError) return { status: "unreachable", detail: err.message, trouble: { until: null } };
+  if (err instanceof CallBudgetSpent) return { status: "budget", detail: err.message, trouble: null };
+  return { status: "error", detail: err instanceof Error ? err.message : String(err), trouble: null };
 }
 
 /** What to tell a person who can fix a watch's problem (setup check, dashboard), or null for passing trouble. */

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { RecoveryEntityRow } from "../../../src/db/recovery/recovery-store";
-import { GithubApiError, GithubRateLimitedError } from "../../../src/github/errors";
+import { GithubApiError, GithubRateLimitedError, GithubUnavailableError } from "../../../src/github/errors";
 import { servedEntities } from "../../../src/recovery/served";
 import { type WatchedEntity, watchList } from "../../../src/recovery/watch-list";
 import { CallBudget, CallBudgetSpent, watchProblem, whatToDo } from "../../../src/recovery/watch-status";
@@ -113,7 +113,10 @@ describe("what a failed look means", () => {
     expect(watchProblem(new GithubRateLimitedError("x", Date.parse("2026-12-06T12:00:00Z")))).toEqual({
       status: "rate_limited",
       detail: "rate limited until 2026-12-06T12:00:00.000Z",
+      trouble: { until: Date.parse("2026-12-06T12:00:00Z") },
     });
+    expect(watchProblem(new GithubUnavailableError("get_hook_delivery", 502, 2, "Bad Gateway")).trouble).toEqual({ until: null });
+    expect(watchProblem(new GithubApiError("get_hook_delivery", 422, "Unprocessable")).trouble).toBeNull();
     expect(whatToDo("repository", "forbidden")).toContain("Webhooks: read");
     expect(whatToDo("repository", "rate_limited")).toBeNull();
   });
