@@ -112,7 +112,8 @@ export async function claimWaitingJobs(
 
 /**
  * Moves jobs forward to what GitHub says they are, never backward (a webhook may have done
- * it meanwhile): the statement only touches rows still queued or waiting.
+ * it meanwhile): the statement only touches rows still queued or waiting, and running rows
+ * GitHub says ended.
  */
 export async function applyJobCorrections(
   db: D1Database,
@@ -129,7 +130,8 @@ export async function applyJobCorrections(
          completed_at = CASE WHEN json_extract(c.value, '$.status') = 'completed' THEN coalesce(jobs.completed_at, ?2) ELSE jobs.completed_at END,
          updated_at = ?2
        FROM json_each(?1) AS c
-       WHERE jobs.seq = json_extract(c.value, '$.seq') AND jobs.status IN ('queued', 'waiting')`,
+       WHERE jobs.seq = json_extract(c.value, '$.seq')
+         AND (jobs.status IN ('queued', 'waiting') OR (jobs.status = 'in_progress' AND json_extract(c.value, '$.status') = 'completed'))`,
     )
     .bind(JSON.stringify(corrections), now)
     .run();

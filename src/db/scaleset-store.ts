@@ -100,6 +100,10 @@ export interface InstanceRecord {
   createAttempt: number;
   jobId: number | null;
   jobStatus: JobStatus | null;
+  /** Its job's row, repository and queue time (what GitHub is asked about when its `completed` may be lost). */
+  jobSeq: number | null;
+  jobRepository: string | null;
+  jobQueuedAt: number | null;
   createdAt: number;
   statusChangedAt: number;
 }
@@ -162,7 +166,8 @@ export async function loadScaleSetSnapshot(db: D1Database, scaleSetId: string, n
         `SELECT i.id, i.name, i.provider_id, i.status, i.runner_status, i.runner_status_changed_at, i.agent_id, i.reported_agent_id,
                 (i.registration_token_served_at IS NOT NULL OR (i.jit_claimed_at IS NOT NULL AND i.agent_id IS NULL)) AS registration_token_served,
                 i.jit_asked_at, i.create_attempt, i.jit_on_boot, i.jit_config_enc IS NOT NULL AS jit_minted, i.booted_at, i.jit_credentials_id,
-                i.job_id, j.status AS job_status, i.created_at, i.status_changed_at
+                i.job_id, j.status AS job_status, i.job_seq, j.repository AS job_repository,
+                coalesce(j.queued_at, j.created_at) AS job_queued_at, i.created_at, i.status_changed_at
            FROM instances i LEFT JOIN jobs j ON j.seq = i.job_seq
           WHERE i.scale_set_id = ? AND i.status != 'deleted'`,
       )
@@ -249,6 +254,9 @@ export async function loadScaleSetSnapshot(db: D1Database, scaleSetId: string, n
       createAttempt: r.create_attempt,
       jobId: r.job_id,
       jobStatus: r.job_status,
+      jobSeq: r.job_seq ?? null,
+      jobRepository: r.job_repository ?? null,
+      jobQueuedAt: r.job_queued_at ?? null,
       createdAt: r.created_at,
       statusChangedAt: r.status_changed_at,
     })),

@@ -6,6 +6,7 @@ import type { ExecutorContext } from "./executor/plan-executor";
 import { faultOf } from "./machine-outcomes";
 import type { GithubRunnerInfo, MachineInfo, MachinePort, PortResult, RunnerPort } from "./ports";
 import { openScaleSetPorts } from "./ports-factory";
+import { type QueuedJob, suspectedFinished } from "./stale-jobs/stale-jobs";
 
 /**
  * Drift: what the cloud or GitHub has that D1 does not know, and the reverse. Machines without
@@ -81,11 +82,15 @@ export function strayRunners(runners: readonly GithubRunnerInfo[], runnerPrefix:
   return runners.filter((runner) => runner.name.startsWith(prefix) && !known.has(runner.name));
 }
 
-/**
- * Compares the cloud and GitHub with D1 and removes what only one side knows. Returns the
- * failed-confirmation counts for the next check (`unconfirmed` as it was when the cloud could
- * not be listed).
- */
+/** What a drift check leaves for the rest of the pass. */
+export interface DriftFindings {
+  /** Failed-confirmation counts for the next check (as they were when the cloud could not be listed). */
+  unconfirmed: Unconfirmed;
+  /** Running jobs whose runner GitHub shows idle or no longer has: asked about by the stale-job re-check. */
+  suspects: QueuedJob[];
+}
+
+/** Compares the cloud and GitHub with D1 and removes what only one side knows. */
 export async function checkDrift(input: {
   db: D1Database;
   scaleSet: ScaleSetRecord;
@@ -95,7 +100,7 @@ export async function checkDrift(input: {
   unconfirmed: Unconfirmed;
   concurrency: number;
   now: number;
-}): Promise<Unconfirmed> {
+}): Promise<DriftFindings> {
   const { db, scaleSet: ss, rows, inFlight, concurrency, now } = input;
   let unconfirmed = input.unconfirmed;
   const { machines, runners } = input.ports;
@@ -118,8 +123,14 @@ export async function checkDrift(input: {
   } else {
     log({ event: "drift_check_failed", scale_set: ss.id, error: faultOf(listed.error) });
   }
+  let suspects: QueuedJob[] = [];
   try {
-    const candidates = strayRunners(await runners.listRunners(), ss.runnerPrefix, known);
+    const listedRunners = await runners.listRunners();
+    suspects = suspectedFinished(
+      rows.filter((row) => !inFlight.has(row.name)),
+      listedRunners,
+    );
+    const candidates = strayRunners(listedRunners, ss.runnerPrefix, known);
     if (candidates.length) {
       // A runner is ours to remove only if no scale set has a live instance by that name.
       const live = await liveInstanceNames(
@@ -139,12 +150,13 @@ export async function checkDrift(input: {
     log({ event: "drift_check_failed", scale_set: ss.id, error: `github: ${errorText(err)}` });
   }
   if (changes.length) await applyStatusChanges(db, changes);
-  return unconfirmed;
+  return { unconfirmed, suspects };
 }
 
 /**
  * The drift check when it is due (every `orphanCheckMs`), with the pass's snapshot: the new
- * unconfirmed counts are kept in the object's state.
+ * unconfirmed counts are kept in the object's state. Returns the running jobs it suspects
+ * finished, or null when no check was due.
  */
 export async function checkDriftWhenDue(
   ctx: Pick<ExecutorContext, "env" | "state" | "settings" | "inFlight" | "outbound">,
@@ -152,12 +164,12 @@ export async function checkDriftWhenDue(
   scaleSet: ScaleSetRecord,
   rows: InstanceRecord[],
   now: number,
-): Promise<void> {
-  if (now - ctx.state.lastOrphanCheck < ctx.settings.orphanCheckMs) return;
+): Promise<QueuedJob[] | null> {
+  if (now - ctx.state.lastOrphanCheck < ctx.settings.orphanCheckMs) return null;
   const at = Date.now();
   ctx.state.lastOrphanCheck = at;
   const ports = await openScaleSetPorts(ctx.env, scaleSet, { outbound: ctx.outbound });
-  ctx.state.unconfirmedMachines = await checkDrift({
+  const found = await checkDrift({
     db,
     scaleSet,
     rows,
@@ -167,4 +179,6 @@ export async function checkDriftWhenDue(
     concurrency: ctx.settings.concurrency,
     now: at,
   });
+  ctx.state.unconfirmedMachines = found.unconfirmed;
+  return found.suspects;
 }

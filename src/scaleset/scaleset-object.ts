@@ -44,6 +44,7 @@ import {
 import { MinIdleKeeper } from "./schedule/min-idle-keeping";
 import { type ScaleSetSettings, scaleSetSettings } from "./settings";
 import { recheckStaleJobs } from "./stale-jobs/stale-job-recheck";
+import type { QueuedJob } from "./stale-jobs/stale-jobs";
 
 /** Passes a run may make before it leaves the rest to the alarm (a pass that acted goes again at once). */
 const MAX_PASSES_PER_RUN = 4;
@@ -74,6 +75,8 @@ export class ScaleSet extends DurableObject<Env> {
   private safetyNetChecked = false;
   /** Whether this incarnation made sure delivery recovery is scheduled (src/recovery/: it re-arms itself after). */
   private recoveryPoked = false;
+  /** Running jobs the last drift check found without a busy runner at GitHub (stale-jobs.ts). */
+  private suspects: QueuedJob[] = [];
   private readonly minIdle: MinIdleKeeper;
   /** The wall clock min idle schedules are read against (tests set one; nothing else does). */
   private clock: () => number = () => Date.now();
@@ -404,9 +407,10 @@ export class ScaleSet extends DurableObject<Env> {
     let staleCorrected = false;
     try {
       // Drift is judged against this snapshot, before the plan adds anything the cloud cannot know yet.
-      await checkDriftWhenDue(this.executor, db, ss, rows.instances, now);
+      this.suspects = (await checkDriftWhenDue(this.executor, db, ss, rows.instances, now)) ?? this.suspects;
       if (result.actions.length) await executePlan(this.executor, db, ss, rows.instances, result.actions, result.mintWith);
-      // Lost webhooks: jobs GitHub has long started or finished must stop asking for runners.
+      // Lost webhooks: jobs GitHub has long started or finished must stop asking for runners, and
+      // jobs it finished must give back their machines.
       // (The scale set API loses nothing: its queue holds every event until acknowledged.)
       const corrected =
         ss.intake === "scaleset_api" || ss.intake === "poll"
@@ -415,6 +419,8 @@ export class ScaleSet extends DurableObject<Env> {
               db,
               scaleSetId: ss.id,
               oldest: rows.oldestQueued,
+              // Still running as this pass saw them (a `completed` that came meanwhile settled the rest).
+              suspects: this.suspects.filter((j) => rows.instances.some((i) => i.jobId === j.id && i.jobStatus === "in_progress")),
               github: githubRunnerPort(this.env, ss.entity, this.executor.outbound),
               checks: this.state,
               policy: this.settings.staleJobs,

@@ -1,9 +1,10 @@
-import { env } from "cloudflare:workers";
+import { env, exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { loadScaleSetSnapshot } from "../../src/db/scaleset-store";
 import { githubRunnerPort } from "../../src/scaleset/ports-factory";
 import { recheckStaleJobs } from "../../src/scaleset/stale-jobs/stale-job-recheck";
-import { queueJobs, scaleSetWorld } from "./scaleset-world";
+import { inScaleSetObject } from "./helpers";
+import { createRunners, queueJobs, reconcile, scaleSetWorld } from "./scaleset-world";
 
 /** The object's record of when each job was last asked about, kept in memory here. */
 function memoryChecks() {
@@ -66,5 +67,61 @@ describe("stale-job re-check", () => {
     expect(await recheckStaleJobs({ ...input, oldest: next.oldestQueued })).toBe(0);
     expect(await asked()).toBe(4);
     expect(checks.checked.has(unknown)).toBe(true);
+  });
+});
+
+describe("a running job whose completed was lost", () => {
+  it("is asked about once its runner is idle at GitHub, and its machine goes when GitHub says it ended", async () => {
+    const w = await scaleSetWorld("lost-completed-shim-secret");
+    const [machine] = await createRunners(w, 1);
+    const jobId = (await env.DB.prepare("SELECT id FROM jobs WHERE scale_set_id = ?").bind(w.scaleSetId).first<{ id: number }>())!.id;
+    const instance = await env.DB.prepare("SELECT * FROM instances WHERE name = ?").bind(machine!.name).first<Record<string, any>>();
+    // The machine boots and asks for its runner: GitHub now has a runner by its name.
+    const boot = await exports.default.fetch(
+      new Request("https://edgerunner.test/api/v1/metadata/credentials/runner", { headers: { authorization: `Bearer ${machine!.token}` } }),
+    );
+    expect(boot.status).toBe(200);
+    // The runner took the job (its `in_progress` came); GitHub then finished it, and its `completed` was lost.
+    await env.DB.batch([
+      env.DB.prepare("UPDATE jobs SET status = 'in_progress', runner_name = ?, started_at = ? WHERE id = ?").bind(
+        instance!.name,
+        Date.now(),
+        jobId,
+      ),
+      env.DB.prepare("UPDATE instances SET job_id = ?, job_seq = (SELECT seq FROM jobs WHERE id = ?) WHERE id = ?").bind(
+        jobId,
+        jobId,
+        instance!.id,
+      ),
+    ]);
+    await w.github.putJobs({ id: jobId!, repository: "octo/app", status: "completed", conclusion: "success" });
+    const runner = (await w.github.state()).runners.find((r) => r.name === instance!.name);
+    expect(runner).toBeDefined();
+    const asked = async () => (await w.github.requests()).filter((r) => r.path.includes(`/actions/jobs/${jobId}`)).length;
+    const driftCheck = async () => {
+      await inScaleSetObject(w.scaleSetId, (obj) => (obj.state.lastOrphanCheck = 0));
+      await reconcile(w.scaleSetId);
+    };
+    const status = async () =>
+      (await env.DB.prepare("SELECT status FROM instances WHERE id = ?").bind(instance!.id).first<{ status: string }>())!.status;
+
+    // While GitHub shows the runner busy, nobody asks.
+    await w.github.updateRunner(runner!.id, { busy: true });
+    await driftCheck();
+    expect(await asked()).toBe(0);
+    expect(await status()).toBe("running");
+
+    // Idle (or gone): asked once; GitHub says the job ended, so the machine goes.
+    await w.github.updateRunner(runner!.id, { busy: false });
+    await driftCheck();
+    expect(await asked()).toBe(1);
+    const job = await env.DB.prepare("SELECT status, conclusion FROM jobs WHERE id = ?").bind(jobId).first();
+    expect(job).toEqual({ status: "completed", conclusion: "success" });
+    await reconcile(w.scaleSetId);
+    expect(["pending_delete", "deleting", "deleted"]).toContain(await status());
+    const reasons = (
+      await env.DB.prepare("SELECT reason FROM instance_transitions WHERE instance_id = ?").bind(instance!.id).all<{ reason: string }>()
+    ).results.map((r) => r.reason);
+    expect(reasons).toContain("job_completed");
   });
 });
