@@ -3,10 +3,12 @@
  *
  * Edgerunner doing its job on this machine: the coordinator (`wrangler dev`), the fake GitHub
  * and the simulator shim. Configures a repository and a scale set, queues a handful of jobs
- * and shows them being served, then leaves everything running for you to explore the API
- * (the admin token is printed). Ctrl-C stops it all.
+ * and shows them being served, then leaves everything running for you to explore: the
+ * dashboard's address and the admin token to sign in with, and curl lines for the API
+ * (demo-closing.ts). Ctrl-C stops it all.
  */
 import { sleep } from "../bench/harness.mjs";
+import { demoClosing } from "./demo-closing.ts";
 import { startStack } from "./stack.ts";
 
 const i = process.argv.indexOf("--jobs");
@@ -61,12 +63,11 @@ for (;;) {
   await sleep(250);
 }
 say(`all ${jobCount} jobs served. The coordinator keeps one idle runner and scales the rest down.`);
-console.log(`
-The coordinator is still running. Explore it:
-  export T='Authorization: Bearer ${coordinator.devVars.ADMIN_TOKEN}' U=${coordinator.url}/api/v1
-  curl -sH "$T" $U/scalesets/${ss.id}        # the object's state, last reconcile
-  curl -sH "$T" $U/instances                  # every runner, with status
-  curl -sH "$T" "$U/jobs?limit=20"            # the jobs the webhooks brought in
-  curl -s -X POST -H 'content-type: application/json' ${w.world.url}/_fake/workflow-jobs \\
-    -d '{"repository":"octo/app","labels":["self-hosted","linux","demo"],"count":3}'   # queue more jobs
-Ctrl-C stops everything.`);
+console.log(
+  demoClosing({
+    coordinatorUrl: coordinator.url,
+    adminToken: coordinator.devVars.ADMIN_TOKEN!,
+    scaleSetId: ss.id,
+    fakeGithubUrl: w.world.url,
+  }),
+);

@@ -9,8 +9,35 @@ const BODY = String.raw`
 $RunnerDir = if ($env:EDGERUNNER_RUNNER_DIR) { $env:EDGERUNNER_RUNNER_DIR } else { 'C:\actions-runner' }
 $Headers = @{ Authorization = "Bearer $Token" }
 
+# Every call is tried as the Linux script's curl --retry N --retry-delay 2 --retry-connrefused tries
+# it: again after no answer at all or a 408, 429, 500, 502, 503 or 504 (any other status is final),
+# up to N more times, 2 s later or after the answer's Retry-After when that is longer. curl sets no
+# limit on Retry-After; here a wait is at most 60 s, the shortest bootstrap timeout (which counts from
+# the machine's last ask), so a stray header cannot put the machine to sleep past it.
+# Windows PowerShell 5.1 throws a WebException whose Response is an HttpWebResponse (headers by
+# name), PowerShell 7 an HttpResponseException whose Response is an HttpResponseMessage
+# (Headers.RetryAfter: seconds or a date); without an answer there is no Response.
+function Retry-Seconds($Answer) {
+  $after = if ($Answer -is [System.Net.WebResponse]) { $Answer.Headers['Retry-After'] } elseif ($Answer) { "$($Answer.Headers.RetryAfter)" }
+  [long]$seconds = 0
+  $date = [DateTimeOffset]::MinValue
+  if (-not [long]::TryParse("$after", [ref]$seconds) -and [DateTimeOffset]::TryParseExact("$after", 'r', [Globalization.CultureInfo]::InvariantCulture, [Globalization.DateTimeStyles]::AssumeUniversal, [ref]$date)) {
+    $seconds = [long][Math]::Ceiling(($date - [DateTimeOffset]::UtcNow).TotalSeconds)
+  }
+  [int][Math]::Min(60, [Math]::Max(2, $seconds))
+}
+function With-Retries([int]$Retries, [scriptblock]$Call) {
+  for ($try = 0; ; $try++) {
+    try { return & $Call }
+    catch {
+      $answer = $_.Exception.Response
+      if ($try -ge $Retries -or ($answer -and [int]$answer.StatusCode -notin 408, 429, 500, 502, 503, 504)) { throw }
+      Start-Sleep -Seconds (Retry-Seconds $answer)
+    }
+  }
+}
 function Call-Home([string]$Route, $Body) {
-  Invoke-RestMethod -Method Post -Uri "$CallbackUrl/$Route" -Headers $Headers -ContentType 'application/json' -Body ($Body | ConvertTo-Json -Compress) | Out-Null
+  With-Retries 5 { Invoke-RestMethod -UseBasicParsing -Method Post -Uri "$CallbackUrl/$Route" -Headers $Headers -ContentType 'application/json' -Body ($Body | ConvertTo-Json -Compress) } | Out-Null
 }
 function Report([string]$Message) {
   try { Call-Home 'status' @{ status = 'installing'; message = $Message } } catch { Write-Warning "edgerunner: could not report: $Message" }
@@ -20,11 +47,8 @@ function Fail([string]$Message) {
   Write-Error "edgerunner: $Message" -ErrorAction Continue
   exit 1
 }
-function Fetch([string]$Route, [string]$OutFile, [int]$Tries = 1) {
-  for ($i = 1; ; $i++) {
-    try { Invoke-WebRequest -UseBasicParsing -Uri "$MetadataUrl/$Route" -Headers $Headers -OutFile $OutFile; return }
-    catch { if ($i -ge $Tries) { Fail "could not fetch $Route" }; Start-Sleep -Seconds 2 }
-  }
+function Fetch([string]$Route, [string]$OutFile, [int]$Retries = 5) {
+  try { With-Retries $Retries { Invoke-WebRequest -UseBasicParsing -Uri "$MetadataUrl/$Route" -Headers $Headers -OutFile $OutFile } } catch { Fail "could not fetch $Route" }
 }
 
 try {
@@ -34,7 +58,7 @@ try {
   Set-Location $RunnerDir
   $dl = @{}
   if ($DownloadToken) { $dl = @{ Authorization = "Bearer $DownloadToken" } }
-  try { Invoke-WebRequest -UseBasicParsing -Uri $DownloadUrl -Headers $dl -OutFile $FileName } catch { Fail "could not download the runner from $DownloadUrl" }
+  try { With-Retries 5 { Invoke-WebRequest -UseBasicParsing -Uri $DownloadUrl -Headers $dl -OutFile $FileName } } catch { Fail "could not download the runner from $DownloadUrl" }
   if ($DownloadSha256) {
     Report 'verifying runner checksum'
     if ((Get-FileHash -Algorithm SHA256 $FileName).Hash.ToLower() -ne $DownloadSha256.ToLower()) { Fail 'runner checksum does not match' }
@@ -44,7 +68,7 @@ try {
   Remove-Item $FileName
   if ($JitConfig) {
     Report 'fetching runner configuration'
-    # Minted now in a burst: each try may wait up to a minute in line for GitHub's budget (503 after).
+    # Minted now in a burst: each try may wait in line for GitHub's budget (JIT_WAIT_SECONDS), then 503 + Retry-After.
     Fetch 'credentials/runner' '.runner' 30
     Fetch 'credentials/credentials' '.credentials'
     Fetch 'credentials/credentials_rsaparams' '.credentials_rsaparams'
@@ -55,7 +79,8 @@ try {
     Start-Service -Name $svc
   } else {
     Report 'fetching registration token'
-    try { $RegistrationToken = (Invoke-WebRequest -UseBasicParsing -Uri "$MetadataUrl/runner-registration-token/" -Headers $Headers).Content } catch { Fail 'could not fetch the registration token' }
+    # A retry after a lost answer gets the same token (the coordinator seals it before it answers).
+    try { $RegistrationToken = (With-Retries 5 { Invoke-WebRequest -UseBasicParsing -Uri "$MetadataUrl/runner-registration-token/" -Headers $Headers }).Content } catch { Fail 'could not fetch the registration token' }
     Report 'configuring runner'
     $config = @('--unattended', '--url', $RepoUrl, '--token', $RegistrationToken, '--name', $RunnerName, '--labels', $RunnerLabels)
     if ($RunnerGroup) { $config += @('--runnergroup', $RunnerGroup) }
