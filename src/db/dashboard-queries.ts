@@ -1,5 +1,6 @@
 import type { RunnerSample } from "../scaleset/runner-sample";
 import type { QueueWait } from "../ui/charts/queue-percentiles";
+import { hasServingTwin } from "./job-twins";
 import { parseRecoveryDigest, recoveryDigestStatements } from "./recovery/recovery-store";
 import type { EntityKind, Forge, InstanceStatus, JobStatus, MinIdleScheduleEntry, RunnerStatus, ScaleSetIntake } from "./schema";
 
@@ -175,7 +176,8 @@ export async function overview(db: D1Database, now = Date.now()): Promise<Overvi
        FROM instances WHERE status != 'deleted' GROUP BY scale_set_id`,
     ),
     db.prepare(
-      `SELECT scale_set_id, COUNT(*) AS n FROM jobs WHERE status IN ('queued', 'waiting') AND scale_set_id IS NOT NULL GROUP BY 1`,
+      `SELECT j.scale_set_id, COUNT(*) AS n FROM jobs j
+        WHERE j.status IN ('queued', 'waiting') AND j.scale_set_id IS NOT NULL AND NOT ${hasServingTwin()} GROUP BY 1`,
     ),
     db.prepare(
       `SELECT c.id, c.name, c.endpoint_name, c.auth_type, s.health, s.failure_reason, s.rate_limit_limit, s.rate_limit_remaining, s.rate_limit_reset_at, s.blocked_until
@@ -194,7 +196,9 @@ export async function overview(db: D1Database, now = Date.now()): Promise<Overvi
        FROM providers p ORDER BY p.name`,
     ),
     db.prepare(`SELECT name, value FROM counters WHERE name LIKE 'shim.%'`),
-    db.prepare(`SELECT COUNT(*) AS n FROM jobs WHERE scale_set_id IS NULL AND status IN ('queued', 'waiting')`),
+    db.prepare(
+      `SELECT COUNT(*) AS n FROM jobs j WHERE j.scale_set_id IS NULL AND j.status IN ('queued', 'waiting') AND NOT ${hasServingTwin()}`,
+    ),
     db.prepare(QUEUE_WAITS).bind(since, null),
     db
       .prepare(

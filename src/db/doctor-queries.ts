@@ -1,3 +1,4 @@
+import { hasServingTwin } from "./job-twins";
 import type { EntityKind, Forge, ScaleSetIntake } from "./schema";
 
 /**
@@ -151,14 +152,17 @@ export async function readDoctorRows(db: D1Database): Promise<DoctorRows> {
        WHERE n = 1`,
     ),
     db.prepare(
-      `SELECT scale_set_id, COUNT(*) AS n, MIN(COALESCE(queued_at, created_at)) AS oldest
-       FROM jobs WHERE status = 'queued' AND scale_set_id IS NOT NULL GROUP BY scale_set_id`,
+      `SELECT j.scale_set_id, COUNT(*) AS n, MIN(COALESCE(j.queued_at, j.created_at)) AS oldest
+       FROM jobs j WHERE j.status = 'queued' AND j.scale_set_id IS NOT NULL AND NOT ${hasServingTwin()} GROUP BY j.scale_set_id`,
     ),
-    db.prepare(`SELECT COUNT(*) AS n FROM jobs WHERE scale_set_id IS NULL AND status IN ('queued', 'waiting')`),
+    // A job its repository's row serves is no unmatched job of its organization's (job-twins.ts).
+    db.prepare(
+      `SELECT COUNT(*) AS n FROM jobs j WHERE j.scale_set_id IS NULL AND j.status IN ('queued', 'waiting') AND NOT ${hasServingTwin()}`,
+    ),
     db
       .prepare(
-        `SELECT labels, COUNT(*) AS n FROM jobs WHERE scale_set_id IS NULL AND status IN ('queued', 'waiting')
-         GROUP BY labels ORDER BY MAX(seq) DESC LIMIT ?`,
+        `SELECT j.labels, COUNT(*) AS n FROM jobs j WHERE j.scale_set_id IS NULL AND j.status IN ('queued', 'waiting') AND NOT ${hasServingTwin()}
+         GROUP BY j.labels ORDER BY MAX(j.seq) DESC LIMIT ?`,
       )
       .bind(UNMATCHED_LABEL_SETS),
   ]);

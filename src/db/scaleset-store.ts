@@ -4,6 +4,7 @@
 import { and, eq, ne } from "drizzle-orm";
 import { utcDayStart } from "../scaleset/guards/spend-guard";
 import type { Db } from "./client";
+import { hasServingTwin } from "./job-twins";
 import {
   entities,
   type Forge,
@@ -172,11 +173,17 @@ export async function loadScaleSetSnapshot(db: D1Database, scaleSetId: string, n
           WHERE i.scale_set_id = ? AND i.status != 'deleted'`,
       )
       .bind(scaleSetId),
-    db.prepare(`SELECT count(*) AS n FROM jobs WHERE scale_set_id = ? AND status IN ('queued', 'waiting')`).bind(scaleSetId),
+    // A job another row of serves (its organization's hook reported it too: job-twins.ts) asks for no runner here.
     db
       .prepare(
-        `SELECT seq, id, repository, coalesce(queued_at, created_at) AS queued_at FROM jobs
-          WHERE scale_set_id = ? AND status IN ('queued', 'waiting') ORDER BY coalesce(queued_at, created_at) LIMIT 50`,
+        `SELECT count(*) AS n FROM jobs j WHERE j.scale_set_id = ? AND j.status IN ('queued', 'waiting') AND NOT ${hasServingTwin()}`,
+      )
+      .bind(scaleSetId),
+    db
+      .prepare(
+        `SELECT j.seq, j.id, j.repository, coalesce(j.queued_at, j.created_at) AS queued_at FROM jobs j
+          WHERE j.scale_set_id = ? AND j.status IN ('queued', 'waiting') AND NOT ${hasServingTwin()}
+          ORDER BY coalesce(j.queued_at, j.created_at) LIMIT 50`,
       )
       .bind(scaleSetId),
     db

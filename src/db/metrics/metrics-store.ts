@@ -1,5 +1,6 @@
 import { getTableName } from "drizzle-orm";
 import { SUPPRESSED_REFUSALS } from "../audit-store";
+import { hasServingTwin } from "../job-twins";
 import { lastRunStatement, PRUNED_JOB_LATENCY, PRUNED_WEBHOOKS, parseLastRun, type RetentionRun } from "../retention-store";
 import { schema } from "../schema";
 import { type HistogramSeriesRow, histogramRowsStatement } from "./histogram-store";
@@ -94,7 +95,10 @@ export async function readMetricsData(db: D1Database, latencyBucketsSeconds: rea
               SUM(CASE WHEN jit_on_boot = 1 AND jit_config_enc IS NULL AND jit_claimed_at IS NOT NULL THEN 1 ELSE 0 END) AS jit_waiting
        FROM instances WHERE status != 'deleted' GROUP BY 1, 2, 3 ORDER BY 1, 2, 3`,
     ),
-    db.prepare(`SELECT COALESCE(scale_set_id, '') AS scale_set_id, status, COUNT(*) AS n FROM jobs GROUP BY 1, 2 ORDER BY 1, 2`),
+    // Each GitHub job once, however many of its entities' hooks reported it (job-twins.ts).
+    db.prepare(
+      `SELECT COALESCE(j.scale_set_id, '') AS scale_set_id, j.status, COUNT(*) AS n FROM jobs j WHERE NOT ${hasServingTwin()} GROUP BY 1, 2 ORDER BY 1, 2`,
+    ),
     // Webhook deliveries by outcome; the scale set API's queue events (event 'scaleset_message')
     // share the table for their dedupe but are not deliveries: they count in the table's rows only.
     db.prepare(
