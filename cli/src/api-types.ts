@@ -4172,7 +4172,7 @@ export interface paths {
                 };
             };
         };
-        /** Update a provider shim's URL, secret, timeout or description */
+        /** Update a provider shim (its URL, while scale sets use it, only with a new secret) */
         put: {
             parameters: {
                 query?: never;
@@ -4226,6 +4226,15 @@ export interface paths {
                 };
                 /** @description Not found */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Name taken, or still in use */
+                409: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -6591,7 +6600,7 @@ export interface components {
             timeout_seconds?: number;
             /**
              * Format: uri
-             * @description Base URL of the provider shim
+             * @description Base URL of the provider shim, where every request signed with its secret goes; https://, or http:// only for a loopback host (127.0.0.0/8, ::1, localhost: development and tests)
              * @example https://shim.example.com
              */
             url: string;
@@ -7680,13 +7689,17 @@ export interface components {
         };
         UpdateProvider: {
             description?: string;
+            /** @description A new shared HMAC key, in effect at once both ways; required with a new url while scale sets use the provider */
             secret?: string;
             /**
              * @description How long one call to the shim may take (seconds). A create that takes longer counts as failed and is retried; a shim whose clouds are slow should answer `202` and call back instead.
              * @example 30
              */
             timeout_seconds?: number;
-            /** Format: uri */
+            /**
+             * Format: uri
+             * @description Base URL of the provider shim, where every request signed with its secret goes; https://, or http:// only for a loopback host (127.0.0.0/8, ::1, localhost: development and tests). Fixed while scale sets use the provider unless `secret` changes in the same request (a new shim gets a new secret: what was signed for one shim never goes to another host); a new url alone is then a 409 `in_use`
+             */
             url?: string;
         };
         UpdateRepositoryOrOrganization: {

@@ -1,4 +1,4 @@
-import { eq } from "drizzle-orm";
+import { and, eq, notExists, or, sql } from "drizzle-orm";
 import type { Db } from "./client";
 import { providers, scaleSets } from "./schema";
 
@@ -37,14 +37,37 @@ export async function insertProvider(db: Db, row: NewProvider): Promise<Provider
   return inserted!;
 }
 
-export async function updateProvider(db: Db, id: string, patch: ProviderPatch): Promise<ProviderRow> {
-  const [updated] = await db.update(providers).set(patch).where(eq(providers.id, id)).returning();
-  return updated!;
+/**
+ * Updates a provider. With `urlFixedWhileUsed`, a `url` the patch changes is written only while
+ * no scale set uses the provider (sending the stored URL is no change): the route sets it unless
+ * the same request brings a new secret, so what was signed for one shim never goes to another
+ * host. One statement, so a scale set added while the request ran cannot be moved by it. Null
+ * when nothing was updated: no such provider, or the patch would move one in use
+ * (providerUsers says which).
+ */
+export async function updateProvider(
+  db: Db,
+  id: string,
+  patch: ProviderPatch,
+  { urlFixedWhileUsed }: { urlFixedWhileUsed: boolean },
+): Promise<ProviderRow | null> {
+  const unused = notExists(db.select({ one: sql`1` }).from(scaleSets).where(eq(scaleSets.providerId, id)));
+  const where =
+    urlFixedWhileUsed && patch.url !== undefined
+      ? and(eq(providers.id, id), or(eq(providers.url, patch.url), unused))
+      : eq(providers.id, id);
+  const [updated] = await db.update(providers).set(patch).where(where).returning();
+  return updated ?? null;
 }
 
-/** The scale sets (at most 20) that use a provider. */
+/** The scale sets (at most 20, by name) that use a provider. */
 export function providerUsers(db: Db, id: string): Promise<{ id: string; name: string }[]> {
-  return db.select({ id: scaleSets.id, name: scaleSets.name }).from(scaleSets).where(eq(scaleSets.providerId, id)).limit(20);
+  return db
+    .select({ id: scaleSets.id, name: scaleSets.name })
+    .from(scaleSets)
+    .where(eq(scaleSets.providerId, id))
+    .orderBy(scaleSets.name)
+    .limit(20);
 }
 
 export async function deleteProvider(db: Db, id: string): Promise<void> {

@@ -31,7 +31,9 @@ export function providerCheck(p: ProviderFacts): DoctorCheck {
     }
     if (e.kind === "refused" && e.status === 404) {
       return check(id, subject, "fail", `The shim at ${p.url} has no /v1/capabilities (404): is this the shim's base URL?`, {
-        fix: `edgerunner provider update ${p.name} --shim-url <the shim's base URL, without /v1>`,
+        fix:
+          `edgerunner provider update ${p.name} --shim-url <the shim's base URL, without /v1>; while scale sets use the provider, ` +
+          "with a new secret in the same command (--secret-from-file FILE, set on the shim too)",
         details,
       });
     }

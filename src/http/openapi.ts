@@ -86,6 +86,9 @@ export const HttpsUrl = HttpUrl.refine((u) => {
   return url.protocol === "https:" || isLoopbackHost(url.hostname);
 }, "use https:// (http:// only for a loopback host: 127.0.0.0/8, ::1, localhost)");
 
+/** What HttpsUrl takes, for the descriptions of the fields that use it. */
+export const secureUrlRule = "https://, or http:// only for a loopback host (127.0.0.0/8, ::1, localhost: development and tests)";
+
 export const Description = z.string().max(1024);
 
 /** A webhook secret as a user sets it (an entity's hook, a GitHub App's webhook). */

@@ -55,6 +55,8 @@ export type ShimClient = ReturnType<typeof createShimClient>;
 interface Answer {
   status: number;
   text: string;
+  /** Where a redirect pointed (resolved against the request's URL), never followed. */
+  location?: string | null;
 }
 
 function base64Json(value: unknown): string {
@@ -62,6 +64,21 @@ function base64Json(value: unknown): string {
   let binary = "";
   for (const b of bytes) binary += String.fromCharCode(b);
   return btoa(binary);
+}
+
+/**
+ * For a redirect (3xx with a Location), the origin it points to, resolved against the request's
+ * URL: `null` when it does not parse; `undefined` for any other answer. Only the origin, as the
+ * rest of a Location may carry what a log should not.
+ */
+function redirectOrigin(res: Response, url: URL): string | null | undefined {
+  const location = res.status >= 300 && res.status < 400 ? res.headers.get("location") : null;
+  if (location === null) return undefined;
+  try {
+    return new URL(location, url).origin;
+  } catch {
+    return null;
+  }
 }
 
 function parseJson(text: string): { ok: true; value: unknown } | { ok: false } {
@@ -127,7 +144,7 @@ export function createShimClient(target: ShimTarget, pool: ShimPoolContext, opts
       const res = await doFetch(url, { method, headers, body, redirect: "manual", signal: AbortSignal.timeout(timeoutMs) });
       status = res.status;
       const text = new TextDecoder().decode(await readLimitedBody(res, MAX_SHIM_RESPONSE_BYTES));
-      result = handle({ status, text });
+      result = handle({ status, text, location: redirectOrigin(res, url) });
     } catch (err) {
       result =
         err instanceof BodyTooLarge
@@ -177,6 +194,15 @@ export function createShimClient(target: ShimTarget, pool: ShimPoolContext, opts
   /** The failure a non-2xx answer means, with whatever the shim said about it. */
   function httpFailure(operation: string, a: Answer): ShimResult<never> {
     const kind = classifyShimStatus(a.status) ?? "malformed";
+    if (a.location !== undefined) {
+      // Signed for this provider's URL only: the request is never sent on, wherever the shim points.
+      const to = a.location ? ` to ${a.location}` : "";
+      return fail(
+        kind,
+        `${operation}: shim answered ${a.status}: a redirect${to}, not followed (requests go only to the provider's URL)`,
+        a.status,
+      );
+    }
     const parsed = parseJson(a.text);
     const said =
       parsed.ok && parsed.value && typeof parsed.value === "object" && typeof (parsed.value as { error?: unknown }).error === "string"

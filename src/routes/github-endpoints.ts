@@ -14,7 +14,7 @@ import {
 import { type Forge, forges } from "../db/schema";
 import { DEFAULT_ENDPOINT } from "../github/default-endpoint";
 import { ApiError, conflict, inUse, invalidBody } from "../http/errors";
-import { Description, HttpsUrl, iso, NameParam, now, ResourceName, Timestamp } from "../http/openapi";
+import { Description, HttpsUrl, iso, NameParam, now, ResourceName, secureUrlRule, Timestamp } from "../http/openapi";
 import { requireFound } from "../http/require-found";
 import { resourceRoutes } from "../http/resource-routes";
 import { createRouter } from "../http/router";
@@ -39,13 +39,12 @@ const EndpointSchema = z
   })
   .openapi("GithubEndpoint");
 
-const secureUrl = "https://, or http:// only for a loopback host (127.0.0.0/8, ::1, localhost: development and tests)";
 const fixedWhileUsed =
   "Fixed while credentials or entities use the endpoint (stored credentials go only to the API URL they were created for): changing it then is a 409";
 const about = {
-  base_url: `GitHub's web URL; ${secureUrl}`,
-  api_base_url: `The REST API URL credentials are sent to; ${secureUrl}`,
-  upload_base_url: `The uploads API URL; ${secureUrl}`,
+  base_url: `GitHub's web URL; ${secureUrlRule}`,
+  api_base_url: `The REST API URL credentials are sent to; ${secureUrlRule}`,
+  upload_base_url: `The uploads API URL; ${secureUrlRule}`,
   ca_cert_bundle: "PEM certificates the runners trust for this endpoint",
 };
 

@@ -1,6 +1,7 @@
 import { z } from "@hono/zod-openapi";
+import { constantTimeEqual } from "../crypto/constant-time";
 import { keyringFor } from "../crypto/keyring";
-import { seal } from "../crypto/secret-box";
+import { open, SealedValueError, seal } from "../crypto/secret-box";
 import { secretContext } from "../crypto/secret-contexts";
 import { createDb } from "../db/client";
 import {
@@ -13,8 +14,9 @@ import {
   providerUsers,
   updateProvider,
 } from "../db/provider-store";
+import type { Env } from "../env";
 import { conflict, inUse } from "../http/errors";
-import { Description, HttpUrl, iso, NameParam, now, ResourceName, Timestamp } from "../http/openapi";
+import { Description, HttpsUrl, iso, NameParam, now, ResourceName, secureUrlRule, Timestamp } from "../http/openapi";
 import { requireFound } from "../http/require-found";
 import { resourceRoutes } from "../http/resource-routes";
 import { createRouter } from "../http/router";
@@ -28,10 +30,14 @@ const TimeoutSeconds = z.number().int().min(1).max(600).openapi({
   example: 30,
 });
 
+const urlAbout = `Base URL of the provider shim, where every request signed with its secret goes; ${secureUrlRule}`;
+const boundWhileUsed =
+  "Fixed while scale sets use the provider unless `secret` changes in the same request (a new shim gets a new secret: what was signed for one shim never goes to another host); a new url alone is then a 409 `in_use`";
+
 const CreateProvider = z
   .strictObject({
     name: ResourceName,
-    url: HttpUrl.openapi({ description: "Base URL of the provider shim", example: "https://shim.example.com" }),
+    url: HttpsUrl.openapi({ description: urlAbout, example: "https://shim.example.com" }),
     secret: ProviderSecret.openapi({ description: "Shared HMAC key for requests both ways" }),
     description: Description.default(""),
     timeout_seconds: TimeoutSeconds.default(30),
@@ -40,8 +46,10 @@ const CreateProvider = z
 
 const UpdateProvider = z
   .strictObject({
-    url: HttpUrl.optional(),
-    secret: ProviderSecret.optional(),
+    url: HttpsUrl.optional().openapi({ description: `${urlAbout}. ${boundWhileUsed}` }),
+    secret: ProviderSecret.optional().openapi({
+      description: "A new shared HMAC key, in effect at once both ways; required with a new url while scale sets use the provider",
+    }),
     description: Description.optional(),
     timeout_seconds: TimeoutSeconds.optional(),
   })
@@ -70,6 +78,22 @@ const view = (r: ProviderRow): z.infer<typeof ProviderSchema> => ({
   created_at: iso(r.createdAt)!,
   updated_at: iso(r.updatedAt)!,
 });
+
+/**
+ * A secret sent for a provider, sealed for its row, and whether it replaces the current one: the
+ * same secret sent again changes nothing; one that no longer opens (its key dropped without a
+ * rotation) signs nothing, so anything sent replaces it.
+ */
+async function sealSecret(env: Env, row: ProviderRow, secret: string): Promise<{ secretEnc: string; changed: boolean }> {
+  const keyring = await keyringFor(env);
+  const context = secretContext.provider(row.id);
+  const current = await open(keyring, row.secretEnc, context).catch((err) => {
+    if (err instanceof SealedValueError) return null;
+    throw err;
+  });
+  const changed = current === null || !(await constantTimeEqual(secret, current));
+  return { secretEnc: await seal(keyring, secret, context), changed };
+}
 
 const routes = resourceRoutes({
   collection: "/providers",
@@ -106,20 +130,41 @@ export const providerRoutes = createRouter()
     const { name } = c.req.valid("param");
     return c.json(view(requireFound(await findProvider(createDb(c.env), name), "provider", name)), 200);
   })
-  .openapi(routes.update("Update a provider shim's URL, secret, timeout or description", UpdateProvider), async (c) => {
-    const { name } = c.req.valid("param");
-    const body = c.req.valid("json");
-    const db = createDb(c.env);
-    const row = requireFound(await findProvider(db, name), "provider", name);
-    const updated = await updateProvider(db, row.id, {
-      ...sentFields(body, { url: "url", description: "description", timeout_seconds: "timeoutSeconds" }),
-      ...(body.secret !== undefined && {
-        secretEnc: await seal(await keyringFor(c.env), body.secret, secretContext.provider(row.id)),
-      }),
-      updatedAt: now(),
-    });
-    return c.json(view(updated), 200);
-  })
+  .openapi(
+    routes.update("Update a provider shim (its URL, while scale sets use it, only with a new secret)", UpdateProvider, {
+      refusesInUse: true,
+    }),
+    async (c) => {
+      const { name } = c.req.valid("param");
+      const body = c.req.valid("json");
+      const db = createDb(c.env);
+      const row = requireFound(await findProvider(db, name), "provider", name);
+      const secret = body.secret === undefined ? null : await sealSecret(c.env, row, body.secret);
+      const updated = await updateProvider(
+        db,
+        row.id,
+        {
+          ...sentFields(body, { url: "url", description: "description", timeout_seconds: "timeoutSeconds" }),
+          ...(secret && { secretEnc: secret.secretEnc }),
+          updatedAt: now(),
+        },
+        // A new shim comes with its own secret: only then may the url move under scale sets.
+        { urlFixedWhileUsed: !secret?.changed },
+      );
+      if (updated) return c.json(view(updated), 200);
+      // Not updated: gone meanwhile, or a new url without a new secret while scale sets use the provider.
+      requireFound(await providerIdByName(db, name), "provider", name);
+      throw inUse(
+        "provider is in use: its url cannot change while scale sets use it unless the secret changes in the same request, as requests signed for one shim would then go to another host",
+        {
+          fields: ["url"],
+          url: row.url,
+          scale_sets: await providerUsers(db, row.id),
+          next: "send the new shim's own secret with the new url in the same request (edgerunner provider update --shim-url URL --secret-from-file FILE), or move the scale sets listed to another provider first (PUT /api/v1/scalesets/{id} with provider_name)",
+        },
+      );
+    },
+  )
   .openapi(routes.remove("Delete a provider no scale set uses"), async (c) => {
     const { name } = c.req.valid("param");
     const db = createDb(c.env);

@@ -76,13 +76,13 @@ export interface FakeShim {
 const MAX_SKEW_SECONDS = 300;
 const MAX_BODY = 1024 * 1024;
 
-const json = (res: ServerResponse, status: number, body?: unknown) => {
+const json = (res: ServerResponse, status: number, body?: unknown, headers: Record<string, string> = {}) => {
   if (body === undefined) {
-    res.writeHead(status).end();
+    res.writeHead(status, headers).end();
     return;
   }
   const text = typeof body === "string" ? body : JSON.stringify(body);
-  res.writeHead(status, { "content-type": typeof body === "string" ? "text/plain" : "application/json" }).end(text);
+  res.writeHead(status, { "content-type": typeof body === "string" ? "text/plain" : "application/json", ...headers }).end(text);
 };
 
 function sign(secret: string, ts: string, method: string, path: string, body: Buffer | string): string {
@@ -368,10 +368,10 @@ export async function startFakeShim(
       status: null,
     };
     t.requests.push(record);
-    const answer = (status: number, body?: unknown) => {
+    const answer = (status: number, body?: unknown, headers?: Record<string, string>) => {
       record.status = status;
       record.answered_at = Date.now();
-      json(res, status, body);
+      json(res, status, body, headers);
     };
 
     if (!sig.ok) return answer(401, { error: sig.why });
@@ -396,7 +396,7 @@ export async function startFakeShim(
     const body = parsed.ok ? parsed.value : undefined;
     if (rule?.action.type === "respond") {
       if (rule.action.apply) perform(t, r.operation, poolId, r.id, body);
-      return answer(rule.action.status, rule.action.body);
+      return answer(rule.action.status, rule.action.body, rule.action.headers);
     }
     if (rule?.action.type === "machine_status" && r.operation === "create") {
       const out = perform(t, r.operation, poolId, r.id, body);

@@ -9,8 +9,11 @@ export type ShimOperation = (typeof shimOperations)[number];
 
 /** What to do instead of the normal answer. */
 export type FaultAction =
-  /** Answer this status and body (a string is sent raw: use it for garbage). `apply` performs the operation first. */
-  | { type: "respond"; status: number; body?: unknown; apply?: boolean }
+  /**
+   * Answer this status and body (a string is sent raw: use it for garbage), with these extra
+   * headers (a redirect's Location). `apply` performs the operation first.
+   */
+  | { type: "respond"; status: number; body?: unknown; headers?: Record<string, string>; apply?: boolean }
   /** Answer this status with `bytes` bytes of junk, streamed (for oversized answers). */
   | { type: "flood"; status: number; bytes: number }
   /** Create normally, but the machine comes up in this status (e.g. "error", as a cloud's failed boot). */

@@ -250,6 +250,25 @@ describe("shim client error classes", () => {
     expect(await shim.requests()).toHaveLength(1);
   });
 
+  it("does not follow a redirect to another host: the signed create goes nowhere else, and the error says where it pointed", async () => {
+    // The same fake server under another host name: a create sent on would be recorded there.
+    const elsewhere = await createTenant(inject("fakeShimUrl"), { secret: SECRET });
+    const elsewhereUrl = elsewhere.url.replace("127.0.0.1", "localhost");
+    const location = `${elsewhereUrl}/v1/instances`;
+    await shim.addRule({ operation: "create", action: { type: "respond", status: 307, headers: { location } } });
+    const res = await client().createInstance(bootstrap());
+    expect(!res.ok && res.error).toEqual({
+      kind: "permanent",
+      status: 307,
+      message: `create_instance: shim answered 307: a redirect to ${new URL(location).origin}, not followed (requests go only to the provider's URL)`,
+    });
+    expect(await shim.requests()).toHaveLength(1);
+    expect(await elsewhere.requests()).toEqual([]);
+    // That host answers: a followed redirect would have reached it.
+    expect((await client({}, { url: elsewhereUrl }).listInstances()).ok).toBe(true);
+    expect(await elsewhere.requests()).toHaveLength(1);
+  });
+
   it("refuses to buffer an oversized answer: malformed", async () => {
     await shim.addRule({ operation: "list", action: { type: "flood", status: 200, bytes: MAX_SHIM_RESPONSE_BYTES + 1024 } });
     const res = await client().listInstances();

@@ -69,7 +69,15 @@ export const providerCommands: Command[] = [
     words: ["provider", "update"],
     summary: "Change a provider shim's URL, secret, timeout or description",
     args: ["<name>"],
-    options: { ...fields, ...secretOptions("secret", "a new signing secret") },
+    options: {
+      ...fields,
+      "shim-url": {
+        ...fields["shim-url"],
+        description: "the shim's new base URL; while scale sets use the provider, only with a new secret in the same command",
+      },
+      ...secretOptions("secret", "the shim's new signing secret"),
+    },
+    example: "edgerunner provider update aws --shim-url https://new-shim.example.com --secret-from-file ./new-shim-secret",
     run: async (ctx) => {
       const v = ctx.values;
       const body = nonEmpty(

@@ -16,7 +16,7 @@ describe("provider shims", () => {
   });
 
   it("404: probably not the shim's base URL; no answer: is it running", () => {
-    expect(providerCheck(provider({ capabilities: refused(404) })).fix).toContain("--shim-url");
+    expect(providerCheck(provider({ capabilities: refused(404) })).fix).toMatch(/--shim-url .*with a new secret in the same command/);
     const down = providerCheck(provider({ capabilities: err({ kind: "unreachable", message: "connection failed: ECONNREFUSED" }) }));
     expect([down.status, down.summary]).toEqual(["fail", expect.stringContaining("ECONNREFUSED")]);
     expect(providerCheck(provider({ capabilities: err({ kind: "malformed", message: "expected {interface_version}" }) })).status).toBe(
