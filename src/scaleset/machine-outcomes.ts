@@ -148,9 +148,26 @@ export function pollOutcome(
   answer: PortResult<MachineInfo>,
   now: number,
   askAgainMs: number,
+  /**
+   * For a row left `creating` with no operation of ours on record (a kill or eviction cut its
+   * create off): until when the shim may still be making the machine (the create's start plus
+   * the shim's timeout). Not found before then is no answer yet.
+   */
+  createMayLandUntil: number | null = null,
 ): Outcome {
   const kind = opKind ?? (row.status === "deleting" ? "delete" : "create");
   if (!answer.ok && answer.error.kind !== "not_found") return { change: null, ops: { pollAt: now + askAgainMs } };
+  // The machine is the create's idempotency key (its name): the shim may still be making it for
+  // the cut-off request. Giving the row up now would pay for a second machine when it lands.
+  if (
+    !answer.ok &&
+    kind === "create" &&
+    opKind === null &&
+    row.status === "creating" &&
+    createMayLandUntil !== null &&
+    now < createMayLandUntil
+  )
+    return { change: null, ops: { pollAt: Math.min(createMayLandUntil, now + askAgainMs) } };
   const done = (change: StatusChange): Outcome => ({ change, ops: OPERATION_DONE });
   if (kind === "delete") {
     if (!answer.ok) return done({ id: row.id, from: row.status, to: "deleted", reason: "provider no longer has the machine", at: now });

@@ -194,6 +194,29 @@ describe("pollOutcome", () => {
     });
   });
 
+  it("waits for a create a kill cut off until it may have landed, then adopts its machine or gives the row up", () => {
+    const row = { id: "id", status: "creating" as const };
+    const until = NOW + 20_000;
+    // Not found yet, while the shim may still be making it: ask again, no later than the deadline.
+    expect(pollOutcome(row, null, failure("not_found", 404), NOW, ASK_AGAIN, until)).toEqual({
+      change: null,
+      ops: { pollAt: Math.min(until, NOW + ASK_AGAIN) },
+    });
+    expect(pollOutcome(row, null, failure("not_found", 404), until - 1, ASK_AGAIN, until).ops).toEqual({ pollAt: until });
+    // It landed: the machine, by its name, is this row's (no second one is made).
+    expect(pollOutcome(row, null, { ok: true, value: machine() }, NOW, ASK_AGAIN, until).change).toMatchObject({
+      from: "creating",
+      to: "running",
+    });
+    // Past the deadline, not found means never made.
+    expect(pollOutcome(row, null, failure("not_found", 404), until, ASK_AGAIN, until).change).toMatchObject({
+      to: "error",
+      reason: "provider never created the machine",
+    });
+    // An awaited operation of ours (the shim accepted it) is judged as before.
+    expect(pollOutcome(row, "create", failure("not_found", 404), NOW, ASK_AGAIN, until).change).toMatchObject({ to: "error" });
+  });
+
   it("gives a verdict on an awaited create only: a machine never made or in error is a failed create", () => {
     expect(pollOutcome({ id: "id", status: "creating" }, "create", failure("not_found", 404), NOW, ASK_AGAIN).create).toBe("failed");
     expect(

@@ -21,6 +21,9 @@ import type { ScaleSetSettings } from "../settings";
 import { type PendingCreate, settleCreates } from "./create-dispatch";
 import { type ReapedInstance, recordReaps } from "./reap-record";
 
+/** How long after a shim's timeout a cut-off create may still show its machine (the cloud finishing what the shim started). */
+const CREATE_LANDING_MARGIN_MS = 5_000;
+
 // Carries out a plan with a fixed number of D1 batches whatever its size, the outbound calls
 // (GitHub, the shim) running in parallel between them:
 //   1. marks, and new rows as pending_create (so overlapping passes cannot double-create), and
@@ -249,7 +252,9 @@ export async function executePlan(
     const askAgainMs = Math.min(settings.operationPollMs, 60_000);
     let backoff = state.createBackoff;
     for (const [index, poll] of polls.entries()) {
-      const outcome = pollOutcome(poll.row, state.ops(poll.instance)?.opKind ?? null, polled[index]!, t2, askAgainMs);
+      // A create cut off by a kill may still land until its request would have timed out (and a little after).
+      const mayLandUntil = poll.row.statusChangedAt + ss.provider.timeoutSeconds * 1000 + CREATE_LANDING_MARGIN_MS;
+      const outcome = pollOutcome(poll.row, state.ops(poll.instance)?.opKind ?? null, polled[index]!, t2, askAgainMs, mayLandUntil);
       backoff = afterCreate(backoff, outcome.create, t2, settings.createBackoff);
       const change = keepOutcome(state, ss.id, poll.instance, outcome);
       if (change) batch2.push(change);
