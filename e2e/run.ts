@@ -21,12 +21,14 @@
  *    deliveries dropped by GitHub (recorded failed, never sent: delivery recovery, at its default
  *    60 s, brings them back); the coordinator unreachable for 60 s during the second burst; 30 % of creates fail and
  *    10 % hang (with batch create, 10 % of batches hang whole); 10 % of deletes fail; 10 % of GitHub calls answer 5xx and one rate-limit window
- *    opens; the coordinator is killed (SIGKILL) and restarted twice mid-run on its persisted state;
+ *    opens; the coordinator is killed (SIGKILL) and restarted twice mid-run on its persisted state,
+ *    each time while the simulator is still making machines (creates take 2.5 s then: each
+ *    machine a kill cut off is adopted by its name, never made twice);
  *    and a second repository's holder signs deliveries naming octo/app's job ids (running, queued
  *    and not yet handed out) and runners (e2e/intruder.ts): none may reach octo/app's jobs or runners.
  * S: a scale set in scaleset_api intake (GitHub's runner scale set API: jobs `runs-on: <its name>`,
  *    the coordinator long-polls the fake's Actions service) beside a webhook-fed one, 36 jobs in 3
- *    bursts, the coordinator killed and restarted twice mid-run. Also checked: every scale set API
+ *    bursts, the coordinator killed and restarted twice mid-run, inside creates as in B. Also checked: every scale set API
  *    job went through the queue to completion, and once the scale set is disabled no session is
  *    left open at GitHub.
  * EC2: the EC2 shim Worker (wrangler dev) and the fake EC2, whose instances boot into simulated
@@ -92,6 +94,12 @@ interface Scenario {
   intruder?: boolean;
   /** Restart the coordinator after these bursts (0-based). */
   restartAfterBursts?: number[];
+  /**
+   * The simulator's creates take this long (ms) while a burst before a restart is queued, so the
+   * kill lands inside them; the machines are made all the same, as a cloud finishes what it
+   * started. A create cut off so must cost no second machine.
+   */
+  slowCreatesBeforeRestart?: number;
   /** Take the coordinator down for `ms` and queue this burst (0-based) while it is down. */
   outage?: { burst: number; ms: number };
   /** Its scale sets' entity: the repository (default), or the enterprise `acme` that owns octo (E). */
@@ -234,6 +242,8 @@ const scenarios: Record<string, Scenario> = {
     bursts: BURSTS,
     burstGapMs: 3000,
     restartAfterBursts: [0, 2],
+    // Both kills land inside creates (the simulator takes 2.5 s over them): no second machine for any.
+    slowCreatesBeforeRestart: 2_500,
     outage: { burst: 1, ms: 60_000 },
     intruder: true,
     async chaos(stack) {
@@ -279,6 +289,7 @@ const scenarios: Record<string, Scenario> = {
     ],
     burstGapMs: 3000,
     restartAfterBursts: [0, 1],
+    slowCreatesBeforeRestart: 2_500,
     // An empty poll answers after 5 s here (GitHub: ~50 s), so the disabled scale set's session closes soon.
     async chaos(stack) {
       await stack.gh.actionsSettings({ poll_wait_ms: 5_000 });
@@ -464,7 +475,18 @@ async function runScenario(
         queued += count;
       }
     };
+    const kills: number[] = [];
+    const setCreateLatency = async (ms: number) => {
+      const res = await fetch(`${w.shimControl}/faults`, {
+        method: "PATCH",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ latency_ms: { create: ms, create_batch: ms } }),
+      });
+      if (!res.ok) throw new Error(`simulator faults: ${res.status} ${await res.text()}`);
+    };
     for (const [b, burst] of sc.bursts.entries()) {
+      const slowCreates = sc.slowCreatesBeforeRestart && sc.restartAfterBursts?.includes(b) && !stack.cloud && !stack.ec2;
+      if (slowCreates) await setCreateLatency(sc.slowCreatesBeforeRestart!);
       if (sc.outage?.burst === b) {
         const downAt = Date.now();
         await coordinator.outage(sc.outage.ms, () => queueBurst(b, burst));
@@ -475,8 +497,11 @@ async function runScenario(
       if (sc.restartAfterBursts?.includes(b)) {
         await sleep(sc.burstGapMs / 2);
         const r0 = Date.now();
+        kills.push(r0);
         await coordinator.restart();
         say(`${sc.name}: coordinator killed and restarted on its persisted state (${Date.now() - r0} ms)`);
+        // Back to the profile's own create time.
+        if (slowCreates) await setCreateLatency(profile.shimFaults?.latency_ms?.create ?? 0);
       }
       if (b < sc.bursts.length - 1) await sleep(sc.burstGapMs);
     }
@@ -549,6 +574,8 @@ async function runScenario(
     }
     let machinesCreated: number;
     let createCalls: number;
+    /** Creates (by instance) the simulator was still working on when a kill came. */
+    let createsCutOff: number | null = null;
     if (stack.ec2) {
       // Every instance EC2 ever launched (terminated ones stay listed), and the shim's create calls as the coordinator made them.
       machinesCreated = (await stack.ec2.instances()).length;
@@ -561,6 +588,8 @@ async function runScenario(
       const asked = createsAsked(requests);
       machinesCreated = new Set(asked.filter((c) => c.status === 201).map((c) => c.name)).size;
       createCalls = asked.length;
+      const cutOff = (r: RecordedRequest) => kills.some((k) => r.at < k && (r.answered_at === undefined || r.answered_at > k));
+      createsCutOff = createsAsked(requests.filter(cutOff)).length;
     }
     if (machinesCreated > jobs.length + minIdleTotal)
       violations.push(`${machinesCreated} machines created for ${jobs.length} jobs + ${minIdleTotal} idle minimum`);
@@ -606,6 +635,7 @@ async function runScenario(
       jobs: jobs.length,
       completed: jobs.filter((j) => j.status === "completed").length,
       instances_created: machinesCreated,
+      ...(createsCutOff !== null && kills.length > 0 && { creates_cut_off_by_kills: createsCutOff }),
       d1_instances: rows.length,
       create_calls: createCalls,
       max_live: Object.fromEntries([...ids].map(([id, s]) => [s.name, { ...maxLive.get(id)!, max_runners: s.max }])),

@@ -20,6 +20,7 @@
  *   GET    /_control/tenants/{t}/requests            protocol requests received, oldest first
  *   PUT    /_control/tenants/{t}/faults              {latency_ms?: {op: ms}, rules?: FaultRule[]} (replaces)
  *   POST   /_control/tenants/{t}/faults/rules        append one FaultRule
+ *   PATCH  /_control/tenants/{t}/faults              {latency_ms: {op: ms}} (merged; the rules stay)
  *   PATCH  /_control/tenants/{t}                     {secret?, callback_url?, batch_create_max?}
  *   GET    /_control/tenants/{t}/callbacks           callbacks made (delivered or waiting in the outbox)
  *   POST   /_control/tenants/{t}/callbacks/take      the outbox's callbacks, marked taken (for the test to deliver)
@@ -520,6 +521,10 @@ export async function startFakeShim(
     }
     if (what === "faults" && !key && method === "PUT") {
       t.faults = { latency_ms: body?.latency_ms ?? {}, rules: body?.rules ?? [] };
+      return json(res, 200, t.faults);
+    }
+    if (what === "faults" && !key && method === "PATCH") {
+      t.faults.latency_ms = { ...t.faults.latency_ms, ...(body?.latency_ms ?? {}) };
       return json(res, 200, t.faults);
     }
     if (what === "faults" && key === "rules" && method === "POST") {
