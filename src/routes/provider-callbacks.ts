@@ -8,6 +8,7 @@ import { instanceOwner } from "../db/instance-store";
 import { providerSecretByName } from "../db/provider-store";
 import type { AppEnv } from "../env";
 import { ApiError } from "../http/errors";
+import { BodyTooLarge, readRequestBody } from "../http/limited-body";
 import { errorJson, jsonBody, jsonResponse } from "../http/openapi";
 import { createRouter } from "../http/router";
 import { logEvent } from "../observability/log";
@@ -28,7 +29,10 @@ const decoySecret = () => (decoy ??= crypto.randomUUID() + crypto.randomUUID());
 
 const unauthorized = (reason: string) => new ApiError(401, "unauthorized", { reason }, { code: "invalid_signature" });
 
-/** A callback is one small JSON object; bigger bodies are refused before they are read or hashed. */
+/**
+ * A callback is one small JSON object; a bigger body is refused before it is hashed or parsed
+ * (its rest read and dropped first, so the shim reads the 413 rather than a reset).
+ */
 export const MAX_CALLBACK_BYTES = 256 * 1024;
 const tooLarge = () => new ApiError(413, "body too large", { max_bytes: MAX_CALLBACK_BYTES });
 
@@ -37,12 +41,18 @@ const tooLarge = () => new ApiError(413, "body too large", { max_bytes: MAX_CALL
  * caller learns nothing (not whether the provider exists, nor what the body should look like).
  */
 const providerSignature: MiddlewareHandler<AppEnv> = async (c, next) => {
-  if (Number(c.req.header("content-length") ?? 0) > MAX_CALLBACK_BYTES) throw tooLarge();
+  let body: Uint8Array;
+  try {
+    body = await readRequestBody(c.req.raw, MAX_CALLBACK_BYTES);
+  } catch (err) {
+    if (err instanceof BodyTooLarge) throw tooLarge();
+    throw err;
+  }
+  // The route's JSON validator reads the body after this: it gets the bytes read here.
+  c.req.raw = new Request(c.req.raw, { body });
   const name = c.req.param("name") ?? "";
   const row = await providerSecretByName(createDb(c.env), name);
   const secret = row ? await open(await keyringFor(c.env), row.secretEnc, secretContext.provider(row.id)) : decoySecret();
-  const body = new Uint8Array(await c.req.arrayBuffer());
-  if (body.byteLength > MAX_CALLBACK_BYTES) throw tooLarge();
   const check = await verifySignature(
     secret,
     { method: c.req.method, pathWithQuery: requestTarget(c.req.url), body },

@@ -4,7 +4,7 @@ import type { AppEnv } from "../env";
 import { giteaSignature } from "../forges/gitea/delivery";
 import { afterResponse } from "../http/after-response";
 import { ApiError, type ErrorCode, errorResponse, zodDetails } from "../http/errors";
-import { BodyTooLarge, readLimitedBody } from "../http/limited-body";
+import { BodyTooLarge, readRequestBody } from "../http/limited-body";
 import { PAYLOAD_BOUNDS } from "../intake/payload";
 import { type IntakeOutcome, type Rejection, receiveDelivery } from "../intake/receive-delivery";
 import { GITEA_WEBHOOK_PATH, WEBHOOK_PATH } from "../lib/webhook-url";
@@ -56,10 +56,13 @@ function rejectionDetails({ reason, details, problems }: Extract<IntakeOutcome, 
   return reason === "out_of_bounds" ? { problems: listed, bounds: PAYLOAD_BOUNDS } : listed;
 }
 
-/** The body, or the 413 answer when it is over MAX_WEBHOOK_BYTES. */
+/**
+ * The body, or the 413 answer when it is over MAX_WEBHOOK_BYTES: nothing past the limit is kept,
+ * and the rest is read and dropped first, so the sender reads the 413 rather than a reset.
+ */
 async function readBody(c: Context<AppEnv>, delivery: { id?: string; event?: string }): Promise<Uint8Array | Response> {
   try {
-    return await readLimitedBody(c.req.raw, MAX_WEBHOOK_BYTES);
+    return await readRequestBody(c.req.raw, MAX_WEBHOOK_BYTES);
   } catch (err) {
     if (err instanceof BodyTooLarge) return reject(c, delivery, "payload_too_large", { limit_bytes: MAX_WEBHOOK_BYTES });
     throw err;

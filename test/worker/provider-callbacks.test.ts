@@ -233,6 +233,33 @@ describe("provider callbacks", () => {
     expect(await pendingOperation(scaleSet.id, instance.name)).toBe(`op-${instance.name}`);
   });
 
+  it("refuses a body over 256 KiB sent without Content-Length with 413, reading it to its end so the shim reads the answer", async () => {
+    const { provider, scaleSet, instance } = await setup();
+    const chunk = new TextEncoder().encode("x".repeat(64 * 1024));
+    const total = 8; // 512 KiB offered
+    let pulled = 0;
+    const body = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        if (pulled++ < total) controller.enqueue(chunk);
+        else controller.close();
+      },
+    });
+    const res = await expectRejectedWithoutWrites(413, async () => {
+      const r = await exports.default.fetch(
+        new Request(`https://edgerunner.test/api/v1/providers/${provider.name}/callbacks`, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body,
+        }),
+      );
+      const text = await r.text();
+      return { status: r.status, body: JSON.parse(text), text, headers: r.headers };
+    });
+    expect(res.body).toMatchObject({ code: "payload_too_large", details: { max_bytes: MAX_CALLBACK_BYTES } });
+    expect(pulled).toBe(total + 1);
+    expect(await pendingOperation(scaleSet.id, instance.name)).toBe(`op-${instance.name}`);
+  });
+
   it("rejects a signed body that is not JSON with 415", async () => {
     const { provider, instance } = await setup();
     const raw = `operation_id=o&instance_name=${instance.name}`;
