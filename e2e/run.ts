@@ -476,17 +476,9 @@ async function runScenario(
       }
     };
     const kills: number[] = [];
-    const setCreateLatency = async (ms: number) => {
-      const res = await fetch(`${w.shimControl}/faults`, {
-        method: "PATCH",
-        headers: { "content-type": "application/json" },
-        body: JSON.stringify({ latency_ms: { create: ms, create_batch: ms } }),
-      });
-      if (!res.ok) throw new Error(`simulator faults: ${res.status} ${await res.text()}`);
-    };
     for (const [b, burst] of sc.bursts.entries()) {
       const slowCreates = sc.slowCreatesBeforeRestart && sc.restartAfterBursts?.includes(b) && !stack.cloud && !stack.ec2;
-      if (slowCreates) await setCreateLatency(sc.slowCreatesBeforeRestart!);
+      if (slowCreates) await stack.slowCreates(sc.slowCreatesBeforeRestart!);
       if (sc.outage?.burst === b) {
         const downAt = Date.now();
         await coordinator.outage(sc.outage.ms, () => queueBurst(b, burst));
@@ -500,8 +492,7 @@ async function runScenario(
         kills.push(r0);
         await coordinator.restart();
         say(`${sc.name}: coordinator killed and restarted on its persisted state (${Date.now() - r0} ms)`);
-        // Back to the profile's own create time.
-        if (slowCreates) await setCreateLatency(profile.shimFaults?.latency_ms?.create ?? 0);
+        if (slowCreates) await stack.slowCreates(null);
       }
       if (b < sc.bursts.length - 1) await sleep(sc.burstGapMs);
     }

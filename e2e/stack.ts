@@ -38,6 +38,12 @@ export interface Stack {
   w: HarnessWorld;
   gh: FakeWorld;
   machines(): Promise<FakeMachine[]>;
+  /**
+   * How long the simulator takes over each create (and batch create) from now on; null: the
+   * profile's own. The machine is made after the wait even if the caller is gone by then, as a
+   * cloud finishes what it started: a kill during the wait lands inside creates.
+   */
+  slowCreates(ms: number | null): Promise<void>;
   /** With the `ec2` option. */
   ec2?: Ec2Cloud;
   /** With the `cloud` option. */
@@ -130,6 +136,17 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
       w,
       gh,
       machines: async () => (await fetch(`${w.shimControl}/instances`)).json() as Promise<FakeMachine[]>,
+      async slowCreates(ms) {
+        const own = opts.profile?.shimFaults?.latency_ms ?? {};
+        const latency =
+          ms === null ? { create: own.create ?? 0, create_batch: own.create_batch ?? own.create ?? 0 } : { create: ms, create_batch: ms };
+        const res = await fetch(`${w.shimControl}/faults`, {
+          method: "PATCH",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify({ latency_ms: latency }),
+        });
+        if (!res.ok) throw new Error(`simulator faults: ${res.status} ${await res.text()}`);
+      },
       async stop() {
         await c.stop();
         await Promise.all([sim.stop(), github.close(), ec2?.stop(), cloud?.stop()]);
