@@ -7,8 +7,8 @@
  * mid-run. Checked once the world has settled:
  *
  *  - every job of every forge completed exactly once, on a runner the coordinator created;
- *  - machines created ≤ jobs (no idle minimum here), though the kill lands inside creates (the
- *    simulator takes 2.5 s over them then);
+ *  - machines created ≤ jobs (no idle minimum here), though the kill lands inside creates that
+ *    outlast the restart (the simulator takes 4.5 s over them then);
  *  - at no time more live instances than max_runners (the coordinator's D1 and the simulator);
  *  - nothing left: no machine in the simulator, no runner at any forge, every D1 instance deleted.
  */
@@ -139,8 +139,9 @@ export async function runForgesScenario(
     const queued: Record<ForgeName, number> = { github: 0, gitea: 0, forgejo: 0 };
     const kills: number[] = [];
     for (const [b, burst] of BURSTS.entries()) {
-      // The kill lands inside creates: the simulator takes 2.5 s over them, and makes the machines all the same.
-      if (b === 0) await stack.slowCreates(2_500);
+      // The kill lands inside creates that outlast the restart: the simulator takes 4.5 s over them,
+      // and makes the machines all the same, so the restarted coordinator must wait for them.
+      if (b === 0) await stack.slowCreates(4_500);
       await gh.queueJobs({ repository: "octo/app", labels: labelsOf("github"), count: burst.github, name: `gh-burst${b}` });
       await gitea.queueJobs("octo/app", labelsOf("gitea"), burst.gitea);
       await control(`${forgejoUrl}/_fake/jobs`, "POST", {

@@ -28,7 +28,7 @@
  *    and not yet handed out) and runners (e2e/intruder.ts): none may reach octo/app's jobs or runners.
  * S: a scale set in scaleset_api intake (GitHub's runner scale set API: jobs `runs-on: <its name>`,
  *    the coordinator long-polls the fake's Actions service) beside a webhook-fed one, 36 jobs in 3
- *    bursts, the coordinator killed and restarted twice mid-run, inside creates as in B. Also checked: every scale set API
+ *    bursts, the coordinator killed and restarted twice mid-run, inside creates that outlast the restart (4.5 s). Also checked: every scale set API
  *    job went through the queue to completion, and once the scale set is disabled no session is
  *    left open at GitHub.
  * EC2: the EC2 shim Worker (wrangler dev) and the fake EC2, whose instances boot into simulated
@@ -242,7 +242,8 @@ const scenarios: Record<string, Scenario> = {
     bursts: BURSTS,
     burstGapMs: 3000,
     restartAfterBursts: [0, 2],
-    // Both kills land inside creates (the simulator takes 2.5 s over them): no second machine for any.
+    // Both kills land inside creates (the simulator takes 2.5 s over them; not longer, as B's
+    // provider gives a create up after 5 s): no second machine for any.
     slowCreatesBeforeRestart: 2_500,
     outage: { burst: 1, ms: 60_000 },
     intruder: true,
@@ -289,7 +290,9 @@ const scenarios: Record<string, Scenario> = {
     ],
     burstGapMs: 3000,
     restartAfterBursts: [0, 1],
-    slowCreatesBeforeRestart: 2_500,
+    // Creates take 4.5 s then: longer than the restart, so the restarted coordinator asks about
+    // machines not made yet (which it must wait for, not make again).
+    slowCreatesBeforeRestart: 4_500,
     // An empty poll answers after 5 s here (GitHub: ~50 s), so the disabled scale set's session closes soon.
     async chaos(stack) {
       await stack.gh.actionsSettings({ poll_wait_ms: 5_000 });
