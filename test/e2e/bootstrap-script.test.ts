@@ -7,24 +7,15 @@
 import { spawn, spawnSync } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { createRequire } from "node:module";
 import { tmpdir, userInfo } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  type Coordinator,
-  deliverWebhook,
-  fakeWorld,
-  freshJobTimes,
-  type HarnessWorld,
-  sleep,
-  startCoordinator,
-} from "../../bench/harness.mjs";
+import { type Coordinator, deliverWebhook, fakeWorld, type HarnessWorld, sleep, startCoordinator } from "../../bench/harness.mjs";
 import { FakeWorld } from "../fake-github/control-client.ts";
 import { type FakeGithub, startFakeGithub } from "../fake-github/server.ts";
 import { type FakeShim, startFakeShim } from "../fake-shim/server.ts";
+import { queuedJobPayload } from "./queued-job.ts";
 
-const require = createRequire(import.meta.url);
 const FILENAME = "actions-runner-linux-x64-2.330.0.tar.gz";
 const USER = userInfo().username;
 
@@ -154,17 +145,8 @@ const scenario = async (name: keyof typeof SCENARIOS) => scenarios.get(name)!;
 let jobId = 7_000_000;
 /** Queues a job the way GitHub does: a signed workflow_job webhook. */
 async function queueJob({ w, label }: Scenario) {
-  const examples = require("@octokit/webhooks-examples/api.github.com/index.json");
-  const payload = structuredClone(examples.find((e: any) => e.name === "workflow_job").examples.find((e: any) => e.action === "queued"));
-  payload.repository.full_name = "octo/app";
-  payload.repository.name = "app";
-  payload.repository.owner.login = "octo";
-  delete payload.organization;
-  delete payload.enterprise;
-  payload.workflow_job.id = jobId;
-  payload.workflow_job.run_id = jobId++;
+  const payload = queuedJobPayload(jobId++);
   payload.workflow_job.labels = ["self-hosted", "linux", label];
-  freshJobTimes(payload);
   const res = await deliverWebhook(coordinator, w.webhookSecret, payload);
   if (!res.ok) throw new Error(`webhook: ${res.status} ${await res.text()}`);
 }

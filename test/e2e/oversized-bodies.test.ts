@@ -8,13 +8,12 @@
  * "Network connection lost" from wrangler dev's proxy) instead.
  */
 import { createHmac, randomUUID } from "node:crypto";
-import { createRequire } from "node:module";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Coordinator, fakeWorld, freshJobTimes, type HarnessWorld, startCoordinator } from "../../bench/harness.mjs";
+import { type Coordinator, fakeWorld, type HarnessWorld, startCoordinator } from "../../bench/harness.mjs";
 import { type FakeGithub, startFakeGithub } from "../fake-github/server.ts";
 import { type FakeShim, startFakeShim } from "../fake-shim/server.ts";
+import { queuedJobPayload } from "./queued-job.ts";
 
-const require = createRequire(import.meta.url);
 const MiB = 1024 * 1024;
 /** MAX_WEBHOOK_BYTES (src/routes/webhooks.ts) and MAX_CALLBACK_BYTES (src/routes/provider-callbacks.ts). */
 const WEBHOOK_LIMIT = MiB;
@@ -42,16 +41,7 @@ afterAll(async () => {
 let jobId = 9_100_000;
 /** A signed workflow_job delivery for the world's repository, `size` bytes long. */
 function delivery(size: number): { body: Uint8Array; headers: Record<string, string> } {
-  const examples = require("@octokit/webhooks-examples/api.github.com/index.json");
-  const payload = structuredClone(examples.find((e: any) => e.name === "workflow_job").examples.find((e: any) => e.action === "queued"));
-  payload.repository.full_name = "octo/app";
-  payload.repository.name = "app";
-  payload.repository.owner.login = "octo";
-  delete payload.organization;
-  delete payload.enterprise;
-  payload.workflow_job.id = jobId;
-  payload.workflow_job.run_id = jobId++;
-  freshJobTimes(payload);
+  const payload = queuedJobPayload(jobId++);
   const body = new Uint8Array(size).fill(0x20);
   const { written } = new TextEncoder().encodeInto(JSON.stringify(payload), body);
   expect(written).toBeLessThan(size);
