@@ -39,6 +39,9 @@ export interface PoolRequest {
   log: Record<string, unknown>;
 }
 
+/** A verified `GET /v1/flavors`: the pool's headers say where (zones, region, locations) its machines may go. */
+export type FlavorsRequest = Omit<PoolRequest, "route" | "body">;
+
 export interface ShimFrame<E, C extends ShimBaseConfig> {
   /** How the shim names itself in errors: "EC2", "GCE", "Hetzner". */
   name: string;
@@ -47,6 +50,8 @@ export interface ShimFrame<E, C extends ShimBaseConfig> {
   /** Why these ids cannot be used by this cloud (they become tags or labels), or null. */
   idProblem?(controllerId: string, poolId: string): string | null;
   run(request: PoolRequest, config: C): Promise<ShimAnswer>;
+  /** v1.2: the pool's flavor catalogue (`GET /v1/flavors`); absent: the route is 404, as in a v1 shim. */
+  flavors?(request: FlavorsRequest, config: C): Promise<ShimAnswer>;
 }
 
 async function handle<E, C extends ShimBaseConfig>(
@@ -101,6 +106,10 @@ async function handle<E, C extends ShimBaseConfig>(
     return answer(403, { error: "this shim serves another coordinator (CONTROLLER_ID)" });
   log.scale_set = poolId;
   if ("id" in route) log.instance = route.id;
+  if (route.op === "flavors") {
+    if (!frame.flavors) return answer(404, { error: "this shim has no flavor catalogue (before protocol v1.2)" });
+    return frame.flavors({ controllerId, poolId, specs: specs.value, log }, config);
+  }
   // Capabilities and batch create were answered above: what is left is an operation on the pool.
   return frame.run({ route: route as PoolRequest["route"], body, controllerId, poolId, specs: specs.value, log }, config);
 }

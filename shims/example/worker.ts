@@ -92,6 +92,8 @@ export function createShim(cloud: Cloud, secret: string) {
     if (route.op === "capabilities") return reply(200, { interface_version: SHIM_INTERFACE_VERSION, async: false });
     // A v1 shim: no batch create in its capabilities, so the coordinator never sends one.
     if (route.op === "create_batch") return reply(404, { error: "no such route" });
+    // Nor a flavor catalogue (v1.2): its scale sets cannot be shaped.
+    if (route.op === "flavors") return reply(404, { error: "no such route" });
 
     const pool = {
       controllerId: request.headers.get(ShimHeaders.controllerId) ?? "",

@@ -11,10 +11,12 @@ import {
   type BatchCreateRequest,
   BatchCreateResponse,
   type BootstrapInstance,
+  type FlavorCatalogue,
   OperationAccepted,
   ShimCapabilities,
   ShimHeaders,
   type ValidProviderInstance,
+  validateFlavorCatalogue,
   validateProviderInstance,
   validateProviderInstanceList,
 } from "./shim-protocol";
@@ -355,8 +357,21 @@ export function createShimClient(target: ShimTarget, pool: ShimPoolContext, opts
       );
     },
 
-    /** `GET /v1/capabilities`: what the shim supports (interface version, async operations, batch create). */
+    /** `GET /v1/capabilities`: what the shim supports (interface version, async operations, batch create, flavors). */
     capabilities,
+
+    /** `GET /v1/flavors` (v1.2): the pool's flavor catalogue. One invalid flavor spoils the answer. */
+    flavors(): Promise<ShimResult<FlavorCatalogue>> {
+      const op = "flavors";
+      return send(op, "GET", "/v1/flavors", undefined, undefined, (a) => {
+        if (a.status !== 200) return httpFailure(op, a);
+        const parsed = parseJson(a.text);
+        if (!parsed.ok) return fail("malformed", `${op}: shim answered 200 with a body that is not JSON`, a.status);
+        const catalogue = validateFlavorCatalogue(parsed.value);
+        if (!catalogue.ok) return fail("malformed", `${op}: invalid flavor catalogue: ${catalogue.problems.slice(0, 5).join("; ")}`, a.status);
+        return { ok: true, value: catalogue.value };
+      });
+    },
   };
 
   function capabilities(): Promise<ShimResult<ShimCapabilities>> {

@@ -9,6 +9,8 @@ import { z } from "@hono/zod-openapi";
 export const SHIM_INTERFACE_VERSION = "v1";
 /** A shim with `POST /v1/instances:batch` says so with this version and `batch_create` in its capabilities. */
 export const SHIM_INTERFACE_VERSION_BATCH = "v1.1";
+/** A shim with a flavor catalogue (`GET /v1/flavors`) says so with this version and `flavors: true` in its capabilities. */
+export const SHIM_INTERFACE_VERSION_FLAVORS = "v1.2";
 
 export const ShimHeaders = {
   controllerId: "X-Edgerunner-Controller-Id",
@@ -49,6 +51,17 @@ export const ProxyConfig = z
   })
   .openapi("ProxyConfig");
 
+/** v1.2: the parts of a job's shape a shim applies itself (the flavor and image are chosen by the coordinator). */
+export const InstanceShape = z
+  .object({
+    /** Root disk size in GB; null: the pool's extra specs (or the cloud's default) decide. */
+    disk_gb: z.number().int().min(1).max(65_536).nullable(),
+    /** Run the machine on spot (preemptible) capacity; false: the pool's extra specs decide. */
+    spot: z.boolean(),
+  })
+  .openapi("InstanceShape");
+export type InstanceShape = z.infer<typeof InstanceShape>;
+
 /** The body of `POST /v1/instances`: everything a shim needs to boot one runner machine. */
 export const BootstrapInstance = z
   .object({
@@ -75,6 +88,12 @@ export const BootstrapInstance = z
     user_data_options: UserDataOptions,
     jit_config_enabled: z.boolean(),
     proxy_config: ProxyConfig.optional(),
+    /**
+     * v1.2, only for a machine of a shaped scale set (only sent to a shim offering `flavors`):
+     * what the job asked for beyond its flavor and image, which the shim applies over the
+     * pool's extra specs. GARM's BootstrapInstance has no such key; GARM providers ignore it.
+     */
+    shape: InstanceShape.optional(),
   })
   .openapi("BootstrapInstance");
 export type BootstrapInstance = z.infer<typeof BootstrapInstance>;
@@ -149,9 +168,17 @@ export type OperationAccepted = z.infer<typeof OperationAccepted>;
 /** v1.1: the shim takes `POST /v1/instances:batch` with at most `max` instances. */
 export const BatchCreateCapability = z.object({ max: z.number().int().min(1) }).openapi("ShimBatchCreateCapability");
 
-/** `GET /v1/capabilities`. Unknown keys are kept: later versions may add some. No `batch_create`: no batch (a v1 shim). */
+/**
+ * `GET /v1/capabilities`. Unknown keys are kept: later versions may add some. No `batch_create`:
+ * no batch (a v1 shim). No `flavors: true`: no flavor catalogue (before v1.2), so no shaped scale set.
+ */
 export const ShimCapabilities = z
-  .looseObject({ interface_version: z.string(), async: z.boolean(), batch_create: BatchCreateCapability.optional() })
+  .looseObject({
+    interface_version: z.string(),
+    async: z.boolean(),
+    batch_create: BatchCreateCapability.optional(),
+    flavors: z.boolean().optional(),
+  })
   .openapi("ShimCapabilities");
 export type ShimCapabilities = z.infer<typeof ShimCapabilities>;
 
@@ -222,3 +249,46 @@ export const ShimCallback = z
   })
   .openapi("ShimCallback");
 export type ShimCallback = z.infer<typeof ShimCallback>;
+
+/** v1.2: one machine size the cloud offers, as `GET /v1/flavors` lists it. */
+export const Flavor = z
+  .object({
+    /** The cloud's name for it, sent back as the create's `flavor`: `c7a.xlarge`, `n2-standard-4`, `cax21`. */
+    name: z.string().min(1).max(128),
+    vcpus: z.number().int().min(1),
+    memory_mib: z.number().int().min(1),
+    architecture: z.enum(bootstrapArches),
+    /** The cloud's family or series, lower case: `c7a`, `n2`, `cax`. What a job's `family=` names. */
+    family: z.string().min(1).max(64),
+    gpu: z.object({ count: z.number().int().min(1), model: z.string().min(1).max(128) }).nullish(),
+    /** The disk that comes with it (a fixed local disk, as Hetzner's); null: the disk is sized per machine. */
+    disk_gb: z.number().int().min(1).nullish(),
+    /** On-demand price per hour in the catalogue's `currency`, where the cloud publishes one. */
+    price_per_hour: z.number().min(0).nullish(),
+    /** Whether it can be had on spot (preemptible) capacity. */
+    spot: z.boolean(),
+  })
+  .openapi("ShimFlavor");
+export type Flavor = z.infer<typeof Flavor>;
+
+/** The 200 answer of `GET /v1/flavors` (v1.2): the sizes this pool may be given, with prices in one currency. */
+export const FlavorCatalogue = z
+  .object({
+    flavors: z.array(Flavor).max(5_000),
+    /** ISO 4217 code of every `price_per_hour` (USD when absent). */
+    currency: z
+      .string()
+      .regex(/^[A-Z]{3}$/)
+      .default("USD"),
+  })
+  .openapi("ShimFlavorCatalogue");
+export type FlavorCatalogue = z.infer<typeof FlavorCatalogue>;
+
+/** A catalogue a shim sent, checked: one invalid flavor or a name twice spoils it (a choice must never rest on half a list). */
+export function validateFlavorCatalogue(raw: unknown): Validation<FlavorCatalogue> {
+  const parsed = FlavorCatalogue.safeParse(raw);
+  if (!parsed.success) return { ok: false, problems: problemsOf(parsed.error) };
+  const seen = new Set<string>();
+  const twice = parsed.data.flavors.filter((f) => seen.size === seen.add(f.name).size).map((f) => `flavors: ${f.name} appears twice`);
+  return twice.length ? { ok: false, problems: twice } : { ok: true, value: parsed.data };
+}

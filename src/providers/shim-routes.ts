@@ -3,10 +3,10 @@
  * to dispatch on: the request's method and its path after the shim's base path.
  */
 
-export type ShimOperation = "capabilities" | "create" | "create_batch" | "list" | "remove_all" | "get" | "delete" | "start" | "stop";
+export type ShimOperation = "capabilities" | "flavors" | "create" | "create_batch" | "list" | "remove_all" | "get" | "delete" | "start" | "stop";
 
 export type ShimRoute =
-  | { op: "capabilities" | "create" | "create_batch" | "list" | "remove_all" }
+  | { op: "capabilities" | "flavors" | "create" | "create_batch" | "list" | "remove_all" }
   | { op: "get" | "delete" | "start" | "stop"; id: string };
 
 /**
@@ -17,6 +17,8 @@ export type ShimRoute =
 export function matchShimRoute(method: string, path: string): ShimRoute | "method_not_allowed" | "bad_id" | null {
   const allow = (ok: boolean, route: ShimRoute) => (ok ? route : "method_not_allowed");
   if (path === "/v1/capabilities") return allow(method === "GET", { op: "capabilities" });
+  // v1.2: the pool's flavor catalogue (the pool headers say which zones or region it is for).
+  if (path === "/v1/flavors") return allow(method === "GET", { op: "flavors" });
   if (path === "/v1/instances") {
     if (method === "POST") return { op: "create" };
     if (method === "GET") return { op: "list" };
