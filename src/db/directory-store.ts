@@ -49,6 +49,7 @@ interface ScaleSetRow {
   priority: number;
   created_at: number;
   lookup_key: string;
+  shape_key: string | null;
 }
 
 /**
@@ -81,7 +82,7 @@ export async function readDirectory(
       .bind(...keys),
     db
       .prepare(
-        `SELECT s.id, s.entity_id, s.labels, s.enabled AND s.intake = 'webhook' AS enabled, s.priority, s.created_at, e.lookup_key
+        `SELECT s.id, s.entity_id, s.labels, s.enabled AND s.intake = 'webhook' AS enabled, s.priority, s.created_at, e.lookup_key, json_extract(s.shape, '$.key') AS shape_key
          FROM scale_sets s JOIN entities e ON e.id = s.entity_id
          WHERE ${wanted}`,
       )
@@ -109,6 +110,7 @@ export async function readDirectory(
       enabled: s.enabled === 1,
       priority: s.priority,
       createdAt: s.created_at,
+      shapeKey: s.shape_key ?? null,
     })),
     appHooks: (appHookRows!.results as AppHookRow[]).map((a) => ({
       id: a.id,

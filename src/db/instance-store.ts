@@ -1,6 +1,7 @@
 import { and, desc, eq, type SQL } from "drizzle-orm";
 import { bucketSql, HISTOGRAMS } from "../observability/histograms";
 import type { Db } from "./client";
+import type { MachineShape } from "../shapes/machine-shape";
 import { ADD_OBSERVATION } from "./metrics/histogram-store";
 import { type RunnerSetup, runnerSetupFromRow, runnerSetupStatement } from "./scaleset-store";
 import { type InstanceAddress, type InstanceStatus, instances, instanceTransitions, type RunnerStatus, scaleSets } from "./schema";
@@ -22,6 +23,8 @@ export interface NewInstance {
   createdAt: number;
   /** Its JIT config is minted when the machine first asks for it. */
   jitOnBoot?: boolean;
+  /** A shaped scale set's machine: the shape and flavor it is made as. */
+  shape?: MachineShape;
 }
 
 /** Fields a status change may also set; absent fields keep their value. */
@@ -111,10 +114,10 @@ export function insertInstancesStatements(db: D1Database, rows: NewInstance[], r
     db
       .prepare(
         `INSERT INTO instances (id, name, scale_set_id, status, runner_status, runner_status_changed_at, addresses, os_type, os_arch,
-                                jit_on_boot, create_attempt, created_at, updated_at, status_changed_at)
+                                jit_on_boot, shape, create_attempt, created_at, updated_at, status_changed_at)
          SELECT json_extract(value, '$.id'), json_extract(value, '$.name'), json_extract(value, '$.scaleSetId'), 'pending_create', 'pending',
                 json_extract(value, '$.createdAt'), '[]', json_extract(value, '$.osType'), json_extract(value, '$.osArch'),
-                coalesce(json_extract(value, '$.jitOnBoot'), 0), 1,
+                coalesce(json_extract(value, '$.jitOnBoot'), 0), json_extract(value, '$.shape'), 1,
                 json_extract(value, '$.createdAt'), json_extract(value, '$.createdAt'), json_extract(value, '$.createdAt')
            FROM json_each(?1)`,
       )

@@ -41,7 +41,7 @@ export async function readWaitingJobs(db: D1Database, entityId: string): Promise
       .bind(entityId),
     db
       .prepare(
-        `SELECT s.id, s.entity_id, s.labels, s.enabled AND s.intake = 'webhook' AS enabled, s.priority, s.created_at, e.lookup_key
+        `SELECT s.id, s.entity_id, s.labels, s.enabled AND s.intake = 'webhook' AS enabled, s.priority, s.created_at, e.lookup_key, json_extract(s.shape, '$.key') AS shape_key
            FROM scale_sets s JOIN entities e ON e.id = s.entity_id
           WHERE e.endpoint_name = (SELECT endpoint_name FROM entities WHERE id = ?)`,
       )
@@ -68,6 +68,7 @@ export async function readWaitingJobs(db: D1Database, entityId: string): Promise
     priority: r.priority,
     createdAt: r.created_at,
     lookupKey: r.lookup_key,
+    shapeKey: r.shape_key ?? null,
   }));
   return { jobs, scaleSets };
 }

@@ -3,8 +3,12 @@
 // reads and writes share the joins and row shapes (entity, endpoint and its forge, provider).
 import { and, eq, ne } from "drizzle-orm";
 import { utcDayStart } from "../scaleset/guards/spend-guard";
+import { type MachineShape, readMachineShape } from "../shapes/machine-shape";
+import type { ShapeBounds } from "../shapes/shape-bounds";
+import type { QueuedShapedJob } from "../shapes/shaped-jobs";
 import type { Db } from "./client";
 import { hasServingTwin } from "./job-twins";
+import { shapedQueueFrom, shapedQueueStatement } from "./shaped-job-store";
 import {
   entities,
   type Forge,
@@ -71,6 +75,8 @@ export interface ScaleSetRecord {
   /** The runner binary Gitea/Forgejo machines download (null: the documented default release) and its SHA-256. */
   runnerDownloadUrl: string | null;
   runnerDownloadSha256: string | null;
+  /** A shaped scale set's bounds (src/shapes); null: not shaped. */
+  shape?: ShapeBounds | null;
 }
 
 export interface InstanceRecord {
@@ -105,6 +111,8 @@ export interface InstanceRecord {
   jobSeq: number | null;
   jobRepository: string | null;
   jobQueuedAt: number | null;
+  /** A shaped scale set's machine: what it was made as. */
+  shape?: MachineShape | null;
   createdAt: number;
   statusChangedAt: number;
 }
@@ -128,6 +136,8 @@ export interface ScaleSetSnapshotRows {
   oldestQueued: { seq: number; id: number; repository: string; queuedAt: number }[];
   /** Machine time of its instances within the UTC day of `now` up to `now` (ms): the spend guard's figure. */
   machineMsToday: number;
+  /** A shaped scale set's queued jobs not refused yet, oldest first (empty for any other). */
+  shapedQueue: QueuedShapedJob[];
 }
 
 const NOT_DELETED = instanceStatuses
@@ -151,7 +161,7 @@ const MACHINE_MS_TODAY = `SELECT
 /** `now`: the time the spend guard's machine time is counted up to (within its UTC day). */
 export async function loadScaleSetSnapshot(db: D1Database, scaleSetId: string, now = Date.now()): Promise<ScaleSetSnapshotRows> {
   const dayStart = utcDayStart(now);
-  const [setRes, instRes, jobsRes, oldestRes, poolRes, spendRes] = await db.batch([
+  const [setRes, instRes, jobsRes, oldestRes, poolRes, spendRes, shapedRes] = await db.batch([
     db
       .prepare(
         `SELECT s.*, e.kind AS e_kind, e.owner AS e_owner, e.name AS e_name, e.endpoint_name AS e_endpoint, e.credentials_id AS e_credentials,
@@ -168,7 +178,7 @@ export async function loadScaleSetSnapshot(db: D1Database, scaleSetId: string, n
                 (i.registration_token_served_at IS NOT NULL OR (i.jit_claimed_at IS NOT NULL AND i.agent_id IS NULL)) AS registration_token_served,
                 i.jit_asked_at, i.create_attempt, i.jit_on_boot, i.jit_config_enc IS NOT NULL AS jit_minted, i.booted_at, i.jit_credentials_id,
                 i.job_id, j.status AS job_status, i.job_seq, j.repository AS job_repository,
-                coalesce(j.queued_at, j.created_at) AS job_queued_at, i.created_at, i.status_changed_at
+                coalesce(j.queued_at, j.created_at) AS job_queued_at, i.shape, i.created_at, i.status_changed_at
            FROM instances i LEFT JOIN jobs j ON j.seq = i.job_seq
           WHERE i.scale_set_id = ? AND i.status != 'deleted'`,
       )
@@ -176,7 +186,8 @@ export async function loadScaleSetSnapshot(db: D1Database, scaleSetId: string, n
     // A job another row of serves (its organization's hook reported it too: job-twins.ts) asks for no runner here.
     db
       .prepare(
-        `SELECT count(*) AS n FROM jobs j WHERE j.scale_set_id = ? AND j.status IN ('queued', 'waiting') AND NOT ${hasServingTwin()}`,
+        `SELECT count(*) AS n FROM jobs j
+          WHERE j.scale_set_id = ? AND j.status IN ('queued', 'waiting') AND j.refusal IS NULL AND NOT ${hasServingTwin()}`,
       )
       .bind(scaleSetId),
     db
@@ -199,6 +210,7 @@ export async function loadScaleSetSnapshot(db: D1Database, scaleSetId: string, n
       )
       .bind(scaleSetId),
     db.prepare(MACHINE_MS_TODAY).bind(scaleSetId, dayStart, now),
+    shapedQueueStatement(db, scaleSetId),
   ]);
   const s = setRes!.results[0] as Record<string, any> | undefined;
   return {
@@ -241,6 +253,7 @@ export async function loadScaleSetSnapshot(db: D1Database, scaleSetId: string, n
           endpoint: { baseUrl: s.g_base_url, caCertBundle: s.g_ca, forge: s.g_forge ?? "github" },
           runnerDownloadUrl: s.runner_download_url ?? null,
           runnerDownloadSha256: s.runner_download_sha256 ?? null,
+          shape: s.shape ? JSON.parse(s.shape) : null,
         }
       : null,
     instances: (instRes!.results as Record<string, any>[]).map((r) => ({
@@ -264,6 +277,7 @@ export async function loadScaleSetSnapshot(db: D1Database, scaleSetId: string, n
       jobSeq: r.job_seq ?? null,
       jobRepository: r.job_repository ?? null,
       jobQueuedAt: r.job_queued_at ?? null,
+      shape: readMachineShape(r.shape),
       createdAt: r.created_at,
       statusChangedAt: r.status_changed_at,
     })),
@@ -282,6 +296,7 @@ export async function loadScaleSetSnapshot(db: D1Database, scaleSetId: string, n
       queuedAt: r.queued_at,
     })),
     machineMsToday: Number((spendRes!.results[0] as { ms: number } | undefined)?.ms ?? 0),
+    shapedQueue: shapedQueueFrom(shapedRes!.results as Record<string, unknown>[]),
   };
 }
 

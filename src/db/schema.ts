@@ -5,6 +5,8 @@
 import { sql } from "drizzle-orm";
 import { index, integer, primaryKey, real, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 import { deliveryRecoveries, deliveryWatches, recoveryLastPass } from "./recovery/schema";
+import type { MachineShape } from "../shapes/machine-shape";
+import type { ShapeBounds } from "../shapes/shape-bounds";
 
 // Timestamps are unix milliseconds; columns ending in `_enc` hold values sealed by
 // crypto/secret-box.ts and are never returned by the API.
@@ -380,6 +382,11 @@ export const scaleSets = sqliteTable(
     runnerDownloadUrl: text("runner_download_url"),
     /** Its SHA-256 (hex), checked by the install script before the binary runs. */
     runnerDownloadSha256: text("runner_download_sha256"),
+    /**
+     * A shaped scale set's bounds (src/shapes/shape-bounds.ts): each job says its machine's shape
+     * in a `<key>=` label and gets a machine of its own. Null: every machine is `flavor` and `image`.
+     */
+    shape: text("shape", { mode: "json" }).$type<ShapeBounds>(),
     createdAt: createdAt(),
     updatedAt: updatedAt(),
   },
@@ -469,6 +476,8 @@ export const instances = sqliteTable(
     jobSeq: integer("job_seq"),
     /** Forgejo: the handle of the waiting job this ephemeral runner was made for (`forgejo-runner one-job --handle`). */
     forgeJobHandle: text("forge_job_handle"),
+    /** A shaped scale set's machine: the shape and flavor it was made as (src/shapes/machine-shape.ts). */
+    shape: text("shape", { mode: "json" }).$type<MachineShape>(),
     createdAt: createdAt(),
     updatedAt: updatedAt(),
     statusChangedAt: integer("status_changed_at").notNull(),
@@ -547,6 +556,8 @@ export const jobs = sqliteTable(
     completedAt: integer("completed_at"),
     /** Why intake could not take the job as it came (a queue item that failed validation), if so. */
     problem: text("problem"),
+    /** Why its shaped scale set makes it no machine (a shape outside the bounds, no flavor fits), if so. */
+    refusal: text("refusal"),
     createdAt: createdAt(),
     updatedAt: updatedAt(),
   },

@@ -1,5 +1,6 @@
 import type { EntityKind } from "../db/schema";
 import { entityLookupKey } from "../github/entity-names";
+import { isShapeLabel } from "../shapes/shape-label";
 import { normalizeLabels } from "./labels";
 
 /** What routing needs to know about a scale set. `labels` are normalized (see labels.ts). */
@@ -9,6 +10,8 @@ export interface RoutableScaleSet {
   enabled: boolean;
   priority: number;
   createdAt: number;
+  /** A shaped scale set's shape key (src/shapes): it serves jobs that carry a `<key>=` label. */
+  shapeKey?: string | null;
 }
 
 /**
@@ -21,6 +24,20 @@ export function servesLabels(scaleSetLabels: readonly string[], jobLabels: reado
   if (wanted.length === 0) return false;
   const have = new Set(scaleSetLabels.map((l) => l.toLowerCase()));
   return wanted.every((l) => have.has(l));
+}
+
+/**
+ * Whether a scale set can take a job. A shaped one takes only jobs with a `<key>=` label, and
+ * checks the job's other labels as any scale set does (its shape is judged by the scale set's
+ * object, which tells the job why when it cannot have it).
+ */
+export function serves(s: Pick<RoutableScaleSet, "labels" | "shapeKey">, jobLabels: readonly string[]): boolean {
+  if (!s.shapeKey) return servesLabels(s.labels, jobLabels);
+  const key = s.shapeKey;
+  if (!jobLabels.some((l) => l.trim().toLowerCase().startsWith(`${key}=`))) return false;
+  const rest = normalizeLabels(jobLabels.filter((l) => !isShapeLabel(l, key)));
+  const have = new Set(s.labels.map((l) => l.toLowerCase()));
+  return rest.every((l) => have.has(l));
 }
 
 /**
@@ -45,7 +62,7 @@ export function compareCandidates(a: RoutableScaleSet, b: RoutableScaleSet): num
 export function routeJob<S extends RoutableScaleSet>(jobLabels: readonly string[], scaleSets: readonly S[]): S | null {
   let best: S | null = null;
   for (const s of scaleSets) {
-    if (!s.enabled || !servesLabels(s.labels, jobLabels)) continue;
+    if (!s.enabled || !serves(s, jobLabels)) continue;
     if (best === null || compareCandidates(s, best) < 0) best = s;
   }
   return best;

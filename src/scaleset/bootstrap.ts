@@ -1,5 +1,7 @@
 import type { ScaleSetRecord } from "../db/scaleset-store";
 import type { BootstrapInstance } from "../providers/shim-protocol";
+import type { MachineShape } from "../shapes/machine-shape";
+import { runnerLabels } from "../shapes/runner-labels";
 import type { RunnerTool } from "./ports";
 
 /**
@@ -41,7 +43,10 @@ export function buildBootstrapInstance(input: {
   token: string;
   publicUrl: string;
   tools: RunnerTool[];
+  /** A shaped scale set's machine: its flavor, image, architecture and the rest of its shape (protocol v1.2). */
+  shape?: MachineShape;
 }): BootstrapInstance {
+  const { shape } = input;
   const { scaleSet: ss } = input;
   const base = input.publicUrl.replace(/\/+$/, "");
   return {
@@ -62,14 +67,15 @@ export function buildBootstrapInstance(input: {
     extra_specs: ss.extraSpecs,
     "github-runner-group": ss.runnerGroup,
     "ca-cert-bundle": ss.endpoint.caCertBundle ? toBase64(ss.endpoint.caCertBundle) : null,
-    arch: ss.osArch as BootstrapInstance["arch"],
+    arch: (shape?.arch ?? ss.osArch) as BootstrapInstance["arch"],
     os_type: ss.osType,
-    flavor: ss.flavor,
-    image: ss.image,
+    flavor: shape?.flavor ?? ss.flavor,
+    image: shape?.image_id ?? ss.image,
     pool_id: ss.id,
-    labels: ss.jitConfigEnabled ? null : ss.labels,
+    labels: ss.jitConfigEnabled ? null : runnerLabels(ss.labels, shape),
     user_data_options: { disable_updates_on_boot: false, extra_packages: [], enable_boot_debug: false },
     jit_config_enabled: ss.jitConfigEnabled,
     proxy_config: { http_proxy: "", https_proxy: "", no_proxy: "" },
+    ...(shape && { shape: { disk_gb: shape.disk_gb, spot: shape.spot } }),
   };
 }

@@ -1,5 +1,5 @@
 import type { InstanceAddress } from "../db/schema";
-import type { BootstrapInstance } from "../providers/shim-protocol";
+import type { BootstrapInstance, FlavorCatalogue } from "../providers/shim-protocol";
 
 /**
  * What a scale set needs from the outside world, in its own terms: machines from a provider
@@ -55,6 +55,8 @@ export interface MachinePort {
   /** A machine already gone counts as deleted. */
   deleteInstance(providerIdOrName: string): Promise<PortResult<MachineDeleted>>;
   listInstances(): Promise<PortResult<MachineInfo[]>>;
+  /** The provider's flavor catalogue for this scale set (protocol v1.2); a shim without one answers 404. */
+  flavors(): Promise<PortResult<FlavorCatalogue>>;
 }
 
 /** A runner download as GitHub lists it (os, architecture, URL, temporary token, checksum). */

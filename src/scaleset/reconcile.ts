@@ -28,6 +28,12 @@ export interface PlanConfig {
   createBackoff: CreateBackoffPolicy;
   /** The lifetime watchdog (guards/lifetime-watchdog.ts); absent: machines may stay as long as they like. */
   lifetime?: LifetimePolicy;
+  /**
+   * A shaped scale set (src/shapes): each queued job gets a machine of its own shape, a runner
+   * serves only jobs of its shape, no runner idles for min idle, and one whose shape no queued job
+   * wants goes as soon as it is idle.
+   */
+  shaped?: boolean;
 }
 
 export interface PlanInstance {
@@ -54,6 +60,8 @@ export interface PlanInstance {
   inFlight: boolean;
   /** An async shim operation (202) we are waiting on, and when to poll if no callback comes. */
   awaiting: { kind: "create" | "delete"; pollAt: number } | null;
+  /** A shaped scale set's machine: the identity of the shape it was made for (JobShape.identity). */
+  shape?: string | null;
 }
 
 export interface PlanSnapshot {
@@ -61,6 +69,8 @@ export interface PlanSnapshot {
   instances: readonly PlanInstance[];
   /** Jobs routed to this scale set that no runner has taken yet (queued or waiting). */
   queuedJobs: number;
+  /** A shaped scale set: the shape identity of each queued job a machine can be made for, oldest first. */
+  queuedShapes?: readonly string[];
   createBackoff: CreateBackoff;
   /** The spend guard holds (guards/spend-guard.ts): machine-hours today reached the scale set's cap. */
   spendCapReached?: boolean;
@@ -77,7 +87,8 @@ export type DeleteReason =
   | "max_lifetime";
 
 export type Action =
-  | { type: "create"; count: number }
+  /** `forQueued`: a shaped scale set's creates, each one's job as its index in `queuedShapes`. */
+  | { type: "create"; count: number; forQueued?: number[] }
   /** `reap`: the lifetime watchdog's verdict (reason `max_lifetime`); its `force` marks a forced delete. */
   | { type: "mark_delete"; instance: string; reason: DeleteReason; reap?: Reap }
   | { type: "delete"; instance: string; force: boolean }
@@ -95,7 +106,17 @@ export interface PlanSummary {
   /** Why nothing was created although more runners are needed, if so. */
   /** (`jit_pacing`: some were, the rest wait until their JIT configs can be minted about when their machines boot.) */
   /** (`spend_cap`: the scale set's machine-hours today reached `max_machine_hours_per_day`.) */
-  blocked: "disabled" | "max_runners" | "create_backoff" | "hard_limit" | "spend_cap" | "github_budget" | "jit_pacing" | null;
+  /** (`flavors_unavailable`: a shaped scale set's jobs wait for the provider's flavor catalogue.) */
+  blocked:
+    | "disabled"
+    | "max_runners"
+    | "create_backoff"
+    | "hard_limit"
+    | "spend_cap"
+    | "github_budget"
+    | "jit_pacing"
+    | "flavors_unavailable"
+    | null;
 }
 
 export interface Plan {
@@ -128,6 +149,22 @@ function deleteReason(i: PlanInstance, cfg: PlanConfig, now: number): DeleteReas
   const bootstrapping = STARTING.includes(i.status) || (i.status === "running" && BOOTSTRAPPING.includes(i.runnerStatus));
   if (bootstrapping && !isBusy(i) && now - bootstrapSince(i) >= cfg.bootstrapTimeoutMs) return "bootstrap_timeout";
   return null;
+}
+
+/**
+ * A shaped scale set's capacity: each queued job (by shape identity, oldest first) is covered by
+ * an available machine of its shape or is missing one; what is left over is each shape's surplus.
+ */
+function shapedCapacity(available: readonly PlanInstance[], queuedShapes: readonly string[]) {
+  const spare = new Map<string, number>();
+  for (const i of available) spare.set(i.shape ?? "", (spare.get(i.shape ?? "") ?? 0) + 1);
+  const missing: number[] = [];
+  for (const [index, shape] of queuedShapes.entries()) {
+    const n = spare.get(shape) ?? 0;
+    if (n > 0) spare.set(shape, n - 1);
+    else missing.push(index);
+  }
+  return { missing, surplus: spare };
 }
 
 export function plan(snapshot: PlanSnapshot): Plan {
@@ -206,11 +243,15 @@ export function plan(snapshot: PlanSnapshot): Plan {
       i.runnerStatus !== "failed",
   );
   const idle = available.filter(isIdle);
-  const desired = cfg.enabled ? Math.min(cfg.maxRunners, cfg.minIdleRunners + snapshot.queuedJobs) : 0;
-  const missing = desired - available.length;
+  // A disabled shaped scale set wants nothing: all its idle runners are surplus.
+  const shaped = cfg.shaped ? shapedCapacity(available, cfg.enabled ? (snapshot.queuedShapes ?? []) : []) : null;
+  const wanted = shaped ? (snapshot.queuedShapes ?? []).length : cfg.minIdleRunners + snapshot.queuedJobs;
+  const desired = cfg.enabled ? Math.min(cfg.maxRunners, wanted) : 0;
+  // A shaped scale set's machines are not interchangeable: what is missing is counted per shape.
+  const missing = shaped ? shaped.missing.length : desired - available.length;
 
   let blocked: PlanSummary["blocked"] = null;
-  if (!cfg.enabled && Math.min(cfg.maxRunners, cfg.minIdleRunners + snapshot.queuedJobs) > available.length) blocked = "disabled";
+  if (!cfg.enabled && Math.min(cfg.maxRunners, wanted) > available.length) blocked = "disabled";
   if (missing > 0) {
     const room = cfg.maxRunners - live.length;
     const allowedAt = createAllowedAt(snapshot.createBackoff, cfg.createBackoff);
@@ -220,7 +261,22 @@ export function plan(snapshot: PlanSnapshot): Plan {
       wake(allowedAt);
     } else if (snapshot.spendCapReached) blocked = "spend_cap";
     else if (room <= 0) blocked = "max_runners";
-    else actions.push({ type: "create", count: Math.min(missing, room) });
+    else {
+      const count = Math.min(missing, room);
+      actions.push(shaped ? { type: "create", count, forQueued: shaped.missing.slice(0, count) } : { type: "create", count });
+    }
+  }
+  if (shaped) {
+    // A shaped runner no queued job wants will never be wanted by another run: it goes once idle.
+    const oldestFirst = idle
+      .filter((i) => !i.inFlight && !touched.has(i.name) && !i.awaiting)
+      .sort((a, b) => a.createdAt - b.createdAt || a.name.localeCompare(b.name));
+    for (const i of oldestFirst) {
+      const left = shaped.surplus.get(i.shape ?? "") ?? 0;
+      if (left <= 0) continue;
+      shaped.surplus.set(i.shape ?? "", left - 1);
+      act({ type: "mark_delete", instance: i.name, reason: "scale_down" });
+    }
   } else if (missing < 0) {
     // Surplus: only idle runners go, oldest first, and only once they have idled long enough.
     const surplus = -missing;
@@ -255,4 +311,9 @@ export function plan(snapshot: PlanSnapshot): Plan {
       blocked,
     },
   };
+}
+
+/** A create cut to its first `count` machines (a budget or an invocation's room), its jobs cut with it. */
+export function trimCreate(action: Extract<Action, { type: "create" }>, count: number): Extract<Action, { type: "create" }> {
+  return action.forQueued ? { type: "create", count, forQueued: action.forQueued.slice(0, count) } : { type: "create", count };
 }

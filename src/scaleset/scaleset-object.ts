@@ -32,7 +32,8 @@ import { callbackResult, operationOutcome } from "./machine-outcomes";
 import { ObjectState } from "./object-state";
 import { objectStatus, type ScaleSetStatus } from "./object-status";
 import { afterCreate, keepCreateBackoff, keepOutcome } from "./outcome-keeping";
-import { githubRunnerPort } from "./ports-factory";
+import { FlavorMemo } from "./flavor-memo";
+import { githubRunnerPort, openScaleSetPorts } from "./ports-factory";
 import { plan } from "./reconcile";
 import {
   type RunnerReport,
@@ -42,6 +43,7 @@ import {
   runnerReportEvents,
 } from "./runner-report";
 import { MinIdleKeeper } from "./schedule/min-idle-keeping";
+import { awaitingFlavors, judgeShapedQueue } from "./shaped-queue";
 import { type ScaleSetSettings, scaleSetSettings } from "./settings";
 import { recheckStaleJobs } from "./stale-jobs/stale-job-recheck";
 import type { QueuedJob } from "./stale-jobs/stale-jobs";
@@ -68,6 +70,7 @@ export class ScaleSet extends DurableObject<Env> {
   private readonly listener: ListenerHost;
   /** Forgejo scale sets (intake `poll`): polls for waiting jobs (src/forges/forgejo/). */
   private readonly poller: PollerHost;
+  private readonly flavorMemo = new FlavorMemo();
   private limiter: OutboundLimiter | null = null;
   /** What each alarm and RPC spends of Cloudflare's per-invocation budgets (its status). */
   readonly invocations: InvocationRecord;
@@ -380,12 +383,24 @@ export class ScaleSet extends DurableObject<Env> {
     const spend = keepSpendGuard(this.state, ss, rows.machineMsToday, now);
     // Min idle on a schedule; its next change is armed as a timer (schedule/min-idle-keeping.ts).
     const minIdle = this.minIdle.evaluate(ss, this.clock());
+    // A shaped scale set's jobs each want a machine of their own shape (scaleset/shaped-queue.ts).
+    const shaped = ss.shape
+      ? await judgeShapedQueue({
+          db,
+          ss,
+          queue: rows.shapedQueue,
+          memo: this.flavorMemo,
+          machines: async () => (await openScaleSetPorts(this.env, ss, { outbound: this.executor.outbound })).machines,
+          now,
+        })
+      : null;
     const planInput = planSnapshot({
       scaleSet: ss,
       minIdleRunners: minIdle.minIdle,
       instances: rows.instances,
       // scaleset_api: assigned jobs not yet started, as D1 and GitHub's statistics both count them.
-      queuedJobs: ss.intake === "scaleset_api" ? this.listener.demand(rows) : rows.queuedJobs,
+      queuedJobs: shaped ? shaped.queuedShapes.length : ss.intake === "scaleset_api" ? this.listener.demand(rows) : rows.queuedJobs,
+      ...(shaped && { queuedShapes: shaped.queuedShapes }),
       ops: this.state.allOps(),
       inFlight: this.inFlight,
       createBackoff: backoff,
@@ -399,7 +414,7 @@ export class ScaleSet extends DurableObject<Env> {
     const budget = ss.endpoint.forge === "forgejo" ? null : this.settings.githubBudget;
     const paid = await payForCreates({ ...rows, db, scaleSet: ss, plan: planned, state: this.state, now }, budget);
     // What this invocation cannot pay for in subrequests is left to the next (invocation-cap.ts).
-    const result = fitToInvocation(paid, ss.id, now);
+    const result = awaitingFlavors(fitToInvocation(paid, ss.id, now), shaped?.awaitingCatalogue ?? 0, this.flavorMemo.retryAt());
     const planLine = { event: "plan", scale_set: ss.id, trigger, ...result.summary, actions: result.actions.length };
     logAt(passLevel({ actions: result.actions.length, blocked: result.summary.blocked }), planLine);
 
@@ -408,7 +423,8 @@ export class ScaleSet extends DurableObject<Env> {
     try {
       // Drift is judged against this snapshot, before the plan adds anything the cloud cannot know yet.
       this.suspects = (await checkDriftWhenDue(this.executor, db, ss, rows.instances, now)) ?? this.suspects;
-      if (result.actions.length) await executePlan(this.executor, db, ss, rows.instances, result.actions, result.mintWith);
+      if (result.actions.length)
+        await executePlan(this.executor, db, ss, rows.instances, result.actions, result.mintWith, shaped?.machines);
       // Lost webhooks: jobs GitHub has long started or finished must stop asking for runners, and
       // jobs it finished must give back their machines.
       // (The scale set API loses nothing: its queue holds every event until acknowledged.)

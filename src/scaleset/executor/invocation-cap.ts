@@ -1,6 +1,6 @@
 import { INVOCATION_BUDGET, invocationSpent } from "../../lib/invocation-cost";
 import { logEvent as log } from "../../observability/log";
-import type { Action, Plan } from "../reconcile";
+import { type Action, type Plan, trimCreate } from "../reconcile";
 
 /**
  * Cuts a plan to what the invocation under way can still pay for in subrequests (Cloudflare's
@@ -58,7 +58,7 @@ export function capToInvocation(p: Plan, left: number, now: number): Plan {
       continue;
     }
     const n = Math.min(a.count, creates);
-    if (n > 0) actions.push({ type: "create", count: n });
+    if (n > 0) actions.push(trimCreate(a, n));
     creates -= n;
   }
   return { ...p, actions, wakeAt: now };

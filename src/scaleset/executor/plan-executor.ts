@@ -7,6 +7,8 @@ import type { Env } from "../../env";
 import { bindNewRunners } from "../../forges/forgejo/poller-host";
 import { mapLimit } from "../../lib/map-limit";
 import { errorText, logEvent as log, logAt } from "../../observability/log";
+import type { MachineShape } from "../../shapes/machine-shape";
+import { runnerLabels } from "../../shapes/runner-labels";
 import { buildBootstrapInstance, mintsJitOnBoot, tokenMinutes } from "../bootstrap";
 import { mintInstanceToken } from "../instance-token";
 import { transitionLevel } from "../log-levels";
@@ -68,6 +70,8 @@ export async function executePlan(
   actions: Action[],
   /** The credential that paid for each create's JIT config, in order (absent: the entity's own). */
   mintWith?: readonly string[],
+  /** A shaped scale set: the machine of each servable job (creates name theirs by `forQueued`). */
+  shapedMachines?: readonly MachineShape[],
 ): Promise<void> {
   const { env, state, settings, inFlight } = ctx;
   const keyring = await keyringFor(env);
@@ -89,7 +93,8 @@ export async function executePlan(
     if (action.reap) reaps.push({ id: row.id, instance: action.instance, reap: action.reap });
   }
   const createCount = actions.reduce((count, action) => count + (action.type === "create" ? action.count : 0), 0);
-  const fresh: NewInstance[] = Array.from({ length: createCount }, () => ({
+  const shapes = actions.flatMap((action) => (action.type === "create" ? (action.forQueued ?? []) : [])).map((i) => shapedMachines?.[i]);
+  const fresh: NewInstance[] = Array.from({ length: createCount }, (_, index) => ({
     id: crypto.randomUUID(),
     name: runnerName(ss.runnerPrefix),
     scaleSetId: ss.id,
@@ -97,6 +102,7 @@ export async function executePlan(
     osArch: ss.osArch,
     createdAt: now,
     jitOnBoot: mintsJitOnBoot(ss),
+    ...(shapes[index] && { shape: shapes[index], osArch: shapes[index].arch }),
   }));
   const deletes = actions
     .filter((action): action is Extract<Action, { type: "delete" }> => action.type === "delete")
@@ -157,7 +163,8 @@ export async function executePlan(
           ? githubRunnerPort(env, { ...ss.entity, credentialsId: credentialId }, ctx.outbound)
           : runners;
       try {
-        const config = await port.createJitRunner({ name: instance.name, labels: ss.labels, runnerGroup: ss.runnerGroup });
+        const labels = runnerLabels(ss.labels, instance.shape);
+        const config = await port.createJitRunner({ name: instance.name, labels, runnerGroup: ss.runnerGroup });
         return { ok: true as const, ...config, credentialId };
       } catch (err) {
         return { ok: false as const, error: errorText(err) };
@@ -268,7 +275,14 @@ export async function executePlan(
     // Creates settle in the background: a slow or hung shim call (up to its timeout) must not hold
     // up this scale set's deletes and later passes. The pass waits for them only briefly.
     const creates = settleCreates(ctx, db, ss, creating, machines, (create) =>
-      buildBootstrapInstance({ scaleSet: ss, name: create.instance.name, token: create.token, publicUrl: env.PUBLIC_URL, tools }),
+      buildBootstrapInstance({
+        scaleSet: ss,
+        name: create.instance.name,
+        token: create.token,
+        publicUrl: env.PUBLIC_URL,
+        tools,
+        shape: create.instance.shape,
+      }),
     );
     for (const create of creating) background.add(create.instance.name);
     const deleted = await mapLimit(deleting, concurrency, (del) => machines.deleteInstance(del.row.providerId ?? del.instance));

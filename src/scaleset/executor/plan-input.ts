@@ -13,6 +13,8 @@ export function planSnapshot(input: {
   scaleSet: ScaleSetRecord;
   instances: readonly InstanceRecord[];
   queuedJobs: number;
+  /** A shaped scale set: its servable queued jobs' shape identities, oldest first (scaleset/shaped-queue.ts). */
+  queuedShapes?: readonly string[];
   ops: ReadonlyMap<string, InstanceOps>;
   inFlight: ReadonlySet<string>;
   createBackoff: CreateBackoff;
@@ -38,6 +40,7 @@ export function planSnapshot(input: {
       startedAt: input.startedAt,
       createBackoff: settings.createBackoff,
       lifetime: lifetimePolicy(ss.maxRunnerLifetimeSeconds, ss.runnerLifetimeHardCapSeconds),
+      ...(ss.shape && { shaped: true }),
     },
     instances: input.instances.map((instance) => {
       const ops = input.ops.get(instance.name);
@@ -54,9 +57,11 @@ export function planSnapshot(input: {
         retryAt: ops?.retryAt ?? null,
         inFlight: input.inFlight.has(instance.name),
         awaiting: ops?.opId && ops.opKind ? { kind: ops.opKind, pollAt: ops.pollAt ?? now } : null,
+        ...(instance.shape && { shape: instance.shape.identity }),
       };
     }),
     queuedJobs: input.queuedJobs,
+    ...(input.queuedShapes && { queuedShapes: input.queuedShapes }),
     createBackoff: input.createBackoff,
     spendCapReached: input.spendCapReached ?? false,
     now,

@@ -1,4 +1,4 @@
-import type { Action, Plan } from "../reconcile";
+import { type Action, type Plan, trimCreate } from "../reconcile";
 
 /**
  * Cuts a plan's creates to what the GitHub budget paid for this window (github/budget.ts), or to
@@ -26,7 +26,7 @@ export function capCreates(
     else if (left > 0) {
       const count = Math.min(action.count, left);
       left -= count;
-      actions.push({ type: "create", count });
+      actions.push(trimCreate(action, count));
     }
   }
   return {
