@@ -24,8 +24,8 @@ export interface Io {
   readStdin: () => Promise<string>;
   env: NodeJS.ProcessEnv;
   fetch?: typeof fetch;
-  /** Asks for a secret in a terminal without echoing it; undefined without a terminal (or when absent, as in tests). */
-  promptSecret?: (question: string) => Promise<string | undefined>;
+  /** Asks in a terminal (a secret without echoing it); undefined when nobody can answer: no terminal, CI, or absent as in tests. */
+  prompt?: (question: string, opts: { hidden: boolean }) => Promise<string | undefined>;
 }
 
 export interface Context {

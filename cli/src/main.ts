@@ -9,7 +9,7 @@ import type { Context, Io } from "./command.ts";
 import { COMMANDS } from "./commands/index.ts";
 import { configPath, readConfigFile, resolveConfig } from "./config.ts";
 import { ApiFailure, describeFailure, EXIT } from "./errors.ts";
-import { promptHidden } from "./setup/prompt.ts";
+import { promptInTerminal } from "./setup/prompt.ts";
 
 export function version(): string {
   const pkg = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as { version: string };
@@ -74,7 +74,7 @@ export function processIo(): Io {
     stdout: (text) => void process.stdout.write(text),
     stderr: (text) => void process.stderr.write(text),
     env: process.env,
-    promptSecret: promptHidden,
+    prompt: promptInTerminal,
     readStdin: async () => {
       if (process.stdin.isTTY) process.stderr.write("reading from stdin (end with Ctrl-D)\n");
       const chunks: Buffer[] = [];

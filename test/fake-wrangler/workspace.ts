@@ -47,8 +47,10 @@ export function freshState(): FakeState {
 export function makeWorkspace(state: FakeState = freshState()): Workspace {
   const dir = mkdtempSync(join(tmpdir(), "edgerunner-setup-"));
   copyFileSync(join(repo, "wrangler.toml"), join(dir, "wrangler.toml"));
-  mkdirSync(join(dir, "shims/aws-ec2"), { recursive: true });
-  copyFileSync(join(repo, "shims/aws-ec2/wrangler.toml"), join(dir, "shims/aws-ec2/wrangler.toml"));
+  for (const shim of ["aws-ec2", "gce", "hetzner"]) {
+    mkdirSync(join(dir, "shims", shim), { recursive: true });
+    copyFileSync(join(repo, "shims", shim, "wrangler.toml"), join(dir, "shims", shim, "wrangler.toml"));
+  }
   mkdirSync(join(dir, "migrations"));
   for (const f of readdirSync(join(repo, "migrations")).filter((f) => f.endsWith(".sql")))
     copyFileSync(join(repo, "migrations", f), join(dir, "migrations", f));
@@ -64,7 +66,7 @@ export function makeWorkspace(state: FakeState = freshState()): Workspace {
 
   const node = (args: string[], env: Record<string, string>) =>
     new Promise<Run>((done) => {
-      // Only what the CLI needs: no EDGERUNNER_* or AWS_* of whoever runs the tests leaks in.
+      // Only what the CLI needs: no EDGERUNNER_*, AWS_*, HCLOUD_* or GOOGLE_* of whoever runs the tests leaks in.
       const child = spawn(process.execPath, ["--no-warnings=ExperimentalWarning", ...args], {
         cwd: dir,
         env: { PATH: `${bin}:${process.env.PATH}`, HOME: dir, EDGERUNNER_CONFIG: configFile, FAKE_WRANGLER_STATE: stateDir, ...env },

@@ -1,16 +1,39 @@
 /**
- * `edgerunner setup`: from a Cloudflare login to a deployed coordinator (and, with
- * `--shim aws-ec2`, the EC2 shim registered as a provider). The steps are in cli/src/setup/;
+ * `edgerunner setup`: from a Cloudflare login to a deployed coordinator (and, with `--shim
+ * aws-ec2|gce|hetzner`, that shim registered as a provider). The steps are in cli/src/setup/;
  * this file reads the options and prints. See docs/deploy.md.
  */
-import { type Command, str } from "../command.ts";
+import { type Command, type OptionSpec, str, type Values } from "../command.ts";
 import { normalizeUrl } from "../config.ts";
 import { UsageError } from "../errors.ts";
 import { generateSecret } from "../setup/generate-secret.ts";
 import { runSetup, summary } from "../setup/run-setup.ts";
+import { isShimName, SHIM_NAMES, type ShimName, shimVarOptions } from "../setup/shim-kinds.ts";
+import { parseShimVar } from "../setup/shim-settings.ts";
 import { spawnWrangler } from "../setup/wrangler.ts";
 
-const SHIMS = ["aws-ec2"] as const;
+/** Each shim's vars as options of their own (--aws-region, --gce-zones): one shim's option means nothing to another. */
+const shimVarSpecs: Record<string, OptionSpec> = Object.fromEntries(
+  shimVarOptions().map(({ kind, v }) => [v.option, { type: "string", arg: v.arg, description: `with --shim ${kind.name}: ${v.about}` }]),
+);
+
+function shimOption(values: Values): ShimName | undefined {
+  const shim = str(values, "shim");
+  if (shim === undefined || isShimName(shim)) return shim;
+  throw new UsageError(`--shim: one of ${SHIM_NAMES.join(", ")}, not "${shim}"`);
+}
+
+/** The options given for the shim's vars, checked now so a typo fails before anything runs. */
+function givenShimVars(values: Values, shim: ShimName | undefined): Record<string, string> {
+  const given: Record<string, string> = {};
+  for (const { kind, v } of shimVarOptions()) {
+    const value = str(values, v.option);
+    if (value === undefined) continue;
+    if (kind.name !== shim) throw new UsageError(`--${v.option} goes with --shim ${kind.name}`);
+    given[v.name] = parseShimVar(v, value);
+  }
+  return given;
+}
 
 export const setupCommands: Command[] = [
   {
@@ -29,25 +52,21 @@ export const setupCommands: Command[] = [
         description: "the Cloudflare account, when your login has several (or set CLOUDFLARE_ACCOUNT_ID)",
       },
       "dry-run": { type: "boolean", description: "print what would change (read-only checks still run)" },
-      shim: { type: "string", arg: "NAME", description: "also deploy a provider shim and register it: aws-ec2" },
-      "aws-region": {
-        type: "string",
-        arg: "REGION",
-        description: "with --shim aws-ec2: the region it launches in (default AWS_REGION, then us-east-1)",
-      },
+      shim: { type: "string", arg: "NAME", description: `also deploy a provider shim and register it: ${SHIM_NAMES.join(", ")}` },
+      ...shimVarSpecs,
       "provider-name": {
         type: "string",
         arg: "NAME",
-        description: "with --shim: the provider's name on the coordinator (default aws-ec2)",
+        description: "with --shim: the provider's name on the coordinator (default: the shim's name)",
       },
       "save-profile": { type: "boolean", description: "save a new admin token as a CLI profile (default; --no-save-profile: do not)" },
     },
     example: "npx wrangler login && npx edgerunner setup",
     run: async (ctx) => {
       const v = ctx.values;
-      const shim = str(v, "shim");
-      if (shim !== undefined && !(SHIMS as readonly string[]).includes(shim))
-        throw new UsageError(`--shim: one of ${SHIMS.join(", ")}, not "${shim}"`);
+      const shim = shimOption(v);
+      const shimVars = givenShimVars(v, shim);
+      if (str(v, "provider-name") !== undefined && !shim) throw new UsageError("--provider-name goes with --shim");
       const database = str(v, "database") ?? "edgerunner";
       // D1's own rule for names; checked here so a typo fails before anything runs.
       if (!/^[a-z0-9][a-z0-9-]{0,62}$/.test(database))
@@ -65,9 +84,9 @@ export const setupCommands: Command[] = [
           ...(publicUrl ? { publicUrl: normalizeUrl(publicUrl, "--public-url") } : {}),
           ...(accountId ? { accountId } : {}),
           dryRun: v["dry-run"] === true,
-          ...(shim ? { shim: "aws-ec2" as const } : {}),
-          ...(str(v, "aws-region") ? { awsRegion: str(v, "aws-region")! } : {}),
-          providerName: str(v, "provider-name") ?? "aws-ec2",
+          ...(shim ? { shim } : {}),
+          shimVars,
+          ...(str(v, "provider-name") ? { providerName: str(v, "provider-name")! } : {}),
           saveProfile: v["save-profile"] !== false,
           ...(ctx.global.profile ? { profile: ctx.global.profile } : {}),
         },

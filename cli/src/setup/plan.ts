@@ -108,6 +108,7 @@ export interface ProviderView {
 export type ProviderPlan =
   | { kind: "create"; secret: string }
   | { kind: "update"; body: { url?: string; secret?: string } }
+  | { kind: "move" }
   | { kind: "unchanged" };
 
 /**
@@ -119,13 +120,16 @@ export const needsNewShimSecret = (shimHasSecret: boolean, providerExists: boole
 /**
  * What to do with the provider, given what the coordinator has (undefined: none by that name),
  * the shim's URL, and the shim's signing secret if this run generated it (always, when there is
- * no provider: needsNewShimSecret).
+ * no provider: needsNewShimSecret). A provider at another URL is `move`d: the coordinator takes
+ * a new URL only together with a new secret while scale sets use it (409 in_use otherwise), so
+ * the shim gets a new secret first and both go in one update (plan again with it).
  */
 export function planProvider(existing: ProviderView | undefined, shimUrl: string, newSecret: string | undefined): ProviderPlan {
   if (!existing) {
     if (!newSecret) throw new Error("a provider is registered with the secret this run generated");
     return { kind: "create", secret: newSecret };
   }
+  if (existing.url !== shimUrl && !newSecret) return { kind: "move" };
   const body = { ...(existing.url !== shimUrl ? { url: shimUrl } : {}), ...(newSecret ? { secret: newSecret } : {}) };
   return Object.keys(body).length ? { kind: "update", body } : { kind: "unchanged" };
 }

@@ -1,16 +1,18 @@
 /**
  * `edgerunner setup`, carried out: the coordinator (login, D1 database, deploy config,
- * migrations, secrets, deploy, PUBLIC_URL), then the EC2 shim when asked (shim-setup.ts), then
+ * migrations, secrets, deploy, PUBLIC_URL), then a shim when asked (shim-setup.ts), then
  * the profile and the summary. Every decision is a function of plan.ts; this file runs wrangler
  * and prints a progress line per step. Run twice, it keeps what exists and repairs what is missing.
  */
 import { UsageError } from "../errors.ts";
 import type { DeploySettings } from "./deploy-config.ts";
-import { AWS_EC2_SHIM, COORDINATOR, deployConfig, readCommittedConfig, readSettings } from "./deploy-config-file.ts";
+import { COORDINATOR, deployConfig, readCommittedConfig, readSettings } from "./deploy-config-file.ts";
 import { afterDeploy, COORDINATOR_SECRETS, checkLogin, chosenPublicUrl, initialPublicUrl, missingSecrets, planDatabase } from "./plan.ts";
 import { saveSetupProfile } from "./save-profile.ts";
 import { change, readOnly, type SetupContext, secretNames, writeConfig } from "./setup-context.ts";
-import { type ShimReport, setupAwsEc2Shim } from "./shim-setup.ts";
+import { SHIM_KINDS } from "./shim-kinds.ts";
+import { shimVars } from "./shim-settings.ts";
+import { type ShimReport, setupShim } from "./shim-setup.ts";
 import { failed } from "./wrangler.ts";
 import { deployTargets, migrationsApplied, parseD1List, parseWhoami, workersDevUrl } from "./wrangler-output.ts";
 
@@ -29,9 +31,11 @@ export interface SetupReport {
 
 export async function runSetup(ctx: SetupContext): Promise<SetupReport> {
   const { opts, say } = ctx;
-  // Before anything runs: the committed configs setup builds on (the checkout's root).
+  // Before anything runs: the committed configs setup builds on (the checkout's root), and the
+  // shim's vars, so a bad one (an AWS_REGION in the environment) stops setup before it deploys.
   readCommittedConfig(opts.root, COORDINATOR);
-  if (opts.shim) readCommittedConfig(opts.root, AWS_EC2_SHIM);
+  const shim = opts.shim ? SHIM_KINDS[opts.shim] : undefined;
+  const vars = shim ? shimVars(opts.root, shim, opts.shimVars, ctx.io.env) : {};
   if (opts.dryRun) say("Dry run: read-only checks run; every command that would change something is printed instead.");
 
   // 1. Who is logged in, and to which account.
@@ -148,7 +152,7 @@ export async function runSetup(ctx: SetupContext): Promise<SetupReport> {
       say(saved.line);
       if (saved.profile) report.profile = saved.profile;
     }
-    if (opts.shim === "aws-ec2") report.shim = await setupAwsEc2Shim(ctx, { url: publicUrl, createdAdminToken: adminToken });
+    if (shim) report.shim = await setupShim(ctx, shim, vars, { url: publicUrl, createdAdminToken: adminToken });
     return report;
   } catch (e) {
     if (adminToken) say(["", ...tokenLines(adminToken, undefined)].join("\n"));
@@ -172,6 +176,12 @@ export function summary(r: SetupReport): string {
   if (r.dry_run) return "\nDry run: nothing was changed. Run without --dry-run to do it.\n";
   const lines = ["", `Edgerunner is deployed at ${r.public_url}`, `Next: open ${r.setup_url} to connect GitHub and create a first runner.`];
   if (r.admin_token) lines.push("", ...tokenLines(r.admin_token, r.profile));
-  if (r.shim) lines.push("", `EC2 shim at ${r.shim.url}, registered as provider "${r.shim.provider}".`);
+  if (r.shim) {
+    const kind = SHIM_KINDS[r.shim.shim];
+    lines.push(
+      "",
+      `${kind.target.label} at ${r.shim.url}, registered as provider "${r.shim.provider}": create a scale set on it (${kind.doc}).`,
+    );
+  }
   return lines.join("\n") + "\n";
 }

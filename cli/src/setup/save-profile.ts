@@ -1,7 +1,7 @@
 /**
  * After a setup that created the admin token: save it as a CLI profile for the new coordinator,
  * as `edgerunner login` would (the file is mode 0600), so the CLI works at once and a later
- * `setup --shim aws-ec2` can register the shim. A profile of that name for another coordinator
+ * `setup --shim` can register the shim. A profile of that name for another coordinator
  * is left alone: its token would be lost.
  */
 import { configPath, DEFAULT_PROFILE, normalizeUrl, readConfigFile, writeConfigFile } from "../config.ts";

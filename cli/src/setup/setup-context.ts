@@ -10,6 +10,7 @@ import { StepFailure } from "../errors.ts";
 import type { DeploySettings } from "./deploy-config.ts";
 import { committedConfig, deployConfig, renderedDeployConfig, type WorkerTarget, writeDeployConfig } from "./deploy-config-file.ts";
 import type { SecretKind } from "./plan.ts";
+import type { ShimName } from "./shim-kinds.ts";
 import { commandLine, failed, type Wrangler, type WranglerResult } from "./wrangler.ts";
 import { isWorkerNotFound, parseSecretList } from "./wrangler-output.ts";
 
@@ -21,9 +22,11 @@ export interface SetupOptions {
   publicUrl?: string;
   accountId?: string;
   dryRun: boolean;
-  shim?: "aws-ec2";
-  awsRegion?: string;
-  providerName: string;
+  shim?: ShimName;
+  /** The shim's vars given as options (--aws-region, --gce-zones), by var name, already checked. */
+  shimVars: Record<string, string>;
+  /** The provider's name on the coordinator (default: the shim's name). */
+  providerName?: string;
   saveProfile: boolean;
   /** The profile to save the new coordinator's token in (global --profile). */
   profile?: string;

@@ -1,51 +1,44 @@
 /**
- * `setup --shim aws-ec2`: the EC2 shim Worker (shims/aws-ec2, docs/aws-ec2-shim.md) deployed
- * with its secrets, and registered with the coordinator as a provider signed with the same
- * SHIM_SECRET. SHIM_SECRET is generated; the AWS key comes from the environment or is asked
- * for in the terminal, never echoed. Existing secrets are kept, as for the coordinator.
+ * `setup --shim NAME`: a shim Worker (its entry in shim-kinds.ts: shims/aws-ec2, shims/gce,
+ * shims/hetzner) deployed with its vars and secrets, and registered with the coordinator as a
+ * provider signed with the same SHIM_SECRET. SHIM_SECRET is generated; the cloud's credentials
+ * come from the environment or are asked for in the terminal (keys not echoed), and the vars from
+ * the options or the last setup (shim-settings.ts, before anything runs).
+ * Existing secrets are kept, as for the coordinator.
  */
 import { makeClient, unwrap } from "../client.ts";
 import { configPath, readConfigFile } from "../config.ts";
 import { ApiFailure, NetworkFailure, StepFailure, UsageError } from "../errors.ts";
-import { committedVar } from "./deploy-config.ts";
-import { AWS_EC2_SHIM, deployConfig, readCommittedConfig, readSettings } from "./deploy-config-file.ts";
+import { deployConfig, type WorkerTarget } from "./deploy-config-file.ts";
 import { adminTokenFor, needsNewShimSecret, type ProviderView, planProvider } from "./plan.ts";
 import { change, type SetupContext, secretNames, writeConfig } from "./setup-context.ts";
+import type { ShimKind, ShimName } from "./shim-kinds.ts";
+import { cloudSecrets } from "./shim-settings.ts";
 import { deployTargets, workersDevUrl } from "./wrangler-output.ts";
 
 export interface ShimReport {
+  shim: ShimName;
   url: string | null;
   provider: string;
   secrets_set: string[];
 }
 
-/** The AWS key's parts: where each comes from when the shim lacks it. */
-const AWS_SECRETS = [
-  { name: "AWS_ACCESS_KEY_ID", required: true, question: "AWS access key id for the shim's IAM user: " },
-  { name: "AWS_SECRET_ACCESS_KEY", required: true, question: "its secret access key: " },
-  { name: "AWS_SESSION_TOKEN", required: false, question: "" },
-] as const;
-
 /** How often, and how long apart, the coordinator is asked before setup gives up (a new workers.dev name can take a moment). */
 const API_ATTEMPTS = 10;
 const API_RETRY_MS = 3000;
 
-export async function setupAwsEc2Shim(
+export async function setupShim(
   ctx: SetupContext,
+  kind: ShimKind,
+  vars: Record<string, string>,
   coordinator: { url: string | undefined; createdAdminToken: string | undefined },
 ): Promise<ShimReport> {
   const { opts, say } = ctx;
-  const t = AWS_EC2_SHIM;
-  const config = deployConfig(t);
+  const t = kind.target;
+  const name = opts.providerName ?? kind.name;
 
-  // The region: --aws-region, else what the last setup chose, else AWS_REGION, else the committed default.
-  const region =
-    opts.awsRegion ??
-    readSettings(opts.root, t)?.vars.AWS_REGION ??
-    ctx.io.env.AWS_REGION ??
-    committedVar(readCommittedConfig(opts.root, t), "AWS_REGION") ??
-    "us-east-1";
-  writeConfig(ctx, t, { vars: { AWS_REGION: region } }, `AWS_REGION ${region}`);
+  const described = Object.entries(vars).map(([k, v]) => `${k} ${v}`);
+  writeConfig(ctx, t, { vars }, described.length ? described.join(", ") : "the committed settings");
 
   // The provider as the coordinator has it (read-only, so a dry run asks too when it can).
   const token = coordinator.url
@@ -59,52 +52,29 @@ export async function setupAwsEc2Shim(
     );
   }
   let provider: ProviderView | undefined;
-  if (api) provider = await findProvider(ctx, api, opts.providerName, coordinator.url!);
-  else if (!coordinator.url) say(`· provider "${opts.providerName}" is looked up once the coordinator is deployed`);
-  else
-    say(`· cannot look up provider "${opts.providerName}" without the admin token (EDGERUNNER_TOKEN or a profile for ${coordinator.url})`);
+  if (api) provider = await findProvider(ctx, api, name, coordinator.url!);
+  else if (!coordinator.url) say(`· provider "${name}" is looked up once the coordinator is deployed`);
+  else say(`· cannot look up provider "${name}" without the admin token (EDGERUNNER_TOKEN or a profile for ${coordinator.url})`);
 
-  // Secrets: SHIM_SECRET new when missing (or when no provider holds it); the AWS key from the user.
+  // Secrets: SHIM_SECRET new when missing (or when no provider holds it); the cloud's from the user.
   const existing = await secretNames(ctx, t);
+  for (const s of existing) say(`✓ ${t.label} secret ${s} already set (kept)`);
   const values: Record<string, string> = {};
-  const shown: Record<string, string> = {};
-  for (const name of existing) say(`✓ ${t.label} secret ${name} already set (kept)`);
+  const from: Record<string, string> = {};
   if (needsNewShimSecret(existing.includes("SHIM_SECRET"), provider !== undefined || !api)) {
     if (existing.includes("SHIM_SECRET"))
-      say(`! provider "${opts.providerName}" is not registered: the shim gets a new SHIM_SECRET to register it with`);
+      say(`! provider "${name}" is not registered: the shim gets a new SHIM_SECRET to register it with`);
     values.SHIM_SECRET = ctx.generate("token");
-    shown.SHIM_SECRET = "<generated>";
+    from.SHIM_SECRET = "generated";
   }
-  for (const s of AWS_SECRETS) {
-    if (existing.includes(s.name)) continue;
-    const fromEnv = ctx.io.env[s.name];
-    if (fromEnv) {
-      values[s.name] = fromEnv;
-      shown[s.name] = `<$${s.name}>`;
-    } else if (s.required && opts.dryRun) {
-      shown[s.name] = "<asked for>";
-    } else if (s.required) {
-      const answer = (await ctx.io.promptSecret?.(s.question))?.trim();
-      if (!answer) {
-        throw new UsageError(
-          `the EC2 shim needs ${s.name}`,
-          "set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (an IAM user's key with the policy in docs/aws-ec2-shim.md), or run setup in a terminal to be asked",
-        );
-      }
-      values[s.name] = answer;
-    }
-  }
-  const names = Object.keys(opts.dryRun ? shown : values);
-  if (names.length) {
-    say(`${opts.dryRun ? "· would set" : "→ setting"} ${t.label} secrets ${names.join(", ")}`);
-    if (await change(ctx, ["secret", "bulk", "-c", config], { stdin: JSON.stringify(values), shownStdin: JSON.stringify(shown) })) {
-      for (const name of names) say(`+ set ${t.label} secret ${name}${name === "SHIM_SECRET" ? " (generated)" : ""}`);
-    }
-  }
+  const cloud = await cloudSecrets(kind, existing, ctx.io, opts.dryRun);
+  Object.assign(values, cloud.values);
+  Object.assign(from, cloud.from);
+  await putSecrets(ctx, t, values, from);
 
   // Deploy, then register (or update) the provider with the shim's URL and the new secret.
   say(opts.dryRun ? `· would deploy the ${t.label}` : `→ deploying the ${t.label} (wrangler deploy)`);
-  const deployed = await change(ctx, ["deploy", "-c", config], { outputFile: true });
+  const deployed = await change(ctx, ["deploy", "-c", deployConfig(t)], { outputFile: true });
   let url: string | undefined;
   if (deployed) {
     url = workersDevUrl(deployTargets(deployed.outputFile ?? ""));
@@ -117,21 +87,37 @@ export async function setupAwsEc2Shim(
     say(`✓ ${t.label} deployed at ${url}`);
   }
   if (opts.dryRun || !api || !url) {
-    say(`· would register provider "${opts.providerName}" on the coordinator with the shim's URL and SHIM_SECRET`);
+    say(`· would register provider "${name}" on the coordinator with the shim's URL and SHIM_SECRET`);
   } else {
-    const plan = planProvider(provider, url, values.SHIM_SECRET);
-    const path = { params: { path: { name: opts.providerName } } };
+    let plan = planProvider(provider, url, values.SHIM_SECRET);
+    if (plan.kind === "move") {
+      say(`! provider "${name}" is at ${provider!.url}: it moves to ${url} with a new SHIM_SECRET (a new URL goes with a new secret)`);
+      values.SHIM_SECRET = ctx.generate("token");
+      await putSecrets(ctx, t, { SHIM_SECRET: values.SHIM_SECRET }, { SHIM_SECRET: "generated" });
+      plan = planProvider(provider, url, values.SHIM_SECRET);
+    }
     if (plan.kind === "create") {
-      await unwrap(api.POST("/api/v1/providers", { body: { name: opts.providerName, url, secret: plan.secret } }));
-      say(`+ registered provider "${opts.providerName}" (${url})`);
+      await unwrap(api.POST("/api/v1/providers", { body: { name, url, secret: plan.secret } }));
+      say(`+ registered provider "${name}" (${url})`);
     } else if (plan.kind === "update") {
-      await unwrap(api.PUT("/api/v1/providers/{name}", { ...path, body: plan.body }));
-      say(`+ updated provider "${opts.providerName}" (${Object.keys(plan.body).join(", ")})`);
+      await unwrap(api.PUT("/api/v1/providers/{name}", { params: { path: { name } }, body: plan.body }));
+      say(`+ updated provider "${name}" (${Object.keys(plan.body).join(", ")})`);
     } else {
-      say(`✓ provider "${opts.providerName}" already registered (${url})`);
+      say(`✓ provider "${name}" already registered (${url})`);
     }
   }
-  return { url: url ?? null, provider: opts.providerName, secrets_set: opts.dryRun ? [] : Object.keys(values) };
+  return { shim: kind.name, url: url ?? null, provider: name, secrets_set: opts.dryRun ? [] : Object.keys(values) };
+}
+
+/** One `secret bulk` (values on stdin; under --dry-run shown as where they come from). */
+async function putSecrets(ctx: SetupContext, t: WorkerTarget, values: Record<string, string>, from: Record<string, string>) {
+  const names = Object.keys(from);
+  if (!names.length) return;
+  ctx.say(`${ctx.opts.dryRun ? "· would set" : "→ setting"} ${t.label} secrets ${names.join(", ")}`);
+  const shown = JSON.stringify(Object.fromEntries(names.map((n) => [n, `<${from[n]}>`])));
+  if (await change(ctx, ["secret", "bulk", "-c", deployConfig(t)], { stdin: JSON.stringify(values), shownStdin: shown })) {
+    for (const n of names) ctx.say(`+ set ${t.label} secret ${n} (${from[n]})`);
+  }
 }
 
 type Api = ReturnType<typeof makeClient>;

@@ -100,7 +100,9 @@ describe("the decisions", () => {
 
   it("the provider: created with the new secret, updated with what changed, or left alone", () => {
     expect(planProvider(undefined, "https://s", "new-secret-000000")).toEqual({ kind: "create", secret: "new-secret-000000" });
-    expect(planProvider({ url: "https://old" }, "https://s", undefined)).toEqual({ kind: "update", body: { url: "https://s" } });
+    // A new URL only ever goes with a new secret: the coordinator refuses it alone while scale sets use the provider.
+    expect(planProvider({ url: "https://old" }, "https://s", undefined)).toEqual({ kind: "move" });
+    expect(planProvider({ url: "https://old" }, "https://s", "n")).toEqual({ kind: "update", body: { url: "https://s", secret: "n" } });
     expect(planProvider({ url: "https://s" }, "https://s", "n")).toEqual({ kind: "update", body: { secret: "n" } });
     expect(planProvider({ url: "https://s" }, "https://s", undefined)).toEqual({ kind: "unchanged" });
     expect(needsNewShimSecret(true, true)).toBe(false);

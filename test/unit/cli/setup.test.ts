@@ -1,12 +1,9 @@
 /**
  * `edgerunner setup` as users run it: the real CLI process, in a temporary checkout, against
- * the fake wrangler (test/fake-wrangler) on PATH and, for the shim, a local server playing the
- * admin API's provider routes.
+ * the fake wrangler (test/fake-wrangler) on PATH. With `--shim`: setup-shim.test.ts.
  */
 import { createHash } from "node:crypto";
 import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { createServer, type IncomingMessage, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { freshState, makeWorkspace, type Workspace } from "../../fake-wrangler/workspace.ts";
@@ -164,102 +161,6 @@ describe("edgerunner setup --dry-run", () => {
     expect(changes(ws)).toEqual([]);
     expect(ws.state()).toEqual(freshState());
     expect(existsSync(join(ws.dir, "wrangler.deploy.toml"))).toBe(false);
-  });
-});
-
-describe("edgerunner setup --shim aws-ec2", () => {
-  let server: Server | undefined;
-  afterEach(() => server?.close());
-
-  /** The admin API's provider routes, answering with the API's shapes; what it was sent, for the test. */
-  async function adminApi() {
-    const providers = new Map<string, { name: string; url: string; secret: string }>();
-    const seen: { method: string; path: string; auth: string | undefined; body: unknown }[] = [];
-    const body = async (req: IncomingMessage) => {
-      let text = "";
-      for await (const c of req) text += c;
-      return text ? JSON.parse(text) : undefined;
-    };
-    const view = (p: { name: string; url: string }) => ({
-      id: "9b2f6c1e-1111-4222-8333-444455556666",
-      name: p.name,
-      url: p.url,
-      description: "",
-      timeout_seconds: 30,
-      has_secret: true,
-      created_at: "2026-11-27T00:00:00Z",
-      updated_at: "2026-11-27T00:00:00Z",
-    });
-    server = createServer(async (req, res) => {
-      const sent = await body(req);
-      seen.push({ method: req.method!, path: req.url!, auth: req.headers.authorization, body: sent });
-      const reply = (status: number, data: unknown) =>
-        res.writeHead(status, { "content-type": "application/json" }).end(JSON.stringify(data));
-      const name = /^\/api\/v1\/providers\/([^/]+)$/.exec(req.url!)?.[1];
-      if (req.method === "POST" && req.url === "/api/v1/providers") {
-        providers.set(sent.name, sent);
-        return reply(201, view(sent));
-      }
-      const found = name ? providers.get(decodeURIComponent(name)) : undefined;
-      if (!found) return reply(404, { error: "provider not found", code: "not_found", details: { name }, request_id: "r1" });
-      if (req.method === "PUT") Object.assign(found, sent);
-      return reply(200, view(found));
-    });
-    await new Promise<void>((ok) => server!.listen(0, "127.0.0.1", ok));
-    return { url: `http://127.0.0.1:${(server!.address() as AddressInfo).port}`, providers, seen };
-  }
-
-  const aws = { AWS_ACCESS_KEY_ID: "AKIAEXAMPLEEXAMPLE01", AWS_SECRET_ACCESS_KEY: "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY" };
-
-  it("deploys the shim with its secrets and registers it with the same SHIM_SECRET; a second run changes nothing", async () => {
-    const api = await adminApi();
-    const ws = workspace();
-    const r = await ws.run(["setup", "--public-url", api.url, "--shim", "aws-ec2", "--aws-region", "eu-central-1"], aws);
-    expect(r.stderr).toBe("");
-    expect(r.code).toBe(0);
-    const shim = ws.state().workers["edgerunner-shim-aws-ec2"]!;
-    expect(Object.keys(shim.secrets).sort()).toEqual(["AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "SHIM_SECRET"]);
-    expect(shim.secrets.AWS_ACCESS_KEY_ID!.sha256).toBe(sha(aws.AWS_ACCESS_KEY_ID));
-    expect(shim.deployments.at(-1)!.vars.AWS_REGION).toBe("eu-central-1");
-    const registered = api.providers.get("aws-ec2")!;
-    expect(registered.url).toBe("https://edgerunner-shim-aws-ec2.example.workers.dev");
-    expect(sha(registered.secret)).toBe(shim.secrets.SHIM_SECRET!.sha256);
-    const token = /Admin token[^\n]*\n {2}(\S+)/.exec(r.stdout)![1]!;
-    expect(api.seen.every((s) => s.auth === `Bearer ${token}`)).toBe(true);
-    expect(r.stdout).not.toContain(aws.AWS_SECRET_ACCESS_KEY);
-    expect(r.stdout).not.toContain(registered.secret);
-
-    // Again, with the token from the profile the first run saved: nothing to put, nothing to register.
-    ws.clearCalls();
-    api.seen.length = 0;
-    const again = await ws.run(["setup", "--public-url", api.url, "--shim", "aws-ec2"]);
-    expect(again.code).toBe(0);
-    expect(changes(ws).filter((a) => a.startsWith("secret"))).toEqual([]);
-    expect(api.seen.map((s) => s.method)).toEqual(["GET"]);
-    expect(again.stdout).toContain('✓ provider "aws-ec2" already registered');
-    expect(ws.state().workers["edgerunner-shim-aws-ec2"]!.deployments.at(-1)!.vars.AWS_REGION).toBe("eu-central-1");
-  });
-
-  it("a provider deleted since: a new SHIM_SECRET for the shim and the provider alike", async () => {
-    const api = await adminApi();
-    const ws = workspace();
-    expect((await ws.run(["setup", "--public-url", api.url, "--shim", "aws-ec2"], aws)).code).toBe(0);
-    const first = ws.state().workers["edgerunner-shim-aws-ec2"]!.secrets.SHIM_SECRET!.sha256;
-    api.providers.clear();
-    const r = await ws.run(["setup", "--public-url", api.url, "--shim", "aws-ec2"]);
-    expect(r.code).toBe(0);
-    const now = ws.state().workers["edgerunner-shim-aws-ec2"]!.secrets.SHIM_SECRET!.sha256;
-    expect(now).not.toBe(first);
-    expect(sha(api.providers.get("aws-ec2")!.secret)).toBe(now);
-  });
-
-  it("without the AWS key and no terminal to ask in: says which variables to set, exit 2", async () => {
-    const api = await adminApi();
-    const ws = workspace();
-    const r = await ws.run(["setup", "--public-url", api.url, "--shim", "aws-ec2"]);
-    expect(r.code).toBe(2);
-    expect(r.stderr).toContain("edgerunner: the EC2 shim needs AWS_ACCESS_KEY_ID");
-    expect(r.stderr).toContain("set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY");
   });
 });
 
