@@ -265,7 +265,7 @@ export async function findInstanceAndSetup(
   setupOf: string,
   opts: { withJitConfig: boolean },
 ): Promise<{ instance: InstanceWithJitConfig | InstanceSummary | null; setup: RunnerSetup | null }> {
-  const [found, setup] = await db.batch<Record<string, any>>([findInstanceStatement(db, name, opts), runnerSetupStatement(db, setupOf)]);
+  const [found, setup] = await db.batch<Record<string, any>>([findInstanceStatement(db, name, opts), runnerSetupStatement(db, setupOf, name)]);
   return { instance: instanceFromRow(found!.results[0], opts), setup: runnerSetupFromRow(setupOf, setup!.results[0]) };
 }
 

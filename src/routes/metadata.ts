@@ -116,7 +116,7 @@ async function readClaimingMint(c: Context<InstanceAppEnv>, claims: InstanceToke
 /** The runner setup read with the instance (SETUP_PATH), or read now. */
 async function runnerSetup(c: Context<InstanceAppEnv>): Promise<RunnerSetup | null> {
   const read = c.get("runnerSetup");
-  return read !== undefined ? read : loadRunnerSetup(c.env.DB, c.get("instance").scaleSetId);
+  return read !== undefined ? read : loadRunnerSetup(c.env.DB, c.get("instance").scaleSetId, c.get("instance").name);
 }
 
 async function jitFiles(env: InstanceAppEnv["Bindings"], instanceId: string, sealed: string): Promise<Record<string, string>> {

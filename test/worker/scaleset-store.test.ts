@@ -60,7 +60,7 @@ describe("scale set store", () => {
     const snap = await loadScaleSetSnapshot(env.DB, scaleSetId);
     expect(await scaleSetEntity(env.DB, scaleSetId)).toEqual(snap.scaleSet!.entity);
     expect(snap.scaleSet!.entity.forge).toBe("github");
-    expect(await loadRunnerSetup(env.DB, scaleSetId)).toEqual({
+    expect(await loadRunnerSetup(env.DB, scaleSetId, "no-such-instance")).toEqual({
       scaleSetId,
       labels: ["gpu", "linux"],
       runnerGroup: snap.scaleSet!.runnerGroup,
@@ -77,6 +77,6 @@ describe("scale set store", () => {
     });
     expect(snap.pool.map((c) => c.credentialId)).toEqual([snap.scaleSet!.entity.credentialsId]);
     expect(await scaleSetEntity(env.DB, crypto.randomUUID())).toBeNull();
-    expect(await loadRunnerSetup(env.DB, crypto.randomUUID())).toBeNull();
+    expect(await loadRunnerSetup(env.DB, crypto.randomUUID(), "no-such-instance")).toBeNull();
   });
 });

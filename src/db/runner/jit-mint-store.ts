@@ -53,7 +53,7 @@ export async function readAndClaimJitMint(
 ): Promise<{ instance: InstanceWithJitConfig | null; setup: RunnerSetup | null; claimed: boolean }> {
   const [found, setup, claim] = await db.batch<Record<string, any>>([
     findInstanceStatement(db, token.name, { withJitConfig: true }),
-    runnerSetupStatement(db, token.scaleSetId),
+    runnerSetupStatement(db, token.scaleSetId, token.name),
     db
       .prepare(
         `UPDATE instances SET jit_claimed_at = ?1, jit_asked_at = ?1, booted_at = coalesce(booted_at, ?1)
