@@ -120,6 +120,18 @@ export function describeInstancesParams(q: {
   return p;
 }
 
+/** Instance types by filters, paged (EC2 takes MaxResults 5 to 100 here). */
+export function describeInstanceTypesParams(q: { filters: Filter[]; maxResults?: number; nextToken?: string }): QueryParams {
+  const p: QueryParams = {};
+  q.filters.forEach((f, i) => {
+    p[`Filter.${i + 1}.Name`] = f.name;
+    list(p, `Filter.${i + 1}.Value`, f.values);
+  });
+  if (q.maxResults !== undefined) p.MaxResults = String(q.maxResults);
+  if (q.nextToken) p.NextToken = q.nextToken;
+  return p;
+}
+
 export const instanceIdsParams = (ids: string[]): QueryParams => {
   const p: QueryParams = {};
   list(p, "InstanceId", ids);

@@ -125,6 +125,44 @@ export function parseDescribeImages(doc: Node): Ec2Image[] {
   }));
 }
 
+/** One item of DescribeInstanceTypes: the fields a flavor is made of. */
+export interface Ec2InstanceType {
+  instanceType: string;
+  currentGeneration: boolean;
+  /** vCpuInfo.defaultVCpus; NaN when EC2 gave none. */
+  vcpus: number;
+  /** memoryInfo.sizeInMiB; NaN when EC2 gave none. */
+  memoryMib: number;
+  /** processorInfo.supportedArchitectures: i386, x86_64, arm64, x86_64_mac, arm64_mac. */
+  architectures: string[];
+  /** supportedUsageClasses: on-demand, spot, capacity-block. */
+  usageClasses: string[];
+  gpus: { name: string; manufacturer: string; count: number }[];
+}
+
+const texts = (set: unknown): string[] => items(set).flatMap((v) => (typeof v === "string" && v !== "" ? [v] : []));
+
+/** DescribeInstanceTypesResponse: this page's types (`<instanceTypeSet><item>`), and the next page's token. */
+export function parseDescribeInstanceTypes(doc: Node): { types: Ec2InstanceType[]; nextToken: string | null } {
+  const b = body(doc, "DescribeInstanceTypesResponse");
+  return {
+    types: items(b.instanceTypeSet).map((n) => ({
+      instanceType: String(n.instanceType ?? ""),
+      currentGeneration: n.currentGeneration === "true",
+      vcpus: Number(n.vCpuInfo?.defaultVCpus ?? Number.NaN),
+      memoryMib: Number(n.memoryInfo?.sizeInMiB ?? Number.NaN),
+      architectures: texts(n.processorInfo?.supportedArchitectures),
+      usageClasses: texts(n.supportedUsageClasses),
+      gpus: items(n.gpuInfo?.gpus).map((g) => ({
+        name: str(g.name) ?? "",
+        manufacturer: str(g.manufacturer) ?? "",
+        count: Number(g.count ?? 0),
+      })),
+    })),
+    nextToken: str(b.nextToken) ?? null,
+  };
+}
+
 /** EC2's error document; null when the text is not one (an HTML page from a proxy, say). */
 export function parseError(text: string): Ec2ErrorBody | null {
   let doc: Node;

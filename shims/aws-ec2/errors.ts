@@ -28,6 +28,7 @@ const IAM_ACTIONS: Record<string, string> = {
   RunInstances: "ec2:RunInstances and ec2:CreateTags (tags at launch)",
   DescribeInstances: "ec2:DescribeInstances",
   DescribeImages: "ec2:DescribeImages",
+  DescribeInstanceTypes: "ec2:DescribeInstanceTypes",
   TerminateInstances: "ec2:TerminateInstances",
   StartInstances: "ec2:StartInstances",
   StopInstances: "ec2:StopInstances",

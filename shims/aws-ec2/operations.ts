@@ -1,4 +1,4 @@
-import { SHIM_INTERFACE_VERSION } from "../../src/providers/shim-protocol.ts";
+import { SHIM_INTERFACE_VERSION_FLAVORS } from "../../src/providers/shim-protocol.ts";
 import { readCreateBody, utf8base64 } from "../common/shim-request.ts";
 import type { Ec2Api } from "./ec2-api.ts";
 import { instanceIdsParams } from "./ec2-params.ts";
@@ -7,6 +7,7 @@ import { INSTANCE_TYPE, parseExtraSpecs } from "./extra-specs.ts";
 import { findInstance, listPool, type PoolScope, toProviderInstance } from "./instances.ts";
 import { launch } from "./launch.ts";
 import { describeAttempt, describeFailures } from "./launch-plan.ts";
+import { shapedSpecs } from "./shape.ts";
 import { base64, renderUserData } from "./user-data.ts";
 
 /**
@@ -24,8 +25,16 @@ export interface Operations {
   now?: () => number;
 }
 
+/** Protocol v1.2: a flavor catalogue (`GET /v1/flavors`), so the coordinator may shape this shim's scale sets. */
 export const capabilities = (region: string): ShimAnswer =>
-  answer(200, { interface_version: SHIM_INTERFACE_VERSION, async: false, idempotent_create: true, provider: "aws-ec2", region });
+  answer(200, {
+    interface_version: SHIM_INTERFACE_VERSION_FLAVORS,
+    async: false,
+    flavors: true,
+    idempotent_create: true,
+    provider: "aws-ec2",
+    region,
+  });
 
 export async function create(o: Operations, rawBody: string): Promise<ShimAnswer> {
   const read = readCreateBody(rawBody, o.scope.poolId);
@@ -37,11 +46,14 @@ export async function create(o: Operations, rawBody: string): Promise<ShimAnswer
   if (b.flavor !== "" && !INSTANCE_TYPE.test(b.flavor))
     problems.push(`flavor must be an EC2 instance type such as c6i.large, not ${JSON.stringify(b.flavor.slice(0, 64))}`);
   if (b.name.length > 255) problems.push("name is longer than EC2's 255-character tag values");
-  const specs = parseExtraSpecs(b.extra_specs ?? o.headerSpecs);
-  if (!specs.ok) problems.push(...specs.problems);
-  else if (b.flavor === "" && !specs.specs.instance_types)
+  const parsed = parseExtraSpecs(b.extra_specs ?? o.headerSpecs);
+  if (!parsed.ok) problems.push(...parsed.problems);
+  // A shaped scale set's machine: the job's disk and spot over the pool's settings.
+  const specs = !parsed.ok ? null : b.shape ? shapedSpecs(parsed.specs, b.shape, b.flavor) : { ok: true as const, specs: parsed.specs };
+  if (specs && !specs.ok) problems.push(specs.problem);
+  else if (specs && b.flavor === "" && !specs.specs.instance_types)
     problems.push("no instance type: set the scale set's flavor (or extra_specs.instance_types)");
-  if (problems.length || !specs.ok) return answer(400, { error: `cannot create ${b.name}: ${problems.join("; ")}`, details: problems });
+  if (problems.length || !specs?.ok) return answer(400, { error: `cannot create ${b.name}: ${problems.join("; ")}`, details: problems });
   const userData = await renderUserData(b);
   if (!userData.ok) return answer(400, { error: `cannot create ${b.name}: ${userData.problem}` });
 

@@ -89,8 +89,8 @@ async function handle<E, C extends ShimBaseConfig>(
   if (route === "method_not_allowed") return answer(405, { error: `${request.method} is not allowed on ${url.pathname}` });
   log.operation = route.op;
   if (route.op === "capabilities") return frame.capabilities(config);
-  // Protocol v1 only: its capabilities offer no batch create, so the coordinator never sends one.
-  if (route.op === "create_batch") return answer(404, { error: "this shim has no batch create (protocol v1)" });
+  // No shim on this frame offers batch create in its capabilities, so the coordinator never sends one.
+  if (route.op === "create_batch") return answer(404, { error: "this shim has no batch create (none in its capabilities)" });
 
   const controllerId = request.headers.get(ShimHeaders.controllerId) ?? "";
   const poolId = request.headers.get(ShimHeaders.poolId) ?? "";

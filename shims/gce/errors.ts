@@ -24,6 +24,7 @@ export const PERMISSIONS: Record<string, string> = {
   "compute.instances.stop": "compute.instances.stop",
   "compute.zoneOperations.wait": "compute.zoneOperations.get",
   "compute.zoneOperations.get": "compute.zoneOperations.get",
+  "compute.machineTypes.list": "compute.machineTypes.list",
 };
 
 export type GceErrorClass = "not_found" | "throttled" | "credentials" | "not_allowed" | "capacity" | "changing" | "server" | "refused";

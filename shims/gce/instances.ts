@@ -93,7 +93,7 @@ export async function findInstance(gce: GceApi, s: PoolScope, id: string): Promi
 const RUNNING = new Set(["PROVISIONING", "STAGING", "RUNNING", "REPAIRING"]);
 const STOPPED = new Set(["STOPPING", "STOPPED", "TERMINATED", "SUSPENDING", "SUSPENDED"]);
 /** Arm machine series (Tau T2A, Axion C4A, N4A): everything else GCE sells is x86-64. */
-const ARM = /^(t2a|c4a|n4a)-/;
+export const ARM_SERIES = /^(t2a|c4a|n4a)-/;
 
 /** The machine as the protocol reports it (GARM's ProviderInstance). */
 export function toProviderInstance(i: GceInstance, name?: string): ValidProviderInstance {
@@ -109,7 +109,7 @@ export function toProviderInstance(i: GceInstance, name?: string): ValidProvider
     name: name ?? i.name,
     status: RUNNING.has(i.status) ? "running" : STOPPED.has(i.status) ? "stopped" : "unknown",
     os_type: windows ? "windows" : "linux",
-    os_arch: ARM.test(machineType) ? "arm64" : "amd64",
+    os_arch: ARM_SERIES.test(machineType) ? "arm64" : "amd64",
     addresses,
   };
 }

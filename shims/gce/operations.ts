@@ -1,4 +1,4 @@
-import { SHIM_INTERFACE_VERSION } from "../../src/providers/shim-protocol.ts";
+import { SHIM_INTERFACE_VERSION_FLAVORS } from "../../src/providers/shim-protocol.ts";
 import { readCreateBody, utf8base64 } from "../common/shim-request.ts";
 import { answer, gceErrorAnswer, type ShimAnswer } from "./errors.ts";
 import { MACHINE_TYPE, parseExtraSpecs, RESOURCE_NAME } from "./extra-specs.ts";
@@ -6,6 +6,7 @@ import type { GceApi } from "./gce-api.ts";
 import { findInstance, listPool, type PoolScope, toProviderInstance, zoneName } from "./instances.ts";
 import { launch } from "./launch.ts";
 import { describeAttempt, describeFailures } from "./launch-plan.ts";
+import { shapedSpecs } from "./shape.ts";
 import { metadataProblem, renderStartupScript, STARTUP_SCRIPT_KEY } from "./startup-script.ts";
 
 /**
@@ -28,8 +29,16 @@ export interface Operations {
 export const IMAGE =
   /^(?:https:\/\/(?:www|compute)\.googleapis\.com\/compute\/v1\/)?(?:projects\/[a-z0-9.:-]+\/)?global\/images\/(?:family\/)?[a-z](?:[-a-z0-9]{0,61}[a-z0-9])?$/;
 
+/** Protocol v1.2: a flavor catalogue (`GET /v1/flavors`), so the coordinator may shape this shim's scale sets. */
 export const capabilities = (project: string): ShimAnswer =>
-  answer(200, { interface_version: SHIM_INTERFACE_VERSION, async: false, idempotent_create: true, provider: "gce", project });
+  answer(200, {
+    interface_version: SHIM_INTERFACE_VERSION_FLAVORS,
+    async: false,
+    flavors: true,
+    idempotent_create: true,
+    provider: "gce",
+    project,
+  });
 
 export async function create(o: Operations, rawBody: string): Promise<ShimAnswer> {
   const read = readCreateBody(rawBody, o.scope.poolId);
@@ -46,11 +55,14 @@ export async function create(o: Operations, rawBody: string): Promise<ShimAnswer
     problems.push(
       `name ${JSON.stringify(b.name.slice(0, 80))} is not a GCE instance name (lowercase letters, digits and -, at most 63, starting with a letter)`,
     );
-  const specs = parseExtraSpecs(b.extra_specs ?? o.headerSpecs);
-  if (!specs.ok) problems.push(...specs.problems);
-  const zones = specs.ok ? (specs.specs.zones ?? o.zones) : o.zones;
-  if (specs.ok && zones.length === 0) problems.push("no zone: set extra_specs.zones (or the Worker's GCE_ZONES)");
-  if (problems.length || !specs.ok) return answer(400, { error: `cannot create ${b.name}: ${problems.join("; ")}`, details: problems });
+  const parsed = parseExtraSpecs(b.extra_specs ?? o.headerSpecs);
+  if (!parsed.ok) problems.push(...parsed.problems);
+  // A shaped scale set's machine: the job's disk and Spot over the pool's settings.
+  const specs = !parsed.ok ? null : b.shape ? shapedSpecs(parsed.specs, b.shape) : { ok: true as const, specs: parsed.specs };
+  if (specs && !specs.ok) problems.push(specs.problem);
+  const zones = specs?.ok ? (specs.specs.zones ?? o.zones) : o.zones;
+  if (specs?.ok && zones.length === 0) problems.push("no zone: set extra_specs.zones (or the Worker's GCE_ZONES)");
+  if (problems.length || !specs?.ok) return answer(400, { error: `cannot create ${b.name}: ${problems.join("; ")}`, details: problems });
   const script = renderStartupScript(b);
   if (!script.ok) return answer(400, { error: `cannot create ${b.name}: ${script.problem}` });
   const tooBig = metadataProblem([{ key: STARTUP_SCRIPT_KEY, value: script.script }]);

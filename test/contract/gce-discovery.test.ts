@@ -2,9 +2,10 @@
  * The GCE shim's calls and the fake Compute Engine's answers against Google's discovery document
  * (a trimmed copy in test/fixtures/gce/compute-v1-trimmed.json, its source in its header): every
  * call the shim makes while creating (with a zone fallback), listing, getting, stopping,
- * starting and deleting is a method the document has, with its HTTP method, a path that fits the
- * method's path template and parameter patterns, only query parameters the method declares, and
- * a body exactly when the method takes one; the fake records each as that method. Every answer
+ * starting and deleting, and listing machine types for the flavor catalogue, is a method the
+ * document has, with its HTTP method, a path that fits the method's path template and parameter
+ * patterns, only query parameters the method declares, and a body exactly when the method takes
+ * one; the fake records each as that method. Every answer
  * the fake gives those calls fits the method's response schema in the document (no field it does
  * not declare, each with its declared type, int64 and uint64 as strings), and every error answer
  * has Google's error shape.
@@ -13,6 +14,7 @@ import { readFileSync } from "node:fs";
 import { afterAll, beforeAll, expect, it, vi } from "vitest";
 import { readServiceAccountKey } from "../../shims/gce/config.ts";
 import { labelValue } from "../../shims/gce/extra-specs.ts";
+import { flavors } from "../../shims/gce/flavors.ts";
 import { createGceApi, type GceApi, type GceCall } from "../../shims/gce/gce-api.ts";
 import { change, create, get, list, type Operations, removeAll } from "../../shims/gce/operations.ts";
 import { createProject, type FakeGceProject } from "../fake-gce/control.ts";
@@ -240,6 +242,8 @@ it("every call the shim makes is a discovery-document method, with its HTTP meth
   expect(started.status).toBe(204);
   expect((await change(o, id, "delete")).status).toBe(204);
   expect((await removeAll(o)).status).toBe(204);
+  const catalogue = await flavors({ gce: o.gce, project: project.id, account: "contract", headerSpecs: {}, zones: o.zones }, {});
+  expect(catalogue.status).toBe(200);
 
   const used = new Set<string>();
   for (const c of calls) {
@@ -259,6 +263,7 @@ it("every call the shim makes is a discovery-document method, with its HTTP meth
     "compute.instances.insert",
     "compute.instances.start",
     "compute.instances.stop",
+    "compute.machineTypes.list",
     "compute.zoneOperations.wait",
   ]);
 });
@@ -343,6 +348,7 @@ it("every answer the fake gave is the method's response schema in the document, 
     "compute.instances.insert",
     "compute.instances.start",
     "compute.instances.stop",
+    "compute.machineTypes.list",
     "compute.zoneOperations.wait",
     "404 notFound",
     "409 alreadyExists",

@@ -1,9 +1,10 @@
 /**
  * A fake Amazon EC2 for tests and local end-to-end runs: a Node HTTP server on 127.0.0.1 that
  * speaks the EC2 Query API (form-encoded POST or GET, SigV4-signed, XML answers) for the calls
- * a runner shim makes: RunInstances, DescribeInstances, DescribeImages, TerminateInstances,
- * StartInstances, StopInstances. Requests are verified the way AWS verifies them
- * (./sigv4.ts); AWS's own SDK drives it in test/contract/ec2-sdk.test.ts.
+ * a runner shim makes: RunInstances, DescribeInstances, DescribeImages, DescribeInstanceTypes
+ * (./describe-instance-types.ts), TerminateInstances, StartInstances, StopInstances. Requests
+ * are verified the way AWS verifies them (./sigv4.ts); AWS's own SDK drives it in
+ * test/contract/ec2-sdk.test.ts and ec2-sdk-instance-types.test.ts.
  *
  * One server hosts many accounts, each its own EC2 (instances, client tokens, faults), picked
  * by the access key that signed the request — so parallel test files never see each other.
@@ -23,6 +24,8 @@
 import { createHash, randomBytes, randomUUID } from "node:crypto";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
+import { describeInstanceTypes } from "./describe-instance-types.ts";
+import { glob } from "./filter-glob.ts";
 import { verifySigV4 } from "./sigv4.ts";
 import type { ActionFault, Ec2Account, Ec2AccountConfig, Ec2Faults, FakeInstance, RecordedEc2Request } from "./types.ts";
 import { document, el, errorDocument, instanceItem, set, state, type Xml } from "./xml.ts";
@@ -67,6 +70,8 @@ const fail = (status: number, code: string, message: string) => new Ec2Failure(s
 
 const DEFAULT_CONFIG: Required<Ec2AccountConfig> = {
   page_size: 1000,
+  // Small, so every catalogue a test asks for takes several pages.
+  instance_types_page_size: 5,
   boot_delay_ms: 100,
   stop_delay_ms: 100,
   missing_images: [],
@@ -119,17 +124,6 @@ function filters(p: Record<string, string>): { name: string; values: string[] }[
     out.push({ name: p[`Filter.${i}.Name`]!, values: listParam(p, `Filter.${i}.Value`) });
   return out;
 }
-
-/** EC2's filter values take * and ? wildcards. */
-const glob = (pattern: string) =>
-  new RegExp(
-    "^" +
-      pattern
-        .replace(/[.+^${}()|[\]\\]/g, "\\$&")
-        .replace(/\*/g, ".*")
-        .replace(/\?/g, ".") +
-      "$",
-  );
 
 function matches(i: FakeInstance, f: { name: string; values: string[] }): boolean {
   const any = (v: string | undefined) => v !== undefined && f.values.some((x) => glob(x).test(v));
@@ -482,6 +476,13 @@ export async function startFakeEc2(opts: { port?: number; hooks?: FakeEc2Hooks; 
         return changeState(a, action, p);
       case "DescribeImages":
         return describeImages(a, p);
+      case "DescribeInstanceTypes":
+        return describeInstanceTypes(p, {
+          names: listParam(p, "InstanceType"),
+          filters: filters(p),
+          pageSize: a.config.instance_types_page_size,
+          fail,
+        });
       default:
         throw fail(400, "InvalidAction", `The action ${action} is not valid for this web service.`);
     }

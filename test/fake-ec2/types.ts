@@ -71,6 +71,8 @@ export interface Ec2Faults {
 export interface Ec2AccountConfig {
   /** DescribeInstances returns at most this many instances per page, whatever MaxResults says. */
   page_size?: number;
+  /** DescribeInstanceTypes returns at most this many types per page (default 5), whatever MaxResults says. */
+  instance_types_page_size?: number;
   /** pending → running after this long. */
   boot_delay_ms?: number;
   /** shutting-down → terminated, stopping → stopped after this long. */

@@ -30,6 +30,10 @@ export const el = (name: string, content: string | number | boolean | undefined 
 export const set = (name: string, items: Xml[][]): Xml =>
   items.length ? `<${name}>${items.map((i) => `<item>${i.join("")}</item>`).join("")}</${name}>` : `<${name}/>`;
 
+/** A list of plain values: `<name><item>value</item>…</name>`. */
+export const textSet = (name: string, values: string[]): Xml =>
+  values.length ? `<${name}>${values.map((v) => `<item>${escapeXml(v)}</item>`).join("")}</${name}>` : `<${name}/>`;
+
 export const state = (name: string, s: string): Xml => el(name, [el("code", STATE_CODES[s] ?? 0), el("name", s)]);
 
 export function document(action: string, requestId: string, children: Xml[]): string {

@@ -26,6 +26,7 @@ export const fail = (status: number, reason: string, message: string) => new Gce
 
 export const DEFAULT_CONFIG: Required<GceProjectConfig> = {
   page_size: 500,
+  machine_types_page_size: 5,
   operation_ms: 30,
   boot_delay_ms: 60,
   stop_delay_ms: 60,

@@ -2,9 +2,9 @@
  * A fake Google Compute Engine for tests and local end-to-end runs: a Node HTTP server on
  * 127.0.0.1 that speaks Compute Engine's v1 REST API (JSON bodies; errors as
  * {error:{code, message, errors:[{message, domain, reason}]}}) for the calls a runner shim makes
- * — instances.insert/get/list/aggregatedList/delete/start/stop, zoneOperations.get/wait — behind
- * Google's OAuth2 token endpoint for service accounts (an RS256 JWT grant verified against the
- * account's public key, ./oauth.ts). Paths and shapes follow the discovery document
+ * — instances.insert/get/list/aggregatedList/delete/start/stop, zoneOperations.get/wait,
+ * machineTypes.list (./machine-type-list.ts) — behind Google's OAuth2 token endpoint for
+ * service accounts (an RS256 JWT grant verified against the account's public key, ./oauth.ts). Paths and shapes follow the discovery document
  * (test/fixtures/gce/compute-v1-trimmed.json; test/contract/gce-discovery.test.ts).
  *
  * One server hosts many projects, each with its own service account key, instances, faults and
@@ -27,6 +27,7 @@ import { randomBytes } from "node:crypto";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 import { FakeProject, fail, GceFailure, type ProjectHooks } from "./compute.ts";
+import { machineTypeList } from "./machine-type-list.ts";
 import { newServiceAccountKey, verifyAssertion } from "./oauth.ts";
 import type { GceFaults, GceInstance, GceProject, GceProjectConfig } from "./types.ts";
 
@@ -104,6 +105,7 @@ function route(method: string, rest: string[]): { id: string; zone: string | nul
       return { id: `compute.instances.${verb}`, zone, name };
     return null;
   }
+  if (kind === "machineTypes" && name === undefined && method === "GET") return { id: "compute.machineTypes.list", zone };
   if (kind === "operations" && name) {
     if (verb === undefined && method === "GET") return { id: "compute.zoneOperations.get", zone, name };
     if (verb === "wait" && method === "POST") return { id: "compute.zoneOperations.wait", zone, name };
@@ -252,6 +254,8 @@ export async function startFakeGce(opts: { port?: number; hooks?: ProjectHooks }
             ...(page.nextPageToken ? { nextPageToken: page.nextPageToken } : {}),
           });
         }
+        case "compute.machineTypes.list":
+          return answer(200, machineTypeList(p, r.zone!, url.searchParams));
         case "compute.zoneOperations.get":
           return answer(200, p.operation(r.zone!, r.name!).op);
         case "compute.zoneOperations.wait": {

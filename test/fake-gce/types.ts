@@ -90,6 +90,8 @@ export interface GceFaults {
 export interface GceProjectConfig {
   /** instances.list / aggregatedList return at most this many instances per page, whatever maxResults says. */
   page_size?: number;
+  /** machineTypes.list returns at most this many types per page (default 5: every catalogue takes pages). */
+  machine_types_page_size?: number;
   /** How long an operation stays RUNNING before DONE. */
   operation_ms?: number;
   /** PROVISIONING → RUNNING this long after the insert's operation is done. */

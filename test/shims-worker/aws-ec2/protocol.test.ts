@@ -48,11 +48,6 @@ describe("signatures and headers", () => {
     expect(res.status).toBe(200);
   });
 
-  it("capabilities: v1, synchronous", async () => {
-    const res = await w.call("GET", "/v1/capabilities");
-    expect(res).toMatchObject({ status: 200, body: { interface_version: "v1", async: false, provider: "aws-ec2", region: "us-east-1" } });
-  });
-
   it("missing pool headers are 400; another coordinator is 403 when CONTROLLER_ID is set; a misconfigured Worker says what is missing", async () => {
     expect((await w.call("GET", "/v1/instances", { headers: { "X-Edgerunner-Pool-Id": undefined } })).status).toBe(400);
     expect((await w.call("GET", "/v1/instances", { headers: { "X-Edgerunner-Pool-Extra-Specs": "not base64!" } })).status).toBe(400);

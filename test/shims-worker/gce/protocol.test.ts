@@ -38,11 +38,6 @@ describe("signatures, headers, configuration", () => {
     expect(await w.project.requests()).toEqual([]);
   });
 
-  it("capabilities: v1, synchronous, the project", async () => {
-    const res = await w.call("GET", "/v1/capabilities");
-    expect(res).toMatchObject({ status: 200, body: { interface_version: "v1", async: false, provider: "gce", project: w.project.id } });
-  });
-
   it("a misconfigured Worker says which setting is wrong, never a key's content; another coordinator is 403", async () => {
     const none = await w.call("GET", "/v1/instances", { env: { GCE_SERVICE_ACCOUNT_KEY: "" } });
     expect(none.status).toBe(500);

@@ -1,7 +1,7 @@
 /**
  * The fake EC2's own rules, beyond what AWS's SDK exercises in test/contract/ec2-sdk.test.ts:
  * SigV4 refusals (tampered body, unsigned headers, clock skew), query-string requests, and
- * DescribeInstances paging.
+ * DescribeInstances and DescribeInstanceTypes paging.
  */
 import { AwsV4Signer } from "aws4fetch";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -96,4 +96,31 @@ describe("DescribeInstances paging", () => {
     });
     expect(await call("MaxResults=5&NextToken=bm9wZTox")).toMatchObject({ status: 400, error: { code: "InvalidParameterValue" } });
   });
+});
+
+describe("DescribeInstanceTypes paging", () => {
+  const call = async (q: string) =>
+    send(
+      await signed({ body: `Action=DescribeInstanceTypes&Version=2016-11-15&${q}` }),
+      `Action=DescribeInstanceTypes&Version=2016-11-15&${q}`,
+    );
+
+  it("a page of the account's size, a token that carries on, and a token from another query refused", async () => {
+    const first = await fetchTypes("MaxResults=100&Filter.1.Name=current-generation&Filter.1.Value.1=true");
+    expect(first.names).toHaveLength(5);
+    const second = await fetchTypes(`MaxResults=100&Filter.1.Name=current-generation&Filter.1.Value.1=true&NextToken=${first.next}`);
+    expect(second.names.filter((n) => first.names.includes(n))).toEqual([]);
+    expect(await call(`MaxResults=100&NextToken=${first.next}`)).toMatchObject({ status: 400, error: { code: "InvalidParameterValue" } });
+  });
+
+  async function fetchTypes(q: string) {
+    const body = `Action=DescribeInstanceTypes&Version=2016-11-15&${q}`;
+    const r = await signed({ body });
+    const res = await fetch(r.url, { method: r.method, headers: r.headers, body });
+    const text = await res.text();
+    return {
+      names: [...text.matchAll(/<item><instanceType>([^<]+)<\/instanceType>/g)].map((m) => m[1]!),
+      next: /<nextToken>([^<]+)<\/nextToken>/.exec(text)?.[1],
+    };
+  }
 });
