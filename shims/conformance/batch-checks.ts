@@ -16,7 +16,8 @@ import { type Context, fail, skip } from "./context.ts";
 const BATCH = "/v1/instances:batch";
 
 /** The batch's largest size, or a skip for a shim without batch create. */
-const offered = (ctx: Context): number => ctx.capabilities?.batch_create?.max ?? skip("the shim offers no batch create (protocol v1)");
+const offered = (ctx: Context): number =>
+  ctx.capabilities?.batch_create?.max ?? skip("the shim offers no batch create (no batch_create in its capabilities)");
 
 /** One answer per instance, by name, each as an Answer a single create could have given. */
 function itemAnswers(a: Answer, names: string[]): Map<string, Answer> {

@@ -2,10 +2,12 @@ import { OperationAccepted, ShimCapabilities, ShimHeaders } from "../../src/prov
 import { batchChecks } from "./batch-checks.ts";
 import type { Answer } from "./client.ts";
 import { type Context, fail, skip } from "./context.ts";
+import { flavorChecks } from "./flavor-checks.ts";
 
 /**
  * The checks, in the order they run: each drives the shim through one promise of provider shim
- * protocol v1 and v1.1 (docs/provider-shim-protocol.md; batch create: batch-checks.ts) and passes (returning what it saw), fails or is
+ * protocol v1, v1.1 and v1.2 (docs/provider-shim-protocol.md; batch create: batch-checks.ts;
+ * the flavor catalogue: flavor-checks.ts) and passes (returning what it saw), fails or is
  * skipped. Later checks use the machines earlier ones made; the last ones clean up.
  */
 
@@ -38,18 +40,20 @@ const signatureRefusal = (name: string, send: (ctx: Context) => Promise<Answer>)
 
 export const checks: Check[] = [
   {
-    name: "capabilities: interface v1 (or v1.1 with batch_create)",
+    name: "capabilities: interface v1, v1.1 with batch_create, or v1.2 with flavors (and batch_create or not)",
     async run(ctx) {
       const a = await ctx.send("GET", "/v1/capabilities");
       expectStatus(a, [200], "GET /v1/capabilities");
       const c = ShimCapabilities.safeParse(a.json);
-      if (!c.success) return fail(`not {interface_version, async, batch_create?: {max ≥ 1}}: ${a.text.slice(0, 200)}`);
-      const version = c.data.interface_version;
-      if (version !== "v1" && version !== "v1.1") return fail(`interface_version is ${version}`);
-      if ((version === "v1.1") !== (c.data.batch_create !== undefined))
-        return fail(`interface_version ${version} with batch_create ${JSON.stringify(c.data.batch_create)}`);
+      if (!c.success) return fail(`not {interface_version, async, batch_create?: {max ≥ 1}, flavors?: boolean}: ${a.text.slice(0, 200)}`);
+      const { interface_version: version, batch_create: batch, flavors } = c.data;
+      if (version !== "v1" && version !== "v1.1" && version !== "v1.2") return fail(`interface_version is ${version}`);
+      // v1.2 is the version of the flavor catalogue; batch create, from v1.1, stays optional beside it.
+      if ((version === "v1.2") !== (flavors === true)) return fail(`interface_version ${version} with flavors ${JSON.stringify(flavors)}`);
+      if (version !== "v1.2" && (version === "v1.1") !== (batch !== undefined))
+        return fail(`interface_version ${version} with batch_create ${JSON.stringify(batch)}`);
       ctx.capabilities = c.data;
-      return `async: ${c.data.async}${c.data.batch_create ? `, batch create up to ${c.data.batch_create.max}` : ""}`;
+      return `async: ${c.data.async}${batch ? `, batch create up to ${batch.max}` : ""}${flavors ? ", flavor catalogue" : ""}`;
     },
   },
   signatureRefusal("no signature headers", (ctx) =>
@@ -261,6 +265,7 @@ export const checks: Check[] = [
     },
   },
   ...batchChecks,
+  ...flavorChecks,
   {
     name: "remove all: the pool's machines go, another pool's stay",
     async run(ctx) {

@@ -1,4 +1,5 @@
 import { secondsSetting, shimSecrets } from "../common/shim-settings.ts";
+import { LOCATION } from "./extra-specs.ts";
 
 /**
  * The Hetzner shim Worker's settings: secrets (`wrangler secret put`) and vars (wrangler.toml).
@@ -21,6 +22,8 @@ export interface ShimEnv {
   CREATE_DEADLINE_SECONDS?: string;
   /** Per Hetzner call (default 10). */
   HCLOUD_TIMEOUT_SECONDS?: string;
+  /** Whose server types and prices the flavor catalogue lists for a scale set without `locations` (default fsn1). */
+  FLAVORS_LOCATION?: string;
 }
 
 export interface ShimConfig {
@@ -30,6 +33,7 @@ export interface ShimConfig {
   controllerId?: string;
   createDeadlineMs: number;
   timeoutMs: number;
+  flavorsLocation: string;
 }
 
 export type ConfigResult = { ok: true; config: ShimConfig } | { ok: false; problems: string[] };
@@ -48,6 +52,8 @@ export function readConfig(env: ShimEnv): ConfigResult {
   }
   const createDeadlineMs = secondsSetting(env.CREATE_DEADLINE_SECONDS, 20, 600, "CREATE_DEADLINE_SECONDS", problems);
   const timeoutMs = secondsSetting(env.HCLOUD_TIMEOUT_SECONDS, 10, 120, "HCLOUD_TIMEOUT_SECONDS", problems);
+  const flavorsLocation = env.FLAVORS_LOCATION || "fsn1";
+  if (!LOCATION.test(flavorsLocation)) problems.push("FLAVORS_LOCATION must be a Hetzner location such as fsn1");
   if (problems.length) return { ok: false, problems };
   return {
     ok: true,
@@ -58,6 +64,7 @@ export function readConfig(env: ShimEnv): ConfigResult {
       controllerId: env.CONTROLLER_ID || undefined,
       createDeadlineMs,
       timeoutMs,
+      flavorsLocation,
     },
   };
 }

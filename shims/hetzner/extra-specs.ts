@@ -16,7 +16,7 @@ const LABEL_NAME = /^([a-z0-9A-Z]|[a-z0-9A-Z][a-z0-9A-Z._-]{0,61}[a-z0-9A-Z])$/;
 const LABEL_PREFIX = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$/;
 
 export const SERVER_TYPE = /^[a-z][a-z0-9-]{1,31}$/;
-const LOCATION = /^[a-z][a-z0-9-]{1,15}$/;
+export const LOCATION = /^[a-z][a-z0-9-]{1,15}$/;
 const id = z.int().min(1).max(Number.MAX_SAFE_INTEGER);
 
 function labelKeyProblem(k: string): string | null {

@@ -1,11 +1,14 @@
-import { SHIM_INTERFACE_VERSION } from "../../src/providers/shim-protocol.ts";
+import { SHIM_INTERFACE_VERSION_FLAVORS } from "../../src/providers/shim-protocol.ts";
 import { readCreateBody, utf8base64 } from "../common/shim-request.ts";
 import { answer, hcloudErrorAnswer, type ShimAnswer } from "./errors.ts";
 import { parseExtraSpecs, SERVER_TYPE } from "./extra-specs.ts";
+import { catalogueFor } from "./flavors.ts";
 import type { HcloudApi } from "./hcloud-api.ts";
 import { launch } from "./launch.ts";
 import { describeAttempt, describeFailures } from "./launch-plan.ts";
-import { findServer, listPool, type PoolScope, toProviderInstance } from "./servers.ts";
+import type { HcloudServerType } from "./server-types.ts";
+import { type Found, findServer, listPool, type PoolScope, toProviderInstance } from "./servers.ts";
+import { shapedSpecs, shapeNeedsTypes, shapeProblems } from "./shape.ts";
 import { renderUserData } from "./user-data.ts";
 
 /**
@@ -20,6 +23,10 @@ export interface Operations {
   /** The scale set's extra specs from X-Edgerunner-Pool-Extra-Specs. */
   headerSpecs: unknown;
   createDeadlineMs: number;
+  /** Hetzner's server types, read through the isolate's cache (server-types.ts). */
+  serverTypes: () => Promise<Found<HcloudServerType[]>>;
+  /** The location whose catalogue a scale set without `locations` gets (FLAVORS_LOCATION). */
+  flavorsLocation: string;
   now?: () => number;
 }
 
@@ -29,7 +36,29 @@ const SERVER_NAME = /^(?=.{1,63}$)[a-zA-Z0-9]([a-zA-Z0-9-]*[a-zA-Z0-9])?$/;
 const IMAGE = /^([0-9]{1,16}|[a-z0-9][a-z0-9._-]{0,62})$/;
 
 export const capabilities = (): ShimAnswer =>
-  answer(200, { interface_version: SHIM_INTERFACE_VERSION, async: false, idempotent_create: true, provider: "hetzner" });
+  answer(200, {
+    interface_version: SHIM_INTERFACE_VERSION_FLAVORS,
+    async: false,
+    idempotent_create: true,
+    flavors: true,
+    provider: "hetzner",
+  });
+
+/**
+ * `GET /v1/flavors` (v1.2): the server types that can be had in the pool's first location (or
+ * FLAVORS_LOCATION), priced there. The pool's first location is where its creates go first, so
+ * its prices are the ones the pool pays.
+ */
+export async function flavors(o: Operations, log: Record<string, unknown> = {}): Promise<ShimAnswer> {
+  const specs = parseExtraSpecs(o.headerSpecs);
+  if (!specs.ok) return answer(400, { error: `cannot list flavors: ${specs.problems.join("; ")}`, details: specs.problems });
+  const types = await o.serverTypes();
+  if (!types.ok) return hcloudErrorAnswer("read server types", types.error, "cannot list flavors");
+  const location = specs.specs.locations?.[0] ?? o.flavorsLocation;
+  const { catalogue, left_out } = catalogueFor(types.value, location);
+  Object.assign(log, { location, flavors: catalogue.flavors.length, server_types_left_out: left_out });
+  return answer(200, catalogue);
+}
 
 export async function create(o: Operations, rawBody: string): Promise<ShimAnswer> {
   const read = readCreateBody(rawBody, o.scope.poolId);
@@ -42,6 +71,7 @@ export async function create(o: Operations, rawBody: string): Promise<ShimAnswer
   if (b.os_type !== "linux") problems.push("os_type must be linux (Hetzner Cloud has Linux images only)");
   if (b.flavor !== "" && !SERVER_TYPE.test(b.flavor))
     problems.push(`flavor must be a Hetzner server type such as cx22, not ${JSON.stringify(b.flavor.slice(0, 64))}`);
+  problems.push(...shapeProblems(b.shape, b.flavor));
   const specs = parseExtraSpecs(b.extra_specs ?? o.headerSpecs);
   if (!specs.ok) problems.push(...specs.problems);
   else if (b.flavor === "" && !specs.specs.server_types)
@@ -49,6 +79,14 @@ export async function create(o: Operations, rawBody: string): Promise<ShimAnswer
   if (problems.length || !specs.ok) return answer(400, { error: `cannot create ${b.name}: ${problems.join("; ")}`, details: problems });
   const userData = renderUserData(b);
   if (!userData.ok) return answer(400, { error: `cannot create ${b.name}: ${userData.problem}` });
+  let launchSpecs = specs.specs;
+  if (b.shape && shapeNeedsTypes(b.shape, launchSpecs)) {
+    const types = await o.serverTypes();
+    if (!types.ok) return hcloudErrorAnswer("read server types", types.error, `cannot create ${b.name}`);
+    const shaped = shapedSpecs(b.shape, b.flavor, launchSpecs, types.value);
+    if (!shaped.ok) return answer(400, { error: `cannot create ${b.name}: ${shaped.problem}`, details: [shaped.problem] });
+    launchSpecs = shaped.specs;
+  }
 
   const now = o.now ?? Date.now;
   const out = await launch(
@@ -57,7 +95,7 @@ export async function create(o: Operations, rawBody: string): Promise<ShimAnswer
       name: b.name,
       image: b.image,
       flavor: b.flavor,
-      specs: specs.specs,
+      specs: launchSpecs,
       scope: o.scope,
       userData: userData.text,
       deadline: now() + o.createDeadlineMs,

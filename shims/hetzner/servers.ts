@@ -78,7 +78,8 @@ export async function findServer(api: HcloudApi, scope: PoolScope, id: string): 
   return r.ok ? { ok: true, value: r.value[0] ?? null } : r;
 }
 
-const ARCH: Record<string, string> = { x86: "amd64", arm: "arm64" };
+/** Hetzner's architectures in the protocol's terms. */
+export const HCLOUD_ARCH: Record<string, "amd64" | "arm64"> = { x86: "amd64", arm: "arm64" };
 const RUNNING = new Set(["initializing", "starting", "running", "migrating", "rebuilding"]);
 const STOPPED = new Set(["stopping", "off"]);
 
@@ -93,7 +94,7 @@ export function toProviderInstance(s: HcloudServer): ValidProviderInstance {
     name: s.name,
     status: RUNNING.has(s.status) ? "running" : STOPPED.has(s.status) ? "stopped" : "unknown",
     os_type: "linux",
-    ...(arch && ARCH[arch] ? { os_arch: ARCH[arch] } : {}),
+    ...(arch && HCLOUD_ARCH[arch] ? { os_arch: HCLOUD_ARCH[arch] } : {}),
     addresses,
   };
 }

@@ -35,6 +35,10 @@ export interface SimulatedRunner {
   created_at: number;
   /** The scale set it was created for (absent where the cloud does not say, e.g. the EC2 scenario). */
   pool_id?: string;
+  /** What its create asked for (absent where the cloud does not say); shape null: not a shaped scale set's machine. */
+  flavor?: string;
+  image?: string;
+  shape?: { disk_gb: number | null; spot: boolean } | null;
   /** Its timeline (./timeline.ts): the boot delay it drew, when it first asked the coordinator, got its JIT files, reported idle, was deleted. */
   boot_delay_ms?: number;
   booted_at?: number;

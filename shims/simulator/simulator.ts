@@ -1,9 +1,15 @@
 /**
- * The simulator shim: provider shim protocol v1.1 (the fake shim's server, tenants and fault rules)
+ * The simulator shim: provider shim protocol v1.2 (the fake shim's server, tenants and fault rules)
  * whose machines are simulated runners (./machine.ts): each machine the coordinator creates
  * boots after a delay and then behaves like a real runner with a JIT config. It offers batch
  * create (`POST /v1/instances:batch`) of up to `batchCreateMax` (default 100; 0: protocol v1
- * only; per tenant: `batch_create_max` on PATCH /_control/tenants/{t}).
+ * only; per tenant: `batch_create_max` on PATCH /_control/tenants/{t}), and a flavor catalogue
+ * (`GET /v1/flavors`): `flavors` (default DEFAULT_SIMULATOR_FLAVORS, ./flavors.ts; null: none, a
+ * v1.1 shim; per tenant: `flavors` on PATCH /_control/tenants/{t}). A shaped create must name a
+ * catalogued flavor of its architecture, with spot and disk the flavor allows (400 naming it
+ * otherwise); a create without `shape` (a v1 scale set's) may name any flavor, as before.
+ * Each machine keeps the flavor, image and shape it was created with, on the runners and the
+ * timeline below.
  *
  * A machine deleted before its runner finished stops at once (its runner goes offline).
  * Knobs (PUT /_control/simulator): boot_delay_ms, boot_jitter (each machine's delay drawn in
@@ -16,11 +22,13 @@
  * 20,000 deleted, oldest first.
  */
 
-import type { BootstrapInstance } from "../../src/providers/shim-protocol.ts";
+import type { BootstrapInstance, FlavorCatalogue } from "../../src/providers/shim-protocol.ts";
 import { type FakeMachine, type FakeShim, startFakeShim } from "../../test/fake-shim/server.ts";
+import { DEFAULT_SIMULATOR_FLAVORS } from "./flavors.ts";
 import { bootRunner, type SimulatedRunner, type SimulatorConfig, stopRunner } from "./machine.ts";
 import { type MachineTimeline, matchesTimeline, TimelineHistory, timelineFilter } from "./timeline.ts";
 
+export { DEFAULT_SIMULATOR_FLAVORS } from "./flavors.ts";
 export type { RunnerPhase, SimulatedRunner, SimulatorConfig } from "./machine.ts";
 export type { MachineTimeline } from "./timeline.ts";
 
@@ -32,6 +40,9 @@ function timelineOf(r: SimulatedRunner): MachineTimeline {
     name: r.name,
     provider_id: r.provider_id,
     boot_delay_ms: r.boot_delay_ms ?? null,
+    flavor: r.flavor ?? null,
+    image: r.image ?? null,
+    shape: r.shape ?? null,
     created_at: r.created_at,
     booted_at: r.booted_at ?? null,
     configured_at: r.configured_at ?? null,
@@ -49,7 +60,14 @@ export interface Simulator extends FakeShim {
 }
 
 export async function startSimulator(
-  opts: { port?: number; config?: Partial<SimulatorConfig>; log?: (line: object) => void; batchCreateMax?: number } = {},
+  opts: {
+    port?: number;
+    config?: Partial<SimulatorConfig>;
+    log?: (line: object) => void;
+    batchCreateMax?: number;
+    /** Every tenant's catalogue unless given its own (default DEFAULT_SIMULATOR_FLAVORS; null: none). */
+    flavors?: FlavorCatalogue | null;
+  } = {},
 ): Promise<Simulator> {
   const config: SimulatorConfig = { boot_delay_ms: 100, boot_jitter: 0, job_ms: 500, boot_failure_rate: 0, poll_ms: 50, ...opts.config };
   const runners = new Map<string, SimulatedRunner>();
@@ -59,6 +77,7 @@ export async function startSimulator(
   const shim = await startFakeShim({
     port: opts.port,
     batchCreateMax: opts.batchCreateMax ?? DEFAULT_BATCH_CREATE_MAX,
+    flavors: opts.flavors === undefined ? DEFAULT_SIMULATOR_FLAVORS : (opts.flavors ?? undefined),
     hooks: {
       created(tenant: string, m: FakeMachine) {
         const r: SimulatedRunner = {
@@ -70,6 +89,9 @@ export async function startSimulator(
           job_id: null,
           created_at: Date.now(),
           pool_id: m.pool_id,
+          flavor: m.flavor,
+          image: m.image,
+          shape: m.shape ?? null,
           server_url: null,
         };
         runners.set(m.provider_id, r);

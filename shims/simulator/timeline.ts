@@ -15,6 +15,10 @@ export interface MachineTimeline {
   provider_id: string;
   /** The boot delay this machine drew (the knob, jittered). */
   boot_delay_ms: number | null;
+  /** What its create asked for; shape null: not a shaped scale set's machine. */
+  flavor: string | null;
+  image: string | null;
+  shape: { disk_gb: number | null; spot: boolean } | null;
   created_at: number;
   booted_at: number | null;
   configured_at: number | null;

@@ -158,7 +158,7 @@ beforeAll(async () => {
 afterAll(() => fake.stop());
 
 describe("the Hetzner shim and the fake against Hetzner's OpenAPI description", () => {
-  it("every call of a full round (create with every option, fallback, retry, list, get, stop, start, delete, errors) fits the description", async () => {
+  it("every call of a full round (create with every option, fallback, retry, list, get, stop, start, delete, errors, flavors) fits the description", async () => {
     await project.setFaults({ create: [{ code: "resource_unavailable", location: "fsn1", times: 1 }] });
     const full = instance({
       locations: ["fsn1", "nbg1"],
@@ -191,6 +191,10 @@ describe("the Hetzner shim and the fake against Hetzner's OpenAPI description", 
     expect((await call("GET", "/v1/instances")).status).toBe(503);
     await project.configure({ rate_limit: 3600, refill_per_second: 1 });
     expect((await call("DELETE", "/v1/instances")).status).toBe(204);
+    // v1.2: the flavor catalogue and a shaped create read the server types, page by page.
+    expect((await call("GET", "/v1/flavors")).status).toBe(200);
+    const shaped = { ...instance({ server_types: ["cpx31"] }), flavor: "cx32", shape: { disk_gb: 80, spot: false } };
+    expect((await call("POST", "/v1/instances", shaped)).status).toBe(201);
 
     const recorded = await project.requests();
     const ops = new Set(recorded.map((r) => `${r.method} ${operationFor(r)?.template ?? r.path}`));
@@ -201,6 +205,7 @@ describe("the Hetzner shim and the fake against Hetzner's OpenAPI description", 
         "GET /actions/{id}",
         "GET /servers",
         "GET /servers/{id}",
+        "GET /server_types",
         "POST /servers",
         "POST /servers/{id}/actions/poweron",
         "POST /servers/{id}/actions/shutdown",

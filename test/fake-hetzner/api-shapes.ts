@@ -1,3 +1,4 @@
+import type { ApiServerType } from "./server-types.ts";
 import type { FakeServer } from "./types.ts";
 
 /**
@@ -15,7 +16,8 @@ export const LOCATIONS: Record<string, { id: number; city: string; country: stri
   sin: { id: 6, city: "Singapore", country: "SG", network_zone: "ap-southeast" },
 };
 
-export function apiServer(s: FakeServer, arch: "x86" | "arm") {
+/** `type`: the table's entry for the server's type (server-types.ts); a type the table lacks gets a stand-in. */
+export function apiServer(s: FakeServer, arch: "x86" | "arm", type?: ApiServerType) {
   const loc = LOCATIONS[s.location]!;
   const location = {
     id: loc.id,
@@ -36,7 +38,7 @@ export function apiServer(s: FakeServer, arch: "x86" | "arm") {
     locked: false,
     backup_window: null,
     rescue_enabled: false,
-    primary_disk_size: 40,
+    primary_disk_size: type?.disk ?? 40,
     included_traffic: 21990232555520,
     ingoing_traffic: 0,
     outgoing_traffic: 0,
@@ -69,7 +71,7 @@ export function apiServer(s: FakeServer, arch: "x86" | "arm") {
       location,
       server_types: { available: [22], available_for_migration: [22], supported: [22] },
     },
-    server_type: {
+    server_type: type ?? {
       id: 22,
       name: s.server_type,
       description: s.server_type.toUpperCase(),

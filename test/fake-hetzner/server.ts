@@ -12,6 +12,7 @@
  *   POST   /v1/servers/{id}/actions/poweron|poweroff|shutdown   201 {action}
  *   GET    /v1/servers/{id}/actions                             {actions, meta}
  *   GET    /v1/actions/{id}                                     {action}
+ *   GET    /v1/server_types?name=&page=&per_page=               {server_types, meta: {pagination}}, 5 a page at most
  *
  * Errors are {error: {code, message, details}}; every answer carries RateLimit-Limit,
  * RateLimit-Remaining and RateLimit-Reset; requests need `Authorization: Bearer <token>` of a
@@ -23,7 +24,7 @@
  *   POST   /_control/projects/{p}/servers      seed one (a server the shim did not make)
  *   GET    /_control/projects/{p}/requests     calls received, oldest first
  *   PUT    /_control/projects/{p}/faults       HetznerFaults (replaces)
- *   PATCH  /_control/projects/{p}/config       HetznerProjectConfig (merges)
+ *   PATCH  /_control/projects/{p}/config       HetznerProjectConfig (merges; `server_types` replaces the table of server-types.ts)
  *   POST   /_control/projects/{p}/reset        forget servers, actions, requests, faults; refill the rate limit
  */
 // Over the house's ~400 lines (~520) on purpose: one fake API and its control API over the same
@@ -33,6 +34,8 @@ import { createServer, type IncomingMessage, type ServerResponse } from "node:ht
 import type { AddressInfo } from "node:net";
 import { apiServer, LOCATIONS } from "./api-shapes.ts";
 import { parseLabelSelector } from "./label-selector.ts";
+import { paginate } from "./pagination.ts";
+import { FAKE_SERVER_TYPES, fakeServerType } from "./server-types.ts";
 import type { CallFault, FakeServer, HetznerFaults, HetznerProject, HetznerProjectConfig, RecordedHetznerRequest } from "./types.ts";
 
 export type * from "./types.ts";
@@ -98,6 +101,7 @@ const NAME = /^(?=.{1,63}$)[a-zA-Z0-9]([a-zA-Z0-9-]*[a-zA-Z0-9])?(\.[a-zA-Z0-9](
 const LABEL_VALUE = /^(|[a-z0-9A-Z]|[a-z0-9A-Z][a-z0-9A-Z._-]{0,61}[a-z0-9A-Z])$/;
 const LABEL_KEY = /^([a-z0-9A-Z.-]{1,253}\/)?([a-z0-9A-Z]|[a-z0-9A-Z][a-z0-9A-Z._-]{0,61}[a-z0-9A-Z])$/;
 const USER_DATA_LIMIT = 32 * 1024;
+const SERVER_TYPES_PAGE = 5;
 
 class ApiError extends Error {
   readonly code: string;
@@ -182,7 +186,10 @@ export async function startFakeHetzner(opts: { port?: number; hooks?: FakeHetzne
     if (wasUp) opts.hooks?.stopped?.(p.id, s);
   }
 
-  const shown = (p: Project, s: FakeServer) => apiServer(s, p.config.architectures?.[s.server_type] ?? "x86");
+  const shown = (p: Project, s: FakeServer) => {
+    const type = fakeServerType(s.server_type, p.config.server_types ?? FAKE_SERVER_TYPES);
+    return apiServer(s, p.config.architectures?.[s.server_type] ?? type?.architecture ?? "x86", type);
+  };
   const liveServers = (p: Project) => [...p.servers.values()].filter((s) => !s.deleted);
 
   function server(p: Project, raw: string | undefined): FakeServer {
@@ -282,28 +289,18 @@ export async function startFakeHetzner(opts: { port?: number; hooks?: FakeHetzne
       servers = servers.filter((s) => match(s.labels));
     }
     servers.sort((a, b) => a.id - b.id);
-    const page = Number(url.searchParams.get("page") ?? "1");
-    const asked = Number(url.searchParams.get("per_page") ?? "25");
-    if (!Number.isInteger(page) || page < 1) invalid("page", "must be at least 1");
-    if (!Number.isInteger(asked) || asked < 1) invalid("per_page", "must be at least 1");
-    const perPage = Math.min(asked, 50, p.config.page_size ?? 50);
-    const last = Math.max(1, Math.ceil(servers.length / perPage));
-    return {
-      status: 200,
-      body: {
-        servers: servers.slice((page - 1) * perPage, page * perPage).map((s) => shown(p, s)),
-        meta: {
-          pagination: {
-            page,
-            per_page: perPage,
-            previous_page: page > 1 ? page - 1 : null,
-            next_page: page < last ? page + 1 : null,
-            last_page: last,
-            total_entries: servers.length,
-          },
-        },
-      },
-    };
+    const paged = paginate(servers, url.searchParams, p.config.page_size);
+    if ("field" in paged) invalid(paged.field, paged.message);
+    return { status: 200, body: { servers: paged.page.map((s) => shown(p, s)), meta: paged.meta } };
+  }
+
+  /** The server types, a few a page whatever per_page asks, so that a reader's paging is always exercised. */
+  function serverTypes(p: Project, url: URL) {
+    const name = url.searchParams.get("name");
+    const types = (p.config.server_types ?? FAKE_SERVER_TYPES).filter((t) => name === null || t.name === name);
+    const paged = paginate(types, url.searchParams, Math.min(SERVER_TYPES_PAGE, p.config.page_size ?? SERVER_TYPES_PAGE));
+    if ("field" in paged) invalid(paged.field, paged.message);
+    return { status: 200, body: { server_types: paged.page, meta: paged.meta } };
   }
 
   function power(p: Project, s: FakeServer, verb: string) {
@@ -352,6 +349,7 @@ export async function startFakeHetzner(opts: { port?: number; hooks?: FakeHetzne
       if (seg.length === 4 && seg[2] === "actions" && method === "POST" && ["poweron", "poweroff", "shutdown"].includes(seg[3]!))
         return { status: 201, body: { action: power(p, s, seg[3]!) } };
     }
+    if (seg[0] === "server_types" && seg.length === 1 && method === "GET") return serverTypes(p, url);
     if (seg[0] === "actions" && seg.length === 2 && method === "GET") {
       const a = p.actions.get(Number(seg[1]));
       if (!a) throw new ApiError("not_found", `action with ID '${seg[1]}' not found`);

@@ -1,4 +1,5 @@
 // The fake Hetzner Cloud's data shapes, free of Node imports so workerd tests can use them too.
+import type { ApiServerType } from "./server-types.ts";
 
 /** A server as the fake keeps it; `toApiServer` (server.ts) turns it into the API's shape. */
 export interface FakeServer {
@@ -79,8 +80,10 @@ export interface HetznerProjectConfig {
   refill_per_second?: number;
   /** Image names or ids that do not exist (invalid_input on create). */
   missing_images?: string[];
-  /** Server type name → architecture (default x86). */
+  /** Server type name → architecture (default: the server types table's, else x86). */
   architectures?: Record<string, "x86" | "arm">;
+  /** The server types the project sees, replacing the fake's table (server-types.ts), e.g. other prices or deprecations. */
+  server_types?: ApiServerType[];
   /** The token may only GET (token_readonly on anything else). */
   read_only?: boolean;
 }

@@ -1,3 +1,4 @@
+import type { FlavorCatalogue } from "../../src/providers/shim-protocol.ts";
 import type { FakeMachine, FaultRule, Faults, RecordedCallback, RecordedRequest } from "./types.ts";
 
 export type { FakeMachine, FaultRule, Faults, RecordedCallback, RecordedRequest } from "./types.ts";
@@ -25,8 +26,11 @@ export interface FakeShimTenant {
   callbacks(): Promise<RecordedCallback[]>;
   /** Callbacks waiting in the outbox (async rules with callback "outbox"), marked taken. */
   takeOutbox(): Promise<RecordedCallback[]>;
-  /** batchCreateMax: the largest batch create offered (0: none, protocol v1). */
-  configure(c: { secret?: string; callbackUrl?: string; batchCreateMax?: number }): Promise<void>;
+  /**
+   * batchCreateMax: the largest batch create offered (0: none, protocol v1). flavors: the flavor
+   * catalogue offered (protocol v1.2; null: none again).
+   */
+  configure(c: { secret?: string; callbackUrl?: string; batchCreateMax?: number; flavors?: FlavorCatalogue | null }): Promise<void>;
   setFaults(f: Faults): Promise<void>;
   addRule(rule: FaultRule): Promise<void>;
   reset(): Promise<void>;
@@ -34,12 +38,13 @@ export interface FakeShimTenant {
 
 export async function createTenant(
   shimUrl: string,
-  opts: { secret: string; callbackUrl?: string; batchCreateMax?: number },
+  opts: { secret: string; callbackUrl?: string; batchCreateMax?: number; flavors?: FlavorCatalogue | null },
 ): Promise<FakeShimTenant> {
   const { id, url } = await call<{ id: string; url: string }>(`${shimUrl}/_control/tenants`, "POST", {
     secret: opts.secret,
     callback_url: opts.callbackUrl,
     batch_create_max: opts.batchCreateMax,
+    flavors: opts.flavors,
   });
   const c = `${shimUrl}/_control/tenants/${id}`;
   return {
@@ -53,7 +58,7 @@ export async function createTenant(
     callbacks: () => call(`${c}/callbacks`, "GET"),
     takeOutbox: () => call(`${c}/callbacks/take`, "POST"),
     configure: async (o) => {
-      await call(c, "PATCH", { secret: o.secret, callback_url: o.callbackUrl, batch_create_max: o.batchCreateMax });
+      await call(c, "PATCH", { secret: o.secret, callback_url: o.callbackUrl, batch_create_max: o.batchCreateMax, flavors: o.flavors });
     },
     setFaults: (f) => call(`${c}/faults`, "PUT", f),
     addRule: (r) => call(`${c}/faults/rules`, "POST", r),

@@ -7,6 +7,19 @@ export interface CreateAsked {
   pool_id: string | null;
   /** What the shim answered for it (null: no answer, e.g. a hang). */
   status: number | null;
+  /** What it was asked to be made from (empty when the body had none); shape null: not a shaped create. */
+  flavor: string;
+  image: string;
+  shape: { disk_gb: number | null; spot: boolean } | null;
+}
+
+type Asked = { name?: unknown; flavor?: unknown; image?: unknown; shape?: unknown } | null | undefined;
+
+/** The parts of one BootstrapInstance a check reads, whatever the body held. */
+function what(b: Asked) {
+  const text = (v: unknown) => (typeof v === "string" ? v : "");
+  const shape = b?.shape && typeof b.shape === "object" ? (b.shape as CreateAsked["shape"]) : null;
+  return { name: text(b?.name), flavor: text(b?.flavor), image: text(b?.image), shape };
 }
 
 /**
@@ -18,18 +31,15 @@ export function createsAsked(
   requests: Pick<RecordedRequest, "operation" | "at" | "pool_id" | "status" | "body" | "items">[],
 ): CreateAsked[] {
   return requests.flatMap((r): CreateAsked[] => {
-    if (r.operation === "create") {
-      const name = (r.body as { name?: unknown } | null)?.name;
-      return [{ name: typeof name === "string" ? name : "", at: r.at, pool_id: r.pool_id, status: r.status }];
-    }
+    if (r.operation === "create") return [{ ...what(r.body as Asked), at: r.at, pool_id: r.pool_id, status: r.status }];
     if (r.operation !== "create_batch") return [];
-    const instances = ((r.body as { instances?: { name?: unknown }[] } | null)?.instances ?? []).map((i) => String(i?.name ?? ""));
+    const instances = ((r.body as { instances?: Asked[] } | null)?.instances ?? []).map(what);
     const statuses = new Map((r.items ?? []).map((item) => [item.name, item.status]));
-    return instances.map((name) => ({
-      name,
+    return instances.map((i) => ({
+      ...i,
       at: r.at,
       pool_id: r.pool_id,
-      status: statuses.get(name) ?? (r.status === 200 ? null : r.status),
+      status: statuses.get(i.name) ?? (r.status === 200 ? null : r.status),
     }));
   });
 }

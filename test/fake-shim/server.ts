@@ -1,8 +1,9 @@
 /**
  * A provider shim for tests and local end-to-end runs: a plain Node HTTP server on 127.0.0.1
- * that speaks provider shim protocol v1 exactly (docs/provider-shim-protocol.md) and keeps its
- * "cloud" in memory, with knobs to make it slow, failing, lying or silent. Over the house's ~400
- * lines on purpose: one request handler over one tenant state, read top to bottom as the protocol.
+ * that speaks provider shim protocol v1 exactly (docs/provider-shim-protocol.md; v1.1 and v1.2
+ * per tenant, below) and keeps its "cloud" in memory, with knobs to make it slow, failing, lying
+ * or silent. Over the house's ~400 lines on purpose (~615): one request handler over one tenant
+ * state, read top to bottom as the protocol; the v1.2 rules are ./flavors.ts.
  *
  * One server hosts many independent tenants, each a separate fake cloud with its own secret,
  * state and faults, at `{server}/t/{tenant}` — so parallel test files never see each other,
@@ -12,7 +13,7 @@
  * so the tests cross-check the coordinator's signing against a second implementation.
  *
  * Control API (unsigned; loopback only), JSON in and out:
- *   POST   /_control/tenants                         {secret, callback_url?, batch_create_max?} → {id, url}
+ *   POST   /_control/tenants                         {secret, callback_url?, batch_create_max?, flavors?} → {id, url}
  *   GET    /_control/tenants/{t}/instances           every machine, all pools
  *   POST   /_control/tenants/{t}/instances           seed a machine (an orphan) {pool_id, name, provider_id?, status?}
  *   PATCH  /_control/tenants/{t}/instances/{pid}     change a machine's fields (e.g. status)
@@ -21,7 +22,7 @@
  *   PUT    /_control/tenants/{t}/faults              {latency_ms?: {op: ms}, rules?: FaultRule[]} (replaces)
  *   POST   /_control/tenants/{t}/faults/rules        append one FaultRule
  *   PATCH  /_control/tenants/{t}/faults              {latency_ms: {op: ms}} (merged; the rules stay)
- *   PATCH  /_control/tenants/{t}                     {secret?, callback_url?, batch_create_max?}
+ *   PATCH  /_control/tenants/{t}                     {secret?, callback_url?, batch_create_max?, flavors?} (flavors: null removes it)
  *   GET    /_control/tenants/{t}/callbacks           callbacks made (delivered or waiting in the outbox)
  *   POST   /_control/tenants/{t}/callbacks/take      the outbox's callbacks, marked taken (for the test to deliver)
  *   POST   /_control/tenants/{t}/reset               forget machines, requests, faults and callbacks
@@ -33,11 +34,17 @@
  * `batch_create_max` is set (the server's `batchCreateMax` by default; 0: a v1 shim, which
  * answers the route 404). A batch waits `latency_ms.create_batch` (else `latency_ms.create`)
  * once, as one cloud call launching them all; each instance in it meets the `create` rules.
+ *
+ * Protocol v1.2 (`GET /v1/flavors`, a shaped create naming a catalogued flavor: ./flavors.ts) is
+ * offered by a tenant given a FlavorCatalogue as `flavors` (the server's `flavors` by default;
+ * none: the route is 404 and capabilities stay v1 or v1.1). Machines keep the flavor, image and
+ * shape they were created with.
  */
 import { createHmac, randomUUID, timingSafeEqual } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
-import { BootstrapInstance, validateBatchCreate } from "../../src/providers/shim-protocol.ts";
+import { BootstrapInstance, type FlavorCatalogue, validateBatchCreate } from "../../src/providers/shim-protocol.ts";
+import { readCatalogue, shapedCreateProblem, tenantCapabilities } from "./flavors.ts";
 import type { FakeMachine, FaultAction, FaultRule, Faults, RecordedCallback, RecordedRequest, ShimOperation } from "./types.ts";
 
 export type * from "./types.ts";
@@ -48,6 +55,8 @@ interface Tenant {
   callbackUrl: string | null;
   /** The largest batch create offered (0: none, protocol v1). */
   batchCreateMax: number;
+  /** The flavor catalogue offered (null: none, before protocol v1.2). */
+  flavors: FlavorCatalogue | null;
   machines: Map<string, FakeMachine>;
   requests: RecordedRequest[];
   callbacks: RecordedCallback[];
@@ -141,6 +150,7 @@ function providerInstance(m: FakeMachine) {
 
 function route(method: string, rest: string): { operation: ShimOperation; id?: string } | null {
   if (rest === "/v1/capabilities" && method === "GET") return { operation: "capabilities" };
+  if (rest === "/v1/flavors" && method === "GET") return { operation: "flavors" };
   if (rest === "/v1/instances:batch" && method === "POST") return { operation: "create_batch" };
   if (rest === "/v1/instances") {
     if (method === "POST") return { operation: "create" };
@@ -159,7 +169,7 @@ function route(method: string, rest: string): { operation: ShimOperation; id?: s
 }
 
 export async function startFakeShim(
-  opts: { port?: number; hooks?: MachineHooks; control?: ExtraControl; batchCreateMax?: number } = {},
+  opts: { port?: number; hooks?: MachineHooks; control?: ExtraControl; batchCreateMax?: number; flavors?: FlavorCatalogue } = {},
 ): Promise<FakeShim> {
   const tenants = new Map<string, Tenant>();
   const timers = new Set<ReturnType<typeof setTimeout>>();
@@ -196,7 +206,7 @@ export async function startFakeShim(
       os_version: "24.04",
       addresses: [{ address: `10.0.${(n >> 8) & 255}.${n & 255}`, type: "private" }],
       created_at: Date.now(),
-      ...(bootstrap ? { bootstrap } : {}),
+      ...(bootstrap ? { bootstrap, flavor: bootstrap.flavor, image: bootstrap.image, shape: bootstrap.shape ?? null } : {}),
       ...over,
     };
     t.machines.set(m.provider_id, m);
@@ -259,12 +269,11 @@ export async function startFakeShim(
   ): { status: number; body?: unknown } {
     switch (op) {
       case "capabilities":
-        return {
-          status: 200,
-          body: t.batchCreateMax
-            ? { interface_version: "v1.1", async: true, idempotent_create: true, batch_create: { max: t.batchCreateMax } }
-            : { interface_version: "v1", async: true, idempotent_create: true },
-        };
+        return { status: 200, body: tenantCapabilities(t) };
+      case "flavors":
+        return t.flavors
+          ? { status: 200, body: t.flavors }
+          : { status: 404, body: { error: "no route GET /v1/flavors (this shim has no flavor catalogue)" } };
       case "create_batch":
         throw new Error("a batch is answered item by item (batchCreate)");
       case "create": {
@@ -388,6 +397,8 @@ export async function startFakeShim(
       const b = BootstrapInstance.safeParse(parsed.value);
       if (!b.success) return answer(400, { error: "invalid BootstrapInstance", details: b.error.issues });
       if (b.data.pool_id !== poolId) return answer(400, { error: "pool_id in the body differs from X-Edgerunner-Pool-Id" });
+      const shape = shapedCreateProblem(t.flavors, b.data);
+      if (shape) return answer(400, { error: `cannot create ${b.data.name}: ${shape}` });
     }
 
     const latency = t.faults.latency_ms[r.operation];
@@ -431,6 +442,8 @@ export async function startFakeShim(
 
   /** One instance of a batch: what a single create would answer, through the `create` rules that fit an item. */
   function createItem(t: Tenant, poolId: string, b: BootstrapInstance): { status: number; body?: unknown } {
+    const shape = shapedCreateProblem(t.flavors, b);
+    if (shape) return { status: 400, body: { error: `cannot create ${b.name}: ${shape}` } };
     const rule = takeRule(t, "create");
     const action = rule?.action;
     if (action?.type === "respond") {
@@ -473,12 +486,16 @@ export async function startFakeShim(
     const body = (parsed.ok ? parsed.value : undefined) as any;
     if (parts.length === 0 && method === "POST") {
       if (!body || typeof body.secret !== "string") return json(res, 400, { error: "secret is required" });
+      // An explicit null is a tenant without a catalogue even where the server has a default (the simulator's).
+      const flavors = readCatalogue("flavors" in body ? body.flavors : (opts.flavors ?? null));
+      if (!flavors.ok) return json(res, 400, { error: "flavors is not a valid FlavorCatalogue", details: flavors.problems });
       const id = randomUUID().slice(0, 8);
       tenants.set(id, {
         id,
         secret: body.secret,
         callbackUrl: typeof body.callback_url === "string" ? body.callback_url : null,
         batchCreateMax: typeof body.batch_create_max === "number" ? body.batch_create_max : (opts.batchCreateMax ?? 0),
+        flavors: flavors.value,
         machines: new Map(),
         requests: [],
         callbacks: [],
@@ -514,10 +531,19 @@ export async function startFakeShim(
       return json(res, 200, waiting);
     }
     if (!what && method === "PATCH") {
+      const flavors = typeof body === "object" && body !== null && "flavors" in body ? readCatalogue(body.flavors) : null;
+      if (flavors && !flavors.ok) return json(res, 400, { error: "flavors is not a valid FlavorCatalogue", details: flavors.problems });
+      if (flavors) t.flavors = flavors.value;
       if (typeof body?.secret === "string") t.secret = body.secret;
       if (typeof body?.callback_url === "string") t.callbackUrl = body.callback_url;
       if (typeof body?.batch_create_max === "number") t.batchCreateMax = body.batch_create_max;
-      return json(res, 200, { id: t.id, url: `${baseUrl}/t/${t.id}`, callback_url: t.callbackUrl, batch_create_max: t.batchCreateMax });
+      return json(res, 200, {
+        id: t.id,
+        url: `${baseUrl}/t/${t.id}`,
+        callback_url: t.callbackUrl,
+        batch_create_max: t.batchCreateMax,
+        flavors: t.flavors,
+      });
     }
     if (what === "faults" && !key && method === "PUT") {
       t.faults = { latency_ms: body?.latency_ms ?? {}, rules: body?.rules ?? [] };

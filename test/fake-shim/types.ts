@@ -4,7 +4,18 @@
  * `create_batch` is the whole `POST /v1/instances:batch` request (latency, respond, hang, flood);
  * each instance in it meets the `create` rules and answers as a single create would.
  */
-export const shimOperations = ["create", "create_batch", "get", "delete", "list", "start", "stop", "remove_all", "capabilities"] as const;
+export const shimOperations = [
+  "create",
+  "create_batch",
+  "get",
+  "delete",
+  "list",
+  "start",
+  "stop",
+  "remove_all",
+  "capabilities",
+  "flavors",
+] as const;
 export type ShimOperation = (typeof shimOperations)[number];
 
 /** What to do instead of the normal answer. */
@@ -62,6 +73,10 @@ export interface FakeMachine {
   created_at: number;
   /** The BootstrapInstance it was created from (absent for seeded orphans). */
   bootstrap?: unknown;
+  /** What the create asked for (absent for seeded orphans); shape null: the create had none (not a shaped scale set's). */
+  flavor?: string;
+  image?: string;
+  shape?: { disk_gb: number | null; spot: boolean } | null;
 }
 
 export interface RecordedRequest {

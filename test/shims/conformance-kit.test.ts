@@ -10,8 +10,10 @@ import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freePort } from "../../bench/harness.mjs";
 import { type CheckResult, runConformance } from "../../shims/conformance/kit.ts";
+import type { FlavorCatalogue } from "../../src/providers/shim-protocol.ts";
 import { signRequest } from "../../src/providers/shim-signing.ts";
 import { createTenant } from "../fake-shim/control.ts";
+import { createsAsked } from "../fake-shim/requests.ts";
 import { type FakeShim, startFakeShim } from "../fake-shim/server.ts";
 
 const SECRET = "conformance-kit-test-secret-01234";
@@ -30,6 +32,34 @@ const tryJson = (text: string): any => {
 };
 
 const failedChecks = (results: CheckResult[]) => results.filter((r) => r.status === "fail").map((r) => r.name);
+
+const CATALOGUE: FlavorCatalogue = {
+  currency: "EUR",
+  flavors: [
+    {
+      name: "a.small",
+      vcpus: 2,
+      memory_mib: 4096,
+      architecture: "arm64",
+      family: "a",
+      gpu: null,
+      disk_gb: 40,
+      price_per_hour: 0.006,
+      spot: false,
+    },
+    {
+      name: "x.small",
+      vcpus: 2,
+      memory_mib: 4096,
+      architecture: "amd64",
+      family: "x",
+      gpu: null,
+      disk_gb: 40,
+      price_per_hour: 0.007,
+      spot: false,
+    },
+  ],
+};
 
 interface Forwarded {
   method: string;
@@ -82,16 +112,23 @@ const resign = async (r: Forwarded): Promise<Forwarded> => {
 };
 
 describe("shim conformance kit", () => {
-  it("the fake shim passes; the async check is skipped when it answers no 202, the batch checks when it has no batch", async () => {
+  it("the fake shim passes; the async check is skipped when it answers no 202, the batch and flavor checks when it has neither", async () => {
     const tenant = await createTenant(shim.url, { secret: SECRET });
     const report = await runConformance({ url: tenant.url, secret: SECRET, waitMs: 5000 });
     expect(failedChecks(report.results)).toEqual([]);
     const skipped = report.results.filter((r) => r.status === "skip").map((r) => r.name);
     expect(skipped.filter((name) => !name.startsWith("batch create:"))).toEqual([
+      "flavors: GET /v1/flavors without a signature → 401",
+      "flavors: a shaped create (a catalogued flavor, spot false, disk_gb null) makes the machine",
       "async: every 202 is followed by a signed, valid callback",
     ]);
     expect(skipped.filter((name) => name.startsWith("batch create:"))).toHaveLength(5);
-    expect(report.passed).toBe(26);
+    // Without flavors in its capabilities, the flavors route is checked to be 404.
+    expect(report.results.find((r) => r.name.startsWith("flavors: GET /v1/flavors answers"))).toMatchObject({
+      status: "pass",
+      detail: "no flavor catalogue: 404",
+    });
+    expect(report.passed).toBe(27);
   });
 
   it("the fake shim with batch create (v1.1) passes the batch checks too", async () => {
@@ -99,7 +136,77 @@ describe("shim conformance kit", () => {
     const report = await runConformance({ url: tenant.url, secret: SECRET, waitMs: 5000 });
     expect(failedChecks(report.results)).toEqual([]);
     expect(report.results.filter((r) => r.name.startsWith("batch create:")).map((r) => r.status)).toEqual(Array(5).fill("pass"));
-    expect(report.passed).toBe(31);
+    expect(report.passed).toBe(32);
+  });
+
+  it("the fake shim with a flavor catalogue (v1.2) passes the flavor checks, the shaped create on a flavor it lists", async () => {
+    const tenant = await createTenant(shim.url, { secret: SECRET, flavors: CATALOGUE });
+    const report = await runConformance({ url: tenant.url, secret: SECRET, waitMs: 5000 });
+    expect(failedChecks(report.results)).toEqual([]);
+    expect(report.results.filter((r) => r.name.startsWith("flavors:")).map((r) => [r.status, r.detail])).toEqual([
+      ["pass", "2 flavors (arm64, amd64), prices in EUR"],
+      ["pass", ""],
+      ["pass", expect.stringMatching(/^a\.small: fake-/)],
+    ]);
+    expect(report.results[0]!.detail).toBe("async: true, flavor catalogue");
+    const shaped = createsAsked(await tenant.requests()).filter((c) => c.shape);
+    expect(shaped.map((c) => [c.flavor, c.shape, c.status])).toEqual([["a.small", { disk_gb: null, spot: false }, 201]]);
+    // The provider's own flavor is taken when the catalogue lists it.
+    const mine = await runConformance({ url: tenant.url, secret: SECRET, waitMs: 5000, provider: { flavor: "x.small" } });
+    expect(mine.results.find((r) => r.name.startsWith("flavors: a shaped create"))?.detail).toMatch(/^x\.small: /);
+  });
+
+  it("a shim whose catalogue names a flavor twice, or that says flavors: true with none, fails the catalogue check", async () => {
+    const twice = await createTenant(shim.url, { secret: SECRET, flavors: CATALOGUE });
+    const doubled = await proxy(
+      twice.url,
+      (r) => r,
+      (r, status, body) => {
+        if (status !== 200 || !r.path.endsWith("/v1/flavors")) return body;
+        const { flavors } = tryJson(body);
+        return JSON.stringify({ flavors: [...flavors, flavors[0]] });
+      },
+    );
+    const bare = await createTenant(shim.url, { secret: SECRET });
+    const boasting = await proxy(
+      bare.url,
+      (r) => r,
+      (r, _status, body) =>
+        r.path.endsWith("/v1/capabilities") ? JSON.stringify({ ...tryJson(body), interface_version: "v1.2", flavors: true }) : body,
+    );
+    try {
+      for (const p of [doubled, boasting]) {
+        const report = await runConformance({ url: p.url, secret: SECRET, waitMs: 2000 });
+        expect(failedChecks(report.results)).toEqual([
+          "flavors: GET /v1/flavors answers a valid, non-empty catalogue (404 when the capabilities offer none)",
+        ]);
+        expect(report.results.find((r) => r.name.startsWith("flavors: a shaped create"))?.status).toBe("skip");
+      }
+    } finally {
+      await doubled.close();
+      await boasting.close();
+    }
+  });
+
+  it("a shim that serves its catalogue unsigned, or says v1.2 without flavors, fails the check that covers it", async () => {
+    const tenant = await createTenant(shim.url, { secret: SECRET, flavors: CATALOGUE });
+    const open = await proxy(tenant.url, (r) => (r.path.endsWith("/v1/flavors") ? resign(r) : r));
+    const confused = await proxy(
+      tenant.url,
+      (r) => r,
+      (r, _status, body) => (r.path.endsWith("/v1/capabilities") ? JSON.stringify({ ...tryJson(body), flavors: false }) : body),
+    );
+    try {
+      const unsigned = await runConformance({ url: open.url, secret: SECRET, waitMs: 2000 });
+      expect(failedChecks(unsigned.results)).toEqual(["flavors: GET /v1/flavors without a signature → 401"]);
+      const report = await runConformance({ url: confused.url, secret: SECRET, waitMs: 2000 });
+      expect(failedChecks(report.results)).toContain(
+        "capabilities: interface v1, v1.1 with batch_create, or v1.2 with flavors (and batch_create or not)",
+      );
+    } finally {
+      await open.close();
+      await confused.close();
+    }
   });
 
   it("a shim that takes batches larger than it says fails the largest-batch check", async () => {

@@ -37,12 +37,10 @@ describe("signatures, headers and settings", () => {
     expect(await w.project.requests()).toEqual([]);
   });
 
-  it("capabilities: v1, synchronous, idempotent create", async () => {
+  it("capabilities: v1.2 with a flavor catalogue, synchronous, idempotent create, no batch create", async () => {
     const res = await w.call("GET", "/v1/capabilities");
-    expect(res).toMatchObject({
-      status: 200,
-      body: { interface_version: "v1", async: false, idempotent_create: true, provider: "hetzner" },
-    });
+    expect(res).toMatchObject({ status: 200 });
+    expect(res.body).toEqual({ interface_version: "v1.2", async: false, idempotent_create: true, flavors: true, provider: "hetzner" });
   });
 
   it("ids that are not Hetzner label values are 400; a misconfigured Worker says what is missing, never the token", async () => {
