@@ -2,6 +2,7 @@ import { z } from "@hono/zod-openapi";
 import type { InstanceRow } from "../db/instance-store";
 import { instanceStatuses, runnerStatuses } from "../db/schema";
 import { iso, Timestamp } from "../http/openapi";
+import { MachineShapeSchema } from "../shapes/machine-shape";
 
 /**
  * An instance as the admin API shows it, wherever it is listed (/instances, a scale set's
@@ -32,6 +33,13 @@ export const InstanceSchema = z
     status_message: z.string().nullable(),
     provider_fault: z.string().nullable(),
     job_id: z.int().nullable(),
+    flavor: z
+      .string()
+      .nullable()
+      .openapi({ description: "A shaped scale set's machine: the flavor chosen for its job (else null: the scale set's)" }),
+    shape: MachineShapeSchema.nullable().openapi({
+      description: "A shaped scale set's machine: what its job asked for, and why this flavor",
+    }),
     created_at: Timestamp,
     updated_at: Timestamp,
     status_changed_at: Timestamp,
@@ -56,6 +64,8 @@ export const instanceView = (r: InstanceRow): z.infer<typeof InstanceSchema> => 
   status_message: r.statusMessage,
   provider_fault: r.providerFault,
   job_id: r.jobId,
+  flavor: r.shape?.flavor ?? null,
+  shape: r.shape ?? null,
   created_at: iso(r.createdAt)!,
   updated_at: iso(r.updatedAt)!,
   status_changed_at: iso(r.statusChangedAt)!,

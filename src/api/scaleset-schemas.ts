@@ -9,6 +9,7 @@ import { entityFullName } from "../github/entity-names";
 import { HttpsUrl, iso, ResourceName, Timestamp } from "../http/openapi";
 import { normalizeLabels } from "../intake/labels";
 import { MAX_SCHEDULE_ENTRIES, scheduleProblems, schedulesAboveMax } from "../scaleset/schedule/schedule-validation";
+import { ShapeBoundsSchema } from "../shapes/shape-bounds";
 
 // The admin API's shapes of a scale set: what a create and an update accept, what a scale set
 // and its object's status look like, and the view of a stored scale set. The routes are in
@@ -182,6 +183,11 @@ const schedulesWithinMax = (
 /** The timing a scale set gets when none is given: on_boot, but before_create for the scale set API. */
 export const defaultJitConfigTiming = (intake: string) => (intake === "scaleset_api" ? "before_create" : "on_boot");
 
+/** What the flavor column says of a shaped scale set: each machine's is chosen for its job. */
+export const SHAPED_FLAVOR = "per-job";
+const SHAPE_DESCRIPTION =
+  "Shaped scale set: each job says its machine in a `<key>=${{ github.run_id }}/cpu=4/ram=16/…` label and gets a machine of its own, within these bounds (docs/scale-sets.md#shaped-scale-sets). Needs a provider with a flavor catalogue (protocol v1.2); image and flavor are then chosen per job";
+
 export const CreateScaleSet = z
   .strictObject({
     name: ResourceName,
@@ -189,8 +195,10 @@ export const CreateScaleSet = z
     labels: fields.labels,
     min_idle_runners: fields.min_idle_runners.default(0),
     max_runners: fields.max_runners,
-    image: fields.image,
-    flavor: fields.flavor,
+    // Required unless `shape` is given (then chosen per job): checked by the refine below.
+    image: fields.image.optional(),
+    flavor: fields.flavor.optional(),
+    shape: ShapeBoundsSchema.nullable().default(null).openapi({ description: SHAPE_DESCRIPTION }),
     os_type: fields.os_type.default("linux"),
     os_arch: fields.os_arch.default("amd64"),
     bootstrap_timeout: fields.bootstrap_timeout.default(20),
@@ -216,13 +224,23 @@ export const CreateScaleSet = z
   .refine(apiIntakeUsesJit, apiIntakeUsesJitIssue)
   .refine(apiIntakeMintsBeforeCreate, apiIntakeMintsBeforeCreateIssue)
   .superRefine(hardCapCoversLifetime)
+  .superRefine((b, ctx) => {
+    if (b.shape) return;
+    for (const key of ["image", "flavor"] as const)
+      if (b[key] === undefined) ctx.addIssue({ code: "custom", path: [key], message: "required (unless `shape` is given)" });
+  })
   .openapi("CreateScaleSet");
 
 export const UpdateScaleSet = z
   .strictObject({
     name: ResourceName.optional(),
+    shape: ShapeBoundsSchema.optional().openapi({
+      description: "A shaped scale set's new bounds (a scale set cannot become shaped or stop being so)",
+    }),
     ...Object.fromEntries(Object.entries(fields).map(([k, v]) => [k, v.optional()])),
-  } as { name: z.ZodOptional<typeof ResourceName> } & { [K in keyof typeof fields]: z.ZodOptional<(typeof fields)[K]> })
+  } as { name: z.ZodOptional<typeof ResourceName>; shape: z.ZodOptional<typeof ShapeBoundsSchema> } & {
+    [K in keyof typeof fields]: z.ZodOptional<(typeof fields)[K]>;
+  })
   .refine(idleWithinMax, idleWithinMaxIssue)
   .superRefine(schedulesWithinMax)
   .refine(apiIntakeUsesJit, apiIntakeUsesJitIssue)
@@ -242,6 +260,7 @@ export const ScaleSetSchema = z
     max_runners: z.int(),
     image: z.string(),
     flavor: z.string(),
+    shape: ShapeBoundsSchema.nullable().openapi({ description: SHAPE_DESCRIPTION }),
     os_type: z.enum(osTypes),
     os_arch: z.enum(osArches),
     bootstrap_timeout: z.int(),
@@ -454,6 +473,7 @@ export const scaleSetView = ({ scaleSet: s, entity: e, providerName }: ScaleSetW
   max_runners: s.maxRunners,
   image: s.image,
   flavor: s.flavor,
+  shape: s.shape ?? null,
   os_type: s.osType,
   os_arch: s.osArch,
   bootstrap_timeout: s.bootstrapTimeout,

@@ -1,7 +1,7 @@
 import { and, desc, eq, type SQL } from "drizzle-orm";
 import { bucketSql, HISTOGRAMS } from "../observability/histograms";
-import type { Db } from "./client";
 import type { MachineShape } from "../shapes/machine-shape";
+import type { Db } from "./client";
 import { ADD_OBSERVATION } from "./metrics/histogram-store";
 import { type RunnerSetup, runnerSetupFromRow, runnerSetupStatement } from "./scaleset-store";
 import { type InstanceAddress, type InstanceStatus, instances, instanceTransitions, type RunnerStatus, scaleSets } from "./schema";
@@ -265,7 +265,10 @@ export async function findInstanceAndSetup(
   setupOf: string,
   opts: { withJitConfig: boolean },
 ): Promise<{ instance: InstanceWithJitConfig | InstanceSummary | null; setup: RunnerSetup | null }> {
-  const [found, setup] = await db.batch<Record<string, any>>([findInstanceStatement(db, name, opts), runnerSetupStatement(db, setupOf, name)]);
+  const [found, setup] = await db.batch<Record<string, any>>([
+    findInstanceStatement(db, name, opts),
+    runnerSetupStatement(db, setupOf, name),
+  ]);
   return { instance: instanceFromRow(found!.results[0], opts), setup: runnerSetupFromRow(setupOf, setup!.results[0]) };
 }
 

@@ -9,7 +9,6 @@ import type { ShapeBounds } from "../shapes/shape-bounds";
 import type { QueuedShapedJob } from "../shapes/shaped-jobs";
 import type { Db } from "./client";
 import { hasServingTwin } from "./job-twins";
-import { shapedQueueFrom, shapedQueueStatement } from "./shaped-job-store";
 import {
   entities,
   type Forge,
@@ -24,6 +23,7 @@ import {
   type ScaleSetIntake,
   scaleSets,
 } from "./schema";
+import { shapedQueueFrom, shapedQueueStatement } from "./shaped-job-store";
 
 /**
  * D1 access for a scale set: the snapshot its object plans from (one batch), and what its

@@ -4,9 +4,9 @@
 
 import { sql } from "drizzle-orm";
 import { index, integer, primaryKey, real, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
-import { deliveryRecoveries, deliveryWatches, recoveryLastPass } from "./recovery/schema";
 import type { MachineShape } from "../shapes/machine-shape";
 import type { ShapeBounds } from "../shapes/shape-bounds";
+import { deliveryRecoveries, deliveryWatches, recoveryLastPass } from "./recovery/schema";
 
 // Timestamps are unix milliseconds; columns ending in `_enc` hold values sealed by
 // crypto/secret-box.ts and are never returned by the API.

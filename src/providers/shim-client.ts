@@ -368,7 +368,8 @@ export function createShimClient(target: ShimTarget, pool: ShimPoolContext, opts
         const parsed = parseJson(a.text);
         if (!parsed.ok) return fail("malformed", `${op}: shim answered 200 with a body that is not JSON`, a.status);
         const catalogue = validateFlavorCatalogue(parsed.value);
-        if (!catalogue.ok) return fail("malformed", `${op}: invalid flavor catalogue: ${catalogue.problems.slice(0, 5).join("; ")}`, a.status);
+        if (!catalogue.ok)
+          return fail("malformed", `${op}: invalid flavor catalogue: ${catalogue.problems.slice(0, 5).join("; ")}`, a.status);
         return { ok: true, value: catalogue.value };
       });
     },

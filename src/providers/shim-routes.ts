@@ -3,7 +3,17 @@
  * to dispatch on: the request's method and its path after the shim's base path.
  */
 
-export type ShimOperation = "capabilities" | "flavors" | "create" | "create_batch" | "list" | "remove_all" | "get" | "delete" | "start" | "stop";
+export type ShimOperation =
+  | "capabilities"
+  | "flavors"
+  | "create"
+  | "create_batch"
+  | "list"
+  | "remove_all"
+  | "get"
+  | "delete"
+  | "start"
+  | "stop";
 
 export type ShimRoute =
   | { op: "capabilities" | "flavors" | "create" | "create_batch" | "list" | "remove_all" }

@@ -39,6 +39,11 @@ const JobSchema = z
           "Why intake could not take the job as it came: a scale set API queue item that failed validation (which fields, and why). " +
           "Such a row holds what of the item was readable; null for a job taken as it came",
       }),
+    refusal: z.string().nullable().openapi({
+      description:
+        "Why its shaped scale set makes it no machine (a shape outside the scale set's bounds, a malformed shape label, no flavor that fits); null otherwise",
+      example: "cpu=128 is above this scale set's 64",
+    }),
     queued_at: Timestamp.nullable(),
     started_at: Timestamp.nullable(),
     completed_at: Timestamp.nullable(),
@@ -83,6 +88,7 @@ const view = (r: JobRow): z.infer<typeof JobSchema> => ({
   scale_set_id: r.scaleSetId,
   matched: r.scaleSetId !== null,
   problem: r.problem,
+  refusal: r.refusal ?? null,
   queued_at: iso(r.queuedAt),
   started_at: iso(r.startedAt),
   completed_at: iso(r.completedAt),

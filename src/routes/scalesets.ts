@@ -8,9 +8,11 @@ import {
   ObjectStatusSchema,
   ScaleSetDetailSchema,
   ScaleSetSchema,
+  SHAPED_FLAVOR,
   UpdateScaleSet,
   scaleSetView as view,
 } from "../api/scaleset-schemas";
+import { assertShapedScaleSet } from "../api/shaped-scaleset-check";
 import { createDb, type Db } from "../db/client";
 import { findEntity } from "../db/entity-store";
 import { entityForge } from "../db/github-endpoint-store";
@@ -41,6 +43,7 @@ import { routeWaiting } from "../intake/waiting-jobs";
 import { logEvent } from "../observability/log";
 import { schedulesAboveMax } from "../scaleset/schedule/schedule-validation";
 import { nudgeScaleSet, scaleSetObject } from "../scaleset/stub";
+import { defaultImageName } from "../shapes/shape-bounds";
 
 /** The scale set with its entity and provider name, or 404. */
 async function requireScaleSet(db: Db, id: string): Promise<ScaleSetWithOwners> {
@@ -114,6 +117,16 @@ function registerEntityScaleSets(router: ReturnType<typeof createRouter>, { kind
         const providerId = await knownProviderId(db, body.provider_name);
         await assertNameFree(db, entityId, body.name);
         const id = crypto.randomUUID();
+        const shape = body.shape;
+        if (shape) {
+          const facts = { minIdleRunners: body.min_idle_runners, scheduleCount: body.schedules.length, providerName: body.provider_name };
+          await assertShapedScaleSet(
+            c.env,
+            db,
+            { id, shape, forge, intake, jitConfigEnabled, extraSpecs: body.extra_specs, ...facts },
+            true,
+          );
+        }
         const t = now();
         await insertScaleSet(db, {
           id,
@@ -123,10 +136,12 @@ function registerEntityScaleSets(router: ReturnType<typeof createRouter>, { kind
           labels: body.labels,
           minIdleRunners: body.min_idle_runners,
           maxRunners: body.max_runners,
-          image: body.image,
-          flavor: body.flavor,
+          // A shaped scale set's machines get their job's image and flavor: these show its default image and "per-job".
+          image: shape ? shape.images[defaultImageName(shape)]! : body.image!,
+          flavor: shape ? SHAPED_FLAVOR : body.flavor!,
+          shape,
           osType: body.os_type,
-          osArch: body.os_arch,
+          osArch: shape ? shape.architectures[0] : body.os_arch,
           bootstrapTimeout: body.bootstrap_timeout,
           runnerPrefix: body.runner_prefix,
           runnerGroup: body.runner_group,
@@ -226,7 +241,22 @@ export const scaleSetRoutes = entityPaths
       if (live.length) throw inUse("cannot change the provider while instances are live", { instances: live });
     }
     if (body.name !== undefined && body.name !== s.name) await assertNameFree(db, s.entityId, body.name);
+    if (body.shape !== undefined && !s.shape)
+      throw conflict("a scale set cannot become shaped: create a shaped scale set beside it", { shape: "not shaped" });
+    const shape = body.shape ?? s.shape;
+    if (shape) {
+      const providerName = body.provider_name ?? current.providerName;
+      const extraSpecs = body.extra_specs ?? s.extraSpecs;
+      const facts = { minIdleRunners: minIdle, scheduleCount: (body.schedules ?? s.schedules).length, providerName, extraSpecs };
+      const askProvider = providerName !== current.providerName || body.extra_specs !== undefined;
+      await assertShapedScaleSet(c.env, db, { id, shape, forge, intake, jitConfigEnabled, ...facts }, askProvider);
+    }
     await updateScaleSet(db, id, {
+      ...(body.shape && {
+        shape: body.shape,
+        image: body.shape.images[defaultImageName(body.shape)]!,
+        osArch: body.shape.architectures[0],
+      }),
       ...sentFields(body, {
         name: "name",
         labels: "labels",

@@ -22,6 +22,7 @@ import { type ExecutorContext, executePlan } from "./executor/plan-executor";
 import { planSnapshot } from "./executor/plan-input";
 import { RunCoalescer } from "./executor/run-coalescer";
 import { RunRecord } from "./executor/run-record";
+import { FlavorMemo } from "./flavor-memo";
 import { keepSpendGuard } from "./guards/spend-guard-keeping";
 import { instanceRefusal } from "./instance-access";
 import { canTransition } from "./instance-states";
@@ -32,7 +33,6 @@ import { callbackResult, operationOutcome } from "./machine-outcomes";
 import { ObjectState } from "./object-state";
 import { objectStatus, type ScaleSetStatus } from "./object-status";
 import { afterCreate, keepCreateBackoff, keepOutcome } from "./outcome-keeping";
-import { FlavorMemo } from "./flavor-memo";
 import { githubRunnerPort, openScaleSetPorts } from "./ports-factory";
 import { plan } from "./reconcile";
 import {
@@ -43,8 +43,8 @@ import {
   runnerReportEvents,
 } from "./runner-report";
 import { MinIdleKeeper } from "./schedule/min-idle-keeping";
-import { awaitingFlavors, judgeShapedQueue } from "./shaped-queue";
 import { type ScaleSetSettings, scaleSetSettings } from "./settings";
+import { awaitingFlavors, judgeShapedQueue } from "./shaped-queue";
 import { recheckStaleJobs } from "./stale-jobs/stale-job-recheck";
 import type { QueuedJob } from "./stale-jobs/stale-jobs";
 

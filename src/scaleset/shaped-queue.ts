@@ -1,5 +1,5 @@
-import { recordRefusals } from "../db/shaped-job-store";
 import type { ScaleSetRecord } from "../db/scaleset-store";
+import { recordRefusals } from "../db/shaped-job-store";
 import { logger } from "../observability/log";
 import type { MachineShape } from "../shapes/machine-shape";
 import { judgeShapedJobs, type QueuedShapedJob } from "../shapes/shaped-jobs";
@@ -39,7 +39,7 @@ export async function judgeShapedQueue(input: {
   const catalogue = input.queue.length
     ? await input.memo.get(catalogueKey(ss), { flavors: async () => (await input.machines()).flavors() }, ss.id, now)
     : null;
-  const judged = judgeShapedJobs(input.queue, bounds, catalogue);
+  const judged = judgeShapedJobs(input.queue, bounds, catalogue, !ss.jitConfigEnabled);
   await recordRefusals(input.db, judged.refusals, now);
   for (const r of judged.refusals) {
     logger.warn({ event: "job_refused", scale_set: ss.id, job_id: r.jobId, reason: r.problem });

@@ -41,7 +41,9 @@ export function chooseFlavor(catalogue: FlavorCatalogue, request: ShapeRequest, 
   for (const [what, keep] of steps) {
     const next = left.filter(keep);
     if (next.length === 0) {
-      const of = said.length ? `${left.length} ${left.length === 1 ? "flavor is" : "flavors are"} ${said.join(", ")}; none of them is` : "no flavor is";
+      const of = said.length
+        ? `${left.length} ${left.length === 1 ? "flavor is" : "flavors are"} ${said.join(", ")}; none of them is`
+        : "no flavor is";
       return { ok: false, problem: `of the provider's ${catalogue.flavors.length} flavors, ${of} ${what}` };
     }
     said.push(what);

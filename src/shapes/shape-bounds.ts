@@ -122,7 +122,8 @@ export function shapeRequest(
   if (!bounds.architectures.includes(arch)) return fail(`arch=${arch} is not allowed here (allowed: ${bounds.architectures.join(", ")})`);
   const imageName = shape.image ?? defaultImageName(bounds);
   const imageId = Object.hasOwn(bounds.images, imageName) ? bounds.images[imageName] : undefined;
-  if (imageId === undefined) return fail(`image=${imageName} is not one of this scale set's images (${Object.keys(bounds.images).join(", ")})`);
+  if (imageId === undefined)
+    return fail(`image=${imageName} is not one of this scale set's images (${Object.keys(bounds.images).join(", ")})`);
   const spot = shape.spot ?? false;
   if (spot && !bounds.spot) return fail("spot=true is not allowed on this scale set");
   const gpus = shape.gpus ?? 0;

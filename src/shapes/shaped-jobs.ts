@@ -26,7 +26,13 @@ export interface ShapedJobs {
   awaitingCatalogue: number;
 }
 
-export function judgeShapedJobs(jobs: readonly QueuedShapedJob[], bounds: ShapeBounds, catalogue: FlavorCatalogue | null): ShapedJobs {
+export function judgeShapedJobs(
+  jobs: readonly QueuedShapedJob[],
+  bounds: ShapeBounds,
+  catalogue: FlavorCatalogue | null,
+  /** The runners register with a comma-separated label list (no JIT config: config.sh, act_runner). */
+  commaSeparatedLabels = false,
+): ShapedJobs {
   const out: ShapedJobs = { servable: [], refusals: [], awaitingCatalogue: 0 };
   const refuse = (job: QueuedShapedJob, problem: string) => out.refusals.push({ seq: job.seq, jobId: job.id, problem });
   for (const job of jobs) {
@@ -37,6 +43,10 @@ export function judgeShapedJobs(jobs: readonly QueuedShapedJob[], bounds: ShapeB
     }
     if (parsed.kind === "invalid") {
       refuse(job, parsed.problem);
+      continue;
+    }
+    if (commaSeparatedLabels && parsed.shape.labels.some((l) => l.includes(","))) {
+      refuse(job, "this scale set's runners register with a comma-separated label list: write the shape with / between fields");
       continue;
     }
     const asked = shapeRequest(parsed.shape, bounds, job.runId);
