@@ -14,23 +14,27 @@ export type FlavorChoice = { ok: true; flavor: Flavor; why: string } | { ok: fal
 const gb = (mib: number) => `${Math.round((mib / 1024) * 10) / 10} GB`;
 const price = (f: Flavor, currency: string) => `${f.price_per_hour!.toFixed(4)} ${currency}/h`;
 
+/** A narrowing of the catalogue, with how the job is told of it. */
+type Step = [string, (f: Flavor) => boolean];
+const when = (applies: boolean, step: Step): Step[] => (applies ? [step] : []);
+
 export function chooseFlavor(catalogue: FlavorCatalogue, request: ShapeRequest, bounds: ShapeBounds): FlavorChoice {
   const families = request.families.length ? request.families : bounds.families;
   // Each step narrows the list; the first that leaves nothing is what the job is told.
-  const steps: [string, (f: Flavor) => boolean][] = [
+  const steps: Step[] = [
     [request.arch, (f) => f.architecture === request.arch],
-    [families.length ? `of family ${families.join(" or ")}` : "of any family", (f) => !families.length || families.includes(f.family)],
+    ...when(families.length > 0, [`of family ${families.join(" or ")}`, (f) => families.includes(f.family)]),
     [
       request.gpus ? `with ${request.gpus} GPU${request.gpus > 1 ? "s" : ""} or more` : "without a GPU",
       (f) => (request.gpus ? (f.gpu?.count ?? 0) >= request.gpus : !f.gpu),
     ],
-    ["offered as spot", (f) => !request.spot || f.spot],
+    ...when(request.spot, ["offered as spot", (f) => f.spot]),
     [`with ${request.cpu} vCPUs or more`, (f) => f.vcpus >= request.cpu],
     [`with ${request.ramGb} GB or more`, (f) => f.memory_mib >= request.ramGb * 1024],
-    [
+    ...when(request.diskGb !== null, [
       `with a disk of ${request.diskGb} GB or more`,
-      (f) => request.diskGb === null || f.disk_gb === null || f.disk_gb === undefined || f.disk_gb >= request.diskGb,
-    ],
+      (f) => f.disk_gb === null || f.disk_gb === undefined || f.disk_gb >= request.diskGb!,
+    ]),
     [
       `within this scale set's ${bounds.cpu.max} vCPUs and ${bounds.ram_gb.max} GB`,
       (f) => f.vcpus <= bounds.cpu.max && f.memory_mib <= bounds.ram_gb.max * 1024,
