@@ -1,10 +1,10 @@
 import { describe, expect, it } from "vitest";
+import { catalogueFor } from "../../../shims/hetzner/flavors";
+import type { HcloudServerType } from "../../../shims/hetzner/server-types";
 import type { FlavorCatalogue } from "../../../src/providers/shim-protocol";
 import { chooseFlavor } from "../../../src/shapes/flavor-choice";
 import { type ShapeBoundsInput, ShapeBoundsSchema, shapeRequest } from "../../../src/shapes/shape-bounds";
 import { parseShapeLabels } from "../../../src/shapes/shape-label";
-import { catalogueFor } from "../../../shims/hetzner/flavors";
-import type { HcloudServerType } from "../../../shims/hetzner/server-types";
 import { expectedEc2Flavors } from "../../fake-ec2/instance-types";
 import { expectedGceFlavors } from "../../fake-gce/machine-types";
 import { FAKE_SERVER_TYPES } from "../../fake-hetzner/server-types";
@@ -69,7 +69,9 @@ describe("flavor choice", () => {
     expect(pick(ec2, "edgerunner=1/cpu=16/ram=64/arch=arm64")).toBe(
       "none: of the provider's 15 flavors, 4 flavors are arm64, without a GPU; none of them is with 16 vCPUs or more",
     );
-    expect(pick(ec2, "edgerunner=1/family=x2iedn")).toBe("none: of the provider's 15 flavors, 11 flavors are amd64; none of them is of family x2iedn");
+    expect(pick(ec2, "edgerunner=1/family=x2iedn")).toBe(
+      "none: of the provider's 15 flavors, 11 flavors are amd64; none of them is of family x2iedn",
+    );
   });
 
   it("never goes above the bounds, whatever family the job names", () => {
@@ -82,7 +84,9 @@ describe("flavor choice", () => {
     expect(pick(ec2, "edgerunner=1/cpu=128")).toBe("refused: cpu=128 is above this scale set's 16");
     expect(pick(ec2, "edgerunner=1/ram=1")).toBe("refused: ram=1 is below this scale set's 2 GB");
     expect(pick(ec2, "edgerunner=1/disk=2000")).toBe("refused: disk=2000 is above this scale set's 1000 GB");
-    expect(pick(ec2, "edgerunner=1/image=windows-2022")).toBe("refused: image=windows-2022 is not one of this scale set's images (ubuntu-24.04)");
+    expect(pick(ec2, "edgerunner=1/image=windows-2022")).toBe(
+      "refused: image=windows-2022 is not one of this scale set's images (ubuntu-24.04)",
+    );
     expect(pick(ec2, "edgerunner=1/spot=true", { ...wide, spot: false })).toBe("refused: spot=true is not allowed on this scale set");
     expect(pick(ec2, "edgerunner=1/gpu=2")).toBe("refused: gpu=2 is above this scale set's 1");
     expect(pick(ec2, "edgerunner=1/arch=arm64", { ...wide, architectures: ["amd64"] })).toBe(

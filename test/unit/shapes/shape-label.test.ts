@@ -27,12 +27,24 @@ describe("shape labels", () => {
       gpus: 1,
       labels: ["edgerunner=4242/cpu=4/ram=16/arch=arm64/image=ubuntu-24.04/disk=80/spot=true/family=c7a+m7a/gpu=1"],
     });
-    const comma = shapeOf(["self-hosted", "edgerunner=4242,cpu=4,ram=16,arch=arm64,image=ubuntu-24.04,disk=80,spot=true,family=c7a+m7a,gpu=1"]);
+    const comma = shapeOf([
+      "self-hosted",
+      "edgerunner=4242,cpu=4,ram=16,arch=arm64,image=ubuntu-24.04,disk=80,spot=true,family=c7a+m7a,gpu=1",
+    ]);
     expect({ ...comma, labels: [], identity: "" }).toEqual({ ...slash, labels: [], identity: "" });
   });
 
   it("leaves unsaid fields to the bounds, and takes x64 for amd64", () => {
-    expect(shapeOf(["edgerunner=7/arch=x64"])).toMatchObject({ cpu: null, ramGb: null, diskGb: null, image: null, spot: null, families: [], gpus: null, arch: "amd64" });
+    expect(shapeOf(["edgerunner=7/arch=x64"])).toMatchObject({
+      cpu: null,
+      ramGb: null,
+      diskGb: null,
+      image: null,
+      spot: null,
+      families: [],
+      gpus: null,
+      arch: "amd64",
+    });
     expect(shapeOf(["edgerunner=7"]).runId).toBe("7");
   });
 
