@@ -339,6 +339,8 @@ describe("what the trail redacts", () => {
   const NOT_SECRET = new Set(
     (
       "name description base_url api_base_url upload_base_url ca_cert_bundle endpoint auth_type app_id installation_id app pat credentials_name pool_credentials owner enterprise url timeout_seconds provider_name labels max_runners min_idle_runners image flavor os_type os_arch runner_prefix runner_group enabled extra_specs scope expires_at bootstrap_timeout_minutes bootstrap_timeout insecure_ssl jit_config_enabled use_parent_scale_sets priority intake jit_config_timing boot_time_seconds max_runner_lifetime_seconds runner_lifetime_hard_cap_seconds max_machine_hours_per_day schedules cron timezone prewarm forge runner_download_url runner_download_sha256 " +
+      // a shaped scale set's bounds (src/shapes/shape-bounds.ts)
+      "shape key cpu ram_gb disk_gb min max architectures families spot max_gpus images default_image " +
       // the provider and runner callbacks (signed by the shim, or with the instance token: not audited, listed all the same)
       "address addresses agent_id error instance_name message operation_id os_name os_version provider_fault provider_id result retryable status type"
     ).split(" "),
