@@ -49,6 +49,11 @@
  *    delivery reached the coordinator, yet every job was served once.
  * G: a GitHub, a Gitea and a Forgejo scale set side by side (e2e/forges.ts), 60 jobs in 3 bursts,
  *    the coordinator killed and restarted once mid-run; every forge's jobs served once, nothing left.
+ * SHAPES: job-shaped runners (e2e/shapes.ts): a shaped scale set on the simulator, one on the EC2
+ *    shim Worker and one on the Hetzner shim Worker, 40 jobs each of five shapes (two arm64, one
+ *    spot, two images) from 8 runs, each job's label naming its run, and out-of-bounds jobs.
+ *    Checked: every job served once on a machine of the flavor and image its shape must get, by
+ *    a runner with its own shape label only; one machine per job; the others refused, no machine.
  */
 import { appendFileSync } from "node:fs";
 import { percentile, sleep } from "../bench/harness.mjs";
@@ -65,6 +70,7 @@ import { checkHetzner, HETZNER_SCENARIO, hetznerCloud } from "./hetzner-cloud.ts
 import { startIntruder } from "./intruder.ts";
 import { type LiveSampler, sampleLive } from "./live-sampler.ts";
 import { profileFromArgs, type StackProfile } from "./profiles.ts";
+import { runShapesScenario } from "./shapes.ts";
 import { type Stack, startStack, E2E_TIMINGS as TIMINGS } from "./stack.ts";
 
 interface ScaleSetSpec {
@@ -660,15 +666,18 @@ for (let i = 0; i < args.length; i++) {
   if (args[i] === "--repeat") repeat = Number(args[++i]);
   else names.push(args[i]!.toUpperCase());
 }
-const chosen = names.length ? names : [...Object.keys(scenarios), "G"];
+/** Scenarios in worlds of their own, each in its file. */
+const ownWorlds: Record<string, typeof runForgesScenario> = { G: runForgesScenario, SHAPES: runShapesScenario };
+const chosen = names.length ? names : [...Object.keys(scenarios), ...Object.keys(ownWorlds)];
 let failed = false;
 for (let r = 0; r < repeat; r++) {
   for (const name of chosen) {
     const sc = scenarios[name];
-    if (!sc && name !== "G") throw new Error(`no scenario ${name}; have ${Object.keys(scenarios).join(", ")}, G`);
+    const own = ownWorlds[name];
+    if (!sc && !own) throw new Error(`no scenario ${name}; have ${[...Object.keys(scenarios), ...Object.keys(ownWorlds)].join(", ")}`);
     const t = Date.now();
     say(`scenario ${name}${repeat > 1 ? ` (run ${r + 1}/${repeat})` : ""}`);
-    const out = sc ? await runScenario(sc, profile) : await runForgesScenario(profile);
+    const out = sc ? await runScenario(sc, profile) : await own!(profile);
     console.log(
       JSON.stringify({ ...out.summary, profile: profile.name, shim: profile.shim, wall_s: Math.round((Date.now() - t) / 100) / 10 }),
     );

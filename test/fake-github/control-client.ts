@@ -99,8 +99,8 @@ export class FakeWorld {
   async deliverWebhooksTo(c: DeliveryConfig): Promise<DeliveryConfig & { hook_id: number | null }> {
     return (await this.control("PUT", "webhook-delivery", c)).json();
   }
-  /** Queues jobs; their `queued` webhooks are sent. */
-  async queueJobs(q: { repository: string; labels: string[]; count?: number; name?: string }): Promise<WorkflowJob[]> {
+  /** Queues jobs (each its own run, or all of `run_id`); their `queued` webhooks are sent. */
+  async queueJobs(q: { repository: string; labels: string[]; count?: number; name?: string; run_id?: number }): Promise<WorkflowJob[]> {
     return (await this.control("POST", "workflow-jobs", q)).json();
   }
   async workflowJobs(): Promise<WorkflowJob[]> {

@@ -17,7 +17,7 @@
  *
  * Playing workflows (see workflows.ts):
  *   {world}/_fake/webhook-delivery           PUT   DeliveryConfig: where signed workflow_job webhooks go → it, with hook_id
- *   {world}/_fake/workflow-jobs              POST  {repository, labels, count?, name?} → queued jobs (webhooks sent)
+ *   {world}/_fake/workflow-jobs              POST  {repository, labels, count?, name?, run_id?} → queued jobs (webhooks sent)
  *   {world}/_fake/workflow-jobs              GET   every played job with its history
  *   {world}/_fake/webhook-deliveries         GET   every workflow_job delivery made (RecordedDelivery)
  *   {world}/_fake/workflow-settle            POST  waits until no delivery is in flight (redeliveries included)
@@ -285,7 +285,9 @@ export async function startFakeGithub(options: { port?: number; host?: string } 
     if (path === "/_fake/workflow-jobs" && method === "POST") {
       if (typeof b.repository !== "string" || !Array.isArray(b.labels))
         return send(res, 400, { message: "fake: repository and labels are required" });
-      return send(res, 201, player.queue(b as { repository: string; labels: string[]; count?: number; name?: string }));
+      if (b.run_id !== undefined && !(Number.isSafeInteger(b.run_id) && (b.run_id as number) > 0))
+        return send(res, 400, { message: "fake: run_id must be a positive integer" });
+      return send(res, 201, player.queue(b as { repository: string; labels: string[]; count?: number; name?: string; run_id?: number }));
     }
     if (path === "/_fake/workflow-jobs" && method === "GET") return send(res, 200, [...player.jobs.values()]);
     if (path === "/_fake/webhook-deliveries" && method === "GET") return send(res, 200, player.deliveries);

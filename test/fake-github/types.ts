@@ -322,6 +322,8 @@ export interface WorkflowJob {
   conclusion: string | null;
   runner_id: number | null;
   runner_name: string | null;
+  /** The labels of the runner that took it, as they were then (an ephemeral runner is gone once done). */
+  runner_labels: string[] | null;
   queued_at: number;
   in_progress_at: number | null;
   completed_at: number | null;

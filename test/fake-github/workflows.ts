@@ -132,14 +132,18 @@ export class WorkflowPlayer {
     return this.delivery && { ...this.delivery, hook_id: this.configuredHookId };
   }
 
-  /** Queues `count` jobs with `labels` in `repository`; sends their `queued` webhooks. */
-  queue(req: { repository: string; labels: string[]; count?: number; name?: string }): WorkflowJob[] {
+  /**
+   * Queues `count` jobs with `labels` in `repository`; sends their `queued` webhooks. Each job is
+   * a run of its own unless `run_id` names one: a run's jobs share it, as a workflow's do, so a
+   * label can carry the run id before the jobs exist (`${{ github.run_id }}` in runs-on).
+   */
+  queue(req: { repository: string; labels: string[]; count?: number; name?: string; run_id?: number }): WorkflowJob[] {
     const out: WorkflowJob[] = [];
     for (let i = 0; i < (req.count ?? 1); i++) {
       const id = this.nextJobId++;
       const job: WorkflowJob = {
         id,
-        run_id: id * 10,
+        run_id: req.run_id ?? id * 10,
         repository: lc(req.repository),
         name: req.name ?? `build-${id}`,
         labels: req.labels,
@@ -147,6 +151,7 @@ export class WorkflowPlayer {
         conclusion: null,
         runner_id: null,
         runner_name: null,
+        runner_labels: null,
         queued_at: this.world.now(),
         in_progress_at: null,
         completed_at: null,
@@ -193,6 +198,7 @@ export class WorkflowPlayer {
     job.status = "in_progress";
     job.runner_id = runner.id;
     job.runner_name = runner.name;
+    job.runner_labels = runner.labels.map((l) => l.name);
     job.in_progress_at = this.world.now();
     this.world.putJob({ ...this.seedOf(job) });
     this.send(job, "in_progress");

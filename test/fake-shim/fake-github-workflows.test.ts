@@ -109,6 +109,31 @@ describe("fake GitHub: playing workflows", () => {
     expect((await world.workflowJobs())[0]).toMatchObject({ status: "completed", completions: 2, runner_name: "er-gpu" });
   });
 
+  it("queues a run's jobs under the run id given, and records the labels of the runner that took each", async () => {
+    const world = await createWorld(github.url);
+    await world.seed({ repos: ["octo/app"], pats: [{ token: "ghp_wf" }] });
+    await world.deliverWebhooksTo({ url: hookUrl, secret: "wf-secret" });
+    const shape = "edgerunner=4242/cpu=2";
+    const runner = await jitRunner(world, "er-shaped", ["self-hosted", shape]);
+    const gh = runnerSession(runner.serverUrl);
+    expect((await gh.connect({ agent_id: runner.agentId, name: runner.name, client_id: runner.clientId })).status).toBe(200);
+
+    const jobs = await world.queueJobs({ repository: "octo/app", labels: ["self-hosted", shape], count: 2, run_id: 4242 });
+    const [alone] = await world.queueJobs({ repository: "octo/app", labels: ["self-hosted"] });
+    expect(jobs.map((j) => j.run_id)).toEqual([4242, 4242]);
+    expect(alone!.run_id).not.toBe(4242);
+    expect(alone!.runner_labels).toBeNull();
+    expect((await gh.acquire(runner.agentId)).status).toBe(200);
+    const taken = (await world.workflowJobs()).find((j) => j.id === jobs[0]!.id);
+    expect(taken).toMatchObject({ status: "in_progress", runner_labels: ["self-hosted", shape] });
+    const bad = await fetch(`${world.url}/_fake/workflow-jobs`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ repository: "octo/app", labels: ["x"], run_id: "4242" }),
+    });
+    expect(bad.status).toBe(400);
+  });
+
   it("delivers every webhook twice with the same GUID when asked, and with retry plays an operator who redelivers until acknowledged", async () => {
     const world = await createWorld(github.url);
     await world.seed({ repos: ["octo/app"], pats: [{ token: "ghp_wf" }] });
