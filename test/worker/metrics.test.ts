@@ -78,17 +78,17 @@ describe("GET /metrics", () => {
     const shaped = await seed.scaleSet(`repositories/${repo.id}`);
     const plain = await seed.scaleSet(`repositories/${repo.id}`);
     const now = Date.now();
-    const jobs: [number, string, string | null][] = [
+    const jobs: [string, string | null][] = [
       ["queued", "cpu=64 is above this scale set's 16"],
       ["waiting", "no flavor in the catalogue fits 4 vCPUs, 512 GB"],
       ["completed", "image=win is not one of this scale set's images"],
       ["queued", null],
-    ].map(([status, refusal], i) => [7_200_000 + i, status as string, refusal]);
+    ];
     await env.DB.batch(
-      jobs.map(([id, status, refusal]) =>
+      jobs.map(([status, refusal], i) =>
         env.DB.prepare(
           "INSERT INTO jobs (id, run_id, name, repository, owner, labels, status, scale_set_id, refusal, queued_at, created_at, updated_at) VALUES (?, 1, 'build', 'octo/app', 'octo', '[]', ?, ?, ?, ?, ?, ?)",
-        ).bind(id, status, shaped.id, refusal, now, now, now),
+        ).bind(7_200_000 + i, status, shaped.id, refusal, now, now, now),
       ),
     );
     const m = await metrics();
