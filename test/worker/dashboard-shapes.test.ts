@@ -179,6 +179,8 @@ describe("the setup page's scale set form", () => {
     const { cookie } = await login();
     const page = await ui("GET", "/ui/setup", { cookie: cookie! });
     expect(page.html).toContain('name="shape_images"');
+    // The provider step names every cloud `setup --shim` deploys.
+    expect(page.html).toContain("<code>npx edgerunner setup --shim aws-ec2</code> (or <code>gce</code>, or");
     const form = {
       _csrf: csrfOf(page.html)!,
       entity: `/repositories/${repo.id}/scalesets`,

@@ -162,8 +162,8 @@ const Provider: FC<{ data: SetupData; csrf: string }> = ({ data, csrf }) => (
       </ul>
     )}
     <p class="small">
-      For EC2, <code>npx edgerunner setup --shim aws-ec2</code> deploys the EC2 shim as a Worker and registers it here. Any other shim
-      (docs/shims.md):
+      For EC2, Google Compute Engine or Hetzner Cloud, <code>npx edgerunner setup --shim aws-ec2</code> (or <code>gce</code>, or{" "}
+      <code>hetzner</code>) deploys that cloud's shim as a Worker and registers it here. Any other shim (docs/shims.md):
     </p>
     <form method="post" action="/ui/setup/provider" id="add-provider" class="card">
       <Csrf csrf={csrf} />
