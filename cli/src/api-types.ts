@@ -6651,8 +6651,8 @@ export interface components {
             extra_specs?: {
                 [key: string]: unknown;
             };
-            flavor: string;
-            image: string;
+            flavor?: string;
+            image?: string;
             /**
              * @description Where jobs come from. webhook: workflow_job deliveries matched by labels. scaleset_api: GitHub's runner scale set API (jobs use `runs-on: <scale set name>`; the coordinator long-polls GitHub, no webhook needed; needs jit_config_enabled). poll: the scale set polls Forgejo for waiting jobs (Forgejo endpoints only, and their default; docs/forges.md). Default: webhook, or poll on a Forgejo endpoint
              * @enum {string}
@@ -6752,6 +6752,94 @@ export interface components {
                  */
                 timezone: string;
             }[];
+            /**
+             * @description Shaped scale set: each job says its machine in a `<key>=${{ github.run_id }}/cpu=4/ram=16/…` label and gets a machine of its own, within these bounds (docs/scale-sets.md#shaped-scale-sets). Needs a provider with a flavor catalogue (protocol v1.2); image and flavor are then chosen per job
+             * @default null
+             */
+            shape?: {
+                /**
+                 * @description Architectures a job may ask for; the first is what a job gets without `arch=`
+                 * @default [
+                 *       "amd64"
+                 *     ]
+                 */
+                architectures?: ("amd64" | "arm64")[];
+                /**
+                 * @description The vCPUs a job may ask for, in vCPUs (both ends included)
+                 * @default {
+                 *       "min": 1,
+                 *       "max": 64
+                 *     }
+                 */
+                cpu?: {
+                    /** @default 64 */
+                    max?: number;
+                    /** @default 1 */
+                    min?: number;
+                };
+                /** @description The image of a job without `image=` (one of `images`; default the first) */
+                default_image?: string;
+                /**
+                 * @description The root disk a job may ask for, in GB (both ends included)
+                 * @default {
+                 *       "min": 10,
+                 *       "max": 1000
+                 *     }
+                 */
+                disk_gb?: {
+                    /** @default 1000 */
+                    max?: number;
+                    /** @default 10 */
+                    min?: number;
+                };
+                /**
+                 * @description Flavor families a job may use (empty: any in the provider's catalogue)
+                 * @default []
+                 * @example [
+                 *       "c7a",
+                 *       "m7a"
+                 *     ]
+                 */
+                families?: string[];
+                /**
+                 * @description The images jobs may name (`image=`), each mapped to the cloud's image id; a job never names a raw id
+                 * @example {
+                 *       "ubuntu-24.04": "ami-0123456789abcdef0"
+                 *     }
+                 */
+                images: {
+                    [key: string]: string;
+                };
+                /**
+                 * @description The shape label's key: jobs ask with `runs-on: <key>=${{ github.run_id }}/cpu=4/…`
+                 * @default edgerunner
+                 * @example edgerunner
+                 */
+                key?: string;
+                /**
+                 * @description GPUs a job may ask for (`gpu=N`); 0: none
+                 * @default 0
+                 */
+                max_gpus?: number;
+                /**
+                 * @description The memory a job may ask for, in GB (both ends included)
+                 * @default {
+                 *       "min": 1,
+                 *       "max": 256
+                 *     }
+                 */
+                ram_gb?: {
+                    /** @default 256 */
+                    max?: number;
+                    /** @default 1 */
+                    min?: number;
+                };
+                /**
+                 * @description Whether a job may ask for spot capacity (`spot=true`)
+                 * @default false
+                 */
+                spot?: boolean;
+            } | null;
         };
         DeliveryRecovery: {
             /** @description false when DELIVERY_RECOVERY_SECONDS is 0 */
@@ -7072,6 +7160,8 @@ export interface components {
              * @example 2026-11-22T10:00:00.000Z
              */
             created_at: string;
+            /** @description A shaped scale set's machine: the flavor chosen for its job (else null: the scale set's) */
+            flavor: string | null;
             /** Format: uuid */
             id: string;
             job_id: number | null;
@@ -7089,6 +7179,7 @@ export interface components {
             runner_status: "pending" | "installing" | "idle" | "active" | "failed" | "terminated" | "offline" | "online" | "unknown";
             /** Format: uuid */
             scale_set_id: string;
+            shape: components["schemas"]["MachineShape"];
             /** @enum {string} */
             status: "pending_create" | "creating" | "running" | "stopped" | "error" | "pending_delete" | "pending_force_delete" | "deleting" | "deleted" | "unknown";
             /**
@@ -7149,6 +7240,11 @@ export interface components {
              * @example 2026-11-22T10:00:00.000Z
              */
             queued_at: string | null;
+            /**
+             * @description Why its shaped scale set makes it no machine (a shape outside the scale set's bounds, a malformed shape label, no flavor that fits); null otherwise
+             * @example cpu=128 is above this scale set's 64
+             */
+            refusal: string | null;
             repository: string;
             run_attempt: number;
             run_id: number;
@@ -7182,6 +7278,32 @@ export interface components {
             /** @description Pass as `cursor` for the next page; null on the last */
             next_cursor: string | null;
         };
+        /** @description A shaped scale set's machine: what its job asked for, and why this flavor */
+        MachineShape: {
+            /** @enum {string} */
+            arch: "amd64" | "arm64";
+            cpu: number;
+            disk_gb: number | null;
+            families: string[];
+            /** @description The flavor chosen from the provider's catalogue */
+            flavor: string;
+            /**
+             * @description Why that flavor
+             * @example smallest (4 vCPUs, 16 GB) of 3 matching flavors
+             */
+            flavor_reason: string;
+            gpus: number;
+            identity: string;
+            /** @description The image name the job used (one of the scale set's images) */
+            image: string;
+            /** @description The cloud's image id it maps to */
+            image_id: string;
+            /** @description The job it was made for (a job of the same run and shape may take it instead) */
+            job_id: number;
+            labels: string[];
+            ram_gb: number;
+            spot: boolean;
+        } | null;
         MinIdleScheduleEntry: {
             /**
              * @description When the entry takes effect: minute hour day-of-month month day-of-week (lists, ranges, steps, `*`, JAN–DEC, SUN–SAT), in `timezone`
@@ -7365,6 +7487,7 @@ export interface components {
             runner_lifetime_hard_cap_seconds: number | null;
             runner_prefix: string;
             schedules: components["schemas"]["MinIdleScheduleEntry"][];
+            shape: components["schemas"]["ShapeBounds"];
             /**
              * Format: date-time
              * @description When an admin last lifted the spend guard (POST /scalesets/{id}/spend-guard/reset): lifted for the rest of that UTC day
@@ -7621,6 +7744,91 @@ export interface components {
             /** @description Values that were sealed with an older key and now use the current one */
             resealed: number;
         };
+        /** @description Shaped scale set: each job says its machine in a `<key>=${{ github.run_id }}/cpu=4/ram=16/…` label and gets a machine of its own, within these bounds (docs/scale-sets.md#shaped-scale-sets). Needs a provider with a flavor catalogue (protocol v1.2); image and flavor are then chosen per job */
+        ShapeBounds: {
+            /**
+             * @description Architectures a job may ask for; the first is what a job gets without `arch=`
+             * @default [
+             *       "amd64"
+             *     ]
+             */
+            architectures?: ("amd64" | "arm64")[];
+            /**
+             * @description The vCPUs a job may ask for, in vCPUs (both ends included)
+             * @default {
+             *       "min": 1,
+             *       "max": 64
+             *     }
+             */
+            cpu?: {
+                /** @default 64 */
+                max?: number;
+                /** @default 1 */
+                min?: number;
+            };
+            /** @description The image of a job without `image=` (one of `images`; default the first) */
+            default_image?: string;
+            /**
+             * @description The root disk a job may ask for, in GB (both ends included)
+             * @default {
+             *       "min": 10,
+             *       "max": 1000
+             *     }
+             */
+            disk_gb?: {
+                /** @default 1000 */
+                max?: number;
+                /** @default 10 */
+                min?: number;
+            };
+            /**
+             * @description Flavor families a job may use (empty: any in the provider's catalogue)
+             * @default []
+             * @example [
+             *       "c7a",
+             *       "m7a"
+             *     ]
+             */
+            families?: string[];
+            /**
+             * @description The images jobs may name (`image=`), each mapped to the cloud's image id; a job never names a raw id
+             * @example {
+             *       "ubuntu-24.04": "ami-0123456789abcdef0"
+             *     }
+             */
+            images: {
+                [key: string]: string;
+            };
+            /**
+             * @description The shape label's key: jobs ask with `runs-on: <key>=${{ github.run_id }}/cpu=4/…`
+             * @default edgerunner
+             * @example edgerunner
+             */
+            key?: string;
+            /**
+             * @description GPUs a job may ask for (`gpu=N`); 0: none
+             * @default 0
+             */
+            max_gpus?: number;
+            /**
+             * @description The memory a job may ask for, in GB (both ends included)
+             * @default {
+             *       "min": 1,
+             *       "max": 256
+             *     }
+             */
+            ram_gb?: {
+                /** @default 256 */
+                max?: number;
+                /** @default 1 */
+                min?: number;
+            };
+            /**
+             * @description Whether a job may ask for spot capacity (`spot=true`)
+             * @default false
+             */
+            spot?: boolean;
+        } | null;
         ShimCallback: {
             error: components["schemas"]["ShimCallbackError"];
             instance_name: string;
@@ -7802,6 +8010,7 @@ export interface components {
                  */
                 timezone: string;
             }[];
+            shape?: components["schemas"]["ShapeBounds"] & unknown;
         };
         Webhook: {
             active: boolean;

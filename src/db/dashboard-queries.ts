@@ -1,8 +1,11 @@
 import type { RunnerSample } from "../scaleset/runner-sample";
+import { type MachineShape, readMachineShape } from "../shapes/machine-shape";
+import type { ShapeBounds } from "../shapes/shape-bounds";
 import type { QueueWait } from "../ui/charts/queue-percentiles";
 import { hasServingTwin } from "./job-twins";
 import { parseRecoveryDigest, recoveryDigestStatements } from "./recovery/recovery-store";
 import type { EntityKind, Forge, InstanceStatus, JobStatus, MinIdleScheduleEntry, RunnerStatus, ScaleSetIntake } from "./schema";
+import { SHAPE_QUEUE_WAITS, type ShapeQueueTime, shapeQueueTimes } from "./shape-queue-times";
 
 /**
  * What the dashboard reads from D1: one function per page, each one D1 round trip (a batch),
@@ -254,6 +257,8 @@ export interface ScaleSetDetail {
   entity: string;
   /** Its entity's endpoint's forge. */
   forge: Forge;
+  /** A shaped scale set's bounds; null for the others. */
+  shape: ShapeBounds | null;
 }
 
 export interface InstanceRow {
@@ -265,6 +270,8 @@ export interface InstanceRow {
   status_message: string | null;
   created_at: number;
   status_changed_at: number;
+  /** A shaped scale set's machine: its job's shape and the flavor chosen; null for the others. */
+  shape: MachineShape | null;
 }
 
 export interface TransitionRow {
@@ -290,9 +297,12 @@ export interface JobRow {
   runner_name: string | null;
   /** Why intake could not take the job as it came, if so. */
   problem: string | null;
+  /** Why its shaped scale set makes it no machine, if so. */
+  refusal: string | null;
 }
 
-const JOB_COLUMNS = "id, name, workflow_name, repository, labels, status, scale_set_id, queued_at, started_at, runner_name, problem";
+const JOB_COLUMNS =
+  "id, name, workflow_name, repository, labels, status, scale_set_id, queued_at, started_at, runner_name, problem, refusal";
 const jobRows = (r: D1Result | undefined): JobRow[] =>
   rows<Omit<JobRow, "labels"> & { labels: string | null }>(r).map((j) => ({ ...j, labels: parsedLabels(j.labels) }));
 
@@ -308,24 +318,26 @@ export interface ScaleSetPage {
   queueWaits: QueueWait[];
   /** Its runners-by-state samples of the last 24 hours. */
   samples: RunnerSample[];
+  /** A shaped scale set's queue time by shape over the last 24 hours (empty for the others). */
+  shapeQueueTimes: ShapeQueueTime[];
 }
 
 /** One scale set with its instances, recent transitions and jobs; null when there is no such scale set. */
 export async function scaleSetPage(db: D1Database, id: string, now = Date.now()): Promise<ScaleSetPage | null> {
   const since = now - CHART_WINDOW_MS;
-  const [sets, insts, trans, jobs, waits, sampled] = await db.batch([
+  const [sets, insts, trans, jobs, waits, sampled, shapeWaits] = await db.batch([
     db
       .prepare(
         `SELECT s.id, s.name, s.enabled, s.labels, s.min_idle_runners, s.max_runners, s.image, s.flavor, s.os_type, s.os_arch, s.schedules,
                 s.max_runner_lifetime_seconds, s.runner_lifetime_hard_cap_seconds, s.max_machine_hours_per_day,
-                s.intake, p.name AS provider, e.kind, ${ENTITY_NAME} AS entity, g.forge
+                s.intake, s.shape, p.name AS provider, e.kind, ${ENTITY_NAME} AS entity, g.forge
          FROM scale_sets s JOIN providers p ON p.id = s.provider_id JOIN entities e ON e.id = s.entity_id
          JOIN github_endpoints g ON g.name = e.endpoint_name WHERE s.id = ?`,
       )
       .bind(id),
     db
       .prepare(
-        `SELECT name, status, runner_status, job_id, provider_fault, status_message, created_at, status_changed_at FROM (
+        `SELECT name, status, runner_status, job_id, provider_fault, status_message, created_at, status_changed_at, shape FROM (
            SELECT * FROM instances WHERE scale_set_id = ? AND status != 'deleted'
            UNION ALL SELECT * FROM (SELECT * FROM instances WHERE scale_set_id = ? AND status = 'deleted' ORDER BY status_changed_at DESC LIMIT 20))
          ORDER BY status = 'deleted', created_at`,
@@ -342,18 +354,31 @@ export async function scaleSetPage(db: D1Database, id: string, now = Date.now())
     db
       .prepare(`SELECT ${SAMPLE_COLUMNS} FROM scale_set_samples WHERE scale_set_id = ? AND at >= ? GROUP BY at ORDER BY at`)
       .bind(id, since),
+    db.prepare(SHAPE_QUEUE_WAITS).bind(since, id),
   ]);
-  const s = rows<Omit<ScaleSetDetail, "enabled" | "labels" | "schedules"> & { enabled: number; labels: string | null; schedules: string }>(
-    sets,
-  )[0];
+  const s = rows<
+    Omit<ScaleSetDetail, "enabled" | "labels" | "schedules" | "shape"> & {
+      enabled: number;
+      labels: string | null;
+      schedules: string;
+      shape: string | null;
+    }
+  >(sets)[0];
   if (!s) return null;
   return {
-    scaleSet: { ...s, enabled: Boolean(s.enabled), labels: parsedLabels(s.labels), schedules: JSON.parse(s.schedules) },
-    instances: rows<InstanceRow>(insts),
+    scaleSet: {
+      ...s,
+      enabled: Boolean(s.enabled),
+      labels: parsedLabels(s.labels),
+      schedules: JSON.parse(s.schedules),
+      shape: s.shape ? (JSON.parse(s.shape) as ShapeBounds) : null,
+    },
+    instances: rows<Omit<InstanceRow, "shape"> & { shape: string | null }>(insts).map((i) => ({ ...i, shape: readMachineShape(i.shape) })),
     transitions: rows<TransitionRow>(trans),
     jobs: jobRows(jobs),
     queueWaits: queueWaits(waits),
     samples: samples(sampled),
+    shapeQueueTimes: shapeQueueTimes(shapeWaits),
   };
 }
 

@@ -50,8 +50,11 @@ export async function renderMetrics(db: D1Database, budget: GithubBudgetPolicy |
   const jobsName = `${P}jobs`;
   const jobsHelp = 'Workflow jobs in D1 by status and scale set; scale_set_id="" means unmatched';
   m.declare(jobsName, jobsHelp, "gauge");
+  // Refused jobs wait for a machine that never comes: only the waiting ones are worth an alert.
+  const refused = new Map<string, number>();
   for (const r of data.jobs) {
     m.add(jobsName, jobsHelp, "gauge", { ...ssLabels(r.scale_set_id), status: r.status }, r.n);
+    if (r.status === "queued" || r.status === "waiting") refused.set(r.scale_set_id, (refused.get(r.scale_set_id) ?? 0) + (r.refused ?? 0));
   }
 
   // Scale sets: configuration, desired (from the object's last plan) and actual.
@@ -118,6 +121,12 @@ export async function renderMetrics(db: D1Database, budget: GithubBudgetPolicy |
       "Machines whose on-boot JIT config is being minted: waiting in line for the credentials' GitHub budget, or at GitHub",
       l,
       jitWaiting.get(s.id) ?? 0,
+    );
+    g(
+      "jobs_refused",
+      "Queued or waiting jobs the shaped scale set refused (a shape outside its bounds, a malformed shape label, no flavor that fits): they get no machine",
+      l,
+      refused.get(s.id) ?? 0,
     );
   }
 

@@ -77,7 +77,7 @@ export function setupSteps(f: SetupFacts): SetupStep[] {
       detail:
         f.providers > 0
           ? `${f.providers} provider(s)`
-          : "npx edgerunner setup --shim aws-ec2 deploys the EC2 shim and registers it; or register a shim below",
+          : "npx edgerunner setup --shim aws-ec2 (or gce, or hetzner) deploys that cloud's shim and registers it; or register a shim below",
     },
     {
       id: "scaleset",

@@ -51,6 +51,12 @@ export function JobsTable({ jobs, now, names }: { jobs: JobRow[]; now: number; n
                     {clip(j.problem, 200)}
                   </div>
                 )}
+                {j.refusal && (
+                  // A refused job waits for nothing: its shaped scale set makes it no machine, so say why where it is looked for.
+                  <div class="small bad" data-refusal>
+                    <span class="badge bad">refused</span> {clip(j.refusal, 300)}
+                  </div>
+                )}
               </td>
               <td>
                 {j.scale_set_id ? (

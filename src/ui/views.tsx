@@ -28,6 +28,7 @@ dl.kv{display:grid;grid-template-columns:max-content 1fr;gap:.2rem 1rem;margin:0
 fieldset{border:1px solid var(--line);border-radius:5px;margin:.5rem 0}ol.steps{background:var(--card);border:1px solid var(--line);border-radius:6px;padding:.6rem 2rem}ol.steps li{margin:.25rem 0}
 a.button{display:inline-block;padding:.25rem .7rem;border:1px solid #b7c0ca;border-radius:5px;background:#fff;color:var(--fg);text-decoration:none}a.button.primary{background:var(--acc);border-color:var(--acc);color:#fff}
 code{background:#eef1f4;padding:0 .25rem;border-radius:3px}
+.shaped-only{display:none}form:has(input[name=shaped]:checked) .shaped-only{display:block}form:has(input[name=shaped]:checked) .unshaped-only{display:none}
 .charts{display:grid;grid-template-columns:repeat(auto-fit,minmax(380px,1fr));gap:1rem;margin:.5rem 0 1rem}
 figure.chart{margin:0;background:var(--card);border:1px solid var(--line);border-radius:6px;padding:.5rem .8rem}figure.chart figcaption{font-weight:600;font-size:13px;margin-bottom:.3rem}
 .login{max-width:24rem;margin:12vh auto;background:var(--card);border:1px solid var(--line);border-radius:8px;padding:1.5rem}

@@ -73,6 +73,30 @@ describe("GET /metrics", () => {
     expect(await scrapeTrips()).toBe(1);
   });
 
+  it("counts per scale set the waiting jobs its shape refused, not the refused jobs that are over", async () => {
+    const repo = await seed.repository();
+    const shaped = await seed.scaleSet(`repositories/${repo.id}`);
+    const plain = await seed.scaleSet(`repositories/${repo.id}`);
+    const now = Date.now();
+    const jobs: [string, string | null][] = [
+      ["queued", "cpu=64 is above this scale set's 16"],
+      ["waiting", "no flavor in the catalogue fits 4 vCPUs, 512 GB"],
+      ["completed", "image=win is not one of this scale set's images"],
+      ["queued", null],
+    ];
+    await env.DB.batch(
+      jobs.map(([status, refusal], i) =>
+        env.DB.prepare(
+          "INSERT INTO jobs (id, run_id, name, repository, owner, labels, status, scale_set_id, refusal, queued_at, created_at, updated_at) VALUES (?, 1, 'build', 'octo/app', 'octo', '[]', ?, ?, ?, ?, ?, ?)",
+        ).bind(7_200_000 + i, status, shaped.id, refusal, now, now, now),
+      ),
+    );
+    const m = await metrics();
+    expect(m.types.get("edgerunner_jobs_refused")).toBe("gauge");
+    expect(value(m, "edgerunner_jobs_refused", { scale_set_id: shaped.id, scale_set: shaped.name })).toBe(2);
+    expect(value(m, "edgerunner_jobs_refused", { scale_set_id: plain.id, scale_set: plain.name })).toBe(0);
+  });
+
   it("reports a scripted sequence of webhooks, reconciles, shim failures and job starts, from D1 alone", async () => {
     const lines: string[] = [];
     const capture = (...args: unknown[]) => void lines.push(args.map((a) => (typeof a === "string" ? a : JSON.stringify(a))).join(" "));

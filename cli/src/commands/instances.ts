@@ -4,13 +4,15 @@ import type { components } from "../api-types.ts";
 import { unwrap } from "../client.ts";
 import { bool, type Command, str } from "../command.ts";
 import { scaleSetId } from "../resolve.ts";
+import { machineShapeLine } from "../shape-options.ts";
 import { renderRecord, renderTable } from "../table.ts";
 
 type Instance = components["schemas"]["Instance"];
 type Transition = components["schemas"]["InstanceTransition"];
 type Status = Instance["status"];
 
-const table = (rows: Instance[]) =>
+/** `flavors`: each scale set's flavor, for the machines that have none of their own. */
+const table = (rows: Instance[], flavors: Map<string, string>) =>
   renderTable<Instance>(
     [
       { header: "NAME", value: (i) => i.name },
@@ -18,6 +20,7 @@ const table = (rows: Instance[]) =>
       { header: "RUNNER", value: (i) => i.runner_status },
       { header: "SCALE SET", value: (i) => i.scale_set_id },
       { header: "JOB", value: (i) => i.job_id },
+      { header: "FLAVOR", value: (i) => i.flavor ?? flavors.get(i.scale_set_id) },
       { header: "PROVIDER ID", value: (i) => i.provider_id },
       { header: "UPDATED", value: (i) => i.updated_at },
     ],
@@ -52,7 +55,10 @@ export const instanceCommands: Command[] = [
         ...(scaleset ? { scaleset_id: await scaleSetId(api, scaleset) } : {}),
       };
       const data = await unwrap(api.GET("/api/v1/instances", { params: { query } }));
-      return { data, text: table(data) };
+      // Only a shaped machine carries its flavor; the rest are made as their scale set says.
+      const flavors = new Map<string, string>();
+      if (data.some((i) => i.flavor === null)) for (const s of await unwrap(api.GET("/api/v1/scalesets"))) flavors.set(s.id, s.flavor);
+      return { data, text: table(data, flavors) };
     },
   },
   {
@@ -61,8 +67,12 @@ export const instanceCommands: Command[] = [
     args: ["<name>"],
     run: async (ctx) => {
       const data = await unwrap(ctx.api().GET("/api/v1/instances/{name}", { params: { path: { name: ctx.positionals[0]! } } }));
-      const { transitions: history, ...rest } = data;
-      return { data, text: renderRecord(rest) + (history.length ? `\nTRANSITIONS (newest first)\n${transitions(history)}` : "") };
+      const { transitions: history, shape, ...rest } = data;
+      const shaped = shape ? { shape: machineShapeLine(shape), shape_labels: shape.labels, flavor_reason: shape.flavor_reason } : {};
+      return {
+        data,
+        text: renderRecord({ ...rest, ...shaped }) + (history.length ? `\nTRANSITIONS (newest first)\n${transitions(history)}` : ""),
+      };
     },
   },
   {

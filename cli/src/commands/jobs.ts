@@ -9,6 +9,8 @@ import { renderTable } from "../table.ts";
 type Job = components["schemas"]["Job"];
 type Query = NonNullable<paths["/api/v1/jobs"]["get"]["parameters"]["query"]>;
 
+const shorten = (text: string, max: number) => (text.length > max ? `${text.slice(0, max - 1)}…` : text);
+
 /** The table `job list` prints. Each entity keeps its own row of a job, so the same id may show twice. */
 export const jobTable = (rows: Job[]) =>
   renderTable<Job>(
@@ -23,6 +25,8 @@ export const jobTable = (rows: Job[]) =>
       { header: "MATCHED", value: (j) => (j.matched ? "yes" : "no") },
       { header: "RUNNER", value: (j) => j.runner_name },
       { header: "QUEUED", value: (j) => j.queued_at },
+      // The whole reason is in `--json`; a table row keeps it short enough to stay one line.
+      { header: "REFUSED", value: (j) => (j.refusal ? shorten(j.refusal, 60) : null) },
     ],
     rows,
   );

@@ -25,6 +25,7 @@ import { parseDuration } from "../duration.ts";
 import { UsageError } from "../errors.ts";
 import { type EntityKind, entityId, scaleSetId } from "../resolve.ts";
 import { parseScheduleOption, SCHEDULE_FORMAT, type ScheduleEntry, scheduleLine } from "../schedule-option.ts";
+import { boundsLine, imagesLine, SHAPE_OPTIONS, shapeBounds } from "../shape-options.ts";
 import { renderRecord, renderTable } from "../table.ts";
 
 type ScaleSet = components["schemas"]["ScaleSet"];
@@ -212,7 +213,8 @@ function detailText(d: Detail): string {
   const why = !m ? "-" : `${m.min_idle} (${m.entry === null ? "its own" : `schedule ${m.entry}`}${m.until ? ` until ${m.until}` : ""})`;
   const p = d.status?.poller;
   const poller = p ? { poller_now: pollerLine(p) } : {};
-  return renderRecord({ ...d, schedules: (d.schedules ?? []).map(scheduleLine).join("; "), min_idle_now: why, ...poller });
+  const shape = d.shape ? { shape: boundsLine(d.shape), shape_images: imagesLine(d.shape) } : { shape: null };
+  return renderRecord({ ...d, ...shape, schedules: (d.schedules ?? []).map(scheduleLine).join("; "), min_idle_now: why, ...poller });
 }
 
 /** The Forgejo poller in a line: when it polled and polls next, what it saw and holds, and its backoff. */
@@ -265,23 +267,35 @@ export const scaleSetCommands: Command[] = [
       ...ENTITY_OPTS,
       name: { type: "string", arg: "NAME", description: "its name (required)" },
       ...FIELDS,
+      // Repeatable for a shaped scale set's allowed images (NAME=ID); once otherwise.
+      image: {
+        type: "string",
+        arg: "IMAGE|NAME=ID",
+        multiple: true,
+        description: "the provider's image (with --shaped: an image jobs may name, repeatable)",
+      },
+      ...SHAPE_OPTIONS,
       disabled: { type: "boolean", description: "create it paused" },
     },
     example:
-      "edgerunner scaleset create --repo octo/app --name linux-small --provider aws --labels self-hosted,linux --max-runners 5 --image ubuntu-24.04 --flavor t3.small",
+      "edgerunner scaleset create --repo octo/app --name linux-small --provider aws --labels self-hosted,linux --max-runners 5 --image ubuntu-24.04 --flavor t3.small\n" +
+      "  edgerunner scaleset create --repo octo/app --name shaped --provider aws --max-runners 20 --shaped --cpu 2-16 --ram 4-64 --arch amd64,arm64 --image ubuntu-24.04=ami-0123456789abcdef0",
     run: async (ctx) => {
       const v = ctx.values;
       const entity = entityFlag(v);
       if (!entity) throw new UsageError("--repo, --org or --enterprise is required");
       const f = fields(v);
+      // Not split at commas: an image is one value however it is spelled.
+      const imageArgs = [v.image ?? []].flat().filter((i): i is string => typeof i === "string");
+      const shape = shapeBounds(v, imageArgs);
+      if (!shape && imageArgs.length > 1) throw new UsageError("--image: give it once (several, as NAME=ID, only with --shaped)");
       const body: Create = {
         ...f,
         name: requireStr(v, "name"),
         provider_name: requireStr(v, "provider"),
         labels: f.labels ?? [],
         max_runners: int(v, "max-runners") ?? missing("max-runners"),
-        image: requireStr(v, "image"),
-        flavor: requireStr(v, "flavor"),
+        ...(shape ? { shape } : { image: imageArgs[0] ?? missing("image"), flavor: requireStr(v, "flavor") }),
         ...(bool(v, "disabled") ? { enabled: false } : {}),
       };
       const api = ctx.api();

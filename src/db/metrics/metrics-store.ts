@@ -42,7 +42,8 @@ export interface MetricsData {
   scaleSets: MetricsScaleSet[];
   /** Instances not yet deleted; `jit_waiting`: those whose on-boot JIT mint is claimed and not done (in line for the GitHub budget, or at GitHub). */
   instances: { scale_set_id: string; status: string; runner_status: string; n: number; jit_waiting: number }[];
-  jobs: { scale_set_id: string; status: string; n: number }[];
+  /** `refused`: of those, the ones their shaped scale set refused (jobs.refusal), which no machine will ever serve. */
+  jobs: { scale_set_id: string; status: string; n: number; refused: number }[];
   /** Deliveries ever stored, by outcome: those in D1 plus those retention pruned. */
   deliveries: { outcome: string; n: number }[];
   counters: { name: string; value: number }[];
@@ -97,7 +98,8 @@ export async function readMetricsData(db: D1Database, latencyBucketsSeconds: rea
     ),
     // Each GitHub job once, however many of its entities' hooks reported it (job-twins.ts).
     db.prepare(
-      `SELECT COALESCE(j.scale_set_id, '') AS scale_set_id, j.status, COUNT(*) AS n FROM jobs j WHERE NOT ${hasServingTwin()} GROUP BY 1, 2 ORDER BY 1, 2`,
+      `SELECT COALESCE(j.scale_set_id, '') AS scale_set_id, j.status, COUNT(*) AS n,
+              SUM(CASE WHEN j.refusal IS NOT NULL THEN 1 ELSE 0 END) AS refused FROM jobs j WHERE NOT ${hasServingTwin()} GROUP BY 1, 2 ORDER BY 1, 2`,
     ),
     // Webhook deliveries by outcome; the scale set API's queue events (event 'scaleset_message')
     // share the table for their dedupe but are not deliveries: they count in the table's rows only.

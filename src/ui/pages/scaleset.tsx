@@ -9,6 +9,8 @@ import { flashMessage } from "../flash";
 import { duration, when } from "../format";
 import { JobsTable } from "../jobs-table";
 import type { UiEnv } from "../session-middleware";
+import { ShapeQueueTable } from "../shape-queue-table";
+import { boundsText, imagesText, shapeText } from "../shape-text";
 import { Action, Badge, Flash, Page } from "../views";
 
 /**
@@ -25,7 +27,7 @@ export const scaleSetRoutes = new Hono<UiEnv>().get("/scalesets/:id", async (c) 
       </Page>,
       404,
     );
-  const { scaleSet: s, instances, transitions, jobs, queueWaits, samples } = data;
+  const { scaleSet: s, instances, transitions, jobs, queueWaits, samples, shapeQueueTimes } = data;
   const st = await scaleSetObject(c.env, id)
     .status(id)
     .catch(() => null);
@@ -76,7 +78,20 @@ export const scaleSetRoutes = new Hono<UiEnv>().get("/scalesets/:id", async (c) 
         <dt>Labels</dt>
         <dd>{s.labels.join(", ")}</dd>
         <dt>Runners</dt>
-        <dd>{`min idle ${s.min_idle_runners}, max ${s.max_runners}; ${s.image} on ${s.flavor} (${s.os_type}/${s.os_arch})`}</dd>
+        {s.shape ? (
+          <>
+            <dd>{`max ${s.max_runners}, one machine per job; its image and flavor chosen for the job's shape (${s.os_type})`}</dd>
+            <dt>Shape bounds</dt>
+            <dd id="shape-bounds">
+              {`${boundsText(s.shape)}; jobs ask with `}
+              <code>{`${s.shape.key}=\${{ github.run_id }}/cpu=…`}</code>
+            </dd>
+            <dt>Images</dt>
+            <dd id="shape-images">{imagesText(s.shape)}</dd>
+          </>
+        ) : (
+          <dd>{`min idle ${s.min_idle_runners}, max ${s.max_runners}; ${s.image} on ${s.flavor} (${s.os_type}/${s.os_arch})`}</dd>
+        )}
         <dt>Min idle now</dt>
         <dd>{minIdleText(st?.min_idle_schedule ?? null)}</dd>
         <dt>Schedules</dt>
@@ -132,6 +147,13 @@ export const scaleSetRoutes = new Hono<UiEnv>().get("/scalesets/:id", async (c) 
         })}
       />
 
+      {s.shape ? (
+        <>
+          <h2>Queue time by shape (last 24 hours)</h2>
+          <ShapeQueueTable rows={shapeQueueTimes} />
+        </>
+      ) : null}
+
       <h2>Instances</h2>
       <table id="instances">
         <thead>
@@ -142,6 +164,7 @@ export const scaleSetRoutes = new Hono<UiEnv>().get("/scalesets/:id", async (c) 
             <th>Age</th>
             <th>In status for</th>
             <th>Job</th>
+            <th>Flavor</th>
             <th>Last fault / message</th>
             <th></th>
           </tr>
@@ -149,7 +172,7 @@ export const scaleSetRoutes = new Hono<UiEnv>().get("/scalesets/:id", async (c) 
         <tbody>
           {instances.length === 0 && (
             <tr>
-              <td colspan={8} class="mut">
+              <td colspan={9} class="mut">
                 No instances.
               </td>
             </tr>
@@ -173,6 +196,15 @@ export const scaleSetRoutes = new Hono<UiEnv>().get("/scalesets/:id", async (c) 
               <td>{duration(now - i.created_at)}</td>
               <td>{duration(now - i.status_changed_at)}</td>
               <td>{i.job_id === null ? "—" : String(i.job_id)}</td>
+              {i.shape ? (
+                // Why this flavor goes in the tooltip: it is long, and only wanted when the choice surprises.
+                <td data-flavor title={i.shape.flavor_reason}>
+                  {i.shape.flavor}
+                  <div class="small mut">{shapeText(i.shape)}</div>
+                </td>
+              ) : (
+                <td data-flavor>{s.flavor}</td>
+              )}
               <td class="fault">{i.provider_fault ?? i.status_message ?? ""}</td>
               <td>
                 {canWrite && i.status !== "deleted" && (

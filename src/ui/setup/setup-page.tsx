@@ -4,6 +4,7 @@ import { defaultAppName, installUrl, permissionsNeeded } from "../../setup/app-m
 import { runsOnLine } from "../../setup/first-run-steps";
 import { Flash, Page } from "../views";
 import type { SetupData } from "./setup-data";
+import { ShapedFields } from "./shaped-fields";
 
 /**
  * The first-run page, /ui/setup: a checklist from an empty coordinator to a runner serving a job,
@@ -161,8 +162,8 @@ const Provider: FC<{ data: SetupData; csrf: string }> = ({ data, csrf }) => (
       </ul>
     )}
     <p class="small">
-      For EC2, <code>npx edgerunner setup --shim aws-ec2</code> deploys the EC2 shim as a Worker and registers it here. Any other shim
-      (docs/shims.md):
+      For EC2, Google Compute Engine or Hetzner Cloud, <code>npx edgerunner setup --shim aws-ec2</code> (or <code>gce</code>, or{" "}
+      <code>hetzner</code>) deploys that cloud's shim as a Worker and registers it here. Any other shim (docs/shims.md):
     </p>
     <form method="post" action="/ui/setup/provider" id="add-provider" class="card">
       <Csrf csrf={csrf} />
@@ -232,11 +233,12 @@ const ScaleSetForm: FC<{ data: SetupData; csrf: string }> = ({ data, csrf }) => 
         <label>
           Name <input name="name" value="linux-x64" required />
         </label>
-        <label>
-          Image <input name="image" placeholder="ubuntu-24.04 (what the provider understands)" required />
+        {/* Not `required`: a shaped scale set has neither, and without script the form cannot tell; the API says which is missing. */}
+        <label class="unshaped-only">
+          Image <input name="image" placeholder="ubuntu-24.04 (what the provider understands)" />
         </label>
-        <label>
-          Flavor <input name="flavor" placeholder="e.g. c7a.large" required />
+        <label class="unshaped-only">
+          Flavor <input name="flavor" placeholder="e.g. c7a.large" />
         </label>
         <label>
           Labels <input name="labels" value="self-hosted, linux, x64" required />
@@ -247,6 +249,7 @@ const ScaleSetForm: FC<{ data: SetupData; csrf: string }> = ({ data, csrf }) => 
         <label>
           Max runners <input name="max_runners" type="number" min="1" value="4" />
         </label>
+        <ShapedFields />
         <button type="submit" class="primary">
           Create the scale set
         </button>

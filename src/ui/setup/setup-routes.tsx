@@ -15,6 +15,7 @@ import type { UiEnv } from "../session-middleware";
 import { Page } from "../views";
 import { loadSetupData } from "./setup-data";
 import { ContinueToGithub, SetupPage } from "./setup-page";
+import { shapeFromForm } from "./shaped-fields";
 
 /**
  * The first-run page and its forms. The GitHub App's creation and installation come back here
@@ -183,11 +184,15 @@ export function setupRoutes(dispatch: ApiDispatch) {
         .split(",")
         .map((l) => l.trim())
         .filter(Boolean);
+      const shaped = shapeFromForm(form);
+      if ("problem" in shaped) return problem(c, 400, shaped.problem);
       const r = await api(c, "POST", path, {
         name: text(form, "name"),
         provider_name: text(form, "provider"),
-        image: text(form, "image"),
-        flavor: text(form, "flavor"),
+        // A shaped scale set's image and flavor are chosen per job: the fields are ignored, not sent.
+        ...(shaped.shape
+          ? { shape: shaped.shape }
+          : { image: text(form, "image") || undefined, flavor: text(form, "flavor") || undefined }),
         labels,
         min_idle_runners: Number(text(form, "min_idle") || "0"),
         max_runners: Number(text(form, "max_runners") || "1"),

@@ -17,6 +17,7 @@ const job = (over: Partial<components["schemas"]["Job"]>): components["schemas"]
   conclusion: null,
   runner_name: null,
   problem: null,
+  refusal: null,
   scale_set_id: null,
   matched: false,
   queued_at: "2026-11-26T00:00:00.000Z",
@@ -33,5 +34,14 @@ describe("job list's table", () => {
     expect(out).toContain("  octo/app  ");
     expect(out).toContain("  evil/app  ");
     expect(out).not.toContain("octo/octo");
+  });
+
+  it("says why a shaped scale set refused a job, cut to keep the row on one line", () => {
+    const why = "cpu=128 is above this scale set's 64; ask for fewer vCPUs or widen the scale set's bounds with an update";
+    const out = jobTable([job({ refusal: why }), job({ id: 7 })]);
+    expect(out.split("\n")[0]).toMatch(/ {2}REFUSED$/);
+    expect(out).toContain("cpu=128 is above this scale set's 64; ask for fewer vCPUs o…");
+    expect(out).not.toContain("widen");
+    expect(out.split("\n")[2]).toMatch(/ {2}-$/);
   });
 });
