@@ -1,4 +1,4 @@
-// Over the house's ~400 lines (~480) on purpose: a scale set's API shape is one zod definition
+// Over the house's ~400 lines (~500) on purpose: a scale set's API shape is one zod definition
 // (create, update, view and the object's status, each field described once for validation, the
 // TypeScript types and the OpenAPI document), and its cross-field rules (idle within max, the
 // schedule within max, the hard cap covering the lifetime) refine those same objects.

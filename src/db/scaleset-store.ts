@@ -1,4 +1,4 @@
-// Over the house's ~400 lines (~440) on purpose: the scale set aggregate's SQL in one store — the
+// Over the house's ~400 lines (~460) on purpose: the scale set aggregate's SQL in one store — the
 // object's one-round-trip snapshot, the runner setup the metadata routes read, and the admin API's
 // reads and writes share the joins and row shapes (entity, endpoint and its forge, provider).
 import { and, eq, ne } from "drizzle-orm";
