@@ -115,10 +115,12 @@ export async function list(o: Operations): Promise<ShimAnswer> {
   );
 }
 
-type StateAction = "TerminateInstances" | "StartInstances" | "StopInstances";
+/** The EC2 action of each protocol route on one machine. */
+const STATE_ACTIONS = { delete: "TerminateInstances", start: "StartInstances", stop: "StopInstances" } as const;
 
 /** Terminate, start or stop one machine of the pool: found first, so nothing outside the pool is touched. */
-export async function change(o: Operations, id: string, action: StateAction): Promise<ShimAnswer> {
+export async function change(o: Operations, id: string, op: keyof typeof STATE_ACTIONS): Promise<ShimAnswer> {
+  const action = STATE_ACTIONS[op];
   const f = await findInstance(o.ec2, o.scope, id);
   if (!f.ok) return ec2ErrorAnswer("DescribeInstances", f.error);
   if (!f.value) return answer(404, { error: `no instance ${id} in this pool` });

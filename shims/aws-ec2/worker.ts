@@ -1,5 +1,5 @@
 import { logEvent } from "../../src/observability/log.ts";
-import { shimWorker } from "../common/shim-worker.ts";
+import { runPoolOperation, shimWorker } from "../common/shim-worker.ts";
 import { readConfig, type ShimConfig, type ShimEnv } from "./config.ts";
 import { createEc2Api, type Ec2Api } from "./ec2-api.ts";
 import { flavors } from "./flavors.ts";
@@ -55,22 +55,7 @@ export default shimWorker<ShimEnv, ShimConfig>({
       region: config.region,
       createDeadlineMs: config.createDeadlineMs,
     };
-    switch (route.op) {
-      case "create":
-        return create(o, body);
-      case "list":
-        return list(o);
-      case "remove_all":
-        return removeAll(o);
-      case "get":
-        return get(o, route.id);
-      case "delete":
-        return change(o, route.id, "TerminateInstances");
-      case "start":
-        return change(o, route.id, "StartInstances");
-      case "stop":
-        return change(o, route.id, "StopInstances");
-    }
+    return runPoolOperation(route, body, o, { create, list, removeAll, get, change });
   },
   flavors: ({ poolId, specs, log }, config) =>
     flavors(

@@ -39,6 +39,31 @@ export interface PoolRequest {
   log: Record<string, unknown>;
 }
 
+/** What every cloud shim does on its pool's machines, each with the request's own context `O`. */
+export interface PoolOperations<O> {
+  create(o: O, body: string): Promise<ShimAnswer>;
+  list(o: O): Promise<ShimAnswer>;
+  removeAll(o: O): Promise<ShimAnswer>;
+  get(o: O, id: string): Promise<ShimAnswer>;
+  change(o: O, id: string, op: "delete" | "start" | "stop"): Promise<ShimAnswer>;
+}
+
+/** Runs the operation a pool request's route names. */
+export function runPoolOperation<O>(route: PoolRequest["route"], body: string, o: O, ops: PoolOperations<O>): Promise<ShimAnswer> {
+  switch (route.op) {
+    case "create":
+      return ops.create(o, body);
+    case "list":
+      return ops.list(o);
+    case "remove_all":
+      return ops.removeAll(o);
+    case "get":
+      return ops.get(o, route.id);
+    default:
+      return ops.change(o, route.id, route.op);
+  }
+}
+
 /** A verified `GET /v1/flavors`: the pool's headers say where (zones, region, locations) its machines may go. */
 export type FlavorsRequest = Omit<PoolRequest, "route" | "body">;
 

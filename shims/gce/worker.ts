@@ -1,5 +1,5 @@
 import { logEvent } from "../../src/observability/log.ts";
-import { shimWorker } from "../common/shim-worker.ts";
+import { runPoolOperation, shimWorker } from "../common/shim-worker.ts";
 import { readConfig, type ShimConfig, type ShimEnv } from "./config.ts";
 import { labelValue } from "./extra-specs.ts";
 import { flavors } from "./flavors.ts";
@@ -59,20 +59,7 @@ export default shimWorker<ShimEnv, ShimConfig>({
       zones: config.zones,
       createDeadlineMs: config.createDeadlineMs,
     };
-    switch (route.op) {
-      case "create":
-        return create(o, body);
-      case "list":
-        return list(o);
-      case "remove_all":
-        return removeAll(o);
-      case "get":
-        return get(o, route.id);
-      case "delete":
-      case "start":
-      case "stop":
-        return change(o, route.id, route.op);
-    }
+    return runPoolOperation(route, body, o, { create, list, removeAll, get, change });
   },
   flavors: ({ poolId, specs, log }, config) =>
     flavors(

@@ -1,5 +1,5 @@
 import { logEvent } from "../../src/observability/log.ts";
-import { type FlavorsRequest, type PoolRequest, shimWorker } from "../common/shim-worker.ts";
+import { type FlavorsRequest, type PoolRequest, runPoolOperation, shimWorker } from "../common/shim-worker.ts";
 import { readConfig, type ShimConfig, type ShimEnv } from "./config.ts";
 import { LABEL_VALUE } from "./extra-specs.ts";
 import { createHcloudApi } from "./hcloud-api.ts";
@@ -60,20 +60,7 @@ export default shimWorker<ShimEnv, ShimConfig>({
     const { route, body, log } = request;
     log.hcloud_calls = 0;
     const o = operations(request, "id" in route ? route.id : null, config);
-    switch (route.op) {
-      case "create":
-        return create(o, body);
-      case "list":
-        return list(o);
-      case "remove_all":
-        return removeAll(o);
-      case "get":
-        return get(o, route.id);
-      case "delete":
-      case "start":
-      case "stop":
-        return change(o, route.id, route.op);
-    }
+    return runPoolOperation(route, body, o, { create, list, removeAll, get, change });
   },
   async flavors(request, config) {
     request.log.hcloud_calls = 0;

@@ -2,6 +2,7 @@ import { env } from "cloudflare:workers";
 import { describe, expect, inject, it } from "vitest";
 import type { FlavorCatalogue } from "../../src/providers/shim-protocol";
 import { createTenant } from "../fake-shim/control";
+import { machineShape, SHAPE_BOUNDS } from "../fixtures/shaped";
 import { api, insertInstance, seed, unique } from "./helpers";
 import { login, ui } from "./ui-helpers";
 
@@ -11,36 +12,7 @@ import { login, ui } from "./ui-helpers";
 
 const csrfOf = (html: string) => /name="_csrf" value="([^"]+)"/.exec(html)?.[1] ?? null;
 
-const BOUNDS = {
-  key: "edgerunner",
-  cpu: { min: 2, max: 16 },
-  ram_gb: { min: 4, max: 64 },
-  disk_gb: { min: 10, max: 1000 },
-  architectures: ["amd64", "arm64"],
-  families: ["c7a", "c7g"],
-  spot: true,
-  max_gpus: 0,
-  images: { "ubuntu-22.04": "ami-2204", "ubuntu-24.04": "ami-2404" },
-  default_image: "ubuntu-24.04",
-};
-
-const machineShape = (over: Record<string, unknown>) => ({
-  identity: "edgerunner=1/cpu=4/ram=16/arch=arm64/spot=true",
-  labels: ["edgerunner=1/cpu=4/ram=16/arch=arm64/spot=true"],
-  cpu: 4,
-  ram_gb: 16,
-  disk_gb: null,
-  arch: "arm64",
-  image: "ubuntu-24.04",
-  image_id: "ami-2404",
-  spot: true,
-  gpus: 0,
-  families: [],
-  flavor: "c7g.xlarge",
-  flavor_reason: "cheapest (4 vCPUs, 16 GB) of 3 matching flavors",
-  job_id: 1,
-  ...over,
-});
+const BOUNDS = SHAPE_BOUNDS;
 
 const flavor = (name: string, vcpus: number, gb: number, architecture: "amd64" | "arm64") => ({
   name,

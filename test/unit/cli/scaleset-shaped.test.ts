@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { machineShape, SHAPE_BOUNDS } from "../../fixtures/shaped";
 import { json, runCli } from "./run-cli.ts";
 
 // `scaleset create --shaped` and its bounds, and where a shape shows: `scaleset show`,
@@ -12,35 +13,9 @@ const create = (...more: string[]) =>
     json(201, { id: ID }),
   );
 
-const BOUNDS = {
-  key: "edgerunner",
-  cpu: { min: 2, max: 16 },
-  ram_gb: { min: 4, max: 64 },
-  disk_gb: { min: 10, max: 1000 },
-  architectures: ["amd64", "arm64"],
-  families: ["c7a", "m7a"],
-  spot: true,
-  max_gpus: 0,
-  images: { "ubuntu-22.04": "ami-2204", "ubuntu-24.04": "ami-2404" },
-  default_image: "ubuntu-24.04",
-};
+const BOUNDS = SHAPE_BOUNDS;
 
-const SHAPE = {
-  identity: "arch=arm64/cpu=4/image=ubuntu-24.04/ram=16/spot=true",
-  labels: ["edgerunner=99/cpu=4/ram=16/arch=arm64/spot=true"],
-  cpu: 4,
-  ram_gb: 16,
-  disk_gb: null,
-  arch: "arm64",
-  image: "ubuntu-24.04",
-  image_id: "ami-2404",
-  spot: true,
-  gpus: 0,
-  families: [],
-  flavor: "c7g.xlarge",
-  flavor_reason: "smallest (4 vCPUs, 16 GB) of 3 matching flavors",
-  job_id: 4242,
-};
+const SHAPE = machineShape();
 
 const instance = (name: string, over: Record<string, unknown>) => ({
   id: ID,
@@ -150,7 +125,7 @@ describe("shapes in show and list", () => {
     );
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toMatch(
-      /^shape: +key edgerunner; cpu 2-16; ram 4-64 GB; disk 10-1000 GB; arch amd64,arm64; families c7a,m7a; spot allowed; gpus ≤0$/m,
+      /^shape: +key edgerunner; cpu 2-16; ram 4-64 GB; disk 10-1000 GB; arch amd64,arm64; families c7a,c7g; spot allowed; gpus ≤0$/m,
     );
     expect(r.stdout).toMatch(/^shape_images: +ubuntu-24.04=ami-2404 \(default\), ubuntu-22.04=ami-2204$/m);
     expect(r.stdout).not.toContain("shape.cpu");
@@ -186,6 +161,6 @@ describe("shapes in show and list", () => {
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toMatch(/^flavor: +c7g\.xlarge$/m);
     expect(r.stdout).toMatch(/^shape: +4 vCPU · 16 GB · arm64 · ubuntu-24.04 · spot$/m);
-    expect(r.stdout).toMatch(/^flavor_reason: +smallest \(4 vCPUs, 16 GB\) of 3 matching flavors$/m);
+    expect(r.stdout).toMatch(/^flavor_reason: +cheapest \(4 vCPUs, 16 GB\) of 3 matching flavors$/m);
   });
 });
