@@ -252,7 +252,9 @@ describe("edgerunner CLI against wrangler dev", () => {
     expect(shown).toMatch(/^id: +\S+$/m);
     expect(shown).toMatch(/^status\.scale_set_id: +\S+$/m);
 
-    expect(await ok(["instance", "list", "--scaleset", "linux"])).toMatch(/^NAME +STATUS +RUNNER +SCALE SET +JOB +FLAVOR +PROVIDER ID +UPDATED\n$/);
+    expect(await ok(["instance", "list", "--scaleset", "linux"])).toMatch(
+      /^NAME +STATUS +RUNNER +SCALE SET +JOB +FLAVOR +PROVIDER ID +UPDATED\n$/,
+    );
     expect(await json(["job", "list", "--unmatched"])).toEqual({ jobs: [], next_cursor: null });
 
     expect(await ok(["scaleset", "delete", "linux"])).toBe("deleted scale set linux\n");
