@@ -13,7 +13,6 @@
  *  - nothing left: no machine in the simulator, no runner at any forge, every D1 instance deleted.
  */
 import { randomBytes } from "node:crypto";
-import { appendFileSync } from "node:fs";
 import { percentile, sleep } from "../bench/harness.mjs";
 import { startFakeForgejo } from "../test/fake-forgejo/server.ts";
 import type { FakeJob as ForgejoJob, FakeRunner as ForgejoRunner } from "../test/fake-forgejo/world.ts";
@@ -23,7 +22,7 @@ import { createsAsked } from "../test/fake-shim/requests.ts";
 import type { RecordedRequest } from "../test/fake-shim/types.ts";
 import { type LiveSampler, sampleLive } from "./live-sampler.ts";
 import type { StackProfile } from "./profiles.ts";
-import { E2E_TIMINGS, startStack } from "./stack.ts";
+import { E2E_TIMINGS, scenarioLogs, startStack } from "./stack.ts";
 
 const say = (msg: string) => process.stderr.write(`e2e: ${msg}\n`);
 
@@ -72,15 +71,13 @@ export async function runForgesScenario(
   const gitea = new FakeGiteaWorld(giteaServer.url);
   const forgejoUrl = forgejoServer.url;
   // E2E_LOG_DIR=dir keeps the coordinator's log and what the simulated machines did, as for the other scenarios.
-  const logDir = process.env.E2E_LOG_DIR;
+  const logs = scenarioLogs("G", t0);
   const stack = await startStack({
     profile,
     vars: TIMINGS,
     sim: { boot_delay_ms: 100, job_ms: 400 },
-    coordinatorLog: logDir ? `${logDir}/coordinator-G-${t0}.log` : undefined,
-    log: logDir
-      ? (line) => appendFileSync(`${logDir}/machines-G-${t0}.log`, `${JSON.stringify({ ts: new Date().toISOString(), ...line })}\n`)
-      : undefined,
+    coordinatorLog: logs.coordinatorLog,
+    log: logs.log,
   });
   const { coordinator, gh, w } = stack;
   const violations: string[] = [];

@@ -55,7 +55,6 @@
  *    Checked: every job served once on a machine of the flavor and image its shape must get, by
  *    a runner with its own shape label only; one machine per job; the others refused, no machine.
  */
-import { appendFileSync } from "node:fs";
 import { percentile, sleep } from "../bench/harness.mjs";
 import type { SimulatorConfig } from "../shims/simulator/simulator.ts";
 import type { Ec2Faults } from "../test/fake-ec2/types.ts";
@@ -71,7 +70,7 @@ import { startIntruder } from "./intruder.ts";
 import { type LiveSampler, sampleLive } from "./live-sampler.ts";
 import { profileFromArgs, type StackProfile } from "./profiles.ts";
 import { runShapesScenario } from "./shapes.ts";
-import { type Stack, startStack, E2E_TIMINGS as TIMINGS } from "./stack.ts";
+import { type Stack, scenarioLogs, startStack, E2E_TIMINGS as TIMINGS } from "./stack.ts";
 
 interface ScaleSetSpec {
   name: string;
@@ -400,8 +399,8 @@ async function runScenario(
   const t0 = Date.now();
   // A production-like profile is slower by design: give it more time.
   const slack = profile.name === "production" ? 3 : 1;
-  // E2E_LOG_DIR=dir keeps the coordinator's log of each run there…
-  const logDir = process.env.E2E_LOG_DIR;
+  // E2E_LOG_DIR=dir keeps each run's logs there (scenarioLogs).
+  const logs = scenarioLogs(sc.name, t0);
   const stack = await startStack({
     profile,
     vars: sc.vars,
@@ -410,14 +409,10 @@ async function runScenario(
     delivery: sc.delivery,
     githubSeed: sc.githubSeed,
     provider: sc.provider,
-    coordinatorLog: logDir ? `${logDir}/coordinator-${sc.name}-${t0}.log` : undefined,
-    // …and what the simulated machines did (booted, failed, ran a job), one JSON line each.
-    log: logDir
-      ? (line) =>
-          appendFileSync(`${logDir}/machines-${sc.name}-${t0}.log`, `${JSON.stringify({ ts: new Date().toISOString(), ...line })}\n`)
-      : undefined,
-    ...(sc.ec2 ? { ec2: { faults: sc.ec2.faults, shimLog: logDir ? `${logDir}/ec2-shim-${sc.name}-${t0}.log` : undefined } } : {}),
-    ...(sc.cloud ? { cloud: sc.cloud(logDir ? `${logDir}/shim-${sc.name}-${t0}.log` : undefined) } : {}),
+    coordinatorLog: logs.coordinatorLog,
+    log: logs.log,
+    ...(sc.ec2 ? { ec2: { faults: sc.ec2.faults, shimLog: logs.shimLog("ec2-shim") } } : {}),
+    ...(sc.cloud ? { cloud: sc.cloud(logs.shimLog("shim")) } : {}),
   });
   const { coordinator, gh, w } = stack;
   const violations: string[] = [];

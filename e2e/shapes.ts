@@ -17,7 +17,6 @@
  *  - each out-of-bounds job still queued, never on a runner, its refusal shown by GET /api/v1/jobs;
  *  - at no time more live instances than max_runners; nothing left at the end.
  */
-import { appendFileSync } from "node:fs";
 import { sleep } from "../bench/harness.mjs";
 import type { WorkflowJob } from "../test/fake-github/types.ts";
 import { hetznerCloud } from "./hetzner-cloud.ts";
@@ -26,7 +25,7 @@ import type { StackProfile } from "./profiles.ts";
 import { type ApiInstance, type ApiJob, checkRefused, checkServed, type QueuedJob } from "./shapes-checks.ts";
 import { allMachines, catalogueCalls } from "./shapes-machines.ts";
 import { type CloudPlan, EC2_ARM_AMIS, RUN_IDS, SHAPE_PLANS, shapeLabel, shapesOfRun } from "./shapes-plan.ts";
-import { E2E_TIMINGS, startStack } from "./stack.ts";
+import { E2E_TIMINGS, scenarioLogs, startStack } from "./stack.ts";
 
 const say = (msg: string) => process.stderr.write(`e2e: ${msg}\n`);
 
@@ -35,17 +34,15 @@ export async function runShapesScenario(
 ): Promise<{ ok: boolean; summary: Record<string, unknown>; violations: string[] }> {
   const t0 = Date.now();
   const slack = profile.name === "production" ? 3 : 1;
-  const logDir = process.env.E2E_LOG_DIR;
+  const logs = scenarioLogs("SHAPES", t0);
   const stack = await startStack({
     profile,
     vars: E2E_TIMINGS,
     sim: { boot_delay_ms: 100, job_ms: 400 },
-    coordinatorLog: logDir ? `${logDir}/coordinator-SHAPES-${t0}.log` : undefined,
-    log: logDir
-      ? (line) => appendFileSync(`${logDir}/machines-SHAPES-${t0}.log`, `${JSON.stringify({ ts: new Date().toISOString(), ...line })}\n`)
-      : undefined,
-    ec2: { faults: {}, shimLog: logDir ? `${logDir}/ec2-shim-SHAPES-${t0}.log` : undefined },
-    cloud: hetznerCloud({ shimLog: logDir ? `${logDir}/hetzner-shim-SHAPES-${t0}.log` : undefined }),
+    coordinatorLog: logs.coordinatorLog,
+    log: logs.log,
+    ec2: { faults: {}, shimLog: logs.shimLog("ec2-shim") },
+    cloud: hetznerCloud({ shimLog: logs.shimLog("hetzner-shim") }),
   });
   const { coordinator, gh, w } = stack;
   const violations: string[] = [];

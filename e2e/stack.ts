@@ -1,3 +1,4 @@
+import { appendFileSync } from "node:fs";
 /**
  * The whole product on one machine: the fake GitHub (playing workflows), the simulator shim and
  * the coordinator under `wrangler dev` (bench/harness.mjs: own config, secrets and persisted
@@ -73,6 +74,23 @@ export interface StackOptions {
   ec2?: { faults?: Ec2Faults; shimLog?: string };
   /** Also another cloud behind its shim Worker (e.g. e2e/hetzner-cloud.ts), registered as a second provider. */
   cloud?: StartCloud;
+}
+
+/**
+ * Where a run keeps its logs when E2E_LOG_DIR=dir is set (else nowhere): the coordinator's, what
+ * the simulated machines did (one JSON line each), and each shim Worker's by `kind`.
+ */
+export function scenarioLogs(scenario: string, t0: number) {
+  const dir = process.env.E2E_LOG_DIR;
+  const file = (kind: string) => (dir ? `${dir}/${kind}-${scenario}-${t0}.log` : undefined);
+  const machines = file("machines");
+  return {
+    coordinatorLog: file("coordinator"),
+    log: machines
+      ? (line: object) => appendFileSync(machines, `${JSON.stringify({ ts: new Date().toISOString(), ...line })}\n`)
+      : undefined,
+    shimLog: file,
+  };
 }
 
 export async function startStack(opts: StackOptions = {}): Promise<Stack> {

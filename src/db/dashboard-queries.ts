@@ -5,7 +5,7 @@ import type { QueueWait } from "../ui/charts/queue-percentiles";
 import { hasServingTwin } from "./job-twins";
 import { parseRecoveryDigest, recoveryDigestStatements } from "./recovery/recovery-store";
 import type { EntityKind, Forge, InstanceStatus, JobStatus, MinIdleScheduleEntry, RunnerStatus, ScaleSetIntake } from "./schema";
-import { SHAPE_QUEUE_WAITS, type ShapeQueueTime, shapeQueueTimes } from "./shape-queue-times";
+import { SHAPE_QUEUE_WAITS, type ShapeWait, shapeWaits } from "./shapes/shape-queue-times";
 
 /**
  * What the dashboard reads from D1: one function per page, each one D1 round trip (a batch),
@@ -318,14 +318,14 @@ export interface ScaleSetPage {
   queueWaits: QueueWait[];
   /** Its runners-by-state samples of the last 24 hours. */
   samples: RunnerSample[];
-  /** A shaped scale set's queue time by shape over the last 24 hours (empty for the others). */
-  shapeQueueTimes: ShapeQueueTime[];
+  /** A shaped scale set's started jobs of the last 24 hours with their machine's shape (empty for the others). */
+  shapeWaits: ShapeWait[];
 }
 
 /** One scale set with its instances, recent transitions and jobs; null when there is no such scale set. */
 export async function scaleSetPage(db: D1Database, id: string, now = Date.now()): Promise<ScaleSetPage | null> {
   const since = now - CHART_WINDOW_MS;
-  const [sets, insts, trans, jobs, waits, sampled, shapeWaits] = await db.batch([
+  const [sets, insts, trans, jobs, waits, sampled, shaped] = await db.batch([
     db
       .prepare(
         `SELECT s.id, s.name, s.enabled, s.labels, s.min_idle_runners, s.max_runners, s.image, s.flavor, s.os_type, s.os_arch, s.schedules,
@@ -356,14 +356,8 @@ export async function scaleSetPage(db: D1Database, id: string, now = Date.now())
       .bind(id, since),
     db.prepare(SHAPE_QUEUE_WAITS).bind(since, id),
   ]);
-  const s = rows<
-    Omit<ScaleSetDetail, "enabled" | "labels" | "schedules" | "shape"> & {
-      enabled: number;
-      labels: string | null;
-      schedules: string;
-      shape: string | null;
-    }
-  >(sets)[0];
+  type Row = Omit<ScaleSetDetail, "enabled" | "labels" | "schedules" | "shape"> & Record<"labels" | "shape", string | null>;
+  const s = rows<Row & { enabled: number; schedules: string }>(sets)[0];
   if (!s) return null;
   return {
     scaleSet: {
@@ -378,7 +372,7 @@ export async function scaleSetPage(db: D1Database, id: string, now = Date.now())
     jobs: jobRows(jobs),
     queueWaits: queueWaits(waits),
     samples: samples(sampled),
-    shapeQueueTimes: shapeQueueTimes(shapeWaits),
+    shapeWaits: shapeWaits(shaped),
   };
 }
 

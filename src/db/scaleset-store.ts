@@ -23,7 +23,7 @@ import {
   type ScaleSetIntake,
   scaleSets,
 } from "./schema";
-import { shapedQueueFrom, shapedQueueStatement } from "./shaped-job-store";
+import { shapedQueueFrom, shapedQueueStatement } from "./shapes/shaped-job-store";
 
 /**
  * D1 access for a scale set: the snapshot its object plans from (one batch), and what its

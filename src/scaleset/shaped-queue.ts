@@ -1,5 +1,5 @@
 import type { ScaleSetRecord } from "../db/scaleset-store";
-import { recordRefusals } from "../db/shaped-job-store";
+import { recordRefusals } from "../db/shapes/shaped-job-store";
 import { logger } from "../observability/log";
 import type { MachineShape } from "../shapes/machine-shape";
 import { judgeShapedJobs, type QueuedShapedJob } from "../shapes/shaped-jobs";

@@ -37,3 +37,14 @@ export function readMachineShape(json: string | null | undefined): MachineShape 
     return null;
   }
 }
+
+/** What a machine was made as, without the run it was made for: `4 vCPU · 16 GB · arm64 · ubuntu-24.04 · spot`. */
+export type ShapeParts = Pick<MachineShape, "cpu" | "ram_gb" | "disk_gb" | "arch" | "image" | "spot" | "gpus">;
+
+export function shapeText(s: ShapeParts): string {
+  const parts = [`${s.cpu} vCPU`, `${s.ram_gb} GB`, s.arch, s.image];
+  if (s.disk_gb !== null) parts.push(`${s.disk_gb} GB disk`);
+  if (s.gpus) parts.push(`${s.gpus} GPU`);
+  if (s.spot) parts.push("spot");
+  return parts.join(" · ");
+}

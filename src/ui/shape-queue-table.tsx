@@ -1,4 +1,4 @@
-import type { ShapeQueueTime } from "../db/shape-queue-times";
+import type { ShapeQueueTime } from "./charts/shape-queue-times";
 import { duration } from "./format";
 
 /**

@@ -1,4 +1,5 @@
-import type { MachineShape } from "../shapes/machine-shape";
+export { type ShapeParts, shapeText } from "../shapes/machine-shape";
+
 import { defaultImageName, type ShapeBounds } from "../shapes/shape-bounds";
 
 /**
@@ -6,17 +7,6 @@ import { defaultImageName, type ShapeBounds } from "../shapes/shape-bounds";
  * shape line is also what the scale set page groups queue times by, so two machines read the
  * same here exactly when a job would find them alike.
  */
-
-/** What a machine was made as, without the run it was made for: `4 vCPU · 16 GB · arm64 · ubuntu-24.04 · spot`. */
-export type ShapeParts = Pick<MachineShape, "cpu" | "ram_gb" | "disk_gb" | "arch" | "image" | "spot" | "gpus">;
-
-export function shapeText(s: ShapeParts): string {
-  const parts = [`${s.cpu} vCPU`, `${s.ram_gb} GB`, s.arch, s.image];
-  if (s.disk_gb !== null) parts.push(`${s.disk_gb} GB disk`);
-  if (s.gpus) parts.push(`${s.gpus} GPU`);
-  if (s.spot) parts.push("spot");
-  return parts.join(" · ");
-}
 
 const span = (r: { min: number; max: number }, unit: string) => (r.min === r.max ? `${r.min}${unit}` : `${r.min}–${r.max}${unit}`);
 

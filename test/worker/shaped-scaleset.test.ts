@@ -6,7 +6,7 @@ import { createTenant, type FakeShimTenant } from "../fake-shim/control";
 import { createsAsked } from "../fake-shim/requests";
 import { clone, exampleFor } from "../fixtures/webhook-examples";
 import { createEndpoint, createPatCredential, newWorld } from "./github-helpers";
-import { api, unique } from "./helpers";
+import { api, expectRejectedWithoutWrites, unique } from "./helpers";
 import { reconcile } from "./scaleset-world";
 import { deliver, jobRow } from "./webhook-setup";
 
@@ -136,28 +136,47 @@ describe("a shaped scale set", () => {
   it("is refused, with the reason, on a provider whose shim has no flavor catalogue", async () => {
     const plain = await createTenant(inject("fakeShimUrl"), { secret: SHIM_SECRET });
     const name = (await api.post("/api/v1/providers", { name: unique("v1"), url: plain.url, secret: SHIM_SECRET })).body.name;
-    const res = await api.post(`/api/v1/repositories/${repoId}/scalesets`, {
-      name: unique("shaped"),
-      provider_name: name,
-      labels: ["self-hosted"],
-      max_runners: 4,
-      shape: BOUNDS,
-    });
-    expect(res.status).toBe(400);
+    const res = await expectRejectedWithoutWrites(400, () =>
+      api.post(`/api/v1/repositories/${repoId}/scalesets`, {
+        name: unique("shaped"),
+        provider_name: name,
+        labels: ["self-hosted"],
+        max_runners: 4,
+        shape: BOUNDS,
+      }),
+    );
     expect(JSON.stringify(res.body.details)).toContain(`provider '${name}' has no flavor catalogue (its shim speaks protocol v1`);
   });
 
   it("refuses what a shaped scale set cannot be: idle runners, a bound that does not hold", async () => {
     const base = { name: unique("shaped"), provider_name: providerName, labels: ["self-hosted"], max_runners: 4 };
-    const idle = await api.post(`/api/v1/repositories/${repoId}/scalesets`, { ...base, shape: BOUNDS, min_idle_runners: 1 });
-    expect(idle.status).toBe(400);
+    const create = (body: Record<string, unknown>) =>
+      expectRejectedWithoutWrites(400, () => api.post(`/api/v1/repositories/${repoId}/scalesets`, body));
+    const idle = await create({ ...base, shape: BOUNDS, min_idle_runners: 1 });
     expect(JSON.stringify(idle.body.details)).toContain("keeps no idle runners");
-    const inverted = await api.post(`/api/v1/repositories/${repoId}/scalesets`, { ...base, shape: { ...BOUNDS, cpu: { min: 8, max: 4 } } });
-    expect(inverted.status).toBe(400);
-    const noImages = await api.post(`/api/v1/repositories/${repoId}/scalesets`, { ...base, shape: { ...BOUNDS, images: {} } });
-    expect(noImages.status).toBe(400);
-    const unshaped = await api.post(`/api/v1/repositories/${repoId}/scalesets`, base);
-    expect(unshaped.status).toBe(400);
+    const inverted = await create({ ...base, shape: { ...BOUNDS, cpu: { min: 8, max: 4 } } });
+    expect(JSON.stringify(inverted.body.details)).toContain("min must not be above max");
+    const noImages = await create({ ...base, shape: { ...BOUNDS, images: {} } });
+    expect(JSON.stringify(noImages.body.details)).toContain("between 1 and 50 images");
+    const unknownDefault = await create({ ...base, shape: { ...BOUNDS, default_image: "fedora-41" } });
+    expect(JSON.stringify(unknownDefault.body.details)).toContain("fedora-41 is not one of images");
+    const unshaped = await create(base);
     expect(JSON.stringify(unshaped.body.details)).toContain("required (unless `shape` is given)");
+  });
+
+  it("cannot make an unshaped scale set shaped (409), and takes new bounds for a shaped one", async () => {
+    const plain = await api.post(`/api/v1/repositories/${repoId}/scalesets`, {
+      name: unique("plain"),
+      provider_name: providerName,
+      labels: ["self-hosted", "plain"],
+      max_runners: 2,
+      image: "ami-0aaaaaaaaaaaaaaa1",
+      flavor: "t3.large",
+    });
+    expect(plain.status, plain.text).toBe(201);
+    await expectRejectedWithoutWrites(409, () => api.put(`/api/v1/scalesets/${plain.body.id}`, { shape: BOUNDS }));
+    const widened = await api.put(`/api/v1/scalesets/${scaleSetId}`, { shape: { ...BOUNDS, cpu: { min: 2, max: 32 } } });
+    expect(widened.status, widened.text).toBe(200);
+    expect(widened.body.shape.cpu).toEqual({ min: 2, max: 32 });
   });
 });

@@ -5,6 +5,7 @@ import type { ScaleSetStatus } from "../../scaleset/object-status";
 import { scheduleBands } from "../../scaleset/schedule/schedule-bands";
 import { scaleSetObject } from "../../scaleset/stub";
 import { CHART_WINDOW_MS, DashboardCharts } from "../charts/dashboard-charts";
+import { shapeQueueTimes } from "../charts/shape-queue-times";
 import { flashMessage } from "../flash";
 import { duration, when } from "../format";
 import { JobsTable } from "../jobs-table";
@@ -27,7 +28,7 @@ export const scaleSetRoutes = new Hono<UiEnv>().get("/scalesets/:id", async (c) 
       </Page>,
       404,
     );
-  const { scaleSet: s, instances, transitions, jobs, queueWaits, samples, shapeQueueTimes } = data;
+  const { scaleSet: s, instances, transitions, jobs, queueWaits, samples, shapeWaits } = data;
   const st = await scaleSetObject(c.env, id)
     .status(id)
     .catch(() => null);
@@ -150,7 +151,7 @@ export const scaleSetRoutes = new Hono<UiEnv>().get("/scalesets/:id", async (c) 
       {s.shape ? (
         <>
           <h2>Queue time by shape (last 24 hours)</h2>
-          <ShapeQueueTable rows={shapeQueueTimes} />
+          <ShapeQueueTable rows={shapeQueueTimes(shapeWaits)} />
         </>
       ) : null}
 
