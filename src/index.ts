@@ -1,8 +1,11 @@
 import { createApp } from "./app";
 import { measuredD1 } from "./db/counting-d1";
 import type { Env } from "./env";
+import { requestKind } from "./http/request-kind";
 import { INVOCATION_BUDGET, measure, noCost } from "./lib/invocation-cost";
+import { tally } from "./lib/usage-tally";
 import { logger } from "./observability/log";
+import { flushCounters } from "./observability/op-counters";
 import { pokeRecovery } from "./recovery/poke";
 import { runRetention } from "./retention/run-retention";
 
@@ -20,7 +23,10 @@ async function measuredFetch(request: Request, env: Env, ctx: ExecutionContext):
   const db = measuredD1(env.DB);
   const measuredEnv = new Proxy(env, { get: (target, prop, receiver) => (prop === "DB" ? db : Reflect.get(target, prop, receiver)) });
   const cost = noCost();
-  const res = await measure(cost, () => app.fetch(request, measuredEnv, ctx));
+  // Each request is one billed Worker request, tallied with what it spends as its kind's.
+  const kind = requestKind(new URL(request.url).pathname);
+  tally("worker_requests", kind);
+  const res = await measure(cost, () => app.fetch(request, measuredEnv, ctx), kind);
   if (cost.subrequests > INVOCATION_BUDGET.subrequests / 2 || cost.d1Queries > INVOCATION_BUDGET.d1Queries / 2) {
     logger.warn({ event: "invocation_cost_high", method: request.method, path: new URL(request.url).pathname, ...cost });
   }
@@ -31,7 +37,11 @@ export default {
   fetch: measuredFetch,
   // The Cron Trigger (wrangler.toml `[triggers]`): retention, see docs/retention.md.
   scheduled: async (controller, env) => {
+    tally("worker_requests", "retention");
+    const db = measuredD1(env.DB);
     // The hourly trigger also makes sure delivery recovery is scheduled (its alarm re-arms itself; this is the safety net).
-    await Promise.all([runRetention(env.DB, env, controller.scheduledTime), pokeRecovery(env)]);
+    await measure(noCost(), () => Promise.all([runRetention(db, env, controller.scheduledTime), pokeRecovery(env)]), "retention");
+    // What retention spent goes to D1 now: nothing else may write from this isolate for a while.
+    await measure(noCost(), () => flushCounters(db, [], "all"), "retention");
   },
 } satisfies ExportedHandler<Env>;

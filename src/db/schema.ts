@@ -6,6 +6,7 @@ import { sql } from "drizzle-orm";
 import { index, integer, primaryKey, real, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 import type { MachineShape } from "../shapes/machine-shape";
 import type { ShapeBounds } from "../shapes/shape-bounds";
+import { usageDays } from "./metrics/usage-schema";
 import { deliveryRecoveries, deliveryWatches, recoveryLastPass } from "./recovery/schema";
 
 // Timestamps are unix milliseconds; columns ending in `_enc` hold values sealed by
@@ -744,4 +745,5 @@ export const schema = {
   auditLog,
   metricHistograms,
   scaleSetSamples,
+  usageDays,
 };

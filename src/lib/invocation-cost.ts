@@ -1,4 +1,5 @@
 import { AsyncLocalStorage } from "node:async_hooks";
+import { type TallyUnit, tally, UNATTRIBUTED } from "./usage-tally";
 
 /**
  * What one invocation spends of Cloudflare's per-invocation budgets, counted where it is spent.
@@ -32,13 +33,36 @@ export const noCost = (): InvocationCost => ({ subrequests: 0, fetches: 0, d1Rou
 interface Scope {
   cost: InvocationCost;
   parent: Scope | undefined;
+  /** What caused the work under this scope, for the usage tally (lib/usage-tally.ts); inherited when absent. */
+  kind: string | undefined;
 }
 
 const scopes = new AsyncLocalStorage<Scope>();
 
 /** Runs `fn` so that everything it spends, however deep and however late, is added to `cost` (and to any enclosing scope's). */
-export function measure<R>(cost: InvocationCost, fn: () => R): R {
-  return scopes.run({ cost, parent: scopes.getStore() }, fn);
+export function measure<R>(cost: InvocationCost, fn: () => R, kind?: string): R {
+  return scopes.run({ cost, parent: scopes.getStore(), kind }, fn);
+}
+
+/** Runs `fn` so that what it spends is tallied as `kind`'s (a listener poll inside an alarm), counting into the enclosing scopes as before. */
+export function asKind<R>(kind: string, fn: () => R): R {
+  return measure(noCost(), fn, kind);
+}
+
+/** What caused the work under way: the innermost scope that names it; null outside any scope (nothing is tallied there). */
+export function currentKind(): string | null {
+  let outer: Scope | undefined;
+  for (let s = scopes.getStore(); s; s = s.parent) {
+    if (s.kind !== undefined) return s.kind;
+    outer = s;
+  }
+  return outer ? UNATTRIBUTED : null;
+}
+
+/** Tallies `by` of `unit` for the work under way (lib/usage-tally.ts); nothing outside a scope. */
+export function tallyHere(unit: TallyUnit, by = 1): void {
+  const kind = currentKind();
+  if (kind !== null) tally(unit, kind, by);
 }
 
 function add(f: (cost: InvocationCost) => void): void {
@@ -54,6 +78,7 @@ export function invocationSpent(): InvocationCost | null {
 
 /** One outbound fetch. */
 export function countFetch(): void {
+  tallyHere("subrequests");
   add((c) => {
     c.fetches++;
     c.subrequests++;
@@ -62,6 +87,7 @@ export function countFetch(): void {
 
 /** One D1 round trip carrying `statements` queries. */
 export function countD1(statements: number): void {
+  tallyHere("subrequests");
   add((c) => {
     c.d1RoundTrips++;
     c.d1Queries += statements;

@@ -9,7 +9,9 @@
  */
 
 import { addToCounterStatement, type StatementMaker } from "../db/counters-store";
+import { addUsageStatement, usageDay } from "../db/metrics/usage-store";
 import { invocationSpent } from "../lib/invocation-cost";
+import { takeTally, tallyPendingSince } from "../lib/usage-tally";
 import { errorText, logError } from "./log";
 
 const pending = new Map<string, number>();
@@ -79,6 +81,19 @@ export const MAX_COUNTERS_PER_FLUSH = 200;
  */
 export const COUNTERS_QUERY_CEILING = 500;
 
+/**
+ * The usage tally (lib/usage-tally.ts) goes to D1 at most this often per isolate: each (unit,
+ * cause) it carries is a row written, billed like any other, so it is written in bulk. An isolate
+ * that ends (a deploy, eviction) loses at most this much of its count.
+ */
+export const USAGE_FLUSH_MS = 300_000;
+
+/** Whether the usage tally has waited long enough to be written. */
+export function usageFlushDue(now = Date.now()): boolean {
+  const since = tallyPendingSince();
+  return since !== null && now - since >= USAGE_FLUSH_MS;
+}
+
 /** The counts not yet written whose names start with `prefix`. */
 export function pendingCounts(prefix: string): Map<string, number> {
   return new Map([...pending].filter(([name]) => name.startsWith(prefix)));
@@ -94,13 +109,25 @@ export function drainCounterStatements<S>(
   now = Date.now(),
   max = MAX_COUNTERS_PER_FLUSH,
   prefix = "",
+  usage: "due" | "all" | "none" = prefix === "" ? "due" : "none",
 ): { statements: S[]; restore: () => void } {
   const taken = [...pending.entries()].filter(([name]) => name.startsWith(prefix)).slice(0, max);
   for (const [name] of taken) pending.delete(name);
+  // The usage tally rides along when it is due (or asked for), as long as the flush has room for all of it.
+  const tallied = usage === "all" || (usage === "due" && usageFlushDue(now)) ? takeTally() : null;
+  const day = usageDay(now);
+  if (tallied && taken.length + tallied.entries.length > max) {
+    tallied.restore();
+  }
+  const usageEntries = tallied && taken.length + tallied.entries.length <= max ? tallied : null;
   return {
-    statements: taken.map(([name, value]) => addToCounterStatement(db, name, value, now)),
+    statements: [
+      ...taken.map(([name, value]) => addToCounterStatement(db, name, value, now)),
+      ...(usageEntries?.entries.map(([unit, kind, value]) => addUsageStatement(db, day, unit, kind, value)) ?? []),
+    ],
     restore: () => {
       for (const [name, value] of taken) count(name, value);
+      usageEntries?.restore();
     },
   };
 }
@@ -112,10 +139,13 @@ interface Batcher<S> extends StatementMaker<S> {
   batch(statements: S[]): Promise<unknown>;
 }
 
-/** Writes pending counts (plus `extra` statements) in one batch, within the invocation's share (above); never throws. */
-export async function flushCounters<S>(db: Batcher<S>, extra: S[] = []): Promise<void> {
+/**
+ * Writes pending counts (plus `extra` statements) in one batch, within the invocation's share
+ * (above), with the usage tally when it is due (`usage: "all"`: whatever it holds); never throws.
+ */
+export async function flushCounters<S>(db: Batcher<S>, extra: S[] = [], usage: "due" | "all" = "due"): Promise<void> {
   const room = Math.max(0, COUNTERS_QUERY_CEILING - (invocationSpent()?.d1Queries ?? 0) - extra.length);
-  const { statements, restore } = drainCounterStatements(db, Date.now(), Math.min(MAX_COUNTERS_PER_FLUSH, room));
+  const { statements, restore } = drainCounterStatements(db, Date.now(), Math.min(MAX_COUNTERS_PER_FLUSH, room), "", usage);
   const all = [...statements, ...extra];
   if (!all.length) return;
   try {

@@ -2,12 +2,23 @@ import { DurableObject } from "cloudflare:workers";
 import { measuredD1 } from "../db/counting-d1";
 import type { Env } from "../env";
 import { INVOCATION_BUDGET, type InvocationCost, measure, noCost } from "../lib/invocation-cost";
+import { meterStorageRows } from "../lib/metered-sql";
+import { tally } from "../lib/usage-tally";
 import { errorText, logEvent as log } from "../observability/log";
 import { type PassReport, runRecoveryPass } from "./recovery-pass";
 import type { DeliveryRecoveryRpc } from "./rpc";
 import { type RecoverySettings, recoverySettings } from "./settings";
 
 const TROUBLE_STREAK = "troubleStreak";
+/** What this object's work is tallied as (lib/usage-tally.ts). */
+const KIND = "delivery_recovery";
+
+/** One billed Durable Object request: counted, with its active time and what it spends. */
+function invocation<R>(fn: () => Promise<R>): Promise<R> {
+  tally("do_requests", KIND);
+  const started = Date.now();
+  return measure(noCost(), fn, KIND).finally(() => tally("do_active_ms", KIND, Date.now() - started));
+}
 
 /**
  * Delivery recovery's one Durable Object: its alarm runs a pass (recovery-pass.ts) every
@@ -28,23 +39,38 @@ export class DeliveryRecovery extends DurableObject<Env> implements DeliveryReco
     this.settings = recoverySettings(env);
   }
 
-  async poke(): Promise<void> {
-    if (this.settings.intervalMs === 0) return;
-    if ((await this.ctx.storage.getAlarm()) === null) await this.ctx.storage.setAlarm(Date.now() + this.settings.intervalMs);
+  poke(): Promise<void> {
+    return invocation(async () => {
+      if (this.settings.intervalMs === 0) return;
+      if ((await this.ctx.storage.getAlarm()) === null) await this.setAlarm(Date.now() + this.settings.intervalMs);
+    });
   }
 
-  async nextPassAt(): Promise<number | null> {
-    return this.ctx.storage.getAlarm();
+  nextPassAt(): Promise<number | null> {
+    return invocation(() => this.ctx.storage.getAlarm());
   }
 
   runNow(): Promise<PassReport & { cost: InvocationCost }> {
+    return invocation(() => this.runPass());
+  }
+
+  private async setAlarm(at: number): Promise<void> {
+    await this.ctx.storage.setAlarm(at);
+    meterStorageRows(0, 1);
+  }
+
+  private runPass(): Promise<PassReport & { cost: InvocationCost }> {
     if (!this.running) {
       const cost = noCost();
       this.running = measure(cost, async () => {
         // Passes in a row that met trouble at GitHub: kept so the retries back off (pass-timing.ts).
         const streak = (await this.ctx.storage.get<number>(TROUBLE_STREAK)) ?? 0;
+        meterStorageRows(1, 0);
         const report = await runRecoveryPass(this.env, this.settings, Date.now(), streak);
-        if (report.troubleStreak !== streak) await this.ctx.storage.put(TROUBLE_STREAK, report.troubleStreak);
+        if (report.troubleStreak !== streak) {
+          await this.ctx.storage.put(TROUBLE_STREAK, report.troubleStreak);
+          meterStorageRows(0, 1);
+        }
         return report;
       })
         .then((report) => {
@@ -59,17 +85,21 @@ export class DeliveryRecovery extends DurableObject<Env> implements DeliveryReco
     return this.running;
   }
 
-  override async alarm(): Promise<void> {
+  override alarm(): Promise<void> {
+    return invocation(() => this.onAlarm());
+  }
+
+  private async onAlarm(): Promise<void> {
     if (this.settings.intervalMs === 0) return;
     let next = Date.now() + this.settings.intervalMs;
     try {
-      next = (await this.runNow()).nextAt;
+      next = (await this.runPass()).nextAt;
     } catch (err) {
       log({ event: "delivery_recovery_failed", error: errorText(err) });
     } finally {
       // Re-armed whatever happened: a pass that threw is not retried by the platform's backoff
       // (which gives up after six tries), it simply comes again at the next interval.
-      await this.ctx.storage.setAlarm(next);
+      await this.setAlarm(next);
     }
   }
 }

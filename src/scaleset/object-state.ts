@@ -1,3 +1,4 @@
+import type { SqlPort } from "../lib/metered-sql";
 import type { PollerState } from "../forges/forgejo/poller";
 import { type CreateBackoff, NO_CREATE_BACKOFF } from "./backoff";
 import type { SpendGuard } from "./guards/spend-guard";
@@ -82,7 +83,7 @@ export interface MinIdleScheduleState {
 }
 
 export class ObjectState {
-  constructor(private readonly sql: SqlStorage) {
+  constructor(private readonly sql: SqlPort) {
     sql.exec(`
       CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
       CREATE TABLE IF NOT EXISTS instance_ops (
@@ -116,6 +117,8 @@ export class ObjectState {
 
   private setMeta(key: string, value: unknown): void {
     const text = JSON.stringify(value);
+    // Rows written are billed: a value that did not change is not written again.
+    if (this.meta.get(key) === text) return;
     this.sql.exec("INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value", key, text);
     this.meta.set(key, text);
   }

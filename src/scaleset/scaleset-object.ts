@@ -9,7 +9,8 @@ import { loadScaleSetSnapshot } from "../db/scaleset-store";
 import type { InstanceStatus } from "../db/schema";
 import type { Env } from "../env";
 import { PollerHost } from "../forges/forgejo/poller-host";
-import { type InvocationCost, measure, noCost } from "../lib/invocation-cost";
+import { asKind, type InvocationCost, measure, noCost } from "../lib/invocation-cost";
+import { meteredSql, meterStorageRows } from "../lib/metered-sql";
 import { type OutboundLimiter, outboundLimiter } from "../lib/outbound-limit";
 import { errorText, logEvent as log, logAt } from "../observability/log";
 import type { ShimCallback } from "../providers/shim-protocol";
@@ -89,7 +90,7 @@ export class ScaleSet extends DurableObject<Env> {
     const db = measuredD1(env.DB);
     super(ctx, new Proxy(env, { get: (target, prop, receiver) => (prop === "DB" ? db : Reflect.get(target, prop, receiver)) }));
     this.invocations = new InvocationRecord(() => this.state.scaleSetId);
-    this.state = new ObjectState(ctx.storage.sql);
+    this.state = new ObjectState(meteredSql(ctx.storage.sql));
     this.minIdle = new MinIdleKeeper(this.state);
     this.settings = scaleSetSettings(env);
     this.runRecord = new RunRecord(this.env.DB, this.state);
@@ -101,7 +102,8 @@ export class ScaleSet extends DurableObject<Env> {
       settings: this.settings,
       inFlight: this.inFlight,
       replan: () =>
-        void this.reconcile("create_settled")
+        void this.invocations
+          .hold("reconcile", this.reconcile("create_settled"))
           .then(() => this.arm())
           .catch(() => {}),
     };
@@ -136,7 +138,8 @@ export class ScaleSet extends DurableObject<Env> {
         }
         if (this.runs.underWay) return this.runs.ask();
       }
-      void this.reconcile("nudge")
+      void this.invocations
+        .hold("reconcile", this.reconcile("nudge"))
         .then(() => this.arm())
         .catch((err) => {
           log({ event: "reconcile_failed", scale_set: scaleSetId, error: errorText(err) });
@@ -297,7 +300,8 @@ export class ScaleSet extends DurableObject<Env> {
       this.state.setTimer("retry", Date.now() + 5_000);
     }
     await this.listen(false);
-    if (this.state.scaleSetId) await this.poller.tick(this.state.scaleSetId, false, () => this.reconcile("poller"));
+    const id = this.state.scaleSetId;
+    if (id) await asKind("forgejo_poll", () => this.poller.tick(id, false, () => this.reconcile("poller")));
     await this.arm();
     if (!this.recoveryPoked) {
       this.recoveryPoked = true;
@@ -308,7 +312,7 @@ export class ScaleSet extends DurableObject<Env> {
   /** The scale set API listener's step, when one is due (or `force`d); a message that changed anything is reconciled at once. */
   private async listen(force: boolean): Promise<void> {
     const scaleSetId = this.state.scaleSetId;
-    if (scaleSetId) await this.listener.tick(scaleSetId, force, () => this.reconcile("listener"));
+    if (scaleSetId) await asKind("listener", () => this.listener.tick(scaleSetId, force, () => this.reconcile("listener")));
   }
 
   private async arm(): Promise<void> {
@@ -316,10 +320,16 @@ export class ScaleSet extends DurableObject<Env> {
     const due = this.state.nextDue();
     const current = await this.ctx.storage.getAlarm();
     if (due === null) {
-      if (current !== null) await this.ctx.storage.deleteAlarm();
+      if (current !== null) {
+        await this.ctx.storage.deleteAlarm();
+        meterStorageRows(0, 1);
+      }
       return;
     }
-    if (current === null || current !== due) await this.ctx.storage.setAlarm(due);
+    if (current === null || current !== due) {
+      await this.ctx.storage.setAlarm(due);
+      meterStorageRows(0, 1);
+    }
   }
 
   // ---- reconciliation ---------------------------------------------------------------------
@@ -330,7 +340,7 @@ export class ScaleSet extends DurableObject<Env> {
       pass: () => {
         // The pass's own share of its invocation: every fetch and D1 call made under it.
         const cost = noCost();
-        return measure(cost, () => this.pass(trigger, cost));
+        return measure(cost, () => this.pass(trigger, cost), "reconcile");
       },
       after: () => this.runRecord.finish(),
       done: async (leftOver) => {

@@ -1,5 +1,6 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import { INVOCATION_BUDGET, type InvocationCost, largest, measure, noCost } from "../../lib/invocation-cost";
+import { tally } from "../../lib/usage-tally";
 import { logger } from "../../observability/log";
 
 /**
@@ -44,8 +45,15 @@ export class InvocationRecord {
   private count = 0;
   private settled: InvocationCost | null = null;
   private readonly recent: { method: string; cost: InvocationCost }[] = [];
+  /** Invocations and held work under way; the object is billed for duration while any is. */
+  private busy = 0;
+  private busySince = 0;
+  private busyKind = "";
 
-  /** Runs one invocation, counting what it spends. */
+  /**
+   * Runs one invocation, counting what it spends. It is one billed Durable Object request
+   * (each RPC call and each alarm is), tallied as its method's, as is what it spends.
+   */
   async run<R>(method: string, fn: () => Promise<R>): Promise<R> {
     // A method called from inside an invocation (reconcileNow asking for the status) is part of it.
     if (inside.getStore()) return fn();
@@ -53,13 +61,37 @@ export class InvocationRecord {
     this.count++;
     this.recent.push({ method, cost });
     if (this.recent.length > RECENT) this.settled = largest(this.settled, this.recent.shift()!.cost);
+    tally("do_requests", method);
+    this.enter(method);
     try {
-      return await inside.run(true, () => measure(cost, fn));
+      return await inside.run(true, () => measure(cost, fn, method));
     } finally {
+      this.leave();
       if (cost.subrequests > INVOCATION_BUDGET.subrequests * HIGH_SHARE || cost.d1Queries > INVOCATION_BUDGET.d1Queries * HIGH_SHARE) {
         logger.warn({ event: "invocation_cost_high", scale_set: this.scaleSetId(), method, ...view(cost), budget: budgetView });
       }
     }
+  }
+
+  /**
+   * Keeps the object counted as active until `work` settles: work an invocation leaves running
+   * (a pass a nudge started) keeps it from hibernating, so it is billed for that time too.
+   */
+  hold<R>(kind: string, work: Promise<R>): Promise<R> {
+    this.enter(kind);
+    return work.finally(() => this.leave());
+  }
+
+  // Active time is the union of what is under way, so overlapping invocations count once.
+  private enter(kind: string): void {
+    if (this.busy++ === 0) {
+      this.busySince = Date.now();
+      this.busyKind = kind;
+    }
+  }
+
+  private leave(): void {
+    if (--this.busy === 0) tally("do_active_ms", this.busyKind, Date.now() - this.busySince);
   }
 
   status(): InvocationsStatus {
