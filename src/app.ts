@@ -4,7 +4,7 @@ import { adminAuth } from "./http/admin-auth";
 import { auditTrail } from "./http/audit-trail";
 import { ApiError, errorResponse, renderError } from "./http/errors";
 import { requestId } from "./http/request-id";
-import { flushCounters, hasPendingCalls } from "./observability/op-counters";
+import { flushCounters, hasPendingCalls, usageFlushDue } from "./observability/op-counters";
 import { auditRoutes } from "./routes/audit";
 import { doctorRoutes } from "./routes/doctor";
 import { entityRoutes } from "./routes/entities";
@@ -23,6 +23,7 @@ import { documentRunnerCallbacks, runnerCallbackRoutes } from "./routes/runner-c
 import { scaleSetRoutes } from "./routes/scalesets";
 import { secretRoutes } from "./routes/secrets";
 import { tokenRoutes } from "./routes/tokens";
+import { usageRoutes } from "./routes/usage";
 import { webhookRoutes } from "./routes/webhooks";
 import { createUiRoutes } from "./ui/routes";
 
@@ -45,7 +46,7 @@ export function createApp() {
   // with the request rather than one D1 round trip per call (see observability/op-counters.ts).
   app.use("*", async (c, next) => {
     await next();
-    if (c.res.status < 400 && hasPendingCalls()) await flushCounters(c.env.DB);
+    if (c.res.status < 400 && (hasPendingCalls() || usageFlushDue())) await flushCounters(c.env.DB);
   });
 
   // Prometheus scrapes with METRICS_TOKEN, not the admin token.
@@ -80,6 +81,7 @@ export function createApp() {
     auditRoutes,
     doctorRoutes,
     recoveryRoutes,
+    usageRoutes,
   ];
   for (const routes of admin) app.route(API_PREFIX, routes);
   // Signed by the provider shim, not the admin token (exempted in PUBLIC_API_PATHS).

@@ -3,6 +3,7 @@ import { measuredD1 } from "./db/counting-d1";
 import type { Env } from "./env";
 import { requestKind } from "./http/request-kind";
 import { INVOCATION_BUDGET, measure, noCost } from "./lib/invocation-cost";
+import { recordInvocation } from "./lib/invocation-ledger";
 import { tally } from "./lib/usage-tally";
 import { logger } from "./observability/log";
 import { flushCounters } from "./observability/op-counters";
@@ -26,6 +27,7 @@ async function measuredFetch(request: Request, env: Env, ctx: ExecutionContext):
   // Each request is one billed Worker request, tallied with what it spends as its kind's.
   const kind = requestKind(new URL(request.url).pathname);
   tally("worker_requests", kind);
+  recordInvocation(kind, cost);
   const res = await measure(cost, () => app.fetch(request, measuredEnv, ctx), kind);
   if (cost.subrequests > INVOCATION_BUDGET.subrequests / 2 || cost.d1Queries > INVOCATION_BUDGET.d1Queries / 2) {
     logger.warn({ event: "invocation_cost_high", method: request.method, path: new URL(request.url).pathname, ...cost });
@@ -39,9 +41,17 @@ export default {
   scheduled: async (controller, env) => {
     tally("worker_requests", "retention");
     const db = measuredD1(env.DB);
-    // The hourly trigger also makes sure delivery recovery is scheduled (its alarm re-arms itself; this is the safety net).
-    await measure(noCost(), () => Promise.all([runRetention(db, env, controller.scheduledTime), pokeRecovery(env)]), "retention");
-    // What retention spent goes to D1 now: nothing else may write from this isolate for a while.
-    await measure(noCost(), () => flushCounters(db, [], "all"), "retention");
+    const cost = noCost();
+    recordInvocation("retention", cost);
+    await measure(
+      cost,
+      async () => {
+        // The hourly trigger also makes sure delivery recovery is scheduled (its alarm re-arms itself; this is the safety net).
+        await Promise.all([runRetention(db, env, controller.scheduledTime), pokeRecovery(env)]);
+        // What retention spent goes to D1 now: nothing else may write from this isolate for a while.
+        await flushCounters(db, [], "all");
+      },
+      "retention",
+    );
   },
 } satisfies ExportedHandler<Env>;

@@ -2,6 +2,7 @@ import { DurableObject } from "cloudflare:workers";
 import { measuredD1 } from "../db/counting-d1";
 import type { Env } from "../env";
 import { INVOCATION_BUDGET, type InvocationCost, measure, noCost } from "../lib/invocation-cost";
+import { recordInvocation } from "../lib/invocation-ledger";
 import { meterStorageRows } from "../lib/metered-sql";
 import { tally } from "../lib/usage-tally";
 import { errorText, logEvent as log } from "../observability/log";
@@ -17,7 +18,9 @@ const KIND = "delivery_recovery";
 function invocation<R>(fn: () => Promise<R>): Promise<R> {
   tally("do_requests", KIND);
   const started = Date.now();
-  return measure(noCost(), fn, KIND).finally(() => tally("do_active_ms", KIND, Date.now() - started));
+  const cost = noCost();
+  recordInvocation(KIND, cost);
+  return measure(cost, fn, KIND).finally(() => tally("do_active_ms", KIND, Date.now() - started));
 }
 
 /**

@@ -1,5 +1,6 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import { INVOCATION_BUDGET, type InvocationCost, largest, measure, noCost } from "../../lib/invocation-cost";
+import { recordInvocation } from "../../lib/invocation-ledger";
 import { tally } from "../../lib/usage-tally";
 import { logger } from "../../observability/log";
 
@@ -62,6 +63,7 @@ export class InvocationRecord {
     this.recent.push({ method, cost });
     if (this.recent.length > RECENT) this.settled = largest(this.settled, this.recent.shift()!.cost);
     tally("do_requests", method);
+    recordInvocation(method, cost);
     this.enter(method);
     try {
       return await inside.run(true, () => measure(cost, fn, method));

@@ -1,6 +1,13 @@
 import { sampleStatement } from "../../db/metrics/scaleset-sample-store";
 import { logAt } from "../../observability/log";
-import { counterName, countReconcile, flushCounters, hasPendingCalls, setCounterStatement } from "../../observability/op-counters";
+import {
+  counterName,
+  countReconcile,
+  flushCounters,
+  hasPendingCalls,
+  setCounterStatement,
+  usageFlushDue,
+} from "../../observability/op-counters";
 import { passLevel } from "../log-levels";
 import type { ObjectState } from "../object-state";
 import type { Action, PlanSummary } from "../reconcile";
@@ -109,7 +116,7 @@ export class RunRecord {
     const desiredChanged = desired !== null && desired !== this.desiredWritten;
     const sample = last.summary ? runnerSample(last.summary, this.run.minIdle, now) : null;
     const sampleDue = sample !== null && sample.at !== this.sampledAt;
-    if (!desiredChanged && !sampleDue && !hasPendingCalls() && now - this.countersFlushedAt < 60_000) return;
+    if (!desiredChanged && !sampleDue && !hasPendingCalls() && !usageFlushDue(now) && now - this.countersFlushedAt < 60_000) return;
     this.countersFlushedAt = now;
     await flushCounters(this.db, [
       ...(desiredChanged ? [setCounterStatement(this.db, counterName("scaleset.desired", scaleSetId), desired!, now)] : []),
