@@ -1,4 +1,4 @@
-import { CLOUDFLARE_PRICES, type PriceTable, UNITS, type Unit, type Units } from "./price-table";
+import { CLOUDFLARE_PRICES, type PriceTable, UNITS, type Unit, type Units } from "./price-table.ts";
 
 /**
  * What a workload costs on Cloudflare's plans, worked out from the price table (price-table.ts):

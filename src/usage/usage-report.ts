@@ -1,5 +1,5 @@
-import { CLOUDFLARE_PRICES, type PriceTable, UNITS, type Unit, type Units, zeroUnits } from "./price-table";
-import { doGbSeconds, type FreePlanStanding, freePlanStanding, type PaidMonthlyBill, paidMonthlyBill } from "./pricing";
+import { CLOUDFLARE_PRICES, type PriceTable, UNITS, type Unit, type Units, zeroUnits } from "./price-table.ts";
+import { doGbSeconds, type FreePlanStanding, freePlanStanding, type PaidMonthlyBill, paidMonthlyBill } from "./pricing.ts";
 
 /**
  * A month's usage in Cloudflare's billing units, from the tallied rows (lib/usage-tally.ts,
