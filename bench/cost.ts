@@ -102,7 +102,8 @@ try {
   await sleep(5_000);
   after = await usage(stack);
   const burstS = (Date.now() - t0) / 1000;
-  const cpuS = stack.coordinator.cpuSeconds() - cpuBefore;
+  const cpuAfter = stack.coordinator.cpuSeconds();
+  const cpuS = cpuBefore === null || cpuAfter === null ? 0 : cpuAfter.workerd - cpuBefore.workerd;
   // Idle spending of every scale set (the listener's too) over the burst is not the jobs'.
   const idleDuring = scaled(plus(scaled(idleSet, opt.sets), listenerSet), burstS / 86_400);
   const perJob = scaled(minus(minus(after.units, before.units), idleDuring), 1 / opt.jobs);
@@ -142,7 +143,8 @@ try {
         largest_invocation: { subrequests: worst("subrequests"), d1_queries: worst("d1_queries") },
         free_plan_per_invocation: CLOUDFLARE_PRICES.free.perInvocation,
         prices_checked: CLOUDFLARE_PRICES.checked,
-        worker_cpu_ms_note: "the coordinator's workerd CPU over the burst per job: Worker and objects together (an upper bound on billed Worker CPU)",
+        worker_cpu_ms_note:
+          "the coordinator's workerd CPU over the burst per job: Worker and objects together (an upper bound on billed Worker CPU)",
       },
       null,
       2,

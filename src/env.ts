@@ -36,6 +36,8 @@ export interface Env {
   LOG_LEVEL?: string;
   // Optional timing knobs, in seconds (see src/scaleset/settings.ts for defaults).
   RECONCILE_INTERVAL_SECONDS?: string;
+  /** The Workers plan: "free" keeps every invocation within the Free plan's 50 subrequests and 50 D1 queries (lib/invocation-cost.ts); "paid" (default). */
+  CLOUDFLARE_PLAN?: string;
   NUDGE_DELAY_SECONDS?: string;
   SCALE_DOWN_IDLE_SECONDS?: string;
   OPERATION_POLL_SECONDS?: string;

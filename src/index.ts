@@ -2,7 +2,7 @@ import { createApp } from "./app";
 import { measuredD1 } from "./db/counting-d1";
 import type { Env } from "./env";
 import { requestKind } from "./http/request-kind";
-import { INVOCATION_BUDGET, measure, noCost } from "./lib/invocation-cost";
+import { invocationBudget, measure, noCost, usePlan } from "./lib/invocation-cost";
 import { recordInvocation } from "./lib/invocation-ledger";
 import { tally } from "./lib/usage-tally";
 import { logger } from "./observability/log";
@@ -21,6 +21,7 @@ const app = createApp();
  * logged. The routes make a fixed number of calls each; this is the alarm bell if one stops.
  */
 async function measuredFetch(request: Request, env: Env, ctx: ExecutionContext): Promise<Response> {
+  usePlan(env.CLOUDFLARE_PLAN);
   const db = measuredD1(env.DB);
   const measuredEnv = new Proxy(env, { get: (target, prop, receiver) => (prop === "DB" ? db : Reflect.get(target, prop, receiver)) });
   const cost = noCost();
@@ -29,7 +30,8 @@ async function measuredFetch(request: Request, env: Env, ctx: ExecutionContext):
   tally("worker_requests", kind);
   recordInvocation(kind, cost);
   const res = await measure(cost, () => app.fetch(request, measuredEnv, ctx), kind);
-  if (cost.subrequests > INVOCATION_BUDGET.subrequests / 2 || cost.d1Queries > INVOCATION_BUDGET.d1Queries / 2) {
+  const budget = invocationBudget();
+  if (cost.subrequests > budget.subrequests / 2 || cost.d1Queries > budget.d1Queries / 2) {
     logger.warn({ event: "invocation_cost_high", method: request.method, path: new URL(request.url).pathname, ...cost });
   }
   return res;
@@ -39,6 +41,7 @@ export default {
   fetch: measuredFetch,
   // The Cron Trigger (wrangler.toml `[triggers]`): retention, see docs/retention.md.
   scheduled: async (controller, env) => {
+    usePlan(env.CLOUDFLARE_PLAN);
     tally("worker_requests", "retention");
     const db = measuredD1(env.DB);
     const cost = noCost();

@@ -6376,6 +6376,84 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/usage": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * What the coordinator spent in Cloudflare's billing units, and its price on each plan
+         * @description Worker and Durable Object requests, Durable Object active time (GB-s), D1 and Durable Object storage rows read and written, tallied where they are spent and attributed to what caused them; the Free plan's daily limits and the Workers Paid bill for the month.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description YYYY-MM (UTC); the current month when absent */
+                    month?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The month's usage */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Usage"];
+                    };
+                };
+                /** @description Invalid request */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing or wrong admin token, API token or Access JWT */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The caller's scope does not allow this: a `read` token or Access identity writing, or anyone but an admin managing tokens */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Too many wrong tokens from this client: refused until Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -8011,6 +8089,108 @@ export interface components {
                 timezone: string;
             }[];
             shape?: components["schemas"]["ShapeBounds"] & unknown;
+        };
+        Usage: {
+            by_day: {
+                day: string;
+                units: {
+                    d1_rows_read: number;
+                    d1_rows_written: number;
+                    do_gb_s: number;
+                    do_requests: number;
+                    do_rows_read: number;
+                    do_rows_written: number;
+                    worker_cpu_ms: number;
+                    worker_requests: number;
+                };
+            }[];
+            /** @description What caused it: webhook, bootstrap, shim_callback, dashboard, api, metrics, retention, and the scale set objects' alarm, reconcile, listener and RPC methods */
+            by_kind: {
+                kind: string;
+                subrequests: number;
+                units: {
+                    d1_rows_read: number;
+                    d1_rows_written: number;
+                    do_gb_s: number;
+                    do_requests: number;
+                    do_rows_read: number;
+                    do_rows_written: number;
+                    worker_cpu_ms: number;
+                    worker_requests: number;
+                };
+            }[];
+            /** @enum {boolean} */
+            cpu_counted: false;
+            days_elapsed: number;
+            free_plan: {
+                averageDay: {
+                    d1_rows_read: number;
+                    d1_rows_written: number;
+                    do_gb_s: number;
+                    do_requests: number;
+                    do_rows_read: number;
+                    do_rows_written: number;
+                    worker_cpu_ms: number;
+                    worker_requests: number;
+                };
+                exceeded: string[];
+                near: string[];
+                /** @description The average day's share of each daily limit */
+                share: {
+                    [key: string]: number;
+                };
+                today_near: string[];
+                today_share: {
+                    [key: string]: number;
+                };
+            };
+            /** @example 2026-12-01 */
+            from: string;
+            /** @description Since the answering isolate started: the most one invocation of each kind spent of the per-invocation limits */
+            largest_invocations: {
+                d1_queries: number;
+                invocations: number;
+                kind: string;
+                subrequests: number;
+            }[];
+            /** @example 2026-12 */
+            month: string;
+            paid_plan: {
+                baseUsd: number;
+                overageUsd: {
+                    [key: string]: number;
+                };
+                totalUsd: number;
+            };
+            prices: {
+                checked: string;
+                sources: {
+                    [key: string]: string;
+                };
+            };
+            /** @example 2026-12-07 */
+            to: string;
+            today: {
+                d1_rows_read: number;
+                d1_rows_written: number;
+                do_gb_s: number;
+                do_requests: number;
+                do_rows_read: number;
+                do_rows_written: number;
+                worker_cpu_ms: number;
+                worker_requests: number;
+            };
+            /** @description The month so far; do_gb_s is Durable Object active time at 128 MB; worker_cpu_ms is not counted (0) */
+            units: {
+                d1_rows_read: number;
+                d1_rows_written: number;
+                do_gb_s: number;
+                do_requests: number;
+                do_rows_read: number;
+                do_rows_written: number;
+                worker_cpu_ms: number;
+                worker_requests: number;
+            };
         };
         Webhook: {
             active: boolean;

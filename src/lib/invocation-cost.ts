@@ -1,4 +1,5 @@
 import { AsyncLocalStorage } from "node:async_hooks";
+import { CLOUDFLARE_PRICES } from "../usage/price-table.ts";
 import { type TallyUnit, tally, UNATTRIBUTED } from "./usage-tally";
 
 /**
@@ -14,8 +15,56 @@ import { type TallyUnit, tally, UNATTRIBUTED } from "./usage-tally";
  * into its own cost and into its invocation's at once. Outside any scope nothing is counted.
  */
 
-/** Cloudflare's per-invocation budgets on the paid plan. */
-export const INVOCATION_BUDGET = { subrequests: 10_000, d1Queries: 1_000, cpuMs: 30_000 } as const;
+/** The Workers plan the coordinator runs on (`CLOUDFLARE_PLAN`): its per-invocation budgets differ 200-fold. */
+export type CloudflarePlan = "paid" | "free";
+
+export interface PlanBudget {
+  subrequests: number;
+  d1Queries: number;
+  cpuMs: number;
+  /** Subrequests a pass keeps back from its actions for everything else it does (executor/invocation-cap.ts). */
+  passReserveSubrequests: number;
+  /** D1 queries past which a counters flush does not take its invocation (observability/op-counters.ts). */
+  countersQueryCeiling: number;
+  /** Reconcile passes one run makes before it leaves the rest to the next alarm (a new invocation). */
+  passesPerRun: number;
+}
+
+/**
+ * Cloudflare's per-invocation budgets (src/usage/price-table.ts) and the shares the coordinator
+ * keeps back on each plan. The Free plan's 50 subrequests and 50 D1 queries hold one pass of a
+ * small scale set's work: a run makes one pass per invocation there, and a pass creates what fits
+ * after a reserve sized by the test that walks a small installation's flows
+ * (test/worker/free-plan-invocations.test.ts).
+ */
+export const PLAN_BUDGETS: Record<CloudflarePlan, PlanBudget> = {
+  paid: {
+    ...CLOUDFLARE_PRICES.paid.perInvocation,
+    passReserveSubrequests: 2_000,
+    countersQueryCeiling: 500,
+    passesPerRun: 4,
+  },
+  free: {
+    ...CLOUDFLARE_PRICES.free.perInvocation,
+    passReserveSubrequests: 20,
+    countersQueryCeiling: 40,
+    passesPerRun: 1,
+  },
+};
+
+let plan: CloudflarePlan = "paid";
+
+/**
+ * Sets the plan this isolate's budgets follow, from `CLOUDFLARE_PLAN` ("free" or "paid"; unset
+ * leaves it as it is, paid unless set). The plan is the account's, the same for every request
+ * and object of the deployment, so it is kept once per isolate rather than passed down.
+ */
+export function usePlan(value: string | undefined): void {
+  if (value === "free" || value === "paid") plan = value;
+}
+
+/** The budgets of the plan in force. */
+export const invocationBudget = (): PlanBudget => PLAN_BUDGETS[plan];
 
 export interface InvocationCost {
   /** Outbound fetches plus D1 round trips: Cloudflare's subrequests. */
@@ -103,11 +152,8 @@ export const measuredFetch: typeof fetch = (input, init) => {
 
 /** Whether a cost is within every budget (CPU when given). */
 export function withinBudget(cost: InvocationCost, cpuMs?: number): boolean {
-  return (
-    cost.subrequests <= INVOCATION_BUDGET.subrequests &&
-    cost.d1Queries <= INVOCATION_BUDGET.d1Queries &&
-    (cpuMs === undefined || cpuMs <= INVOCATION_BUDGET.cpuMs)
-  );
+  const budget = invocationBudget();
+  return cost.subrequests <= budget.subrequests && cost.d1Queries <= budget.d1Queries && (cpuMs === undefined || cpuMs <= budget.cpuMs);
 }
 
 /** The larger of two costs, field by field (the most each budget was ever drawn on, not one invocation's). */

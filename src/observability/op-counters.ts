@@ -10,7 +10,7 @@
 
 import { addToCounterStatement, type StatementMaker } from "../db/counters-store";
 import { addUsageStatement, usageDay } from "../db/metrics/usage-store";
-import { invocationSpent } from "../lib/invocation-cost";
+import { invocationBudget, invocationSpent } from "../lib/invocation-cost";
 import { takeTally, tallyPendingSince } from "../lib/usage-tally";
 import { errorText, logError } from "./log";
 
@@ -144,7 +144,8 @@ interface Batcher<S> extends StatementMaker<S> {
  * (above), with the usage tally when it is due (`usage: "all"`: whatever it holds); never throws.
  */
 export async function flushCounters<S>(db: Batcher<S>, extra: S[] = [], usage: "due" | "all" = "due"): Promise<void> {
-  const room = Math.max(0, COUNTERS_QUERY_CEILING - (invocationSpent()?.d1Queries ?? 0) - extra.length);
+  const ceiling = Math.min(COUNTERS_QUERY_CEILING, invocationBudget().countersQueryCeiling);
+  const room = Math.max(0, ceiling - (invocationSpent()?.d1Queries ?? 0) - extra.length);
   const { statements, restore } = drainCounterStatements(db, Date.now(), Math.min(MAX_COUNTERS_PER_FLUSH, room), "", usage);
   const all = [...statements, ...extra];
   if (!all.length) return;

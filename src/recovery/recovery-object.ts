@@ -1,7 +1,7 @@
 import { DurableObject } from "cloudflare:workers";
 import { measuredD1 } from "../db/counting-d1";
 import type { Env } from "../env";
-import { INVOCATION_BUDGET, type InvocationCost, measure, noCost } from "../lib/invocation-cost";
+import { type InvocationCost, invocationBudget, measure, noCost, usePlan } from "../lib/invocation-cost";
 import { recordInvocation } from "../lib/invocation-ledger";
 import { meterStorageRows } from "../lib/metered-sql";
 import { tally } from "../lib/usage-tally";
@@ -40,6 +40,7 @@ export class DeliveryRecovery extends DurableObject<Env> implements DeliveryReco
     const db = measuredD1(env.DB);
     super(ctx, new Proxy(env, { get: (target, prop, receiver) => (prop === "DB" ? db : Reflect.get(target, prop, receiver)) }));
     this.settings = recoverySettings(env);
+    usePlan(env.CLOUDFLARE_PLAN);
   }
 
   poke(): Promise<void> {
@@ -77,7 +78,8 @@ export class DeliveryRecovery extends DurableObject<Env> implements DeliveryReco
         return report;
       })
         .then((report) => {
-          if (cost.subrequests > INVOCATION_BUDGET.subrequests / 2 || cost.d1Queries > INVOCATION_BUDGET.d1Queries / 2)
+          const budget = invocationBudget();
+          if (cost.subrequests > budget.subrequests / 2 || cost.d1Queries > budget.d1Queries / 2)
             log({ event: "invocation_cost_high", object: "delivery_recovery", ...cost });
           return { ...report, cost };
         })

@@ -9,7 +9,7 @@ import { loadScaleSetSnapshot } from "../db/scaleset-store";
 import type { InstanceStatus } from "../db/schema";
 import type { Env } from "../env";
 import { PollerHost } from "../forges/forgejo/poller-host";
-import { asKind, type InvocationCost, measure, noCost } from "../lib/invocation-cost";
+import { asKind, type InvocationCost, invocationBudget, measure, noCost, usePlan } from "../lib/invocation-cost";
 import { meteredSql, meterStorageRows } from "../lib/metered-sql";
 import { type OutboundLimiter, outboundLimiter } from "../lib/outbound-limit";
 import { errorText, logEvent as log, logAt } from "../observability/log";
@@ -63,7 +63,7 @@ export class ScaleSet extends DurableObject<Env> {
   private readonly settings: ScaleSetSettings;
   /** Instances with an operation of this incarnation under way: nobody else may touch them. */
   private readonly inFlight = new Set<string>();
-  private readonly runs = new RunCoalescer(MAX_PASSES_PER_RUN);
+  private readonly runs: RunCoalescer;
   /** When this incarnation started: rows left mid-way before it belong to a process that is gone. */
   private readonly startedAt = Date.now();
   private readonly executor: ExecutorContext;
@@ -87,9 +87,11 @@ export class ScaleSet extends DurableObject<Env> {
 
   constructor(ctx: DurableObjectState, env: Env) {
     // Every D1 call the object makes, through whatever client, counts toward its invocation.
+    usePlan(env.CLOUDFLARE_PLAN);
     const db = measuredD1(env.DB);
     super(ctx, new Proxy(env, { get: (target, prop, receiver) => (prop === "DB" ? db : Reflect.get(target, prop, receiver)) }));
     this.invocations = new InvocationRecord(() => this.state.scaleSetId);
+    this.runs = new RunCoalescer(Math.min(MAX_PASSES_PER_RUN, invocationBudget().passesPerRun));
     this.state = new ObjectState(meteredSql(ctx.storage.sql));
     this.minIdle = new MinIdleKeeper(this.state);
     this.settings = scaleSetSettings(env);

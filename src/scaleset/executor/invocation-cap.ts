@@ -1,10 +1,10 @@
-import { INVOCATION_BUDGET, invocationSpent } from "../../lib/invocation-cost";
+import { invocationBudget, invocationSpent } from "../../lib/invocation-cost";
 import { logEvent as log } from "../../observability/log";
 import { type Action, type Plan, trimCreate } from "../reconcile";
 
 /**
  * Cuts a plan to what the invocation under way can still pay for in subrequests (Cloudflare's
- * 10,000 per invocation, lib/invocation-cost.ts). A pass makes outbound calls in proportion to
+ * 10,000 per invocation on Workers Paid, 50 on the Free plan: lib/invocation-cost.ts). A pass makes outbound calls in proportion to
  * its actions: a scale set of 10,000 filling up from nothing (no GitHub budget binds a
  * registration-token or scale set API scale set) would plan 10,000 creates, 20,000 fetches, and
  * the platform would refuse every call past the 10,000th. Pure: the planner decides what is
@@ -17,7 +17,8 @@ export const CALLS_PER_ACTION: Record<Action["type"], number> = { create: 2, del
 
 /**
  * Kept back from the budget for what a pass does besides its actions: its D1 batches, a drift
- * check's lists, stale-job checks, token refreshes, retries, the runs' later passes.
+ * check's lists, stale-job checks, token refreshes, retries, the runs' later passes (on Workers
+ * Paid; the Free plan's is in lib/invocation-cost.ts PLAN_BUDGETS).
  */
 export const PASS_RESERVE_SUBREQUESTS = 2_000;
 
@@ -30,8 +31,8 @@ export const planCalls = (actions: readonly Action[]): number =>
  * creates are kept in that order (finishing and freeing machines before making new ones) while
  * they fit in `left` less the reserve.
  */
-export function capToInvocation(p: Plan, left: number, now: number): Plan {
-  let room = left - PASS_RESERVE_SUBREQUESTS;
+export function capToInvocation(p: Plan, left: number, now: number, reserve = PASS_RESERVE_SUBREQUESTS): Plan {
+  let room = left - reserve;
   if (planCalls(p.actions) <= room) return p;
   const order: Action["type"][] = ["mark_delete", "poll", "delete", "create"];
   const keep = new Set<Action>();
@@ -66,8 +67,9 @@ export function capToInvocation(p: Plan, left: number, now: number): Plan {
 
 /** capToInvocation for the invocation under way, logging `invocation_budget_split` when it cuts. */
 export function fitToInvocation(p: Plan, scaleSetId: string, now: number): Plan {
-  const left = INVOCATION_BUDGET.subrequests - (invocationSpent()?.subrequests ?? 0);
-  const fitted = capToInvocation(p, left, now);
+  const budget = invocationBudget();
+  const left = budget.subrequests - (invocationSpent()?.subrequests ?? 0);
+  const fitted = capToInvocation(p, left, now, budget.passReserveSubrequests);
   if (fitted !== p) {
     log({
       event: "invocation_budget_split",

@@ -1,5 +1,5 @@
 import { AsyncLocalStorage } from "node:async_hooks";
-import { INVOCATION_BUDGET, type InvocationCost, largest, measure, noCost } from "../../lib/invocation-cost";
+import { type InvocationCost, invocationBudget, largest, measure, noCost } from "../../lib/invocation-cost";
 import { recordInvocation } from "../../lib/invocation-ledger";
 import { tally } from "../../lib/usage-tally";
 import { logger } from "../../observability/log";
@@ -69,8 +69,9 @@ export class InvocationRecord {
       return await inside.run(true, () => measure(cost, fn, method));
     } finally {
       this.leave();
-      if (cost.subrequests > INVOCATION_BUDGET.subrequests * HIGH_SHARE || cost.d1Queries > INVOCATION_BUDGET.d1Queries * HIGH_SHARE) {
-        logger.warn({ event: "invocation_cost_high", scale_set: this.scaleSetId(), method, ...view(cost), budget: budgetView });
+      const budget = invocationBudget();
+      if (cost.subrequests > budget.subrequests * HIGH_SHARE || cost.d1Queries > budget.d1Queries * HIGH_SHARE) {
+        logger.warn({ event: "invocation_cost_high", scale_set: this.scaleSetId(), method, ...view(cost), budget: budgetView() });
       }
     }
   }
@@ -104,13 +105,13 @@ export class InvocationRecord {
       count: this.count,
       largest: max && view(max),
       last: last ? { method: last.method, ...view(last.cost) } : null,
-      budget: budgetView,
+      budget: budgetView(),
     };
   }
 }
 
 const inside = new AsyncLocalStorage<true>();
-const budgetView = { subrequests: INVOCATION_BUDGET.subrequests, d1_queries: INVOCATION_BUDGET.d1Queries };
+const budgetView = () => ({ subrequests: invocationBudget().subrequests, d1_queries: invocationBudget().d1Queries });
 
 /**
  * Makes every listed method of a Durable Object class one measured invocation. Patched on the
