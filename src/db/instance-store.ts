@@ -156,6 +156,8 @@ export function statusChangeStatements(db: D1Database, changes: (StatusChange | 
   if (!changes.length) return [];
   const json = JSON.stringify(changes);
   const online = changes.some((c) => c.set?.onlineAt !== undefined);
+  const moves = changes.some((c) => c.from !== c.to);
+  const sets = (key: keyof InstanceFields) => changes.some((c) => c.set?.[key] !== undefined);
   return [
     ...(online ? [db.prepare(OBSERVE_STARTUP).bind(json, HISTOGRAMS.runnerStartup.name)] : []),
     db
@@ -176,8 +178,15 @@ export function statusChangeStatements(db: D1Database, changes: (StatusChange | 
       .prepare(
         `WITH ${CHANGES_CTE}
          UPDATE instances SET
-           status = c.to_status,
-           status_changed_at = CASE WHEN c.to_status != instances.status THEN c.at ELSE instances.status_changed_at END,
+           ${
+             // Indexed columns are set only when a change in the batch may change them: SQLite
+             // rewrites an index entry for every indexed column an UPDATE sets, changed or not, and
+             // each is a billed row written (a runner's report changes its runner status only).
+             moves
+               ? `status = c.to_status,
+           status_changed_at = CASE WHEN c.to_status != instances.status THEN c.at ELSE instances.status_changed_at END,`
+               : ""
+           }
            updated_at = c.at,
            runner_status_changed_at = CASE WHEN json_extract(c.f, '$.runnerStatus') IS NOT NULL
                                             AND json_extract(c.f, '$.runnerStatus') != instances.runner_status
@@ -196,8 +205,8 @@ export function statusChangeStatements(db: D1Database, changes: (StatusChange | 
            ${field("jitConfigEnc", "jit_config_enc")},
            ${field("jitCredentialsId", "jit_credentials_id")},
            ${field("forgeJobHandle", "forge_job_handle")},
-           ${field("jobId", "job_id")},
-           ${field("jobSeq", "job_seq")},
+           ${sets("jobId") ? `${field("jobId", "job_id")},` : ""}
+           ${sets("jobSeq") ? `${field("jobSeq", "job_seq")},` : ""}
            online_at = COALESCE(instances.online_at, json_extract(c.f, '$.onlineAt'))
          FROM changes c
          WHERE ${applies("instances")}

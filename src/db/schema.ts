@@ -484,9 +484,9 @@ export const instances = sqliteTable(
     statusChangedAt: integer("status_changed_at").notNull(),
   },
   (t) => [
-    index("instances_scale_set_status_idx").on(t.scaleSetId, t.status),
-    // A scale set's instances deleted since a time (the spend guard's machine-hours today) without
-    // reading the weeks of deleted ones retention keeps.
+    // A scale set's instances by status (every snapshot), and those deleted since a time (the spend
+    // guard's machine-hours today) without reading the weeks of deleted ones retention keeps. The
+    // (scale_set_id, status) index it begins with is gone: each index is a row written per change.
     index("instances_scale_set_status_changed_idx").on(t.scaleSetId, t.status, t.statusChangedAt),
     // Also "deleted instances, oldest first" for retention.
     index("instances_status_changed_idx").on(t.status, t.statusChangedAt),

@@ -52,10 +52,17 @@ export const JOB_LATENCY_BUCKETS = [1, 2, 5, 10, 20, 30, 60, 120, 300, 600, 1800
 /** Upper bounds (seconds) of the reconcile duration histogram. */
 export const RECONCILE_BUCKETS = [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
 
-/** One reconcile run of a scale set: its duration, into the histogram's buckets. */
+/**
+ * One reconcile run of a scale set: its duration, into the one bucket it falls in
+ * (`reconcile.in|<scale set>|<le>`, `+Inf` past the last); /metrics adds them up into the
+ * cumulative buckets. Each name is a row written per flush, so a run counts into one bucket, not
+ * into each bucket above it (`reconcile.bucket`, the cumulative names written until 2026-12, are
+ * still read).
+ */
 export function countReconcile(scaleSetId: string, durationMs: number): void {
   const seconds = durationMs / 1000;
-  for (const le of RECONCILE_BUCKETS) if (seconds <= le) count(counterName("reconcile.bucket", scaleSetId, String(le)));
+  const le = RECONCILE_BUCKETS.find((b) => seconds <= b);
+  count(counterName("reconcile.in", scaleSetId, le === undefined ? "+Inf" : String(le)));
   count(counterName("reconcile.count", scaleSetId));
   count(counterName("reconcile.duration_ms", scaleSetId), Math.max(0, Math.round(durationMs)));
 }

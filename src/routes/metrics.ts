@@ -97,8 +97,13 @@ export async function renderMetrics(db: D1Database, budget: GithubBudgetPolicy |
       });
     } else if (family?.startsWith("reconcile.")) {
       const r = reconcile.get(a) ?? { buckets: new Map(), count: 0, sumMs: 0 };
-      if (family === "reconcile.bucket") r.buckets.set(b, c.value);
-      else if (family === "reconcile.count") r.count = c.value;
+      if (family === "reconcile.bucket") r.buckets.set(b, (r.buckets.get(b) ?? 0) + c.value);
+      // One bucket per run (op-counters.ts countReconcile): counts into every bucket from its own up.
+      else if (family === "reconcile.in") {
+        for (const le of RECONCILE_BUCKETS) {
+          if (b !== "+Inf" && le >= Number(b)) r.buckets.set(String(le), (r.buckets.get(String(le)) ?? 0) + c.value);
+        }
+      } else if (family === "reconcile.count") r.count = c.value;
       else if (family === "reconcile.duration_ms") r.sumMs = c.value;
       reconcile.set(a, r);
     }

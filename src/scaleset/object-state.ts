@@ -82,6 +82,9 @@ export interface MinIdleScheduleState {
   leadMs: number;
 }
 
+/** Timers kept in memory only (see setTimer). */
+const VOLATILE_TIMERS = new Set(["tick", "wake"]);
+
 export class ObjectState {
   constructor(private readonly sql: SqlPort) {
     sql.exec(`
@@ -159,12 +162,20 @@ export class ObjectState {
     this.setMeta("hard_limit_version", value);
   }
 
+  /**
+   * The last reconcile run, kept in memory; stored only when the run acted or failed, so an idle
+   * scale set's every tick does not write a row (rows written are billed). After a restart the
+   * status shows the last run that did something until the next run.
+   */
+  private lastRun: LastReconcile | null = null;
+
   get lastReconcile(): LastReconcile | null {
-    return this.getMeta<LastReconcile>("last_reconcile");
+    return this.lastRun ?? this.getMeta<LastReconcile>("last_reconcile");
   }
 
   set lastReconcile(value: LastReconcile) {
-    this.setMeta("last_reconcile", value);
+    this.lastRun = value;
+    if (Object.keys(value.actions ?? {}).length > 0 || value.error !== null) this.setMeta("last_reconcile", value);
   }
 
   /** Unlisted instances whose machine the provider failed to confirm, by name: see drift.ts. */
@@ -287,7 +298,20 @@ export class ObjectState {
     for (const name of this.allOps().keys()) if (!keep.has(name)) this.sql.exec("DELETE FROM instance_ops WHERE instance = ?", name);
   }
 
+  /**
+   * Timers every pass sets again (the tick, the plan's next wake) live in memory: a stored row
+   * would be rewritten on every pass, and the stored alarm they were armed with still fires after
+   * a restart, whose pass sets them again. The others are stored, and written only when they change.
+   */
+  private readonly volatile = new Map<string, number>();
+
   setTimer(name: string, dueAt: number | null): void {
+    if (VOLATILE_TIMERS.has(name)) {
+      if (dueAt === null) this.volatile.delete(name);
+      else this.volatile.set(name, dueAt);
+      return;
+    }
+    if (this.timer(name) === dueAt) return;
     if (dueAt === null) this.sql.exec("DELETE FROM timers WHERE name = ?", name);
     else
       this.sql.exec(
@@ -299,6 +323,7 @@ export class ObjectState {
 
   /** When a timer is due, or null: not armed. */
   timer(name: string): number | null {
+    if (VOLATILE_TIMERS.has(name)) return this.volatile.get(name) ?? null;
     return this.sql.exec<{ due_at: number }>("SELECT due_at FROM timers WHERE name = ?", name).toArray()[0]?.due_at ?? null;
   }
 
@@ -312,7 +337,9 @@ export class ObjectState {
            UNION ALL SELECT min(poll_at) FROM instance_ops)`,
       )
       .toArray()[0];
-    return row?.due ?? null;
+    const stored = row?.due ?? null;
+    const inMemory = this.volatile.size ? Math.min(...this.volatile.values()) : null;
+    return stored === null ? inMemory : inMemory === null ? stored : Math.min(stored, inMemory);
   }
 
   /** When each queued job was last re-checked against GitHub. */
@@ -336,6 +363,8 @@ export class ObjectState {
   clear(): void {
     this.sql.exec("DELETE FROM meta; DELETE FROM instance_ops; DELETE FROM timers; DELETE FROM job_checks;");
     this.meta.clear();
+    this.volatile.clear();
+    this.lastRun = null;
   }
 }
 

@@ -6,8 +6,13 @@ import {
   flushCounters,
   hasPendingCalls,
   setCounterStatement,
+  USAGE_FLUSH_MS,
   usageFlushDue,
 } from "../../observability/op-counters";
+
+/** How often a run that called out (or changed its desired count) writes its counts at most. */
+const BUSY_FLUSH_MS = 30_000;
+
 import { passLevel } from "../log-levels";
 import type { ObjectState } from "../object-state";
 import type { Action, PlanSummary } from "../reconcile";
@@ -16,7 +21,8 @@ import { runnerSample } from "../runner-sample";
 /**
  * What one reconcile run did, pass by pass, and how it is reported: the scale set's last
  * reconcile (its status), the `reconciled` log line, and the /metrics counters, which go to D1
- * at the end of a run that called out or changed the desired count, else at most once a minute;
+ * at the end of a run that called out or changed the desired count at most every 30 s, else
+ * every 5 minutes;
  * with them, the first run of each 5-minute slot writes the runners-by-state sample (runner-sample.ts).
  */
 export class RunRecord {
@@ -116,7 +122,11 @@ export class RunRecord {
     const desiredChanged = desired !== null && desired !== this.desiredWritten;
     const sample = last.summary ? runnerSample(last.summary, this.run.minIdle, now) : null;
     const sampleDue = sample !== null && sample.at !== this.sampledAt;
-    if (!desiredChanged && !sampleDue && !hasPendingCalls() && !usageFlushDue(now) && now - this.countersFlushedAt < 60_000) return;
+    // Each counter a flush carries is a billed row written: a run that called out or moved its
+    // desired count writes at most every 30 s, an idle one every 5 minutes (or with its sample).
+    const since = now - this.countersFlushedAt;
+    const busy = desiredChanged || hasPendingCalls();
+    if (!sampleDue && !usageFlushDue(now) && !(busy && since >= BUSY_FLUSH_MS) && since < USAGE_FLUSH_MS) return;
     this.countersFlushedAt = now;
     await flushCounters(this.db, [
       ...(desiredChanged ? [setCounterStatement(this.db, counterName("scaleset.desired", scaleSetId), desired!, now)] : []),
