@@ -27,19 +27,22 @@ export interface PruneTable extends PruneTarget {
   sql: string;
 }
 
-/** The rowids of the oldest N rows of `table` whose `column` is before the cutoff (and match `where`). */
-function oldest(table: string, column: string, where = ""): string {
-  return `SELECT rowid FROM ${table} WHERE ${column} < ?1 ${where} ORDER BY ${column}, rowid LIMIT ?2`;
+/**
+ * The keys of the oldest N rows of `table` whose `column` is before the cutoff (and match
+ * `where`): rowids, or the primary key of a table WITHOUT ROWID (webhook_deliveries).
+ */
+function oldest(table: string, column: string, where = "", key = "rowid"): string {
+  return `SELECT ${key} FROM ${table} WHERE ${column} < ?1 ${where} ORDER BY ${column}, ${key} LIMIT ?2`;
 }
 
 /** A table whose rows go by age alone: `{ table, window, ...byAge(table, column) }`. */
-function byAge(table: string, column: string, where = ""): Pick<PruneTable, "sql" | "queries"> {
-  return { sql: `DELETE FROM ${table} WHERE rowid IN (${oldest(table, column, where)})`, queries: 1 };
+function byAge(table: string, column: string, where = "", key = "rowid"): Pick<PruneTable, "sql" | "queries"> {
+  return { sql: `DELETE FROM ${table} WHERE ${key} IN (${oldest(table, column, where, key)})`, queries: 1 };
 }
 
 /** `byAge`, plus a statement that keeps the totals of the rows about to go (see PruneTable.keep). */
-function byAgeKeeping(table: string, column: string, where: string, keep: (rows: string) => string, params: unknown[] = []) {
-  return { ...byAge(table, column, where), keep: { sql: keep(oldest(table, column, where)), params }, queries: 2 };
+function byAgeKeeping(table: string, column: string, where: string, keep: (rows: string) => string, params: unknown[] = [], key = "rowid") {
+  return { ...byAge(table, column, where, key), keep: { sql: keep(oldest(table, column, where, key)), params }, queries: 2 };
 }
 
 const ADD_TO_COUNTERS = "ON CONFLICT(name) DO UPDATE SET value = value + excluded.value, updated_at = excluded.updated_at";
@@ -72,8 +75,11 @@ export const PRUNE_TABLES: readonly PruneTable[] = [
       "received_at",
       "",
       (rows) => `INSERT INTO counters (name, value, updated_at)
-SELECT '${PRUNED_WEBHOOKS}|' || outcome, COUNT(*), ?3 FROM webhook_deliveries WHERE rowid IN (${rows}) AND event = 'workflow_job' GROUP BY outcome
+SELECT '${PRUNED_WEBHOOKS}|' || outcome, COUNT(*), ?3 FROM webhook_deliveries WHERE delivery_id IN (${rows}) AND event = 'workflow_job' GROUP BY outcome
 ${ADD_TO_COUNTERS}`,
+      [],
+      // WITHOUT ROWID (migration 0028): its rows go by their delivery id.
+      "delivery_id",
     ),
   },
   {

@@ -499,7 +499,8 @@ export const instances = sqliteTable(
 export const instanceTransitions = sqliteTable(
   "instance_transitions",
   {
-    id: integer("id").primaryKey({ autoIncrement: true }),
+    // No AUTOINCREMENT (migration 0028): it wrote sqlite_sequence on every transition, a billed row.
+    id: integer("id").primaryKey(),
     instanceId: text("instance_id")
       .notNull()
       .references(() => instances.id, { onDelete: "cascade" }),
@@ -565,14 +566,15 @@ export const jobs = sqliteTable(
   (t) => [
     uniqueIndex("jobs_entity_source_id_idx").on(t.entityId, t.source, t.id),
     index("jobs_scale_set_status_idx").on(t.scaleSetId, t.status),
-    index("jobs_status_idx").on(t.status, t.id),
-    // "Completed jobs, least recently touched first" for retention.
+    // "Completed jobs, least recently touched first" for retention; also any lookup by status alone
+    // (a (status, id) index served the same and cost a row written per change: dropped, migration 0028).
     index("jobs_status_updated_idx").on(t.status, t.updatedAt),
     index("jobs_runner_name_idx").on(t.runnerName),
     index("jobs_id_idx").on(t.id),
   ],
 );
 
+// WITHOUT ROWID since migration 0028 (drizzle cannot say so): one B-tree, a row written less per delivery.
 export const webhookDeliveries = sqliteTable(
   "webhook_deliveries",
   {

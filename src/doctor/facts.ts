@@ -14,7 +14,9 @@ import type { EntityKind, Forge, ScaleSetIntake } from "../db/schema";
  * - `rate_limited`: GitHub asked us to wait until `until`;
  * - `failing`: the credentials are marked failing, so nothing was sent;
  * - `not_sent`: refused before sending (credentials bound to another API URL);
- * - `out_of_time`: the report's time budget ran out before this call started.
+ * - `out_of_time`: the report's time budget ran out before this call started;
+ * - `out_of_subrequests`: the request's subrequests ran out before this call started (the Free
+ *   plan allows 50: a check limited to one scale set has room for it).
  */
 export type Probe<T> = { ok: true; value: T; ms: number } | { ok: false; error: ProbeError; ms: number };
 
@@ -25,7 +27,8 @@ export type ProbeError =
   | { kind: "rate_limited"; until: string }
   | { kind: "failing"; reason: string }
   | { kind: "not_sent"; message: string }
-  | { kind: "out_of_time" };
+  | { kind: "out_of_time" }
+  | { kind: "out_of_subrequests"; limit: number };
 
 export interface ConfigFacts {
   /** PUBLIC_URL, trimmed; null when unset or empty. */

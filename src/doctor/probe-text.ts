@@ -18,6 +18,8 @@ export function probeProblem(error: ProbeError): string {
       return `not sent: ${error.message}`;
     case "out_of_time":
       return "not asked: the report's time budget ran out first";
+    case "out_of_subrequests":
+      return `not asked: this request had used its ${error.limit} subrequests (the Free plan's limit); check one scale set at a time (edgerunner doctor --scaleset NAME)`;
   }
 }
 
@@ -26,7 +28,8 @@ export function probeProblem(error: ProbeError): string {
  * or our own time budget, says nothing about the setup (skip); no answer at all is a failure.
  */
 export function probeStatus(error: ProbeError): CheckStatus {
-  if (error.kind === "rate_limited" || error.kind === "out_of_time" || error.kind === "failing") return "skip";
+  if (error.kind === "rate_limited" || error.kind === "out_of_time" || error.kind === "out_of_subrequests" || error.kind === "failing")
+    return "skip";
   return "fail";
 }
 

@@ -134,6 +134,26 @@ export function countFetch(): void {
   });
 }
 
+/**
+ * A Durable Object stub whose every method call counts as one subrequest: a call to another
+ * Cloudflare service, which Cloudflare's per-invocation limit may count, so the figures the
+ * Free plan is judged by count it too.
+ */
+export function countedStub<T extends object>(stub: T): T {
+  return new Proxy(stub, {
+    get(target, prop, receiver) {
+      const v = Reflect.get(target, prop, receiver);
+      if (typeof v !== "function" || typeof prop !== "string") return v;
+      return (...args: unknown[]) => {
+        tallyHere("subrequests");
+        add((c) => c.subrequests++);
+        // Reflect.apply: an RPC stub would take `.apply` for a method of the object.
+        return Reflect.apply(v as (...a: unknown[]) => unknown, target, args);
+      };
+    },
+  });
+}
+
 /** One D1 round trip carrying `statements` queries. */
 export function countD1(statements: number): void {
   tallyHere("subrequests");

@@ -29,3 +29,8 @@ export function largestInvocations(): { kind: string; invocations: number; large
     })
     .sort((a, b) => (a.kind < b.kind ? -1 : 1));
 }
+
+/** Forgets every kind (tests that measure one installation's flows from a clean start). */
+export function resetInvocationLedger(): void {
+  kinds.clear();
+}

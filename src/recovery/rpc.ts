@@ -1,4 +1,4 @@
-import type { InvocationCost } from "../lib/invocation-cost";
+import { countedStub, type InvocationCost } from "../lib/invocation-cost";
 import type { PassReport } from "./recovery-pass";
 
 /**
@@ -16,5 +16,5 @@ export interface DeliveryRecoveryRpc extends Rpc.DurableObjectBranded {
 
 /** The one recovery object of this coordinator. */
 export function recoveryObject(env: { DELIVERY_RECOVERY: DurableObjectNamespace<DeliveryRecoveryRpc> }) {
-  return env.DELIVERY_RECOVERY.get(env.DELIVERY_RECOVERY.idFromName("delivery-recovery"));
+  return countedStub(env.DELIVERY_RECOVERY.get(env.DELIVERY_RECOVERY.idFromName("delivery-recovery")));
 }

@@ -9,8 +9,10 @@ import { HISTOGRAMS, histogramSeries } from "../observability/histograms";
 import { JOB_LATENCY_BUCKETS, pendingCounts, RECONCILE_BUCKETS, WEBHOOK_REJECTED } from "../observability/op-counters";
 import { Exposition, type Labels } from "../observability/prometheus";
 import { addRecoveryMetrics } from "../observability/recovery-metrics";
+import { addUsageMetrics } from "../observability/usage-metrics";
 import { REAPED_COUNTER } from "../scaleset/executor/reap-record";
 import { scaleSetSettings } from "../scaleset/settings";
+import { monthOf } from "../usage/usage-report";
 
 /**
  * `GET /metrics`: Prometheus text, guarded by METRICS_TOKEN (not the admin token, so a scraper
@@ -26,7 +28,7 @@ const P = "edgerunner_";
 
 /** `budget`: the GitHub budget as configured (null: none), whose figure in force is shown per credential at `now`. */
 export async function renderMetrics(db: D1Database, budget: GithubBudgetPolicy | null, now: number): Promise<string> {
-  const data = await readMetricsData(db, JOB_LATENCY_BUCKETS);
+  const data = await readMetricsData(db, JOB_LATENCY_BUCKETS, monthOf(now).from);
 
   const m = new Exposition();
   const sets = new Map(data.scaleSets.map((s) => [s.id, s]));
@@ -260,6 +262,7 @@ export async function renderMetrics(db: D1Database, budget: GithubBudgetPolicy |
   }
 
   addRecoveryMetrics(m, data);
+  addUsageMetrics(m, data.usage);
   return m.render();
 }
 

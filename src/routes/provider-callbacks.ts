@@ -14,6 +14,7 @@ import { createRouter } from "../http/router";
 import { logEvent } from "../observability/log";
 import { ShimCallback } from "../providers/shim-protocol";
 import { requestTarget, verifySignature } from "../providers/shim-signing";
+import { scaleSetObject } from "../scaleset/stub";
 
 /** Route pattern, for the admin-auth exemption in app.ts: these callers sign with the provider secret instead. */
 export const PROVIDER_CALLBACK_PATH = /^\/api\/v1\/providers\/[^/]+\/callbacks\/?$/;
@@ -123,8 +124,7 @@ export const providerCallbackRoutes = createRouter().openapi(route, async (c) =>
     });
     throw new ApiError(404, "instance not found", { provider: provider.name, instance_name: cb.instance_name });
   }
-  const stub = c.env.SCALE_SET.get(c.env.SCALE_SET.idFromName(owner.scaleSetId));
-  const { accepted } = await stub.providerCallback(cb);
+  const { accepted } = await scaleSetObject(c.env, owner.scaleSetId).providerCallback(cb);
   logEvent({
     event: "provider_callback",
     provider: provider.name,

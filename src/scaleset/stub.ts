@@ -1,9 +1,11 @@
 import type { Env } from "../env";
+import { countedStub } from "../lib/invocation-cost";
 import { errorText, logEvent } from "../observability/log";
 
 /** The ScaleSet object of a scale set: one per scale set id, wherever it is called from. */
 export function scaleSetObject(env: Pick<Env, "SCALE_SET">, scaleSetId: string) {
-  return env.SCALE_SET.get(env.SCALE_SET.idFromName(scaleSetId));
+  // Each call is counted as a subrequest of the caller's invocation (lib/invocation-cost.ts).
+  return countedStub(env.SCALE_SET.get(env.SCALE_SET.idFromName(scaleSetId)));
 }
 
 /**

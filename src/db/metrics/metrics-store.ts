@@ -66,6 +66,8 @@ export interface MetricsData {
   recoveryWatches: { key: string; kind: string; entity_id: string | null; status: string }[];
   /** Delivery recovery's last pass, if it ran. */
   recoveryLastPass: { at: number; duration_ms: number; calls: number } | null;
+  /** This month's usage in Cloudflare's units by unit and cause (usage_days, from the first of the month UTC). */
+  usage: { unit: string; kind: string; value: number }[];
 }
 
 function latencyQuery(bucketsSeconds: readonly number[]): string {
@@ -84,7 +86,7 @@ const TABLE_ROWS = `SELECT ${TABLES.filter((t) => !COUNTED_BY_GROUPS.has(t))
   .map((t) => `(SELECT COUNT(*) FROM ${t}) AS ${t}`)
   .join(", ")}`;
 
-export async function readMetricsData(db: D1Database, latencyBucketsSeconds: readonly number[]): Promise<MetricsData> {
+export async function readMetricsData(db: D1Database, latencyBucketsSeconds: readonly number[], monthStart: string): Promise<MetricsData> {
   const results = await db.batch<Record<string, unknown>>([
     db.prepare(
       `SELECT s.id, s.name, s.enabled, s.min_idle_runners, s.max_runners, p.name AS provider,
@@ -119,6 +121,9 @@ export async function readMetricsData(db: D1Database, latencyBucketsSeconds: rea
     histogramRowsStatement(db),
     db.prepare("SELECT key, kind, entity_id, status FROM delivery_watches ORDER BY key"),
     db.prepare("SELECT at, duration_ms, calls FROM recovery_last_pass WHERE id = 1"),
+    db
+      .prepare("SELECT unit, kind, SUM(value) AS value FROM usage_days WHERE day >= ? GROUP BY unit, kind ORDER BY unit, kind")
+      .bind(monthStart),
     // Last: its meta carries the database's size.
     lastRunStatement(db),
   ]);
@@ -146,9 +151,10 @@ export async function readMetricsData(db: D1Database, latencyBucketsSeconds: rea
       .map((c) => ({ actor: c.name.slice(SUPPRESSED_REFUSALS.length + 1), n: c.value })),
     tableRows,
     databaseBytes: typeof size === "number" ? size : null,
-    lastPrune: parseLastRun(rows(11)),
+    lastPrune: parseLastRun(rows(12)),
     recoveryWatches: rows(9),
     recoveryLastPass: rows<NonNullable<MetricsData["recoveryLastPass"]>>(10)[0] ?? null,
+    usage: rows(11),
   };
 }
 

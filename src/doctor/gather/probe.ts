@@ -5,7 +5,11 @@ import {
   GithubRateLimitedError,
   GithubUnavailableError,
 } from "../../github/errors";
+import { invocationBudget, invocationSpent } from "../../lib/invocation-cost";
 import type { Probe, ProbeError } from "../facts";
+
+/** Subrequests one probe may take at most (a call, a token refresh, a retry), kept free before it starts. */
+const PROBE_SUBREQUESTS = 3;
 
 /**
  * Runs one call of the setup check and keeps its outcome as data: never throws, times itself,
@@ -19,6 +23,11 @@ export async function probe<T>(
 ): Promise<Probe<T>> {
   const started = Date.now();
   if (started > deadline) return { ok: false, error: { kind: "out_of_time" }, ms: 0 };
+  // A call never starts where its request could not pay for it (the Free plan's 50 subrequests).
+  const budget = invocationBudget().subrequests;
+  if ((invocationSpent()?.subrequests ?? 0) + PROBE_SUBREQUESTS > budget) {
+    return { ok: false, error: { kind: "out_of_subrequests", limit: budget }, ms: 0 };
+  }
   try {
     const value = await fn();
     return { ok: true, value, ms: Date.now() - started };
