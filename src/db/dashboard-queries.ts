@@ -2,7 +2,9 @@ import type { RunnerSample } from "../scaleset/runner-sample";
 import { type MachineShape, readMachineShape } from "../shapes/machine-shape";
 import type { ShapeBounds } from "../shapes/shape-bounds";
 import type { QueueWait } from "../ui/charts/queue-percentiles";
+import { monthOf } from "../usage/usage-report";
 import { hasServingTwin } from "./job-twins";
+import { type UsageRow, usageRangeStatement } from "./metrics/usage-store";
 import { parseRecoveryDigest, recoveryDigestStatements } from "./recovery/recovery-store";
 import type { EntityKind, Forge, InstanceStatus, JobStatus, MinIdleScheduleEntry, RunnerStatus, ScaleSetIntake } from "./schema";
 import { SHAPE_QUEUE_WAITS, type ShapeWait, shapeWaits } from "./shapes/shape-queue-times";
@@ -109,6 +111,8 @@ export interface Overview {
   /** The runners-by-state samples of the last 24 hours, summed over scale sets per slot. */
   samples: RunnerSample[];
   recovery: OverviewRecovery;
+  /** This month's rows of `usage_days` (UTC), its first day to today: what it spent in Cloudflare's billing units. */
+  usage: UsageRow[];
 }
 
 /**
@@ -163,54 +167,57 @@ const samples = (r: D1Result | undefined): RunnerSample[] =>
 
 export async function overview(db: D1Database, now = Date.now()): Promise<Overview> {
   const since = now - CHART_WINDOW_MS;
-  const [sets, counts, queued, creds, ents, pools, provs, calls, unmatched, waits, sampled, watches, recovered, lastPass] = await db.batch([
-    db.prepare(
-      `SELECT s.id, s.name, s.enabled, s.max_runners, p.name AS provider,
+  const month = monthOf(now);
+  const [sets, counts, queued, creds, ents, pools, provs, calls, unmatched, waits, sampled, watches, usage, recovered, lastPass] =
+    await db.batch([
+      db.prepare(
+        `SELECT s.id, s.name, s.enabled, s.max_runners, p.name AS provider,
               e.kind, ${ENTITY_NAME} AS entity
        FROM scale_sets s JOIN providers p ON p.id = s.provider_id JOIN entities e ON e.id = s.entity_id ORDER BY entity, s.name`,
-    ),
-    db.prepare(
-      `SELECT scale_set_id,
+      ),
+      db.prepare(
+        `SELECT scale_set_id,
               COUNT(*) AS live,
               SUM(CASE WHEN status = 'running' AND runner_status IN ('idle', 'online') AND job_id IS NULL THEN 1 ELSE 0 END) AS idle,
               SUM(CASE WHEN runner_status = 'active' OR job_id IS NOT NULL THEN 1 ELSE 0 END) AS busy,
               SUM(CASE WHEN status IN ('pending_create', 'creating') OR (status = 'running' AND runner_status IN ('pending', 'installing')) THEN 1 ELSE 0 END) AS starting,
               SUM(CASE WHEN status = 'error' THEN 1 ELSE 0 END) AS errored
        FROM instances WHERE status != 'deleted' GROUP BY scale_set_id`,
-    ),
-    db.prepare(
-      `SELECT j.scale_set_id, COUNT(*) AS n FROM jobs j
+      ),
+      db.prepare(
+        `SELECT j.scale_set_id, COUNT(*) AS n FROM jobs j
         WHERE j.status IN ('queued', 'waiting') AND j.scale_set_id IS NOT NULL AND NOT ${hasServingTwin()} GROUP BY 1`,
-    ),
-    db.prepare(
-      `SELECT c.id, c.name, c.endpoint_name, c.auth_type, s.health, s.failure_reason, s.rate_limit_limit, s.rate_limit_remaining, s.rate_limit_reset_at, s.blocked_until
+      ),
+      db.prepare(
+        `SELECT c.id, c.name, c.endpoint_name, c.auth_type, s.health, s.failure_reason, s.rate_limit_limit, s.rate_limit_remaining, s.rate_limit_reset_at, s.blocked_until
        FROM github_credentials c LEFT JOIN github_credential_state s ON s.credential_id = c.id ORDER BY c.name`,
-    ),
-    db.prepare(
-      `SELECT e.id, e.kind, ${ENTITY_NAME} AS entity, e.endpoint_name, g.forge, e.credentials_id,
+      ),
+      db.prepare(
+        `SELECT e.id, e.kind, ${ENTITY_NAME} AS entity, e.endpoint_name, g.forge, e.credentials_id,
               CASE WHEN c.auth_type = 'app' AND c.webhook_secret_enc IS NOT NULL THEN c.app_id END AS app_webhook_id
        FROM entities e JOIN github_endpoints g ON g.name = e.endpoint_name JOIN github_credentials c ON c.id = e.credentials_id
        ORDER BY e.kind, entity`,
-    ),
-    db.prepare(`SELECT entity_id, credential_id FROM entity_credentials ORDER BY added_at, credential_id`),
-    db.prepare(
-      `SELECT p.name, p.url, (SELECT COUNT(*) FROM scale_sets s WHERE s.provider_id = p.id) AS scale_sets,
+      ),
+      db.prepare(`SELECT entity_id, credential_id FROM entity_credentials ORDER BY added_at, credential_id`),
+      db.prepare(
+        `SELECT p.name, p.url, (SELECT COUNT(*) FROM scale_sets s WHERE s.provider_id = p.id) AS scale_sets,
               (SELECT COUNT(*) FROM instances i JOIN scale_sets s ON s.id = i.scale_set_id WHERE s.provider_id = p.id AND i.status = 'error') AS errored
        FROM providers p ORDER BY p.name`,
-    ),
-    db.prepare(`SELECT name, value FROM counters WHERE name LIKE 'shim.%'`),
-    db.prepare(
-      `SELECT COUNT(*) AS n FROM jobs j WHERE j.scale_set_id IS NULL AND j.status IN ('queued', 'waiting') AND NOT ${hasServingTwin()}`,
-    ),
-    db.prepare(QUEUE_WAITS).bind(since, null),
-    db
-      .prepare(
-        `SELECT ${SAMPLE_COLUMNS} FROM scale_set_samples WHERE at >= ? AND scale_set_id IN (SELECT id FROM scale_sets) GROUP BY at ORDER BY at`,
-      )
-      .bind(since),
-    db.prepare("SELECT key, kind, entity_id, status, detail, status_since FROM delivery_watches ORDER BY key"),
-    ...recoveryDigestStatements(db, since),
-  ]);
+      ),
+      db.prepare(`SELECT name, value FROM counters WHERE name LIKE 'shim.%'`),
+      db.prepare(
+        `SELECT COUNT(*) AS n FROM jobs j WHERE j.scale_set_id IS NULL AND j.status IN ('queued', 'waiting') AND NOT ${hasServingTwin()}`,
+      ),
+      db.prepare(QUEUE_WAITS).bind(since, null),
+      db
+        .prepare(
+          `SELECT ${SAMPLE_COLUMNS} FROM scale_set_samples WHERE at >= ? AND scale_set_id IN (SELECT id FROM scale_sets) GROUP BY at ORDER BY at`,
+        )
+        .bind(since),
+      db.prepare("SELECT key, kind, entity_id, status, detail, status_since FROM delivery_watches ORDER BY key"),
+      usageRangeStatement(db, month.from, month.to),
+      ...recoveryDigestStatements(db, since),
+    ]);
   return {
     scaleSets: rows<Omit<OverviewScaleSet, "enabled"> & { enabled: number }>(sets).map((s) => ({ ...s, enabled: Boolean(s.enabled) })),
     instanceCounts: new Map(rows<InstanceCounts & { scale_set_id: string }>(counts).map(({ scale_set_id, ...n }) => [scale_set_id, n])),
@@ -230,6 +237,7 @@ export async function overview(db: D1Database, now = Date.now()): Promise<Overvi
         lastPassAt: digest.lastPass?.at ?? null,
       };
     })(),
+    usage: rows<UsageRow>(usage),
   };
 }
 

@@ -1,11 +1,14 @@
+import { monthOf } from "../usage/usage-report";
 import { hasServingTwin } from "./job-twins";
+import { type UsageRow, usageRangeStatement } from "./metrics/usage-store";
 import type { EntityKind, Forge, ScaleSetIntake } from "./schema";
 
 /**
  * What the setup check (src/doctor/) reads from D1, in one round trip: every credential with
  * its state, entity (with its credential pool), provider and scale set, and per scale set what its instances and jobs
- * say. Raw SQL: aggregates, a window function and correlated subqueries, batched. Columns keep
- * D1's snake_case names. A sealed provider secret is returned sealed; opening it is the caller's.
+ * say; and this month's usage (`usage_days`). Raw SQL: aggregates, a window function and
+ * correlated subqueries, batched. Columns keep D1's snake_case names. A sealed provider secret
+ * is returned sealed; opening it is the caller's.
  */
 
 const rows = <T>(r: D1Result | undefined) => (r?.results ?? []) as T[];
@@ -87,6 +90,8 @@ export interface DoctorRows {
   queued: Map<string, { count: number; oldestAt: number | null }>;
   /** Queued or waiting jobs no scale set took: how many, and the newest label sets. */
   unmatched: { count: number; labelSets: { labels: string[]; count: number }[] };
+  /** This month's rows of `usage_days` (UTC), its first day to today. */
+  usage: UsageRow[];
 }
 
 /** Every entity with when the newest job its webhook deliveries brought was first recorded. */
@@ -119,8 +124,9 @@ export async function readSetupProgress(db: D1Database): Promise<{ lastJobAt: Ma
 /** How many of the unmatched jobs' label sets are read (the newest first). */
 const UNMATCHED_LABEL_SETS = 5;
 
-export async function readDoctorRows(db: D1Database): Promise<DoctorRows> {
-  const [creds, ents, pools, provs, sets, stats, cameUp, faults, queued, unmatchedCount, unmatchedSets] = await db.batch([
+export async function readDoctorRows(db: D1Database, now = Date.now()): Promise<DoctorRows> {
+  const month = monthOf(now);
+  const [creds, ents, pools, provs, sets, stats, cameUp, faults, queued, unmatchedCount, unmatchedSets, usage] = await db.batch([
     db.prepare(
       `SELECT c.id, c.name, c.auth_type, c.app_id, c.installation_id, c.endpoint_name, e.forge, e.api_base_url, c.bound_api_url,
               c.webhook_secret_enc IS NOT NULL AS has_webhook_secret, s.health, s.failure_reason, s.failed_at, s.blocked_until
@@ -165,6 +171,7 @@ export async function readDoctorRows(db: D1Database): Promise<DoctorRows> {
          GROUP BY j.labels ORDER BY MAX(j.seq) DESC LIMIT ?`,
       )
       .bind(UNMATCHED_LABEL_SETS),
+    usageRangeStatement(db, month.from, month.to),
   ]);
   const cameUpIds = new Set(rows<{ scale_set_id: string }>(cameUp).map((r) => r.scale_set_id));
   return {
@@ -205,5 +212,6 @@ export async function readDoctorRows(db: D1Database): Promise<DoctorRows> {
         count: r.n,
       })),
     },
+    usage: rows<UsageRow>(usage),
   };
 }

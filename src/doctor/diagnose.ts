@@ -9,15 +9,18 @@ import { providerCheck } from "./provider-checks";
 import { recoveryCheck } from "./recovery-checks";
 import { assembleReport, type CheckStatus, type DoctorCheck, type DoctorReport } from "./report";
 import { scaleSetLabelsCheck, scaleSetReadyCheck, scaleSetRunnersCheck, unmatchedJobsCheck } from "./scaleset-checks";
+import { usageCheck } from "./usage-checks";
 
 /**
- * The whole report from what was gathered: the configuration first, then each link in the
- * order a job travels them (credentials, entities, providers, scale sets), so the first
- * failure printed is usually the one to fix first. A scale set's verdict builds on the
+ * The whole report from what was gathered: the configuration and the Cloudflare account's usage
+ * this month first, then each link in the order a job travels them (credentials, entities,
+ * providers, scale sets), so the first failure printed is usually the one to fix first. A scale set's verdict builds on the
  * verdicts of the links under it.
  */
 export function diagnose(f: DoctorFacts): DoctorReport {
   const checks: DoctorCheck[] = [...configChecks(f.config)];
+  // The account's limits are under every link: past a Free plan limit, Cloudflare refuses the operations they all need.
+  if (f.usage) checks.push(usageCheck(f.usage, f.now));
   const webhookUrl = webhookUrlOf(f.config.publicUrl);
 
   const credentialStatus = new Map<string, CheckStatus>();

@@ -1,4 +1,5 @@
 import type { EntityKind, Forge, ScaleSetIntake } from "../db/schema";
+import type { UsageReport } from "../usage/usage-report";
 
 /**
  * What the setup check looked at, gathered beforehand (src/doctor/gather/) so the rules that
@@ -213,6 +214,14 @@ export interface UnmatchedJobs {
   labelSets: { labels: string[]; count: number }[];
 }
 
+/** What the deployment spent this month in Cloudflare's billing units, and the plan it says it is on. */
+export interface UsageFacts {
+  /** `CLOUDFLARE_PLAN` as set; null when unset (Workers Paid, the default). */
+  planSetting: string | null;
+  /** The month so far (usage/usage-report.ts), from `usage_days` and what this isolate has not written yet. */
+  report: UsageReport;
+}
+
 export interface DoctorFacts {
   now: number;
   config: ConfigFacts;
@@ -224,4 +233,6 @@ export interface DoctorFacts {
   unmatched: UnmatchedJobs | null;
   /** Optional: older fixtures have none. */
   recovery?: RecoveryFacts;
+  /** Null when the report is limited to one scale set; optional: older fixtures have none. */
+  usage?: UsageFacts | null;
 }

@@ -3,7 +3,7 @@ import { readUsage } from "../db/metrics/usage-store";
 import { errorResponses, jsonResponse } from "../http/openapi";
 import { createRouter } from "../http/router";
 import { largestInvocations } from "../lib/invocation-ledger";
-import { peekTally } from "../lib/usage-tally";
+import { pendingUsageRows } from "../lib/usage-tally";
 import { UNITS } from "../usage/price-table";
 import { monthOf, usageReport } from "../usage/usage-report";
 
@@ -83,8 +83,7 @@ export const usageRoutes = createRouter().openapi(
     const month = c.req.valid("query").month ?? monthOf(now).month;
     const current = monthOf(now);
     const rows = await readUsage(c.env.DB, `${month}-01`, `${month}-31`);
-    const pending = month === current.month ? peekTally().map(([unit, kind, value]) => ({ day: current.to, unit, kind, value })) : [];
-    rows.push(...pending);
+    if (month === current.month) rows.push(...pendingUsageRows(current.to));
     const report = usageReport(rows, month, now);
     const largest = largestInvocations().map((l) => ({
       kind: l.kind,

@@ -1,7 +1,10 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, inject, it } from "vitest";
+import { countingD1 } from "../../src/db/counting-d1";
+import { readDoctorRows } from "../../src/db/doctor-queries";
 import { runDoctor } from "../../src/doctor/gather/run-doctor";
 import type { DoctorCheck, DoctorReport } from "../../src/doctor/report";
+import { takeTally } from "../../src/lib/usage-tally";
 import type { FakeWorld } from "../fake-github/control-client";
 import type { Seed, SeedHookDelivery } from "../fake-github/types";
 import { createTenant } from "../fake-shim/control";
@@ -237,6 +240,37 @@ describe("GET /api/v1/doctor", () => {
     const r = await doctor();
     expect(r.checks.some((c) => c.id === `scaleset.ready:${s.scaleSetId}`)).toBe(true);
     expect(byId(r, "jobs.unmatched").status).toMatch(/ok|warn/);
+  });
+
+  it("this month's usage, read in the same D1 batch, against the plan the deployment says it is on", async () => {
+    const today = new Date().toISOString().slice(0, 10);
+    await env.DB.prepare("DELETE FROM usage_days").run();
+    takeTally();
+    await env.DB.batch(
+      [
+        ["reconcile", 60_000],
+        ["webhook", 25_000],
+      ].map(([kind, value]) =>
+        env.DB.prepare("INSERT INTO usage_days (day, unit, kind, value) VALUES (?, 'd1_rows_written', ?, ?)").bind(today, kind, value),
+      ),
+    );
+    // On the Free plan, 85,000 of the 100,000 D1 rows written a day: a warning, with the cause.
+    const free = byId((await runDoctor({ ...env, CLOUDFLARE_PLAN: "free" } as typeof env, {}))!, "cloudflare.usage");
+    expect(free.status).toBe("warn");
+    expect(free.summary).toMatch(/^Near the Free plan's daily limits: D1 rows written: .*today 85,0\d\d \(85 %\)\.$/);
+    expect(free.fix).toMatch(/^D1 rows written are mostly reconcile \(70 % of the month's\); see docs\/performance\.md#what-it-costs/);
+    // On Workers Paid (the default): the bill so far, never a warning.
+    const paid = byId((await runDoctor(env, {}))!, "cloudflare.usage");
+    expect(paid.status).toBe("ok");
+    expect(paid.summary).toContain("this month's bill so far is $5.00 ($5.00 base + $0.00 beyond the included amounts)");
+    // The account's, not a scale set's: not in a report limited to one.
+    const s = await setup({ installHook: true });
+    expect((await doctor(s.scaleSetId)).checks.some((c) => c.id === "cloudflare.usage")).toBe(false);
+    // Still one D1 round trip for everything registered and the month's usage.
+    const counted = { n: 0, statements: 0 };
+    const rows = await readDoctorRows(countingD1(env.DB, counted));
+    expect(counted).toEqual({ n: 1, statements: 12 });
+    expect(rows.usage.filter((r) => r.unit === "d1_rows_written" && r.day === today).length).toBeGreaterThanOrEqual(2);
   });
 
   it("Cloudflare Access: the team's keys are fetched; a wrong certs URL fails", async () => {

@@ -4,11 +4,13 @@ import { forgejoFetch } from "../../forges/forgejo/forgejo-client";
 import { GithubClient } from "../../github/github-client";
 import { scopeOf } from "../../github/scope";
 import { outboundLimiter } from "../../lib/outbound-limit";
+import { pendingUsageRows } from "../../lib/usage-tally";
 import { giteaWebhookUrlFor } from "../../lib/webhook-url";
 import { logEvent } from "../../observability/log";
+import { monthOf, usageReport } from "../../usage/usage-report";
 import { webhookUrlOf } from "../config-checks";
 import { diagnose } from "../diagnose";
-import type { CredentialFacts, DoctorFacts, EntityFacts, ScaleSetFacts } from "../facts";
+import type { CredentialFacts, DoctorFacts, EntityFacts, ScaleSetFacts, UsageFacts } from "../facts";
 import type { DoctorReport } from "../report";
 import { gatherConfig } from "./config-facts";
 import { probeForgejoJobs, probeGiteaHook, probeGiteaRunners } from "./forge-probes";
@@ -18,10 +20,10 @@ import { probeProvider } from "./provider-probes";
 import { gatherRecovery } from "./recovery-facts";
 
 /**
- * The setup check's adapter: one D1 batch for what is registered, then every outside call at
- * once (GitHub, shims, the scale set objects, the Access team's keys), at most a few connections
- * at a time, each with a short timeout, none started after the deadline; then the rules
- * (diagnose.ts) judge it all. Nothing is written, except what the GitHub client records of
+ * The setup check's adapter: one D1 batch for what is registered and this month's usage, then
+ * every outside call at once (GitHub, shims, the scale set objects, the Access team's keys), at
+ * most a few connections at a time, each with a short timeout, none started after the deadline;
+ * then the rules (diagnose.ts) judge it all. Nothing is written, except what the GitHub client records of
  * GitHub's answers anyway (a 401 marks credentials failing, rate-limit figures).
  */
 
@@ -45,7 +47,7 @@ export const DOCTOR_DEADLINE_MS = 20_000;
 export async function runDoctor(env: Env, opts: DoctorOptions = {}): Promise<DoctorReport | null> {
   const started = Date.now();
   const deadline = started + DOCTOR_DEADLINE_MS;
-  const all = await readDoctorRows(env.DB);
+  const all = await readDoctorRows(env.DB, started);
   const rows = opts.scaleSetId === undefined ? all : limitTo(all, opts.scaleSetId);
   if (!rows) return null;
   const outbound = outboundLimiter(DOCTOR_CONNECTIONS, opts.fetch).fetch;
@@ -203,6 +205,8 @@ export async function runDoctor(env: Env, opts: DoctorOptions = {}): Promise<Doc
     scaleSets: await scaleSets,
     unmatched: opts.scaleSetId === undefined ? rows.unmatched : null,
     recovery: (await recovery).recovery,
+    // The account's, not a scale set's: in the full report only.
+    usage: opts.scaleSetId === undefined ? gatherUsage(env, all.usage, started) : null,
   };
   const report = diagnose({ ...facts, now: Date.now() });
   const count = (status: string) => report.checks.filter((c) => c.status === status).length;
@@ -216,6 +220,15 @@ export async function runDoctor(env: Env, opts: DoctorOptions = {}): Promise<Doc
     duration_ms: Date.now() - started,
   });
   return report;
+}
+
+/** This month's usage (D1's rows and what this isolate has not written yet) and the plan the deployment says it is on. */
+function gatherUsage(env: Env, rows: DoctorRows["usage"], now: number): UsageFacts {
+  const month = monthOf(now);
+  return {
+    planSetting: env.CLOUDFLARE_PLAN ?? null,
+    report: usageReport([...rows, ...pendingUsageRows(month.to)], month.month, now),
+  };
 }
 
 /** The rows one scale set stands on: itself, its entity, the entity's credentials and pool, its provider. */

@@ -1,12 +1,15 @@
 import { Hono } from "hono";
 import { overview } from "../../db/dashboard-queries";
 import { mapLimit } from "../../lib/map-limit";
+import { pendingUsageRows } from "../../lib/usage-tally";
 import type { ScaleSetStatus } from "../../scaleset/object-status";
 import { scaleSetObject } from "../../scaleset/stub";
+import { monthOf, usageReport } from "../../usage/usage-report";
 import { DashboardCharts } from "../charts/dashboard-charts";
 import { EntitiesTable } from "../entities-table";
 import { duration, when } from "../format";
 import type { UiEnv } from "../session-middleware";
+import { UsageSection } from "../usage-table";
 import { Badge, Page } from "../views";
 
 /** Scale sets whose object is asked for its status per overview render; more are shown without it. */
@@ -15,13 +18,17 @@ const STATUS_CONCURRENCY = 8;
 
 /** Every scale set with its runner counts and last reconcile, then entities with their credentials and pools, credentials' and providers' health. */
 export const overviewRoutes = new Hono<UiEnv>().get("/", async (c) => {
-  const o = await overview(c.env.DB, Date.now());
+  const asked = Date.now();
+  const o = await overview(c.env.DB, asked);
   const statuses = await mapLimit(o.scaleSets.slice(0, STATUS_FAN_OUT), STATUS_CONCURRENCY, (s) =>
     scaleSetObject(c.env, s.id)
       .status(s.id)
       .catch(() => null as ScaleSetStatus | null),
   );
   const now = Date.now();
+  // The month D1 holds, with what this isolate counted and has not written yet (as GET /api/v1/usage).
+  const month = monthOf(asked);
+  const usage = usageReport([...o.usage, ...pendingUsageRows(month.to)], month.month, asked);
   return c.html(
     <Page title="Overview" csrf={c.get("csrf")}>
       <h1>Overview</h1>
@@ -32,6 +39,7 @@ export const overviewRoutes = new Hono<UiEnv>().get("/", async (c) => {
         </p>
       )}
       <DashboardCharts waits={o.queueWaits} samples={o.samples} now={now} scope="all scale sets" />
+      <UsageSection report={usage} plan={c.env.CLOUDFLARE_PLAN} />
       <h2>Scale sets</h2>
       <table id="scalesets">
         <thead>

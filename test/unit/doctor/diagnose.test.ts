@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { diagnose } from "../../../src/doctor/diagnose";
 import type { DoctorFacts } from "../../../src/doctor/facts";
 import { DoctorReportSchema } from "../../../src/doctor/report";
+import { usageReport } from "../../../src/usage/usage-report";
 import { config, NOW, patCredentials, provider, refused, repository, scaleSet } from "./fixtures";
 
 const facts = (over: Partial<DoctorFacts> = {}): DoctorFacts => ({
@@ -53,6 +54,18 @@ describe("the report", () => {
     const r = diagnose(facts({ config: config({ metricsToken: false }) }));
     expect(r.ok).toBe(true);
     expect(r.checks.find((c) => c.id === "config.metrics_token")?.status).toBe("warn");
+  });
+
+  it("this month's usage: checked after the configuration, before the links it is under", () => {
+    const report = usageReport([{ day: "2026-11-22", unit: "d1_rows_written", kind: "reconcile", value: 120_000 }], "2026-11", NOW);
+    const r = diagnose(facts({ usage: { planSetting: "free", report } }));
+    const ids = r.checks.map((c) => c.id.split(":")[0]);
+    expect(ids.indexOf("cloudflare.usage")).toBe(ids.indexOf("config.access") + 1);
+    expect(ids[ids.indexOf("cloudflare.usage") + 1]).toBe("credentials.health");
+    // Past the Free plan's 100,000 D1 rows written today: the report is not ok.
+    expect(r.ok).toBe(false);
+    expect(r.checks.find((c) => c.id === "cloudflare.usage")?.status).toBe("fail");
+    expect(diagnose(facts({ usage: null })).checks.some((c) => c.id === "cloudflare.usage")).toBe(false);
   });
 
   it("limited to a scale set: no unmatched-jobs check", () => {
