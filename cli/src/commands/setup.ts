@@ -6,6 +6,7 @@
 import { type Command, type OptionSpec, str, type Values } from "../command.ts";
 import { normalizeUrl } from "../config.ts";
 import { UsageError } from "../errors.ts";
+import { PLAN_NAMES, parsePlan } from "../setup/cloudflare-plan.ts";
 import { generateSecret } from "../setup/generate-secret.ts";
 import { runSetup, summary } from "../setup/run-setup.ts";
 import { isShimName, SHIM_NAMES, type ShimName, shimVarOptions } from "../setup/shim-kinds.ts";
@@ -51,6 +52,12 @@ export const setupCommands: Command[] = [
         arg: "ID",
         description: "the Cloudflare account, when your login has several (or set CLOUDFLARE_ACCOUNT_ID)",
       },
+      plan: {
+        type: "string",
+        arg: PLAN_NAMES.join("|"),
+        description:
+          "the account's Workers plan, deployed as CLOUDFLARE_PLAN; free also sets the longer idle intervals its limits want (default: the last setup's, else paid)",
+      },
       "dry-run": { type: "boolean", description: "print what would change (read-only checks still run)" },
       shim: { type: "string", arg: "NAME", description: `also deploy a provider shim and register it: ${SHIM_NAMES.join(", ")}` },
       ...shimVarSpecs,
@@ -66,6 +73,7 @@ export const setupCommands: Command[] = [
       const v = ctx.values;
       const shim = shimOption(v);
       const shimVars = givenShimVars(v, shim);
+      const plan = parsePlan(str(v, "plan"));
       if (str(v, "provider-name") !== undefined && !shim) throw new UsageError("--provider-name goes with --shim");
       const database = str(v, "database") ?? "edgerunner";
       // D1's own rule for names; checked here so a typo fails before anything runs.
@@ -83,6 +91,7 @@ export const setupCommands: Command[] = [
           database,
           ...(publicUrl ? { publicUrl: normalizeUrl(publicUrl, "--public-url") } : {}),
           ...(accountId ? { accountId } : {}),
+          ...(plan ? { plan } : {}),
           dryRun: v["dry-run"] === true,
           ...(shim ? { shim } : {}),
           shimVars,

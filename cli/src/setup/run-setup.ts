@@ -5,8 +5,9 @@
  * and prints a progress line per step. Run twice, it keeps what exists and repairs what is missing.
  */
 import { UsageError } from "../errors.ts";
+import { type CloudflarePlan, PLAN_NAMES, planLines, planVars } from "./cloudflare-plan.ts";
 import type { DeploySettings } from "./deploy-config.ts";
-import { COORDINATOR, deployConfig, readCommittedConfig, readSettings } from "./deploy-config-file.ts";
+import { COORDINATOR, committedConfig, deployConfig, readCommittedConfig, readSettings } from "./deploy-config-file.ts";
 import { afterDeploy, COORDINATOR_SECRETS, checkLogin, chosenPublicUrl, initialPublicUrl, missingSecrets, planDatabase } from "./plan.ts";
 import { saveSetupProfile } from "./save-profile.ts";
 import { change, readOnly, type SetupContext, secretNames, writeConfig } from "./setup-context.ts";
@@ -21,6 +22,8 @@ export interface SetupReport {
   public_url: string | null;
   setup_url: string | null;
   database: { name: string; id: string | null; created: boolean };
+  /** The CLOUDFLARE_PLAN deployed with (--plan, or the last setup's); null: unset, the coordinator's default (paid). */
+  plan: CloudflarePlan | null;
   /** Secrets this run generated and put (names only). */
   secrets_set: string[];
   /** Only when this run created it: it cannot be read back from Cloudflare later. */
@@ -33,7 +36,7 @@ export async function runSetup(ctx: SetupContext): Promise<SetupReport> {
   const { opts, say } = ctx;
   // Before anything runs: the committed configs setup builds on (the checkout's root), and the
   // shim's vars, so a bad one (an AWS_REGION in the environment) stops setup before it deploys.
-  readCommittedConfig(opts.root, COORDINATOR);
+  const committed = readCommittedConfig(opts.root, COORDINATOR);
   const shim = opts.shim ? SHIM_KINDS[opts.shim] : undefined;
   const vars = shim ? shimVars(opts.root, shim, opts.shimVars, ctx.io.env) : {};
   if (opts.dryRun) say("Dry run: read-only checks run; every command that would change something is printed instead.");
@@ -69,16 +72,25 @@ export async function runSetup(ctx: SetupContext): Promise<SetupReport> {
     }
   }
 
-  // 3. The deploy config: the committed wrangler.toml with this account's database and URL.
-  const storedUrl = readSettings(opts.root, COORDINATOR)?.vars.PUBLIC_URL;
+  // 3. The deploy config: the committed wrangler.toml with this account's database and URL,
+  // and the Workers plan's vars (--plan, or the last setup's).
+  const last = readSettings(opts.root, COORDINATOR)?.vars ?? {};
+  const storedUrl = last.PUBLIC_URL;
   let publicUrl = initialPublicUrl(opts.publicUrl, storedUrl);
+  const plan = planVars(opts.plan, last);
   const settings = (): DeploySettings => ({
     database: { name: opts.database, id: databaseId ?? "(the id wrangler d1 create prints)" },
-    vars: publicUrl ? { PUBLIC_URL: publicUrl } : ({} as Record<string, string>),
+    vars: { ...(publicUrl ? { PUBLIC_URL: publicUrl } : {}), ...plan },
   });
-  const described = () => `D1 ${opts.database}, PUBLIC_URL ${publicUrl ?? "learned from the first deploy"}`;
+  const described = () =>
+    `D1 ${opts.database}, PUBLIC_URL ${publicUrl ?? "learned from the first deploy"}` +
+    (plan.CLOUDFLARE_PLAN ? `, CLOUDFLARE_PLAN ${plan.CLOUDFLARE_PLAN}` : "");
   writeConfig(ctx, COORDINATOR, settings(), described());
   const config = deployConfig(COORDINATOR);
+  if (opts.plan) {
+    const files = { deploy: config, committed: committedConfig(COORDINATOR) };
+    for (const line of planLines(opts.plan, last, committed, files, opts.dryRun)) say(line);
+  }
 
   // 4. Migrations: wrangler applies the pending ones (none on a second run).
   say(opts.dryRun ? "· would apply pending D1 migrations" : "→ applying D1 migrations");
@@ -144,6 +156,7 @@ export async function runSetup(ctx: SetupContext): Promise<SetupReport> {
       public_url: publicUrl ?? null,
       setup_url: publicUrl ? `${publicUrl}/ui/setup` : null,
       database: { name: opts.database, id: databaseId ?? null, created: dbPlan.kind === "create" },
+      plan: PLAN_NAMES.find((name) => name === plan.CLOUDFLARE_PLAN) ?? null,
       secrets_set: opts.dryRun ? [] : missing,
       ...(adminToken ? { admin_token: adminToken } : {}),
     };

@@ -7,6 +7,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Io } from "../command.ts";
 import { StepFailure } from "../errors.ts";
+import type { CloudflarePlan } from "./cloudflare-plan.ts";
 import type { DeploySettings } from "./deploy-config.ts";
 import { committedConfig, deployConfig, renderedDeployConfig, type WorkerTarget, writeDeployConfig } from "./deploy-config-file.ts";
 import type { SecretKind } from "./plan.ts";
@@ -21,6 +22,8 @@ export interface SetupOptions {
   /** --public-url, normalized; otherwise the workers.dev URL the deploy reports. */
   publicUrl?: string;
   accountId?: string;
+  /** --plan: the Workers plan's vars (cloudflare-plan.ts); without it, the last setup's stand. */
+  plan?: CloudflarePlan;
   dryRun: boolean;
   shim?: ShimName;
   /** The shim's vars given as options (--aws-region, --gce-zones), by var name, already checked. */

@@ -68,6 +68,10 @@ describe("edgerunner setup, first run", () => {
     expect(generated).toContain(`database_id = "${db.uuid}"`);
     expect(generated).toContain(`PUBLIC_URL = "${URL_}"`);
     expect(readFileSync(join(ws.dir, "wrangler.toml"), "utf8")).toContain('database_id = "00000000-0000-0000-0000-000000000000"');
+    // Without --plan no plan is written: the coordinator takes its default (paid).
+    expect(generated).not.toContain("CLOUDFLARE_PLAN");
+    expect(state.workers.edgerunner!.deployments.at(-1)!.vars).toEqual({ PUBLIC_URL: URL_, LOG_LEVEL: "info" });
+    expect(r.stdout).not.toContain("Free plan");
 
     // The token printed is the secret put, once; the profile holds it for the new URL.
     const token = /Admin token[^\n]*\n {2}(\S+)/.exec(r.stdout)![1]!;
@@ -134,6 +138,77 @@ describe("edgerunner setup, again", () => {
     // A new database with the old ENCRYPTION_KEY kept: no warning about sealed secrets.
     expect(r.stdout).not.toContain("ENCRYPTION_KEY was missing");
     expect(r.stdout).not.toContain("Admin token");
+  });
+});
+
+describe("edgerunner setup --plan", () => {
+  const FREE = { CLOUDFLARE_PLAN: "free", RECONCILE_INTERVAL_SECONDS: "120", ORPHAN_CHECK_SECONDS: "900" };
+  const deployedVars = (ws: Workspace) => ws.state().workers.edgerunner!.deployments.at(-1)!.vars;
+
+  it("free: deploys with the three vars, a line for each and one for why; later runs without --plan keep them", async () => {
+    const ws = workspace();
+    const r = await ws.run(["setup", "--plan", "free"]);
+    expect(r.code).toBe(0);
+    expect(deployedVars(ws)).toEqual({ PUBLIC_URL: URL_, LOG_LEVEL: "info", ...FREE });
+    const lines = r.stdout.split("\n");
+    const at = lines.indexOf(
+      "+ wrote wrangler.deploy.toml (D1 edgerunner, PUBLIC_URL learned from the first deploy, CLOUDFLARE_PLAN free)",
+    );
+    expect(at).toBeGreaterThan(0);
+    expect(lines.slice(at + 1, at + 5)).toEqual([
+      '+ set var CLOUDFLARE_PLAN = "free" (the per-invocation budgets the coordinator keeps to)',
+      '+ set var RECONCILE_INTERVAL_SECONDS = "120" (the idle tick, default 30; nudges still reconcile at once)',
+      '+ set var ORPHAN_CHECK_SECONDS = "900" (how often a scale set lists its machines at the cloud, default 300)',
+      "    Free plan: every invocation stays within 50 subrequests and 50 D1 queries; the idle tick is 2 minutes." +
+        " `edgerunner doctor` warns when this month's usage nears a Free plan limit.",
+    ]);
+    // A repair run without --plan does not turn a free deployment into a paid one.
+    const again = await ws.run(["setup"]);
+    expect(again.code).toBe(0);
+    expect(deployedVars(ws)).toEqual({ PUBLIC_URL: URL_, LOG_LEVEL: "info", ...FREE });
+    expect(again.stdout).toContain(
+      "✓ wrangler.deploy.toml is up to date (D1 edgerunner, PUBLIC_URL https://edgerunner.example.workers.dev, CLOUDFLARE_PLAN free)",
+    );
+    expect(again.stdout).not.toContain("set var");
+  });
+
+  it("paid after free: the plan becomes paid, the Free plan's intervals stay, and setup says so", async () => {
+    const ws = workspace();
+    expect((await ws.run(["setup", "--plan", "free"])).code).toBe(0);
+    const r = await ws.run(["setup", "--plan", "paid"]);
+    expect(r.code).toBe(0);
+    expect(deployedVars(ws)).toEqual({ PUBLIC_URL: URL_, LOG_LEVEL: "info", ...FREE, CLOUDFLARE_PLAN: "paid" });
+    expect(r.stdout).toContain('+ set var CLOUDFLARE_PLAN = "paid" (the per-invocation budgets the coordinator keeps to)\n');
+    expect(r.stdout).toContain(
+      '! RECONCILE_INTERVAL_SECONDS = "120" and ORPHAN_CHECK_SECONDS = "900" were chosen for the Free plan; --plan paid leaves them.',
+    );
+    expect(r.stdout).not.toContain("Free plan: every invocation");
+    const generated = readFileSync(join(ws.dir, "wrangler.deploy.toml"), "utf8");
+    expect(generated).toContain('CLOUDFLARE_PLAN = "paid"');
+    expect(generated).not.toContain('CLOUDFLARE_PLAN = "free"');
+  });
+
+  it("paid on a first run: the plan alone, no notice", async () => {
+    const ws = workspace();
+    const r = await ws.run(["setup", "--plan", "paid", "--json"]);
+    expect(r.code).toBe(0);
+    expect(deployedVars(ws)).toEqual({ PUBLIC_URL: URL_, LOG_LEVEL: "info", CLOUDFLARE_PLAN: "paid" });
+    expect(r.stderr).not.toContain("chosen for the Free plan");
+    expect(JSON.parse(r.stdout)).toMatchObject({ plan: "paid", public_url: URL_ });
+  });
+
+  it("a bad value: names the two, exit 2, before anything runs; --dry-run says what free would set", async () => {
+    const ws = workspace();
+    const r = await ws.run(["setup", "--plan", "pro"]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toBe('edgerunner: --plan: one of free, paid, not "pro"\n');
+    expect(ws.calls()).toEqual([]);
+    const dry = await ws.run(["setup", "--plan", "free", "--dry-run"]);
+    expect(dry.code).toBe(0);
+    expect(dry.stdout).toContain(
+      '· would set var RECONCILE_INTERVAL_SECONDS = "120" (the idle tick, default 30; nudges still reconcile at once)\n',
+    );
+    expect(existsSync(join(ws.dir, "wrangler.deploy.toml"))).toBe(false);
   });
 });
 
