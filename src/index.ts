@@ -6,7 +6,7 @@ import { invocationBudget, measure, noCost, usePlan } from "./lib/invocation-cos
 import { recordInvocation } from "./lib/invocation-ledger";
 import { tally } from "./lib/usage-tally";
 import { logger } from "./observability/log";
-import { flushCounters } from "./observability/op-counters";
+import { flushUsage } from "./observability/op-counters";
 import { pokeRecovery } from "./recovery/poke";
 import { runRetention } from "./retention/run-retention";
 
@@ -52,7 +52,7 @@ export default {
         // The hourly trigger also makes sure delivery recovery is scheduled (its alarm re-arms itself; this is the safety net).
         await Promise.all([runRetention(db, env, controller.scheduledTime), pokeRecovery(env)]);
         // What retention spent goes to D1 now: nothing else may write from this isolate for a while.
-        await flushCounters(db, [], "all");
+        await flushUsage(db);
       },
       "retention",
     );

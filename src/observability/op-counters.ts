@@ -101,6 +101,19 @@ export function usageFlushDue(now = Date.now()): boolean {
   return since !== null && now - since >= USAGE_FLUSH_MS;
 }
 
+/** Writes the usage tally alone, whatever its age, in one batch (the Cron Trigger's run, which may be its isolate's last); never throws. */
+export async function flushUsage<S>(db: Batcher<S>, now = Date.now()): Promise<void> {
+  const { entries, restore } = takeTally();
+  if (!entries.length) return;
+  const day = usageDay(now);
+  try {
+    await db.batch(entries.map(([unit, kind, value]) => addUsageStatement(db, day, unit, kind, value)));
+  } catch (e) {
+    restore();
+    logError({ event: "usage_flush_failed", error: errorText(e) });
+  }
+}
+
 /** The counts not yet written whose names start with `prefix`. */
 export function pendingCounts(prefix: string): Map<string, number> {
   return new Map([...pending].filter(([name]) => name.startsWith(prefix)));

@@ -1,5 +1,9 @@
 import { PRUNE_TABLES, pruneBatch, type RetentionRun, saveLastRun } from "../db/retention-store";
+import { invocationBudget } from "../lib/invocation-cost";
 import { logger } from "../observability/log";
+
+/** D1 queries of its invocation a retention run leaves to others (the usage flush after it). */
+const RETENTION_MARGIN = 10;
 import { afterBatch, nextTarget, runComplete, startRun } from "./batch-plan";
 import { type RetentionVar, readRetentionSettings, retentionCutoffs } from "./settings";
 
@@ -15,7 +19,11 @@ export async function runRetention(
   now: number = Date.now(),
 ): Promise<RetentionRun> {
   const started = Date.now();
-  const { settings, warnings } = readRetentionSettings(vars);
+  const read = readRetentionSettings(vars);
+  const { warnings } = read;
+  // The run's D1 queries stay within the plan's per-invocation limit (50 on the Free plan), with
+  // room for the usage the Cron Trigger writes after it.
+  const settings = { ...read.settings, maxQueries: Math.min(read.settings.maxQueries, invocationBudget().d1Queries - RETENTION_MARGIN) };
   for (const w of warnings)
     logger.warn({ event: "retention_setting_invalid", setting: w.name, value: w.value, used: w.used, reason: w.reason });
   const cutoffs = retentionCutoffs(now, settings);

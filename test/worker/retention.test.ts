@@ -57,6 +57,10 @@ async function cron(vars: Record<string, string> = {}): Promise<number> {
     get(target, prop, receiver) {
       if (prop === "batch") {
         return (statements: D1PreparedStatement[]) => {
+          // The usage tally the run writes after it (src/lib/usage-tally.ts) is not retention's work.
+          if (statements.some((st) => String((st as { statement?: string }).statement ?? "").includes("usage_days"))) {
+            return env.DB.batch(statements);
+          }
           moreInBatches += statements.length - 1;
           return target.batch(statements);
         };

@@ -8,8 +8,13 @@ import {
 import { invocationBudget, invocationSpent } from "../../lib/invocation-cost";
 import type { Probe, ProbeError } from "../facts";
 
-/** Subrequests one probe may take at most (a call, a token refresh, a retry), kept free before it starts. */
-const PROBE_SUBREQUESTS = 3;
+/**
+ * Subrequests one probe may take (its call, and the D1 reads and writes of the client that makes
+ * it), held for it while it runs: probes run several at once, so what they spent is known late.
+ */
+const PROBE_SUBREQUESTS = 4;
+/** Per request (its invocation's cost record): the subrequests held for probes under way. */
+const reserved = new WeakMap<object, number>();
 
 /**
  * Runs one call of the setup check and keeps its outcome as data: never throws, times itself,
@@ -23,16 +28,22 @@ export async function probe<T>(
 ): Promise<Probe<T>> {
   const started = Date.now();
   if (started > deadline) return { ok: false, error: { kind: "out_of_time" }, ms: 0 };
-  // A call never starts where its request could not pay for it (the Free plan's 50 subrequests).
+  // A call never starts where its request could not pay for it (the Free plan's 50 subrequests):
+  // what the request spent, plus what the probes under way may still spend.
   const budget = invocationBudget().subrequests;
-  if ((invocationSpent()?.subrequests ?? 0) + PROBE_SUBREQUESTS > budget) {
+  const spent = invocationSpent();
+  const held = spent ? (reserved.get(spent) ?? 0) : 0;
+  if (spent && spent.subrequests + held + PROBE_SUBREQUESTS > budget) {
     return { ok: false, error: { kind: "out_of_subrequests", limit: budget }, ms: 0 };
   }
+  if (spent) reserved.set(spent, held + PROBE_SUBREQUESTS);
   try {
     const value = await fn();
     return { ok: true, value, ms: Date.now() - started };
   } catch (err) {
     return { ok: false, error: errorOf(err), ms: Date.now() - started };
+  } finally {
+    if (spent) reserved.set(spent, Math.max(0, (reserved.get(spent) ?? 0) - PROBE_SUBREQUESTS));
   }
 }
 
