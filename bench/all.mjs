@@ -17,7 +17,12 @@
 //  - workflows: queued → create and queued → in progress p50/p99, for a webhook-fed scale set
 //    and for one fed by the runner scale set API (scaleset_api), and a 1,000-job burst: time
 //    until all are created, configured and in progress, GitHub calls per runner, the
-//    coordinator's CPU per runner (bench/workflows.ts)
+//    coordinator's CPU per runner (bench/workflows.ts); each burst also gives the Cloudflare billing
+//    units the coordinator counted per job
+//  - cost: what a job costs in Cloudflare's billing units on the shipped timers, what an idle scale set
+//    spends a day, jobs a day within the Free plan (free_plan_jobs_per_day, free_plan_binding_limit) and
+//    dollars per 1,000 jobs on Workers Paid (usd_per_1000_jobs), the largest invocation of each kind
+//    against the Free plan's 50 subrequests and 50 D1 queries (bench/cost.ts)
 // --quick runs each with smaller counts (a smoke run, not figures to quote).
 // --profile production runs the workflows part in the production-like profile (e2e/profiles.ts:
 // GitHub latency and secondary limits, ~1 s shim creates, six outbound calls per object,
@@ -67,6 +72,15 @@ const parts = [
   // The floor under the burst's CPU per runner: what this workerd spends on a runner's life at least.
   { key: "lifecycle_floor", script: "bench/lifecycle-floor.mjs", args: quick ? ["--runners", "100"] : [] },
   { key: "recovery", script: "bench/delivery-recovery.ts", args: quick ? ["--jobs", "10", "--quiet-passes", "2"] : [] },
+  // What a job costs in Cloudflare's billing units, idle scale sets and the price on each plan (bench/cost.ts).
+  {
+    key: "cost",
+    script: "bench/cost.ts",
+    args: [
+      ...(quick ? ["--jobs", "20", "--sets", "3", "--idle-seconds", "60", "--listen-seconds", "20"] : []),
+      ...passed.filter((_, i, a) => a[i] === "--profile" || a[i] === "--shim" || a[i - 1] === "--profile" || a[i - 1] === "--shim"),
+    ],
+  },
   {
     key: "workflows",
     script: "bench/workflows.ts",
@@ -112,6 +126,12 @@ for (const p of parts) {
     result.webhook_to_create = doc.webhook_to_create;
   } else if (p.key === "workflows") {
     Object.assign(result, doc);
+  } else if (p.key === "cost") {
+    result.cost = doc;
+    // The headline figures at the top, where scripts look for them.
+    result.usd_per_1000_jobs = doc.usd_per_1000_jobs;
+    result.free_plan_jobs_per_day = doc.free_plan_jobs_per_day;
+    result.free_plan_binding_limit = doc.free_plan_binding_limit;
   } else {
     result[p.key] = doc;
   }

@@ -25,6 +25,7 @@ import { bootedWaiting, configuredOverFloorPlusBoot, createsOutstandingPeak, git
 import { type CredentialPool, PoolUnavailable } from "./credential-pool.ts";
 import { byCredential, byOperation, rateLimitedAnswers } from "./github-calls.ts";
 import { note, percentile } from "./harness.mjs";
+import { kindsDelta, minus, readUsage, rounded, scaled } from "./usage-units.ts";
 
 export interface BurstPlan {
   /** The scale set's name, its jobs' label and name at the fake GitHub. */
@@ -73,6 +74,7 @@ export async function runBurst(s: BurstSetting, plan: BurstPlan): Promise<Record
   const shimRequestsBefore = (await shimRequests(stack)).length;
   note(`${plan.name}: ${plan.jobs} jobs queued at once (${plan.intake}, ${plan.credentials} credential${plan.credentials > 1 ? "s" : ""})`);
   const cpu = await measureCpu(stack, { instrument: plan.instrument, localObservability: s.localObservability });
+  const usageBefore = await readUsage(stack);
   const t0 = Date.now();
   await gh.queueJobs({ repository: "octo/app", labels: jobLabels(plan.name, plan.intake), count: plan.jobs, name: plan.name });
   // GitHub's points limit applies to REST JIT configs only: the scale set API's come from the Actions service.
@@ -92,6 +94,7 @@ export async function runBurst(s: BurstSetting, plan: BurstPlan): Promise<Record
   // Settled: every machine gone, so every removal the coordinator makes at GitHub is counted.
   const left = await waitMachinesGone(stack, 300_000);
   const cpuPerRunner = await cpu.stop();
+  const usageAfter = await readUsage(stack);
 
   const shim = (await shimRequests(stack)).slice(shimRequestsBefore);
   const asked = createsAsked(shim);
@@ -147,6 +150,10 @@ export async function runBurst(s: BurstSetting, plan: BurstPlan): Promise<Record
     configured_over_floor_plus_boot: configuredOverFloorPlusBoot(allConfiguredS, floorS, bootS),
     github_rate_limited_answers: rateLimitedAnswers(ghRequests, logins),
     ...cpuPerRunner(runnersCreated),
+    // Cloudflare's billing units the coordinator counted over the burst, per job (the other scale
+    // sets' ticks included: bench:cost measures a clean job and an idle day apart).
+    cloudflare_units_per_job: rounded(scaled(minus(usageAfter.units, usageBefore.units), 1 / plan.jobs)),
+    cloudflare_units_by_kind: kindsDelta(usageAfter, usageBefore),
     wall_s: seconds(Date.now() - t0),
   };
 }

@@ -20,11 +20,12 @@
  * queries) is printed against the Free plan's 50 and 50. One JSON document on stdout.
  */
 import { profileFromArgs } from "../e2e/profiles.ts";
-import { type Stack, startStack } from "../e2e/stack.ts";
-import { CLOUDFLARE_PRICES, UNITS, type Units } from "../src/usage/price-table.ts";
+import { startStack } from "../e2e/stack.ts";
+import { CLOUDFLARE_PRICES, UNITS } from "../src/usage/price-table.ts";
 import { freePlanJobsPerDay, paidUsdPer1000Jobs } from "../src/usage/pricing.ts";
 import { createScaleSet, jobLabels, waitJobs, waitMachinesGone } from "./bench-world.ts";
 import { note, sleep } from "./harness.mjs";
+import { kindsDelta, minus, plus, rounded, scaled, readUsage as usage } from "./usage-units.ts";
 
 const { profile, rest } = profileFromArgs(process.argv.slice(2));
 const opt = { jobs: 200, sets: 10, idleSeconds: 300, listenSeconds: 120 };
@@ -39,29 +40,6 @@ for (let i = 0; i < rest.length; i++) {
   else throw new Error(`unknown flag ${flag} (only --profile, --shim, --jobs, --sets, --idle-seconds, --listen-seconds)`);
 }
 if (opt.sets < 1 || opt.jobs < 1) throw new Error("--sets and --jobs take at least 1");
-
-interface UsageView {
-  units: Units;
-  by_kind: { kind: string; units: Units; subrequests: number }[];
-  largest_invocations: { kind: string; invocations: number; subrequests: number; d1_queries: number }[];
-}
-
-/** The month so far as the coordinator counts it (what it wrote plus what it has not written yet). */
-const usage = async (stack: Stack) => (await stack.coordinator.api("GET", "/usage")) as UsageView;
-
-const minus = (a: Units, b: Units): Units => Object.fromEntries(UNITS.map((u) => [u, a[u] - b[u]])) as Units;
-const plus = (a: Units, b: Units): Units => Object.fromEntries(UNITS.map((u) => [u, a[u] + b[u]])) as Units;
-const scaled = (a: Units, by: number): Units => Object.fromEntries(UNITS.map((u) => [u, a[u] * by])) as Units;
-const rounded = (a: Units, digits = 3): Units =>
-  Object.fromEntries(UNITS.map((u) => [u, Math.round(a[u] * 10 ** digits) / 10 ** digits])) as Units;
-const kindsDelta = (after: UsageView, before: UsageView) =>
-  Object.fromEntries(
-    after.by_kind.map((k) => {
-      const b = before.by_kind.find((x) => x.kind === k.kind);
-      const d = b ? minus(k.units, b.units) : k.units;
-      return [k.kind, Object.fromEntries(Object.entries(rounded(d)).filter(([, v]) => v !== 0))];
-    }),
-  );
 
 const stack = await startStack({ profile, sim: { job_ms: 200, poll_ms: 20 } });
 try {
