@@ -8,7 +8,10 @@ import { originOfEndpoint } from "../intake/senders";
 import { mapLimit } from "../lib/map-limit";
 import { webhookUrlFor } from "../lib/webhook-url";
 import { errorText, logEvent as log, logAt } from "../observability/log";
-import { count, counterName, drainCounterStatements } from "../observability/op-counters";
+import { count, counterName, drainCounterStatements, USAGE_FLUSH_MS } from "../observability/op-counters";
+
+/** When this isolate's passes last carried the pending counts (see runRecoveryPass). */
+let countersDrainedAt = 0;
 import { BACKSTOP_FOUND_COUNTER, RECOVERED_COUNTER } from "../observability/recovery-metrics";
 import { nudgeScaleSet } from "../scaleset/stub";
 import { type Candidate, candidates, type ListedDelivery } from "./delivery-walk";
@@ -199,7 +202,11 @@ export async function runRecoveryPass(env: Env, settings: RecoverySettings, now 
   const next = nextPass({ now: Date.now(), intervalMs: settings.intervalMs, more, trouble: worstTrouble(troubles), troubleStreak });
   const nextAt = next.at;
   await Promise.all([...nudges].map((s) => nudgeScaleSet(env, s)));
-  const counters = drainCounterStatements(env.DB, now);
+  // The isolate's counts ride along at most every few minutes: each is a billed row written, and
+  // a quiet pass every minute would otherwise write them all every minute.
+  const countersDue = now - countersDrainedAt >= USAGE_FLUSH_MS;
+  const counters = countersDue ? drainCounterStatements(env.DB, now) : { statements: [], restore: () => {} };
+  if (countersDue) countersDrainedAt = now;
   try {
     await savePass(
       env.DB,

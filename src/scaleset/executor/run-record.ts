@@ -4,7 +4,6 @@ import {
   counterName,
   countReconcile,
   flushCounters,
-  hasPendingCalls,
   setCounterStatement,
   USAGE_FLUSH_MS,
   usageFlushDue,
@@ -125,7 +124,8 @@ export class RunRecord {
     // Each counter a flush carries is a billed row written: a run that called out or moved its
     // desired count writes at most every 30 s, an idle one every 5 minutes (or with its sample).
     const since = now - this.countersFlushedAt;
-    const busy = desiredChanged || hasPendingCalls();
+    // This run's own calls: others' (delivery recovery, another object) are theirs to write.
+    const busy = desiredChanged || this.run.fetches > 0;
     if (!sampleDue && !usageFlushDue(now) && !(busy && since >= BUSY_FLUSH_MS) && since < USAGE_FLUSH_MS) return;
     this.countersFlushedAt = now;
     await flushCounters(this.db, [
