@@ -7,10 +7,10 @@
  *
  *  1. idle: `--sets` webhook scale sets with nothing to do, for `--idle-seconds` (long enough for
  *     each to make an orphan check): the units an idle scale set spends a day;
- *  2. listener: one scale set API scale set beside them for `--listen-seconds`: what its long
- *     poll adds a day;
- *  3. burst: `--jobs` jobs queued at once on one of the idle scale sets, until every machine is
- *     gone; the idle rate over the burst's time is taken off, the rest divided by the jobs.
+ *  2. burst: `--jobs` jobs queued at once on one of the idle scale sets, until every machine is
+ *     gone; the idle rate over the burst's time is taken off, the rest divided by the jobs;
+ *  3. listener: then one scale set API scale set beside them for `--listen-seconds`: what its long
+ *     poll adds a day (after the burst, so that it takes none of the burst's jobs).
  *
  * Then the price (src/usage/pricing.ts over src/usage/price-table.ts): jobs a day within the
  * Free plan beside the idle scale sets, and which limit binds; dollars per 1,000 jobs on Workers
@@ -23,9 +23,9 @@ import { profileFromArgs } from "../e2e/profiles.ts";
 import { startStack } from "../e2e/stack.ts";
 import { CLOUDFLARE_PRICES, UNITS } from "../src/usage/price-table.ts";
 import { freePlanJobsPerDay, paidUsdPer1000Jobs } from "../src/usage/pricing.ts";
-import { createScaleSet, jobLabels, waitJobs, waitMachinesGone } from "./bench-world.ts";
+import { createScaleSet, jobLabels, shimCreates, waitJobs, waitMachinesGone } from "./bench-world.ts";
 import { note, sleep } from "./harness.mjs";
-import { kindsDelta, minus, plus, rounded, scaled, readUsage as usage } from "./usage-units.ts";
+import { kindsDelta, minus, rounded, scaled, readUsage as usage } from "./usage-units.ts";
 
 const { profile, rest } = profileFromArgs(process.argv.slice(2));
 const opt = { jobs: 200, sets: 10, idleSeconds: 300, listenSeconds: 120 };
@@ -59,16 +59,6 @@ try {
   const idleSet = scaled(minus(after.units, before.units), 86_400 / idleS / opt.sets);
   const idleKinds = kindsDelta(after, before);
 
-  note(`cost: one scale set API scale set listening for ${opt.listenSeconds} s`);
-  await createScaleSet(stack, "cost-listener", 10, "scaleset_api", "on_boot");
-  before = await usage(stack);
-  t0 = Date.now();
-  await sleep(opt.listenSeconds * 1000);
-  after = await usage(stack);
-  const listenS = (Date.now() - t0) / 1000;
-  // The listener's day: what the window spent less the idle webhook scale sets' share of it.
-  const listenerSet = minus(scaled(minus(after.units, before.units), 86_400 / listenS), scaled(idleSet, opt.sets));
-
   note(`cost: ${opt.jobs} jobs queued at once`);
   const cpuBefore = stack.coordinator.cpuSeconds();
   before = await usage(stack);
@@ -82,11 +72,23 @@ try {
   const burstS = (Date.now() - t0) / 1000;
   const cpuAfter = stack.coordinator.cpuSeconds();
   const cpuS = cpuBefore === null || cpuAfter === null ? 0 : cpuAfter.workerd - cpuBefore.workerd;
-  // Idle spending of every scale set (the listener's too) over the burst is not the jobs'.
-  const idleDuring = scaled(plus(scaled(idleSet, opt.sets), listenerSet), burstS / 86_400);
+  // Idle spending of every scale set over the burst is not the jobs'.
+  const idleDuring = scaled(scaled(idleSet, opt.sets), burstS / 86_400);
   const perJob = scaled(minus(minus(after.units, before.units), idleDuring), 1 / opt.jobs);
   perJob.worker_cpu_ms = (cpuS * 1000) / opt.jobs;
   for (const u of UNITS) perJob[u] = Math.max(0, perJob[u]);
+  const burstKinds = kindsDelta(after, before);
+  const machines = (await shimCreates(stack)).filter((c) => c.status !== null && c.status < 300 && c.at >= t0).length;
+
+  note(`cost: one scale set API scale set listening for ${opt.listenSeconds} s`);
+  await createScaleSet(stack, "cost-listener", 10, "scaleset_api", "on_boot");
+  before = await usage(stack);
+  t0 = Date.now();
+  await sleep(opt.listenSeconds * 1000);
+  after = await usage(stack);
+  const listenS = (Date.now() - t0) / 1000;
+  // The listener's day: what the window spent less the idle webhook scale sets' share of it.
+  const listenerSet = minus(scaled(minus(after.units, before.units), 86_400 / listenS), scaled(idleSet, opt.sets));
 
   // A small team: `--sets` idle scale sets, no listener (the Free plan case the issue names).
   const idleDay = scaled(idleSet, opt.sets);
@@ -107,7 +109,8 @@ try {
         burst_wall_s: Math.round(burstS),
         machines_left: left,
         units_per_job: rounded(perJob),
-        burst_by_kind: kindsDelta(after, before),
+        machines_per_job: Math.round((machines / opt.jobs) * 100) / 100,
+        burst_by_kind: burstKinds,
         idle_per_scale_set_per_day: rounded(idleSet, 1),
         idle_by_kind_in_window: idleKinds,
         listener_per_scale_set_per_day: rounded(listenerSet, 1),

@@ -55,3 +55,7 @@ CREATE INDEX `webhook_deliveries_received_idx` ON `webhook_deliveries` (`receive
 --> statement-breakpoint
 -- (status, id) served nothing (status, updated_at) does not: one row written less per job change.
 DROP INDEX `jobs_status_idx`;
+--> statement-breakpoint
+-- No query looks an instance up by its job id (they go by job_seq, or count over a scale set's
+-- rows): the index only cost a row written on every link and insert.
+DROP INDEX `instances_job_idx`;

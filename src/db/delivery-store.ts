@@ -139,14 +139,15 @@ RETURNING delivery_id`;
 // linked only by its queue's events (a webhook for the same job carries another id: linking it
 // would show the job started while the queue's row still waits).
 const LINKED_ROW = "(SELECT seq FROM jobs WHERE entity_id = ?2 AND source = ?3 AND id = ?1)";
-const LINK_INSTANCE = `UPDATE instances
-SET job_id = ?1, job_seq = ${LINKED_ROW},
-    updated_at = CASE WHEN job_id IS NULL THEN ?4 ELSE updated_at END
-WHERE name = ?5 AND scale_set_id IN (SELECT value FROM json_each(?6))
-  AND (job_id IS NULL OR job_seq = ${LINKED_ROW})
+const LINKABLE = `name = ?5 AND scale_set_id IN (SELECT value FROM json_each(?6))
   AND NOT EXISTS (SELECT 1 FROM webhook_deliveries WHERE delivery_id = ?7)
-  AND (?8 = 'scaleset_message' OR NOT EXISTS (SELECT 1 FROM scale_sets s WHERE s.id = instances.scale_set_id AND s.intake = 'scaleset_api'))
-RETURNING scale_set_id`;
+  AND (?8 = 'scaleset_message' OR NOT EXISTS (SELECT 1 FROM scale_sets s WHERE s.id = instances.scale_set_id AND s.intake = 'scaleset_api'))`;
+// Written only while the runner has no job: the later deliveries of its job (completed) find it
+// linked already and write nothing (each index the link sets is a billed row written).
+const LINK_INSTANCE = `UPDATE instances SET job_id = ?1, job_seq = ${LINKED_ROW}, updated_at = ?4
+WHERE ${LINKABLE} AND job_id IS NULL`;
+/** After the link: the runner's scale set when it is linked to this job (just now or before). */
+const LINKED_INSTANCE = `SELECT scale_set_id FROM instances WHERE ${LINKABLE} AND job_seq = ${LINKED_ROW}`;
 
 export interface IntakeInput {
   deliveryId: string;
@@ -207,11 +208,8 @@ export async function recordWorkflowJob(db: D1Database, input: IntakeInput): Pro
   const links = job.runnerName !== null && statusRank[job.status] >= statusRank.in_progress;
   const event = input.event ?? "workflow_job";
   if (links) {
-    statements.push(
-      db
-        .prepare(LINK_INSTANCE)
-        .bind(job.id, job.entityId, job.source, receivedAt, job.runnerName, JSON.stringify(input.reach), deliveryId, event),
-    );
+    const linkArgs = [job.id, job.entityId, job.source, receivedAt, job.runnerName, JSON.stringify(input.reach), deliveryId, event];
+    statements.push(db.prepare(LINK_INSTANCE).bind(...linkArgs), db.prepare(LINKED_INSTANCE).bind(...linkArgs));
   }
   const recordAt = statements.length;
   statements.push(db.prepare(RECORD_DELIVERY).bind(deliveryId, event, input.action, receivedAt, ...row));
@@ -223,7 +221,7 @@ export async function recordWorkflowJob(db: D1Database, input: IntakeInput): Pro
     return check && !check.seen && !check.has_row ? { kind: "too_old" } : { kind: "duplicate" };
   }
   const upserted = results[upsertAt]!.results[0] as { scale_set_id: string | null; status: JobState["status"] };
-  const instance = links ? (results[upsertAt + 1]!.results[0] as { scale_set_id: string } | undefined) : undefined;
+  const instance = links ? (results[upsertAt + 2]!.results[0] as { scale_set_id: string } | undefined) : undefined;
   return {
     kind: "recorded",
     scaleSetId: upserted.scale_set_id,

@@ -490,7 +490,7 @@ export const instances = sqliteTable(
     index("instances_scale_set_status_changed_idx").on(t.scaleSetId, t.status, t.statusChangedAt),
     // Also "deleted instances, oldest first" for retention.
     index("instances_status_changed_idx").on(t.status, t.statusChangedAt),
-    index("instances_job_idx").on(t.jobId),
+    // No index on job_id (dropped in migration 0028): nothing looks an instance up by it.
     index("instances_job_seq_idx").on(t.jobSeq),
   ],
 );

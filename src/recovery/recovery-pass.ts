@@ -12,6 +12,7 @@ import { count, counterName, drainCounterStatements, USAGE_FLUSH_MS } from "../o
 
 /** When this isolate's passes last carried the pending counts (see runRecoveryPass). */
 let countersDrainedAt = 0;
+
 import { BACKSTOP_FOUND_COUNTER, RECOVERED_COUNTER } from "../observability/recovery-metrics";
 import { nudgeScaleSet } from "../scaleset/stub";
 import { type Candidate, candidates, type ListedDelivery } from "./delivery-walk";

@@ -4,6 +4,7 @@ import { logger } from "../observability/log";
 
 /** D1 queries of its invocation a retention run leaves to others (the usage flush after it). */
 const RETENTION_MARGIN = 10;
+
 import { afterBatch, nextTarget, runComplete, startRun } from "./batch-plan";
 import { type RetentionVar, readRetentionSettings, retentionCutoffs } from "./settings";
 

@@ -75,8 +75,12 @@ const TABLES = [
  * actor is over its throttle (the `audit.` counters).
  */
 export async function dumpDb(): Promise<Record<string, unknown[]>> {
-  const results = await env.DB.batch(TABLES.map((t) => env.DB.prepare(`SELECT * FROM ${t} ORDER BY rowid`)));
-  const dump = Object.fromEntries(TABLES.map((t, i) => [t, results[i]!.results]));
+  // usage_days is the coordinator's own metering (src/lib/usage-tally.ts), written every few
+  // minutes whatever the request: not a change a request makes. webhook_deliveries has no rowid.
+  const tables = TABLES.filter((t) => t !== "usage_days");
+  const order = (t: string) => (t === "webhook_deliveries" ? "delivery_id" : "rowid");
+  const results = await env.DB.batch(tables.map((t) => env.DB.prepare(`SELECT * FROM ${t} ORDER BY ${order(t)}`)));
+  const dump = Object.fromEntries(tables.map((t, i) => [t, results[i]!.results]));
   dump.counters = dump.counters!.filter((r) => !String((r as { name: string }).name).startsWith("audit."));
   return dump;
 }
