@@ -49,6 +49,13 @@ import { awaitingFlavors, judgeShapedQueue } from "./shaped-queue";
 import { recheckStaleJobs } from "./stale-jobs/stale-job-recheck";
 import type { QueuedJob } from "./stale-jobs/stale-jobs";
 
+/**
+ * Whether an alarm of this isolate made sure delivery recovery is scheduled (src/recovery/: it
+ * re-arms itself after; the hourly trigger pokes too). Per isolate, not per object: idle objects
+ * are evicted between ticks, and a poke per wake-up is a billed request each.
+ */
+let recoveryPoked = false;
+
 /** Passes a run may make before it leaves the rest to the alarm (a pass that acted goes again at once). */
 const MAX_PASSES_PER_RUN = 4;
 
@@ -77,8 +84,6 @@ export class ScaleSet extends DurableObject<Env> {
   readonly invocations: InvocationRecord;
   /** Whether a nudge of this incarnation made sure an alarm is armed. */
   private safetyNetChecked = false;
-  /** Whether this incarnation made sure delivery recovery is scheduled (src/recovery/: it re-arms itself after). */
-  private recoveryPoked = false;
   /** Running jobs the last drift check found without a busy runner at GitHub (stale-jobs.ts). */
   private suspects: QueuedJob[] = [];
   private readonly minIdle: MinIdleKeeper;
@@ -305,8 +310,8 @@ export class ScaleSet extends DurableObject<Env> {
     const id = this.state.scaleSetId;
     if (id) await asKind("forgejo_poll", () => this.poller.tick(id, false, () => this.reconcile("poller")));
     await this.arm();
-    if (!this.recoveryPoked) {
-      this.recoveryPoked = true;
+    if (!recoveryPoked) {
+      recoveryPoked = true;
       await pokeRecovery(this.env);
     }
   }

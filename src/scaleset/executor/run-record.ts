@@ -9,6 +9,20 @@ import {
   usageFlushDue,
 } from "../../observability/op-counters";
 
+/**
+ * When each scale set last wrote its counts, desired count and sample, per isolate rather than
+ * per object: an idle object is evicted between its ticks (hibernation), and a record kept in
+ * the object would make every tick after a wake-up write them all again. Lost with the isolate,
+ * which costs one write each.
+ */
+interface Written {
+  countersFlushedAt: number;
+  desired: number | null;
+  /** The slot of the last sample written. */
+  sampledAt: number | null;
+}
+const writtenBySet = new Map<string, Written>();
+
 /** How often a run that called out (or changed its desired count) writes its counts at most. */
 const BUSY_FLUSH_MS = 30_000;
 
@@ -39,10 +53,13 @@ export class RunRecord {
     /** The min idle the last pass planned with (its sample's line). */
     minIdle: number;
   } | null = null;
-  private countersFlushedAt = 0;
-  private desiredWritten: number | null = null;
-  /** The slot of the last sample written by this incarnation. */
-  private sampledAt: number | null = null;
+  /** What this scale set last wrote, kept for the isolate (see `written`). */
+  private get written(): Written {
+    const id = this.state.scaleSetId ?? "";
+    const w = writtenBySet.get(id) ?? { countersFlushedAt: 0, desired: null, sampledAt: null };
+    writtenBySet.set(id, w);
+    return w;
+  }
 
   constructor(
     private readonly db: D1Database,
@@ -118,22 +135,23 @@ export class RunRecord {
     countReconcile(scaleSetId, last.durationMs);
     const desired = last.summary?.desired ?? null;
     const now = Date.now();
-    const desiredChanged = desired !== null && desired !== this.desiredWritten;
+    const written = this.written;
+    const desiredChanged = desired !== null && desired !== written.desired;
     const sample = last.summary ? runnerSample(last.summary, this.run.minIdle, now) : null;
-    const sampleDue = sample !== null && sample.at !== this.sampledAt;
+    const sampleDue = sample !== null && sample.at !== written.sampledAt;
     // Each counter a flush carries is a billed row written: a run that called out or moved its
     // desired count writes at most every 30 s, an idle one every 5 minutes (or with its sample).
-    const since = now - this.countersFlushedAt;
+    const since = now - written.countersFlushedAt;
     // This run's own calls: others' (delivery recovery, another object) are theirs to write.
     const busy = desiredChanged || this.run.fetches > 0;
     if (!sampleDue && !usageFlushDue(now) && !(busy && since >= BUSY_FLUSH_MS) && since < USAGE_FLUSH_MS) return;
-    this.countersFlushedAt = now;
+    written.countersFlushedAt = now;
     await flushCounters(this.db, [
       ...(desiredChanged ? [setCounterStatement(this.db, counterName("scaleset.desired", scaleSetId), desired!, now)] : []),
       ...(sampleDue ? [sampleStatement(this.db, scaleSetId, sample)] : []),
     ]);
-    if (desiredChanged) this.desiredWritten = desired;
-    if (sampleDue) this.sampledAt = sample.at;
+    if (desiredChanged) written.desired = desired;
+    if (sampleDue) written.sampledAt = sample.at;
   }
 
   /** The run is over (finished or failed): the next pass starts a new one. */
