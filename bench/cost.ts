@@ -42,7 +42,12 @@ for (let i = 0; i < rest.length; i++) {
 if (opt.sets < 1 || opt.jobs < 1) throw new Error("--sets and --jobs take at least 1");
 
 // BENCH_LOG=file keeps the coordinator's log.
-const stack = await startStack({ profile, sim: { job_ms: 200, poll_ms: 20 }, coordinatorLog: process.env.BENCH_LOG });
+const stack = await startStack({
+  profile,
+  sim: { job_ms: 200, poll_ms: 20 },
+  coordinatorLog: process.env.BENCH_LOG,
+  ...(process.env.BENCH_LOG_LEVEL && { vars: { LOG_LEVEL: process.env.BENCH_LOG_LEVEL } }),
+});
 try {
   const { gh } = stack;
   note(`cost: ${opt.sets} idle webhook scale sets with the shipped timers (profile ${profile.name})`);

@@ -11,7 +11,7 @@
 import { addToCounterStatement, type StatementMaker } from "../db/counters-store";
 import { addUsageStatement, usageDay } from "../db/metrics/usage-store";
 import { invocationBudget, invocationSpent } from "../lib/invocation-cost";
-import { takeTally, tallyPendingSince } from "../lib/usage-tally";
+import { takeTally, tally, tallyPendingSince } from "../lib/usage-tally";
 import { errorText, logError } from "./log";
 
 const pending = new Map<string, number>();
@@ -103,13 +103,18 @@ export function usageFlushDue(now = Date.now()): boolean {
 
 /** Writes the usage tally alone, whatever its age, in one batch (the Cron Trigger's run, which may be its isolate's last); never throws. */
 export async function flushUsage<S>(db: Batcher<S>, now = Date.now()): Promise<void> {
-  const { entries, restore } = takeTally();
+  const { entries } = takeTally();
   if (!entries.length) return;
+  // Within what the invocation has left of its D1 queries (50 on the Free plan): the rest waits.
+  const room = Math.max(0, invocationBudget().d1Queries - (invocationSpent()?.d1Queries ?? 0) - 1);
+  const writing = entries.slice(0, room);
+  for (const [unit, kind, value] of entries.slice(room)) tally(unit, kind, value);
+  if (!writing.length) return;
   const day = usageDay(now);
   try {
-    await db.batch(entries.map(([unit, kind, value]) => addUsageStatement(db, day, unit, kind, value)));
+    await db.batch(writing.map(([unit, kind, value]) => addUsageStatement(db, day, unit, kind, value)));
   } catch (e) {
-    restore();
+    for (const [unit, kind, value] of writing) tally(unit, kind, value);
     logError({ event: "usage_flush_failed", error: errorText(e) });
   }
 }
