@@ -15,6 +15,7 @@ import { scaleSetCommands } from "./scalesets.ts";
 import { secretCommands } from "./secrets.ts";
 import { setupCommands } from "./setup.ts";
 import { tokenCommands } from "./tokens.ts";
+import { usageCommands } from "./usage.ts";
 
 export const COMMANDS: Command[] = [
   ...setupCommands,
@@ -32,4 +33,5 @@ export const COMMANDS: Command[] = [
   ...auditCommands,
   ...doctorCommands,
   ...recoveryCommands,
+  ...usageCommands,
 ];
