@@ -73,6 +73,25 @@ describe("GET /metrics", () => {
     expect(await scrapeTrips()).toBe(1);
   });
 
+  it("shows this month's Cloudflare usage by cause: D1 rows from the written days and what the isolate has not written yet", async () => {
+    const day = new Date().toISOString().slice(0, 10);
+    await env.DB.prepare(
+      "INSERT INTO usage_days (day, unit, kind, value) VALUES (?, 'd1_rows_written', 'webhook', 1000), (?, 'do_active_ms', 'alarm', 2500)",
+    )
+      .bind(day, day)
+      .run();
+    // A request of this isolate: its Worker request is tallied and not written yet.
+    expect((await api.get("/api/v1/scalesets")).status).toBe(200);
+    const m = await metrics();
+    expect(m.types.get("edgerunner_d1_rows_written_total")).toBe("counter");
+    expect(value(m, "edgerunner_d1_rows_written_total", { operation: "webhook" })).toBeGreaterThanOrEqual(1000);
+    expect(value(m, "edgerunner_do_active_seconds_total", { kind: "alarm" })).toBeGreaterThanOrEqual(2.5);
+    expect(value(m, "edgerunner_worker_invocations_total", { kind: "api" })).toBeGreaterThanOrEqual(1);
+    // Last month's rows are not this month's.
+    await env.DB.prepare("INSERT INTO usage_days (day, unit, kind, value) VALUES ('2000-01-01', 'd1_rows_read', 'retention', 5)").run();
+    expect(value(await metrics(), "edgerunner_d1_rows_read_total", { operation: "retention" }) ?? 0).toBeLessThan(5);
+  });
+
   it("counts per scale set the waiting jobs its shape refused, not the refused jobs that are over", async () => {
     const repo = await seed.repository();
     const shaped = await seed.scaleSet(`repositories/${repo.id}`);
