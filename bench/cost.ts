@@ -1,5 +1,8 @@
 /**
- * npm run bench:cost [-- --profile loopback|production] [--jobs 200] [--sets 10] [--idle-seconds 300] [--listen-seconds 120]
+ * npm run bench:cost [-- --profile loopback|production] [--plan paid|free] [--jobs 200] [--sets 10] [--idle-seconds 300] [--listen-seconds 120]
+ *
+ * `--plan free` deploys the coordinator as `edgerunner setup --plan free` does (CLOUDFLARE_PLAN=free,
+ * a 2-minute idle tick, orphan checks every 15 minutes): the Free plan's figures.
  *
  * What a job costs to coordinate, in Cloudflare's billing units, on a coordinator with its
  * shipped timers (a 30 s tick, orphan checks every 5 minutes): the counts come from the
@@ -28,16 +31,22 @@ import { note, sleep } from "./harness.mjs";
 import { kindsDelta, minus, rounded, scaled, readUsage as usage } from "./usage-units.ts";
 
 const { profile, rest } = profileFromArgs(process.argv.slice(2));
-const opt = { jobs: 200, sets: 10, idleSeconds: 300, listenSeconds: 120 };
+const opt = { jobs: 200, sets: 10, idleSeconds: 300, listenSeconds: 120, plan: "paid" as "paid" | "free" };
 for (let i = 0; i < rest.length; i++) {
   const flag = rest[i]!;
+  if (flag === "--plan") {
+    const p = rest[++i];
+    if (p !== "free" && p !== "paid") throw new Error("--plan takes free or paid");
+    opt.plan = p;
+    continue;
+  }
   const v = Number(rest[++i]);
   if (!Number.isInteger(v) || v < 0) throw new Error(`${flag} takes a whole number`);
   if (flag === "--jobs") opt.jobs = v;
   else if (flag === "--sets") opt.sets = v;
   else if (flag === "--idle-seconds") opt.idleSeconds = v;
   else if (flag === "--listen-seconds") opt.listenSeconds = v;
-  else throw new Error(`unknown flag ${flag} (only --profile, --shim, --jobs, --sets, --idle-seconds, --listen-seconds)`);
+  else throw new Error(`unknown flag ${flag} (only --profile, --shim, --plan, --jobs, --sets, --idle-seconds, --listen-seconds)`);
 }
 if (opt.sets < 1 || opt.jobs < 1) throw new Error("--sets and --jobs take at least 1");
 
@@ -46,7 +55,11 @@ const stack = await startStack({
   profile,
   sim: { job_ms: 200, poll_ms: 20 },
   coordinatorLog: process.env.BENCH_LOG,
-  ...(process.env.BENCH_LOG_LEVEL && { vars: { LOG_LEVEL: process.env.BENCH_LOG_LEVEL } }),
+  vars: {
+    // `--plan free`: what `edgerunner setup --plan free` deploys (cli/src/setup/cloudflare-plan.ts).
+    ...(opt.plan === "free" && { CLOUDFLARE_PLAN: "free", RECONCILE_INTERVAL_SECONDS: "120", ORPHAN_CHECK_SECONDS: "900" }),
+    ...(process.env.BENCH_LOG_LEVEL && { LOG_LEVEL: process.env.BENCH_LOG_LEVEL }),
+  },
 });
 try {
   const { gh } = stack;
@@ -109,6 +122,7 @@ try {
     JSON.stringify(
       {
         profile: profile.name,
+        plan: opt.plan,
         jobs: opt.jobs,
         idle_scale_sets: opt.sets,
         idle_window_s: Math.round(idleS),
