@@ -102,7 +102,7 @@ function wrapStatement(stmt: D1PreparedStatement, sql: string, count: (statement
           count(1);
           // drizzle reads typed selects with raw(), which drops `meta`. Rows keyed by column name
           // come back in column order, so all() answers the same arrays wherever no two columns
-          // share a name, which only a join can do: those (admin reads) count the rows they
+          // share a name, which only a join can do: those (admin reads, a shim callback's owner) count the rows they
           // return as read, the least they read.
           if (!meter || joins.test(sql)) {
             const rows = (await target.raw(options as any)) as unknown[][];

@@ -1,4 +1,4 @@
-// ~480 lines, over the house's ~400 on purpose: the Durable Object class is one unit (its RPC surface, its alarm and the pass they
+// ~500 lines, over the house's ~400 on purpose: the Durable Object class is one unit (its RPC surface, its alarm and the pass they
 // share); every decision it makes is already in a pure module beside it (reconcile, executor/,
 // jit/, schedule/, guards/), so what is left here is the wiring.
 import { DurableObject } from "cloudflare:workers";
