@@ -1,3 +1,5 @@
+// Over the house's ~400 lines (~400) on purpose: the dashboard's reads, each page's in one D1 batch
+// (one round trip per page), share their row shapes and SQL fragments; issue 40 splits src/db by aggregate.
 import type { RunnerSample } from "../scaleset/runner-sample";
 import { type MachineShape, readMachineShape } from "../shapes/machine-shape";
 import type { ShapeBounds } from "../shapes/shape-bounds";

@@ -11,7 +11,7 @@
 import { addToCounterStatement, type StatementMaker } from "../db/counters-store";
 import { addUsageStatement, usageDay } from "../db/metrics/usage-store";
 import { invocationBudget, invocationSpent } from "../lib/invocation-cost";
-import { takeTally, tally, tallyPendingSince } from "../lib/usage-tally";
+import { peekTally, takeTally, tally, tallyPendingSince } from "../lib/usage-tally";
 import { errorText, logError } from "./log";
 
 const pending = new Map<string, number>();
@@ -139,12 +139,9 @@ export function drainCounterStatements<S>(
   const taken = [...pending.entries()].filter(([name]) => name.startsWith(prefix)).slice(0, max);
   for (const [name] of taken) pending.delete(name);
   // The usage tally rides along when it is due (or asked for), as long as the flush has room for all of it.
-  const tallied = usage === "all" || (usage === "due" && usageFlushDue(now)) ? takeTally() : null;
+  const wanted = usage === "all" || (usage === "due" && usageFlushDue(now));
+  const usageEntries = wanted && taken.length + peekTally().length <= max ? takeTally() : null;
   const day = usageDay(now);
-  if (tallied && taken.length + tallied.entries.length > max) {
-    tallied.restore();
-  }
-  const usageEntries = tallied && taken.length + tallied.entries.length <= max ? tallied : null;
   return {
     statements: [
       ...taken.map(([name, value]) => addToCounterStatement(db, name, value, now)),
