@@ -51,7 +51,9 @@ const ADD_TO_COUNTERS = "ON CONFLICT(name) DO UPDATE SET value = value + exclude
 export const PRUNED_WEBHOOKS = "pruned.webhooks";
 export const PRUNED_JOB_LATENCY = "pruned.job_latency";
 
-const PRUNABLE_INSTANCE = `i.status = 'deleted' AND i.status_changed_at < ?1
+// Through each scale set's (scale_set_id, status, status_changed_at) index: instances have no
+// index on status alone (migration 0029), and every instance belongs to a scale set.
+const PRUNABLE_INSTANCE = `i.scale_set_id IN (SELECT id FROM scale_sets) AND i.status = 'deleted' AND i.status_changed_at < ?1
   AND NOT EXISTS (SELECT 1 FROM jobs j WHERE j.seq = i.job_seq AND j.status != 'completed')
   AND NOT EXISTS (SELECT 1 FROM jobs j WHERE j.runner_name = i.name AND j.status != 'completed')`;
 

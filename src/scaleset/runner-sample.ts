@@ -43,3 +43,15 @@ export function runnerSample(
     minIdle,
   };
 }
+
+/** Whether every count of a sample is zero: a scale set with no runners and min idle 0. */
+export const isZeroSample = (s: RunnerSample): boolean => !s.idle && !s.busy && !s.booting && !s.other && !s.minIdle;
+
+/**
+ * Whether a sample is to be written, given the last one this isolate wrote for its scale set:
+ * once per slot, but a zero sample after a zero sample not at all. The chart draws a slot
+ * without a sample as zero, and each sample is a row written: an idle scale set wrote 288 a day.
+ */
+export function sampleDue(sample: RunnerSample | null, last: { at: number | null; zero: boolean }): sample is RunnerSample {
+  return sample !== null && sample.at !== last.at && !(isZeroSample(sample) && last.zero);
+}

@@ -25,6 +25,7 @@ import { RunCoalescer } from "./executor/run-coalescer";
 import { RunRecord } from "./executor/run-record";
 import { FlavorMemo } from "./flavor-memo";
 import { keepSpendGuard } from "./guards/spend-guard-keeping";
+import { tickDelay } from "./idle-tick";
 import { instanceRefusal } from "./instance-access";
 import { canTransition } from "./instance-states";
 import { payForCreates } from "./jit/github-pacing";
@@ -477,9 +478,10 @@ export class ScaleSet extends DurableObject<Env> {
       summary: result.summary,
       minIdle: planInput.config.minIdleRunners,
     });
-    this.state.setTimer("tick", Date.now() + this.settings.tickMs);
+    const acted = result.actions.length > 0 || staleCorrected;
+    this.state.setTimer("tick", Date.now() + tickDelay(error === null ? result.summary : null, acted, this.settings));
     this.state.setTimer("wake", result.wakeAt);
-    return result.actions.length > 0 || staleCorrected;
+    return acted;
   }
 }
 

@@ -6,6 +6,8 @@ import { DEFAULT_STALE_JOBS, type StaleJobPolicy } from "./stale-jobs/stale-jobs
 /** Timing knobs for every scale set, from optional Worker vars (seconds), with defaults. */
 export interface ScaleSetSettings {
   tickMs: number;
+  /** The tick of a scale set with nothing to do (idle-tick.ts); never shorter than `tickMs`. */
+  idleTickMs: number;
   /** How soon after a nudge the object reconciles (0 in production; tests drive alarms themselves). */
   nudgeDelayMs: number;
   scaleDownIdleMs: number;
@@ -40,8 +42,10 @@ export function scaleSetSettings(env: Partial<Env>): ScaleSetSettings {
       ? Math.floor(points)
       : DEFAULT_GITHUB_BUDGET.pointsPerMinute;
   const windowMs = seconds(env.GITHUB_BUDGET_WINDOW_SECONDS, DEFAULT_GITHUB_BUDGET.windowMs / 1000);
+  const tickMs = seconds(env.RECONCILE_INTERVAL_SECONDS, 30);
   return {
-    tickMs: seconds(env.RECONCILE_INTERVAL_SECONDS, 30),
+    tickMs,
+    idleTickMs: Math.max(tickMs, seconds(env.IDLE_RECONCILE_INTERVAL_SECONDS, 300)),
     nudgeDelayMs: seconds(env.NUDGE_DELAY_SECONDS, 0),
     scaleDownIdleMs: seconds(env.SCALE_DOWN_IDLE_SECONDS, 300),
     operationPollMs: seconds(env.OPERATION_POLL_SECONDS, 120),

@@ -8,17 +8,25 @@ export function scaleSetObject(env: Pick<Env, "SCALE_SET">, scaleSetId: string) 
   return countedStub(env.SCALE_SET.get(env.SCALE_SET.idFromName(scaleSetId)));
 }
 
+/** Waits before each retry of a nudge that failed (a Durable Object reset or overloaded is short-lived). */
+export const NUDGE_RETRY_MS = [200, 1_000] as const;
+
 /**
- * Wakes a scale set's object. Best effort by design: whatever prompted it is already in D1,
- * and the object's periodic tick finds it if the nudge is lost.
+ * Wakes a scale set's object. Whatever prompted it is already in D1, so a lost nudge loses
+ * nothing, but an idle scale set's periodic tick is minutes away (idle-tick.ts): a failed call is
+ * tried twice more before it is left to the tick.
  */
 export async function nudgeScaleSet(env: Pick<Env, "SCALE_SET">, scaleSetId: string): Promise<boolean> {
-  try {
-    await scaleSetObject(env, scaleSetId).nudge(scaleSetId);
-    return true;
-  } catch (e) {
-    logEvent({ event: "nudge_failed", scale_set: scaleSetId, error: errorText(e) });
-    return false;
+  for (let attempt = 0; ; attempt++) {
+    try {
+      await scaleSetObject(env, scaleSetId).nudge(scaleSetId);
+      return true;
+    } catch (e) {
+      const wait = NUDGE_RETRY_MS[attempt];
+      logEvent({ event: "nudge_failed", scale_set: scaleSetId, error: errorText(e), retry: wait !== undefined });
+      if (wait === undefined) return false;
+      await new Promise((resolve) => setTimeout(resolve, wait));
+    }
   }
 }
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { runnerSample, SAMPLE_SLOT_MS, sampleSlot } from "../../src/scaleset/runner-sample";
+import { runnerSample, SAMPLE_SLOT_MS, sampleDue, sampleSlot } from "../../src/scaleset/runner-sample";
 
 describe("runner samples", () => {
   it("fall in 5-minute slots", () => {
@@ -22,5 +22,23 @@ describe("runner samples", () => {
       minIdle: 2,
     });
     expect(runnerSample({ live: 0, available: 0, idle: 0, busy: 0 }, 0, now)).toMatchObject({ idle: 0, busy: 0, booting: 0, other: 0 });
+  });
+});
+
+describe("sampleDue", () => {
+  const slot = 1_800_000_000_000;
+  const zero = { at: slot, idle: 0, busy: 0, booting: 0, other: 0, minIdle: 0 };
+  it("writes once per slot", () => {
+    expect(sampleDue({ ...zero, idle: 1 }, { at: null, zero: false })).toBe(true);
+    expect(sampleDue({ ...zero, idle: 1 }, { at: slot, zero: false })).toBe(false);
+    expect(sampleDue({ ...zero, at: slot + SAMPLE_SLOT_MS, idle: 1 }, { at: slot, zero: false })).toBe(true);
+  });
+
+  it("writes the first zero sample after runners, then no zero sample until something changes", () => {
+    const next = { ...zero, at: slot + SAMPLE_SLOT_MS };
+    expect(sampleDue(next, { at: slot, zero: false })).toBe(true);
+    expect(sampleDue(next, { at: slot, zero: true })).toBe(false);
+    expect(sampleDue({ ...next, minIdle: 1 }, { at: slot, zero: true })).toBe(true);
+    expect(sampleDue(null, { at: null, zero: false })).toBe(false);
   });
 });

@@ -172,8 +172,12 @@ describe("nudging the scale set's object", () => {
     expect(res.body).toMatchObject({ job_id: 8004, scale_set_id: doomed, matched: true });
     expect(await jobRow(8004)).toMatchObject({ status: "queued", scale_set_id: doomed });
     const failures = logged(spy, "nudge_failed").map((l) => JSON.parse(l));
+    // Tried three times (stub.ts NUDGE_RETRY_MS), then left to the object's tick.
+    const refused = expect.stringMatching(/belongs to scale set someone-else/);
     expect(failures).toEqual([
-      expect.objectContaining({ scale_set: doomed, error: expect.stringMatching(/belongs to scale set someone-else/) }),
+      expect.objectContaining({ scale_set: doomed, error: refused, retry: true }),
+      expect.objectContaining({ scale_set: doomed, error: refused, retry: true }),
+      expect.objectContaining({ scale_set: doomed, error: refused, retry: false }),
     ]);
   });
 });

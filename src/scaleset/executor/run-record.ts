@@ -2,8 +2,10 @@ import { sampleStatement } from "../../db/metrics/scaleset-sample-store";
 import { logAt } from "../../observability/log";
 import {
   counterName,
+  countersFlushedAt,
   countReconcile,
   flushCounters,
+  hasPendingCounts,
   setCounterStatement,
   USAGE_FLUSH_MS,
   usageFlushDue,
@@ -20,6 +22,8 @@ interface Written {
   desired: number | null;
   /** The slot of the last sample written. */
   sampledAt: number | null;
+  /** Whether that sample was all zeros (see `finish`). */
+  sampledZero: boolean;
 }
 const writtenBySet = new Map<string, Written>();
 
@@ -29,14 +33,15 @@ const BUSY_FLUSH_MS = 30_000;
 import { passLevel } from "../log-levels";
 import type { ObjectState } from "../object-state";
 import type { Action, PlanSummary } from "../reconcile";
-import { runnerSample } from "../runner-sample";
+import { isZeroSample, runnerSample, sampleDue } from "../runner-sample";
 
 /**
  * What one reconcile run did, pass by pass, and how it is reported: the scale set's last
  * reconcile (its status), the `reconciled` log line, and the /metrics counters, which go to D1
  * at the end of a run that called out or changed the desired count at most every 30 s, else
- * every 5 minutes;
- * with them, the first run of each 5-minute slot writes the runners-by-state sample (runner-sample.ts).
+ * when the isolate has not written its counts for 15 minutes (USAGE_FLUSH_MS);
+ * with them, the first run of each 5-minute slot writes the runners-by-state sample
+ * (runner-sample.ts), but for a scale set whose sample stays all zeros.
  */
 export class RunRecord {
   /** Totals of the run under way (one run is up to a few passes). */
@@ -56,7 +61,7 @@ export class RunRecord {
   /** What this scale set last wrote, kept for the isolate (see `written`). */
   private get written(): Written {
     const id = this.state.scaleSetId ?? "";
-    const w = writtenBySet.get(id) ?? { countersFlushedAt: 0, desired: null, sampledAt: null };
+    const w = writtenBySet.get(id) ?? { countersFlushedAt: 0, desired: null, sampledAt: null, sampledZero: false };
     writtenBySet.set(id, w);
     return w;
   }
@@ -138,20 +143,26 @@ export class RunRecord {
     const written = this.written;
     const desiredChanged = desired !== null && desired !== written.desired;
     const sample = last.summary ? runnerSample(last.summary, this.run.minIdle, now) : null;
-    const sampleDue = sample !== null && sample.at !== written.sampledAt;
+    const due = sampleDue(sample, { at: written.sampledAt, zero: written.sampledZero });
     // Each counter a flush carries is a billed row written: a run that called out or moved its
-    // desired count writes at most every 30 s, an idle one every 5 minutes (or with its sample).
+    // desired count writes at most every 30 s, an idle one with the isolate's (or with its sample).
     const since = now - written.countersFlushedAt;
-    // This run's own calls: others' (delivery recovery, another object) are theirs to write.
-    const busy = desiredChanged || this.run.fetches > 0;
-    if (!sampleDue && !usageFlushDue(now) && !(busy && since >= BUSY_FLUSH_MS) && since < USAGE_FLUSH_MS) return;
+    // This run's own calls: others' (delivery recovery, another object) are theirs to write. A
+    // scale set with no machines calls out only for its orphan check: its counts can wait.
+    const acted = Object.keys(last.actions ?? {}).length > 0;
+    const busy = desiredChanged || acted || (this.run.fetches > 0 && (last.summary?.live ?? 0) > 0);
+    // An idle run waits for the isolate's own cadence, not its scale set's: every flush takes
+    // every scale set's counts, so ten idle scale sets flushing on their own clocks wrote ten
+    // times as many rows.
+    const idleDue = hasPendingCounts() && now - countersFlushedAt() >= USAGE_FLUSH_MS;
+    if (!due && !usageFlushDue(now) && !(busy && since >= BUSY_FLUSH_MS) && !idleDue) return;
     written.countersFlushedAt = now;
     await flushCounters(this.db, [
       ...(desiredChanged ? [setCounterStatement(this.db, counterName("scaleset.desired", scaleSetId), desired!, now)] : []),
-      ...(sampleDue ? [sampleStatement(this.db, scaleSetId, sample)] : []),
+      ...(due ? [sampleStatement(this.db, scaleSetId, sample)] : []),
     ]);
     if (desiredChanged) written.desired = desired;
-    if (sampleDue) written.sampledAt = sample.at;
+    if (due) [written.sampledAt, written.sampledZero] = [sample.at, isZeroSample(sample)];
   }
 
   /** The run is over (finished or failed): the next pass starts a new one. */

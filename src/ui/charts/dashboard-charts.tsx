@@ -82,7 +82,8 @@ export function runnersChart(
       series("minIdle", "min idle", "#1d232b", "step"),
     ],
     bands: schedule.map((b) => ({ from: b.from, to: b.to, label: `${b.name}: min idle ${b.minIdle}` })),
-    emptyText: "No samples yet: scale set objects record their runners every 5 minutes as they reconcile.",
+    emptyText:
+      "No samples yet: scale set objects record their runners every 5 minutes as they reconcile; one with no runners and min idle 0 records nothing.",
   };
 }
 
