@@ -25,6 +25,12 @@ export interface NewInstance {
   jitOnBoot?: boolean;
   /** A shaped scale set's machine: the shape and flavor it is made as. */
   shape?: MachineShape;
+  /**
+   * Inserted as `creating` (its create is sent in the same pass, nothing outbound before it):
+   * with both transitions, and without the UPDATE that would move it a moment later in the same
+   * batch, which wrote the row and its status index again.
+   */
+  creating?: boolean;
 }
 
 /** Fields a status change may also set; absent fields keep their value. */
@@ -80,6 +86,9 @@ export interface ChangeGuard {
 
 export type GuardedChange = Omit<StatusChange, "id"> & { guard: ChangeGuard };
 
+/** Why a new instance went to `creating`: its create is being sent. */
+export const CALLING_PROVIDER = "calling provider";
+
 // A guarded change has no id: its instance is the one of its name.
 const CHANGES_CTE = `
   changes AS (
@@ -104,8 +113,9 @@ const field = (json: string, column: string) =>
   `${column} = CASE WHEN json_type(c.f, '$.${json}') IS NOT NULL THEN json_extract(c.f, '$.${json}') ELSE instances.${column} END`;
 
 /**
- * Statements that insert new instance rows as pending_create, with their first transition.
- * Returned unexecuted so the caller can put them in the same batch as other writes.
+ * Statements that insert new instance rows as pending_create (or `creating`, see NewInstance),
+ * with their first transitions. Returned unexecuted so the caller can put them in the same batch
+ * as other writes.
  */
 export function insertInstancesStatements(db: D1Database, rows: NewInstance[], reason: string): D1PreparedStatement[] {
   if (!rows.length) return [];
@@ -115,7 +125,8 @@ export function insertInstancesStatements(db: D1Database, rows: NewInstance[], r
       .prepare(
         `INSERT INTO instances (id, name, scale_set_id, status, runner_status, runner_status_changed_at, addresses, os_type, os_arch,
                                 jit_on_boot, shape, create_attempt, created_at, updated_at, status_changed_at)
-         SELECT json_extract(value, '$.id'), json_extract(value, '$.name'), json_extract(value, '$.scaleSetId'), 'pending_create', 'pending',
+         SELECT json_extract(value, '$.id'), json_extract(value, '$.name'), json_extract(value, '$.scaleSetId'),
+                CASE WHEN json_extract(value, '$.creating') THEN 'creating' ELSE 'pending_create' END, 'pending',
                 json_extract(value, '$.createdAt'), '[]', json_extract(value, '$.osType'), json_extract(value, '$.osArch'),
                 coalesce(json_extract(value, '$.jitOnBoot'), 0), json_extract(value, '$.shape'), 1,
                 json_extract(value, '$.createdAt'), json_extract(value, '$.createdAt'), json_extract(value, '$.createdAt')
@@ -125,9 +136,12 @@ export function insertInstancesStatements(db: D1Database, rows: NewInstance[], r
     db
       .prepare(
         `INSERT INTO instance_transitions (instance_id, at, field, from_value, to_value, reason)
-         SELECT json_extract(value, '$.id'), json_extract(value, '$.createdAt'), 'status', NULL, 'pending_create', ?2 FROM json_each(?1)`,
+         SELECT json_extract(value, '$.id'), json_extract(value, '$.createdAt'), 'status', NULL, 'pending_create', ?2 FROM json_each(?1)
+         UNION ALL
+         SELECT json_extract(value, '$.id'), json_extract(value, '$.createdAt'), 'status', 'pending_create', 'creating', ?3
+           FROM json_each(?1) WHERE json_extract(value, '$.creating')`,
       )
-      .bind(json, reason),
+      .bind(json, reason, CALLING_PROVIDER),
   ];
 }
 

@@ -44,6 +44,20 @@ async function transitions(id: string) {
 const columns = (id: string, cols: string) => env.DB.prepare(`SELECT ${cols} FROM instances WHERE id = ?`).bind(id).first();
 
 describe("instance store: status changes", () => {
+  it("inserts a row whose create is sent in the same pass as creating, with both transitions", async () => {
+    const [a, b] = newRows(2);
+    const results = await env.DB.batch(insertInstancesStatements(env.DB, [{ ...a!, creating: true }, b!], "to meet demand"));
+    expect(await columns(a!.id, "status, status_changed_at")).toEqual({ status: "creating", status_changed_at: 1_000 });
+    expect(await columns(b!.id, "status")).toEqual({ status: "pending_create" });
+    expect(await transitions(a!.id)).toEqual([
+      { from_value: null, to_value: "pending_create", reason: "to meet demand", field: "status" },
+      { from_value: "pending_create", to_value: "creating", reason: "calling provider", field: "status" },
+    ]);
+    expect(await transitions(b!.id)).toEqual([{ from_value: null, to_value: "pending_create", reason: "to meet demand", field: "status" }]);
+    // What that saves: no UPDATE of the row and its status index a moment later.
+    expect(results.reduce((n, r) => n + (r.meta.rows_written ?? 0), 0)).toBeLessThanOrEqual(2 * 5 + 3 * 2);
+  });
+
   it("applies a change only from the status it expects, and records it", async () => {
     const [a, b] = newRows(2);
     await env.DB.batch(insertInstancesStatements(env.DB, [a!, b!], "t"));

@@ -1,7 +1,13 @@
 import { keyringFor } from "../../crypto/keyring";
 import { seal } from "../../crypto/secret-box";
 import { secretContext } from "../../crypto/secret-contexts";
-import { applyStatusChanges, insertInstancesStatements, type NewInstance, type StatusChange } from "../../db/instance-store";
+import {
+  applyStatusChanges,
+  CALLING_PROVIDER,
+  insertInstancesStatements,
+  type NewInstance,
+  type StatusChange,
+} from "../../db/instance-store";
 import type { InstanceRecord, ScaleSetRecord } from "../../db/scaleset-store";
 import type { Env } from "../../env";
 import { bindNewRunners } from "../../forges/forgejo/poller-host";
@@ -136,14 +142,17 @@ export async function executePlan(
   try {
     if (!jitInPass) {
       for (const instance of fresh) {
-        early.push({ id: instance.id, from: "pending_create", to: "creating", reason: "calling provider", at: now });
+        early.push({ id: instance.id, from: "pending_create", to: "creating", reason: CALLING_PROVIDER, at: now });
         toCreate.push({ instance, token: await tokenFor(env, ss, instance, now) });
       }
     }
-    // Batch 1: marks and new rows (to `creating` already when the pass mints no JIT config).
+    // Batch 1: marks and new rows (inserted as `creating` already when the pass mints no JIT config).
     let applied1 = new Set<string>();
     if (marks.length || fresh.length) {
-      applied1 = await applyStatusChanges(db, [...marks, ...early], insertInstancesStatements(db, fresh, "created to meet demand"));
+      const rows = jitInPass ? fresh : fresh.map((f) => ({ ...f, creating: true }));
+      applied1 = await applyStatusChanges(db, marks, insertInstancesStatements(db, rows, "created to meet demand"));
+      // The batch is one transaction: its new rows are there.
+      for (const f of fresh) applied1.add(f.id);
       logTransitions([...marks, ...early]);
       recordReaps(ss.id, reaps, applied1);
     }
@@ -212,7 +221,7 @@ export async function executePlan(
         id: instance.id,
         from: "pending_create",
         to: "creating",
-        reason: "calling provider",
+        reason: CALLING_PROVIDER,
         at: t2,
         set: {
           agentId: jit.runnerId,
