@@ -3,10 +3,11 @@ import { open, seal } from "../crypto/secret-box";
 import { secretContext } from "../crypto/secret-contexts";
 import type { CredentialContext, StatePatch } from "../db/github-state-store";
 import type { Env } from "../env";
+import type { Clock } from "../lib/clock";
 import { logEvent } from "../observability/log";
 import { createAppJwt, importAppKey } from "./app-auth";
 import { GithubApiError, GithubCredentialFailingError } from "./errors";
-import type { Clock, GithubResponse } from "./github-client";
+import type { GithubResponse } from "./github-client";
 
 /** An installation token is replaced this long before it expires. */
 export const TOKEN_REFRESH_MARGIN_MS = 5 * 60_000;

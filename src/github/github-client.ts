@@ -1,17 +1,13 @@
-// Over the house's ~400 lines (~440) on purpose: `call` is one loop deciding each attempt
-// (rate-limit waits, the send deadline, retries, token refresh, what a secondary-limit refusal
-// teaches the budget) over shared state, read best in one place; its pieces already live apart (credential-auth.ts, rate-limit.ts, budget-learning.ts, errors.ts, runners.ts).
-
 import { createDb, type Db } from "../db/client";
 import { type CredentialContext, loadCredentialContext, type StatePatch, writeCredentialState } from "../db/github-state-store";
 import type { Env } from "../env";
+import { type Clock, systemClock } from "../lib/clock";
 import { measuredFetch } from "../lib/invocation-cost";
-import { logAt, logEvent } from "../observability/log";
-import { countGithubCall } from "../observability/op-counters";
-import { githubCallLevel } from "../scaleset/log-levels";
+import { logEvent } from "../observability/log";
 import { scaleSetSettings } from "../scaleset/settings";
 import type { GithubBudgetPolicy } from "./budget";
 import { learnFromSecondaryLimit } from "./budget-learning";
+import { logCall } from "./call-log";
 import { CredentialAuth } from "./credential-auth";
 import { refuseUnlessBound } from "./credential-binding";
 import {
@@ -32,23 +28,10 @@ import {
   serverErrorBackoff,
   withJitter,
 } from "./rate-limit";
+import { buildUrl, nextLink, type QueryParams } from "./request-url";
 
 export const GITHUB_API_VERSION = "2022-11-28";
 export const USER_AGENT = "Edgerunner/0.1 (self-hosted GitHub Actions runner coordinator)";
-
-/** Time as the client sees it; tests replace it to drive rate-limit windows without sleeping. */
-export interface Clock {
-  now(): number;
-  sleep(ms: number): Promise<void>;
-  /** In [0, 1): jitter. */
-  random(): number;
-}
-
-export const systemClock: Clock = {
-  now: () => Date.now(),
-  sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
-  random: () => Math.random(),
-};
 
 export interface GithubClientOptions {
   env: Pick<Env, "DB" | "ENCRYPTION_KEY" | "ENCRYPTION_KEYS_PREVIOUS" | "GITHUB_POINTS_PER_MINUTE" | "GITHUB_BUDGET_WINDOW_SECONDS">;
@@ -74,7 +57,7 @@ export interface GithubClientOptions {
 }
 
 export interface RequestOptions {
-  query?: Record<string, string | number | boolean | undefined>;
+  query?: QueryParams;
   body?: unknown;
   /** Statuses (besides 2xx) the operation handles itself instead of failing. */
   allow?: number[];
@@ -108,9 +91,12 @@ type AuthMode = { kind: "token" } | { kind: "app-jwt" };
  * A GitHub REST client for one credential. State every isolate must agree on — whether the
  * credential works, until when it is rate limited, its installation token — lives in D1
  * (github_credential_state); this object holds a snapshot of it, re-read every few seconds.
- * Cheap to create: make one per unit of work. This file is the transport (retries, rate-limit
- * waits, the shared state); how a request is authenticated is credential-auth.ts, and the
- * operations on runners and hooks are runners.ts and hooks.ts.
+ * Cheap to create: make one per unit of work. This file is the transport: `call` decides each
+ * attempt (rate-limit waits, the send deadline, retries, token refresh, what a secondary-limit
+ * refusal teaches the budget) over the shared state in one loop, so it reads in one place. How a
+ * request is authenticated is credential-auth.ts, where it may go request-url.ts and
+ * credential-binding.ts, the line it logs call-log.ts; the operations on runners and hooks are
+ * runners.ts and hooks.ts.
  */
 export class GithubClient {
   readonly credentialId: string;
@@ -391,22 +377,6 @@ function rateLimitPatch(s: RateLimitSnapshot | null, now: number): StatePatch {
   };
 }
 
-function buildUrl(base: string, path: string, query: RequestOptions["query"]): string {
-  const url = /^https?:\/\//.test(path) ? new URL(path) : new URL(base + path);
-  for (const [k, v] of Object.entries(query ?? {})) if (v !== undefined) url.searchParams.set(k, String(v));
-  return url.toString();
-}
-
-/** The `rel="next"` URL, only if it stays on the endpoint's API (never send a token elsewhere). */
-export function nextLink(link: string | null, apiBaseUrl: string): string | null {
-  if (!link) return null;
-  for (const part of link.split(",")) {
-    const m = /<([^>]+)>\s*;\s*rel="?next"?/.exec(part.trim());
-    if (m) return m[1]!.startsWith(`${apiBaseUrl}/`) ? m[1]! : null;
-  }
-  return null;
-}
-
 async function readBody(res: Response): Promise<unknown> {
   if (res.status === 204 || res.status === 304) return null;
   const text = await res.text();
@@ -416,28 +386,4 @@ async function readBody(res: Response): Promise<unknown> {
   } catch {
     return { message: text.slice(0, 200) };
   }
-}
-
-function logCall(c: {
-  credential: string;
-  operation: string;
-  method: string;
-  status: number | null;
-  remaining: number | null;
-  started: number;
-  now: number;
-  ok: boolean;
-  error?: string;
-}) {
-  countGithubCall(c.operation, c.credential, c.ok);
-  logAt(githubCallLevel(c.ok), {
-    event: "github_call",
-    credential: c.credential,
-    operation: c.operation,
-    method: c.method,
-    status: c.status,
-    rate_limit_remaining: c.remaining,
-    duration_ms: Math.max(0, c.now - c.started),
-    ...(c.error !== undefined ? { error: c.error } : !c.ok && { error: `HTTP ${c.status}` }),
-  });
 }

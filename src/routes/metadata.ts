@@ -3,6 +3,7 @@ import { type Context, Hono } from "hono";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { actRunnerInstallScript, defaultActRunnerUrl } from "../bootstrap/act-runner-script";
 import { pickTool, renderInstallScript } from "../bootstrap/install-script";
+import { serviceName, systemdUnit } from "../bootstrap/runner-service";
 import { fromBase64 } from "../crypto/base64url";
 import { keyringFor } from "../crypto/keyring";
 import { open, seal } from "../crypto/secret-box";
@@ -48,30 +49,6 @@ const SETUP_PATH =
 
 const JIT_FILES = { runner: ".runner", credentials: ".credentials", credentials_rsaparams: ".credentials_rsaparams" } as const;
 const RUN_AS_USER = /^[a-z_][a-z0-9_-]{0,31}$/;
-
-/** GARM's service name: `actions.runner.<owner>[.<repo>]`. */
-export function serviceName(entity: { kind: string; owner: string; name: string }): string {
-  return entity.kind === "repository" ? `actions.runner.${entity.owner}.${entity.name}` : `actions.runner.${entity.owner}`;
-}
-
-export function systemdUnit(service: string, user: string): string {
-  return `[Unit]
-Description=GitHub Actions Runner (${service})
-After=network-online.target
-Wants=network-online.target
-
-[Service]
-ExecStart=/home/${user}/actions-runner/runsvc.sh
-User=${user}
-WorkingDirectory=/home/${user}/actions-runner
-KillMode=process
-KillSignal=SIGTERM
-TimeoutStopSec=5min
-
-[Install]
-WantedBy=multi-user.target
-`;
-}
 
 const base = (publicUrl: string) => publicUrl.replace(/\/+$/, "");
 // biome-ignore lint/suspicious/noExplicitAny: RunnerSetup carries the entity columns entityUrl reads, not the whole row type

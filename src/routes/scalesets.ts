@@ -1,17 +1,9 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { type EntityPath, entityPaths } from "../api/entity-paths";
 import { InstanceSchema, instanceView } from "../api/instance-view";
-import {
-  CreateScaleSet,
-  defaultJitConfigTiming,
-  hardCapIssue,
-  ObjectStatusSchema,
-  ScaleSetDetailSchema,
-  ScaleSetSchema,
-  SHAPED_FLAVOR,
-  UpdateScaleSet,
-  scaleSetView as view,
-} from "../api/scaleset-schemas";
+import { CreateScaleSet, defaultJitConfigTiming, hardCapIssue, SHAPED_FLAVOR, UpdateScaleSet } from "../api/scaleset-input";
+import { ObjectStatusSchema } from "../api/scaleset-object-status";
+import { ScaleSetDetailSchema, ScaleSetSchema, scaleSetView as view } from "../api/scaleset-view";
 import { assertShapedScaleSet } from "../api/shaped-scaleset-check";
 import { createDb, type Db } from "../db/client";
 import { findEntity } from "../db/entity-store";

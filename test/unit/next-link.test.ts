@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { nextLink } from "../../src/github/github-client";
+import { nextLink } from "../../src/github/request-url";
 
 const API = "https://ghes.example.com/api/v3";
 

@@ -4,7 +4,7 @@
 // retry counts are taken from both scripts and compared, and the retry loop is checked piece by
 // piece against what curl's --retry does.
 import { describe, expect, it } from "vitest";
-import { UpdateScaleSet } from "../../src/api/scaleset-schemas";
+import { UpdateScaleSet } from "../../src/api/scaleset-input";
 import { type InstallScriptInput, renderInstallScript } from "../../src/bootstrap/install-script";
 
 function input(registration: boolean): InstallScriptInput {

@@ -1,6 +1,7 @@
 import { env } from "cloudflare:workers";
 import { inject } from "vitest";
-import { type Clock, GithubClient, type GithubClientOptions } from "../../src/github/github-client";
+import { GithubClient, type GithubClientOptions } from "../../src/github/github-client";
+import type { Clock } from "../../src/lib/clock";
 import { createWorld, type FakeWorld } from "../fake-github/control-client";
 import appKeyPkcs1 from "../fixtures/app-key-pkcs1.pem?raw";
 import appKeyPkcs8 from "../fixtures/app-key-pkcs8.pem?raw";

@@ -6,6 +6,7 @@
  */
 
 import { BodyTooLarge, readLimitedBody } from "../../http/limited-body";
+import type { Clock } from "../../lib/clock";
 import { errorText, logger } from "../../observability/log";
 import { countGithubCall } from "../../observability/op-counters";
 import type { ActionsError, ActionsResult } from "../../scaleset/listener/actions-port";
@@ -17,7 +18,7 @@ import {
   GithubRateLimitedError,
   GithubUnavailableError,
 } from "../errors";
-import { type Clock, type GithubClient, USER_AGENT } from "../github-client";
+import { type GithubClient, USER_AGENT } from "../github-client";
 import { createRegistrationToken } from "../runners";
 import { type GithubScope, scopeKey } from "../scope";
 import { actionsError, adminConnectionSchema, jwtExpiresAt, MAX_ACTIONS_BODY_BYTES, parseBody } from "./wire";

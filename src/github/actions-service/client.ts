@@ -8,6 +8,7 @@
 
 import type { z } from "zod";
 import { BodyTooLarge, readLimitedBody } from "../../http/limited-body";
+import { type Clock, systemClock } from "../../lib/clock";
 import { measuredFetch } from "../../lib/invocation-cost";
 import { errorText, logger } from "../../observability/log";
 import { countGithubCall } from "../../observability/op-counters";
@@ -19,7 +20,7 @@ import type {
   QueueMessage,
   UnreadableMessage,
 } from "../../scaleset/listener/actions-port";
-import { type Clock, type GithubClient, systemClock, USER_AGENT } from "../github-client";
+import { type GithubClient, USER_AGENT } from "../github-client";
 import type { GithubScope } from "../scope";
 import { type AdminConnection, AdminTokens } from "./admin-token";
 import {
