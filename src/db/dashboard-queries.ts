@@ -149,16 +149,24 @@ const CHART_WINDOW_MS = 24 * 3_600_000;
 const MAX_CHART_JOBS = 10_000;
 
 /**
- * The waits of jobs that started since `?1` (`?2`: one scale set's, or NULL for every scale set's),
- * by GitHub's times and only those a runner took (a job cancelled while queued has a start time
- * but waited for nothing). The status and updated_at terms use the jobs' indexes: a job that
- * started since then was last written since then.
+ * The waits of one scale set's jobs (`?2`) that started since `?1`, by GitHub's times and only
+ * those a runner took (a job cancelled while queued has a start time but waited for nothing),
+ * through its (scale_set_id, status) index.
  */
 const QUEUE_WAITS = `SELECT started_at, started_at - queued_at AS wait_ms FROM jobs
-  WHERE status IN ('in_progress', 'completed') AND updated_at >= ?1 AND started_at >= ?1
+  WHERE scale_set_id = ?2 AND status IN ('in_progress', 'completed') AND started_at >= ?1
     AND queued_at IS NOT NULL AND runner_name IS NOT NULL
-    AND (scale_set_id = ?2 OR (?2 IS NULL AND scale_set_id IS NOT NULL))
   LIMIT ${MAX_CHART_JOBS}`;
+
+/**
+ * The same for every scale set, newest first: jobs have no index on status alone (each index is
+ * a row written per job change, migration 0029), and the newest rows are the ones that started
+ * lately, so the walk back from the newest stops at the chart's limit or where the table ends.
+ */
+const QUEUE_WAITS_ALL = `SELECT started_at, started_at - queued_at AS wait_ms FROM jobs
+  WHERE status IN ('in_progress', 'completed') AND started_at >= ?1
+    AND queued_at IS NOT NULL AND runner_name IS NOT NULL AND scale_set_id IS NOT NULL
+  ORDER BY seq DESC LIMIT ${MAX_CHART_JOBS}`;
 
 const SAMPLE_COLUMNS = "at, SUM(idle) AS idle, SUM(busy) AS busy, SUM(booting) AS booting, SUM(other) AS other, SUM(min_idle) AS min_idle";
 
@@ -188,7 +196,7 @@ export async function overview(db: D1Database, now = Date.now()): Promise<Overvi
       ),
       db.prepare(
         `SELECT j.scale_set_id, COUNT(*) AS n FROM jobs j
-        WHERE j.status IN ('queued', 'waiting') AND j.scale_set_id IS NOT NULL AND NOT ${hasServingTwin()} GROUP BY 1`,
+        WHERE j.scale_set_id IN (SELECT id FROM scale_sets) AND j.status IN ('queued', 'waiting') AND NOT ${hasServingTwin()} GROUP BY 1`,
       ),
       db.prepare(
         `SELECT c.id, c.name, c.endpoint_name, c.auth_type, s.health, s.failure_reason, s.rate_limit_limit, s.rate_limit_remaining, s.rate_limit_reset_at, s.blocked_until
@@ -210,7 +218,7 @@ export async function overview(db: D1Database, now = Date.now()): Promise<Overvi
       db.prepare(
         `SELECT COUNT(*) AS n FROM jobs j WHERE j.scale_set_id IS NULL AND j.status IN ('queued', 'waiting') AND NOT ${hasServingTwin()}`,
       ),
-      db.prepare(QUEUE_WAITS).bind(since, null),
+      db.prepare(QUEUE_WAITS_ALL).bind(since),
       db
         .prepare(
           `SELECT ${SAMPLE_COLUMNS} FROM scale_set_samples WHERE at >= ? AND scale_set_id IN (SELECT id FROM scale_sets) GROUP BY at ORDER BY at`,
@@ -356,7 +364,7 @@ export async function scaleSetPage(db: D1Database, id: string, now = Date.now())
     db
       .prepare(
         `SELECT t.at, t.field, t.from_value, t.to_value, t.reason, i.name FROM instance_transitions t JOIN instances i ON i.id = t.instance_id
-         WHERE i.scale_set_id = ? ORDER BY t.id DESC LIMIT 50`,
+         WHERE i.scale_set_id = ? ORDER BY t.at DESC, t.id DESC LIMIT 50`,
       )
       .bind(id),
     db.prepare(`SELECT ${JOB_COLUMNS} FROM jobs WHERE scale_set_id = ? ORDER BY seq DESC LIMIT 50`).bind(id),

@@ -159,7 +159,7 @@ export async function readDoctorRows(db: D1Database, now = Date.now()): Promise<
     ),
     db.prepare(
       `SELECT j.scale_set_id, COUNT(*) AS n, MIN(COALESCE(j.queued_at, j.created_at)) AS oldest
-       FROM jobs j WHERE j.status = 'queued' AND j.scale_set_id IS NOT NULL AND NOT ${hasServingTwin()} GROUP BY j.scale_set_id`,
+       FROM jobs j WHERE j.scale_set_id IN (SELECT id FROM scale_sets) AND j.status = 'queued' AND NOT ${hasServingTwin()} GROUP BY j.scale_set_id`,
     ),
     // A job its repository's row serves is no unmatched job of its organization's (job-twins.ts).
     db.prepare(

@@ -92,7 +92,7 @@ export const CALLING_PROVIDER = "calling provider";
 // A guarded change has no id: its instance is the one of its name.
 const CHANGES_CTE = `
   changes AS (
-    SELECT coalesce(json_extract(value, '$.id'), (SELECT id FROM instances WHERE name = json_extract(value, '$.guard.name'))) AS id,
+    SELECT key AS k, coalesce(json_extract(value, '$.id'), (SELECT id FROM instances WHERE name = json_extract(value, '$.guard.name'))) AS id,
            json_extract(value, '$.from') AS from_status,
            json_extract(value, '$.to') AS to_status, json_extract(value, '$.reason') AS reason,
            json_extract(value, '$.at') AS at, json_extract(value, '$.set') AS f,
@@ -135,15 +135,23 @@ export function insertInstancesStatements(db: D1Database, rows: NewInstance[], r
       .bind(json),
     db
       .prepare(
-        `INSERT INTO instance_transitions (instance_id, at, field, from_value, to_value, reason)
-         SELECT json_extract(value, '$.id'), json_extract(value, '$.createdAt'), 'status', NULL, 'pending_create', ?2 FROM json_each(?1)
+        `INSERT INTO instance_transitions (instance_id, id, at, field, from_value, to_value, reason)
+         SELECT json_extract(value, '$.id'), 1, json_extract(value, '$.createdAt'), 'status', NULL, 'pending_create', ?2 FROM json_each(?1)
          UNION ALL
-         SELECT json_extract(value, '$.id'), json_extract(value, '$.createdAt'), 'status', 'pending_create', 'creating', ?3
+         SELECT json_extract(value, '$.id'), 2, json_extract(value, '$.createdAt'), 'status', 'pending_create', 'creating', ?3
            FROM json_each(?1) WHERE json_extract(value, '$.creating')`,
       )
       .bind(json, reason, CALLING_PROVIDER),
   ];
 }
+
+/**
+ * An instance's transitions are numbered within it (the table is keyed by instance and number,
+ * WITHOUT ROWID: one row written each). A change's rows take the numbers after the instance's
+ * last, two per change in the batch (its status, then its runner status), so the numbers stay
+ * unique and in order within one statement whatever it has already inserted.
+ */
+const NEXT_TRANSITION = "(SELECT coalesce(max(t.id), 0) FROM instance_transitions t WHERE t.instance_id = c.id)";
 
 // Seconds from the instance's creation to the change's onlineAt: the startup observation.
 const STARTUP_SECONDS = "(MAX(0, json_extract(c.f, '$.onlineAt') - i.created_at) / 1000.0)";
@@ -177,12 +185,12 @@ export function statusChangeStatements(db: D1Database, changes: (StatusChange | 
     db
       .prepare(
         `WITH ${CHANGES_CTE}
-         INSERT INTO instance_transitions (instance_id, at, field, from_value, to_value, reason)
-         SELECT c.id, c.at, 'status', c.from_status, c.to_status, c.reason
+         INSERT INTO instance_transitions (instance_id, id, at, field, from_value, to_value, reason)
+         SELECT c.id, ${NEXT_TRANSITION} + 1 + 2 * c.k, c.at, 'status', c.from_status, c.to_status, c.reason
            FROM changes c JOIN instances i ON ${applies("i")}
           WHERE c.from_status != c.to_status
          UNION ALL
-         SELECT c.id, c.at, 'runner_status', i.runner_status, json_extract(c.f, '$.runnerStatus'), c.reason
+         SELECT c.id, ${NEXT_TRANSITION} + 2 + 2 * c.k, c.at, 'runner_status', i.runner_status, json_extract(c.f, '$.runnerStatus'), c.reason
            FROM changes c JOIN instances i ON ${applies("i")}
           WHERE json_extract(c.f, '$.runnerStatus') IS NOT NULL
             AND (json_extract(c.f, '$.runnerStatus') != i.runner_status OR json_extract(c.f, '$.recordRunnerReport') = 1)`,

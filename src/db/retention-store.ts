@@ -31,8 +31,8 @@ export interface PruneTable extends PruneTarget {
  * The keys of the oldest N rows of `table` whose `column` is before the cutoff (and match
  * `where`): rowids, or the primary key of a table WITHOUT ROWID (webhook_deliveries).
  */
-function oldest(table: string, column: string, where = "", key = "rowid"): string {
-  return `SELECT ${key} FROM ${table} WHERE ${column} < ?1 ${where} ORDER BY ${column}, ${key} LIMIT ?2`;
+function oldest(table: string, column: string, where = "", key = "rowid", order = `${column}, ${key}`): string {
+  return `SELECT ${key} FROM ${table} WHERE ${column} < ?1 ${where} ORDER BY ${order} LIMIT ?2`;
 }
 
 /** A table whose rows go by age alone: `{ table, window, ...byAge(table, column) }`. */
@@ -41,8 +41,17 @@ function byAge(table: string, column: string, where = "", key = "rowid"): Pick<P
 }
 
 /** `byAge`, plus a statement that keeps the totals of the rows about to go (see PruneTable.keep). */
-function byAgeKeeping(table: string, column: string, where: string, keep: (rows: string) => string, params: unknown[] = [], key = "rowid") {
-  return { ...byAge(table, column, where, key), keep: { sql: keep(oldest(table, column, where, key)), params }, queries: 2 };
+function byAgeKeeping(
+  table: string,
+  column: string,
+  where: string,
+  keep: (rows: string) => string,
+  params: unknown[] = [],
+  key = "rowid",
+  order?: string,
+) {
+  const rows = oldest(table, column, where, key, order);
+  return { sql: `DELETE FROM ${table} WHERE ${key} IN (${rows})`, queries: 2, keep: { sql: keep(rows), params } };
 }
 
 const ADD_TO_COUNTERS = "ON CONFLICT(name) DO UPDATE SET value = value + excluded.value, updated_at = excluded.updated_at";
@@ -102,15 +111,20 @@ JOIN json_each(?4) k
 GROUP BY j.scale_set_id, k.value
 ${ADD_TO_COUNTERS}`,
       [JSON.stringify([...JOB_LATENCY_BUCKETS, "count", "sum_ms"])],
+      // Oldest first by seq, not by updated_at: jobs have no index on it (migration 0029), and the
+      // walk from the oldest row finds the jobs left untouched past the cutoff first.
+      "rowid",
+      "rowid",
     ),
   },
   {
     table: "instance_transitions",
     window: "history",
     queries: 1,
-    sql: `DELETE FROM instance_transitions WHERE id IN (
-  SELECT t.id FROM instances i JOIN instance_transitions t ON t.instance_id = i.id
-  WHERE ${PRUNABLE_INSTANCE} ORDER BY i.status_changed_at, t.id LIMIT ?2)`,
+    // Keyed by (instance_id, id) since migration 0029 (WITHOUT ROWID).
+    sql: `DELETE FROM instance_transitions WHERE (instance_id, id) IN (
+  SELECT t.instance_id, t.id FROM instances i JOIN instance_transitions t ON t.instance_id = i.id
+  WHERE ${PRUNABLE_INSTANCE} ORDER BY i.status_changed_at, t.instance_id, t.id LIMIT ?2)`,
   },
   {
     table: "instances",

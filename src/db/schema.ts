@@ -495,22 +495,26 @@ export const instances = sqliteTable(
   ],
 );
 
-/** Append-only: every change of an instance's status or runner status, with why. */
+/**
+ * Append-only: every change of an instance's status or runner status, with why. Keyed by the
+ * instance and a number that grows within it, WITHOUT ROWID since migration 0029 (drizzle cannot
+ * say so): one B-tree, so a transition is one row written, not a row and its index entry.
+ */
 export const instanceTransitions = sqliteTable(
   "instance_transitions",
   {
-    // No AUTOINCREMENT (migration 0028): it wrote sqlite_sequence on every transition, a billed row.
-    id: integer("id").primaryKey(),
     instanceId: text("instance_id")
       .notNull()
       .references(() => instances.id, { onDelete: "cascade" }),
+    /** Grows within the instance (src/db/instance-store.ts numbers them); rows of 0028 kept theirs. */
+    id: integer("id").notNull(),
     at: integer("at").notNull(),
     field: text("field", { enum: ["status", "runner_status"] }).notNull(),
     fromValue: text("from_value"),
     toValue: text("to_value").notNull(),
     reason: text("reason").notNull(),
   },
-  (t) => [index("instance_transitions_instance_idx").on(t.instanceId, t.id)],
+  (t) => [primaryKey({ columns: [t.instanceId, t.id] })],
 );
 
 export const jobStatuses = ["queued", "waiting", "in_progress", "completed"] as const;
@@ -566,9 +570,9 @@ export const jobs = sqliteTable(
   (t) => [
     uniqueIndex("jobs_entity_source_id_idx").on(t.entityId, t.source, t.id),
     index("jobs_scale_set_status_idx").on(t.scaleSetId, t.status),
-    // "Completed jobs, least recently touched first" for retention; also any lookup by status alone
-    // (a (status, id) index served the same and cost a row written per change: dropped, migration 0028).
-    index("jobs_status_updated_idx").on(t.status, t.updatedAt),
+    // No index on status alone: (status, updated_at) cost a row written on every change of every
+    // job (dropped, migration 0029). Retention walks the oldest rows by seq; lookups by status go
+    // through the scale set's index.
     index("jobs_runner_name_idx").on(t.runnerName),
     index("jobs_id_idx").on(t.id),
   ],

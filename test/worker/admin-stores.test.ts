@@ -141,7 +141,7 @@ describe("instance store: the admin API's reads", () => {
     const set = await seed.scaleSet(`repositories/${repo.id}`);
     const inst = await insertInstance(set.id);
     await env.DB.prepare(
-      "INSERT INTO instance_transitions (instance_id, at, field, from_value, to_value, reason) VALUES (?1, 1, 'status', NULL, 'pending_create', 'a'), (?1, 2, 'status', 'pending_create', 'creating', 'b')",
+      "INSERT INTO instance_transitions (instance_id, id, at, field, from_value, to_value, reason) VALUES (?1, 1, 1, 'status', NULL, 'pending_create', 'a'), (?1, 2, 2, 'status', 'pending_create', 'creating', 'b')",
     )
       .bind(inst.id)
       .run();

@@ -76,9 +76,10 @@ const TABLES = [
  */
 export async function dumpDb(): Promise<Record<string, unknown[]>> {
   // usage_days is the coordinator's own metering (src/lib/usage-tally.ts), written every few
-  // minutes whatever the request: not a change a request makes. webhook_deliveries has no rowid.
+  // minutes whatever the request: not a change a request makes. Two tables have no rowid.
   const tables = TABLES.filter((t) => t !== "usage_days");
-  const order = (t: string) => (t === "webhook_deliveries" ? "delivery_id" : "rowid");
+  const keys: Record<string, string> = { webhook_deliveries: "delivery_id", instance_transitions: "instance_id, id" };
+  const order = (t: string) => keys[t] ?? "rowid";
   const results = await env.DB.batch(tables.map((t) => env.DB.prepare(`SELECT * FROM ${t} ORDER BY ${order(t)}`)));
   const dump = Object.fromEntries(tables.map((t, i) => [t, results[i]!.results]));
   dump.counters = dump.counters!.filter((r) => !String((r as { name: string }).name).startsWith("audit."));

@@ -8,6 +8,7 @@ import {
   insertInstancesStatements,
   instanceOwner,
   liveInstanceNames,
+  statusChangeStatements,
 } from "../../src/db/instance-store";
 import { providerSecretByName } from "../../src/db/provider-store";
 import { claimRegistrationToken, releaseRegistrationToken, sealRegistrationToken } from "../../src/db/runner/registration-token-store";
@@ -54,8 +55,20 @@ describe("instance store: status changes", () => {
       { from_value: "pending_create", to_value: "creating", reason: "calling provider", field: "status" },
     ]);
     expect(await transitions(b!.id)).toEqual([{ from_value: null, to_value: "pending_create", reason: "to meet demand", field: "status" }]);
-    // What that saves: no UPDATE of the row and its status index a moment later.
-    expect(results.reduce((n, r) => n + (r.meta.rows_written ?? 0), 0)).toBeLessThanOrEqual(2 * 5 + 3 * 2);
+    // Rows written (D1 bills them): each instance row and its four index entries, and one per
+    // transition (keyed WITHOUT ROWID); no UPDATE of the row and its status index a moment later.
+    expect(results.map((r) => r.meta.rows_written)).toEqual([2 * 5, 3]);
+    const moved = await env.DB.batch(
+      statusChangeStatements(env.DB, [
+        { id: a!.id, from: "creating", to: "running", reason: "up", at: 2_000, set: { runnerStatus: "installing" } },
+      ]),
+    );
+    // The transitions (status and runner status, one row each), then the row and its status index.
+    expect(moved.map((r) => r.meta.rows_written)).toEqual([2, 2]);
+    expect((await transitions(a!.id)).slice(2)).toEqual([
+      { from_value: "creating", to_value: "running", reason: "up", field: "status" },
+      { from_value: "pending", to_value: "installing", reason: "up", field: "runner_status" },
+    ]);
   });
 
   it("applies a change only from the status it expects, and records it", async () => {

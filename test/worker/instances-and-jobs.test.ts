@@ -26,8 +26,8 @@ describe("instances", () => {
         ["creating", "running", "shim reported running"],
       ].map(([from, to, why], i) =>
         env.DB.prepare(
-          "INSERT INTO instance_transitions (instance_id, at, field, from_value, to_value, reason) VALUES (?, ?, 'status', ?, ?, ?)",
-        ).bind(a.id, 1_000 + i, from, to, why),
+          "INSERT INTO instance_transitions (instance_id, id, at, field, from_value, to_value, reason) VALUES (?, ?, ?, 'status', ?, ?, ?)",
+        ).bind(a.id, i + 1, 1_000 + i, from, to, why),
       ),
     );
 

@@ -119,8 +119,8 @@ async function instance(status: string, changedAt: number, transitions: number, 
   });
   if (transitions > 0) {
     await env.DB.prepare(
-      `INSERT INTO instance_transitions (instance_id, at, field, from_value, to_value, reason)
-       SELECT ?, ?, 'status', NULL, 'x', 'test' FROM json_each(?)`,
+      `INSERT INTO instance_transitions (instance_id, id, at, field, from_value, to_value, reason)
+       SELECT ?1, key + 1, ?2, 'status', NULL, 'x', 'test' FROM json_each(?3)`,
     )
       .bind(row.id, changedAt, JSON.stringify(Array.from({ length: transitions }, (_, i) => i)))
       .run();

@@ -177,7 +177,7 @@ describe("scale sets", () => {
     const live = await insertInstance(ss.id, { status: "pending_delete" });
     const gone = await insertInstance(ss.id, { status: "deleted", runner_status: "terminated" });
     await env.DB.prepare(
-      "INSERT INTO instance_transitions (instance_id, at, field, from_value, to_value, reason) VALUES (?, ?, 'status', 'deleting', 'deleted', 'test')",
+      "INSERT INTO instance_transitions (instance_id, id, at, field, from_value, to_value, reason) VALUES (?, 1, ?, 'status', 'deleting', 'deleted', 'test')",
     )
       .bind(gone.id, Date.now())
       .run();
