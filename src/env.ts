@@ -1,11 +1,12 @@
 import type { Principal } from "./auth/principal";
 import type { DeliveryRecoveryRpc } from "./recovery/rpc";
-import type { ScaleSet } from "./scaleset/scaleset-object";
+import type { ScaleSetRpc } from "./scaleset/rpc";
 
 /** Bindings, vars and secrets the Worker runs with (see wrangler.toml and .dev.vars.example). */
 export interface Env {
   DB: D1Database;
-  SCALE_SET: DurableObjectNamespace<ScaleSet>;
+  /** One object per scale set (src/scaleset/scaleset-object.ts), typed by what callers may ask of it. */
+  SCALE_SET: DurableObjectNamespace<ScaleSetRpc>;
   /** The one delivery recovery object (src/recovery/recovery-object.ts). */
   DELIVERY_RECOVERY: DurableObjectNamespace<DeliveryRecoveryRpc>;
   /** Counts dashboard login attempts per client (wrangler.toml `[[ratelimits]]`). */

@@ -6,8 +6,8 @@ import { recordInvocation } from "../lib/invocation-ledger";
 import { meterStorageRows } from "../lib/metered-sql";
 import { tally } from "../lib/usage-tally";
 import { errorText, logEvent as log } from "../observability/log";
-import { type PassReport, runRecoveryPass } from "./recovery-pass";
-import type { DeliveryRecoveryRpc } from "./rpc";
+import { runRecoveryPass } from "./recovery-pass";
+import type { DeliveryRecoveryRpc, PassReport } from "./rpc";
 import { type RecoverySettings, recoverySettings } from "./settings";
 
 const TROUBLE_STREAK = "troubleStreak";

@@ -20,36 +20,11 @@ import { forgeBackstopPort } from "./forge-backstop";
 import { type HookWalkOutput, walkHook } from "./hook-walk";
 import { nextPass, type PassTrouble, worstTrouble } from "./pass-timing";
 import { runBackstop } from "./recovery-backstop";
+import type { PassReport } from "./rpc";
 import { servedEntities } from "./served";
 import { githubRetentionMs, type RecoverySettings } from "./settings";
 import { type HookWatch, watchList } from "./watch-list";
 import { CallBudget, watchProblem } from "./watch-status";
-
-/**
- * One pass of delivery recovery (the recovery object's alarm runs it; docs/github.md "Lost
- * deliveries"): read what is registered and what the watches know (one D1 round trip), walk each
- * hook's failed deliveries, ask D1 which of their GUIDs it knows (one round trip), fetch back and
- * take in the rest, run the backstop for the entities whose deliveries cannot be read, and write
- * what changed (one batch). A pass that finds no failure makes one list call per hook and writes
- * one row.
- */
-
-export interface PassReport {
-  at: number;
-  durationMs: number;
-  calls: number;
-  watches: number;
-  /** Failed deliveries listed that were new to us. */
-  newFailures: number;
-  recovered: number;
-  backstopFound: number;
-  /** Work left for the next pass (pending fetches beyond this pass's cap). */
-  more: boolean;
-  /** When the next pass is due (pass-timing.ts): the interval on, sooner when work was left or GitHub had passing trouble. */
-  nextAt: number;
-  /** Passes in a row that met passing trouble at GitHub, this one included (what the object hands the next pass). */
-  troubleStreak: number;
-}
 
 // No waiting inside a call: a rate-limited credential is skipped and tried next pass.
 const clientFor = clientPool(
@@ -59,6 +34,14 @@ const clientFor = clientPool(
 /** A row worth writing: anything but `updatedAt` differs. */
 const changed = (before: WatchRow | undefined, after: WatchRow) => JSON.stringify(before ?? null) !== JSON.stringify(after);
 
+/**
+ * One pass of delivery recovery (the recovery object's alarm runs it; docs/github.md "Lost
+ * deliveries"): read what is registered and what the watches know (one D1 round trip), walk each
+ * hook's failed deliveries, ask D1 which of their GUIDs it knows (one round trip), fetch back and
+ * take in the rest, run the backstop for the entities whose deliveries cannot be read, and write
+ * what changed (one batch). A pass that finds no failure makes one list call per hook and writes
+ * one row.
+ */
 export async function runRecoveryPass(env: Env, settings: RecoverySettings, now = Date.now(), troubleStreak = 0): Promise<PassReport> {
   const started = Date.now();
   const inputs = await loadRecoveryInputs(env.DB);

@@ -3,8 +3,8 @@ import type { SqlPort } from "../lib/metered-sql";
 import { type CreateBackoff, NO_CREATE_BACKOFF } from "./backoff";
 import type { SpendGuard } from "./guards/spend-guard";
 import { type BootSamples, NO_BOOT_SAMPLES } from "./jit/create-pacing";
-import type { StoredListener } from "./listener/listener-host";
-import type { PlanSummary } from "./reconcile";
+import type { StoredListener } from "./listener/listener";
+import type { LastReconcile } from "./status-types";
 
 /**
  * The ScaleSet object's own SQLite: its identity, backoff state, per-instance operation and
@@ -19,28 +19,6 @@ export interface InstanceOps {
   opId: string | null;
   opKind: "create" | "delete" | null;
   pollAt: number | null;
-}
-
-export interface LastReconcile {
-  at: number;
-  durationMs: number;
-  summary: PlanSummary | null;
-  actions: Record<string, number>;
-  error: string | null;
-  /** D1 round trips the pass took: constant whatever the number of instances. */
-  d1RoundTrips: number;
-  /** The D1 queries (statements) those round trips carried: Cloudflare allows 1,000 per invocation. Absent in runs recorded before it was counted. */
-  d1Queries?: number;
-  /**
-   * Subrequests the run made, Cloudflare's 10,000 per invocation: every outbound fetch (GitHub,
-   * the Actions service, the shim) and every D1 call, whoever made it (lib/invocation-cost.ts),
-   * so it can exceed `d1RoundTrips`, which counts the pass's own planned trips only.
-   */
-  subrequests?: number;
-  /** Of those, outbound fetches. */
-  fetches?: number;
-  /** Passes in the run: a pass that changed something is followed by another, at most four. */
-  passes: number;
 }
 
 /** What the GitHub budget last did to this scale set's creates (scaleset/jit/github-pacing.ts). */

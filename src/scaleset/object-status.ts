@@ -1,33 +1,9 @@
-import type { PollerStatus } from "../forges/forgejo/poller-host";
-import type { InvocationsStatus } from "./executor/invocation-record";
-import { type SpendGuardStatus, spendGuardStatus } from "./guards/spend-guard";
-import { type BudgetStatus, budgetStatus } from "./jit/github-pacing";
-import { type CreatePacingStatus, createPacingStatus } from "./jit/on-boot-pacing";
-import type { ListenerStatus } from "./listener/listener-host";
-import type { LastReconcile, ObjectState } from "./object-state";
-import { type MinIdleScheduleStatus, minIdleScheduleStatus } from "./schedule/min-idle-keeping";
-
-/** What a scale set's object reports of itself (GET /scalesets/{id} status, the dashboard). */
-export interface ScaleSetStatus {
-  scale_set_id: string | null;
-  next_wake_at: string | null;
-  create_backoff: { failures: number; last_failure_at: string | null; hard_limited_at: string | null; create_allowed_at: string | null };
-  last_reconcile: LastReconcile | null;
-  pending_operations: number;
-  delete_retries: number;
-  /** The runner scale set API listener (scaleset_api intake), if it ever ran. */
-  listener: ListenerStatus | null;
-  /** The Forgejo poller (poll intake), if it ever polled. */
-  poller: PollerStatus | null;
-  github_budget: BudgetStatus | null;
-  create_pacing: CreatePacingStatus | null;
-  /** The min idle the last pass planned with: a schedule entry's, or the scale set's own. */
-  min_idle_schedule: MinIdleScheduleStatus | null;
-  /** What this object's invocations spent of Cloudflare's per-invocation budgets, since it last started. */
-  invocations: InvocationsStatus;
-  /** The spend guard (max_machine_hours_per_day) as the last pass found it; null: no cap. */
-  spend_guard: SpendGuardStatus | null;
-}
+import { spendGuardStatus } from "./guards/spend-guard";
+import { budgetStatus } from "./jit/github-pacing";
+import { createPacingStatus } from "./jit/on-boot-pacing";
+import type { ObjectState } from "./object-state";
+import { minIdleScheduleStatus } from "./schedule/min-idle-keeping";
+import type { InvocationsStatus, ListenerStatus, PollerStatus, ScaleSetStatus } from "./status-types";
 
 /** The status from the object's state; the parts kept elsewhere are passed in. */
 export function objectStatus(input: {

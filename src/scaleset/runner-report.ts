@@ -4,18 +4,8 @@ import type { LogFields } from "../observability/log";
 import { usableTokenStates } from "./instance-access";
 import { canRunnerTransition } from "./instance-states";
 import { type LifecycleLevel, runnerStatusLevel } from "./log-levels";
+import type { RunnerReport, RunnerReportRefusal } from "./rpc";
 import { claimOnReport, claimsInAdvance } from "./runner-identity";
-
-/** What a bootstrapping runner reports through the callback routes. */
-export interface RunnerReport {
-  status: RunnerStatus;
-  message: string;
-  agentId: number | null;
-}
-
-export type RunnerReportRefusal =
-  /** The token may not be used (instance-access.ts): answered as any refused instance token is. */
-  { error: "unauthorized"; reason: string } | { error: "gone" } | { error: "forbidden"; from: RunnerStatus; to: RunnerStatus };
 
 /**
  * What a runner's report means for its instance: the change to write (`failed` sends the

@@ -33,22 +33,18 @@ import { ListenerHost } from "./listener/listener-host";
 import { passLevel, transitionLevel } from "./log-levels";
 import { callbackResult, operationOutcome } from "./machine-outcomes";
 import { ObjectState } from "./object-state";
-import { objectStatus, type ScaleSetStatus } from "./object-status";
+import { objectStatus } from "./object-status";
 import { afterCreate, keepCreateBackoff, keepOutcome } from "./outcome-keeping";
 import { githubRunnerPort, openScaleSetPorts } from "./ports-factory";
 import { plan } from "./reconcile";
-import {
-  type RunnerReport,
-  type RunnerReportRefusal,
-  reportChangesInAdvance,
-  runnerReportChange,
-  runnerReportEvents,
-} from "./runner-report";
+import type { RunnerReport, RunnerReportRefusal, ScaleSetRpc } from "./rpc";
+import { reportChangesInAdvance, runnerReportChange, runnerReportEvents } from "./runner-report";
 import { MinIdleKeeper } from "./schedule/min-idle-keeping";
 import { type ScaleSetSettings, scaleSetSettings } from "./settings";
 import { awaitingFlavors, judgeShapedQueue } from "./shaped-queue";
 import { recheckStaleJobs } from "./stale-jobs/stale-job-recheck";
 import type { QueuedJob } from "./stale-jobs/stale-jobs";
+import type { ScaleSetStatus } from "./status-types";
 
 /**
  * Whether an alarm of this isolate made sure delivery recovery is scheduled (src/recovery/: it
@@ -66,7 +62,7 @@ const MAX_PASSES_PER_RUN = 4;
  * loads a snapshot in one D1 round trip, plans with the pure planner, and carries the plan
  * out with a fixed number of further round trips; outbound calls run in parallel in between.
  */
-export class ScaleSet extends DurableObject<Env> {
+export class ScaleSet extends DurableObject<Env> implements ScaleSetRpc {
   private readonly state: ObjectState;
   private readonly settings: ScaleSetSettings;
   /** Instances with an operation of this incarnation under way: nobody else may touch them. */

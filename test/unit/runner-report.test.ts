@@ -1,8 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { instanceRefusal, usableTokenStates } from "../../src/scaleset/instance-access";
 import { canRunnerTransition } from "../../src/scaleset/instance-states";
+import type { RunnerReport } from "../../src/scaleset/rpc";
 import { claimOnReport, claimsInAdvance } from "../../src/scaleset/runner-identity";
-import { type RunnerReport, reportChangesInAdvance, runnerReportChange, runnerReportEvents } from "../../src/scaleset/runner-report";
+import { reportChangesInAdvance, runnerReportChange, runnerReportEvents } from "../../src/scaleset/runner-report";
 
 const NOW = 1_000_000;
 const row = (over: Partial<Parameters<typeof runnerReportChange>[0]> = {}) => ({

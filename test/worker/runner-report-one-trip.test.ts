@@ -3,7 +3,8 @@ import { beforeAll, describe, expect, it, vi } from "vitest";
 import { applyStatusChanges, findInstance } from "../../src/db/instance-store";
 import { readAndApplyRunnerReport } from "../../src/db/runner/runner-report-store";
 import { instanceRefusal } from "../../src/scaleset/instance-access";
-import { type RunnerReport, reportChangesInAdvance, runnerReportChange } from "../../src/scaleset/runner-report";
+import type { RunnerReport } from "../../src/scaleset/rpc";
+import { reportChangesInAdvance, runnerReportChange } from "../../src/scaleset/runner-report";
 import { scaleSetObject } from "../../src/scaleset/stub";
 import { dumpDb, inScaleSetObject, insertInstance, seed } from "./helpers";
 

@@ -9,6 +9,7 @@ import { loadScaleSetSnapshot, type ScaleSetRecord, type ScaleSetSnapshotRows } 
 import type { Env } from "../../env";
 import { errorText, logEvent as log } from "../../observability/log";
 import type { ObjectState } from "../../scaleset/object-state";
+import type { PollerStatus } from "../../scaleset/status-types";
 import {
   afterPoll,
   type HeldJob,
@@ -23,21 +24,6 @@ import { runPoll } from "./poller-driver";
 import { forgejoJobsPort } from "./runner-port";
 
 export const TIMER = "forgejo_poll";
-
-/** What the scale set status shows of the poller (GET /scalesets/{id} `poller`, `scaleset show`, the dashboard). */
-export interface PollerStatus {
-  last_poll_at: string | null;
-  /** When the object's poll timer fires next; null: the scale set does not poll now (disabled). */
-  next_poll_at: string | null;
-  /** Waiting jobs the scope listed at the last good poll; null before one. */
-  waiting_jobs_seen: number | null;
-  /** Jobs this scale set holds: waiting for their runner, or taken by it. */
-  held_jobs: number;
-  failures: number;
-  retry_at: string | null;
-  last_error: string | null;
-  invalid_jobs: number;
-}
 
 /** Whether a scale set polls Forgejo: enabled, intake `poll`, on a Forgejo endpoint. */
 export const pollsForgejo = (ss: ScaleSetRecord | null): boolean =>

@@ -3,6 +3,7 @@ import { type InvocationCost, invocationBudget, largest, measure, noCost } from 
 import { recordInvocation } from "../../lib/invocation-ledger";
 import { tally } from "../../lib/usage-tally";
 import { logger } from "../../observability/log";
+import type { InvocationCostView, InvocationsStatus } from "../status-types";
 
 /**
  * What a scale set object's invocations (its alarm and each RPC: nudges, reconciles, callbacks,
@@ -16,22 +17,6 @@ import { logger } from "../../observability/log";
 const RECENT = 16;
 /** A share of a budget past which an invocation is logged (`invocation_cost_high`). */
 const HIGH_SHARE = 0.5;
-
-export interface InvocationCostView {
-  subrequests: number;
-  fetches: number;
-  d1_round_trips: number;
-  d1_queries: number;
-}
-
-export interface InvocationsStatus {
-  /** Invocations since this object's incarnation started. */
-  count: number;
-  /** The most each budget was drawn on by one invocation (field by field). */
-  largest: InvocationCostView | null;
-  last: (InvocationCostView & { method: string }) | null;
-  budget: { subrequests: number; d1_queries: number };
-}
 
 const view = (c: InvocationCost): InvocationCostView => ({
   subrequests: c.subrequests,

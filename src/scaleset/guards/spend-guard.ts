@@ -5,6 +5,8 @@
  * machine time comes from the reconcile snapshot (scaleset-store.ts sums it in SQL).
  */
 
+import type { SpendGuardStatus } from "../status-types";
+
 const DAY_MS = 86_400_000;
 const HOUR_MS = 3_600_000;
 
@@ -79,18 +81,6 @@ export function spendGuardText(g: SpendGuard): string | null {
   if (g.holding) return `${used}; creating resumes at 00:00 UTC or after a reset`;
   if (g.lifted) return `${used}; lifted by a reset until 00:00 UTC`;
   return used;
-}
-
-/** The guard as a scale set's status shows it (GET /scalesets/{id}), from what the last pass kept. */
-export interface SpendGuardStatus {
-  cap_machine_hours: number;
-  used_machine_hours: number;
-  holding: boolean;
-  lifted_by_reset: boolean;
-  resumes_at: string;
-  reset_at: string | null;
-  at: string;
-  message: string;
 }
 
 export function spendGuardStatus(kept: (SpendGuard & { at: number }) | null): SpendGuardStatus | null {

@@ -4,6 +4,7 @@ import { logEvent as log } from "../../observability/log";
 import { mintsJitOnBoot } from "../bootstrap";
 import type { BudgetWait, ObjectState } from "../object-state";
 import type { Plan } from "../reconcile";
+import type { BudgetStatus } from "../status-types";
 import { capCreates, createCount } from "./budget-cap";
 import { paceOnBootCreates } from "./on-boot-pacing";
 import { reserveFromPool } from "./pool-reservation";
@@ -69,16 +70,6 @@ export async function payForCreates(
     });
   }
   return { ...capCreates(plan, granted, window.end), mintWith };
-}
-
-/** The object status's view of the budget: null until it first cut a plan. */
-export interface BudgetStatus {
-  /** Whether the last pass that wanted runners got fewer than it wanted. */
-  blocked: boolean;
-  /** When the window that fell short ends (null: not blocked). */
-  frees_at: string | null;
-  wanted: number;
-  granted: number;
 }
 
 export function budgetStatus(wait: BudgetWait | null): BudgetStatus | null {

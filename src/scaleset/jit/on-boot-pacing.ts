@@ -4,6 +4,7 @@ import { logEvent as log } from "../../observability/log";
 import { mintsJitOnBoot } from "../bootstrap";
 import type { CreatePacing, ObjectState } from "../object-state";
 import type { Plan } from "../reconcile";
+import type { CreatePacingStatus } from "../status-types";
 import { capCreates, createCount } from "./budget-cap";
 import { bootLead, type MachineBoot, paceCreates, takeBootSamples } from "./create-pacing";
 
@@ -110,25 +111,6 @@ export function paceOnBootCreates(input: {
     });
   }
   return capCreates(plan, decision.allowed, nextCreateAt!, "jit_pacing");
-}
-
-/** The object status's view of the pacing: null until an on-boot pass wanted runners. */
-export interface CreatePacingStatus {
-  /** Whether the last pass that wanted runners held some back. */
-  holding_back: boolean;
-  wanted: number;
-  allowed: number;
-  next_create_at: string | null;
-  /** Machines created whose runners are not minted yet, and when the last of them should be. */
-  unminted: number;
-  line_clears_at: string | null;
-  boot_time_ms: number;
-  boot_time_source: "setting" | "observed" | "default";
-  boot_samples: number;
-  jit_per_minute: number;
-  credentials_usable: number;
-  credentials: number;
-  at: string;
 }
 
 export function createPacingStatus(p: CreatePacing | null): CreatePacingStatus | null {

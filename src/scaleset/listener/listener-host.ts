@@ -12,7 +12,7 @@ import type { Env } from "../../env";
 import { errorText, logEvent as log } from "../../observability/log";
 import type { ObjectState } from "../object-state";
 import { actionsServicePort } from "../ports-factory";
-import type { ScaleSetStatistics } from "./actions-port";
+import type { ListenerStatus } from "../status-types";
 import {
   afterStep,
   INITIAL_LISTENER,
@@ -22,31 +22,10 @@ import {
   nextStep,
   nextStepAt,
   type StepOutcome,
+  type StoredListener,
   withListenerDefaults,
 } from "./listener";
 import { runListenerStep } from "./listener-driver";
-
-export interface StoredListener {
-  /** With `session.messageQueueAccessToken` sealed. */
-  state: ListenerState;
-  /** The entity the runner scale set lives at: still known after the scale set is deleted here. */
-  entity: ScaleSetRecord["entity"];
-}
-
-export interface ListenerStatus {
-  github_scale_set_id: number | null;
-  session_open: boolean;
-  last_message_id: number;
-  statistics: ScaleSetStatistics | null;
-  failures: number;
-  retry_at: string | null;
-  last_error: string | null;
-  /** Job items that failed validation, each recorded (a job row with its `problem`) and logged. */
-  invalid_job_items: number;
-  /** Messages acknowledged unread, and the last of them. */
-  unreadable_messages: number;
-  last_unreadable: { at: string; message_id: number; error: string } | null;
-}
 
 export const wantsOf = (ss: ScaleSetRecord | null): ListenerWants => ({
   listen: !!ss && ss.enabled && ss.intake === "scaleset_api",

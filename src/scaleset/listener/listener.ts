@@ -7,6 +7,7 @@
  * carries the steps out (listener-driver.ts).
  */
 
+import type { ScaleSetRecord } from "../../db/scaleset-store";
 import type { JobStatus } from "../../db/schema";
 import type { JobState } from "../../intake/job-merge";
 import type { ActionsError, InvalidJobItem, JobMessage, ListenerSession, QueueMessage, ScaleSetStatistics } from "./actions-port";
@@ -35,6 +36,14 @@ export interface ListenerState {
   lastUnreadable: { at: number; messageId: number; error: string } | null;
   /** Job items that failed validation: each was recorded (a job row when it had a request id) and logged. */
   invalidJobItems: number;
+}
+
+/** What the object keeps of its listener (object-state.ts); listener-host.ts seals and opens the queue token. */
+export interface StoredListener {
+  /** With `session.messageQueueAccessToken` sealed. */
+  state: ListenerState;
+  /** The entity the runner scale set lives at: still known after the scale set is deleted here. */
+  entity: ScaleSetRecord["entity"];
 }
 
 export const INITIAL_LISTENER: ListenerState = {

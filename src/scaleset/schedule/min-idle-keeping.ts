@@ -2,6 +2,7 @@ import type { ScaleSetRecord } from "../../db/scaleset-store";
 import { logEvent as log } from "../../observability/log";
 import { bootLead } from "../jit/create-pacing";
 import type { MinIdleScheduleState, ObjectState } from "../object-state";
+import type { MinIdleScheduleStatus } from "../status-types";
 import { evaluateMinIdle, type MinIdleEvaluation } from "./min-idle-schedule";
 
 const DAY = 24 * 60 * 60_000;
@@ -67,16 +68,6 @@ export class MinIdleKeeper {
       prewarm_lead_ms: result.entry?.prewarm ? next.leadMs : 0,
     });
   }
-}
-
-/** The status's view: "min idle now N because of schedule X until T"; null until a pass evaluated it. */
-export interface MinIdleScheduleStatus {
-  min_idle: number;
-  /** The schedule entry's name; null: the scale set's own min_idle_runners. */
-  entry: string | null;
-  since: string | null;
-  until: string | null;
-  prewarm_lead_ms: number;
 }
 
 export function minIdleScheduleStatus(s: MinIdleScheduleState | null): MinIdleScheduleStatus | null {

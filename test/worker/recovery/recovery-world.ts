@@ -1,6 +1,7 @@
 import { env } from "cloudflare:workers";
 import { expect } from "vitest";
-import { type PassReport, runRecoveryPass } from "../../../src/recovery/recovery-pass";
+import { runRecoveryPass } from "../../../src/recovery/recovery-pass";
+import type { PassReport } from "../../../src/recovery/rpc";
 import { type RecoverySettings, recoverySettings } from "../../../src/recovery/settings";
 import type { FakeWorld } from "../../fake-github/control-client";
 import { createEndpoint, createPatCredential, newWorld } from "../github-helpers";
