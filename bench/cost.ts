@@ -1,5 +1,5 @@
 /**
- * npm run bench:cost [-- --profile loopback|production] [--plan paid|free] [--jobs 200] [--sets 10] [--idle-seconds 300] [--listen-seconds 120]
+ * npm run bench:cost [-- --profile loopback|production] [--plan paid|free] [--jobs 200] [--sets 10] [--idle-seconds 900] [--listen-seconds 120]
  *
  * `--plan free` deploys the coordinator as `edgerunner setup --plan free` does (CLOUDFLARE_PLAN=free,
  * a 2-minute idle tick, orphan checks every 15 minutes): the Free plan's figures.
@@ -8,8 +8,10 @@
  * shipped timers (a 30 s tick, orphan checks every 5 minutes): the counts come from the
  * coordinator's own tally (GET /api/v1/usage, src/lib/usage-tally.ts), not from estimates.
  *
- *  1. idle: `--sets` webhook scale sets with nothing to do, for `--idle-seconds` (long enough for
- *     each to make an orphan check): the units an idle scale set spends a day;
+ *  1. idle: `--sets` webhook scale sets with nothing to do, for `--idle-seconds` (at least the
+ *     15 minutes an isolate with nothing to do waits between writes of its counts, so that the
+ *     window holds one: observability/op-counters.ts USAGE_FLUSH_MS): the units an idle scale set
+ *     spends a day;
  *  2. burst: `--jobs` jobs queued at once on one of the idle scale sets, until every machine is
  *     gone; the idle rate over the burst's time is taken off, the rest divided by the jobs;
  *  3. listener: then one scale set API scale set beside them for `--listen-seconds`: what its long
@@ -31,7 +33,7 @@ import { note, sleep } from "./harness.mjs";
 import { kindsDelta, minus, rounded, scaled, readUsage as usage } from "./usage-units.ts";
 
 const { profile, rest } = profileFromArgs(process.argv.slice(2));
-const opt = { jobs: 200, sets: 10, idleSeconds: 300, listenSeconds: 120, plan: "paid" as "paid" | "free" };
+const opt = { jobs: 200, sets: 10, idleSeconds: 900, listenSeconds: 120, plan: "paid" as "paid" | "free" };
 for (let i = 0; i < rest.length; i++) {
   const flag = rest[i]!;
   if (flag === "--plan") {
