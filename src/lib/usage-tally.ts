@@ -72,7 +72,7 @@ export function peekTally(): [TallyUnit, string, number][] {
 /**
  * What is pending now as rows of `day` (today), to add to the month D1 holds: what the usage API,
  * the dashboard's overview and the setup check read, so a count this isolate has not written yet
- * is not missing from any of them. Other isolates' unwritten counts are (at most 5 minutes' worth).
+ * is not missing from any of them. Other isolates' unwritten counts are (at most 15 minutes' worth).
  */
 export function pendingUsageRows(day: string): { day: string; unit: string; kind: string; value: number }[] {
   return peekTally().map(([unit, kind, value]) => ({ day, unit, kind, value }));

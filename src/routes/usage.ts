@@ -11,7 +11,7 @@ import { monthOf, usageReport } from "../usage/usage-report";
  * `GET /usage`: what the coordinator spent this month (or another) in Cloudflare's billing units,
  * by cause and by day, and its price on each plan (docs/performance.md "What it costs"). Reads
  * the month's rows of `usage_days` (one statement) and adds what this isolate has tallied and not
- * written yet (at most 5 minutes' worth); other isolates' unwritten counts are not in it.
+ * written yet (at most 15 minutes' worth); other isolates' unwritten counts are not in it.
  */
 
 const UnitsSchema = z.object(Object.fromEntries(UNITS.map((u) => [u, z.number()])) as Record<(typeof UNITS)[number], z.ZodNumber>);
