@@ -1,7 +1,10 @@
 import { defineConfig } from "drizzle-kit";
 
-// Generates SQL migrations from src/db/schema.ts into migrations/, where
-// `wrangler d1 migrations apply` and the tests pick them up.
+// Generates SQL migrations from the schema files into migrations/, where
+// `wrangler d1 migrations apply` and the tests pick them up. Migrations 0014-0029 were written by
+// hand; migrations/meta/0029_snapshot.json is the schema as of 0029, so `drizzle-kit generate`
+// diffs against it and a schema without changes generates nothing. What drizzle cannot declare is
+// applied by hand and absent from the snapshot: webhook_deliveries is WITHOUT ROWID (migration 0028).
 export default defineConfig({
   dialect: "sqlite",
   schema: ["./src/db/schema.ts", "./src/db/recovery/schema.ts", "./src/db/metrics/usage-schema.ts"],
