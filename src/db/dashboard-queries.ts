@@ -5,10 +5,14 @@ import { type MachineShape, readMachineShape } from "../shapes/machine-shape";
 import type { ShapeBounds } from "../shapes/shape-bounds";
 import type { QueueWait } from "../ui/charts/queue-percentiles";
 import { monthOf } from "../usage/usage-report";
+import type { EntityKind } from "./directory/schema";
+import type { Forge } from "./github/schema";
 import { hasServingTwin } from "./job-twins";
+import type { JobStatus } from "./jobs/schema";
 import { type UsageRow, usageRangeStatement } from "./metrics/usage-store";
 import { parseRecoveryDigest, recoveryDigestStatements } from "./recovery/recovery-store";
-import type { EntityKind, Forge, InstanceStatus, JobStatus, MinIdleScheduleEntry, RunnerStatus, ScaleSetIntake } from "./schema";
+import type { InstanceStatus, RunnerStatus } from "./runner/schema";
+import type { MinIdleScheduleEntry, ScaleSetIntake } from "./scaleset/schema";
 import { SHAPE_QUEUE_WAITS, type ShapeWait, shapeWaits } from "./shapes/shape-queue-times";
 
 /**

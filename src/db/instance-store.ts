@@ -3,8 +3,9 @@ import { bucketSql, HISTOGRAMS } from "../observability/histograms";
 import type { MachineShape } from "../shapes/machine-shape";
 import type { Db } from "./client";
 import { ADD_OBSERVATION } from "./metrics/histogram-store";
+import { type InstanceAddress, type InstanceStatus, instances, instanceTransitions, type RunnerStatus } from "./runner/schema";
+import { scaleSets } from "./scaleset/schema";
 import { type RunnerSetup, runnerSetupFromRow, runnerSetupStatement } from "./scaleset-store";
-import { type InstanceAddress, type InstanceStatus, instances, instanceTransitions, type RunnerStatus, scaleSets } from "./schema";
 
 /**
  * D1 access for instances: their lifecycle writes (the scale set object's status changes, in

@@ -1,6 +1,7 @@
 import { and, eq, notExists, or, sql } from "drizzle-orm";
 import type { Db } from "./client";
-import { providers, scaleSets } from "./schema";
+import { providers } from "./providers/schema";
+import { scaleSets } from "./scaleset/schema";
 
 /** D1 access for providers (the shims the coordinator calls, and that call it back). */
 

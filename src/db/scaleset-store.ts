@@ -8,21 +8,13 @@ import { runnerLabels } from "../shapes/runner-labels";
 import type { ShapeBounds } from "../shapes/shape-bounds";
 import type { QueuedShapedJob } from "../shapes/shaped-jobs";
 import type { Db } from "./client";
+import { entities } from "./directory/schema";
+import type { Forge } from "./github/schema";
 import { hasServingTwin } from "./job-twins";
-import {
-  entities,
-  type Forge,
-  type InstanceStatus,
-  instanceStatuses,
-  instances,
-  type JitConfigTiming,
-  type JobStatus,
-  type MinIdleScheduleEntry,
-  providers,
-  type RunnerStatus,
-  type ScaleSetIntake,
-  scaleSets,
-} from "./schema";
+import type { JobStatus } from "./jobs/schema";
+import { providers } from "./providers/schema";
+import { type InstanceStatus, instanceStatuses, instances, type RunnerStatus } from "./runner/schema";
+import { type JitConfigTiming, type MinIdleScheduleEntry, type ScaleSetIntake, scaleSets } from "./scaleset/schema";
 import { shapedQueueFrom, shapedQueueStatement } from "./shapes/shaped-job-store";
 
 /**

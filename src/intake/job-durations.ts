@@ -1,4 +1,4 @@
-import type { JobStatus } from "../db/schema";
+import type { JobStatus } from "../db/jobs/schema";
 import { durationObservation, HISTOGRAMS, type Observation } from "../observability/histograms";
 import type { JobEvent } from "./job-event";
 

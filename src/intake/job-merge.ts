@@ -1,4 +1,4 @@
-import type { JobSource } from "../db/schema";
+import type { JobSource } from "../db/jobs/schema";
 import { type JobEvent, statusRank } from "./job-event";
 
 /**

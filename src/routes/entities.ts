@@ -18,9 +18,9 @@ import {
   type PoolMember,
   updateEntity,
 } from "../db/entity-store";
+import { forges } from "../db/github/schema";
 import { findCredentialsByName, findCredentialsByNames } from "../db/github-credential-store";
 import { findEndpoint } from "../db/github-endpoint-store";
-import { forges } from "../db/schema";
 import type { AppEnv } from "../env";
 import { missingWebhookSecretIssue } from "../forges/entity-webhook-secret";
 import { entityLookupKey } from "../github/entity-names";

@@ -1,5 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { createDb } from "../db/client";
+import { type Forge, forges } from "../db/github/schema";
 import {
   deleteEndpoint,
   type EndpointRow,
@@ -11,7 +12,6 @@ import {
   listEndpoints,
   updateEndpoint,
 } from "../db/github-endpoint-store";
-import { type Forge, forges } from "../db/schema";
 import { DEFAULT_ENDPOINT } from "../github/default-endpoint";
 import { ApiError, conflict, inUse, invalidBody } from "../http/errors";
 import { Description, HttpsUrl, iso, NameParam, now, ResourceName, secureUrlRule, Timestamp } from "../http/openapi";

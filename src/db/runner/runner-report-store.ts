@@ -6,8 +6,8 @@ import {
   instanceFromRow,
   statusChangeStatements,
 } from "../instance-store";
-import type { InstanceStatus, RunnerStatus } from "../schema";
 import type { TokenSubject } from "./jit-mint-store";
+import type { InstanceStatus, RunnerStatus } from "./schema";
 
 /**
  * D1 access for what a booting machine reports about itself on the callback routes: its status

@@ -7,7 +7,7 @@
  * carries the steps out (listener-driver.ts).
  */
 
-import type { JobStatus } from "../../db/schema";
+import type { JobStatus } from "../../db/jobs/schema";
 import type { JobState } from "../../intake/job-merge";
 import type { ActionsError, InvalidJobItem, JobMessage, ListenerSession, QueueMessage, ScaleSetStatistics } from "./actions-port";
 

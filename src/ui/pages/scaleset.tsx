@@ -1,6 +1,6 @@
 import { Hono } from "hono";
 import { scaleSetPage } from "../../db/dashboard-queries";
-import type { MinIdleScheduleEntry } from "../../db/schema";
+import type { MinIdleScheduleEntry } from "../../db/scaleset/schema";
 import type { ScaleSetStatus } from "../../scaleset/object-status";
 import { scheduleBands } from "../../scaleset/schedule/schedule-bands";
 import { scaleSetObject } from "../../scaleset/stub";
