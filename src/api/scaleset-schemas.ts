@@ -3,8 +3,8 @@
 // TypeScript types and the OpenAPI document), and its cross-field rules (idle within max, the
 // schedule within max, the hard cap covering the lifetime) refine those same objects.
 import { z } from "@hono/zod-openapi";
+import type { ScaleSetWithOwners } from "../db/scaleset/scaleset-store";
 import { jitConfigTimings, osArches, osTypes, scaleSetIntakes } from "../db/scaleset/schema";
-import type { ScaleSetWithOwners } from "../db/scaleset-store";
 import { entityFullName } from "../github/entity-names";
 import { HttpsUrl, iso, ResourceName, Timestamp } from "../http/openapi";
 import { normalizeLabels } from "../intake/labels";

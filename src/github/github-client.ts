@@ -3,7 +3,7 @@
 // teaches the budget) over shared state, read best in one place; its pieces already live apart (credential-auth.ts, rate-limit.ts, budget-learning.ts, errors.ts, runners.ts).
 
 import { createDb, type Db } from "../db/client";
-import { type CredentialContext, loadCredentialContext, type StatePatch, writeCredentialState } from "../db/github-state-store";
+import { type CredentialContext, loadCredentialContext, type StatePatch, writeCredentialState } from "../db/github/github-state-store";
 import type { Env } from "../env";
 import { measuredFetch } from "../lib/invocation-cost";
 import { logAt, logEvent } from "../observability/log";

@@ -1,6 +1,6 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { createDb } from "../db/client";
-import { type JobRow, jobPage } from "../db/job-store";
+import { type JobRow, jobPage } from "../db/jobs/job-store";
 import { jobSources, jobStatuses } from "../db/jobs/schema";
 import { decimalInt, errorResponses, iso, jsonResponse, Timestamp } from "../http/openapi";
 import { createRouter } from "../http/router";

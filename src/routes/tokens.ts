@@ -1,8 +1,8 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { hashApiToken, newApiToken, TOKEN_PREFIX } from "../auth/api-token";
 import { forgetToken } from "../auth/token-cache";
+import { type ApiTokenRow, activeTokenNamed, insertToken, listTokens, revokeToken } from "../db/access/api-token-store";
 import { tokenScopes } from "../db/access/schema";
-import { type ApiTokenRow, activeTokenNamed, insertToken, listTokens, revokeToken } from "../db/api-token-store";
 import { createDb } from "../db/client";
 import { adminOnly } from "../http/admin-auth";
 import { conflict, invalidBody } from "../http/errors";

@@ -1,4 +1,4 @@
-import type { StatusChange } from "../db/instance-store";
+import type { StatusChange } from "../db/runner/instance-store";
 import type { InstanceStatus } from "../db/runner/schema";
 import { type ShimCallback, validateProviderInstance } from "../providers/shim-protocol";
 import { deleteRetryDelay } from "./backoff";

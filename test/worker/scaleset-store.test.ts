@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
-import { insertInstancesStatements } from "../../src/db/instance-store";
-import { loadRunnerSetup, loadScaleSetSnapshot, scaleSetEntity } from "../../src/db/scaleset-store";
+import { insertInstancesStatements } from "../../src/db/runner/instance-store";
+import { loadRunnerSetup, loadScaleSetSnapshot, scaleSetEntity } from "../../src/db/scaleset/scaleset-store";
 import { seed } from "./helpers";
 
 let scaleSetId: string;

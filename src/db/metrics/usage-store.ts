@@ -1,4 +1,4 @@
-import type { StatementMaker } from "../counters-store";
+import type { StatementMaker } from "./counters-store";
 
 /**
  * The `usage_days` table (schema.ts here): Cloudflare billing units by day, unit and cause.

@@ -5,7 +5,7 @@ import {
   type InstanceSummary,
   instanceFromRow,
   statusChangeStatements,
-} from "../instance-store";
+} from "./instance-store";
 import type { TokenSubject } from "./jit-mint-store";
 import type { InstanceStatus, RunnerStatus } from "./schema";
 

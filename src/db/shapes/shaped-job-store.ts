@@ -1,5 +1,5 @@
 import type { QueuedShapedJob } from "../../shapes/shaped-jobs";
-import { hasServingTwin } from "../job-twins";
+import { hasServingTwin } from "../jobs/job-twins";
 
 /**
  * A shaped scale set's queue (src/shapes): the jobs its object judges each pass, and the

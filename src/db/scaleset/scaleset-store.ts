@@ -2,20 +2,20 @@
 // object's one-round-trip snapshot, the runner setup the metadata routes read, and the admin API's
 // reads and writes share the joins and row shapes (entity, endpoint and its forge, provider).
 import { and, eq, ne } from "drizzle-orm";
-import { utcDayStart } from "../scaleset/guards/spend-guard";
-import { type MachineShape, readMachineShape } from "../shapes/machine-shape";
-import { runnerLabels } from "../shapes/runner-labels";
-import type { ShapeBounds } from "../shapes/shape-bounds";
-import type { QueuedShapedJob } from "../shapes/shaped-jobs";
-import type { Db } from "./client";
-import { entities } from "./directory/schema";
-import type { Forge } from "./github/schema";
-import { hasServingTwin } from "./job-twins";
-import type { JobStatus } from "./jobs/schema";
-import { providers } from "./providers/schema";
-import { type InstanceStatus, instanceStatuses, instances, type RunnerStatus } from "./runner/schema";
-import { type JitConfigTiming, type MinIdleScheduleEntry, type ScaleSetIntake, scaleSets } from "./scaleset/schema";
-import { shapedQueueFrom, shapedQueueStatement } from "./shapes/shaped-job-store";
+import { utcDayStart } from "../../scaleset/guards/spend-guard";
+import { type MachineShape, readMachineShape } from "../../shapes/machine-shape";
+import { runnerLabels } from "../../shapes/runner-labels";
+import type { ShapeBounds } from "../../shapes/shape-bounds";
+import type { QueuedShapedJob } from "../../shapes/shaped-jobs";
+import type { Db } from "../client";
+import { entities } from "../directory/schema";
+import type { Forge } from "../github/schema";
+import { hasServingTwin } from "../jobs/job-twins";
+import type { JobStatus } from "../jobs/schema";
+import { providers } from "../providers/schema";
+import { type InstanceStatus, instanceStatuses, instances, type RunnerStatus } from "../runner/schema";
+import { shapedQueueFrom, shapedQueueStatement } from "../shapes/shaped-job-store";
+import { type JitConfigTiming, type MinIdleScheduleEntry, type ScaleSetIntake, scaleSets } from "./schema";
 
 /**
  * D1 access for a scale set: the snapshot its object plans from (one batch), and what its

@@ -1,6 +1,6 @@
 import { and, eq } from "drizzle-orm";
-import type { Db } from "./client";
-import { type Forge, githubCache, githubCredentialState, githubCredentials, githubEndpoints } from "./github/schema";
+import type { Db } from "../client";
+import { type Forge, githubCache, githubCredentialState, githubCredentials, githubEndpoints } from "./schema";
 
 /**
  * D1 access for what every isolate must agree on about GitHub: each credential's shared state

@@ -1,19 +1,19 @@
 // Over the house's ~400 lines (~400) on purpose: the dashboard's reads, each page's in one D1 batch
 // (one round trip per page), share their row shapes and SQL fragments; issue 40 splits src/db by aggregate.
-import type { RunnerSample } from "../scaleset/runner-sample";
-import { type MachineShape, readMachineShape } from "../shapes/machine-shape";
-import type { ShapeBounds } from "../shapes/shape-bounds";
-import type { QueueWait } from "../ui/charts/queue-percentiles";
-import { monthOf } from "../usage/usage-report";
-import type { EntityKind } from "./directory/schema";
-import type { Forge } from "./github/schema";
-import { hasServingTwin } from "./job-twins";
-import type { JobStatus } from "./jobs/schema";
-import { type UsageRow, usageRangeStatement } from "./metrics/usage-store";
-import { parseRecoveryDigest, recoveryDigestStatements } from "./recovery/recovery-store";
-import type { InstanceStatus, RunnerStatus } from "./runner/schema";
-import type { MinIdleScheduleEntry, ScaleSetIntake } from "./scaleset/schema";
-import { SHAPE_QUEUE_WAITS, type ShapeWait, shapeWaits } from "./shapes/shape-queue-times";
+import type { RunnerSample } from "../../scaleset/runner-sample";
+import { type MachineShape, readMachineShape } from "../../shapes/machine-shape";
+import type { ShapeBounds } from "../../shapes/shape-bounds";
+import type { QueueWait } from "../../ui/charts/queue-percentiles";
+import { monthOf } from "../../usage/usage-report";
+import type { EntityKind } from "../directory/schema";
+import type { Forge } from "../github/schema";
+import { hasServingTwin } from "../jobs/job-twins";
+import type { JobStatus } from "../jobs/schema";
+import { type UsageRow, usageRangeStatement } from "../metrics/usage-store";
+import { parseRecoveryDigest, recoveryDigestStatements } from "../recovery/recovery-store";
+import type { InstanceStatus, RunnerStatus } from "../runner/schema";
+import type { MinIdleScheduleEntry, ScaleSetIntake } from "../scaleset/schema";
+import { SHAPE_QUEUE_WAITS, type ShapeWait, shapeWaits } from "../shapes/shape-queue-times";
 
 /**
  * What the dashboard reads from D1: one function per page, each one D1 round trip (a batch),

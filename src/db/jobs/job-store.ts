@@ -1,7 +1,7 @@
 import { and, desc, eq, isNull, lt, type SQL } from "drizzle-orm";
-import type { ScopedScaleSet, WaitingJob } from "../intake/routing";
-import type { Db } from "./client";
-import { type JobStatus, jobs } from "./jobs/schema";
+import type { ScopedScaleSet, WaitingJob } from "../../intake/routing";
+import type { Db } from "../client";
+import { type JobStatus, jobs } from "./schema";
 
 /**
  * D1 access for workflow jobs outside the webhook intake (delivery-store.ts writes what a

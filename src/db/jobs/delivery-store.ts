@@ -1,8 +1,8 @@
-import { type JobObservation, jobObservations } from "../intake/job-durations";
-import { statusRank } from "../intake/job-event";
-import { type JobState, jobMergeRules, type MergeRule } from "../intake/job-merge";
-import { type JobStatus, jobStatuses } from "./jobs/schema";
-import { ADD_OBSERVATION } from "./metrics/histogram-store";
+import { type JobObservation, jobObservations } from "../../intake/job-durations";
+import { statusRank } from "../../intake/job-event";
+import { type JobState, jobMergeRules, type MergeRule } from "../../intake/job-merge";
+import { ADD_OBSERVATION } from "../metrics/histogram-store";
+import { type JobStatus, jobStatuses } from "./schema";
 
 /**
  * Webhook deliveries: what an accepted one writes.

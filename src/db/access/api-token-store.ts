@@ -1,6 +1,6 @@
 import { and, desc, eq, isNull, lt, or } from "drizzle-orm";
-import { apiTokens } from "./access/schema";
-import type { Db } from "./client";
+import type { Db } from "../client";
+import { apiTokens } from "./schema";
 
 /** D1 access for named API tokens (the hash only: the token itself is never stored). */
 

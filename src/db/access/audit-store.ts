@@ -1,6 +1,6 @@
 import { and, desc, eq, gte, lt, or, type SQL, sql } from "drizzle-orm";
-import { auditLog } from "./access/schema";
-import type { Db } from "./client";
+import type { Db } from "../client";
+import { auditLog } from "./schema";
 
 /**
  * D1 access for the audit trail: one insert per admin write (a refused one throttled per actor,

@@ -1,7 +1,7 @@
 import { and, eq, gt, isNull, lt, or, sql } from "drizzle-orm";
-import type { InstallationRecord } from "../setup/installations";
-import type { Db } from "./client";
-import { githubAppInstallations, githubAppManifests, githubApps, githubCredentials, githubEndpoints } from "./github/schema";
+import type { InstallationRecord } from "../../setup/installations";
+import type { Db } from "../client";
+import { githubAppInstallations, githubAppManifests, githubApps, githubCredentials, githubEndpoints } from "./schema";
 
 /**
  * D1 access for the GitHub Apps made on the first-run page: the manifest round trips, the Apps
