@@ -1,5 +1,5 @@
 import { Hono } from "hono";
-import { scaleSetPage } from "../../db/dashboard/dashboard-queries";
+import { scaleSetPage } from "../../db/dashboard/scaleset-page-queries";
 import type { MinIdleScheduleEntry } from "../../db/scaleset/schema";
 import type { ScaleSetStatus } from "../../scaleset/object-status";
 import { scheduleBands } from "../../scaleset/schedule/schedule-bands";

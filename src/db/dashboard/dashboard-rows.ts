@@ -1,0 +1,35 @@
+// What the dashboard's page reads share: the row helpers, how an entity is named, and the
+// 24-hour charts' reads (queue waits, runner samples) the overview and a scale set's page both draw.
+import type { RunnerSample } from "../../scaleset/runner-sample";
+import type { QueueWait } from "../../ui/charts/queue-percentiles";
+
+export const rows = <T>(r: D1Result | undefined) => (r?.results ?? []) as T[];
+export const parsedLabels = (json: string | null): string[] => JSON.parse(json ?? "[]") as string[];
+
+/** An entity as the dashboard names it: `owner` or `owner/name`. */
+export const ENTITY_NAME = `e.owner || CASE WHEN e.name = '' THEN '' ELSE '/' || e.name END`;
+
+/** How far back the charts look. */
+export const CHART_WINDOW_MS = 24 * 3_600_000;
+/** At most this many started jobs are read for a queue time chart (a sample of them, beyond). */
+export const MAX_CHART_JOBS = 10_000;
+
+/**
+ * The waits of jobs that started since `?1` (`?2`: one scale set's, or NULL for every scale set's),
+ * by GitHub's times and only those a runner took (a job cancelled while queued has a start time
+ * but waited for nothing). The status and updated_at terms use the jobs' indexes: a job that
+ * started since then was last written since then.
+ */
+export const QUEUE_WAITS = `SELECT started_at, started_at - queued_at AS wait_ms FROM jobs
+  WHERE status IN ('in_progress', 'completed') AND updated_at >= ?1 AND started_at >= ?1
+    AND queued_at IS NOT NULL AND runner_name IS NOT NULL
+    AND (scale_set_id = ?2 OR (?2 IS NULL AND scale_set_id IS NOT NULL))
+  LIMIT ${MAX_CHART_JOBS}`;
+
+export const SAMPLE_COLUMNS =
+  "at, SUM(idle) AS idle, SUM(busy) AS busy, SUM(booting) AS booting, SUM(other) AS other, SUM(min_idle) AS min_idle";
+
+export const queueWaits = (r: D1Result | undefined): QueueWait[] =>
+  rows<{ started_at: number; wait_ms: number }>(r).map((w) => ({ startedAt: w.started_at, waitMs: w.wait_ms }));
+export const samples = (r: D1Result | undefined): RunnerSample[] =>
+  rows<Omit<RunnerSample, "minIdle"> & { min_idle: number }>(r).map(({ min_idle, ...s }) => ({ ...s, minIdle: min_idle }));
