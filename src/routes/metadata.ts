@@ -10,7 +10,7 @@ import { secretContext } from "../crypto/secret-contexts";
 import { findInstanceAndSetup } from "../db/runner/instance-store";
 import { readAndClaimJitMint, releaseJitMint } from "../db/runner/jit-mint-store";
 import { claimRegistrationToken, releaseRegistrationToken, sealRegistrationToken } from "../db/runner/registration-token-store";
-import { loadRunnerSetup, type RunnerSetup } from "../db/scaleset/scaleset-store";
+import { loadRunnerSetup, type RunnerSetup } from "../db/scaleset/runner-setup-store";
 import { forgejoInstallScript, forgejoRunnerEnvFile, forgejoRunnerToken, type MetadataAnswer } from "../forges/forgejo/runner-metadata";
 import { afterResponse } from "../http/after-response";
 import { ApiError, errorResponse } from "../http/errors";

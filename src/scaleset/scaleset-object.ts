@@ -6,7 +6,7 @@ import { countingD1, measuredD1 } from "../db/counting-d1";
 import { applyStatusChanges, findInstance } from "../db/runner/instance-store";
 import { readAndApplyRunnerReport } from "../db/runner/runner-report-store";
 import type { InstanceStatus } from "../db/runner/schema";
-import { loadScaleSetSnapshot } from "../db/scaleset/scaleset-store";
+import { loadScaleSetSnapshot } from "../db/scaleset/snapshot-store";
 import type { Env } from "../env";
 import { PollerHost } from "../forges/forgejo/poller-host";
 import { asKind, type InvocationCost, invocationBudget, measure, noCost, usePlan } from "../lib/invocation-cost";

@@ -1,6 +1,6 @@
 import { env, exports } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
-import { loadScaleSetSnapshot } from "../../src/db/scaleset/scaleset-store";
+import { loadScaleSetSnapshot } from "../../src/db/scaleset/snapshot-store";
 import { clone, exampleFor } from "../fixtures/webhook-examples";
 import { parsePrometheus, value } from "./prometheus-parse";
 import { deliver, jobRow, World } from "./webhook-setup";

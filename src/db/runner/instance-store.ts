@@ -3,7 +3,7 @@ import { bucketSql, HISTOGRAMS } from "../../observability/histograms";
 import type { MachineShape } from "../../shapes/machine-shape";
 import type { Db } from "../client";
 import { ADD_OBSERVATION } from "../metrics/histogram-store";
-import { type RunnerSetup, runnerSetupFromRow, runnerSetupStatement } from "../scaleset/scaleset-store";
+import { type RunnerSetup, runnerSetupFromRow, runnerSetupStatement } from "../scaleset/runner-setup-store";
 import { scaleSets } from "../scaleset/schema";
 import { type InstanceAddress, type InstanceStatus, instances, instanceTransitions, type RunnerStatus } from "./schema";
 

@@ -1,4 +1,4 @@
-import { type RunnerSetup, runnerSetupFromRow, runnerSetupStatement } from "../scaleset/scaleset-store";
+import { type RunnerSetup, runnerSetupFromRow, runnerSetupStatement } from "../scaleset/runner-setup-store";
 import { findInstanceStatement, type InstanceAttempt, type InstanceWithJitConfig, instanceFromRow } from "./instance-store";
 
 /**

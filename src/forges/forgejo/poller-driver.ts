@@ -6,7 +6,7 @@
  * was; every write is idempotent, so the next poll finishes what one left half done.
  */
 import { applyPolledJobChanges, type PolledJob, type PolledJobChange, recordPolledJobs } from "../../db/jobs/forgejo-job-store";
-import type { ScaleSetRecord } from "../../db/scaleset/scaleset-store";
+import type { ScaleSetRecord } from "../../db/scaleset/snapshot-store";
 import { GithubRateLimitedError } from "../../github/errors";
 import { errorText, logEvent as log } from "../../observability/log";
 import type { ForgejoJob } from "./forgejo-api";

@@ -3,7 +3,7 @@ import { keyringFor } from "../../crypto/keyring";
 import { open } from "../../crypto/secret-box";
 import { secretContext } from "../../crypto/secret-contexts";
 import { instanceJobHandle } from "../../db/jobs/forgejo-job-store";
-import type { RunnerSetup } from "../../db/scaleset/scaleset-store";
+import type { RunnerSetup } from "../../db/scaleset/runner-setup-store";
 import type { Env } from "../../env";
 import { decodeRegistration } from "./runner-port";
 

@@ -2,7 +2,7 @@ import { keyringFor } from "../../crypto/keyring";
 import { seal } from "../../crypto/secret-box";
 import { secretContext } from "../../crypto/secret-contexts";
 import { applyStatusChanges, insertInstancesStatements, type NewInstance, type StatusChange } from "../../db/runner/instance-store";
-import type { InstanceRecord, ScaleSetRecord } from "../../db/scaleset/scaleset-store";
+import type { InstanceRecord, ScaleSetRecord } from "../../db/scaleset/snapshot-store";
 import type { Env } from "../../env";
 import { bindNewRunners } from "../../forges/forgejo/poller-host";
 import { mapLimit } from "../../lib/map-limit";
