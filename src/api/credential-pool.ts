@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import type { EntityKind } from "../db/schema";
+import type { EntityKind } from "../db/directory/schema";
 import type { FieldProblem } from "../http/errors";
 import { ResourceName } from "../http/openapi";
 

@@ -1,4 +1,4 @@
-import type { EntityKind } from "../db/schema";
+import type { EntityKind } from "../db/directory/schema";
 
 /**
  * Where each kind of entity lives in the admin API: /repositories, /organizations and

@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
-import type { InstanceRow } from "../db/instance-store";
-import { instanceStatuses, runnerStatuses } from "../db/schema";
+import type { InstanceRow } from "../db/runner/instance-store";
+import { instanceStatuses, runnerStatuses } from "../db/runner/schema";
 import { iso, Timestamp } from "../http/openapi";
 import { MachineShapeSchema } from "../shapes/machine-shape";
 

@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { jitConfigTimings, osArches, osTypes, scaleSetIntakes } from "../db/schema";
+import { jitConfigTimings, osArches, osTypes, scaleSetIntakes } from "../db/scaleset/schema";
 import { HttpsUrl, ResourceName } from "../http/openapi";
 import { normalizeLabels } from "../intake/labels";
 import { schedulesAboveMax } from "../scaleset/schedule/schedule-validation";

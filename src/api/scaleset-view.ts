@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
-import type { ScaleSetWithOwners } from "../db/scaleset-store";
-import { jitConfigTimings, osArches, osTypes, scaleSetIntakes } from "../db/schema";
+import type { ScaleSetWithOwners } from "../db/scaleset/scaleset-store";
+import { jitConfigTimings, osArches, osTypes, scaleSetIntakes } from "../db/scaleset/schema";
 import { entityFullName } from "../github/entity-names";
 import { iso, Timestamp } from "../http/openapi";
 import { ShapeBoundsSchema } from "../shapes/shape-bounds";

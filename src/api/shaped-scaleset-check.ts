@@ -1,6 +1,6 @@
 import type { Db } from "../db/client";
-import { findProvider } from "../db/provider-store";
-import type { Forge } from "../db/schema";
+import type { Forge } from "../db/github/schema";
+import { findProvider } from "../db/providers/provider-store";
 import type { Env } from "../env";
 import { invalidBody } from "../http/errors";
 import { providerCatalogueProblem } from "../providers/provider-catalogue";

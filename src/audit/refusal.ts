@@ -3,7 +3,7 @@
  * short trace, not a record of a change. The answer's error code and message stand for the
  * request; its body and query are never kept, and every field the caller chooses (method, path,
  * resource) is cut to a few hundred bytes, so a refused request cannot park bulk text in the
- * trail. How many are kept per actor is throttled (src/db/audit-store.ts, insertRefusal).
+ * trail. How many are kept per actor is throttled (src/db/access/audit-store.ts, insertRefusal).
  */
 
 /**

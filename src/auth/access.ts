@@ -1,5 +1,5 @@
 import { createRemoteJWKSet, errors, type JWTPayload, jwtVerify } from "jose";
-import type { TokenScope } from "../db/schema";
+import type { TokenScope } from "../db/access/schema";
 import type { Env } from "../env";
 
 /**

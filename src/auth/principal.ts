@@ -1,4 +1,4 @@
-import type { TokenScope } from "../db/schema";
+import type { TokenScope } from "../db/access/schema";
 
 /**
  * Who is making an admin request, and what they may do: set by src/http/admin-auth.ts for every

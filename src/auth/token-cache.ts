@@ -1,4 +1,4 @@
-import type { TokenLookup } from "../db/api-token-store";
+import type { TokenLookup } from "../db/access/api-token-store";
 
 /**
  * What this isolate recently learned about named tokens, by hash, so that a busy client costs

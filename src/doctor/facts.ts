@@ -1,4 +1,6 @@
-import type { EntityKind, Forge, ScaleSetIntake } from "../db/schema";
+import type { EntityKind } from "../db/directory/schema";
+import type { Forge } from "../db/github/schema";
+import type { ScaleSetIntake } from "../db/scaleset/schema";
 import type { UsageReport } from "../usage/usage-report";
 
 /**

@@ -1,4 +1,4 @@
-import type { Forge } from "../db/schema";
+import type { Forge } from "../db/github/schema";
 import { cliNoun, entityAccessId, entityWebhookId } from "./entity-checks";
 import type { CredentialFacts, EntityFacts } from "./facts";
 import { probeProblem, probeStatus, took } from "./probe-text";

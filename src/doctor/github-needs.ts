@@ -1,4 +1,4 @@
-import type { EntityKind } from "../db/schema";
+import type { EntityKind } from "../db/directory/schema";
 
 /**
  * What Edgerunner needs from GitHub credentials for each kind of entity (docs/github.md,

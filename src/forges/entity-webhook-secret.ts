@@ -1,4 +1,4 @@
-import type { Forge } from "../db/schema";
+import type { Forge } from "../db/github/schema";
 
 /**
  * Whether an entity needs a webhook secret, by its endpoint's forge. GitHub and Gitea sign their

@@ -1,4 +1,4 @@
-import { learnFromRefusal } from "../db/github-budget-store";
+import { learnFromRefusal } from "../db/budget/github-budget-store";
 import { logEvent } from "../observability/log";
 import type { GithubBudgetPolicy } from "./budget";
 

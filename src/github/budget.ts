@@ -98,7 +98,7 @@ export function minLearnedPointsPerMinute(windowMs: number): number {
 /**
  * The points a minute in force at `now`: the configured figure, or less while a cut learned
  * from GitHub grows back (linearly, BUDGET_RECOVERY_MS per LEARN_CUT_PERCENT's complement of the
- * configured figure). Never more than configured. The SQL in src/db/github-budget-store.ts
+ * configured figure). Never more than configured. The SQL in src/db/budget/github-budget-store.ts
  * computes the same (effectivePointsSql), in integers.
  */
 export function effectivePointsPerMinute(configured: number, learned: LearnedBudget | null, now: number): number {
@@ -118,7 +118,7 @@ export function effectivePolicy(policy: GithubBudgetPolicy, learned: LearnedBudg
  * What a secondary-limit refusal at `now` teaches: the budget cut to LEARN_CUT_PERCENT of what was
  * in force (at least one JIT config a window), or null when the refusal belongs to a cluster
  * already learned from (LEARN_CLUSTER_WINDOWS, or the credential still blocked by the refusal
- * that started it). `from` is what was in force. The SQL in src/db/github-budget-store.ts
+ * that started it). `from` is what was in force. The SQL in src/db/budget/github-budget-store.ts
  * (learnFromRefusal) does the same in one upsert.
  */
 export function learnFromRefusal(
@@ -156,7 +156,7 @@ export interface BudgetRow {
  *
  * Nobody else short: no cap at all, so a lone burst still gets the whole window. Someone short:
  * it waits at most until the next window, where the burst leaves it its share. Pure: the SQL in
- * src/db/github-budget-store.ts computes the same in the reservation's own statement.
+ * src/db/budget/github-budget-store.ts computes the same in the reservation's own statement.
  */
 export interface Fairness {
   /** For each other scale set on the credential whose last ask (this window or the one before) fell short: by how many. */
@@ -182,7 +182,7 @@ export function fairAllowance(perWindowJit: number, fairness: Fairness): number 
  * window another isolate already opened gets nothing (it tries again in the next). `fairness`
  * cuts the grant to the scale set's fair share when others on the credential are short
  * (fairAllowance). The window's points are those of the policy in force at `now` (effectivePolicy:
- * less while a cut learned from GitHub grows back). The SQL in src/db/github-budget-store.ts does
+ * less while a cut learned from GitHub grows back). The SQL in src/db/budget/github-budget-store.ts does
  * the same in one statement.
  */
 export function reserve(

@@ -1,5 +1,5 @@
 import type { Db } from "../db/client";
-import { type Cached, readCache, writeCache } from "../db/github-state-store";
+import { type Cached, readCache, writeCache } from "../db/github/github-state-store";
 
 /**
  * The cached value while younger than `ttlMs`, else a fresh one from `load` (stored for the

@@ -1,7 +1,7 @@
 import { keyringFor } from "../crypto/keyring";
 import { open, seal } from "../crypto/secret-box";
 import { secretContext } from "../crypto/secret-contexts";
-import type { CredentialContext, StatePatch } from "../db/github-state-store";
+import type { CredentialContext, StatePatch } from "../db/github/github-state-store";
 import type { Env } from "../env";
 import type { Clock } from "../lib/clock";
 import { logEvent } from "../observability/log";

@@ -1,4 +1,4 @@
-import type { CredentialContext } from "../db/github-state-store";
+import type { CredentialContext } from "../db/github/github-state-store";
 import { logError } from "../observability/log";
 import { GithubCredentialElsewhereError } from "./errors";
 

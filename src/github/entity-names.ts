@@ -1,4 +1,4 @@
-import type { EntityKind } from "../db/schema";
+import type { EntityKind } from "../db/directory/schema";
 
 /** How an entity is named on GitHub: `owner/repo`, `org`, or the enterprise slug. */
 export const entityFullName = (e: { kind: EntityKind; owner: string; name: string }) =>

@@ -1,5 +1,5 @@
 import { createDb, type Db } from "../db/client";
-import { type CredentialContext, loadCredentialContext, type StatePatch, writeCredentialState } from "../db/github-state-store";
+import { type CredentialContext, loadCredentialContext, type StatePatch, writeCredentialState } from "../db/github/github-state-store";
 import type { Env } from "../env";
 import { type Clock, systemClock } from "../lib/clock";
 import { measuredFetch } from "../lib/invocation-cost";

@@ -1,4 +1,4 @@
-import type { EntityKind } from "../db/schema";
+import type { EntityKind } from "../db/directory/schema";
 
 /** Where runners live on GitHub: a repository, an organization or an enterprise. */
 export type GithubScope =

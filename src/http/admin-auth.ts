@@ -5,7 +5,7 @@ import { inProcessPrincipal } from "../auth/in-process";
 import { ADMIN_TOKEN_ACTOR, accessActor, type Principal, scopeAllows, tokenActor } from "../auth/principal";
 import { cachedToken, dueForTouch, LAST_USED_INTERVAL_MS, rememberToken, tokenVerdict } from "../auth/token-cache";
 import { constantTimeEqual } from "../crypto/constant-time";
-import { tokenByHash, touchToken } from "../db/api-token-store";
+import { tokenByHash, touchToken } from "../db/access/api-token-store";
 import { createDb } from "../db/client";
 import type { AppEnv } from "../env";
 import { errorText, logger } from "../observability/log";

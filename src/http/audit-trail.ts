@@ -3,7 +3,7 @@ import { routePath } from "hono/route";
 import { auditChanges } from "../audit/redact";
 import { boundedRefusal, isRefusal, REFUSAL_WINDOW_MS, REFUSED_ENTRIES_PER_ACTOR_PER_MINUTE, refusalSummary } from "../audit/refusal";
 import { isWrite, type Principal } from "../auth/principal";
-import { insertAudit, insertRefusal } from "../db/audit-store";
+import { insertAudit, insertRefusal } from "../db/access/audit-store";
 import { createDb } from "../db/client";
 import type { AppEnv } from "../env";
 import { errorText, logError } from "../observability/log";

@@ -1,6 +1,6 @@
 import type { Context, MiddlewareHandler } from "hono";
-import { findInstance, findInstanceWithJitConfig, type InstanceSummary } from "../db/instance-store";
-import type { RunnerSetup } from "../db/scaleset-store";
+import { findInstance, findInstanceWithJitConfig, type InstanceSummary } from "../db/runner/instance-store";
+import type { RunnerSetup } from "../db/scaleset/runner-setup-store";
 import type { AppEnv } from "../env";
 import { logEvent } from "../observability/log";
 import { instanceRefusal, reportedIn } from "../scaleset/instance-access";

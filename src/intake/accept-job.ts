@@ -1,4 +1,4 @@
-import { type IntakeResult, recordWorkflowJob } from "../db/delivery-store";
+import { type IntakeResult, recordWorkflowJob } from "../db/jobs/delivery-store";
 import type { Env } from "../env";
 import { logEvent as log, logger } from "../observability/log";
 import { drainCounterStatements, MAX_COUNTERS_PER_FLUSH, WEBHOOK_REJECTED } from "../observability/op-counters";

@@ -1,4 +1,4 @@
-import { readDirectory } from "../db/directory-store";
+import { readDirectory } from "../db/directory/directory-store";
 import type { AppHook } from "./app-hooks";
 import type { ScopedScaleSet } from "./routing";
 import { type DeliveryOrigin, type EntityRef, originKey, originMatches, type SenderEntity } from "./senders";

@@ -1,8 +1,8 @@
 import { keyringFor } from "../crypto/keyring";
 import { secretContext } from "../crypto/secret-contexts";
 import { createDb } from "../db/client";
-import { findAppByAppId, findInstallation, installationRecord } from "../db/github-app-store";
-import type { Forge } from "../db/schema";
+import { findAppByAppId, findInstallation, installationRecord } from "../db/github/github-app-store";
+import type { Forge } from "../db/github/schema";
 import type { Env } from "../env";
 import { logEvent } from "../observability/log";
 import { applyInstallationEvent, InstallationPayload } from "../setup/installations";

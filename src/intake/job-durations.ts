@@ -1,10 +1,10 @@
-import type { JobStatus } from "../db/schema";
+import type { JobStatus } from "../db/jobs/schema";
 import { durationObservation, HISTOGRAMS, type Observation } from "../observability/histograms";
 import type { JobEvent } from "./job-event";
 
 /**
  * What one job event adds to the queue-time and run-time histograms, and on which move of the
- * job's status. Pure; db/delivery-store.ts records each observation in the delivery's own batch,
+ * job's status. Pure; db/jobs/delivery-store.ts records each observation in the delivery's own batch,
  * only when the event moves the job's row past `status` (from below it, or from no row), so a
  * redelivery, a second hook's copy or an event arriving after a further-along one counts nothing.
  *

@@ -1,4 +1,4 @@
-import { type JobStatus, jobStatuses } from "../db/schema";
+import { type JobStatus, jobStatuses } from "../db/jobs/schema";
 import type { WorkflowJobPayload } from "./payload";
 
 /** What one `workflow_job` delivery says about a job, in the shape of a jobs row. */

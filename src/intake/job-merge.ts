@@ -1,10 +1,10 @@
-import type { JobSource } from "../db/schema";
+import type { JobSource } from "../db/jobs/schema";
 import { type JobEvent, statusRank } from "./job-event";
 
 /**
  * How a job's row absorbs one more event, whatever order GitHub's deliveries arrive in.
  * These rules are the single definition: `mergeJob` applies them to plain data (and is
- * what the unit tests pin down), and db/delivery-store.ts compiles the same table into the
+ * what the unit tests pin down), and db/jobs/delivery-store.ts compiles the same table into the
  * `ON CONFLICT DO UPDATE` clause, so D1 merges concurrently arriving events atomically.
  *
  * - `advance`: only moves up `statusRank`.

@@ -1,4 +1,4 @@
-import type { JobStatus } from "../db/schema";
+import type { JobStatus } from "../db/jobs/schema";
 
 /** A job as its delivery left it: its status, its scale set, and the scale set of our instance running it, if any. */
 export interface RecordedJob {

@@ -1,5 +1,6 @@
 import type { z } from "zod";
-import type { EntityKind, JobStatus } from "../db/schema";
+import type { EntityKind } from "../db/directory/schema";
+import type { JobStatus } from "../db/jobs/schema";
 
 /**
  * What became of a delivery, whichever way it came in: through a webhook (receive-delivery.ts),

@@ -1,4 +1,4 @@
-import type { EntityKind } from "../db/schema";
+import type { EntityKind } from "../db/directory/schema";
 import { entityLookupKey } from "../github/entity-names";
 import { isShapeLabel } from "../shapes/shape-label";
 import { normalizeLabels } from "./labels";

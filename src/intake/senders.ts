@@ -1,4 +1,5 @@
-import type { EntityKind, Forge } from "../db/schema";
+import type { EntityKind } from "../db/directory/schema";
+import type { Forge } from "../db/github/schema";
 import { DEFAULT_ENDPOINT } from "../github/default-endpoint";
 import { entityLookupKey } from "../github/entity-names";
 import type { DeliverySubject } from "./payload";

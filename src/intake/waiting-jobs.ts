@@ -1,5 +1,5 @@
 import type { Context } from "hono";
-import { claimWaitingJobs, readWaitingJobs } from "../db/job-store";
+import { claimWaitingJobs, readWaitingJobs } from "../db/jobs/job-store";
 import type { AppEnv } from "../env";
 import { afterResponse } from "../http/after-response";
 import { errorText, logEvent } from "../observability/log";
@@ -15,7 +15,7 @@ import { rerouteWaitingJobs } from "./routing";
  */
 
 /**
- * Routes again the waiting unmatched jobs an entity's scale sets might serve (db/job-store.ts
+ * Routes again the waiting unmatched jobs an entity's scale sets might serve (db/jobs/job-store.ts
  * readWaitingJobs says which). Two D1 round trips: one read, one write that only claims jobs
  * still unmatched. Returns how many jobs each scale set got.
  */

@@ -8,7 +8,7 @@
  * code constants, providers are resource names, credentials and scale sets are UUIDs).
  */
 
-import { addToCounterStatement, type StatementMaker } from "../db/counters-store";
+import { addToCounterStatement, type StatementMaker } from "../db/metrics/counters-store";
 import { addUsageStatement, usageDay } from "../db/metrics/usage-store";
 import { invocationBudget, invocationSpent } from "../lib/invocation-cost";
 import { peekTally, takeTally, tally, tallyPendingSince } from "../lib/usage-tally";
@@ -161,7 +161,7 @@ export function drainCounterStatements<S>(
 }
 
 // The scale set object writes its desired-runner gauge in the same batch as the counts.
-export { setCounterStatement } from "../db/counters-store";
+export { setCounterStatement } from "../db/metrics/counters-store";
 
 interface Batcher<S> extends StatementMaker<S> {
   batch(statements: S[]): Promise<unknown>;

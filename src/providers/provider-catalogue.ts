@@ -1,7 +1,7 @@
 import { keyringFor } from "../crypto/keyring";
 import { open } from "../crypto/secret-box";
 import { secretContext } from "../crypto/secret-contexts";
-import type { ProviderRow } from "../db/provider-store";
+import type { ProviderRow } from "../db/providers/provider-store";
 import type { Env } from "../env";
 import { controllerId } from "../scaleset/ports-factory";
 import { createShimClient } from "./shim-client";

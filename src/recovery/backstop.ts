@@ -1,4 +1,4 @@
-import type { JobStatus } from "../db/schema";
+import type { JobStatus } from "../db/jobs/schema";
 import { statusRank } from "../intake/job-event";
 
 /**

@@ -1,5 +1,6 @@
+import type { EntityKind } from "../db/directory/schema";
+import type { Forge } from "../db/github/schema";
 import type { WatchKind } from "../db/recovery/schema";
-import type { EntityKind, Forge } from "../db/schema";
 
 /**
  * Which webhooks the coordinator depends on, and how each entity's lost deliveries are found:

@@ -1,4 +1,4 @@
-import { PRUNE_TABLES, pruneBatch, type RetentionRun, saveLastRun } from "../db/retention-store";
+import { PRUNE_TABLES, pruneBatch, type RetentionRun, saveLastRun } from "../db/retention/retention-store";
 import { invocationBudget } from "../lib/invocation-cost";
 import { logger } from "../observability/log";
 

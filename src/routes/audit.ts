@@ -1,6 +1,6 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { REFUSAL_LIMITS, REFUSED_ENTRIES_PER_ACTOR_PER_MINUTE } from "../audit/refusal";
-import { type AuditRow, auditPage } from "../db/audit-store";
+import { type AuditRow, auditPage } from "../db/access/audit-store";
 import { createDb } from "../db/client";
 import { decimalInt, errorResponses, iso, jsonResponse, Timestamp } from "../http/openapi";
 import { createRouter } from "../http/router";

@@ -17,10 +17,10 @@ import {
   listEntities,
   type PoolMember,
   updateEntity,
-} from "../db/entity-store";
-import { findCredentialsByName, findCredentialsByNames } from "../db/github-credential-store";
-import { findEndpoint } from "../db/github-endpoint-store";
-import { forges } from "../db/schema";
+} from "../db/directory/entity-store";
+import { findCredentialsByName, findCredentialsByNames } from "../db/github/github-credential-store";
+import { findEndpoint } from "../db/github/github-endpoint-store";
+import { forges } from "../db/github/schema";
 import type { AppEnv } from "../env";
 import { missingWebhookSecretIssue } from "../forges/entity-webhook-secret";
 import { entityLookupKey } from "../github/entity-names";

@@ -8,7 +8,7 @@ import {
   installationRecord,
   listApps,
   listInstallations,
-} from "../db/github-app-store";
+} from "../db/github/github-app-store";
 import { ApiError } from "../http/errors";
 import { errorResponses, IdParam, iso, jsonResponse, noContent, notFoundResponse, Timestamp } from "../http/openapi";
 import { requireFound } from "../http/require-found";

@@ -2,8 +2,8 @@ import { z } from "@hono/zod-openapi";
 import { keyringFor } from "../crypto/keyring";
 import { seal } from "../crypto/secret-box";
 import { secretContext } from "../crypto/secret-contexts";
+import { type CredentialBudget, readCredentialBudgets } from "../db/budget/github-budget-store";
 import { createDb } from "../db/client";
-import { type CredentialBudget, readCredentialBudgets } from "../db/github-budget-store";
 import {
   type CredentialsUse,
   credentialsNameTaken,
@@ -15,8 +15,8 @@ import {
   listCredentials,
   newCredentialsChecks,
   updateCredentials,
-} from "../db/github-credential-store";
-import type { CredentialRow, CredentialStateRow } from "../db/github-state-store";
+} from "../db/github/github-credential-store";
+import type { CredentialRow, CredentialStateRow } from "../db/github/github-state-store";
 import type { Env } from "../env";
 import { DEFAULT_ENDPOINT } from "../github/default-endpoint";
 import { conflict, inUse, invalidBody } from "../http/errors";

@@ -10,8 +10,8 @@ import {
   insertEndpoint,
   listEndpoints,
   updateEndpoint,
-} from "../db/github-endpoint-store";
-import { type Forge, forges } from "../db/schema";
+} from "../db/github/github-endpoint-store";
+import { type Forge, forges } from "../db/github/schema";
 import { DEFAULT_ENDPOINT } from "../github/default-endpoint";
 import { ApiError, conflict, inUse, invalidBody } from "../http/errors";
 import { Description, HttpsUrl, iso, NameParam, now, ResourceName, secureUrlRule, Timestamp } from "../http/openapi";

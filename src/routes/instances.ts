@@ -1,8 +1,8 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { InstanceSchema, instanceView } from "../api/instance-view";
 import { createDb } from "../db/client";
-import { findInstance, instanceWithTransitions, listInstances } from "../db/instance-store";
-import { instanceStatuses } from "../db/schema";
+import { findInstance, instanceWithTransitions, listInstances } from "../db/runner/instance-store";
+import { instanceStatuses } from "../db/runner/schema";
 import { ErrorSchema, invalidTransition, notFound } from "../http/errors";
 import { errorResponses, iso, jsonResponse, notFoundResponse, Timestamp } from "../http/openapi";
 import { requireFound } from "../http/require-found";

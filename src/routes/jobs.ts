@@ -1,7 +1,7 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { createDb } from "../db/client";
-import { type JobRow, jobPage } from "../db/job-store";
-import { jobSources, jobStatuses } from "../db/schema";
+import { type JobRow, jobPage } from "../db/jobs/job-store";
+import { jobSources, jobStatuses } from "../db/jobs/schema";
 import { decimalInt, errorResponses, iso, jsonResponse, Timestamp } from "../http/openapi";
 import { createRouter } from "../http/router";
 

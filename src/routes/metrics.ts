@@ -1,5 +1,5 @@
 import { Hono } from "hono";
-import { budgetCutCounter, budgetWaitCounter } from "../db/github-budget-store";
+import { budgetCutCounter, budgetWaitCounter } from "../db/budget/github-budget-store";
 import { readMetricsData } from "../db/metrics/metrics-store";
 import type { AppEnv } from "../env";
 import { effectivePointsPerMinute, type GithubBudgetPolicy } from "../github/budget";

@@ -13,7 +13,7 @@ import {
   providerIdByName,
   providerUsers,
   updateProvider,
-} from "../db/provider-store";
+} from "../db/providers/provider-store";
 import type { Env } from "../env";
 import { conflict, inUse } from "../http/errors";
 import { Description, HttpsUrl, iso, NameParam, now, ResourceName, secureUrlRule, Timestamp } from "../http/openapi";

@@ -1,7 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import { type Context, Hono } from "hono";
 import { readAndRecordSystemInfo, recordSystemInfo } from "../db/runner/runner-report-store";
-import { runnerStatuses } from "../db/schema";
+import { runnerStatuses } from "../db/runner/schema";
 import { ApiError, errorResponse, invalidTransition, zodDetails } from "../http/errors";
 import {
   type CallingInstance,

@@ -6,10 +6,10 @@ import { ObjectStatusSchema } from "../api/scaleset-object-status";
 import { ScaleSetDetailSchema, ScaleSetSchema, scaleSetView as view } from "../api/scaleset-view";
 import { assertShapedScaleSet } from "../api/shaped-scaleset-check";
 import { createDb, type Db } from "../db/client";
-import { findEntity } from "../db/entity-store";
-import { entityForge } from "../db/github-endpoint-store";
-import { scaleSetInstances } from "../db/instance-store";
-import { providerIdByName } from "../db/provider-store";
+import { findEntity } from "../db/directory/entity-store";
+import { entityForge } from "../db/github/github-endpoint-store";
+import { providerIdByName } from "../db/providers/provider-store";
+import { scaleSetInstances } from "../db/runner/instance-store";
 import { jitWaitingCount } from "../db/runner/jit-mint-store";
 import {
   deleteScaleSet,
@@ -21,7 +21,7 @@ import {
   scaleSetNameTaken,
   scaleSetUse,
   updateScaleSet,
-} from "../db/scaleset-store";
+} from "../db/scaleset/scaleset-store";
 import { defaultIntakeFor, timingFor } from "../forges/forgejo/scaleset-rules";
 import { defaultJitConfigEnabled } from "../forges/gitea/scaleset-rules";
 import { forgeScaleSetIssues } from "../forges/scaleset-rules";

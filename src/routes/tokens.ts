@@ -1,9 +1,9 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { hashApiToken, newApiToken, TOKEN_PREFIX } from "../auth/api-token";
 import { forgetToken } from "../auth/token-cache";
-import { type ApiTokenRow, activeTokenNamed, insertToken, listTokens, revokeToken } from "../db/api-token-store";
+import { type ApiTokenRow, activeTokenNamed, insertToken, listTokens, revokeToken } from "../db/access/api-token-store";
+import { tokenScopes } from "../db/access/schema";
 import { createDb } from "../db/client";
-import { tokenScopes } from "../db/schema";
 import { adminOnly } from "../http/admin-auth";
 import { conflict, invalidBody } from "../http/errors";
 import {

@@ -1,4 +1,4 @@
-import type { ScaleSetRecord } from "../db/scaleset-store";
+import type { ScaleSetRecord } from "../db/scaleset/snapshot-store";
 import type { BootstrapInstance } from "../providers/shim-protocol";
 import type { MachineShape } from "../shapes/machine-shape";
 import { runnerLabels } from "../shapes/runner-labels";

@@ -1,5 +1,5 @@
-import { applyStatusChanges, liveInstanceNames, type StatusChange } from "../db/instance-store";
-import type { InstanceRecord, ScaleSetRecord } from "../db/scaleset-store";
+import { applyStatusChanges, liveInstanceNames, type StatusChange } from "../db/runner/instance-store";
+import type { InstanceRecord, ScaleSetRecord } from "../db/scaleset/snapshot-store";
 import { mapLimit } from "../lib/map-limit";
 import { errorText, logEvent as log } from "../observability/log";
 import type { ExecutorContext } from "./executor/plan-executor";

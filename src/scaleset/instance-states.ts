@@ -1,4 +1,4 @@
-import type { InstanceStatus, RunnerStatus } from "../db/schema";
+import type { InstanceStatus, RunnerStatus } from "../db/runner/schema";
 
 /**
  * The one place that says how an instance may move. Every writer checks here first and

@@ -1,4 +1,4 @@
-import type { InstanceStatus, RunnerStatus } from "../db/schema";
+import type { InstanceStatus, RunnerStatus } from "../db/runner/schema";
 /** debug or info: these lines are never warnings or errors of their own (a failure carries `error` at info). */
 export type LifecycleLevel = "debug" | "info";
 

@@ -1,5 +1,5 @@
-import type { StatusChange } from "../db/instance-store";
-import type { InstanceStatus } from "../db/schema";
+import type { StatusChange } from "../db/runner/instance-store";
+import type { InstanceStatus } from "../db/runner/schema";
 import { type ShimCallback, validateProviderInstance } from "../providers/shim-protocol";
 import { deleteRetryDelay } from "./backoff";
 import type { InstanceOps } from "./object-state";

@@ -1,4 +1,4 @@
-import type { StatusChange } from "../db/instance-store";
+import type { StatusChange } from "../db/runner/instance-store";
 import { logEvent as log } from "../observability/log";
 import { type CreateBackoff, type CreateBackoffPolicy, recordCreateFailure, recordCreateSuccess } from "./backoff";
 import type { CreateVerdict, Outcome } from "./machine-outcomes";

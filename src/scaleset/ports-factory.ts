@@ -1,7 +1,7 @@
 import { keyringFor } from "../crypto/keyring";
 import { open } from "../crypto/secret-box";
 import { secretContext } from "../crypto/secret-contexts";
-import { type ScaleSetRecord, scaleSetEntity } from "../db/scaleset-store";
+import { type ScaleSetRecord, scaleSetEntity } from "../db/scaleset/snapshot-store";
 import type { Env } from "../env";
 import { forgejoRunnerPort } from "../forges/forgejo/runner-port";
 import { giteaRunnerPort } from "../forges/gitea/runner-port";

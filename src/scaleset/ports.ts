@@ -1,4 +1,4 @@
-import type { InstanceAddress } from "../db/schema";
+import type { InstanceAddress } from "../db/runner/schema";
 import type { BootstrapInstance, FlavorCatalogue } from "../providers/shim-protocol";
 
 /**

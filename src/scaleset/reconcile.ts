@@ -1,4 +1,5 @@
-import type { InstanceStatus, JobStatus, RunnerStatus } from "../db/schema";
+import type { JobStatus } from "../db/jobs/schema";
+import type { InstanceStatus, RunnerStatus } from "../db/runner/schema";
 import { type CreateBackoff, type CreateBackoffPolicy, createAllowedAt } from "./backoff";
 import { type LifetimePolicy, NO_LIFETIME_LIMIT, overstay, overstayDeadline, type Reap } from "./guards/lifetime-watchdog";
 import { isBeingDeleted, isLive } from "./instance-states";

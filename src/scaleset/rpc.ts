@@ -1,4 +1,4 @@
-import type { InstanceStatus, RunnerStatus } from "../db/schema";
+import type { InstanceStatus, RunnerStatus } from "../db/runner/schema";
 import type { ShimCallback } from "../providers/shim-protocol";
 import type { ScaleSetStatus } from "./status-types";
 

@@ -1,5 +1,5 @@
-import type { ChangeGuard, StatusChange } from "../db/instance-store";
-import type { InstanceStatus, RunnerStatus } from "../db/schema";
+import type { ChangeGuard, StatusChange } from "../db/runner/instance-store";
+import type { InstanceStatus, RunnerStatus } from "../db/runner/schema";
 import type { LogFields } from "../observability/log";
 import { usableTokenStates } from "./instance-access";
 import { canRunnerTransition } from "./instance-states";

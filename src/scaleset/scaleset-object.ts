@@ -3,10 +3,10 @@
 // jit/, schedule/, guards/), so what is left here is the wiring.
 import { DurableObject } from "cloudflare:workers";
 import { countingD1, measuredD1 } from "../db/counting-d1";
-import { applyStatusChanges, findInstance } from "../db/instance-store";
+import { applyStatusChanges, findInstance } from "../db/runner/instance-store";
 import { readAndApplyRunnerReport } from "../db/runner/runner-report-store";
-import { loadScaleSetSnapshot } from "../db/scaleset-store";
-import type { InstanceStatus } from "../db/schema";
+import type { InstanceStatus } from "../db/runner/schema";
+import { loadScaleSetSnapshot } from "../db/scaleset/snapshot-store";
 import type { Env } from "../env";
 import { PollerHost } from "../forges/forgejo/poller-host";
 import { asKind, type InvocationCost, invocationBudget, measure, noCost, usePlan } from "../lib/invocation-cost";

@@ -1,4 +1,4 @@
-import type { ScaleSetRecord } from "../db/scaleset-store";
+import type { ScaleSetRecord } from "../db/scaleset/snapshot-store";
 import { recordRefusals } from "../db/shapes/shaped-job-store";
 import { logger } from "../observability/log";
 import type { MachineShape } from "../shapes/machine-shape";

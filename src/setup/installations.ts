@@ -3,7 +3,7 @@ import { z } from "zod";
 /**
  * Where a GitHub App of ours is installed, and what that offers: the installation's organization
  * and repositories, as entities the user may add with one click. Plain data and rules; the
- * webhook intake and the first-run page keep the record (src/db/github-app-store.ts).
+ * webhook intake and the first-run page keep the record (src/db/github/github-app-store.ts).
  */
 
 export type AccountType = "User" | "Organization" | "Enterprise";

@@ -13,8 +13,8 @@ import {
   insertManifestState,
   pruneManifestStates,
   releaseManifestState,
-} from "../db/github-app-store";
-import { findEndpoint } from "../db/github-endpoint-store";
+} from "../db/github/github-app-store";
+import { findEndpoint } from "../db/github/github-endpoint-store";
 import type { Env } from "../env";
 import { AppSession, exchangeManifestCode } from "../github/app-registration";
 import { GithubApiError } from "../github/errors";

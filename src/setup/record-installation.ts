@@ -9,8 +9,8 @@ import {
   type GithubAppRow,
   installationRecord,
   saveInstallation,
-} from "../db/github-app-store";
-import { insertCredentials } from "../db/github-credential-store";
+} from "../db/github/github-app-store";
+import { insertCredentials } from "../db/github/github-credential-store";
 import type { Env } from "../env";
 import { AppSession } from "../github/app-registration";
 import { errorText, logEvent } from "../observability/log";

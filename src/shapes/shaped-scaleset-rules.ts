@@ -1,4 +1,4 @@
-import type { Forge } from "../db/schema";
+import type { Forge } from "../db/github/schema";
 
 /**
  * What a shaped scale set must be beside its bounds: each machine is one job's, so it keeps no

@@ -1,4 +1,4 @@
-import type { CredentialHealthRow, OverviewEntity, OverviewRecovery } from "../db/dashboard-queries";
+import type { CredentialHealthRow, OverviewEntity, OverviewRecovery } from "../db/dashboard/overview-queries";
 import { duration } from "./format";
 import { Badge } from "./views";
 

@@ -1,4 +1,4 @@
-import type { JobRow } from "../db/dashboard-queries";
+import type { JobRow } from "../db/dashboard/scaleset-page-queries";
 import { clip, duration, labelList, when } from "./format";
 import { Badge } from "./views";
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { InstanceRecord } from "../../src/db/scaleset-store";
+import type { InstanceRecord } from "../../src/db/scaleset/snapshot-store";
 import { judgeUnlisted, orphanMachines, strayRunners, UNCONFIRMED_CHECKS_BEFORE_GONE, unlistedInstances } from "../../src/scaleset/drift";
 
 const machine = (name: string) => ({ provider_id: `i-${name}`, name, status: "running" as const });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { instanceStatuses } from "../../src/db/schema";
+import { instanceStatuses } from "../../src/db/runner/schema";
 import { assertTransition, canRunnerTransition, canTransition, TransitionError } from "../../src/scaleset/instance-states";
 
 describe("instance status transitions", () => {

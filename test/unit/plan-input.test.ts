@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { InstanceRecord, ScaleSetRecord } from "../../src/db/scaleset-store";
+import type { InstanceRecord, ScaleSetRecord } from "../../src/db/scaleset/snapshot-store";
 import { NO_CREATE_BACKOFF } from "../../src/scaleset/backoff";
 import { planSnapshot } from "../../src/scaleset/executor/plan-input";
 import type { InstanceOps } from "../../src/scaleset/object-state";

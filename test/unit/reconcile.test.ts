@@ -1,6 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { instanceStatuses, jobStatuses, runnerStatuses } from "../../src/db/schema";
+import { jobStatuses } from "../../src/db/jobs/schema";
+import { instanceStatuses, runnerStatuses } from "../../src/db/runner/schema";
 import { type CreateBackoff, NO_CREATE_BACKOFF } from "../../src/scaleset/backoff";
 import { type Action, type PlanConfig, type PlanInstance, type PlanSnapshot, plan } from "../../src/scaleset/reconcile";
 import { planConfig, planInstance } from "./plan-fixtures";

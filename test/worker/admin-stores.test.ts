@@ -1,13 +1,25 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { createDb } from "../../src/db/client";
-import { deleteEntity, entityPool, entityUse, findEntityWithCredentials, listEntities, updateEntity } from "../../src/db/entity-store";
-import { credentialsUse, findCredentialsWithState, newCredentialsChecks, updateCredentials } from "../../src/db/github-credential-store";
-import { endpointUse } from "../../src/db/github-endpoint-store";
-import { writeCredentialState } from "../../src/db/github-state-store";
-import { instanceWithTransitions, scaleSetInstances } from "../../src/db/instance-store";
-import { applyJobCorrections, jobPage } from "../../src/db/job-store";
-import { scaleSetUse } from "../../src/db/scaleset-store";
+import {
+  deleteEntity,
+  entityPool,
+  entityUse,
+  findEntityWithCredentials,
+  listEntities,
+  updateEntity,
+} from "../../src/db/directory/entity-store";
+import {
+  credentialsUse,
+  findCredentialsWithState,
+  newCredentialsChecks,
+  updateCredentials,
+} from "../../src/db/github/github-credential-store";
+import { endpointUse } from "../../src/db/github/github-endpoint-store";
+import { writeCredentialState } from "../../src/db/github/github-state-store";
+import { applyJobCorrections, jobPage } from "../../src/db/jobs/job-store";
+import { instanceWithTransitions, scaleSetInstances } from "../../src/db/runner/instance-store";
+import { scaleSetUse } from "../../src/db/scaleset/scaleset-store";
 import { readSealedValues, replaceSealedValues } from "../../src/db/sealed-values-store";
 import { api, insertInstance, seed, unique } from "./helpers";
 

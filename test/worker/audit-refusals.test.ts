@@ -1,7 +1,7 @@
 import { env, exports } from "cloudflare:workers";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { REFUSED_ENTRIES_PER_ACTOR_PER_MINUTE as LIMIT } from "../../src/audit/refusal";
-import { REFUSED_IN_WINDOW } from "../../src/db/audit-store";
+import { REFUSED_IN_WINDOW } from "../../src/db/access/audit-store";
 import { ADMIN_TOKEN, api, call, unique } from "./helpers";
 import { parsePrometheus } from "./prometheus-parse";
 

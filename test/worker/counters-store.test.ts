@@ -1,6 +1,6 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { addToCounterStatement, setCounterStatement } from "../../src/db/counters-store";
+import { addToCounterStatement, setCounterStatement } from "../../src/db/metrics/counters-store";
 
 const read = async (name: string) =>
   env.DB.prepare(`SELECT value, updated_at FROM counters WHERE name = ?`).bind(name).first<{ value: number; updated_at: number }>();

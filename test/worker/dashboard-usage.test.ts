@@ -3,7 +3,7 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { createApp } from "../../src/app";
 import { countingD1 } from "../../src/db/counting-d1";
-import { overview } from "../../src/db/dashboard-queries";
+import { overview } from "../../src/db/dashboard/overview-queries";
 import type { Env } from "../../src/env";
 import { takeTally } from "../../src/lib/usage-tally";
 import { createSession, SESSION_COOKIE } from "../../src/ui/session";

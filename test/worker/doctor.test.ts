@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, inject, it } from "vitest";
 import { countingD1 } from "../../src/db/counting-d1";
-import { readDoctorRows } from "../../src/db/doctor-queries";
+import { readDoctorRows } from "../../src/db/doctor/doctor-queries";
 import { runDoctor } from "../../src/doctor/gather/run-doctor";
 import type { DoctorCheck, DoctorReport } from "../../src/doctor/report";
 import { takeTally } from "../../src/lib/usage-tally";

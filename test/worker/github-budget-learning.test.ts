@@ -1,6 +1,6 @@
 import { env, exports } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { readCredentialBudgets, reserveJitConfigs } from "../../src/db/github-budget-store";
+import { readCredentialBudgets, reserveJitConfigs } from "../../src/db/budget/github-budget-store";
 import { BUDGET_RECOVERY_MS, type GithubBudgetPolicy } from "../../src/github/budget";
 import { GithubRateLimitedError } from "../../src/github/errors";
 import { generateJitConfig, listRunners } from "../../src/github/runners";

@@ -1,6 +1,6 @@
 import { env, exports } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { reserveJitConfigs } from "../../src/db/github-budget-store";
+import { reserveJitConfigs } from "../../src/db/budget/github-budget-store";
 import { type BudgetRow, type Fairness, type GithubBudgetPolicy, type LearnedBudget, reserve } from "../../src/github/budget";
 import { api, inScaleSetObject, seed, unique } from "./helpers";
 import { parsePrometheus, value } from "./prometheus-parse";

@@ -1,7 +1,13 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { createDb } from "../../src/db/client";
-import { clearCredentialState, loadCredentialContext, readCache, writeCache, writeCredentialState } from "../../src/db/github-state-store";
+import {
+  clearCredentialState,
+  loadCredentialContext,
+  readCache,
+  writeCache,
+  writeCredentialState,
+} from "../../src/db/github/github-state-store";
 import { seed } from "./helpers";
 
 describe("GitHub state store", () => {

@@ -1,6 +1,7 @@
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import { createDb } from "../../src/db/client";
+import { providerSecretByName } from "../../src/db/providers/provider-store";
 import {
   applyStatusChanges,
   findInstance,
@@ -9,8 +10,7 @@ import {
   instanceOwner,
   liveInstanceNames,
   statusChangeStatements,
-} from "../../src/db/instance-store";
-import { providerSecretByName } from "../../src/db/provider-store";
+} from "../../src/db/runner/instance-store";
 import { claimRegistrationToken, releaseRegistrationToken, sealRegistrationToken } from "../../src/db/runner/registration-token-store";
 import { recordSystemInfo } from "../../src/db/runner/runner-report-store";
 import { insertInstance, seed } from "./helpers";

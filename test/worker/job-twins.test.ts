@@ -1,12 +1,12 @@
 import { env, exports } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
-import { loadScaleSetSnapshot } from "../../src/db/scaleset-store";
+import { loadScaleSetSnapshot } from "../../src/db/scaleset/snapshot-store";
 import { clone, exampleFor } from "../fixtures/webhook-examples";
 import { parsePrometheus, value } from "./prometheus-parse";
 import { deliver, jobRow, World } from "./webhook-setup";
 
 // A repository's job that the repository's hook and its organization's hook both deliver: a row
-// per signer (the tenant rule), one machine and one count (src/db/job-twins.ts).
+// per signer (the tenant rule), one machine and one count (src/db/jobs/job-twins.ts).
 
 const SECRET = { org: "org-secret-twin-org", repo: "repo-secret-twin-app", other: "repo-secret-twin-other" };
 const LABELS = ["self-hosted", "twin"];

@@ -1,6 +1,6 @@
 import { env, exports } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
-import { applyStatusChanges } from "../../src/db/instance-store";
+import { applyStatusChanges } from "../../src/db/runner/instance-store";
 import { DURATION_BUCKETS } from "../../src/observability/histograms";
 import { sampleSlot } from "../../src/scaleset/runner-sample";
 import { scaleSetObject } from "../../src/scaleset/stub";

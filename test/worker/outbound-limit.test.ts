@@ -1,6 +1,6 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { loadScaleSetSnapshot } from "../../src/db/scaleset-store";
+import { loadScaleSetSnapshot } from "../../src/db/scaleset/snapshot-store";
 import { outboundLimiter } from "../../src/lib/outbound-limit";
 import { openScaleSetPorts } from "../../src/scaleset/ports-factory";
 import { scaleSetWorld } from "./scaleset-world";

@@ -1,6 +1,6 @@
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it, vi } from "vitest";
-import { applyStatusChanges, findInstance } from "../../src/db/instance-store";
+import { applyStatusChanges, findInstance } from "../../src/db/runner/instance-store";
 import { readAndApplyRunnerReport } from "../../src/db/runner/runner-report-store";
 import { instanceRefusal } from "../../src/scaleset/instance-access";
 import type { RunnerReport } from "../../src/scaleset/rpc";

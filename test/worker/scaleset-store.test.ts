@@ -1,7 +1,8 @@
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
-import { insertInstancesStatements } from "../../src/db/instance-store";
-import { loadRunnerSetup, loadScaleSetSnapshot, scaleSetEntity } from "../../src/db/scaleset-store";
+import { insertInstancesStatements } from "../../src/db/runner/instance-store";
+import { loadRunnerSetup } from "../../src/db/scaleset/runner-setup-store";
+import { loadScaleSetSnapshot, scaleSetEntity } from "../../src/db/scaleset/snapshot-store";
 import { seed } from "./helpers";
 
 let scaleSetId: string;

@@ -1,6 +1,7 @@
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, inject, it } from "vitest";
-import { loadRunnerSetup, loadScaleSetSnapshot } from "../../src/db/scaleset-store";
+import { loadRunnerSetup } from "../../src/db/scaleset/runner-setup-store";
+import { loadScaleSetSnapshot } from "../../src/db/scaleset/snapshot-store";
 import { expectedEc2Flavors } from "../fake-ec2/instance-types";
 import { createTenant, type FakeShimTenant } from "../fake-shim/control";
 import { createsAsked } from "../fake-shim/requests";

@@ -1,6 +1,6 @@
 import { env } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { loadScaleSetSnapshot } from "../../src/db/scaleset-store";
+import { loadScaleSetSnapshot } from "../../src/db/scaleset/snapshot-store";
 import { machineMsInDay, utcDayStart } from "../../src/scaleset/guards/spend-guard";
 import { api, expectRejectedWithoutWrites, insertInstance, seed } from "./helpers";
 import { queueJobs, reconcile, scaleSetWorld } from "./scaleset-world";

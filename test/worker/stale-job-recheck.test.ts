@@ -1,6 +1,6 @@
 import { env, exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { loadScaleSetSnapshot } from "../../src/db/scaleset-store";
+import { loadScaleSetSnapshot } from "../../src/db/scaleset/snapshot-store";
 import { githubRunnerPort } from "../../src/scaleset/ports-factory";
 import { recheckStaleJobs } from "../../src/scaleset/stale-jobs/stale-job-recheck";
 import { inScaleSetObject } from "./helpers";

@@ -1,6 +1,6 @@
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
-import { recordWorkflowJob } from "../../src/db/delivery-store";
+import { recordWorkflowJob } from "../../src/db/jobs/delivery-store";
 import { jobEventFrom } from "../../src/intake/job-event";
 import { WorkflowJobPayload } from "../../src/intake/payload";
 import pkcs1 from "../fixtures/app-key-pkcs1.pem?raw";

@@ -1,7 +1,7 @@
 import { getTableName } from "drizzle-orm";
-import { SUPPRESSED_REFUSALS } from "../audit-store";
-import { hasServingTwin } from "../job-twins";
-import { lastRunStatement, PRUNED_JOB_LATENCY, PRUNED_WEBHOOKS, parseLastRun, type RetentionRun } from "../retention-store";
+import { SUPPRESSED_REFUSALS } from "../access/audit-store";
+import { hasServingTwin } from "../jobs/job-twins";
+import { lastRunStatement, PRUNED_JOB_LATENCY, PRUNED_WEBHOOKS, parseLastRun, type RetentionRun } from "../retention/retention-store";
 import { schema } from "../schema";
 import { type HistogramSeriesRow, histogramRowsStatement } from "./histogram-store";
 

@@ -2,7 +2,7 @@ import type { RunnerSample } from "../../scaleset/runner-sample";
 
 /**
  * `scale_set_samples`: what a scale set's runners were doing every few minutes (the dashboard's
- * runners-by-state chart reads them in dashboard-queries.ts; retention prunes them after 48 h).
+ * runners-by-state chart reads them in dashboard/dashboard-rows.ts; retention prunes them after 48 h).
  * A slot keeps its first sample: a second object incarnation writing the same slot changes nothing.
  */
 export function sampleStatement(db: D1Database, scaleSetId: string, s: RunnerSample): D1PreparedStatement {

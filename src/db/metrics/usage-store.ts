@@ -1,7 +1,7 @@
-import type { StatementMaker } from "../counters-store";
+import type { StatementMaker } from "./counters-store";
 
 /**
- * The `usage_days` table (usage-schema.ts): Cloudflare billing units by day, unit and cause.
+ * The `usage_days` table (schema.ts here): Cloudflare billing units by day, unit and cause.
  * Writes are statements the counters' flush batches with its own (never a round trip of their
  * own); reads take a range of days by the primary key, so a month costs its own rows only.
  */

@@ -1,4 +1,6 @@
-import type { EntityKind, Forge, JobStatus } from "../schema";
+import type { EntityKind } from "../directory/schema";
+import type { Forge } from "../github/schema";
+import type { JobStatus } from "../jobs/schema";
 import type { BackstopState, RecoveryOutcome, WatchKind } from "./schema";
 
 /**

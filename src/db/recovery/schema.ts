@@ -1,7 +1,7 @@
 import { index, integer, sqliteTable, text } from "drizzle-orm/sqlite-core";
 
-// Delivery recovery's tables (src/recovery/, docs/github.md "Lost deliveries"), beside the other
-// tables of schema.ts; timestamps are unix milliseconds.
+// Delivery recovery's tables (src/recovery/, docs/github.md "Lost deliveries"); timestamps are unix
+// milliseconds.
 
 /** What a watch looks at: an entity's own hook, an App's webhook, or, where neither can be read, the backstop. */
 export const watchKinds = ["repository", "organization", "app", "backstop"] as const;

@@ -1,5 +1,5 @@
-import { findInstanceStatement, type InstanceAttempt, type InstanceWithJitConfig, instanceFromRow } from "../instance-store";
-import { type RunnerSetup, runnerSetupFromRow, runnerSetupStatement } from "../scaleset-store";
+import { type RunnerSetup, runnerSetupFromRow, runnerSetupStatement } from "../scaleset/runner-setup-store";
+import { findInstanceStatement, type InstanceAttempt, type InstanceWithJitConfig, instanceFromRow } from "./instance-store";
 
 /**
  * D1 access for JIT configs minted on boot (scale sets with `jit_config_timing: on_boot`): the

@@ -5,9 +5,9 @@ import {
   type InstanceSummary,
   instanceFromRow,
   statusChangeStatements,
-} from "../instance-store";
-import type { InstanceStatus, RunnerStatus } from "../schema";
+} from "./instance-store";
 import type { TokenSubject } from "./jit-mint-store";
+import type { InstanceStatus, RunnerStatus } from "./schema";
 
 /**
  * D1 access for what a booting machine reports about itself on the callback routes: its status

@@ -1,10 +1,10 @@
 import type { QueuedShapedJob } from "../../shapes/shaped-jobs";
-import { hasServingTwin } from "../job-twins";
+import { hasServingTwin } from "../jobs/job-twins";
 
 /**
  * A shaped scale set's queue (src/shapes): the jobs its object judges each pass, and the
  * refusals it writes back on the jobs' rows. Refused jobs are left out of the queue and of the
- * demand count (scaleset-store.ts), so a job is judged, and its warning logged, once.
+ * demand count (scaleset/snapshot-store.ts), so a job is judged, and its warning logged, once.
  */
 
 /** At most this many queued jobs are judged a pass: more than any scale set's creates in one. */

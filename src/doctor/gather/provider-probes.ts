@@ -1,7 +1,7 @@
 import { keyringFor } from "../../crypto/keyring";
 import { open } from "../../crypto/secret-box";
 import { secretContext } from "../../crypto/secret-contexts";
-import type { DoctorProviderRow } from "../../db/doctor-queries";
+import type { DoctorProviderRow } from "../../db/doctor/doctor-queries";
 import type { Env } from "../../env";
 import { createShimClient, type ShimError } from "../../providers/shim-client";
 import { controllerId } from "../../scaleset/ports-factory";

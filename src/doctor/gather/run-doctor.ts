@@ -1,4 +1,4 @@
-import { type DoctorRows, readDoctorRows } from "../../db/doctor-queries";
+import { type DoctorRows, readDoctorRows } from "../../db/doctor/doctor-queries";
 import type { Env } from "../../env";
 import { forgejoFetch } from "../../forges/forgejo/forgejo-client";
 import { GithubClient } from "../../github/github-client";

@@ -5,8 +5,8 @@
  * move on the held jobs that left the queue. A failure before the writes leaves everything as it
  * was; every write is idempotent, so the next poll finishes what one left half done.
  */
-import { applyPolledJobChanges, type PolledJob, type PolledJobChange, recordPolledJobs } from "../../db/forgejo-job-store";
-import type { ScaleSetRecord } from "../../db/scaleset-store";
+import { applyPolledJobChanges, type PolledJob, type PolledJobChange, recordPolledJobs } from "../../db/jobs/forgejo-job-store";
+import type { ScaleSetRecord } from "../../db/scaleset/snapshot-store";
 import { GithubRateLimitedError } from "../../github/errors";
 import { errorText, logEvent as log } from "../../observability/log";
 import type { ForgejoJob } from "./forgejo-api";

@@ -5,7 +5,7 @@
  * poller.ts's; the calls poller-driver.ts's. It lives beside the Forgejo client rather than in
  * src/scaleset/ because everything in it is Forgejo's; the object only calls `tick` and `status`.
  */
-import { loadScaleSetSnapshot, type ScaleSetRecord, type ScaleSetSnapshotRows } from "../../db/scaleset-store";
+import { loadScaleSetSnapshot, type ScaleSetRecord, type ScaleSetSnapshotRows } from "../../db/scaleset/snapshot-store";
 import type { Env } from "../../env";
 import { errorText, logEvent as log } from "../../observability/log";
 import type { ObjectState } from "../../scaleset/object-state";

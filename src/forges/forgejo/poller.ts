@@ -7,7 +7,7 @@
  * held jobs new runners are made for (`jobsToBind`). The object keeps the state in its SQLite
  * (poller-host.ts); poller-driver.ts carries a poll out.
  */
-import type { InstanceStatus, RunnerStatus } from "../../db/schema";
+import type { InstanceStatus, RunnerStatus } from "../../db/runner/schema";
 import { servesLabels } from "../../intake/routing";
 import type { ForgejoJob } from "./forgejo-api";
 

@@ -2,8 +2,8 @@ import { defaultForgejoRunnerUrl, forgejoLinuxInstallScript, forgejoRunnerEnv } 
 import { keyringFor } from "../../crypto/keyring";
 import { open } from "../../crypto/secret-box";
 import { secretContext } from "../../crypto/secret-contexts";
-import { instanceJobHandle } from "../../db/forgejo-job-store";
-import type { RunnerSetup } from "../../db/scaleset-store";
+import { instanceJobHandle } from "../../db/jobs/forgejo-job-store";
+import type { RunnerSetup } from "../../db/scaleset/runner-setup-store";
 import type { Env } from "../../env";
 import { decodeRegistration } from "./runner-port";
 

@@ -1,4 +1,4 @@
-import type { ScaleSetRecord } from "../../db/scaleset-store";
+import type { ScaleSetRecord } from "../../db/scaleset/snapshot-store";
 import type { Env } from "../../env";
 import type { GithubRunnerInfo, RunnerPort } from "../../scaleset/ports";
 import {

@@ -1,4 +1,5 @@
-import type { Forge, JitConfigTiming, ScaleSetIntake } from "../../db/schema";
+import type { Forge } from "../../db/github/schema";
+import type { JitConfigTiming, ScaleSetIntake } from "../../db/scaleset/schema";
 
 /**
  * What a scale set may be on a Forgejo endpoint, and what intake `poll` may be on, as a pure

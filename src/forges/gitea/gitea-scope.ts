@@ -1,4 +1,4 @@
-import type { EntityKind } from "../../db/schema";
+import type { EntityKind } from "../../db/directory/schema";
 
 /**
  * Where runners live on a Gitea instance: a repository, an organization, or the whole instance

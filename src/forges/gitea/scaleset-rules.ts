@@ -1,4 +1,5 @@
-import type { Forge, ScaleSetIntake } from "../../db/schema";
+import type { Forge } from "../../db/github/schema";
+import type { ScaleSetIntake } from "../../db/scaleset/schema";
 import type { FieldProblem } from "../../http/errors";
 
 /**

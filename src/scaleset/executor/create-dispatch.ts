@@ -1,5 +1,5 @@
-import { applyStatusChanges, type NewInstance, type StatusChange } from "../../db/instance-store";
-import type { ScaleSetRecord } from "../../db/scaleset-store";
+import { applyStatusChanges, type NewInstance, type StatusChange } from "../../db/runner/instance-store";
+import type { ScaleSetRecord } from "../../db/scaleset/snapshot-store";
 import { mapLimit } from "../../lib/map-limit";
 import { errorText, logEvent as log, logAt } from "../../observability/log";
 import type { BootstrapInstance } from "../../providers/shim-protocol";

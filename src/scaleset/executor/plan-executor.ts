@@ -7,8 +7,8 @@ import {
   insertInstancesStatements,
   type NewInstance,
   type StatusChange,
-} from "../../db/instance-store";
-import type { InstanceRecord, ScaleSetRecord } from "../../db/scaleset-store";
+} from "../../db/runner/instance-store";
+import type { InstanceRecord, ScaleSetRecord } from "../../db/scaleset/snapshot-store";
 import type { Env } from "../../env";
 import { bindNewRunners } from "../../forges/forgejo/poller-host";
 import { mapLimit } from "../../lib/map-limit";

@@ -1,4 +1,4 @@
-import type { InstanceRecord, ScaleSetRecord } from "../../db/scaleset-store";
+import type { InstanceRecord, ScaleSetRecord } from "../../db/scaleset/snapshot-store";
 import type { CreateBackoff } from "../backoff";
 import { lifetimePolicy } from "../guards/lifetime-watchdog";
 import type { InstanceOps } from "../object-state";

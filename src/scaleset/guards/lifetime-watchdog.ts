@@ -1,4 +1,4 @@
-import type { InstanceStatus, RunnerStatus } from "../../db/schema";
+import type { InstanceStatus, RunnerStatus } from "../../db/runner/schema";
 
 /**
  * The machine lifetime watchdog: a machine older than its scale set's `max_runner_lifetime_seconds`

@@ -1,4 +1,4 @@
-import type { ScaleSetRecord } from "../../db/scaleset-store";
+import type { ScaleSetRecord } from "../../db/scaleset/snapshot-store";
 import { logEvent as log } from "../../observability/log";
 import type { ObjectState } from "../object-state";
 import { type SpendGuard, spendGuard } from "./spend-guard";

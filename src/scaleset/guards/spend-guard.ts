@@ -2,7 +2,7 @@
  * The spend guard: a scale set's optional cap of machine-hours a UTC day. Once its instances
  * have run that long today, it creates nothing more until the next UTC day, or until an admin
  * resets the guard (`spend_reset_at`), which lifts it for the rest of that day. Pure: the
- * machine time comes from the reconcile snapshot (scaleset-store.ts sums it in SQL).
+ * machine time comes from the reconcile snapshot (db/scaleset/snapshot-store.ts sums it in SQL).
  */
 
 import type { SpendGuardStatus } from "../status-types";
@@ -16,7 +16,7 @@ export const utcDayStart = (at: number): number => Math.floor(at / DAY_MS) * DAY
 /**
  * An instance's machine time within the UTC day that starts at `dayStart`, up to `now`: the
  * overlap of [created, ended or now] with [dayStart, now]. The definition the snapshot's SQL
- * sums (scaleset-store.ts, `machine_ms_today`); the store's test checks the two agree.
+ * sums (db/scaleset/snapshot-store.ts, `machine_ms_today`); the store's test checks the two agree.
  */
 export function machineMsInDay(createdAt: number, endedAt: number | null, dayStart: number, now: number): number {
   const end = Math.min(endedAt ?? now, now);

@@ -1,4 +1,4 @@
-import type { InstanceRecord, PoolCredential, ScaleSetRecord } from "../../db/scaleset-store";
+import type { InstanceRecord, PoolCredential, ScaleSetRecord } from "../../db/scaleset/snapshot-store";
 import { budgetWindow, type GithubBudgetPolicy } from "../../github/budget";
 import { logEvent as log } from "../../observability/log";
 import { mintsJitOnBoot } from "../bootstrap";

@@ -1,9 +1,9 @@
 import { keyringFor } from "../../crypto/keyring";
 import { seal } from "../../crypto/secret-box";
 import { secretContext } from "../../crypto/secret-contexts";
-import type { InstanceAttempt } from "../../db/instance-store";
+import type { InstanceAttempt } from "../../db/runner/instance-store";
 import { claimJitMint, keepJitClaims, readJitMint, releaseJitMint, storeMintedJit } from "../../db/runner/jit-mint-store";
-import type { RunnerSetup } from "../../db/scaleset-store";
+import type { RunnerSetup } from "../../db/scaleset/runner-setup-store";
 import type { Env } from "../../env";
 import type { GithubBudgetPolicy } from "../../github/budget";
 import { GithubSendDeadlineError } from "../../github/errors";

@@ -1,4 +1,4 @@
-import type { InstanceRecord, PoolCredential, ScaleSetRecord } from "../../db/scaleset-store";
+import type { InstanceRecord, PoolCredential, ScaleSetRecord } from "../../db/scaleset/snapshot-store";
 import { effectivePolicy, type GithubBudgetPolicy, JIT_CONFIG_POINTS, pointsPerWindow } from "../../github/budget";
 import { logEvent as log } from "../../observability/log";
 import { mintsJitOnBoot } from "../bootstrap";

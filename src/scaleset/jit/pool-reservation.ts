@@ -1,4 +1,4 @@
-import { reserveJitConfigs } from "../../db/github-budget-store";
+import { reserveJitConfigs } from "../../db/budget/github-budget-store";
 import type { LineGrant } from "./jit-budget-line";
 
 /**

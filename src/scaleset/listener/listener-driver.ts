@@ -5,8 +5,8 @@
  * exactly like webhook-fed ones), then acknowledge it. Anything failing before the ack leaves
  * the message to come back, and every effect is idempotent, so nothing is lost or done twice.
  */
-import { recordWorkflowJob } from "../../db/delivery-store";
-import type { ScaleSetRecord } from "../../db/scaleset-store";
+import { recordWorkflowJob } from "../../db/jobs/delivery-store";
+import type { ScaleSetRecord } from "../../db/scaleset/snapshot-store";
 import { logEvent as log, logger } from "../../observability/log";
 import { count, counterName } from "../../observability/op-counters";
 import type { ActionsServicePort, QueueMessage, UnreadableMessage } from "./actions-port";

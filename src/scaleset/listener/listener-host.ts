@@ -7,7 +7,7 @@
 import { keyringFor } from "../../crypto/keyring";
 import { open, seal } from "../../crypto/secret-box";
 import { secretContext } from "../../crypto/secret-contexts";
-import { loadScaleSetSnapshot, type ScaleSetRecord, type ScaleSetSnapshotRows } from "../../db/scaleset-store";
+import { loadScaleSetSnapshot, type ScaleSetRecord, type ScaleSetSnapshotRows } from "../../db/scaleset/snapshot-store";
 import type { Env } from "../../env";
 import { errorText, logEvent as log } from "../../observability/log";
 import type { ObjectState } from "../object-state";

@@ -7,8 +7,8 @@
  * carries the steps out (listener-driver.ts).
  */
 
-import type { ScaleSetRecord } from "../../db/scaleset-store";
-import type { JobStatus } from "../../db/schema";
+import type { JobStatus } from "../../db/jobs/schema";
+import type { ScaleSetRecord } from "../../db/scaleset/snapshot-store";
 import type { JobState } from "../../intake/job-merge";
 import type { ActionsError, InvalidJobItem, JobMessage, ListenerSession, QueueMessage, ScaleSetStatistics } from "./actions-port";
 

@@ -1,4 +1,4 @@
-import type { MinIdleScheduleEntry } from "../../db/schema";
+import type { MinIdleScheduleEntry } from "../../db/scaleset/schema";
 import { evaluateMinIdle } from "./min-idle-schedule";
 
 /** A stretch of time in which one schedule entry set min idle (the dashboard draws it as a band). */

@@ -1,4 +1,4 @@
-import type { MinIdleScheduleEntry } from "../../db/schema";
+import type { MinIdleScheduleEntry } from "../../db/scaleset/schema";
 import { parseCron } from "./cron";
 import { timeZoneProblem } from "./zone-time";
 

@@ -1,4 +1,4 @@
-import { applyJobCorrections } from "../../db/job-store";
+import { applyJobCorrections } from "../../db/jobs/job-store";
 import { mapLimit } from "../../lib/map-limit";
 import { logEvent as log } from "../../observability/log";
 import type { ObjectState } from "../object-state";

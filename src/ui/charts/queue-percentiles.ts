@@ -1,7 +1,7 @@
 /**
  * Queue time per hour, for the dashboard's chart: the jobs that started in each hour of a window,
  * and the 50th and 95th percentile of how long they waited. Pure; the dashboard reads the waits
- * of the last 24 hours from the jobs table (dashboard-queries.ts).
+ * of the last 24 hours from the jobs table (db/dashboard/dashboard-rows.ts).
  */
 
 export const HOUR_MS = 3_600_000;

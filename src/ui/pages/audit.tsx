@@ -1,6 +1,6 @@
 import { Hono } from "hono";
 import { REFUSED_ENTRIES_PER_ACTOR_PER_MINUTE } from "../../audit/refusal";
-import { type AuditFilter, auditPage } from "../../db/audit-store";
+import { type AuditFilter, auditPage } from "../../db/access/audit-store";
 import { createDb } from "../../db/client";
 import { clip, when } from "../format";
 import type { UiEnv } from "../session-middleware";

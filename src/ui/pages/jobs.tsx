@@ -1,5 +1,5 @@
 import { Hono } from "hono";
-import { jobsPage } from "../../db/dashboard-queries";
+import { jobsPage } from "../../db/dashboard/scaleset-page-queries";
 import { JobsTable } from "../jobs-table";
 import type { UiEnv } from "../session-middleware";
 import { Page } from "../views";

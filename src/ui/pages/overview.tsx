@@ -1,5 +1,5 @@
 import { Hono } from "hono";
-import { overview } from "../../db/dashboard-queries";
+import { overview } from "../../db/dashboard/overview-queries";
 import { mapLimit } from "../../lib/map-limit";
 import { pendingUsageRows } from "../../lib/usage-tally";
 import type { ScaleSetStatus } from "../../scaleset/status-types";

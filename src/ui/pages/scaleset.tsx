@@ -1,6 +1,6 @@
 import { Hono } from "hono";
-import { scaleSetPage } from "../../db/dashboard-queries";
-import type { MinIdleScheduleEntry } from "../../db/schema";
+import { scaleSetPage } from "../../db/dashboard/scaleset-page-queries";
+import type { MinIdleScheduleEntry } from "../../db/scaleset/schema";
 import { scheduleBands } from "../../scaleset/schedule/schedule-bands";
 import type { ScaleSetStatus } from "../../scaleset/status-types";
 import { scaleSetObject } from "../../scaleset/stub";

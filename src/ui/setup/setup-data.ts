@@ -1,7 +1,7 @@
 import type { Context } from "hono";
 import { createDb } from "../../db/client";
-import { readSetupProgress } from "../../db/doctor-queries";
-import { type GithubAppRow, type InstallationRow, installationRecord, listApps, listInstallations } from "../../db/github-app-store";
+import { readSetupProgress } from "../../db/doctor/doctor-queries";
+import { type GithubAppRow, type InstallationRow, installationRecord, listApps, listInstallations } from "../../db/github/github-app-store";
 import { unreachableByGithub } from "../../setup/app-manifest";
 import { type SetupFacts, type SetupStep, setupSteps } from "../../setup/first-run-steps";
 import { type InstallationOffers, installationOffers, type KnownEntity } from "../../setup/installations";

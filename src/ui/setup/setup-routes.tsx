@@ -1,7 +1,7 @@
 import { type Context, Hono } from "hono";
 import { toBase64Url } from "../../crypto/base64url";
 import { createDb } from "../../db/client";
-import { findApp, listApps } from "../../db/github-app-store";
+import { findApp, listApps } from "../../db/github/github-app-store";
 import { GithubApiError } from "../../github/errors";
 import { errorText, logEvent } from "../../observability/log";
 import { APP_NAME_MAX, type AppOwner } from "../../setup/app-manifest";

@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { type JobStatus, jobStatuses } from "../../../src/db/schema";
+import { type JobStatus, jobStatuses } from "../../../src/db/jobs/schema";
 import { jobEventFrom } from "../../../src/intake/job-event";
 import { type JobState, jobMergeRules, mergeJob } from "../../../src/intake/job-merge";
 import { WorkflowJobPayload } from "../../../src/intake/payload";

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { MinIdleScheduleEntry } from "../../../src/db/schema";
+import type { MinIdleScheduleEntry } from "../../../src/db/scaleset/schema";
 import { evaluateMinIdle } from "../../../src/scaleset/schedule/min-idle-schedule";
 import { scheduleProblems, schedulesAboveMax } from "../../../src/scaleset/schedule/schedule-validation";
 

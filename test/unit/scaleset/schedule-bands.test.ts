@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { MinIdleScheduleEntry } from "../../../src/db/schema";
+import type { MinIdleScheduleEntry } from "../../../src/db/scaleset/schema";
 import { scheduleBands } from "../../../src/scaleset/schedule/schedule-bands";
 
 const HOUR = 3_600_000;

@@ -1,7 +1,9 @@
 import { and, asc, eq, notInArray, sql } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
-import type { Db } from "./client";
-import { type EntityKind, entities, entityCredentials, type Forge, githubCredentials, githubEndpoints, scaleSets } from "./schema";
+import type { Db } from "../client";
+import { type Forge, githubCredentials, githubEndpoints } from "../github/schema";
+import { scaleSets } from "../scaleset/schema";
+import { type EntityKind, entities, entityCredentials } from "./schema";
 
 /**
  * D1 access for entities (the repositories, organizations and enterprises scale sets serve), as

@@ -1,5 +1,5 @@
 import { and, eq } from "drizzle-orm";
-import type { Db } from "./client";
+import type { Db } from "../client";
 import { type Forge, githubCache, githubCredentialState, githubCredentials, githubEndpoints } from "./schema";
 
 /**

@@ -1,34 +1,17 @@
-// Over the house's ~400 lines (~460) on purpose: the scale set aggregate's SQL in one store — the
-// object's one-round-trip snapshot, the runner setup the metadata routes read, and the admin API's
-// reads and writes share the joins and row shapes (entity, endpoint and its forge, provider).
-import { and, eq, ne } from "drizzle-orm";
-import { utcDayStart } from "../scaleset/guards/spend-guard";
-import { type MachineShape, readMachineShape } from "../shapes/machine-shape";
-import { runnerLabels } from "../shapes/runner-labels";
-import type { ShapeBounds } from "../shapes/shape-bounds";
-import type { QueuedShapedJob } from "../shapes/shaped-jobs";
-import type { Db } from "./client";
-import { hasServingTwin } from "./job-twins";
-import {
-  entities,
-  type Forge,
-  type InstanceStatus,
-  instanceStatuses,
-  instances,
-  type JitConfigTiming,
-  type JobStatus,
-  type MinIdleScheduleEntry,
-  providers,
-  type RunnerStatus,
-  type ScaleSetIntake,
-  scaleSets,
-} from "./schema";
-import { shapedQueueFrom, shapedQueueStatement } from "./shapes/shaped-job-store";
+import { utcDayStart } from "../../scaleset/guards/spend-guard";
+import { type MachineShape, readMachineShape } from "../../shapes/machine-shape";
+import type { ShapeBounds } from "../../shapes/shape-bounds";
+import type { QueuedShapedJob } from "../../shapes/shaped-jobs";
+import type { Forge } from "../github/schema";
+import { hasServingTwin } from "../jobs/job-twins";
+import type { JobStatus } from "../jobs/schema";
+import { type InstanceStatus, instanceStatuses, type RunnerStatus } from "../runner/schema";
+import { shapedQueueFrom, shapedQueueStatement } from "../shapes/shaped-job-store";
+import type { JitConfigTiming, MinIdleScheduleEntry, ScaleSetIntake } from "./schema";
 
 /**
- * D1 access for a scale set: the snapshot its object plans from (one batch), and what its
- * GitHub adapter and its booting machines need to know of it, each in one round trip; and the
- * scale sets as the admin API keeps them.
+ * D1 access for a scale set's object: the snapshot it plans from (one batch), and the entity its
+ * GitHub adapter works for, each in one round trip.
  */
 
 export interface ScaleSetRecord {
@@ -320,142 +303,4 @@ export async function scaleSetEntity(db: D1Database, scaleSetId: string): Promis
     credentialsId: e.credentials_id,
     forge: e.forge,
   };
-}
-
-/** What a booting machine is told about its runner: labels, group, OS, and where GitHub is. */
-export interface RunnerSetup {
-  scaleSetId: string;
-  labels: string[];
-  runnerGroup: string;
-  osType: string;
-  osArch: string;
-  entity: ScaleSetRecord["entity"];
-  /** The credentials that may mint its JIT config: the entity's own first, then its pool's (entity_credentials). */
-  pool: string[];
-  baseUrl: string;
-  caCertBundle: string | null;
-  /** The endpoint's forge, and (Gitea, Forgejo) the runner binary's URL and SHA-256 set on the scale set (null: the documented default). */
-  forge: Forge;
-  runnerDownloadUrl: string | null;
-  runnerDownloadSha256: string | null;
-}
-
-export async function loadRunnerSetup(db: D1Database, scaleSetId: string, instanceName: string): Promise<RunnerSetup | null> {
-  return runnerSetupFromRow(scaleSetId, await runnerSetupStatement(db, scaleSetId, instanceName).first<Record<string, any>>());
-}
-
-/**
- * loadRunnerSetup's statement, for a caller that batches it with another read (instance-store's
- * findInstanceAndSetup). A shaped machine's labels are its scale set's and its job's shape labels.
- */
-export function runnerSetupStatement(db: D1Database, scaleSetId: string, instanceName: string): D1PreparedStatement {
-  return db
-    .prepare(
-      `SELECT s.labels, s.runner_group, s.os_type, s.os_arch, e.id AS entity_id, e.kind, e.owner, e.name, e.endpoint_name, e.credentials_id,
-              g.base_url, g.ca_cert_bundle, g.forge, s.runner_download_url, s.runner_download_sha256,
-              (SELECT i.shape FROM instances i WHERE i.name = ?2 AND i.scale_set_id = s.id) AS instance_shape,
-              (SELECT group_concat(credential_id, ',') FROM (SELECT credential_id FROM entity_credentials
-                WHERE entity_id = e.id AND credential_id <> e.credentials_id ORDER BY added_at, credential_id)) AS pool_ids
-         FROM scale_sets s JOIN entities e ON e.id = s.entity_id JOIN github_endpoints g ON g.name = e.endpoint_name
-        WHERE s.id = ?1`,
-    )
-    .bind(scaleSetId, instanceName);
-}
-
-export function runnerSetupFromRow(scaleSetId: string, r: Record<string, any> | null | undefined): RunnerSetup | null {
-  if (!r) return null;
-  return {
-    scaleSetId,
-    labels: runnerLabels(JSON.parse(r.labels), readMachineShape(r.instance_shape)),
-    runnerGroup: r.runner_group,
-    osType: r.os_type,
-    osArch: r.os_arch,
-    entity: {
-      id: r.entity_id,
-      kind: r.kind,
-      owner: r.owner,
-      name: r.name,
-      endpointName: r.endpoint_name,
-      credentialsId: r.credentials_id,
-      forge: r.forge,
-    },
-    baseUrl: r.base_url,
-    caCertBundle: r.ca_cert_bundle,
-    forge: r.forge ?? "github",
-    runnerDownloadUrl: r.runner_download_url ?? null,
-    runnerDownloadSha256: r.runner_download_sha256 ?? null,
-    pool: [r.credentials_id, ...(r.pool_ids ? String(r.pool_ids).split(",") : [])],
-  };
-}
-
-export type ScaleSetRow = typeof scaleSets.$inferSelect;
-export type NewScaleSet = typeof scaleSets.$inferInsert;
-/** What an update may change; absent fields keep their value. */
-export type ScaleSetPatch = Partial<Omit<ScaleSetRow, "id" | "entityId" | "createdAt">>;
-
-/** A scale set with the entity it serves and its provider's name: what the admin API shows. */
-export interface ScaleSetWithOwners {
-  scaleSet: ScaleSetRow;
-  entity: typeof entities.$inferSelect;
-  providerName: string;
-}
-
-const withOwners = (db: Db) =>
-  db
-    .select({ scaleSet: scaleSets, entity: entities, providerName: providers.name })
-    .from(scaleSets)
-    .innerJoin(entities, eq(entities.id, scaleSets.entityId))
-    .innerJoin(providers, eq(providers.id, scaleSets.providerId));
-
-/** Every scale set by entity then name, or one entity's by name. */
-export function listScaleSets(db: Db, entityId?: string): Promise<ScaleSetWithOwners[]> {
-  return entityId === undefined
-    ? withOwners(db).orderBy(entities.lookupKey, scaleSets.name)
-    : withOwners(db).where(eq(scaleSets.entityId, entityId)).orderBy(scaleSets.name);
-}
-
-export async function findScaleSet(db: Db, id: string): Promise<ScaleSetWithOwners | null> {
-  const [row] = await withOwners(db).where(eq(scaleSets.id, id));
-  return row ?? null;
-}
-
-export async function scaleSetNameTaken(db: Db, entityId: string, name: string): Promise<boolean> {
-  const rows = await db
-    .select({ id: scaleSets.id })
-    .from(scaleSets)
-    .where(and(eq(scaleSets.entityId, entityId), eq(scaleSets.name, name)));
-  return rows.length > 0;
-}
-
-export async function insertScaleSet(db: Db, row: NewScaleSet): Promise<void> {
-  await db.insert(scaleSets).values(row);
-}
-
-export async function updateScaleSet(db: Db, id: string, patch: ScaleSetPatch): Promise<void> {
-  await db.update(scaleSets).set(patch).where(eq(scaleSets.id, id));
-}
-
-const liveInstancesQuery = (db: Db, scaleSetId: string) =>
-  db
-    .select({ name: instances.name, status: instances.status })
-    .from(instances)
-    .where(and(eq(instances.scaleSetId, scaleSetId), ne(instances.status, "deleted")))
-    .limit(20);
-
-/** A scale set's instances that are not deleted (at most 20): what keeps it from being deleted or moved to another provider. */
-export async function liveInstances(db: Db, scaleSetId: string): Promise<{ name: string; status: InstanceStatus }[]> {
-  return liveInstancesQuery(db, scaleSetId);
-}
-
-/** Whether the scale set exists and its live instances, in one round trip: null when there is no such scale set. */
-export async function scaleSetUse(db: Db, id: string): Promise<{ liveInstances: { name: string; status: InstanceStatus }[] } | null> {
-  const [found, live] = await db.batch([
-    db.select({ id: scaleSets.id }).from(scaleSets).where(eq(scaleSets.id, id)),
-    liveInstancesQuery(db, id),
-  ]);
-  return found.length ? { liveInstances: live } : null;
-}
-
-export async function deleteScaleSet(db: Db, id: string): Promise<void> {
-  await db.delete(scaleSets).where(eq(scaleSets.id, id));
 }

@@ -1,6 +1,7 @@
 import { and, eq, isNull, ne, notExists, or, type SQL, sql } from "drizzle-orm";
-import type { Db } from "./client";
-import { type EntityKind, entities, type Forge, githubCredentials, githubEndpoints } from "./schema";
+import type { Db } from "../client";
+import { type EntityKind, entities } from "../directory/schema";
+import { type Forge, githubCredentials, githubEndpoints } from "./schema";
 
 /** D1 access for GitHub endpoints (github.com and GitHub Enterprise Servers). */
 

@@ -1,10 +1,11 @@
 import { and, desc, eq, type SQL } from "drizzle-orm";
-import { bucketSql, HISTOGRAMS } from "../observability/histograms";
-import type { MachineShape } from "../shapes/machine-shape";
-import type { Db } from "./client";
-import { ADD_OBSERVATION } from "./metrics/histogram-store";
-import { type RunnerSetup, runnerSetupFromRow, runnerSetupStatement } from "./scaleset-store";
-import { type InstanceAddress, type InstanceStatus, instances, instanceTransitions, type RunnerStatus, scaleSets } from "./schema";
+import { bucketSql, HISTOGRAMS } from "../../observability/histograms";
+import type { MachineShape } from "../../shapes/machine-shape";
+import type { Db } from "../client";
+import { ADD_OBSERVATION } from "../metrics/histogram-store";
+import { type RunnerSetup, runnerSetupFromRow, runnerSetupStatement } from "../scaleset/runner-setup-store";
+import { scaleSets } from "../scaleset/schema";
+import { type InstanceAddress, type InstanceStatus, instances, instanceTransitions, type RunnerStatus } from "./schema";
 
 /**
  * D1 access for instances: their lifecycle writes (the scale set object's status changes, in

@@ -1,6 +1,6 @@
 import { and, desc, eq, isNull, lt, type SQL } from "drizzle-orm";
-import type { ScopedScaleSet, WaitingJob } from "../intake/routing";
-import type { Db } from "./client";
+import type { ScopedScaleSet, WaitingJob } from "../../intake/routing";
+import type { Db } from "../client";
 import { type JobStatus, jobs } from "./schema";
 
 /**

@@ -1,6 +1,6 @@
-import { JOB_LATENCY_BUCKETS } from "../observability/op-counters";
-import type { PruneTarget } from "../retention/batch-plan";
-import type { Cutoffs } from "../retention/settings";
+import { JOB_LATENCY_BUCKETS } from "../../observability/op-counters";
+import type { PruneTarget } from "../../retention/batch-plan";
+import type { Cutoffs } from "../../retention/settings";
 
 /**
  * Retention's SQL (src/retention/ decides how many batches and in which order). Every prune

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { shimCallsByProvider, withPools } from "../../src/db/dashboard-queries";
+import { shimCallsByProvider, withPools } from "../../src/db/dashboard/overview-queries";
 
 describe("shimCallsByProvider", () => {
   it("sums calls and errors over operations, per provider, ignoring other shim counters", () => {

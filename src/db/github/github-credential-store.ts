@@ -1,16 +1,9 @@
 import { and, eq, inArray, ne, sql } from "drizzle-orm";
-import type { Db } from "./client";
+import type { Db } from "../client";
+import { type EntityKind, entities, entityCredentials } from "../directory/schema";
+import { instances } from "../runner/schema";
 import { type CredentialRow, type CredentialStateRow, clearCredentialState } from "./github-state-store";
-import {
-  type EntityKind,
-  entities,
-  entityCredentials,
-  type Forge,
-  githubCredentialState,
-  githubCredentials,
-  githubEndpoints,
-  instances,
-} from "./schema";
+import { type Forge, githubCredentialState, githubCredentials, githubEndpoints } from "./schema";
 
 /**
  * D1 access for GitHub credentials as the admin API keeps them. Their shared state (health,

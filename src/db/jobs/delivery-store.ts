@@ -1,7 +1,7 @@
-import { type JobObservation, jobObservations } from "../intake/job-durations";
-import { statusRank } from "../intake/job-event";
-import { type JobState, jobMergeRules, type MergeRule } from "../intake/job-merge";
-import { ADD_OBSERVATION } from "./metrics/histogram-store";
+import { type JobObservation, jobObservations } from "../../intake/job-durations";
+import { statusRank } from "../../intake/job-event";
+import { type JobState, jobMergeRules, type MergeRule } from "../../intake/job-merge";
+import { ADD_OBSERVATION } from "../metrics/histogram-store";
 import { type JobStatus, jobStatuses } from "./schema";
 
 /**

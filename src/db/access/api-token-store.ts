@@ -1,5 +1,5 @@
 import { and, desc, eq, isNull, lt, or } from "drizzle-orm";
-import type { Db } from "./client";
+import type { Db } from "../client";
 import { apiTokens } from "./schema";
 
 /** D1 access for named API tokens (the hash only: the token itself is never stored). */

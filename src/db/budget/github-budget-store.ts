@@ -7,7 +7,7 @@ import {
   LEARN_CLUSTER_WINDOWS,
   LEARN_CUT_PERCENT,
   minLearnedPointsPerMinute,
-} from "../github/budget";
+} from "../../github/budget";
 
 /**
  * D1 access for the per-credential GitHub budget (github/budget.ts has the arithmetic and why).

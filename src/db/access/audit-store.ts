@@ -1,5 +1,5 @@
 import { and, desc, eq, gte, lt, or, type SQL, sql } from "drizzle-orm";
-import type { Db } from "./client";
+import type { Db } from "../client";
 import { auditLog } from "./schema";
 
 /**

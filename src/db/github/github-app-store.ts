@@ -1,6 +1,6 @@
 import { and, eq, gt, isNull, lt, or, sql } from "drizzle-orm";
-import type { InstallationRecord } from "../setup/installations";
-import type { Db } from "./client";
+import type { InstallationRecord } from "../../setup/installations";
+import type { Db } from "../client";
 import { githubAppInstallations, githubAppManifests, githubApps, githubCredentials, githubEndpoints } from "./schema";
 
 /**

@@ -1,7 +1,9 @@
-import { monthOf } from "../usage/usage-report";
-import { hasServingTwin } from "./job-twins";
-import { type UsageRow, usageRangeStatement } from "./metrics/usage-store";
-import type { EntityKind, Forge, ScaleSetIntake } from "./schema";
+import { monthOf } from "../../usage/usage-report";
+import type { EntityKind } from "../directory/schema";
+import type { Forge } from "../github/schema";
+import { hasServingTwin } from "../jobs/job-twins";
+import { type UsageRow, usageRangeStatement } from "../metrics/usage-store";
+import type { ScaleSetIntake } from "../scaleset/schema";
 
 /**
  * What the setup check (src/doctor/) reads from D1, in one round trip: every credential with

@@ -1,6 +1,7 @@
 import { and, eq, notExists, or, sql } from "drizzle-orm";
-import type { Db } from "./client";
-import { providers, scaleSets } from "./schema";
+import type { Db } from "../client";
+import { scaleSets } from "../scaleset/schema";
+import { providers } from "./schema";
 
 /** D1 access for providers (the shims the coordinator calls, and that call it back). */
 

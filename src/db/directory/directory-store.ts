@@ -1,7 +1,8 @@
-import type { AppHook } from "../intake/app-hooks";
-import type { ScopedScaleSet } from "../intake/routing";
-import type { EntityRef, SenderEntity } from "../intake/senders";
-import type { EntityKind, Forge } from "./schema";
+import type { AppHook } from "../../intake/app-hooks";
+import type { ScopedScaleSet } from "../../intake/routing";
+import type { EntityRef, SenderEntity } from "../../intake/senders";
+import type { Forge } from "../github/schema";
+import type { EntityKind } from "./schema";
 
 /** A registered entity a delivery names, with its endpoint's base URL (which endpoint it came from is decided by intake). */
 export interface NamedEntity extends SenderEntity {

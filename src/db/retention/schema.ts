@@ -1,0 +1,19 @@
+import { integer, sqliteTable, text } from "drizzle-orm/sqlite-core";
+
+/**
+ * What the last retention run (src/retention/) did: one row (id 1), replaced by every run, so
+ * /metrics shows it whichever isolate answers.
+ */
+export const retentionLastRun = sqliteTable("retention_last_run", {
+  id: integer("id").primaryKey(),
+  startedAt: integer("started_at").notNull(),
+  durationMs: integer("duration_ms").notNull(),
+  /** JSON object: rows deleted per table. */
+  deleted: text("deleted", { mode: "json" }).$type<Record<string, number>>().notNull(),
+  /** D1 queries the run spent. */
+  queries: integer("queries").notNull(),
+  /** 1 when nothing eligible was left; 0 when the run stopped at its query cap (the next run goes on). */
+  complete: integer("complete", { mode: "boolean" }).notNull(),
+  /** Why the run stopped early, when a statement failed. */
+  error: text("error"),
+});
