@@ -1,3 +1,5 @@
+// A little over the house's ~400 lines: one aggregate's SQL, the instance row with its transitions; most
+// of it is the one status-change statement every writer shares (a guard, the transitions, the UPDATE).
 import { and, desc, eq, type SQL } from "drizzle-orm";
 import { bucketSql, HISTOGRAMS } from "../../observability/histograms";
 import type { MachineShape } from "../../shapes/machine-shape";
