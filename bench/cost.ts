@@ -1,5 +1,5 @@
 /**
- * npm run bench:cost [-- --profile loopback|production] [--plan paid|free] [--jobs 200] [--sets 10] [--idle-seconds 900] [--listen-seconds 120]
+ * npm run bench:cost [-- --profile loopback|production] [--plan paid|free] [--jobs 200] [--sets 10] [--idle-seconds 900] [--listen-seconds 900]
  *
  * `--plan free` deploys the coordinator as `edgerunner setup --plan free` does (CLOUDFLARE_PLAN=free,
  * a 2-minute idle tick, orphan checks every 15 minutes): the Free plan's figures.
@@ -15,7 +15,9 @@
  *  2. burst: `--jobs` jobs queued at once on one of the idle scale sets, until every machine is
  *     gone; the idle rate over the burst's time is taken off, the rest divided by the jobs;
  *  3. listener: then one scale set API scale set beside them for `--listen-seconds`: what its long
- *     poll adds a day (after the burst, so that it takes none of the burst's jobs).
+ *     poll adds a day (after the burst, so that it takes none of the burst's jobs). The window
+ *     holds a write of the counts too, as the idle one does: a shorter one reads the idle scale
+ *     sets' unwritten counts as the listener's savings.
  *
  * Then the price (src/usage/pricing.ts over src/usage/price-table.ts): jobs a day within the
  * Free plan beside the idle scale sets, and which limit binds; dollars per 1,000 jobs on Workers
@@ -33,7 +35,7 @@ import { note, sleep } from "./harness.mjs";
 import { kindsDelta, minus, rounded, scaled, readUsage as usage } from "./usage-units.ts";
 
 const { profile, rest } = profileFromArgs(process.argv.slice(2));
-const opt = { jobs: 200, sets: 10, idleSeconds: 900, listenSeconds: 120, plan: "paid" as "paid" | "free" };
+const opt = { jobs: 200, sets: 10, idleSeconds: 900, listenSeconds: 900, plan: "paid" as "paid" | "free" };
 for (let i = 0; i < rest.length; i++) {
   const flag = rest[i]!;
   if (flag === "--plan") {
