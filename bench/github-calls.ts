@@ -3,7 +3,7 @@
  * operation, by credential, and the secondary-limit answers it provoked with why. Runner
  * sessions are the simulator's and never reach these records.
  */
-import { DEFAULT_GITHUB_BUDGET } from "../src/github/budget.ts";
+import { DEFAULT_GITHUB_BUDGET } from "../src/github/budget/budget.ts";
 import type { RecordedRequest } from "../test/fake-github/types.ts";
 
 /** The coordinator's GitHub budget window (its default). */

@@ -5,7 +5,7 @@ import type { CredentialContext, StatePatch } from "../db/github/github-state-st
 import type { Env } from "../env";
 import type { Clock } from "../lib/clock";
 import { logEvent } from "../observability/log";
-import { createAppJwt, importAppKey } from "./app-auth";
+import { createAppJwt, importAppKey } from "./app/app-auth";
 import { GithubApiError, GithubCredentialFailingError } from "./errors";
 import type { GithubResponse } from "./github-client";
 

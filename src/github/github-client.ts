@@ -5,8 +5,8 @@ import { type Clock, systemClock } from "../lib/clock";
 import { measuredFetch } from "../lib/invocation-cost";
 import { logEvent } from "../observability/log";
 import { scaleSetSettings } from "../scaleset/settings";
-import type { GithubBudgetPolicy } from "./budget";
-import { learnFromSecondaryLimit } from "./budget-learning";
+import type { GithubBudgetPolicy } from "./budget/budget";
+import { learnFromSecondaryLimit } from "./budget/budget-learning";
 import { logCall } from "./call-log";
 import { CredentialAuth } from "./credential-auth";
 import { refuseUnlessBound } from "./credential-binding";
@@ -38,7 +38,7 @@ export interface GithubClientOptions {
   credentialId: string;
   /**
    * The credential's GitHub budget as configured, which a secondary-limit refusal cuts
-   * (github/budget.ts, learnFromRefusal). Default: the Worker's (GITHUB_POINTS_PER_MINUTE); null:
+   * (github/budget/budget.ts, learnFromRefusal). Default: the Worker's (GITHUB_POINTS_PER_MINUTE); null:
    * no budget, nothing to learn.
    */
   budget?: GithubBudgetPolicy | null;
@@ -63,7 +63,7 @@ export interface RequestOptions {
   allow?: number[];
   /**
    * Unix ms after which the request is not sent (GithubSendDeadlineError), checked before every
-   * attempt: a call paid for in a GitHub budget window must leave within it (budget.ts).
+   * attempt: a call paid for in a GitHub budget window must leave within it (budget/budget.ts).
    */
   sendBy?: number;
 }

@@ -1,5 +1,5 @@
 import type { components } from "@octokit/openapi-types";
-import type { HookDelivery } from "./app-settings";
+import type { HookDelivery } from "./app/app-settings";
 import { GithubError } from "./errors";
 import type { GithubClient } from "./github-client";
 import { type GithubScope, scopePath } from "./scope";

@@ -3,8 +3,8 @@ import { findInstance, findInstanceWithJitConfig, type InstanceSummary } from ".
 import type { RunnerSetup } from "../db/scaleset/runner-setup-store";
 import type { AppEnv } from "../env";
 import { logEvent } from "../observability/log";
-import { instanceRefusal, reportedIn } from "../scaleset/instance-access";
-import { type InstanceTokenClaims, readInstanceToken } from "../scaleset/instance-token";
+import { instanceRefusal, reportedIn } from "../scaleset/runner/instance-access";
+import { type InstanceTokenClaims, readInstanceToken } from "../scaleset/runner/instance-token";
 import { ApiError, errorResponse } from "./errors";
 
 /**

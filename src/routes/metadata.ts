@@ -19,11 +19,11 @@ import { type CallingInstance, type InstanceAppEnv, instanceAuthWith } from "../
 import { errorJson } from "../http/openapi";
 import type { Router } from "../http/router";
 import { errorText, logEvent as log } from "../observability/log";
-import { entityUrl } from "../scaleset/bootstrap";
-import type { InstanceTokenClaims } from "../scaleset/instance-token";
 import { onBootJitConfig, onBootTiming } from "../scaleset/jit/jit-on-boot";
 import { githubRunnerPort, runnerPortForScaleSet } from "../scaleset/ports-factory";
-import { REGISTRATION_TOKEN_MINT_STALE_MS, registrationTokenStep } from "../scaleset/registration-token";
+import { entityUrl } from "../scaleset/runner/bootstrap";
+import type { InstanceTokenClaims } from "../scaleset/runner/instance-token";
+import { REGISTRATION_TOKEN_MINT_STALE_MS, registrationTokenStep } from "../scaleset/runner/registration-token";
 
 /**
  * What a booting machine fetches about itself (GARM's metadata routes, same formats), each
@@ -267,7 +267,7 @@ export const metadataRoutes = new Hono<InstanceAppEnv>()
   .get("/metadata/runner-registration-token", async (c) => {
     const inst = c.get("instance");
     if (registersWithJit(inst)) return fail(c, 404, "this runner registers with a JIT configuration; it has no registration token");
-    // One token per create attempt (scaleset/registration-token.ts): the claim's winner mints and
+    // One token per create attempt (scaleset/runner/registration-token.ts): the claim's winner mints and
     // seals it before answering; a retry of the same machine gets the sealed one.
     const now = Date.now();
     const claim = await claimRegistrationToken(c.env.DB, inst, now, now - REGISTRATION_TOKEN_MINT_STALE_MS);

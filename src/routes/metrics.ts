@@ -2,7 +2,7 @@ import { Hono } from "hono";
 import { budgetCutCounter, budgetWaitCounter } from "../db/budget/github-budget-store";
 import { readMetricsData } from "../db/metrics/metrics-store";
 import type { AppEnv } from "../env";
-import { effectivePointsPerMinute, type GithubBudgetPolicy } from "../github/budget";
+import { effectivePointsPerMinute, type GithubBudgetPolicy } from "../github/budget/budget";
 import { bearerPrincipal } from "../http/admin-auth";
 import { ApiError } from "../http/errors";
 import { HISTOGRAMS, histogramSeries } from "../observability/histograms";

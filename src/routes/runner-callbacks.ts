@@ -14,8 +14,8 @@ import {
 import { errorJson } from "../http/openapi";
 import type { Router } from "../http/router";
 import { logEvent as log, logger } from "../observability/log";
-import { usableTokenStates } from "../scaleset/instance-access";
-import { claimOnReport, claimsInAdvance } from "../scaleset/runner-identity";
+import { usableTokenStates } from "../scaleset/runner/instance-access";
+import { claimOnReport, claimsInAdvance } from "../scaleset/runner/runner-identity";
 import { scaleSetObject } from "../scaleset/stub";
 
 /**

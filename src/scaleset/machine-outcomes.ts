@@ -2,7 +2,7 @@ import type { StatusChange } from "../db/runner/instance-store";
 import type { InstanceStatus } from "../db/runner/schema";
 import { type ShimCallback, validateProviderInstance } from "../providers/shim-protocol";
 import { deleteRetryDelay } from "./backoff";
-import type { InstanceOps } from "./object-state";
+import type { InstanceOps } from "./object/object-state";
 import type { MachineCreated, MachineDeleted, MachineInfo, PortError, PortResult } from "./ports";
 
 /**

@@ -2,7 +2,7 @@ import type { StatusChange } from "../db/runner/instance-store";
 import { logEvent as log } from "../observability/log";
 import { type CreateBackoff, type CreateBackoffPolicy, recordCreateFailure, recordCreateSuccess } from "./backoff";
 import type { CreateVerdict, Outcome } from "./machine-outcomes";
-import type { ObjectState } from "./object-state";
+import type { ObjectState } from "./object/object-state";
 
 // Keeping what a provider's answer means in the object's own state (its operations, its create
 // backoff), wherever the answer came from: a pass's create or delete, a callback, a poll.

@@ -1,6 +1,6 @@
 import type { InstanceStatus, RunnerStatus } from "../db/runner/schema";
 import type { ShimCallback } from "../providers/shim-protocol";
-import type { ScaleSetStatus } from "./status-types";
+import type { ScaleSetStatus } from "./object/status-types";
 
 /**
  * What the rest of the Worker may ask of a scale set's object (scaleset-object.ts implements it),
@@ -36,5 +36,5 @@ export interface RunnerReport {
 }
 
 export type RunnerReportRefusal =
-  /** The token may not be used (instance-access.ts): answered as any refused instance token is. */
+  /** The token may not be used (runner/instance-access.ts): answered as any refused instance token is. */
   { error: "unauthorized"; reason: string } | { error: "gone" } | { error: "forbidden"; from: RunnerStatus; to: RunnerStatus };

@@ -26,25 +26,25 @@ import { RunRecord } from "./executor/run-record";
 import { FlavorMemo } from "./flavor-memo";
 import { keepSpendGuard } from "./guards/spend-guard-keeping";
 import { tickDelay } from "./idle-tick";
-import { instanceRefusal } from "./instance-access";
 import { canTransition } from "./instance-states";
 import { payForCreates } from "./jit/github-pacing";
 import { ListenerHost } from "./listener/listener-host";
 import { passLevel, transitionLevel } from "./log-levels";
 import { callbackResult, operationOutcome } from "./machine-outcomes";
-import { ObjectState } from "./object-state";
-import { objectStatus } from "./object-status";
+import { ObjectState } from "./object/object-state";
+import { objectStatus } from "./object/object-status";
+import type { ScaleSetStatus } from "./object/status-types";
 import { afterCreate, keepCreateBackoff, keepOutcome } from "./outcome-keeping";
 import { githubRunnerPort, openScaleSetPorts } from "./ports-factory";
 import { plan } from "./reconcile";
 import type { RunnerReport, RunnerReportRefusal, ScaleSetRpc } from "./rpc";
-import { reportChangesInAdvance, runnerReportChange, runnerReportEvents } from "./runner-report";
+import { instanceRefusal } from "./runner/instance-access";
+import { reportChangesInAdvance, runnerReportChange, runnerReportEvents } from "./runner/runner-report";
 import { MinIdleKeeper } from "./schedule/min-idle-keeping";
 import { type ScaleSetSettings, scaleSetSettings } from "./settings";
 import { awaitingFlavors, judgeShapedQueue } from "./shaped-queue";
 import { recheckStaleJobs } from "./stale-jobs/stale-job-recheck";
 import type { QueuedJob } from "./stale-jobs/stale-jobs";
-import type { ScaleSetStatus } from "./status-types";
 
 /**
  * Whether an alarm of this isolate made sure delivery recovery is scheduled (src/recovery/: it
@@ -236,7 +236,7 @@ export class ScaleSet extends DurableObject<Env> implements ScaleSetRpc {
   /**
    * A runner reports on its bootstrap (through the callback routes). `idle` makes it count as
    * available at once; `failed` sends the instance to deletion. The route checked only the token
-   * (these arguments): the instance is checked here, on the report's one read (instance-access.ts).
+   * (these arguments): the instance is checked here, on the report's one read (runner/instance-access.ts).
    */
   async runnerReport(
     scaleSetId: string,

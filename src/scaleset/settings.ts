@@ -1,5 +1,5 @@
 import type { Env } from "../env";
-import { DEFAULT_GITHUB_BUDGET, type GithubBudgetPolicy } from "../github/budget";
+import { DEFAULT_GITHUB_BUDGET, type GithubBudgetPolicy } from "../github/budget/budget";
 import type { CreateBackoffPolicy } from "./backoff";
 import { DEFAULT_STALE_JOBS, type StaleJobPolicy } from "./stale-jobs/stale-jobs";
 

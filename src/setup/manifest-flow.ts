@@ -16,7 +16,7 @@ import {
 } from "../db/github/github-app-store";
 import { findEndpoint } from "../db/github/github-endpoint-store";
 import type { Env } from "../env";
-import { AppSession, exchangeManifestCode } from "../github/app-registration";
+import { AppSession, exchangeManifestCode } from "../github/app/app-registration";
 import { GithubApiError } from "../github/errors";
 import { errorText, logError, logEvent } from "../observability/log";
 import { type AppFeatures, type AppOwner, buildAppManifest, manifestPostUrl } from "./app-manifest";

@@ -12,7 +12,7 @@ import {
 } from "../db/github/github-app-store";
 import { insertCredentials } from "../db/github/github-credential-store";
 import type { Env } from "../env";
-import { AppSession } from "../github/app-registration";
+import { AppSession } from "../github/app/app-registration";
 import { errorText, logEvent } from "../observability/log";
 import { type InstallationRecord, installationCredentialsName } from "./installations";
 

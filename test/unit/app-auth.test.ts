@@ -8,7 +8,7 @@ import {
   importAppKey,
   pkcs1ToPkcs8,
   privateKeyPkcs8,
-} from "../../src/github/app-auth";
+} from "../../src/github/app/app-auth";
 import pkcs1Pem from "../fixtures/app-key-pkcs1.pem?raw";
 import pkcs8Pem from "../fixtures/app-key-pkcs8.pem?raw";
 import publicPem from "../fixtures/app-key-public.pem?raw";

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { SAMPLE_SLOT_MS } from "../../src/scaleset/runner-sample";
+import { SAMPLE_SLOT_MS } from "../../src/scaleset/runner/runner-sample";
 import { DashboardCharts, queueTimeChart, runnersChart } from "../../src/ui/charts/dashboard-charts";
 import { HOUR_MS, hourlyQueuePercentiles, percentile } from "../../src/ui/charts/queue-percentiles";
 import { hourTicks, shortDuration, valueTicks } from "../../src/ui/charts/scales";

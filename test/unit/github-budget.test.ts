@@ -17,7 +17,7 @@ import {
   pointsPerWindow,
   reserve,
   worstMinutePoints,
-} from "../../src/github/budget";
+} from "../../src/github/budget/budget";
 import { capCreates, createCount } from "../../src/scaleset/jit/budget-cap";
 import type { Plan, PlanSummary } from "../../src/scaleset/reconcile";
 import { scaleSetSettings } from "../../src/scaleset/settings";

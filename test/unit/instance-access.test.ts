@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { instanceRefusal, reportedIn } from "../../src/scaleset/instance-access";
+import { instanceRefusal, reportedIn } from "../../src/scaleset/runner/instance-access";
 
 const row = (over: Partial<Parameters<typeof instanceRefusal>[0] & object> = {}) => ({
   scaleSetId: "ss-1",

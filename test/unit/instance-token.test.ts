@@ -1,6 +1,6 @@
 import { describe, expect, it, vi } from "vitest";
 import { isCanonicalBase64url } from "../../src/crypto/base64url";
-import { mintInstanceToken, readInstanceToken } from "../../src/scaleset/instance-token";
+import { mintInstanceToken, readInstanceToken } from "../../src/scaleset/runner/instance-token";
 
 const SECRET = "unit-test-instance-secret";
 const ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { mintsJitOnBoot, tokenMinutes } from "../../src/scaleset/bootstrap";
 import { DEFAULT_JIT_WAIT_MS, onBootTiming } from "../../src/scaleset/jit/jit-on-boot";
+import { mintsJitOnBoot, tokenMinutes } from "../../src/scaleset/runner/bootstrap";
 
 describe("mintsJitOnBoot", () => {
   it("mints on boot only for JIT webhook scale sets that ask for it", () => {

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import type { InstanceRecord, ScaleSetRecord } from "../../src/db/scaleset/snapshot-store";
 import { NO_CREATE_BACKOFF } from "../../src/scaleset/backoff";
 import { planSnapshot } from "../../src/scaleset/executor/plan-input";
-import type { InstanceOps } from "../../src/scaleset/object-state";
+import type { InstanceOps } from "../../src/scaleset/object/object-state";
 import { scaleSetSettings } from "../../src/scaleset/settings";
 
 const NOW = 1_000_000_000;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { REGISTRATION_TOKEN_REISSUE_MS, registrationTokenStep } from "../../src/scaleset/registration-token";
+import { REGISTRATION_TOKEN_REISSUE_MS, registrationTokenStep } from "../../src/scaleset/runner/registration-token";
 
 describe("registration token step", () => {
   it("mints when the claim was won", () => {

@@ -1,6 +1,12 @@
 import { describe, expect, it } from "vitest";
 import type { GithubRunnerInfo, RunnerRemoval } from "../../src/scaleset/ports";
-import { claimOnReport, judgeClaim, type RunnerIdentity, removalTarget, removeInstanceRunner } from "../../src/scaleset/runner-identity";
+import {
+  claimOnReport,
+  judgeClaim,
+  type RunnerIdentity,
+  removalTarget,
+  removeInstanceRunner,
+} from "../../src/scaleset/runner/runner-identity";
 
 const identity = (over: Partial<RunnerIdentity> = {}): RunnerIdentity => ({
   name: "er-own",

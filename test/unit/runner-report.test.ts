@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
-import { instanceRefusal, usableTokenStates } from "../../src/scaleset/instance-access";
 import { canRunnerTransition } from "../../src/scaleset/instance-states";
 import type { RunnerReport } from "../../src/scaleset/rpc";
-import { claimOnReport, claimsInAdvance } from "../../src/scaleset/runner-identity";
-import { reportChangesInAdvance, runnerReportChange, runnerReportEvents } from "../../src/scaleset/runner-report";
+import { instanceRefusal, usableTokenStates } from "../../src/scaleset/runner/instance-access";
+import { claimOnReport, claimsInAdvance } from "../../src/scaleset/runner/runner-identity";
+import { reportChangesInAdvance, runnerReportChange, runnerReportEvents } from "../../src/scaleset/runner/runner-report";
 
 const NOW = 1_000_000;
 const row = (over: Partial<Parameters<typeof runnerReportChange>[0]> = {}) => ({

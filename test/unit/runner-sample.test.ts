@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { runnerSample, SAMPLE_SLOT_MS, sampleDue, sampleSlot } from "../../src/scaleset/runner-sample";
+import { runnerSample, SAMPLE_SLOT_MS, sampleDue, sampleSlot } from "../../src/scaleset/runner/runner-sample";
 
 describe("runner samples", () => {
   it("fall in 5-minute slots", () => {

@@ -10,7 +10,7 @@ import { describe, expect, inject, it } from "vitest";
 import { keyringFor } from "../../src/crypto/keyring";
 import { open } from "../../src/crypto/secret-box";
 import { secretContext } from "../../src/crypto/secret-contexts";
-import { mintInstanceToken } from "../../src/scaleset/instance-token";
+import { mintInstanceToken } from "../../src/scaleset/runner/instance-token";
 import { scaleSetObject } from "../../src/scaleset/stub";
 import { createTenant } from "../fake-shim/control";
 import { api, call, inScaleSetObject, unique } from "./helpers";

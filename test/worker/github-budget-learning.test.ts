@@ -1,7 +1,7 @@
 import { env, exports } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { readCredentialBudgets, reserveJitConfigs } from "../../src/db/budget/github-budget-store";
-import { BUDGET_RECOVERY_MS, type GithubBudgetPolicy } from "../../src/github/budget";
+import { BUDGET_RECOVERY_MS, type GithubBudgetPolicy } from "../../src/github/budget/budget";
 import { GithubRateLimitedError } from "../../src/github/errors";
 import { generateJitConfig, listRunners } from "../../src/github/runners";
 import type { GithubScope } from "../../src/github/scope";
@@ -10,7 +10,7 @@ import { api } from "./helpers";
 import { parsePrometheus, value } from "./prometheus-parse";
 
 // GitHub answers a secondary-limit 403/429 although the budget let the call through: the
-// credential's budget learns (github/budget.ts, learnFromRefusal), once per cluster of refusals,
+// credential's budget learns (github/budget/budget.ts, learnFromRefusal), once per cluster of refusals,
 // and grows back. Time is the tests' own (TestClock); the fake GitHub's clock follows it where its
 // secondary limits count.
 

@@ -1,7 +1,7 @@
 import { env, exports } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { reserveJitConfigs } from "../../src/db/budget/github-budget-store";
-import { type BudgetRow, type Fairness, type GithubBudgetPolicy, type LearnedBudget, reserve } from "../../src/github/budget";
+import { type BudgetRow, type Fairness, type GithubBudgetPolicy, type LearnedBudget, reserve } from "../../src/github/budget/budget";
 import { api, inScaleSetObject, seed, unique } from "./helpers";
 import { parsePrometheus, value } from "./prometheus-parse";
 import { queueJobs, reconcile, type ScaleSetWorld, scaleSetWorld } from "./scaleset-world";
@@ -247,7 +247,7 @@ describe("the reservation statement", () => {
           "INSERT INTO github_budget (credential_id, window_start, points_used, last_grant, learned_points_per_minute, learned_at) VALUES (?1, ?2, 0, 0, ?3, ?4) ON CONFLICT(credential_id) DO UPDATE SET window_start = ?2, points_used = 0, last_grant = 0, learned_points_per_minute = ?3, learned_at = ?4",
         ).bind(credentialId, base - policy.windowMs, learned?.pointsPerMinute ?? null, learned?.at ?? null),
       ]);
-      // The model: github/budget.ts's reserve over the asks as github_budget_demand remembers them.
+      // The model: github/budget/budget.ts's reserve over the asks as github_budget_demand remembers them.
       let row: BudgetRow | null = { windowStart: base - policy.windowMs, pointsUsed: 0, learned };
       const asks = new Map<string, { windowStart: number; wanted: number; granted: number; grantedInWindow: number }>();
       const fairness = (scaleSet: string, windowStart: number): Fairness => ({

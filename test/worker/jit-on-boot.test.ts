@@ -5,7 +5,7 @@ import { keyringFor } from "../../src/crypto/keyring";
 import { open } from "../../src/crypto/secret-box";
 import { secretContext } from "../../src/crypto/secret-contexts";
 import { claimJitMint, keepJitClaims } from "../../src/db/runner/jit-mint-store";
-import { mintInstanceToken } from "../../src/scaleset/instance-token";
+import { mintInstanceToken } from "../../src/scaleset/runner/instance-token";
 import { type ApiResponse, api, expectRejectedWithoutWrites } from "./helpers";
 import { parsePrometheus, value } from "./prometheus-parse";
 import { createRunners, reconcile, type ScaleSetWorld, scaleSetWorld } from "./scaleset-world";

@@ -2,7 +2,7 @@ import { env, exports } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import { applyStatusChanges } from "../../src/db/runner/instance-store";
 import { DURATION_BUCKETS } from "../../src/observability/histograms";
-import { sampleSlot } from "../../src/scaleset/runner-sample";
+import { sampleSlot } from "../../src/scaleset/runner/runner-sample";
 import { scaleSetObject } from "../../src/scaleset/stub";
 import { clone, exampleFor } from "../fixtures/webhook-examples";
 import { api, insertInstance } from "./helpers";

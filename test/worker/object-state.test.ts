@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { ObjectState } from "../../src/scaleset/object-state";
+import { ObjectState } from "../../src/scaleset/object/object-state";
 import { inScaleSetObject, unique } from "./helpers";
 
 /** The object's own SQLite, counting the queries run on it and the rows they read. */

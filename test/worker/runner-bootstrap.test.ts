@@ -4,7 +4,7 @@ import { fromBase64 } from "../../src/crypto/base64url";
 import { keyringFor } from "../../src/crypto/keyring";
 import { open } from "../../src/crypto/secret-box";
 import { secretContext } from "../../src/crypto/secret-contexts";
-import { mintInstanceToken } from "../../src/scaleset/instance-token";
+import { mintInstanceToken } from "../../src/scaleset/runner/instance-token";
 import { type ApiResponse, api, dumpDb, expectRejectedWithoutWrites, inScaleSetObject } from "./helpers";
 import { queueJobs, reconcile, type ScaleSetWorld, scaleSetWorld } from "./scaleset-world";
 

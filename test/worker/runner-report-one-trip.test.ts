@@ -2,9 +2,9 @@ import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it, vi } from "vitest";
 import { applyStatusChanges, findInstance } from "../../src/db/runner/instance-store";
 import { readAndApplyRunnerReport } from "../../src/db/runner/runner-report-store";
-import { instanceRefusal } from "../../src/scaleset/instance-access";
 import type { RunnerReport } from "../../src/scaleset/rpc";
-import { reportChangesInAdvance, runnerReportChange } from "../../src/scaleset/runner-report";
+import { instanceRefusal } from "../../src/scaleset/runner/instance-access";
+import { reportChangesInAdvance, runnerReportChange } from "../../src/scaleset/runner/runner-report";
 import { scaleSetObject } from "../../src/scaleset/stub";
 import { dumpDb, inScaleSetObject, insertInstance, seed } from "./helpers";
 

@@ -1,7 +1,7 @@
 import { runDurableObjectAlarm } from "cloudflare:test";
 import { env, exports } from "cloudflare:workers";
 import { describe, expect, it, vi } from "vitest";
-import { readInstanceToken } from "../../src/scaleset/instance-token";
+import { readInstanceToken } from "../../src/scaleset/runner/instance-token";
 import { nudgeScaleSet } from "../../src/scaleset/stub";
 import { deliverOutbox } from "../fake-shim/control";
 import { api, inScaleSetObject } from "./helpers";

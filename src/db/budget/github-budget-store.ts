@@ -7,10 +7,10 @@ import {
   LEARN_CLUSTER_WINDOWS,
   LEARN_CUT_PERCENT,
   minLearnedPointsPerMinute,
-} from "../../github/budget";
+} from "../../github/budget/budget";
 
 /**
- * D1 access for the per-credential GitHub budget (github/budget.ts has the arithmetic and why).
+ * D1 access for the per-credential GitHub budget (github/budget/budget.ts has the arithmetic and why).
  * One reservation is one batch: a conditional upsert that takes what the window has left (within
  * the asking scale set's fair share, out of the points a minute in force: the configured figure,
  * or less while a cut learned from GitHub grows back), the ask recorded for the next
@@ -20,14 +20,14 @@ import {
  */
 
 /**
- * github/budget.ts's effectivePointsPerMinute as SQL: `configured` a minute, or `learned` plus
+ * github/budget/budget.ts's effectivePointsPerMinute as SQL: `configured` a minute, or `learned` plus
  * what grew back since `at`, whichever is less. Integer arithmetic, so it agrees with the
  * function's floors.
  */
 const effectivePointsSql = (configured: string, now: string, learned: string, at: string) =>
   `(CASE WHEN ${learned} IS NULL THEN ${configured} ELSE min(${configured}, ${learned} + CAST(${configured} * ${100 - LEARN_CUT_PERCENT} * min(max(0, ${now} - ${at}), ${FULL_RECOVERY_MS}) / ${100 * BUDGET_RECOVERY_MS} AS INTEGER)) END)`;
 
-/** github/budget.ts's pointsPerWindow of the effective figure: the window's share, at least one JIT config. */
+/** github/budget/budget.ts's pointsPerWindow of the effective figure: the window's share, at least one JIT config. */
 const pointsPerWindowSql = (configured: string, now: string, windowMs: string, learned: string, at: string) =>
   `max(${JIT_CONFIG_POINTS}, CAST(${effectivePointsSql(configured, now, learned, at)} * ${windowMs} / 60000 AS INTEGER))`;
 
@@ -38,8 +38,8 @@ const unusableSql = (credential: string, now: string) =>
 /**
  * ?1 credential, ?2 window start, ?3 JIT configs wanted, ?4 configured points a minute, ?5 points
  * per JIT, ?6 the asking scale set, ?7 window length, ?8 now. `per_window` is the window's points
- * out of the figure in force (github/budget.ts, effectivePolicy: the learned cut growing back).
- * `allowance` is github/budget.ts's fairAllowance: the other scale sets on the credential whose
+ * out of the figure in force (github/budget/budget.ts, effectivePolicy: the learned cut growing back).
+ * `allowance` is github/budget/budget.ts's fairAllowance: the other scale sets on the credential whose
  * last ask (this window or the one before) fell short, each kept what it lacks up to its share,
  * less what this one already got in this window. An unusable credential is granted 0 (the row
  * still moves to the window, so the demand recorded after agrees). SET expressions read the row
@@ -119,7 +119,7 @@ export interface JitReservation {
 /**
  * Reserves up to `wanted` JIT configs for scale set `scaleSetId` on `credentialId` in the window
  * starting at `windowStart`, within the scale set's fair share when others on the credential are
- * short (github/budget.ts, reserve and fairAllowance), out of the points a minute in force at
+ * short (github/budget/budget.ts, reserve and fairAllowance), out of the points a minute in force at
  * `now` (the policy's, or less while a cut learned from GitHub grows back); returns how many were
  * granted, and records the ask for the next reservations. `countWaits` adds to the credential's
  * wait counter how many fewer were granted than wanted, at most `countWaits` (0: nothing is
@@ -159,7 +159,7 @@ export async function reserveJitConfigs(
 
 /**
  * ?1 credential, ?2 configured points a minute, ?3 window length, ?4 now: whether a refusal at
- * ?4 is a new lesson (github/budget.ts, learnFromRefusal): the credential exists, does not
+ * ?4 is a new lesson (github/budget/budget.ts, learnFromRefusal): the credential exists, does not
  * already wait out a refusal, and was not cut in the last LEARN_CLUSTER_WINDOWS windows.
  */
 const CUT_COUNTS = `EXISTS (SELECT 1 FROM github_credentials WHERE id = ?1)
@@ -189,7 +189,7 @@ export const budgetCutCounter = (credentialId: string) => `github.budget_cuts|${
 
 /**
  * GitHub refused a call made with `credentialId` with a secondary limit at `now`: the budget is cut
- * to github/budget.ts's learnFromRefusal (LEARN_CUT_PERCENT of what was in force, at least one JIT
+ * to github/budget/budget.ts's learnFromRefusal (LEARN_CUT_PERCENT of what was in force, at least one JIT
  * config a window) and the cut counted, unless the refusal belongs to a cluster already learned
  * from. Returns the points a minute before and after the cut, or null when nothing was cut. One
  * batch: what was in force, the count and the cut read the same state (one transaction).
@@ -222,7 +222,7 @@ export interface CredentialBudget {
   usable: boolean;
 }
 
-/** One query: each known credential's budget at `now` under `policy` (github/budget.ts, effectivePointsPerMinute). */
+/** One query: each known credential's budget at `now` under `policy` (github/budget/budget.ts, effectivePointsPerMinute). */
 export async function readCredentialBudgets(
   db: D1Database,
   credentialIds: string[],

@@ -1,4 +1,4 @@
-// The GitHub budget (github/budget.ts): written together by every reservation of a credential's share.
+// The GitHub budget (github/budget/budget.ts): written together by every reservation of a credential's share.
 import { index, integer, sqliteTable, text } from "drizzle-orm/sqlite-core";
 import { githubCredentials } from "../github/schema";
 import { scaleSets } from "../scaleset/schema";
@@ -18,7 +18,7 @@ export const githubBudget = sqliteTable("github_budget", {
   /**
    * What GitHub's own secondary-limit answers taught: points a minute this credential may spend,
    * cut when GitHub refused a call the budget let through, growing back from `learned_at` to the
-   * configured figure (github/budget.ts, effectivePointsPerMinute). Null: nothing learned.
+   * configured figure (github/budget/budget.ts, effectivePointsPerMinute). Null: nothing learned.
    */
   learnedPointsPerMinute: integer("learned_points_per_minute"),
   learnedAt: integer("learned_at"),
@@ -27,7 +27,7 @@ export const githubBudget = sqliteTable("github_budget", {
 /**
  * Each scale set's last ask of its credential's budget: how many JIT configs it wanted and got,
  * and all it got in that window. Read by the next reservation on the credential to keep a fair
- * share of the window for scale sets that asked recently and fell short (github/budget.ts).
+ * share of the window for scale sets that asked recently and fell short (github/budget/budget.ts).
  */
 export const githubBudgetDemand = sqliteTable(
   "github_budget_demand",

@@ -1,6 +1,6 @@
 // What the dashboard's page reads share: the row helpers, how an entity is named, and the
 // 24-hour charts' reads (queue waits, runner samples) the overview and a scale set's page both draw.
-import type { RunnerSample } from "../../scaleset/runner-sample";
+import type { RunnerSample } from "../../scaleset/runner/runner-sample";
 import type { QueueWait } from "../../ui/charts/queue-percentiles";
 
 export const rows = <T>(r: D1Result | undefined) => (r?.results ?? []) as T[];

@@ -1,4 +1,4 @@
-import type { RunnerSample } from "../../scaleset/runner-sample";
+import type { RunnerSample } from "../../scaleset/runner/runner-sample";
 import type { QueueWait } from "../../ui/charts/queue-percentiles";
 import { monthOf } from "../../usage/usage-report";
 import type { EntityKind } from "../directory/schema";

@@ -1,4 +1,4 @@
-import type { RunnerSample } from "../../scaleset/runner-sample";
+import type { RunnerSample } from "../../scaleset/runner/runner-sample";
 import { type MachineShape, readMachineShape } from "../../shapes/machine-shape";
 import type { ShapeBounds } from "../../shapes/shape-bounds";
 import type { QueueWait } from "../../ui/charts/queue-percentiles";

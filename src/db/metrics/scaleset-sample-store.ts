@@ -1,4 +1,4 @@
-import type { RunnerSample } from "../../scaleset/runner-sample";
+import type { RunnerSample } from "../../scaleset/runner/runner-sample";
 
 /**
  * `scale_set_samples`: what a scale set's runners were doing every few minutes (the dashboard's

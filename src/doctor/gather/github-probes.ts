@@ -1,4 +1,10 @@
-import { getAppHookConfig, getInstallation, type HookDelivery, newestDelivery, recentAppHookDeliveries } from "../../github/app-settings";
+import {
+  getAppHookConfig,
+  getInstallation,
+  type HookDelivery,
+  newestDelivery,
+  recentAppHookDeliveries,
+} from "../../github/app/app-settings";
 import type { GithubClient } from "../../github/github-client";
 import { findHook, type HookScope, recentHookDeliveries } from "../../github/hooks";
 import { type GithubScope, scopePath } from "../../github/scope";

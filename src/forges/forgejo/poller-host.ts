@@ -8,8 +8,8 @@
 import { loadScaleSetSnapshot, type ScaleSetRecord, type ScaleSetSnapshotRows } from "../../db/scaleset/snapshot-store";
 import type { Env } from "../../env";
 import { errorText, logEvent as log } from "../../observability/log";
-import type { ObjectState } from "../../scaleset/object-state";
-import type { PollerStatus } from "../../scaleset/status-types";
+import type { ObjectState } from "../../scaleset/object/object-state";
+import type { PollerStatus } from "../../scaleset/object/status-types";
 import {
   afterPoll,
   type HeldJob,

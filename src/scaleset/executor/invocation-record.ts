@@ -3,7 +3,7 @@ import { type InvocationCost, invocationBudget, largest, measure, noCost } from 
 import { recordInvocation } from "../../lib/invocation-ledger";
 import { tally } from "../../lib/usage-tally";
 import { logger } from "../../observability/log";
-import type { InvocationCostView, InvocationsStatus } from "../status-types";
+import type { InvocationCostView, InvocationsStatus } from "../object/status-types";
 
 /**
  * What a scale set object's invocations (its alarm and each RPC: nudges, reconciles, callbacks,

@@ -1,7 +1,7 @@
 import type { InstanceRecord, ScaleSetRecord } from "../../db/scaleset/snapshot-store";
 import type { CreateBackoff } from "../backoff";
 import { lifetimePolicy } from "../guards/lifetime-watchdog";
-import type { InstanceOps } from "../object-state";
+import type { InstanceOps } from "../object/object-state";
 import type { PlanSnapshot } from "../reconcile";
 import type { ScaleSetSettings } from "../settings";
 

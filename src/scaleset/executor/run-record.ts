@@ -31,9 +31,9 @@ const writtenBySet = new Map<string, Written>();
 const BUSY_FLUSH_MS = 30_000;
 
 import { passLevel } from "../log-levels";
-import type { ObjectState } from "../object-state";
+import type { ObjectState } from "../object/object-state";
 import type { Action, PlanSummary } from "../reconcile";
-import { isZeroSample, runnerSample, sampleDue } from "../runner-sample";
+import { isZeroSample, runnerSample, sampleDue } from "../runner/runner-sample";
 
 /**
  * What one reconcile run did, pass by pass, and how it is reported: the scale set's last
@@ -41,7 +41,7 @@ import { isZeroSample, runnerSample, sampleDue } from "../runner-sample";
  * at the end of a run that called out or changed the desired count at most every 30 s, else
  * when the isolate has not written its counts for 15 minutes (USAGE_FLUSH_MS);
  * with them, the first run of each 5-minute slot writes the runners-by-state sample
- * (runner-sample.ts), but for a scale set whose sample stays all zeros.
+ * (runner/runner-sample.ts), but for a scale set whose sample stays all zeros.
  */
 export class RunRecord {
   /** Totals of the run under way (one run is up to a few passes). */

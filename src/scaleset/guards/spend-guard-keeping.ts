@@ -1,6 +1,6 @@
 import type { ScaleSetRecord } from "../../db/scaleset/snapshot-store";
 import { logEvent as log } from "../../observability/log";
-import type { ObjectState } from "../object-state";
+import type { ObjectState } from "../object/object-state";
 import { type SpendGuard, spendGuard } from "./spend-guard";
 
 /**

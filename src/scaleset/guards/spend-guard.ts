@@ -5,7 +5,7 @@
  * machine time comes from the reconcile snapshot (db/scaleset/snapshot-store.ts sums it in SQL).
  */
 
-import type { SpendGuardStatus } from "../status-types";
+import type { SpendGuardStatus } from "../object/status-types";
 
 const DAY_MS = 86_400_000;
 const HOUR_MS = 3_600_000;

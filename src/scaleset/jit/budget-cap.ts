@@ -1,7 +1,7 @@
 import { type Action, type Plan, trimCreate } from "../reconcile";
 
 /**
- * Cuts a plan's creates to what the GitHub budget paid for this window (github/budget.ts), or to
+ * Cuts a plan's creates to what the GitHub budget paid for this window (github/budget/budget.ts), or to
  * what on-boot pacing lets go now (create-pacing.ts).
  * Pure: the planner decides what is needed, this decides how much of it happens now. Runners
  * the budget cannot pay for get no row at all; the plan wakes at `freesAt` to create them.

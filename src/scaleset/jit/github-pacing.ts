@@ -1,10 +1,10 @@
 import type { InstanceRecord, PoolCredential, ScaleSetRecord } from "../../db/scaleset/snapshot-store";
-import { budgetWindow, type GithubBudgetPolicy } from "../../github/budget";
+import { budgetWindow, type GithubBudgetPolicy } from "../../github/budget/budget";
 import { logEvent as log } from "../../observability/log";
-import { mintsJitOnBoot } from "../bootstrap";
-import type { BudgetWait, ObjectState } from "../object-state";
+import type { BudgetWait, ObjectState } from "../object/object-state";
+import type { BudgetStatus } from "../object/status-types";
 import type { Plan } from "../reconcile";
-import type { BudgetStatus } from "../status-types";
+import { mintsJitOnBoot } from "../runner/bootstrap";
 import { capCreates, createCount } from "./budget-cap";
 import { paceOnBootCreates } from "./on-boot-pacing";
 import { reserveFromPool } from "./pool-reservation";

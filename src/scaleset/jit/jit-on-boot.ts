@@ -5,7 +5,7 @@ import type { InstanceAttempt } from "../../db/runner/instance-store";
 import { claimJitMint, keepJitClaims, readJitMint, releaseJitMint, storeMintedJit } from "../../db/runner/jit-mint-store";
 import type { RunnerSetup } from "../../db/scaleset/runner-setup-store";
 import type { Env } from "../../env";
-import type { GithubBudgetPolicy } from "../../github/budget";
+import type { GithubBudgetPolicy } from "../../github/budget/budget";
 import { GithubSendDeadlineError } from "../../github/errors";
 import { isDuplicateRunnerName } from "../../github/runners";
 import { errorText, logEvent as log, logger } from "../../observability/log";

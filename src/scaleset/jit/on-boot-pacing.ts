@@ -1,10 +1,10 @@
 import type { InstanceRecord, PoolCredential, ScaleSetRecord } from "../../db/scaleset/snapshot-store";
-import { effectivePolicy, type GithubBudgetPolicy, JIT_CONFIG_POINTS, pointsPerWindow } from "../../github/budget";
+import { effectivePolicy, type GithubBudgetPolicy, JIT_CONFIG_POINTS, pointsPerWindow } from "../../github/budget/budget";
 import { logEvent as log } from "../../observability/log";
-import { mintsJitOnBoot } from "../bootstrap";
-import type { CreatePacing, ObjectState } from "../object-state";
+import type { CreatePacing, ObjectState } from "../object/object-state";
+import type { CreatePacingStatus } from "../object/status-types";
 import type { Plan } from "../reconcile";
-import type { CreatePacingStatus } from "../status-types";
+import { mintsJitOnBoot } from "../runner/bootstrap";
 import { capCreates, createCount } from "./budget-cap";
 import { bootLead, type MachineBoot, paceCreates, takeBootSamples } from "./create-pacing";
 

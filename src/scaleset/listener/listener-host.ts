@@ -10,9 +10,9 @@ import { secretContext } from "../../crypto/secret-contexts";
 import { loadScaleSetSnapshot, type ScaleSetRecord, type ScaleSetSnapshotRows } from "../../db/scaleset/snapshot-store";
 import type { Env } from "../../env";
 import { errorText, logEvent as log } from "../../observability/log";
-import type { ObjectState } from "../object-state";
+import type { ObjectState } from "../object/object-state";
+import type { ListenerStatus } from "../object/status-types";
 import { actionsServicePort } from "../ports-factory";
-import type { ListenerStatus } from "../status-types";
 import {
   afterStep,
   INITIAL_LISTENER,

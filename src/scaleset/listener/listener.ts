@@ -38,7 +38,7 @@ export interface ListenerState {
   invalidJobItems: number;
 }
 
-/** What the object keeps of its listener (object-state.ts); listener-host.ts seals and opens the queue token. */
+/** What the object keeps of its listener (object/object-state.ts); listener-host.ts seals and opens the queue token. */
 export interface StoredListener {
   /** With `session.messageQueueAccessToken` sealed. */
   state: ListenerState;

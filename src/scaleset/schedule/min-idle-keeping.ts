@@ -1,8 +1,8 @@
 import type { ScaleSetRecord } from "../../db/scaleset/snapshot-store";
 import { logEvent as log } from "../../observability/log";
 import { bootLead } from "../jit/create-pacing";
-import type { MinIdleScheduleState, ObjectState } from "../object-state";
-import type { MinIdleScheduleStatus } from "../status-types";
+import type { MinIdleScheduleState, ObjectState } from "../object/object-state";
+import type { MinIdleScheduleStatus } from "../object/status-types";
 import { evaluateMinIdle, type MinIdleEvaluation } from "./min-idle-schedule";
 
 const DAY = 24 * 60 * 60_000;

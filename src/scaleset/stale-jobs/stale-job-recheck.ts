@@ -1,7 +1,7 @@
 import { applyJobCorrections } from "../../db/jobs/job-store";
 import { mapLimit } from "../../lib/map-limit";
 import { logEvent as log } from "../../observability/log";
-import type { ObjectState } from "../object-state";
+import type { ObjectState } from "../object/object-state";
 import type { RunnerPort } from "../ports";
 import { pickStaleJobs, type QueuedJob, type StaleJobPolicy, staleJobVerdict } from "./stale-jobs";
 

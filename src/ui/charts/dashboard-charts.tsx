@@ -1,6 +1,6 @@
 import type { FC } from "hono/jsx";
-import type { RunnerSample } from "../../scaleset/runner-sample";
-import { SAMPLE_SLOT_MS } from "../../scaleset/runner-sample";
+import type { RunnerSample } from "../../scaleset/runner/runner-sample";
+import { SAMPLE_SLOT_MS } from "../../scaleset/runner/runner-sample";
 import { HOUR_MS, hourlyQueuePercentiles, type QueueWait } from "./queue-percentiles";
 import { shortDuration } from "./scales";
 import { type ChartSpec, TimeChart } from "./time-chart";

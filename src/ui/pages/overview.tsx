@@ -2,7 +2,7 @@ import { Hono } from "hono";
 import { overview } from "../../db/dashboard/overview-queries";
 import { mapLimit } from "../../lib/map-limit";
 import { pendingUsageRows } from "../../lib/usage-tally";
-import type { ScaleSetStatus } from "../../scaleset/status-types";
+import type { ScaleSetStatus } from "../../scaleset/object/status-types";
 import { scaleSetObject } from "../../scaleset/stub";
 import { monthOf, usageReport } from "../../usage/usage-report";
 import { DashboardCharts } from "../charts/dashboard-charts";

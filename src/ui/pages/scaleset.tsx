@@ -1,8 +1,8 @@
 import { Hono } from "hono";
 import { scaleSetPage } from "../../db/dashboard/scaleset-page-queries";
 import type { MinIdleScheduleEntry } from "../../db/scaleset/schema";
+import type { ScaleSetStatus } from "../../scaleset/object/status-types";
 import { scheduleBands } from "../../scaleset/schedule/schedule-bands";
-import type { ScaleSetStatus } from "../../scaleset/status-types";
 import { scaleSetObject } from "../../scaleset/stub";
 import { CHART_WINDOW_MS, DashboardCharts } from "../charts/dashboard-charts";
 import { shapeQueueTimes } from "../charts/shape-queue-times";

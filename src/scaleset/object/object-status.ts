@@ -1,8 +1,8 @@
-import { spendGuardStatus } from "./guards/spend-guard";
-import { budgetStatus } from "./jit/github-pacing";
-import { createPacingStatus } from "./jit/on-boot-pacing";
+import { spendGuardStatus } from "../guards/spend-guard";
+import { budgetStatus } from "../jit/github-pacing";
+import { createPacingStatus } from "../jit/on-boot-pacing";
+import { minIdleScheduleStatus } from "../schedule/min-idle-keeping";
 import type { ObjectState } from "./object-state";
-import { minIdleScheduleStatus } from "./schedule/min-idle-keeping";
 import type { InvocationsStatus, ListenerStatus, PollerStatus, ScaleSetStatus } from "./status-types";
 
 /** The status from the object's state; the parts kept elsewhere are passed in. */

@@ -4,7 +4,7 @@
  * wrapped in the fixed PKCS#8 envelope first.
  */
 
-import { fromBase64, toBase64Url } from "../crypto/base64url";
+import { fromBase64, toBase64Url } from "../../crypto/base64url";
 
 export class AppKeyError extends Error {}
 

@@ -1,5 +1,5 @@
 import { sign, verify } from "hono/jwt";
-import { isCanonicalBase64url } from "../crypto/base64url";
+import { isCanonicalBase64url } from "../../crypto/base64url";
 
 /**
  * The token a runner instance calls back with: names the instance, its scale set and the

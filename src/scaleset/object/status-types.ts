@@ -1,5 +1,5 @@
-import type { ScaleSetStatistics } from "./listener/actions-port";
-import type { PlanSummary } from "./reconcile";
+import type { ScaleSetStatistics } from "../listener/actions-port";
+import type { PlanSummary } from "../reconcile";
 
 /**
  * The shape of a scale set object's status, part of its RPC surface (rpc.ts), which env.ts types

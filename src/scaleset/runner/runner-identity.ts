@@ -1,5 +1,5 @@
-import type { JobStatus } from "../db/jobs/schema";
-import type { RunnerPort, RunnerRemoval } from "./ports";
+import type { JobStatus } from "../../db/jobs/schema";
+import type { RunnerPort, RunnerRemoval } from "../ports";
 
 /**
  * Which GitHub runner belongs to an instance. GitHub's word is the only proof: the id in its JIT

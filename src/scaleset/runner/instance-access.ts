@@ -1,4 +1,4 @@
-import { type InstanceStatus, instanceStatuses, type RunnerStatus, runnerStatuses } from "../db/runner/schema";
+import { type InstanceStatus, instanceStatuses, type RunnerStatus, runnerStatuses } from "../../db/runner/schema";
 
 /**
  * Who may use an instance token (GARM's rule), in one place for the two that check it: the

@@ -1,4 +1,4 @@
-import type { RegistrationTokenClaim } from "../db/runner/registration-token-store";
+import type { RegistrationTokenClaim } from "../../db/runner/registration-token-store";
 
 /**
  * What the registration-token route does with a request, given its claim (runners without JIT).

@@ -1,10 +1,10 @@
-import type { ChangeGuard, StatusChange } from "../db/runner/instance-store";
-import type { InstanceStatus, RunnerStatus } from "../db/runner/schema";
-import type { LogFields } from "../observability/log";
+import type { ChangeGuard, StatusChange } from "../../db/runner/instance-store";
+import type { InstanceStatus, RunnerStatus } from "../../db/runner/schema";
+import type { LogFields } from "../../observability/log";
+import { canRunnerTransition } from "../instance-states";
+import { type LifecycleLevel, runnerStatusLevel } from "../log-levels";
+import type { RunnerReport, RunnerReportRefusal } from "../rpc";
 import { usableTokenStates } from "./instance-access";
-import { canRunnerTransition } from "./instance-states";
-import { type LifecycleLevel, runnerStatusLevel } from "./log-levels";
-import type { RunnerReport, RunnerReportRefusal } from "./rpc";
 import { claimOnReport, claimsInAdvance } from "./runner-identity";
 
 /**

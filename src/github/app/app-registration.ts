@@ -1,8 +1,8 @@
 import { z } from "zod";
+import { isUnderApiUrl } from "../credential-binding";
+import { GithubApiError, GithubUnavailableError } from "../errors";
+import { GITHUB_API_VERSION, USER_AGENT } from "../github-client";
 import { createAppJwt, importAppKey } from "./app-auth";
-import { isUnderApiUrl } from "./credential-binding";
-import { GithubApiError, GithubUnavailableError } from "./errors";
-import { GITHUB_API_VERSION, USER_AGENT } from "./github-client";
 
 /**
  * The GitHub calls of the first-run page, made before any credentials exist: exchanging a

@@ -1,4 +1,4 @@
-import type { PlanSummary } from "./reconcile";
+import type { PlanSummary } from "../reconcile";
 
 /**
  * What a scale set's runners were doing, once per slot of SAMPLE_SLOT_MS: the dashboard's

@@ -1,5 +1,5 @@
 import type { components } from "@octokit/openapi-types";
-import type { GithubClient } from "./github-client";
+import type { GithubClient } from "../github-client";
 
 /**
  * What GitHub says of a GitHub App, asked as the App itself (its JWT): one installation (the

@@ -1,8 +1,8 @@
-import type { ScaleSetRecord } from "../db/scaleset/snapshot-store";
-import type { BootstrapInstance } from "../providers/shim-protocol";
-import type { MachineShape } from "../shapes/machine-shape";
-import { runnerLabels } from "../shapes/runner-labels";
-import type { RunnerTool } from "./ports";
+import type { ScaleSetRecord } from "../../db/scaleset/snapshot-store";
+import type { BootstrapInstance } from "../../providers/shim-protocol";
+import type { MachineShape } from "../../shapes/machine-shape";
+import { runnerLabels } from "../../shapes/runner-labels";
+import type { RunnerTool } from "../ports";
 
 /**
  * Whether the scale set's runners get their JIT config when their machine first asks for it

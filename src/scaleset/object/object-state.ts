@@ -1,9 +1,9 @@
-import type { PollerState } from "../forges/forgejo/poller";
-import type { SqlPort } from "../lib/metered-sql";
-import { type CreateBackoff, NO_CREATE_BACKOFF } from "./backoff";
-import type { SpendGuard } from "./guards/spend-guard";
-import { type BootSamples, NO_BOOT_SAMPLES } from "./jit/create-pacing";
-import type { StoredListener } from "./listener/listener";
+import type { PollerState } from "../../forges/forgejo/poller";
+import type { SqlPort } from "../../lib/metered-sql";
+import { type CreateBackoff, NO_CREATE_BACKOFF } from "../backoff";
+import type { SpendGuard } from "../guards/spend-guard";
+import { type BootSamples, NO_BOOT_SAMPLES } from "../jit/create-pacing";
+import type { StoredListener } from "../listener/listener";
 import type { LastReconcile } from "./status-types";
 
 /**
