@@ -15,6 +15,8 @@ export default defineConfig(async () => {
       // Passing tests print nothing: what a test logs (the coordinator's JSON events, in Node or
       // in workerd) is shown only when that test fails, under its name.
       silent: "passed-only" as const,
+      // …and passing tests are not listed either: failures, then one line of counts (test/quiet-reporter.ts).
+      reporters: ["./test/quiet-reporter.ts"],
       projects: [
         {
           test: { name: "unit", include: ["test/unit/**/*.test.ts", "test/fake-shim/**/*.test.ts"], environment: "node" },

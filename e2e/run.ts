@@ -15,14 +15,17 @@
  *    spot, two images) from 8 runs, each job's label naming its run, and out-of-bounds jobs.
  *    Checked: every job served once on a machine of the flavor and image its shape must get, by
  *    a runner with its own shape label only; one machine per job; the others refused, no machine.
+ *
+ * A passing scenario prints its JSON line alone. A failing one also prints what it said on its
+ * way (e2e/progress.ts; E2E_VERBOSE=1 prints that as it goes) and each broken invariant. The last
+ * line counts the scenarios: `e2e: N passed, N failed`.
  */
 import { runForgesScenario } from "./forges.ts";
 import { profileFromArgs } from "./profiles.ts";
+import { dropHeld, say, showHeld } from "./progress.ts";
 import { runScenario } from "./scenario-runner.ts";
 import { scenarios } from "./scenarios.ts";
 import { runShapesScenario } from "./shapes.ts";
-
-const say = (msg: string) => process.stderr.write(`e2e: ${msg}\n`);
 
 const { profile, rest: args } = profileFromArgs(process.argv.slice(2));
 let repeat = 1;
@@ -34,7 +37,19 @@ for (let i = 0; i < args.length; i++) {
 /** Scenarios in worlds of their own, each in its file. */
 const ownWorlds: Record<string, typeof runForgesScenario> = { G: runForgesScenario, SHAPES: runShapesScenario };
 const chosen = names.length ? names : [...Object.keys(scenarios), ...Object.keys(ownWorlds)];
-let failed = false;
+
+// A run stopped from outside (a time limit, Ctrl-C) still shows how far its scenario had got.
+for (const [signal, code] of [
+  ["SIGINT", 130],
+  ["SIGTERM", 143],
+] as const)
+  process.once(signal, () => {
+    showHeld();
+    process.exit(code);
+  });
+
+let passed = 0;
+let failed = 0;
 for (let r = 0; r < repeat; r++) {
   for (const name of chosen) {
     const sc = scenarios[name];
@@ -42,14 +57,24 @@ for (let r = 0; r < repeat; r++) {
     if (!sc && !own) throw new Error(`no scenario ${name}; have ${[...Object.keys(scenarios), ...Object.keys(ownWorlds)].join(", ")}`);
     const t = Date.now();
     say(`scenario ${name}${repeat > 1 ? ` (run ${r + 1}/${repeat})` : ""}`);
-    const out = sc ? await runScenario(sc, profile) : await own!(profile);
+    let out: Awaited<ReturnType<typeof runScenario>>;
+    try {
+      out = sc ? await runScenario(sc, profile) : await own!(profile);
+    } catch (err) {
+      showHeld();
+      throw err;
+    }
+    if (out.ok) dropHeld();
+    else showHeld();
     console.log(
       JSON.stringify({ ...out.summary, profile: profile.name, shim: profile.shim, wall_s: Math.round((Date.now() - t) / 100) / 10 }),
     );
-    if (!out.ok) {
-      failed = true;
-      for (const v of out.violations) say(`${name}: BROKEN: ${v}`);
+    if (out.ok) passed++;
+    else {
+      failed++;
+      for (const v of out.violations) process.stderr.write(`e2e: ${name}: BROKEN: ${v}\n`);
     }
   }
 }
+process.stderr.write(`e2e: ${passed} passed, ${failed} failed\n`);
 process.exit(failed ? 1 : 0);

@@ -18,10 +18,9 @@ import { EC2_LIVE_STATES } from "./ec2-cloud.ts";
 import { startIntruder } from "./intruder.ts";
 import { type LiveSampler, sampleLive } from "./live-sampler.ts";
 import type { StackProfile } from "./profiles.ts";
+import { say } from "./progress.ts";
 import type { ScaleSetSpec, Scenario } from "./scenarios.ts";
 import { scenarioLogs, startStack } from "./stack.ts";
-
-const say = (msg: string) => process.stderr.write(`e2e: ${msg}\n`);
 
 async function retrying<T>(fn: () => Promise<T>, tries = 100): Promise<T> {
   for (let i = 1; ; i++) {
