@@ -47,7 +47,13 @@ export default defineConfig(async () => {
           // (reached at inject("fakeEc2Url"); each test file makes its own account there); the GCE
           // shim (shims/gce) likewise against the fake Compute Engine (inject("fakeGceUrl"), a project per file),
           // and the Hetzner shim (shims/hetzner) against the fake Hetzner Cloud.
-          plugins: [cloudflareTest({ wrangler: { configPath: "./shims/aws-ec2/wrangler.toml" } })],
+          plugins: [
+            cloudflareTest({
+              wrangler: { configPath: "./shims/aws-ec2/wrangler.toml" },
+              // As in the worker project: workerd's own reports belong to no test (WORKERD_VERBOSE=1 shows them).
+              verbose: process.env.WORKERD_VERBOSE === "1",
+            }),
+          ],
           test: {
             name: "shims-worker",
             include: ["test/shims-worker/**/*.test.ts"],

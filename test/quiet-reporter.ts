@@ -40,7 +40,8 @@ export default class QuietReporter extends DefaultReporter {
     const brokenFiles = this.modules.filter((m) => m.state() === "failed").length;
     const parts = [`${count.passed} passed, ${count.failed} failed`];
     if (count.skipped) parts.push(`${count.skipped} skipped`);
-    let line = `Tests: ${parts.join(", ")} in ${this.modules.length} files`;
+    const files = this.modules.length;
+    let line = `Tests: ${parts.join(", ")} in ${files} file${files === 1 ? "" : "s"}`;
     if (brokenFiles) line += ` (${brokenFiles} failed)`;
     if (errors.length) line += `, ${errors.length} unhandled error${errors.length > 1 ? "s" : ""}`;
     if (leakCount) line += `, ${leakCount} leak${leakCount > 1 ? "s" : ""}`;
