@@ -15,6 +15,8 @@ export default defineConfig(async () => {
       // Passing tests print nothing: what a test logs (the coordinator's JSON events, in Node or
       // in workerd) is shown only when that test fails, under its name.
       silent: "passed-only" as const,
+      // …and passing tests are not listed either: failures, then one line of counts (test/quiet-reporter.ts).
+      reporters: ["./test/quiet-reporter.ts"],
       projects: [
         {
           test: { name: "unit", include: ["test/unit/**/*.test.ts", "test/fake-shim/**/*.test.ts"], environment: "node" },
@@ -45,7 +47,13 @@ export default defineConfig(async () => {
           // (reached at inject("fakeEc2Url"); each test file makes its own account there); the GCE
           // shim (shims/gce) likewise against the fake Compute Engine (inject("fakeGceUrl"), a project per file),
           // and the Hetzner shim (shims/hetzner) against the fake Hetzner Cloud.
-          plugins: [cloudflareTest({ wrangler: { configPath: "./shims/aws-ec2/wrangler.toml" } })],
+          plugins: [
+            cloudflareTest({
+              wrangler: { configPath: "./shims/aws-ec2/wrangler.toml" },
+              // As in the worker project: workerd's own reports belong to no test (WORKERD_VERBOSE=1 shows them).
+              verbose: process.env.WORKERD_VERBOSE === "1",
+            }),
+          ],
           test: {
             name: "shims-worker",
             include: ["test/shims-worker/**/*.test.ts"],

@@ -1,6 +1,7 @@
 /**
- * A cloud behind a shim Worker, for the end-to-end scenarios (e2e/run.ts): what run.ts needs
- * to know about it, so a cloud's scenario lives in a file of its own (e2e/hetzner-cloud.ts).
+ * A cloud behind a shim Worker, for the end-to-end scenarios (e2e/scenario-runner.ts): what the
+ * runner needs to know about it, so a cloud's scenario lives in a file of its own
+ * (e2e/hetzner-cloud.ts).
  */
 import type { SimulatorConfig } from "../shims/simulator/machine.ts";
 

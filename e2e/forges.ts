@@ -22,9 +22,8 @@ import { createsAsked } from "../test/fake-shim/requests.ts";
 import type { RecordedRequest } from "../test/fake-shim/types.ts";
 import { type LiveSampler, sampleLive } from "./live-sampler.ts";
 import type { StackProfile } from "./profiles.ts";
+import { say } from "./progress.ts";
 import { E2E_TIMINGS, scenarioLogs, startStack } from "./stack.ts";
-
-const say = (msg: string) => process.stderr.write(`e2e: ${msg}\n`);
 
 type ForgeName = "github" | "gitea" | "forgejo";
 

@@ -7,7 +7,7 @@
  * deleted, its runner goes.
  *
  * Also the GCE scenario's cloud-specific parts (its scale sets, faults and checks), so
- * e2e/run.ts only lists it.
+ * the scenario list (e2e/scenarios.ts) only names it.
  */
 import { bootRunner, type SimulatedRunner, stopRunner } from "../shims/simulator/machine.ts";
 import { createProject, type FakeGceProject, type GceFaults, type GceInstance } from "../test/fake-gce/control.ts";

@@ -6,7 +6,7 @@
  * rendered, then behaves like the simulator's machines; shut down or deleted, its runner goes.
  *
  * Also the HETZNER scenario's cloud-specific parts (its scale sets, faults and checks), so
- * e2e/run.ts only lists it.
+ * the scenario list (e2e/scenarios.ts) only names it.
  */
 import { bootRunner, type SimulatedRunner, stopRunner } from "../shims/simulator/machine.ts";
 import { readBootstrap } from "../test/fake-ec2/user-data-reader.ts";

@@ -1,7 +1,7 @@
 /**
  * Samples a scenario's live instances all along (D1 through the coordinator's API, and the
  * cloud's machines), keeping each scale set's largest count and every time one went over its
- * max_runners: the invariant e2e/run.ts and e2e/forges.ts both check.
+ * max_runners: the invariant e2e/scenario-runner.ts, e2e/forges.ts and e2e/shapes.ts check.
  */
 import { sleep } from "../bench/harness.mjs";
 

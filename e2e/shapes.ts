@@ -22,12 +22,11 @@ import type { WorkflowJob } from "../test/fake-github/types.ts";
 import { hetznerCloud } from "./hetzner-cloud.ts";
 import { type LiveSampler, sampleLive } from "./live-sampler.ts";
 import type { StackProfile } from "./profiles.ts";
+import { say } from "./progress.ts";
 import { type ApiInstance, type ApiJob, checkRefused, checkServed, type QueuedJob } from "./shapes-checks.ts";
 import { allMachines, catalogueCalls } from "./shapes-machines.ts";
 import { type CloudPlan, EC2_ARM_AMIS, RUN_IDS, SHAPE_PLANS, shapeLabel, shapesOfRun } from "./shapes-plan.ts";
 import { E2E_TIMINGS, scenarioLogs, startStack } from "./stack.ts";
-
-const say = (msg: string) => process.stderr.write(`e2e: ${msg}\n`);
 
 export async function runShapesScenario(
   profile: StackProfile,

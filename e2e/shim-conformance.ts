@@ -7,8 +7,9 @@
  * and a signed callback; and the EC2 shim Worker under `wrangler dev` against the fake EC2, whose
  * pages are cut to 2 instances so listing has to follow NextToken; the GCE shim Worker likewise
  * against the fake Compute Engine (pages of 2, nextPageToken); and the Hetzner shim Worker the
- * same way against the fake Hetzner Cloud (pages of 2, so listing follows next_page). Prints each
- * table; exits 1 if any check failed.
+ * same way against the fake Hetzner Cloud (pages of 2, so listing follows next_page). Prints one
+ * line of counts, and the table of each shim that failed a check (every table with
+ * E2E_VERBOSE=1); exits 1 if any check failed.
  */
 import "../shims/ts-resolve.ts";
 import { freePort } from "../bench/harness.mjs";
@@ -130,13 +131,18 @@ const targets: Record<string, (callbackUrl: string) => Promise<Target>> = {
 };
 
 const chosen = process.argv.slice(2).length ? process.argv.slice(2) : Object.keys(targets);
-let failed = 0;
+// Each shim's table (a line per check) is printed only when one of its checks fails, or as it
+// comes with E2E_VERBOSE=1: a green run prints one line of counts.
+const verbose = process.env.E2E_VERBOSE === "1";
+const total = { passed: 0, failed: 0, skipped: 0 };
 for (const name of chosen) {
   const start = targets[name];
   if (!start) throw new Error(`no target ${name}; have ${Object.keys(targets).join(", ")}`);
   const port = await freePort();
   const target = await start(`http://127.0.0.1:${port}/api/v1/providers/conformance/callbacks`);
-  console.log(`shim conformance: ${name} (${target.url})`);
+  const table: string[] = [];
+  const print = (line: string) => (verbose ? console.log(line) : table.push(line));
+  print(`shim conformance: ${name} (${target.url})`);
   try {
     const report = await runConformance({
       url: target.url,
@@ -144,12 +150,21 @@ for (const name of chosen) {
       provider: target.provider,
       callbackPort: port,
       waitMs: 20_000,
-      onResult: (r) => console.log(formatResult(r)),
+      onResult: (r) => print(formatResult(r)),
     });
-    console.log(`${name}: ${formatTotals(report)}`);
-    failed += report.failed;
+    print(`${name}: ${formatTotals(report)}`);
+    if (report.failed && !verbose) console.log(table.join("\n"));
+    total.passed += report.passed;
+    total.failed += report.failed;
+    total.skipped += report.skipped;
+  } catch (err) {
+    if (!verbose) console.log(table.join("\n"));
+    throw err;
   } finally {
     await target.stop();
   }
 }
-process.exit(failed ? 1 : 0);
+console.log(
+  `shim conformance: ${total.passed} passed, ${total.failed} failed, ${total.skipped} skipped (${chosen.join(", ")}; ${Math.round(performance.now() / 1000)} s)`,
+);
+process.exit(total.failed ? 1 : 0);

@@ -18,7 +18,7 @@ import type { CloudUnderTest, StartCloud } from "./cloud.ts";
 import { type Ec2Cloud, startEc2Cloud } from "./ec2-cloud.ts";
 import type { StackProfile } from "./profiles.ts";
 
-/** The coordinator's timers, short, so that a scenario settles in seconds (e2e/run.ts, e2e/forges.ts). */
+/** The coordinator's timers, short, so that a scenario settles in seconds (e2e/scenarios.ts, e2e/forges.ts, e2e/shapes.ts). */
 export const E2E_TIMINGS = {
   RECONCILE_INTERVAL_SECONDS: "2",
   // A scale set with nothing to do ticks every 5 minutes by default (src/scaleset/idle-tick.ts).

@@ -146,6 +146,7 @@ export const defaultJitConfigTiming = (intake: string) => (intake === "scaleset_
 export const SHAPED_FLAVOR = "per-job";
 /** Shared with scaleset-view.ts, so the view describes `shape` in the words a create does. */
 export const SHAPE_DESCRIPTION =
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: `${{ github.run_id }}` is the GitHub Actions expression a workflow writes, not a placeholder
   "Shaped scale set: each job says its machine in a `<key>=${{ github.run_id }}/cpu=4/ram=16/…` label and gets a machine of its own, within these bounds (docs/scale-sets.md#shaped-scale-sets). Needs a provider with a flavor catalogue (protocol v1.2); image and flavor are then chosen per job";
 
 export const CreateScaleSet = z

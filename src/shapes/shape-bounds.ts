@@ -32,6 +32,7 @@ export const ShapeBoundsSchema = z
       .regex(SHAPE_KEY_PATTERN, "1-32 lower-case letters, digits, '_' and '-', starting with a letter")
       .default("edgerunner")
       .openapi({
+        // biome-ignore lint/suspicious/noTemplateCurlyInString: `${{ github.run_id }}` is the GitHub Actions expression a workflow writes, not a placeholder
         description: "The shape label's key: jobs ask with `runs-on: <key>=${{ github.run_id }}/cpu=4/…`",
         example: "edgerunner",
       }),

@@ -6,7 +6,6 @@ import {
   drainCounterStatements,
   flushCounters,
   MAX_COUNTERS_PER_FLUSH,
-  RECONCILE_BUCKETS,
 } from "../../src/observability/op-counters";
 import { Exposition } from "../../src/observability/prometheus";
 

@@ -69,6 +69,7 @@ describe("shape labels", () => {
 
   it("refuses what it cannot read exactly, saying what", () => {
     expect(problemOf(["edgerunner=cpu=4"])).toMatch(/first field after edgerunner= must be the run id/);
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: `${{ github.run_id }}` is the GitHub Actions expression a workflow writes, not a placeholder
     expect(problemOf(["edgerunner=${{ github.run_id }}/cpu=4"])).toMatch(/must be the run id/);
     expect(problemOf(["edgerunner=1/cpu=4/cpu=8"])).toBe("cpu is given twice");
     expect(problemOf(["edgerunner=1/cpu=4", "cpu=8"])).toBe("cpu is given twice");
