@@ -1,6 +1,7 @@
 import { createScheduledController } from "cloudflare:test";
 import { env, exports } from "cloudflare:workers";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { DEFAULT_ENDPOINT } from "../../src/github/default-endpoint";
 import worker from "../../src/index";
 import { PLAN_BUDGETS, usePlan } from "../../src/lib/invocation-cost";
 import { largestInvocations, resetInvocationLedger } from "../../src/lib/invocation-ledger";
@@ -44,6 +45,17 @@ async function runner(method: string, path: string, token: string, body?: unknow
 
 describe("a small installation on the Free plan", () => {
   it("takes webhooks for 10 scale sets within the per-invocation limits", async () => {
+    // github.com's API is the fake GitHub here (deliveries still come from github.com, no
+    // X-GitHub-Enterprise-Host): what this installation asks GitHub later on (recovery, the
+    // cron's passes, the setup check) gets real answers, and no call leaves the machine.
+    const github = await newWorld();
+    await github.seed({
+      orgs: ["octo-org"],
+      repos: Array.from({ length: SETS }, (_, i) => `octo-org/free-${i}`),
+      pats: [{ token: "ghp_test", login: "octocat" }],
+    });
+    const moved = await api.put(`/api/v1/github/endpoints/${DEFAULT_ENDPOINT}`, { api_base_url: github.url });
+    expect(moved.status, moved.text).toBe(200);
     const w = new World("free-plan");
     for (let i = 0; i < SETS; i++) {
       const repo = await w.repository("octo-org", `free-${i}`, SECRET);
