@@ -1,50 +1,37 @@
-// ~500 lines, over the house's ~400 on purpose: the Durable Object class is one unit (its RPC surface, its alarm and the pass they
-// share); every decision it makes is already in a pure module beside it (reconcile, executor/,
-// jit/, schedule/, guards/), so what is left here is the wiring.
+// Every decision the object makes lives in a module beside it (a pass: executor/reconcile-pass.ts;
+// reconcile, jit/, schedule/, guards/), so that what is left here is the wiring: the RPC surface,
+// the alarm and the run they share.
 import { DurableObject } from "cloudflare:workers";
-import { countingD1, measuredD1 } from "../db/counting-d1";
+import { measuredD1 } from "../db/counting-d1";
 import { applyStatusChanges, findInstance } from "../db/runner/instance-store";
 import { readAndApplyRunnerReport } from "../db/runner/runner-report-store";
 import type { InstanceStatus } from "../db/runner/schema";
-import { loadScaleSetSnapshot } from "../db/scaleset/snapshot-store";
 import type { Env } from "../env";
 import { PollerHost } from "../forges/forgejo/poller-host";
-import { asKind, type InvocationCost, invocationBudget, measure, noCost, usePlan } from "../lib/invocation-cost";
+import { asKind, invocationBudget, measure, noCost, usePlan } from "../lib/invocation-cost";
 import { meteredSql, meterStorageRows } from "../lib/metered-sql";
 import { type OutboundLimiter, outboundLimiter } from "../lib/outbound-limit";
 import { errorText, logEvent as log, logAt } from "../observability/log";
 import type { ShimCallback } from "../providers/shim-protocol";
 import { pokeRecovery } from "../recovery/poke";
-import { hardLimitAgainst, NO_CREATE_BACKOFF } from "./backoff";
-import { checkDriftWhenDue } from "./drift";
-import { fitToInvocation } from "./executor/invocation-cap";
+import { NO_CREATE_BACKOFF } from "./backoff";
 import { InvocationRecord, measureInvocations } from "./executor/invocation-record";
-import { type ExecutorContext, executePlan } from "./executor/plan-executor";
-import { planSnapshot } from "./executor/plan-input";
+import type { ExecutorContext } from "./executor/plan-executor";
+import { ReconcilePass } from "./executor/reconcile-pass";
 import { RunCoalescer } from "./executor/run-coalescer";
 import { RunRecord } from "./executor/run-record";
-import { FlavorMemo } from "./flavor-memo";
-import { keepSpendGuard } from "./guards/spend-guard-keeping";
-import { tickDelay } from "./idle-tick";
 import { canTransition } from "./instance-states";
-import { payForCreates } from "./jit/github-pacing";
 import { ListenerHost } from "./listener/listener-host";
-import { passLevel, transitionLevel } from "./log-levels";
+import { transitionLevel } from "./log-levels";
 import { callbackResult, operationOutcome } from "./machine-outcomes";
 import { ObjectState } from "./object/object-state";
 import { objectStatus } from "./object/object-status";
 import type { ScaleSetStatus } from "./object/status-types";
 import { afterCreate, keepCreateBackoff, keepOutcome } from "./outcome-keeping";
-import { githubRunnerPort, openScaleSetPorts } from "./ports-factory";
-import { plan } from "./reconcile";
 import type { RunnerReport, RunnerReportRefusal, ScaleSetRpc } from "./rpc";
 import { instanceRefusal } from "./runner/instance-access";
 import { reportChangesInAdvance, runnerReportChange, runnerReportEvents } from "./runner/runner-report";
-import { MinIdleKeeper } from "./schedule/min-idle-keeping";
 import { type ScaleSetSettings, scaleSetSettings } from "./settings";
-import { awaitingFlavors, judgeShapedQueue } from "./shaped-queue";
-import { recheckStaleJobs } from "./stale-jobs/stale-job-recheck";
-import type { QueuedJob } from "./stale-jobs/stale-jobs";
 
 /**
  * Whether an alarm of this isolate made sure delivery recovery is scheduled (src/recovery/: it
@@ -68,22 +55,17 @@ export class ScaleSet extends DurableObject<Env> implements ScaleSetRpc {
   /** Instances with an operation of this incarnation under way: nobody else may touch them. */
   private readonly inFlight = new Set<string>();
   private readonly runs: RunCoalescer;
-  /** When this incarnation started: rows left mid-way before it belong to a process that is gone. */
-  private readonly startedAt = Date.now();
+  private readonly pass: ReconcilePass;
   private readonly executor: ExecutorContext;
   private readonly runRecord: RunRecord;
   private readonly listener: ListenerHost;
   /** Forgejo scale sets (intake `poll`): polls for waiting jobs (src/forges/forgejo/). */
   private readonly poller: PollerHost;
-  private readonly flavorMemo = new FlavorMemo();
   private limiter: OutboundLimiter | null = null;
   /** What each alarm and RPC spends of Cloudflare's per-invocation budgets (its status). */
   readonly invocations: InvocationRecord;
   /** Whether a nudge of this incarnation made sure an alarm is armed. */
   private safetyNetChecked = false;
-  /** Running jobs the last drift check found without a busy runner at GitHub (stale-jobs.ts). */
-  private suspects: QueuedJob[] = [];
-  private readonly minIdle: MinIdleKeeper;
   /** The wall clock min idle schedules are read against (tests set one; nothing else does). */
   private clock: () => number = () => Date.now();
 
@@ -95,7 +77,6 @@ export class ScaleSet extends DurableObject<Env> implements ScaleSetRpc {
     this.invocations = new InvocationRecord(() => this.state.scaleSetId);
     this.runs = new RunCoalescer(Math.min(MAX_PASSES_PER_RUN, invocationBudget().passesPerRun));
     this.state = new ObjectState(meteredSql(ctx.storage.sql));
-    this.minIdle = new MinIdleKeeper(this.state);
     this.settings = scaleSetSettings(env);
     this.runRecord = new RunRecord(this.env.DB, this.state);
     this.listener = new ListenerHost(this.env, this.state, this.settings.listenRearmMs);
@@ -111,6 +92,14 @@ export class ScaleSet extends DurableObject<Env> implements ScaleSetRpc {
           .then(() => this.arm())
           .catch(() => {}),
     };
+    this.pass = new ReconcilePass({
+      executor: this.executor,
+      listener: this.listener,
+      poller: this.poller,
+      runRecord: this.runRecord,
+      storage: ctx.storage,
+      clock: () => this.clock(),
+    });
     this.limitOutbound(this.settings.outboundConnections);
   }
 
@@ -344,7 +333,7 @@ export class ScaleSet extends DurableObject<Env> implements ScaleSetRpc {
       pass: () => {
         // The pass's own share of its invocation: every fetch and D1 call made under it.
         const cost = noCost();
-        return measure(cost, () => this.pass(trigger, cost), "reconcile");
+        return measure(cost, () => this.pass.run(trigger, cost), "reconcile");
       },
       after: () => this.runRecord.finish(),
       done: async (leftOver) => {
@@ -354,130 +343,6 @@ export class ScaleSet extends DurableObject<Env> implements ScaleSetRpc {
         await this.arm();
       },
     });
-  }
-
-  /** One reconcile pass. Returns whether it changed anything. */
-  private async pass(trigger: string, cost: InvocationCost): Promise<boolean> {
-    const scaleSetId = this.state.scaleSetId;
-    if (!scaleSetId) return false;
-    const started = Date.now();
-    const trips = { n: 0, statements: 0 };
-    const db = countingD1(this.env.DB, trips);
-    this.state.setTimer("nudge", null);
-    this.state.setTimer("retry", null);
-
-    const rows = await loadScaleSetSnapshot(db, scaleSetId);
-    const ss = rows.scaleSet;
-    if (!ss) {
-      if (this.listener.dueAt(null) !== null) {
-        // Its runner scale set session must be closed at GitHub first (the listener step does it).
-        this.state.setTimer("listen", Date.now() + this.settings.listenRearmMs);
-        return false;
-      }
-      // The scale set is gone (its API delete checks no instances are live): forget everything.
-      log({ event: "scaleset_object_cleared", scale_set: scaleSetId });
-      this.state.clear();
-      await this.ctx.storage.deleteAlarm();
-      return false;
-    }
-
-    // A scale set API listener with a step due and nothing armed for it (new, enabled again): at once.
-    this.listener.armFirstStep(ss);
-    this.poller.arm(ss);
-
-    const limit = hardLimitAgainst(this.state.createBackoff, this.state.hardLimitVersion, ss.updatedAt);
-    if (limit && "lifted" in limit) {
-      [this.state.createBackoff, this.state.hardLimitVersion] = [NO_CREATE_BACKOFF, null];
-      log({ event: "hard_limit_lifted", scale_set: ss.id, reason: "scale set updated" });
-    } else if (limit) this.state.hardLimitVersion = limit.setVersion;
-    const backoff = this.state.createBackoff;
-
-    this.state.pruneOps(new Set(rows.instances.map((i) => i.name)));
-    const now = Date.now();
-    const spend = keepSpendGuard(this.state, ss, rows.machineMsToday, now);
-    // Min idle on a schedule; its next change is armed as a timer (schedule/min-idle-keeping.ts).
-    const minIdle = this.minIdle.evaluate(ss, this.clock());
-    // A shaped scale set's jobs each want a machine of their own shape (scaleset/shaped-queue.ts).
-    const shaped = ss.shape
-      ? await judgeShapedQueue({
-          db,
-          ss,
-          queue: rows.shapedQueue,
-          memo: this.flavorMemo,
-          machines: async () => (await openScaleSetPorts(this.env, ss, { outbound: this.executor.outbound })).machines,
-          now,
-        })
-      : null;
-    const planInput = planSnapshot({
-      scaleSet: ss,
-      minIdleRunners: minIdle.minIdle,
-      instances: rows.instances,
-      // scaleset_api: assigned jobs not yet started, as D1 and GitHub's statistics both count them.
-      queuedJobs: shaped ? shaped.queuedShapes.length : ss.intake === "scaleset_api" ? this.listener.demand(rows) : rows.queuedJobs,
-      ...(shaped && { queuedShapes: shaped.queuedShapes }),
-      ops: this.state.allOps(),
-      inFlight: this.inFlight,
-      createBackoff: backoff,
-      settings: this.settings,
-      startedAt: this.startedAt,
-      spendCapReached: spend.holding,
-      now,
-    });
-    const planned = plan(planInput);
-    // GitHub's budget paces JIT mints at GitHub; a Forgejo runner's registration is not paid from it.
-    const budget = ss.endpoint.forge === "forgejo" ? null : this.settings.githubBudget;
-    const paid = await payForCreates({ ...rows, db, scaleSet: ss, plan: planned, state: this.state, now }, budget);
-    // What this invocation cannot pay for in subrequests is left to the next (invocation-cap.ts).
-    const result = awaitingFlavors(fitToInvocation(paid, ss.id, now), shaped?.awaitingCatalogue ?? 0, this.flavorMemo.retryAt());
-    const planLine = { event: "plan", scale_set: ss.id, trigger, ...result.summary, actions: result.actions.length };
-    logAt(passLevel({ actions: result.actions.length, blocked: result.summary.blocked }), planLine);
-
-    let error: string | null = null;
-    let staleCorrected = false;
-    try {
-      // Drift is judged against this snapshot, before the plan adds anything the cloud cannot know yet.
-      this.suspects = (await checkDriftWhenDue(this.executor, db, ss, rows.instances, now)) ?? this.suspects;
-      if (result.actions.length)
-        await executePlan(this.executor, db, ss, rows.instances, result.actions, result.mintWith, shaped?.machines);
-      // Lost webhooks: jobs GitHub has long started or finished must stop asking for runners, and
-      // jobs it finished must give back their machines.
-      // (The scale set API loses nothing: its queue holds every event until acknowledged.)
-      const corrected =
-        ss.intake === "scaleset_api" || ss.intake === "poll"
-          ? 0
-          : await recheckStaleJobs({
-              db,
-              scaleSetId: ss.id,
-              oldest: rows.oldestQueued,
-              // Still running as this pass saw them (a `completed` that came meanwhile settled the rest).
-              suspects: this.suspects.filter((j) => rows.instances.some((i) => i.jobId === j.id && i.jobStatus === "in_progress")),
-              github: githubRunnerPort(this.env, ss.entity, this.executor.outbound),
-              checks: this.state,
-              policy: this.settings.staleJobs,
-              concurrency: this.settings.concurrency,
-            });
-      if (corrected > 0) staleCorrected = true;
-    } catch (err) {
-      error = errorText(err);
-      log({ event: "reconcile_error", scale_set: ss.id, error });
-    }
-
-    this.runRecord.addPass({
-      started,
-      at: now,
-      actions: result.actions,
-      trips: trips.n,
-      statements: trips.statements,
-      subrequests: cost.subrequests,
-      fetches: cost.fetches,
-      error,
-      summary: result.summary,
-      minIdle: planInput.config.minIdleRunners,
-    });
-    const acted = result.actions.length > 0 || staleCorrected;
-    this.state.setTimer("tick", Date.now() + tickDelay(error === null ? result.summary : null, acted, this.settings));
-    this.state.setTimer("wake", result.wakeAt);
-    return acted;
   }
 }
 
