@@ -9,7 +9,8 @@
  * coordinator without pools. A coordinator that refuses the pool gets a PoolUnavailable, which
  * the burst reports as skipped rather than failing the whole run.
  */
-import type { Coordinator, HarnessWorld } from "./harness.mjs";
+import type { Coordinator } from "./harness.mjs";
+import type { HarnessWorld } from "./harness-world.mjs";
 
 export class PoolUnavailable extends Error {}
 

@@ -49,25 +49,3 @@ export function startCoordinator(
 ): Promise<Coordinator>;
 /** V8's sampling profiler in the Worker's isolate, through wrangler dev's inspector on `port`; stop() gives the profile and its bundle. */
 export function startCpuProfile(port: number): Promise<{ stop(): Promise<{ profile: any; source: string | undefined }> }>;
-
-export interface HarnessWorld {
-  world: { id: string; url: string; ghes_url: string };
-  repo: { id: string; [k: string]: unknown };
-  webhookSecret: string;
-  tenant: { id: string; url: string };
-  provider: string;
-  shimControl: string;
-  /** The fake GitHub's endpoint and the repository's credentials, by their names at the coordinator. */
-  endpoint: string;
-  credentials: string;
-}
-/** The browser test's name for it. */
-export type FakeWorldSetup = HarnessWorld;
-export function fakeWorld(
-  coordinator: Coordinator,
-  fakeGithubUrl: string,
-  fakeShimUrl: string,
-  secret?: string,
-  providerOver?: Record<string, unknown>,
-): Promise<HarnessWorld>;
-export function deliverWebhook(coordinator: Coordinator, secret: string, payload: unknown, event?: string): Promise<Response>;

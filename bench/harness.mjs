@@ -1,11 +1,10 @@
 // Shared plumbing for the benchmark scripts: free ports, the fakes as child processes, and the
 // coordinator under `wrangler dev` with its own config copy, secrets and state directory, so a
-// developer's .dev.vars and .wrangler/state are never touched. Loopback only. A little over the
-// house's ~400 lines on purpose: every bench script needs all of it, and split up it would be
-// several files each imported by all of them.
+// developer's .dev.vars and .wrangler/state are never touched. Loopback only. What a benchmark
+// sets up at a coordinator it started (a repository on the fake GitHub, a shim) is harness-world.mjs.
 
 import { spawn, spawnSync } from "node:child_process";
-import { createHmac, randomBytes, randomUUID } from "node:crypto";
+import { randomBytes } from "node:crypto";
 import { mkdtempSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
@@ -312,75 +311,6 @@ export function processGroupCpu(pgid) {
     } else out.wrangler += seconds;
   }
   return out;
-}
-
-/**
- * A repository on the fake GitHub with PAT credentials, a fake shim tenant registered as a
- * provider (`providerOver`: more of its fields, e.g. timeout_seconds): everything a scale set needs.
- */
-export async function fakeWorld(coordinator, fakeGithubUrl, fakeShimUrl, secret = "bench-shim-secret-000001", providerOver = {}) {
-  const world = await (await fetch(`${fakeGithubUrl}/_fake/worlds`, { method: "POST" })).json();
-  await fetch(`${world.url}/_fake/seed`, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify({ repos: ["octo/app"], orgs: ["octo"], pats: [{ token: "ghp_bench", login: "bench" }] }),
-  });
-  const tag = randomBytes(3).toString("hex");
-  await coordinator.api("POST", "/github/endpoints", {
-    name: `fake-${tag}`,
-    base_url: "https://github.example.test",
-    api_base_url: world.url,
-  });
-  await coordinator.api("POST", "/github/credentials", {
-    name: `pat-${tag}`,
-    endpoint: `fake-${tag}`,
-    auth_type: "pat",
-    pat: { oauth2_token: "ghp_bench" },
-  });
-  const webhookSecret = `whsec-${tag}-bench`;
-  const repo = await coordinator.api("POST", "/repositories", {
-    owner: "octo",
-    name: "app",
-    credentials_name: `pat-${tag}`,
-    webhook_secret: webhookSecret,
-  });
-  const tenant = await (
-    await fetch(`${fakeShimUrl}/_control/tenants`, {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify({ secret, callback_url: `${coordinator.url}/api/v1/providers/shim-${tag}/callbacks` }),
-    })
-  ).json();
-  await coordinator.api("POST", "/providers", { name: `shim-${tag}`, url: tenant.url, secret, ...providerOver });
-  return {
-    world,
-    repo,
-    webhookSecret,
-    tenant,
-    provider: `shim-${tag}`,
-    shimControl: `${fakeShimUrl}/_control/tenants/${tenant.id}`,
-    endpoint: `fake-${tag}`,
-    credentials: `pat-${tag}`,
-  };
-}
-
-/**
- * Delivers a webhook to the coordinator as GitHub would: signed with the entity's secret, from
- * the fake GitHub's endpoint (its base_url host, https://github.example.test).
- */
-export function deliverWebhook(coordinator, secret, payload, event = "workflow_job") {
-  const body = JSON.stringify(payload);
-  return fetch(`${coordinator.url}/webhooks/github`, {
-    method: "POST",
-    headers: {
-      "content-type": "application/json",
-      "x-github-event": event,
-      "x-github-delivery": randomUUID(),
-      "x-github-enterprise-host": "github.example.test",
-      "x-hub-signature-256": `sha256=${createHmac("sha256", secret).update(body).digest("hex")}`,
-    },
-    body,
-  });
 }
 
 /** Starts V8's sampling profiler in the coordinator's isolate, through wrangler dev's inspector proxy. */

@@ -19,7 +19,8 @@
 import { writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { join } from "node:path";
-import { deliverWebhook, fakeWorld, freshJobTimes, note, sleep, startCoordinator, startNodeScript, summarize } from "./harness.mjs";
+import { freshJobTimes, note, sleep, startCoordinator, startNodeScript, summarize } from "./harness.mjs";
+import { deliverWebhook, fakeWorld } from "./harness-world.mjs";
 import { againstBudgets, BUDGETS, churnRows, instanceRows, manyScaleSets, workerdCpuMs } from "./reconcile-many.mjs";
 
 const require = createRequire(import.meta.url);

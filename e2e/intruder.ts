@@ -8,7 +8,8 @@
  * each forged delivery is accepted as its own job and routed nowhere.
  */
 import { randomBytes } from "node:crypto";
-import { deliverWebhook, sleep } from "../bench/harness.mjs";
+import { sleep } from "../bench/harness.mjs";
+import { deliverWebhook } from "../bench/harness-world.mjs";
 import type { Stack } from "./stack.ts";
 
 export interface IntruderReport {

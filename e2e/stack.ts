@@ -7,7 +7,8 @@ import { appendFileSync } from "node:fs";
  * under `wrangler dev` and the fake EC2 behind it, registered as a second provider
  * (e2e/ec2-cloud.ts). Loopback only.
  */
-import { type Coordinator, fakeWorld, type HarnessWorld, startCoordinator } from "../bench/harness.mjs";
+import { type Coordinator, startCoordinator } from "../bench/harness.mjs";
+import { fakeWorld, type HarnessWorld } from "../bench/harness-world.mjs";
 import { type Simulator, type SimulatorConfig, startSimulator } from "../shims/simulator/simulator.ts";
 import type { Ec2Faults } from "../test/fake-ec2/types.ts";
 import { FakeWorld } from "../test/fake-github/control-client.ts";

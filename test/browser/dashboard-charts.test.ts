@@ -8,7 +8,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Coordinator, deliverWebhook, type FakeWorldSetup, root } from "../../bench/harness.mjs";
+import { type Coordinator, root } from "../../bench/harness.mjs";
+import { deliverWebhook, type FakeWorldSetup } from "../../bench/harness-world.mjs";
 import { type Browser, launchChromium } from "./chromium.ts";
 import { type DashboardStack, startDashboardStack } from "./dashboard-stack.ts";
 

@@ -1,4 +1,5 @@
-import { type Coordinator, type FakeWorldSetup, fakeWorld, startCoordinator } from "../../bench/harness.mjs";
+import { type Coordinator, startCoordinator } from "../../bench/harness.mjs";
+import { type FakeWorldSetup, fakeWorld } from "../../bench/harness-world.mjs";
 import { type FakeGithub, startFakeGithub } from "../fake-github/server.ts";
 import { type FakeShim, startFakeShim } from "../fake-shim/server.ts";
 

@@ -6,7 +6,8 @@ import { createServer, type Server } from "node:http";
 import { join } from "node:path";
 import type { BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Coordinator, deliverWebhook, type FakeWorldSetup, root, sleep } from "../../bench/harness.mjs";
+import { type Coordinator, root, sleep } from "../../bench/harness.mjs";
+import { deliverWebhook, type FakeWorldSetup } from "../../bench/harness-world.mjs";
 import { type Browser, launchChromium } from "./chromium.ts";
 import { type DashboardStack, startDashboardStack } from "./dashboard-stack.ts";
 

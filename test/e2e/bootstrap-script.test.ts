@@ -10,7 +10,8 @@ import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, wr
 import { tmpdir, userInfo } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Coordinator, deliverWebhook, fakeWorld, type HarnessWorld, sleep, startCoordinator } from "../../bench/harness.mjs";
+import { type Coordinator, sleep, startCoordinator } from "../../bench/harness.mjs";
+import { deliverWebhook, fakeWorld, type HarnessWorld } from "../../bench/harness-world.mjs";
 import { FakeWorld } from "../fake-github/control-client.ts";
 import { type FakeGithub, startFakeGithub } from "../fake-github/server.ts";
 import { type FakeShim, startFakeShim } from "../fake-shim/server.ts";

@@ -9,7 +9,8 @@
  */
 import { createHmac, randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Coordinator, fakeWorld, type HarnessWorld, startCoordinator } from "../../bench/harness.mjs";
+import { type Coordinator, startCoordinator } from "../../bench/harness.mjs";
+import { fakeWorld, type HarnessWorld } from "../../bench/harness-world.mjs";
 import { type FakeGithub, startFakeGithub } from "../fake-github/server.ts";
 import { type FakeShim, startFakeShim } from "../fake-shim/server.ts";
 import { queuedJobPayload } from "./queued-job.ts";
