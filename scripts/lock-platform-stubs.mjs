@@ -1,8 +1,13 @@
-// The npm registry these machines reach does not serve workerd's macOS and Windows builds for
-// current versions, so `npm install` leaves them out of package-lock.json and `npm ci` then
-// refuses the lock file. Those packages are optional and never installed on Linux, so a lock
-// entry naming their version and platform is all npm needs. Idempotent; run after changing
-// dependencies (`npm run lock:platforms`); .ci/run runs it before `npm ci`.
+// Makes sure package-lock.json has entries for workerd's macOS and Windows builds (darwin x64,
+// darwin arm64, win32 x64) beside every copy of its Linux x64 build, nested copies included.
+// npm leaves a platform's entry out when the registry it installs from does not serve that
+// build (here, for some workerd versions), and `npm ci` then refuses the lock file. A missing
+// entry gets the Linux build's version and its own os/cpu, with no download address or integrity:
+// the packages are optional and never installed on Linux, so that is all npm needs. Entries npm
+// wrote itself are left alone, so with today's lock (npm wrote all three, integrity included) it
+// adds nothing and writes nothing; when it adds, it keeps the packages in key order and prints
+// what it added. Run after changing dependencies (`npm run lock:platforms`); .ci/run runs it
+// before `npm ci`.
 import { readFileSync, writeFileSync } from "node:fs";
 
 const path = new URL("../package-lock.json", import.meta.url);
