@@ -3,7 +3,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { insertInstancesStatements } from "../../src/db/runner/instance-store";
 import { loadRunnerSetup } from "../../src/db/scaleset/runner-setup-store";
 import { loadScaleSetSnapshot, scaleSetEntity } from "../../src/db/scaleset/snapshot-store";
-import { seed } from "./helpers";
+import { seed, transitionsOf } from "./helpers";
 
 let scaleSetId: string;
 
@@ -23,11 +23,7 @@ const newRows = (n: number, at = 1_000) =>
   }));
 
 async function transitions(id: string) {
-  return (
-    await env.DB.prepare("SELECT from_value, to_value, reason, field FROM instance_transitions WHERE instance_id = ? ORDER BY id")
-      .bind(id)
-      .all()
-  ).results;
+  return (await transitionsOf(id)).map(({ from_value, to_value, reason, field }) => ({ from_value, to_value, reason, field }));
 }
 
 describe("scale set store", () => {
