@@ -252,7 +252,8 @@ describe("retention (the Cron Trigger)", () => {
     await instance("deleted", ago(40), 2);
     await cron();
     const before = await Promise.all(["webhook_deliveries", "jobs", "instances"].map((t) => count(t)));
-    expect(before).toEqual([1, 0, 0]);
+    // The newest job row stays whatever its age (see "keeps the newest job").
+    expect(before).toEqual([1, 1, 0]);
     const logs = captureLogs();
     await cron();
     vi.restoreAllMocks();
@@ -291,9 +292,10 @@ describe("retention (the Cron Trigger)", () => {
     vi.restoreAllMocks();
     expect(secondEvent.complete).toBe(true);
     const total = (t: string) => firstEvent.deleted[t] + secondEvent.deleted[t];
-    expect([total("webhook_deliveries"), total("jobs"), total("instances")]).toEqual([90, 30, 10]);
+    // All but the newest job, which stays.
+    expect([total("webhook_deliveries"), total("jobs"), total("instances")]).toEqual([90, 29, 10]);
     expect((await env.DB.prepare("SELECT delivery_id FROM webhook_deliveries").all()).results).toEqual([{ delivery_id: keep[0] }]);
-    expect(await Promise.all(["jobs", "instances"].map((t) => count(t)))).toEqual([0, 0]);
+    expect(await Promise.all(["jobs", "instances"].map((t) => count(t)))).toEqual([1, 0]);
   });
 
   it("honours RETENTION_DAYS and DELIVERY_RETENTION_DAYS", async () => {
@@ -328,9 +330,20 @@ describe("retention (the Cron Trigger)", () => {
 });
 
 describe("retention when D1 fails", () => {
+  it("keeps the newest job, whatever its age: a new row's seq must not be one an instance still names", async () => {
+    const [older, newest] = await jobs(2, "completed", ago(40));
+    await cron();
+    expect(await count("jobs WHERE id = ?", older)).toBe(0);
+    const kept = await env.DB.prepare("SELECT seq FROM jobs WHERE id = ?").bind(newest).first<{ seq: number }>();
+    expect(kept).not.toBeNull();
+    await jobs(1, "queued", ago(1));
+    expect(await env.DB.prepare("SELECT max(seq) AS s FROM jobs").first<{ s: number }>()).toEqual({ s: kept!.seq + 1 });
+  });
+
   it("stops at the failing statement, logs the error, keeps what it did and the next run goes on", async () => {
     await deliveries([ago(20)]);
-    const [old] = await jobs(1, "completed", ago(40));
+    // Two: the newest job row always stays.
+    const [old] = await jobs(2, "completed", ago(40));
     // A database whose job DELETE fails (as a D1 timeout or overload would): the batch is one
     // transaction, so the totals kept for the jobs roll back with it.
     const failing = new Proxy(env.DB, {

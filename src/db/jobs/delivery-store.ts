@@ -10,7 +10,8 @@ import { type JobStatus, jobStatuses } from "./schema";
  * recordWorkflowJob writes one `workflow_job` delivery as a single D1 batch (one transaction, one round trip):
  *
  * 1. upsert the delivery's entity's row of the job, merged by the rules of intake/job-merge.ts
- *    (no other entity's row is ever touched: docs/security.md);
+ *    (no other entity's row is ever touched: docs/security.md; a completed event's runner name
+ *    by a statement of its own just before, see RUNNER_NAME);
  * 2. link the runner's instance to that row, when the runner is ours and of a scale set the
  *    delivery's signer may reach;
  * 3. record the delivery id with its outcome (`ON CONFLICT DO NOTHING … RETURNING`: no row
@@ -72,9 +73,9 @@ const below = (status: JobStatus) => jobStatuses.filter((s) => statusRank[s] < s
  * for D1 to keep prepared.
  */
 function upsertFor(incoming: JobStatus, existingOnly: boolean): string {
-  const lower = below(incoming);
-  const further = lower.length ? `jobs.status IN (${lower.join(", ")})` : "0";
+  const further = furtherThan(incoming);
   const mergeSql = (column: string, rule: MergeRule): string | null => {
+    if (column === "runner_name" && incoming === "completed") return null;
     const x = `jobs.${column}`;
     const e = `excluded.${column}`;
     switch (rule) {
@@ -97,6 +98,24 @@ ON CONFLICT(entity_id, source, id) DO UPDATE SET ${[
   ].join(", ")}
 RETURNING scale_set_id, status`;
 }
+
+/** The row's status is below `incoming`: the event is further along (bound on the row before the merge). */
+function furtherThan(incoming: JobStatus): string {
+  const lower = below(incoming);
+  return lower.length ? `jobs.status IN (${lower.join(", ")})` : "0";
+}
+
+/**
+ * A `completed` event's runner name, merged apart from its upsert and only when it changes the
+ * row: the name is indexed, and an upsert that sets it rewrites its index entry even when it
+ * stays the same, which for a completed job (named by its `in_progress`) it nearly always does.
+ * Runs just before the upsert, so it sees the row as the upsert does. Bound: entity, source, id,
+ * runner name, delivery id.
+ */
+const MERGED_RUNNER_NAME = `CASE WHEN ${furtherThan("completed")} THEN COALESCE(NULLIF(?4, ''), runner_name) ELSE COALESCE(NULLIF(runner_name, ''), ?4) END`;
+const RUNNER_NAME = `UPDATE jobs SET runner_name = ${MERGED_RUNNER_NAME}
+WHERE entity_id = ?1 AND source = ?2 AND id = ?3 AND NOT EXISTS (SELECT 1 FROM webhook_deliveries WHERE delivery_id = ?5)
+  AND ${MERGED_RUNNER_NAME} IS NOT runner_name`;
 
 const UPSERT_JOB = Object.fromEntries(jobStatuses.map((s) => [s, upsertFor(s, false)])) as Record<JobStatus, string>;
 /** The same, for an event that may only advance a row that exists (see IntakeInput.createdSince). */
@@ -199,6 +218,7 @@ export async function recordWorkflowJob(db: D1Database, input: IntakeInput): Pro
       db.prepare(OBSERVE_JOB[o.status]).bind(o.metric, o.bucket, o.seconds, ...row, job.scaleSetId, tooOld ? 0 : 1, deliveryId),
     );
   }
+  if (job.status === "completed") statements.push(db.prepare(RUNNER_NAME).bind(...row, job.runnerName, deliveryId));
   const upsertAt = statements.length;
   statements.push(
     tooOld

@@ -70,7 +70,10 @@ const PRUNABLE_INSTANCE = `i.scale_set_id IN (SELECT id FROM scale_sets) AND i.d
 // runner started within 24 to 48 hours, and intake refuses a replay of its old deliveries
 // (RETENTION_DAYS). A `waiting` job (held by a deployment protection rule) stays: its run may
 // wait up to 35 days for approval, and its row is what lets the late `queued` through.
+// The newest row stays whatever it is: seq has no AUTOINCREMENT (migration 0031), and a new row takes
+// the largest seq + 1, which must not be one a deleted instance still names.
 const JOB_NOT_IN_USE = `AND (status = 'completed' OR (status = 'queued' AND scale_set_id IS NULL))
+  AND seq < (SELECT max(seq) FROM jobs)
   AND NOT EXISTS (SELECT 1 FROM instances i WHERE i.job_seq = jobs.seq AND i.status != 'deleted')
   AND NOT EXISTS (SELECT 1 FROM instances i WHERE i.name = jobs.runner_name AND i.status != 'deleted')`;
 
