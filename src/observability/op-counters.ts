@@ -73,6 +73,16 @@ export const hasPendingCounts = (): boolean => pending.size > 0;
 export const hasPendingCalls = (): boolean => [...pending.keys()].some((k) => k.startsWith("github.") || k.startsWith("shim."));
 
 /**
+ * How often an isolate that keeps calling out writes its counts: every flush writes each pending
+ * counter, a billed row, and a booting machine's JIT config request (one GitHub call) flushing on
+ * its own wrote several rows a job. /metrics adds what its isolate has not written yet.
+ */
+export const BUSY_FLUSH_MS = 30_000;
+
+/** A request that called out writes the counts when the isolate has not for BUSY_FLUSH_MS. */
+export const callsFlushDue = (now = Date.now()): boolean => hasPendingCalls() && now - countersWrittenAt >= BUSY_FLUSH_MS;
+
+/**
  * The most counters one flush writes. Counts pile up per isolate, not per object: with a hundred
  * scale set objects in one isolate, each run's reconcile histogram adds a dozen names, and one
  * flush of them all would carry over a thousand statements, past Cloudflare's 1,000 D1 queries
