@@ -71,10 +71,13 @@ const PRUNABLE_INSTANCE = `i.scale_set_id IN (SELECT id FROM scale_sets) AND i.d
 // (RETENTION_DAYS). A `waiting` job (held by a deployment protection rule) stays: its run may
 // wait up to 35 days for approval, and its row is what lets the late `queued` through.
 // The newest row stays whatever it is: seq has no AUTOINCREMENT (migration 0031), and a new row takes
-// the largest seq + 1, which must not be one a deleted instance still names.
+// the largest seq + 1, which must not be one a deleted instance still names. The live instances'
+// jobs are read once, through each scale set's (scale_set_id, deleted_at) index: instances have no
+// index on job_seq (a row written by each runner's link to its job, migration 0031).
 const JOB_NOT_IN_USE = `AND (status = 'completed' OR (status = 'queued' AND scale_set_id IS NULL))
   AND seq < (SELECT max(seq) FROM jobs)
-  AND NOT EXISTS (SELECT 1 FROM instances i WHERE i.job_seq = jobs.seq AND i.status != 'deleted')
+  AND seq NOT IN (SELECT i.job_seq FROM instances i
+                  WHERE i.scale_set_id IN (SELECT id FROM scale_sets) AND i.deleted_at IS NULL AND i.job_seq IS NOT NULL)
   AND NOT EXISTS (SELECT 1 FROM instances i WHERE i.name = jobs.runner_name AND i.status != 'deleted')`;
 
 export const PRUNE_TABLES: readonly PruneTable[] = [

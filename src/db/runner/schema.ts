@@ -114,7 +114,8 @@ export const instances = sqliteTable(
     // of deleted ones retention keeps. Only the move to `deleted` writes it: an index on status was
     // a row written by every status change (dropped, migrations 0029 and 0030).
     index("instances_scale_set_deleted_idx").on(t.scaleSetId, t.deletedAt),
-    // No index on job_id (dropped in migration 0028): nothing looks an instance up by it.
-    index("instances_job_seq_idx").on(t.jobSeq),
+    // No index on job_id or job_seq (dropped in migrations 0028 and 0031): each was a row written by
+    // the insert and by the runner's link to its job, and retention, the one reader by job, reads
+    // the live instances' jobs once instead.
   ],
 );

@@ -50,3 +50,7 @@ CREATE INDEX `jobs_scale_set_status_idx` ON `jobs` (`scale_set_id`,`status`);
 CREATE INDEX `jobs_runner_name_idx` ON `jobs` (`runner_name`);
 --> statement-breakpoint
 CREATE INDEX `jobs_id_idx` ON `jobs` (`id`);
+--> statement-breakpoint
+-- Each instance insert and each runner's link to its job wrote an entry here; retention, its one
+-- reader, reads the live instances' jobs once through each scale set's index instead.
+DROP INDEX `instances_job_seq_idx`;
