@@ -178,13 +178,21 @@ interface Batcher<S> extends StatementMaker<S> {
 }
 
 /**
+ * How many counters a flush may carry beside `others` statements of its own: within the
+ * invocation's share of D1 queries (COUNTERS_QUERY_CEILING, lower on the Free plan) and what it
+ * has spent so far.
+ */
+export function counterRoom(others: number): number {
+  const ceiling = Math.min(COUNTERS_QUERY_CEILING, invocationBudget().countersQueryCeiling);
+  return Math.min(MAX_COUNTERS_PER_FLUSH, Math.max(0, ceiling - (invocationSpent()?.d1Queries ?? 0) - others));
+}
+
+/**
  * Writes pending counts (plus `extra` statements) in one batch, within the invocation's share
  * (above), with the usage tally when it is due (`usage: "all"`: whatever it holds); never throws.
  */
 export async function flushCounters<S>(db: Batcher<S>, extra: S[] = [], usage: "due" | "all" = "due"): Promise<void> {
-  const ceiling = Math.min(COUNTERS_QUERY_CEILING, invocationBudget().countersQueryCeiling);
-  const room = Math.max(0, ceiling - (invocationSpent()?.d1Queries ?? 0) - extra.length);
-  const { statements, restore } = drainCounterStatements(db, Date.now(), Math.min(MAX_COUNTERS_PER_FLUSH, room), "", usage);
+  const { statements, restore } = drainCounterStatements(db, Date.now(), counterRoom(extra.length), "", usage);
   const all = [...statements, ...extra];
   if (!all.length) return;
   try {

@@ -8,7 +8,7 @@ import { originOfEndpoint } from "../intake/senders";
 import { mapLimit } from "../lib/map-limit";
 import { webhookUrlFor } from "../lib/webhook-url";
 import { errorText, logEvent as log, logAt } from "../observability/log";
-import { count, counterName, drainCounterStatements, USAGE_FLUSH_MS } from "../observability/op-counters";
+import { count, counterName, counterRoom, drainCounterStatements, USAGE_FLUSH_MS } from "../observability/op-counters";
 
 /** When this isolate's passes last carried the pending counts (see runRecoveryPass). */
 let countersDrainedAt = 0;
@@ -189,7 +189,8 @@ export async function runRecoveryPass(env: Env, settings: RecoverySettings, now 
   // The isolate's counts ride along at most every few minutes: each is a billed row written, and
   // a quiet pass every minute would otherwise write them all every minute.
   const countersDue = now - countersDrainedAt >= USAGE_FLUSH_MS;
-  const counters = countersDue ? drainCounterStatements(env.DB, now) : { statements: [], restore: () => {} };
+  // Within what the invocation has left (the Free plan's 50 D1 queries): savePass writes up to five of its own.
+  const counters = countersDue ? drainCounterStatements(env.DB, now, counterRoom(5)) : { statements: [], restore: () => {} };
   if (countersDue) countersDrainedAt = now;
   try {
     await savePass(

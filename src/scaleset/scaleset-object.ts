@@ -475,7 +475,8 @@ export class ScaleSet extends DurableObject<Env> implements ScaleSetRpc {
       minIdle: planInput.config.minIdleRunners,
     });
     const acted = result.actions.length > 0 || staleCorrected;
-    this.state.setTimer("tick", Date.now() + tickDelay(error === null ? result.summary : null, acted, this.settings));
+    const quiet = { lastDeletedAt: rows.lastDeletedAt, now: Date.now() };
+    this.state.setTimer("tick", Date.now() + tickDelay(error === null ? result.summary : null, acted, this.settings, quiet));
     this.state.setTimer("wake", result.wakeAt);
     return acted;
   }

@@ -120,6 +120,8 @@ export interface ScaleSetSnapshotRows {
   oldestQueued: { seq: number; id: number; repository: string; queuedAt: number }[];
   /** Machine time of its instances within the UTC day of `now` up to `now` (ms): the spend guard's figure. */
   machineMsToday: number;
+  /** When its last machine was deleted (null: it never had one): how long it has had none, for an idle tick. */
+  lastDeletedAt: number | null;
   /** A shaped scale set's queued jobs not refused yet, oldest first (empty for any other). */
   shapedQueue: QueuedShapedJob[];
 }
@@ -134,7 +136,8 @@ const MACHINE_MS_TODAY = `SELECT
    (SELECT coalesce(sum(max(0, ?3 - max(created_at, ?2))), 0) FROM instances
      WHERE scale_set_id = ?1 AND deleted_at IS NULL)
  + (SELECT coalesce(sum(max(0, min(deleted_at, ?3) - max(created_at, ?2))), 0) FROM instances
-     WHERE scale_set_id = ?1 AND deleted_at > ?2) AS ms`;
+     WHERE scale_set_id = ?1 AND deleted_at > ?2) AS ms,
+   (SELECT max(deleted_at) FROM instances WHERE scale_set_id = ?1) AS last_deleted_at`;
 
 /** `now`: the time the spend guard's machine time is counted up to (within its UTC day). */
 export async function loadScaleSetSnapshot(db: D1Database, scaleSetId: string, now = Date.now()): Promise<ScaleSetSnapshotRows> {
@@ -274,6 +277,7 @@ export async function loadScaleSetSnapshot(db: D1Database, scaleSetId: string, n
       queuedAt: r.queued_at,
     })),
     machineMsToday: Number((spendRes!.results[0] as { ms: number } | undefined)?.ms ?? 0),
+    lastDeletedAt: (spendRes!.results[0] as { last_deleted_at: number | null } | undefined)?.last_deleted_at ?? null,
     shapedQueue: shapedQueueFrom(shapedRes!.results as Record<string, unknown>[]),
   };
 }
