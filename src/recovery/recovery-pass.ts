@@ -44,7 +44,7 @@ const changed = (before: WatchRow | undefined, after: WatchRow) => JSON.stringif
  */
 export async function runRecoveryPass(env: Env, settings: RecoverySettings, now = Date.now(), troubleStreak = 0): Promise<PassReport> {
   const started = Date.now();
-  const inputs = await loadRecoveryInputs(env.DB);
+  const inputs = await loadRecoveryInputs(env.DB, now);
   const rows = new Map(inputs.watches.map((w) => [w.key, w]));
   const endpoints = new Map(inputs.endpoints.map((e) => [e.name, e]));
   const entities = new Map(inputs.entities.map((e) => [e.id, e]));
@@ -58,7 +58,10 @@ export async function runRecoveryPass(env: Env, settings: RecoverySettings, now 
   const maxAgeOf = (endpointName: string) =>
     Math.min(githubRetentionMs(endpoints.get(endpointName)?.apiBaseUrl ?? ""), settings.deliveryRetentionMs);
   const nextRows = new Map<string, WatchRow>();
-  const nudges = new Set<string>();
+  // Scale sets that may have missed a job's nudge (a quiet one would find it only at its next tick).
+  const nudges = new Set<string>(inputs.unnudged);
+  if (inputs.unnudged.length)
+    log({ event: "scale_sets_renudged", scale_sets: inputs.unnudged, reason: "a job queued over a minute ago, no machine" });
   const troubles: (PassTrouble | null)[] = [];
 
   // 1. Each hook's failed deliveries.
