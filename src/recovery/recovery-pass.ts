@@ -40,7 +40,7 @@ const changed = (before: WatchRow | undefined, after: WatchRow) => JSON.stringif
  * hook's failed deliveries, ask D1 which of their GUIDs it knows (one round trip), fetch back and
  * take in the rest, run the backstop for the entities whose deliveries cannot be read, and write
  * what changed (one batch). A pass that finds no failure makes one list call per hook and writes
- * one row.
+ * nothing but its own record, at most every LAST_PASS_REFRESH_MS.
  */
 export async function runRecoveryPass(env: Env, settings: RecoverySettings, now = Date.now(), troubleStreak = 0): Promise<PassReport> {
   const started = Date.now();

@@ -1,3 +1,4 @@
+import { LAST_PASS_REFRESH_MS } from "../../recovery/pass-timing";
 import type { EntityKind } from "../directory/schema";
 import type { Forge } from "../github/schema";
 import type { JobStatus } from "../jobs/schema";
@@ -293,9 +294,12 @@ const UPSERT_RECOVERIES = jsonUpsert(
   "outcome = excluded.outcome, detail = excluded.detail, job_id = COALESCE(excluded.job_id, job_id), attempts = excluded.attempts, entity_id = COALESCE(excluded.entity_id, entity_id)",
 );
 
-const SAVE_LAST_PASS = `INSERT INTO recovery_last_pass (id, at, duration_ms, calls, watches, next_at) VALUES (1, ?, ?, ?, ?, ?)
+// Bound ?6: the pass writes something else too; otherwise the record stays until it is
+// LAST_PASS_REFRESH_MS old (`?7`).
+const SAVE_LAST_PASS = `INSERT INTO recovery_last_pass (id, at, duration_ms, calls, watches, next_at) VALUES (1, ?1, ?2, ?3, ?4, ?5)
 ON CONFLICT(id) DO UPDATE SET at = excluded.at, duration_ms = excluded.duration_ms, calls = excluded.calls,
-  watches = excluded.watches, next_at = excluded.next_at`;
+  watches = excluded.watches, next_at = excluded.next_at
+WHERE ?6 OR excluded.at - recovery_last_pass.at >= ?7`;
 
 export interface PassWrites {
   watches: WatchRow[];
@@ -321,7 +325,8 @@ export async function savePass(db: D1Database, w: PassWrites, now: number): Prom
   }
   if (w.recoveries.length) statements.push(db.prepare(UPSERT_RECOVERIES).bind(JSON.stringify(w.recoveries), now));
   const p = w.lastPass;
-  statements.push(db.prepare(SAVE_LAST_PASS).bind(p.at, p.durationMs, p.calls, p.watches, p.nextAt));
+  const news = statements.length > 0 || w.alongside.length > 0 ? 1 : 0;
+  statements.push(db.prepare(SAVE_LAST_PASS).bind(p.at, p.durationMs, p.calls, p.watches, p.nextAt, news, LAST_PASS_REFRESH_MS));
   statements.push(...w.alongside);
   await db.batch(statements);
 }
