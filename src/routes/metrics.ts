@@ -6,7 +6,13 @@ import { effectivePointsPerMinute, type GithubBudgetPolicy } from "../github/bud
 import { bearerPrincipal } from "../http/admin-auth";
 import { ApiError } from "../http/errors";
 import { HISTOGRAMS, histogramSeries } from "../observability/histograms";
-import { JOB_LATENCY_BUCKETS, pendingCounts, RECONCILE_BUCKETS, WEBHOOK_REJECTED } from "../observability/op-counters";
+import {
+  JOB_LATENCY_BUCKETS,
+  pendingCounts,
+  pendingHistogramRows,
+  RECONCILE_BUCKETS,
+  WEBHOOK_REJECTED,
+} from "../observability/op-counters";
 import { Exposition, type Labels } from "../observability/prometheus";
 import { addRecoveryMetrics } from "../observability/recovery-metrics";
 import { addUsageMetrics } from "../observability/usage-metrics";
@@ -226,7 +232,7 @@ export async function renderMetrics(db: D1Database, budget: GithubBudgetPolicy |
   // once, and kept when retention prunes the jobs and instances they came from.
   for (const h of Object.values(HISTOGRAMS)) {
     m.declare(h.name, h.help, "histogram");
-    for (const { scaleSetId, histogram } of histogramSeries(data.histograms, h.name)) {
+    for (const { scaleSetId, histogram } of histogramSeries([...data.histograms, ...pendingHistogramRows()], h.name)) {
       if (sets.has(scaleSetId)) m.histogram(h.name, h.help, ssLabels(scaleSetId), histogram.buckets, histogram.sum, histogram.count);
     }
   }
