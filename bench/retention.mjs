@@ -43,9 +43,7 @@ async function scrape() {
 }
 
 const rowsOf = (m) =>
-  Object.fromEntries(
-    ["webhook_deliveries", "jobs", "instances"].map((t) => [t, m.get("edgerunner_table_rows", `{table="${t}"}`)]),
-  );
+  Object.fromEntries(["webhook_deliveries", "jobs", "instances"].map((t) => [t, m.get("edgerunner_table_rows", `{table="${t}"}`)]));
 
 try {
   const now = Date.now();
@@ -91,10 +89,7 @@ try {
     const wall = performance.now() - t0;
     const m = await scrape();
     const deleted = Object.fromEntries(
-      ["webhook_deliveries", "jobs", "instances"].map((t) => [
-        t,
-        m.get("edgerunner_retention_last_run_deleted_rows", `{table="${t}"}`),
-      ]),
+      ["webhook_deliveries", "jobs", "instances"].map((t) => [t, m.get("edgerunner_retention_last_run_deleted_rows", `{table="${t}"}`)]),
     );
     const complete = m.get("edgerunner_retention_last_run_complete") === 1;
     if (m.get("edgerunner_retention_last_run_failed") !== 0) throw new Error(`run ${run} failed: see the coordinator's logs`);
@@ -112,10 +107,7 @@ try {
   const after = await scrape();
   const rows = rowsOf(after);
   result.after = { rows, database_bytes: after.get("edgerunner_database_size_bytes"), scrape_ms: after.wall_ms };
-  result.live_rows_kept =
-    rows.webhook_deliveries === opts.live &&
-    rows.jobs === opts.live &&
-    rows.instances === opts.live;
+  result.live_rows_kept = rows.webhook_deliveries === opts.live && rows.jobs === opts.live && rows.instances === opts.live;
   const durations = result.runs.map((r) => r.duration_ms);
   result.summary = {
     runs: result.runs.length,

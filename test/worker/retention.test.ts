@@ -205,6 +205,7 @@ describe("retention (the Cron Trigger)", () => {
 
     const instanceIds = (await env.DB.prepare("SELECT id FROM instances").all<{ id: string }>()).results.map((r) => r.id);
     expect(instanceIds.sort()).toEqual([running.id, busy.id, recentDeleted.id, deletedServing.id, deletedNamed.id].sort());
+    expect(instanceIds).not.toContain(oldDeleted.id);
     expect(await historyLength(running.id)).toBe(4);
     expect(await historyLength(busy.id)).toBe(2);
     expect(await historyLength(recentDeleted.id)).toBe(3);
