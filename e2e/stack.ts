@@ -22,8 +22,10 @@ import type { StackProfile } from "./profiles.ts";
 /** The coordinator's timers, short, so that a scenario settles in seconds (e2e/scenarios.ts, e2e/forges.ts, e2e/shapes.ts). */
 export const E2E_TIMINGS = {
   RECONCILE_INTERVAL_SECONDS: "2",
-  // A scale set with nothing to do ticks every 5 minutes by default (src/scaleset/idle-tick.ts).
+  // A scale set with nothing to do ticks every 5 minutes by default, every 30 once it has had no
+  // machine for an hour or never had one (src/scaleset/idle-tick.ts).
   IDLE_RECONCILE_INTERVAL_SECONDS: "5",
+  QUIET_RECONCILE_INTERVAL_SECONDS: "5",
   SCALE_DOWN_IDLE_SECONDS: "2",
   ORPHAN_CHECK_SECONDS: "10",
   CREATE_BACKOFF_SECONDS: "1",

@@ -4,7 +4,7 @@ import { adminAuth } from "./http/admin-auth";
 import { auditTrail } from "./http/audit-trail";
 import { ApiError, errorResponse, renderError } from "./http/errors";
 import { requestId } from "./http/request-id";
-import { flushCounters, hasPendingCalls, usageFlushDue } from "./observability/op-counters";
+import { callsFlushDue, flushCounters, usageFlushDue } from "./observability/op-counters";
 import { auditRoutes } from "./routes/audit";
 import { doctorRoutes } from "./routes/doctor";
 import { entityRoutes } from "./routes/entities";
@@ -42,11 +42,12 @@ export function createApp() {
 
   app.get("/healthz", (c) => c.json({ status: "ok" }));
 
-  // Outbound calls a request made (GitHub checks, hook installs) are counted in memory; write them
-  // with the request rather than one D1 round trip per call (see observability/op-counters.ts).
+  // Outbound calls a request made (GitHub checks, hook installs, JIT configs) are counted in memory;
+  // write them with a request rather than one D1 round trip per call, at most every 30 s per
+  // isolate (see observability/op-counters.ts).
   app.use("*", async (c, next) => {
     await next();
-    if (c.res.status < 400 && (hasPendingCalls() || usageFlushDue())) await flushCounters(c.env.DB);
+    if (c.res.status < 400 && (callsFlushDue() || usageFlushDue())) await flushCounters(c.env.DB);
   });
 
   // Prometheus scrapes with METRICS_TOKEN, not the admin token.

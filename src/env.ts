@@ -39,6 +39,8 @@ export interface Env {
   RECONCILE_INTERVAL_SECONDS?: string;
   /** The tick of a scale set with nothing to do (no machines, no queued jobs, min idle 0): default 300. */
   IDLE_RECONCILE_INTERVAL_SECONDS?: string;
+  /** The tick of an idle scale set that has had no machine for an hour (or never had one): default 1800. */
+  QUIET_RECONCILE_INTERVAL_SECONDS?: string;
   /** The Workers plan: "free" keeps every invocation within the Free plan's 50 subrequests and 50 D1 queries (lib/invocation-cost.ts); "paid" (default). */
   CLOUDFLARE_PLAN?: string;
   NUDGE_DELAY_SECONDS?: string;

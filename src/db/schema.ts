@@ -17,7 +17,7 @@ import { counters, metricHistograms, scaleSetSamples, usageDays } from "./metric
 import { providers } from "./providers/schema";
 import { deliveryRecoveries, deliveryWatches, recoveryLastPass } from "./recovery/schema";
 import { retentionLastRun } from "./retention/schema";
-import { instances, instanceTransitions } from "./runner/schema";
+import { instances } from "./runner/schema";
 import { scaleSets } from "./scaleset/schema";
 
 export const schema = {
@@ -35,7 +35,6 @@ export const schema = {
   providers,
   scaleSets,
   instances,
-  instanceTransitions,
   jobs,
   webhookDeliveries,
   counters,

@@ -1,3 +1,4 @@
+import { LAST_PASS_REFRESH_MS } from "../recovery/pass-timing";
 import { whatToDo } from "../recovery/watch-status";
 import { entitySubject } from "./entity-checks";
 import type { EntityFacts, RecoveryFacts, RecoveryMeansFacts } from "./facts";
@@ -60,7 +61,8 @@ export function recoveryCheck(e: EntityFacts, r: RecoveryFacts | undefined, now:
     );
   }
   const findings: Finding[] = e.recovery.means.map(meansFinding);
-  const late = Math.max(3 * r.intervalMs, 5 * 60_000);
+  // A quiet pass records itself every LAST_PASS_REFRESH_MS only.
+  const late = Math.max(3 * r.intervalMs, 5 * 60_000) + LAST_PASS_REFRESH_MS;
   if (r.lastPassAt === null || now - r.lastPassAt > late) {
     findings.push({
       status: "warn",

@@ -9,6 +9,7 @@
  */
 
 import { addToCounterStatement, type StatementMaker } from "../db/metrics/counters-store";
+import { addObservationsStatement, type HistogramSeriesRow } from "../db/metrics/histogram-store";
 import { addUsageStatement, usageDay } from "../db/metrics/usage-store";
 import { invocationBudget, invocationSpent } from "../lib/invocation-cost";
 import { peekTally, takeTally, tally, tallyPendingSince } from "../lib/usage-tally";
@@ -17,6 +18,26 @@ import { errorText, logError } from "./log";
 const pending = new Map<string, number>();
 
 export const counterName = (family: string, ...labels: string[]) => [family, ...labels].join("|");
+
+/**
+ * Job durations (queue and run time) observed and not yet written, by metric, scale set and
+ * bucket: each observation was one upsert in its delivery's batch, a row written per job per
+ * histogram; they now go to D1 with the counts, a bucket a row whatever the jobs in it. Whether
+ * a job is observed is still decided in its delivery's transaction (db/jobs/delivery-store.ts),
+ * so each is counted once; an isolate that ends loses what it had not written, as counts do.
+ */
+const pendingObservations = new Map<string, HistogramSeriesRow>();
+
+export function observe(metric: string, scaleSetId: string, bucket: number, seconds: number): void {
+  const key = `${metric}|${scaleSetId}|${bucket}`;
+  const row = pendingObservations.get(key) ?? { metric, scale_set_id: scaleSetId, bucket, count: 0, sum: 0 };
+  row.count += 1;
+  row.sum += seconds;
+  pendingObservations.set(key, row);
+}
+
+/** This isolate's observations not yet written (/metrics adds them to D1's). */
+export const pendingHistogramRows = (): HistogramSeriesRow[] => [...pendingObservations.values()].map((r) => ({ ...r }));
 
 /**
  * Webhook deliveries turned away, by reason (`webhook.rejected.<reason>`, the name D1 has always
@@ -67,10 +88,21 @@ export function countReconcile(scaleSetId: string, durationMs: number): void {
   count(counterName("reconcile.duration_ms", scaleSetId), Math.max(0, Math.round(durationMs)));
 }
 
-export const hasPendingCounts = (): boolean => pending.size > 0;
+export const hasPendingCounts = (): boolean => pending.size > 0 || pendingObservations.size > 0;
 
 /** Whether any GitHub or shim call is waiting to be written. */
-export const hasPendingCalls = (): boolean => [...pending.keys()].some((k) => k.startsWith("github.") || k.startsWith("shim."));
+export const hasPendingCalls = (): boolean =>
+  pendingObservations.size > 0 || [...pending.keys()].some((k) => k.startsWith("github.") || k.startsWith("shim."));
+
+/**
+ * How often an isolate that keeps calling out writes its counts: every flush writes each pending
+ * counter, a billed row, and a booting machine's JIT config request (one GitHub call) flushing on
+ * its own wrote several rows a job. /metrics adds what its isolate has not written yet.
+ */
+export const BUSY_FLUSH_MS = 30_000;
+
+/** A request that called out writes the counts when the isolate has not for BUSY_FLUSH_MS. */
+export const callsFlushDue = (now = Date.now()): boolean => hasPendingCalls() && now - countersWrittenAt >= BUSY_FLUSH_MS;
 
 /**
  * The most counters one flush writes. Counts pile up per isolate, not per object: with a hundred
@@ -144,17 +176,25 @@ export function drainCounterStatements<S>(
 ): { statements: S[]; restore: () => void } {
   const taken = [...pending.entries()].filter(([name]) => name.startsWith(prefix)).slice(0, max);
   for (const [name] of taken) pending.delete(name);
+  // Observations ride along in a full flush only (no prefix), in what room the counters left.
+  const observed = prefix === "" ? [...pendingObservations.entries()].slice(0, max - taken.length) : [];
+  for (const [key] of observed) pendingObservations.delete(key);
   // The usage tally rides along when it is due (or asked for), as long as the flush has room for all of it.
   const wanted = usage === "all" || (usage === "due" && usageFlushDue(now));
-  const usageEntries = wanted && taken.length + peekTally().length <= max ? takeTally() : null;
+  const usageEntries = wanted && taken.length + observed.length + peekTally().length <= max ? takeTally() : null;
   const day = usageDay(now);
   return {
     statements: [
       ...taken.map(([name, value]) => addToCounterStatement(db, name, value, now)),
+      ...observed.map(([, row]) => addObservationsStatement(db, row)),
       ...(usageEntries?.entries.map(([unit, kind, value]) => addUsageStatement(db, day, unit, kind, value)) ?? []),
     ],
     restore: () => {
       for (const [name, value] of taken) count(name, value);
+      for (const [key, row] of observed) {
+        const now = pendingObservations.get(key);
+        pendingObservations.set(key, now ? { ...now, count: now.count + row.count, sum: now.sum + row.sum } : row);
+      }
       usageEntries?.restore();
     },
   };
@@ -168,13 +208,21 @@ interface Batcher<S> extends StatementMaker<S> {
 }
 
 /**
+ * How many counters a flush may carry beside `others` statements of its own: within the
+ * invocation's share of D1 queries (COUNTERS_QUERY_CEILING, lower on the Free plan) and what it
+ * has spent so far.
+ */
+export function counterRoom(others: number): number {
+  const ceiling = Math.min(COUNTERS_QUERY_CEILING, invocationBudget().countersQueryCeiling);
+  return Math.min(MAX_COUNTERS_PER_FLUSH, Math.max(0, ceiling - (invocationSpent()?.d1Queries ?? 0) - others));
+}
+
+/**
  * Writes pending counts (plus `extra` statements) in one batch, within the invocation's share
  * (above), with the usage tally when it is due (`usage: "all"`: whatever it holds); never throws.
  */
 export async function flushCounters<S>(db: Batcher<S>, extra: S[] = [], usage: "due" | "all" = "due"): Promise<void> {
-  const ceiling = Math.min(COUNTERS_QUERY_CEILING, invocationBudget().countersQueryCeiling);
-  const room = Math.max(0, ceiling - (invocationSpent()?.d1Queries ?? 0) - extra.length);
-  const { statements, restore } = drainCounterStatements(db, Date.now(), Math.min(MAX_COUNTERS_PER_FLUSH, room), "", usage);
+  const { statements, restore } = drainCounterStatements(db, Date.now(), counterRoom(extra.length), "", usage);
   const all = [...statements, ...extra];
   if (!all.length) return;
   try {

@@ -12,6 +12,13 @@
  */
 
 export const SOON_MS = 5_000;
+
+/**
+ * A quiet pass (nothing else to write) records itself at most this often: the record is a row
+ * written, and a pass a minute wrote 1,440 a day to say nothing happened. The setup check allows
+ * for it before it calls recovery late.
+ */
+export const LAST_PASS_REFRESH_MS = 5 * 60_000;
 export const RETRY_FIRST_MS = 10_000;
 
 export interface PassTrouble {

@@ -8,7 +8,7 @@ import { originOfEndpoint } from "../intake/senders";
 import { mapLimit } from "../lib/map-limit";
 import { webhookUrlFor } from "../lib/webhook-url";
 import { errorText, logEvent as log, logAt } from "../observability/log";
-import { count, counterName, drainCounterStatements, USAGE_FLUSH_MS } from "../observability/op-counters";
+import { count, counterName, counterRoom, drainCounterStatements, USAGE_FLUSH_MS } from "../observability/op-counters";
 
 /** When this isolate's passes last carried the pending counts (see runRecoveryPass). */
 let countersDrainedAt = 0;
@@ -40,11 +40,11 @@ const changed = (before: WatchRow | undefined, after: WatchRow) => JSON.stringif
  * hook's failed deliveries, ask D1 which of their GUIDs it knows (one round trip), fetch back and
  * take in the rest, run the backstop for the entities whose deliveries cannot be read, and write
  * what changed (one batch). A pass that finds no failure makes one list call per hook and writes
- * one row.
+ * nothing but its own record, at most every LAST_PASS_REFRESH_MS.
  */
 export async function runRecoveryPass(env: Env, settings: RecoverySettings, now = Date.now(), troubleStreak = 0): Promise<PassReport> {
   const started = Date.now();
-  const inputs = await loadRecoveryInputs(env.DB);
+  const inputs = await loadRecoveryInputs(env.DB, now);
   const rows = new Map(inputs.watches.map((w) => [w.key, w]));
   const endpoints = new Map(inputs.endpoints.map((e) => [e.name, e]));
   const entities = new Map(inputs.entities.map((e) => [e.id, e]));
@@ -58,7 +58,10 @@ export async function runRecoveryPass(env: Env, settings: RecoverySettings, now 
   const maxAgeOf = (endpointName: string) =>
     Math.min(githubRetentionMs(endpoints.get(endpointName)?.apiBaseUrl ?? ""), settings.deliveryRetentionMs);
   const nextRows = new Map<string, WatchRow>();
-  const nudges = new Set<string>();
+  // Scale sets that may have missed a job's nudge (a quiet one would find it only at its next tick).
+  const nudges = new Set<string>(inputs.unnudged);
+  if (inputs.unnudged.length)
+    log({ event: "scale_sets_renudged", scale_sets: inputs.unnudged, reason: "a job queued over a minute ago, no machine" });
   const troubles: (PassTrouble | null)[] = [];
 
   // 1. Each hook's failed deliveries.
@@ -189,7 +192,8 @@ export async function runRecoveryPass(env: Env, settings: RecoverySettings, now 
   // The isolate's counts ride along at most every few minutes: each is a billed row written, and
   // a quiet pass every minute would otherwise write them all every minute.
   const countersDue = now - countersDrainedAt >= USAGE_FLUSH_MS;
-  const counters = countersDue ? drainCounterStatements(env.DB, now) : { statements: [], restore: () => {} };
+  // Within what the invocation has left (the Free plan's 50 D1 queries): savePass writes up to five of its own.
+  const counters = countersDue ? drainCounterStatements(env.DB, now, counterRoom(5)) : { statements: [], restore: () => {} };
   if (countersDue) countersDrainedAt = now;
   try {
     await savePass(

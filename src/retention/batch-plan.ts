@@ -5,7 +5,7 @@
  * the query cap stops it, the next run starts over and finds the rows that are left. A table is
  * done for this run when a batch comes back short (nothing eligible is left). Tables take turns,
  * so a backlog in one (the first run on a year-old database) does not starve the others; a table
- * with `after` waits until that table is done (an instance goes once its transitions are gone).
+ * with `after` waits until that table is done (rows that reference another table's go first).
  */
 
 import type { Cutoffs, RetentionSettings } from "./settings";

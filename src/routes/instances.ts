@@ -72,8 +72,8 @@ export const instanceRoutes = createRouter()
           transitions: transitions.map((t) => ({
             at: iso(t.at)!,
             field: t.field,
-            from: t.fromValue,
-            to: t.toValue,
+            from: t.from,
+            to: t.to,
             reason: t.reason,
           })),
         },

@@ -6,7 +6,13 @@ import { effectivePointsPerMinute, type GithubBudgetPolicy } from "../github/bud
 import { bearerPrincipal } from "../http/admin-auth";
 import { ApiError } from "../http/errors";
 import { HISTOGRAMS, histogramSeries } from "../observability/histograms";
-import { JOB_LATENCY_BUCKETS, pendingCounts, RECONCILE_BUCKETS, WEBHOOK_REJECTED } from "../observability/op-counters";
+import {
+  JOB_LATENCY_BUCKETS,
+  pendingCounts,
+  pendingHistogramRows,
+  RECONCILE_BUCKETS,
+  WEBHOOK_REJECTED,
+} from "../observability/op-counters";
 import { Exposition, type Labels } from "../observability/prometheus";
 import { addRecoveryMetrics } from "../observability/recovery-metrics";
 import { addUsageMetrics } from "../observability/usage-metrics";
@@ -40,10 +46,11 @@ export async function renderMetrics(db: D1Database, budget: GithubBudgetPolicy |
   m.declare(webhooks, webhooksHelp, "counter");
   for (const r of data.deliveries) m.add(webhooks, webhooksHelp, "counter", { outcome: r.outcome, reason: "" }, r.n);
 
-  const counterRows = data.counters;
-  // Rejections are written only alongside other writes: add what this isolate has not written yet.
-  const rejected = pendingCounts(WEBHOOK_REJECTED);
-  for (const c of counterRows) if (c.name.startsWith(WEBHOOK_REJECTED)) rejected.set(c.name, (rejected.get(c.name) ?? 0) + c.value);
+  // Counts are written in bulk (rejections only alongside other writes, calls at most every 30 s):
+  // add what this isolate has not written yet.
+  const counterRows = withPending(data.counters, pendingCounts(""));
+  const rejected = new Map<string, number>();
+  for (const c of counterRows) if (c.name.startsWith(WEBHOOK_REJECTED)) rejected.set(c.name, c.value);
   for (const [name, n] of [...rejected].sort(([a], [b]) => (a < b ? -1 : 1))) {
     m.add(webhooks, webhooksHelp, "counter", { outcome: "rejected", reason: name.slice(WEBHOOK_REJECTED.length) }, n);
   }
@@ -225,7 +232,7 @@ export async function renderMetrics(db: D1Database, budget: GithubBudgetPolicy |
   // once, and kept when retention prunes the jobs and instances they came from.
   for (const h of Object.values(HISTOGRAMS)) {
     m.declare(h.name, h.help, "histogram");
-    for (const { scaleSetId, histogram } of histogramSeries(data.histograms, h.name)) {
+    for (const { scaleSetId, histogram } of histogramSeries([...data.histograms, ...pendingHistogramRows()], h.name)) {
       if (sets.has(scaleSetId)) m.histogram(h.name, h.help, ssLabels(scaleSetId), histogram.buckets, histogram.sum, histogram.count);
     }
   }
@@ -278,3 +285,11 @@ export const metricsRoutes = new Hono<AppEnv>().get(METRICS_PATH, async (c) => {
     "cache-control": "no-store",
   });
 });
+
+/** The counters D1 holds plus this isolate's unwritten counts of them (and of names D1 has none of yet). */
+function withPending(rows: { name: string; value: number }[], pending: Map<string, number>): { name: string; value: number }[] {
+  const out = rows.map((r) => ({ name: r.name, value: r.value + (pending.get(r.name) ?? 0) }));
+  const known = new Set(rows.map((r) => r.name));
+  for (const [name, value] of pending) if (!known.has(name)) out.push({ name, value });
+  return out.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+}

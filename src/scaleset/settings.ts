@@ -8,6 +8,8 @@ export interface ScaleSetSettings {
   tickMs: number;
   /** The tick of a scale set with nothing to do (idle-tick.ts); never shorter than `tickMs`. */
   idleTickMs: number;
+  /** The tick of one that has had no machine for an hour or more (idle-tick.ts); never shorter than `idleTickMs`. */
+  quietTickMs: number;
   /** How soon after a nudge the object reconciles (0 in production; tests drive alarms themselves). */
   nudgeDelayMs: number;
   scaleDownIdleMs: number;
@@ -46,6 +48,7 @@ export function scaleSetSettings(env: Partial<Env>): ScaleSetSettings {
   return {
     tickMs,
     idleTickMs: Math.max(tickMs, seconds(env.IDLE_RECONCILE_INTERVAL_SECONDS, 300)),
+    quietTickMs: Math.max(tickMs, seconds(env.IDLE_RECONCILE_INTERVAL_SECONDS, 300), seconds(env.QUIET_RECONCILE_INTERVAL_SECONDS, 1800)),
     nudgeDelayMs: seconds(env.NUDGE_DELAY_SECONDS, 0),
     scaleDownIdleMs: seconds(env.SCALE_DOWN_IDLE_SECONDS, 300),
     operationPollMs: seconds(env.OPERATION_POLL_SECONDS, 120),

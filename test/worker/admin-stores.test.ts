@@ -151,12 +151,12 @@ describe("instance store: the admin API's reads", () => {
   it("shows an instance with its transitions newest first", async () => {
     const repo = await seed.repository();
     const set = await seed.scaleSet(`repositories/${repo.id}`);
-    const inst = await insertInstance(set.id);
-    await env.DB.prepare(
-      "INSERT INTO instance_transitions (instance_id, id, at, field, from_value, to_value, reason) VALUES (?1, 1, 1, 'status', NULL, 'pending_create', 'a'), (?1, 2, 2, 'status', 'pending_create', 'creating', 'b')",
-    )
-      .bind(inst.id)
-      .run();
+    const inst = await insertInstance(set.id, {
+      transitions: JSON.stringify([
+        { at: 1, field: "status", from: null, to: "pending_create", reason: "a" },
+        { at: 2, field: "status", from: "pending_create", to: "creating", reason: "b" },
+      ]),
+    });
     const found = await instanceWithTransitions(db(), inst.name);
     expect(found!.instance.id).toBe(inst.id);
     expect(found!.transitions.map((t) => t.reason)).toEqual(["b", "a"]);

@@ -4,7 +4,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { UNCONFIRMED_CHECKS_BEFORE_GONE } from "../../src/scaleset/drift";
-import { inScaleSetObject } from "./helpers";
+import { inScaleSetObject, transitionsOf } from "./helpers";
 import { queueJobs, reconcile, scaleSetWorld } from "./scaleset-world";
 
 const SHIM_SECRET = "drift-confirmations-secret-01";
@@ -44,9 +44,7 @@ describe("drift: machines the provider cannot confirm", () => {
     const after = await rows(w.scaleSetId);
     const gone = after.find((r) => r.id === first!.id)!;
     expect(gone.status).toBe("deleted");
-    const reasons = (
-      await env.DB.prepare("SELECT reason FROM instance_transitions WHERE instance_id = ?").bind(first!.id).all<{ reason: string }>()
-    ).results;
+    const reasons = await transitionsOf(first!.id);
     expect(reasons.map((r) => r.reason)).toContainEqual(expect.stringMatching(/not listed and the provider failed to confirm it 3 times/));
     // The queued job still needs a runner: a new machine replaces the lost one.
     expect(after.filter((r) => r.id !== first!.id && r.status === "running")).toHaveLength(1);

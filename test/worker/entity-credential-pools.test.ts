@@ -154,7 +154,7 @@ describe("deleting credentials a pool holds", () => {
     expect(refused.body.error).toMatch(/1 runner\(s\) they minted are not deleted yet/);
     expect(refused.body.details).toEqual({ entities: [], pools: [], live_runners: 1 });
 
-    await env.DB.prepare("UPDATE instances SET status = 'deleted' WHERE id = ?").bind(runner.id).run();
+    await env.DB.prepare("UPDATE instances SET status = 'deleted', deleted_at = ?2 WHERE id = ?1").bind(runner.id, Date.now()).run();
     expect((await api.delete(`/api/v1/github/credentials/${pooled.id}`)).status).toBe(204);
   });
 });

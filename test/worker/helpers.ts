@@ -62,7 +62,6 @@ const TABLES = [
   "providers",
   "scale_sets",
   "instances",
-  "instance_transitions",
   "jobs",
   "webhook_deliveries",
   "counters",
@@ -76,9 +75,9 @@ const TABLES = [
  */
 export async function dumpDb(): Promise<Record<string, unknown[]>> {
   // usage_days is the coordinator's own metering (src/lib/usage-tally.ts), written every few
-  // minutes whatever the request: not a change a request makes. Two tables have no rowid.
+  // minutes whatever the request: not a change a request makes. webhook_deliveries has no rowid.
   const tables = TABLES.filter((t) => t !== "usage_days");
-  const keys: Record<string, string> = { webhook_deliveries: "delivery_id", instance_transitions: "instance_id, id" };
+  const keys: Record<string, string> = { webhook_deliveries: "delivery_id" };
   const order = (t: string) => keys[t] ?? "rowid";
   const results = await env.DB.batch(tables.map((t) => env.DB.prepare(`SELECT * FROM ${t} ORDER BY ${order(t)}`)));
   const dump = Object.fromEntries(tables.map((t, i) => [t, results[i]!.results]));
@@ -195,11 +194,35 @@ export async function insertInstance(scaleSetId: string, over: Record<string, un
     status_changed_at: Date.now(),
     ...over,
   };
+  // A deleted instance has its deletion time, as the status change that deletes one sets it.
+  if (row.status === "deleted" && !("deleted_at" in row)) Object.assign(row, { deleted_at: row.status_changed_at });
   const cols = Object.keys(row);
   await env.DB.prepare(`INSERT INTO instances (${cols.join(",")}) VALUES (${cols.map(() => "?").join(",")})`)
     .bind(...Object.values(row))
     .run();
   return row;
+}
+
+/** One entry of an instance's history, as its columns were named when transitions had a table. */
+export interface TransitionRow {
+  at: number;
+  field: "status" | "runner_status";
+  from_value: string | null;
+  to_value: string;
+  reason: string;
+}
+
+/** An instance's history (`instances.transitions`), oldest first. */
+export async function transitionsOf(instanceId: string): Promise<TransitionRow[]> {
+  const row = await env.DB.prepare("SELECT transitions FROM instances WHERE id = ?").bind(instanceId).first<{ transitions: string }>();
+  const history = JSON.parse(row?.transitions ?? "[]") as {
+    at: number;
+    field: TransitionRow["field"];
+    from: string | null;
+    to: string;
+    reason: string;
+  }[];
+  return history.map((t) => ({ at: t.at, field: t.field, from_value: t.from, to_value: t.to, reason: t.reason }));
 }
 
 /** Runs `fn` inside a scale set's Durable Object, with the object itself (its private state included). */

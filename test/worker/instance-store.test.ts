@@ -13,7 +13,7 @@ import {
 } from "../../src/db/runner/instance-store";
 import { claimRegistrationToken, releaseRegistrationToken, sealRegistrationToken } from "../../src/db/runner/registration-token-store";
 import { recordSystemInfo } from "../../src/db/runner/runner-report-store";
-import { insertInstance, seed } from "./helpers";
+import { insertInstance, seed, transitionsOf } from "./helpers";
 
 let scaleSetId: string;
 let otherScaleSetId: string;
@@ -35,11 +35,7 @@ const newRows = (n: number, at = 1_000) =>
   }));
 
 async function transitions(id: string) {
-  return (
-    await env.DB.prepare("SELECT from_value, to_value, reason, field FROM instance_transitions WHERE instance_id = ? ORDER BY id")
-      .bind(id)
-      .all()
-  ).results;
+  return (await transitionsOf(id)).map(({ from_value, to_value, reason, field }) => ({ from_value, to_value, reason, field }));
 }
 
 const columns = (id: string, cols: string) => env.DB.prepare(`SELECT ${cols} FROM instances WHERE id = ?`).bind(id).first();
@@ -55,16 +51,16 @@ describe("instance store: status changes", () => {
       { from_value: "pending_create", to_value: "creating", reason: "calling provider", field: "status" },
     ]);
     expect(await transitions(b!.id)).toEqual([{ from_value: null, to_value: "pending_create", reason: "to meet demand", field: "status" }]);
-    // Rows written (D1 bills them): each instance row and its four index entries, and one per
-    // transition (keyed WITHOUT ROWID); no UPDATE of the row and its status index a moment later.
-    expect(results.map((r) => r.meta.rows_written)).toEqual([2 * 5, 3]);
+    // Rows written (D1 bills them): each instance row and its three index entries, its history in
+    // the row; no UPDATE of the row a moment later.
+    expect(results.map((r) => r.meta.rows_written)).toEqual([2 * 4]);
     const moved = await env.DB.batch(
       statusChangeStatements(env.DB, [
         { id: a!.id, from: "creating", to: "running", reason: "up", at: 2_000, set: { runnerStatus: "installing" } },
       ]),
     );
-    // The transitions (status and runner status, one row each), then the row and its status index.
-    expect(moved.map((r) => r.meta.rows_written)).toEqual([2, 2]);
+    // The row alone: both transitions go in its history, and no index has the status.
+    expect(moved.map((r) => r.meta.rows_written)).toEqual([1]);
     expect((await transitions(a!.id)).slice(2)).toEqual([
       { from_value: "creating", to_value: "running", reason: "up", field: "status" },
       { from_value: "pending", to_value: "installing", reason: "up", field: "runner_status" },
@@ -136,6 +132,49 @@ describe("instance store: status changes", () => {
       "status:running",
       "runner_status:idle",
     ]);
+  });
+});
+
+describe("instance store: history and deletion", () => {
+  it("keeps the last 100 transitions, oldest first", async () => {
+    const [a] = newRows(1);
+    await env.DB.batch(insertInstancesStatements(env.DB, [{ ...a!, creating: true }], "t"));
+    // 60 reports that each record a runner status and a status move back and forth: 122 in all.
+    for (let i = 0; i < 60; i++) {
+      const [from, to] = i % 2 ? (["running", "creating"] as const) : (["creating", "running"] as const);
+      await applyStatusChanges(env.DB, [
+        { id: a!.id, from, to, reason: `r${i}`, at: 10 + i, set: { runnerStatus: "installing", recordRunnerReport: true } },
+      ]);
+    }
+    const history = await transitionsOf(a!.id);
+    expect(history).toHaveLength(100);
+    expect(history.at(-1)).toMatchObject({ field: "runner_status", reason: "r59", at: 69 });
+    expect(history[0]).toMatchObject({ field: "status", reason: "r10", at: 20 });
+    expect(history.map((t) => t.at)).toEqual([...history.map((t) => t.at)].sort((x, y) => x - y));
+  });
+
+  it("sets the deletion time only on the move to deleted, which alone writes the scale set's index", async () => {
+    const [a] = newRows(1);
+    await env.DB.batch(insertInstancesStatements(env.DB, [{ ...a!, creating: true }], "t"));
+    const steps = [
+      ["creating", "running"],
+      ["running", "pending_delete"],
+      ["pending_delete", "deleting"],
+    ] as const;
+    for (const [i, [from, to]] of steps.entries()) {
+      const [moved] = await env.DB.batch(statusChangeStatements(env.DB, [{ id: a!.id, from, to, reason: "r", at: 10 + i }]));
+      expect(moved!.meta.rows_written).toBe(1);
+      expect(await columns(a!.id, "deleted_at")).toEqual({ deleted_at: null });
+    }
+    const [gone] = await env.DB.batch(
+      statusChangeStatements(env.DB, [{ id: a!.id, from: "deleting", to: "deleted", reason: "r", at: 50 }]),
+    );
+    expect(gone!.meta.rows_written).toBe(2);
+    expect(await columns(a!.id, "status, deleted_at, status_changed_at")).toEqual({
+      status: "deleted",
+      deleted_at: 50,
+      status_changed_at: 50,
+    });
   });
 });
 

@@ -17,19 +17,15 @@ describe("instances", () => {
       status: "running",
       runner_status: "idle",
       addresses: JSON.stringify([{ address: "10.0.0.5", type: "private" }]),
+      transitions: JSON.stringify(
+        [
+          [null, "pending_create", "created by reconcile"],
+          ["pending_create", "creating", "shim accepted"],
+          ["creating", "running", "shim reported running"],
+        ].map(([from, to, reason], i) => ({ at: 1_000 + i, field: "status", from, to, reason })),
+      ),
     });
     const b = await insertInstance(scaleSetB, { status: "creating", runner_status: "pending" });
-    await env.DB.batch(
-      [
-        [null, "pending_create", "created by reconcile"],
-        ["pending_create", "creating", "shim accepted"],
-        ["creating", "running", "shim reported running"],
-      ].map(([from, to, why], i) =>
-        env.DB.prepare(
-          "INSERT INTO instance_transitions (instance_id, id, at, field, from_value, to_value, reason) VALUES (?, ?, ?, 'status', ?, ?, ?)",
-        ).bind(a.id, i + 1, 1_000 + i, from, to, why),
-      ),
-    );
 
     const all = (await api.get("/api/v1/instances")).body.map((i: any) => i.name);
     expect(all).toEqual(expect.arrayContaining([a.name, b.name]));

@@ -74,6 +74,6 @@ describe("ScaleSet object: what an invocation spends", () => {
     });
     const after = await inScaleSetObject(w.scaleSetId, (obj) => obj.invocations.status());
     expect(after.count).toBe(before + 1);
-    expect(after.last).toEqual({ method: "runnerReport", subrequests: 1, fetches: 0, d1_round_trips: 1, d1_queries: 4 });
+    expect(after.last).toEqual({ method: "runnerReport", subrequests: 1, fetches: 0, d1_round_trips: 1, d1_queries: 3 });
   });
 });

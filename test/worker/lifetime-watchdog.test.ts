@@ -1,6 +1,6 @@
 import { env, exports } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { api } from "./helpers";
+import { api, transitionsOf } from "./helpers";
 import { parsePrometheus, value } from "./prometheus-parse";
 import { queueJobs, reconcile, scaleSetWorld } from "./scaleset-world";
 
@@ -19,11 +19,8 @@ async function rows(scaleSetId: string) {
 }
 
 async function pendingDeleteReason(instanceId: string) {
-  return env.DB.prepare(
-    "SELECT to_value, reason FROM instance_transitions WHERE instance_id = ? AND to_value IN ('pending_delete', 'pending_force_delete')",
-  )
-    .bind(instanceId)
-    .first<{ to_value: string; reason: string }>();
+  const found = (await transitionsOf(instanceId)).find((t) => t.to_value === "pending_delete" || t.to_value === "pending_force_delete");
+  return found ? { to_value: found.to_value, reason: found.reason } : null;
 }
 
 async function reapedMetric(scaleSetId: string, reason: string) {

@@ -2,6 +2,7 @@ import { env, exports } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import { applyStatusChanges } from "../../src/db/runner/instance-store";
 import { DURATION_BUCKETS } from "../../src/observability/histograms";
+import { flushCounters } from "../../src/observability/op-counters";
 import { sampleSlot } from "../../src/scaleset/runner/runner-sample";
 import { scaleSetObject } from "../../src/scaleset/stub";
 import { clone, exampleFor } from "../fixtures/webhook-examples";
@@ -115,7 +116,9 @@ describe("queue and run time histograms, from GitHub's timestamps", () => {
     expect(find(m, "edgerunner_job_queue_duration_seconds_count", { scale_set_id: w.scaleSetId })[0]!.labels.scale_set).toBe(
       w.scaleSetName,
     );
-    // What D1 keeps: each bucket's own count (not cumulative), the overflow bucket as -1.
+    // What D1 keeps once the isolate writes its counts (at most every 30 s; /metrics adds what it
+    // has not written): each bucket's own count (not cumulative), the overflow bucket as -1.
+    await flushCounters(env.DB);
     const rows = await env.DB.prepare(
       "SELECT bucket, count, sum FROM metric_histograms WHERE metric = 'edgerunner_job_queue_duration_seconds' AND scale_set_id = ? ORDER BY bucket",
     )

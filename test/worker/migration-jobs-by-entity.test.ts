@@ -22,7 +22,7 @@ describe("migration 0018 (jobs by entity)", () => {
 
     // Back to 0017's shape.
     await env.DB.batch([
-      env.DB.prepare("DROP INDEX instances_job_seq_idx"),
+      env.DB.prepare("DROP INDEX IF EXISTS instances_job_seq_idx"),
       env.DB.prepare("ALTER TABLE instances DROP COLUMN job_seq"),
       env.DB.prepare("DROP TABLE jobs"),
       env.DB.prepare(OLD_JOBS),

@@ -22,7 +22,6 @@ beforeEach(async () => {
     [
       "webhook_deliveries",
       "jobs",
-      "instance_transitions",
       "instances",
       "retention_last_run",
       "counters",
@@ -115,18 +114,16 @@ async function instance(status: string, changedAt: number, transitions: number, 
     status_changed_at: changedAt,
     created_at: changedAt,
     updated_at: changedAt,
+    transitions: JSON.stringify(
+      Array.from({ length: transitions }, () => ({ at: changedAt, field: "status", from: null, to: "x", reason: "test" })),
+    ),
     ...over,
   });
-  if (transitions > 0) {
-    await env.DB.prepare(
-      `INSERT INTO instance_transitions (instance_id, id, at, field, from_value, to_value, reason)
-       SELECT ?1, key + 1, ?2, 'status', NULL, 'x', 'test' FROM json_each(?3)`,
-    )
-      .bind(row.id, changedAt, JSON.stringify(Array.from({ length: transitions }, (_, i) => i)))
-      .run();
-  }
   return row;
 }
+
+const historyLength = async (id: string) =>
+  (await env.DB.prepare("SELECT json_array_length(transitions) AS n FROM instances WHERE id = ?").bind(id).first<{ n: number }>())!.n;
 
 async function count(sql: string, ...binds: unknown[]): Promise<number> {
   return (await env.DB.prepare(`SELECT COUNT(*) AS n FROM ${sql}`)
@@ -208,12 +205,12 @@ describe("retention (the Cron Trigger)", () => {
 
     const instanceIds = (await env.DB.prepare("SELECT id FROM instances").all<{ id: string }>()).results.map((r) => r.id);
     expect(instanceIds.sort()).toEqual([running.id, busy.id, recentDeleted.id, deletedServing.id, deletedNamed.id].sort());
-    expect(await count("instance_transitions WHERE instance_id = ?", oldDeleted.id)).toBe(0);
-    expect(await count("instance_transitions WHERE instance_id = ?", running.id)).toBe(4);
-    expect(await count("instance_transitions WHERE instance_id = ?", busy.id)).toBe(2);
-    expect(await count("instance_transitions WHERE instance_id = ?", recentDeleted.id)).toBe(3);
-    expect(await count("instance_transitions WHERE instance_id = ?", deletedServing.id)).toBe(2);
-    expect(await count("instance_transitions WHERE instance_id = ?", deletedNamed.id)).toBe(1);
+    expect(instanceIds).not.toContain(oldDeleted.id);
+    expect(await historyLength(running.id)).toBe(4);
+    expect(await historyLength(busy.id)).toBe(2);
+    expect(await historyLength(recentDeleted.id)).toBe(3);
+    expect(await historyLength(deletedServing.id)).toBe(2);
+    expect(await historyLength(deletedNamed.id)).toBe(1);
     expect((await env.DB.prepare("SELECT path FROM audit_log").all()).results).toEqual([{ path: "/recent" }]);
     expect((await env.DB.prepare("SELECT at FROM scale_set_samples").all()).results).toEqual([{ at: NOW - 47 * HOUR }]);
     expect((await env.DB.prepare("SELECT scale_set_id FROM metric_histograms").all()).results).toEqual([{ scale_set_id: scaleSetId }]);
@@ -227,14 +224,13 @@ describe("retention (the Cron Trigger)", () => {
       deleted: {
         webhook_deliveries: 1,
         jobs: 2,
-        instance_transitions: 3,
         instances: 1,
         audit_log: 1,
         scale_set_samples: 1,
         metric_histograms: 1,
         delivery_recoveries: 1,
       },
-      deleted_total: 11,
+      deleted_total: 8,
       complete: true,
       queries,
       duration_ms: expect.any(Number),
@@ -244,10 +240,10 @@ describe("retention (the Cron Trigger)", () => {
 
     // Stored for /metrics: one batch per table (each came back short; deliveries and jobs keep
     // their totals first, two statements) plus the write of the figures.
-    expect(queries).toBe(11);
+    expect(queries).toBe(10);
     const last = await env.DB.prepare("SELECT * FROM retention_last_run").all();
     expect(last.results).toEqual([
-      expect.objectContaining({ id: 1, started_at: NOW, queries: 11, complete: 1, error: null, deleted: expect.any(String) }),
+      expect.objectContaining({ id: 1, started_at: NOW, queries: 10, complete: 1, error: null, deleted: expect.any(String) }),
     ]);
   });
 
@@ -256,19 +252,20 @@ describe("retention (the Cron Trigger)", () => {
     await jobs(2, "completed", ago(40));
     await instance("deleted", ago(40), 2);
     await cron();
-    const before = await Promise.all(["webhook_deliveries", "jobs", "instances", "instance_transitions"].map((t) => count(t)));
-    expect(before).toEqual([1, 0, 0, 0]);
+    const before = await Promise.all(["webhook_deliveries", "jobs", "instances"].map((t) => count(t)));
+    // The newest job row stays whatever its age (see "keeps the newest job").
+    expect(before).toEqual([1, 1, 0]);
     const logs = captureLogs();
     await cron();
     vi.restoreAllMocks();
-    expect(await Promise.all(["webhook_deliveries", "jobs", "instances", "instance_transitions"].map((t) => count(t)))).toEqual(before);
+    expect(await Promise.all(["webhook_deliveries", "jobs", "instances"].map((t) => count(t)))).toEqual(before);
     expect(logs.find((l) => l.event.event === "retention_pruned")!.event).toMatchObject({ deleted_total: 0, complete: true });
   });
 
   it("never spends more queries than RETENTION_MAX_QUERIES; the next run finishes the job", async () => {
     // 90 deliveries (4 batches of 25, the last one short; 2 queries each), 30 jobs (2 batches, 2
-    // queries each), 30 transitions (2 batches), 10 instances (1), and one each for the audit trail,
-    // the samples, the histograms and delivery recovery's record: 19 queries, and one per run for
+    // queries each), 10 instances with their 30 transitions (1), and one each for the audit trail,
+    // the samples, the histograms and delivery recovery's record: 17 queries, and one per run for
     // its figures.
     await deliveries(Array.from({ length: 90 }, (_, i) => ago(20) - i * 1000));
     await jobs(30, "completed", ago(40));
@@ -296,9 +293,10 @@ describe("retention (the Cron Trigger)", () => {
     vi.restoreAllMocks();
     expect(secondEvent.complete).toBe(true);
     const total = (t: string) => firstEvent.deleted[t] + secondEvent.deleted[t];
-    expect([total("webhook_deliveries"), total("jobs"), total("instance_transitions"), total("instances")]).toEqual([90, 30, 30, 10]);
+    // All but the newest job, which stays.
+    expect([total("webhook_deliveries"), total("jobs"), total("instances")]).toEqual([90, 29, 10]);
     expect((await env.DB.prepare("SELECT delivery_id FROM webhook_deliveries").all()).results).toEqual([{ delivery_id: keep[0] }]);
-    expect(await Promise.all(["jobs", "instances", "instance_transitions"].map((t) => count(t)))).toEqual([0, 0, 0]);
+    expect(await Promise.all(["jobs", "instances"].map((t) => count(t)))).toEqual([1, 0]);
   });
 
   it("honours RETENTION_DAYS and DELIVERY_RETENTION_DAYS", async () => {
@@ -333,9 +331,20 @@ describe("retention (the Cron Trigger)", () => {
 });
 
 describe("retention when D1 fails", () => {
+  it("keeps the newest job, whatever its age: a new row's seq must not be one an instance still names", async () => {
+    const [older, newest] = await jobs(2, "completed", ago(40));
+    await cron();
+    expect(await count("jobs WHERE id = ?", older)).toBe(0);
+    const kept = await env.DB.prepare("SELECT seq FROM jobs WHERE id = ?").bind(newest).first<{ seq: number }>();
+    expect(kept).not.toBeNull();
+    await jobs(1, "queued", ago(1));
+    expect(await env.DB.prepare("SELECT max(seq) AS s FROM jobs").first<{ s: number }>()).toEqual({ s: kept!.seq + 1 });
+  });
+
   it("stops at the failing statement, logs the error, keeps what it did and the next run goes on", async () => {
     await deliveries([ago(20)]);
-    const [old] = await jobs(1, "completed", ago(40));
+    // Two: the newest job row always stays.
+    const [old] = await jobs(2, "completed", ago(40));
     // A database whose job DELETE fails (as a D1 timeout or overload would): the batch is one
     // transaction, so the totals kept for the jobs roll back with it.
     const failing = new Proxy(env.DB, {
@@ -439,16 +448,7 @@ describe("retention in /metrics", () => {
     expect(value(m, "edgerunner_retention_last_run_complete", {})).toBe(0);
     expect(value(m, "edgerunner_retention_last_run_failed", {})).toBe(0);
 
-    for (const table of [
-      "webhook_deliveries",
-      "jobs",
-      "instances",
-      "instance_transitions",
-      "scale_sets",
-      "entities",
-      "counters",
-      "retention_last_run",
-    ]) {
+    for (const table of ["webhook_deliveries", "jobs", "instances", "scale_sets", "entities", "counters", "retention_last_run"]) {
       expect(value(m, "edgerunner_table_rows", { table }), table).toBe(await count(table));
     }
     expect(value(m, "edgerunner_table_rows", { table: "webhook_deliveries" })).toBe(2);
@@ -458,7 +458,7 @@ describe("retention in /metrics", () => {
     await cron();
     const after = await scrape();
     expect(value(after, "edgerunner_retention_last_run_complete", {})).toBe(1);
-    expect(value(after, "edgerunner_retention_last_run_deleted_rows", { table: "instance_transitions" })).toBe(3);
+    expect(value(after, "edgerunner_retention_last_run_deleted_rows", { table: "instances" })).toBe(1);
     expect(value(after, "edgerunner_table_rows", { table: "instances" })).toBe(1);
   });
 });

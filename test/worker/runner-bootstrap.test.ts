@@ -5,7 +5,7 @@ import { keyringFor } from "../../src/crypto/keyring";
 import { open } from "../../src/crypto/secret-box";
 import { secretContext } from "../../src/crypto/secret-contexts";
 import { mintInstanceToken } from "../../src/scaleset/runner/instance-token";
-import { type ApiResponse, api, dumpDb, expectRejectedWithoutWrites, inScaleSetObject } from "./helpers";
+import { type ApiResponse, api, dumpDb, expectRejectedWithoutWrites, inScaleSetObject, transitionsOf } from "./helpers";
 import { queueJobs, reconcile, type ScaleSetWorld, scaleSetWorld } from "./scaleset-world";
 
 // The routes a booting runner machine uses (GARM's metadata and callback routes), driven with the
@@ -230,13 +230,9 @@ describe("runner bootstrap: status callbacks", () => {
     expect(form.status).toBe(200);
     const row = await instanceRow(r.name);
     expect(row).toMatchObject({ runner_status: "installing", status_message: "unpacking runner", status: "running" });
-    const history = (
-      await env.DB.prepare(
-        "SELECT field, from_value, to_value, reason FROM instance_transitions WHERE instance_id = ? AND field = 'runner_status' ORDER BY id",
-      )
-        .bind(row.id)
-        .all()
-    ).results;
+    const history = (await transitionsOf(row.id))
+      .filter((t) => t.field === "runner_status")
+      .map(({ field, from_value, to_value, reason }) => ({ field, from_value, to_value, reason }));
     expect(history).toEqual([
       { field: "runner_status", from_value: "pending", to_value: "installing", reason: "downloading runner" },
       { field: "runner_status", from_value: "installing", to_value: "installing", reason: "unpacking runner" },

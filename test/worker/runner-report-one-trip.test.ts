@@ -6,7 +6,7 @@ import type { RunnerReport } from "../../src/scaleset/rpc";
 import { instanceRefusal } from "../../src/scaleset/runner/instance-access";
 import { reportChangesInAdvance, runnerReportChange } from "../../src/scaleset/runner/runner-report";
 import { scaleSetObject } from "../../src/scaleset/stub";
-import { dumpDb, inScaleSetObject, insertInstance, seed } from "./helpers";
+import { dumpDb, inScaleSetObject, insertInstance, seed, transitionsOf } from "./helpers";
 
 // A runner's status report is read and written in one D1 round trip: the scale set object
 // decides the change in advance for every row the instance may be, and the store writes the one
@@ -42,11 +42,11 @@ const instanceColumns =
 
 /** What an instance and its transitions say, without what differs between two instances (ids, names, clocks). */
 async function outcome(id: string) {
-  const [row, transitions] = await env.DB.batch<Record<string, unknown>>([
-    env.DB.prepare(`SELECT ${instanceColumns} FROM instances WHERE id = ?`).bind(id),
-    env.DB.prepare("SELECT field, from_value, to_value, reason FROM instance_transitions WHERE instance_id = ? ORDER BY id").bind(id),
-  ]);
-  return { row: row!.results[0], transitions: transitions!.results };
+  const row = await env.DB.prepare(`SELECT ${instanceColumns} FROM instances WHERE id = ?`).bind(id).first();
+  return {
+    row,
+    transitions: (await transitionsOf(id)).map(({ field, from_value, to_value, reason }) => ({ field, from_value, to_value, reason })),
+  };
 }
 
 const startupCount = async () =>

@@ -4,7 +4,7 @@ import { describe, expect, it, vi } from "vitest";
 import { readInstanceToken } from "../../src/scaleset/runner/instance-token";
 import { nudgeScaleSet } from "../../src/scaleset/stub";
 import { deliverOutbox } from "../fake-shim/control";
-import { api, inScaleSetObject } from "./helpers";
+import { api, inScaleSetObject, transitionsOf } from "./helpers";
 import { queueJobs, reconcile, scaleSetWorld } from "./scaleset-world";
 
 const SHIM_SECRET = "scale-set-shim-secret-01";
@@ -21,11 +21,7 @@ async function instances(scaleSetId: string) {
 const live = async (scaleSetId: string) => (await instances(scaleSetId)).filter((i) => i.status !== "deleted");
 
 async function transitions(instanceId: string) {
-  return (
-    await env.DB.prepare("SELECT field, from_value, to_value, reason FROM instance_transitions WHERE instance_id = ? ORDER BY id")
-      .bind(instanceId)
-      .all<Record<string, any>>()
-  ).results;
+  return (await transitionsOf(instanceId)).map(({ field, from_value, to_value, reason }) => ({ field, from_value, to_value, reason }));
 }
 
 /** The coordinator's runner DELETEs at GitHub since the world's requests were last cleared. */

@@ -148,7 +148,7 @@ describe("scale set schedules: the object's alarm", () => {
     const id = w.scaleSetId;
     await inScaleSetObject(id, (obj) => {
       // Nothing but the schedule arms the alarm here (no tick for a century), and idle runners go at once.
-      obj.settings.tickMs = obj.settings.idleTickMs = 100 * 365 * 24 * 3_600_000;
+      obj.settings.tickMs = obj.settings.idleTickMs = obj.settings.quietTickMs = 100 * 365 * 24 * 3_600_000;
       obj.settings.scaleDownIdleMs = 0;
     });
     const logs = vi.spyOn(console, "log");

@@ -3,7 +3,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { insertInstancesStatements } from "../../src/db/runner/instance-store";
 import { loadRunnerSetup } from "../../src/db/scaleset/runner-setup-store";
 import { loadScaleSetSnapshot, scaleSetEntity } from "../../src/db/scaleset/snapshot-store";
-import { seed } from "./helpers";
+import { insertInstance, seed, transitionsOf } from "./helpers";
 
 let scaleSetId: string;
 
@@ -23,11 +23,7 @@ const newRows = (n: number, at = 1_000) =>
   }));
 
 async function transitions(id: string) {
-  return (
-    await env.DB.prepare("SELECT from_value, to_value, reason, field FROM instance_transitions WHERE instance_id = ? ORDER BY id")
-      .bind(id)
-      .all()
-  ).results;
+  return (await transitionsOf(id)).map(({ from_value, to_value, reason, field }) => ({ from_value, to_value, reason, field }));
 }
 
 describe("scale set store", () => {
@@ -55,6 +51,16 @@ describe("scale set store", () => {
     expect(snap.queuedJobs).toBe(2);
     expect(snap.instances.find((i) => i.id === a!.id)).toMatchObject({ jobId: 9001, jobStatus: "in_progress" });
     expect((await loadScaleSetSnapshot(env.DB, crypto.randomUUID())).scaleSet).toBeNull();
+  });
+
+  it("tells when a scale set's last machine was deleted (null: it never had one), for its idle tick", async () => {
+    const repo = await seed.repository();
+    const fresh = (await seed.scaleSet(`repositories/${repo.id}`)).id;
+    expect((await loadScaleSetSnapshot(env.DB, fresh)).lastDeletedAt).toBeNull();
+    await insertInstance(fresh, { status: "deleted", status_changed_at: 5_000 });
+    await insertInstance(fresh, { status: "deleted", status_changed_at: 9_000 });
+    await insertInstance(fresh, { status: "running" });
+    expect((await loadScaleSetSnapshot(env.DB, fresh)).lastDeletedAt).toBe(9_000);
   });
 
   it("reads the entity a scale set serves, and what its booting machines are told", async () => {

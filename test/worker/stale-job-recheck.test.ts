@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { loadScaleSetSnapshot } from "../../src/db/scaleset/snapshot-store";
 import { githubRunnerPort } from "../../src/scaleset/ports-factory";
 import { recheckStaleJobs } from "../../src/scaleset/stale-jobs/stale-job-recheck";
-import { inScaleSetObject } from "./helpers";
+import { inScaleSetObject, transitionsOf } from "./helpers";
 import { createRunners, queueJobs, reconcile, scaleSetWorld } from "./scaleset-world";
 
 /** The object's record of when each job was last asked about, kept in memory here. */
@@ -119,9 +119,7 @@ describe("a running job whose completed was lost", () => {
     expect(job).toEqual({ status: "completed", conclusion: "success" });
     await reconcile(w.scaleSetId);
     expect(["pending_delete", "deleting", "deleted"]).toContain(await status());
-    const reasons = (
-      await env.DB.prepare("SELECT reason FROM instance_transitions WHERE instance_id = ?").bind(instance!.id).all<{ reason: string }>()
-    ).results.map((r) => r.reason);
+    const reasons = (await transitionsOf(instance!.id)).map((r) => r.reason);
     expect(reasons).toContain("job_completed");
   });
 });

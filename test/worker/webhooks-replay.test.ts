@@ -77,6 +77,12 @@ describe("a delivery about a job older than RETENTION_DAYS", () => {
          SELECT ?1, 1, 'octo-org/replayed', 'octo-org', '["self-hosted","replayed"]', 'completed', entity_id, id, ?2, ?2, ?2
          FROM scale_sets WHERE id = ?3`,
       ).bind(jobId, Date.now() - 40 * DAY, scaleSetId),
+      // A later job: retention always keeps the newest row.
+      env.DB.prepare(
+        `INSERT INTO jobs (id, run_id, repository, owner, labels, status, entity_id, scale_set_id, queued_at, created_at, updated_at)
+         SELECT ?1, 1, 'octo-org/replayed', 'octo-org', '["self-hosted","replayed"]', 'queued', entity_id, id, ?2, ?2, ?2
+         FROM scale_sets WHERE id = ?3`,
+      ).bind(jobId + 500_000, Date.now(), scaleSetId),
     ]);
     await worker.scheduled(createScheduledController({ scheduledTime: Date.now(), cron: "17 * * * *" }), deployed());
     expect(await jobRow(jobId)).toBeNull();

@@ -117,15 +117,21 @@ export async function scaleSetPage(db: D1Database, id: string, now = Date.now())
     db
       .prepare(
         `SELECT name, status, runner_status, job_id, provider_fault, status_message, created_at, status_changed_at, shape FROM (
-           SELECT * FROM instances WHERE scale_set_id = ? AND status != 'deleted'
-           UNION ALL SELECT * FROM (SELECT * FROM instances WHERE scale_set_id = ? AND status = 'deleted' ORDER BY status_changed_at DESC LIMIT 20))
+           SELECT * FROM instances WHERE scale_set_id = ?1 AND deleted_at IS NULL
+           UNION ALL SELECT * FROM (SELECT * FROM instances WHERE scale_set_id = ?1 AND deleted_at IS NOT NULL ORDER BY deleted_at DESC LIMIT 20))
          ORDER BY status = 'deleted', created_at`,
       )
-      .bind(id, id),
+      .bind(id),
+    // The 50 newest transitions are among the live instances' and the 50 last deleted ones': each
+    // of those ended with a transition no older than any of an instance deleted before them.
     db
       .prepare(
-        `SELECT t.at, t.field, t.from_value, t.to_value, t.reason, i.name FROM instance_transitions t JOIN instances i ON i.id = t.instance_id
-         WHERE i.scale_set_id = ? ORDER BY t.at DESC, t.id DESC LIMIT 50`,
+        `SELECT json_extract(t.value, '$.at') AS at, json_extract(t.value, '$.field') AS field, json_extract(t.value, '$.from') AS from_value,
+                json_extract(t.value, '$.to') AS to_value, json_extract(t.value, '$.reason') AS reason, i.name
+           FROM (SELECT name, transitions FROM instances WHERE scale_set_id = ?1 AND deleted_at IS NULL
+                 UNION ALL SELECT * FROM (SELECT name, transitions FROM instances WHERE scale_set_id = ?1 AND deleted_at IS NOT NULL
+                                          ORDER BY deleted_at DESC LIMIT 50)) i, json_each(i.transitions) t
+          ORDER BY at DESC, t.key DESC LIMIT 50`,
       )
       .bind(id),
     db.prepare(`SELECT ${JOB_COLUMNS} FROM jobs WHERE scale_set_id = ? ORDER BY seq DESC LIMIT 50`).bind(id),

@@ -103,9 +103,9 @@ const ENTITIES_WITH_LAST_JOB = `SELECT e.id, e.kind, e.owner, e.name, e.credenti
 
 /** Scale sets where a runner reached idle or took a job, now or before (its transitions). */
 const SCALE_SETS_A_RUNNER_CAME_UP_IN = `SELECT DISTINCT i.scale_set_id FROM instances i
-  WHERE i.runner_status IN ('idle', 'active')
-     OR EXISTS (SELECT 1 FROM instance_transitions t
-                WHERE t.instance_id = i.id AND t.field = 'runner_status' AND t.to_value IN ('idle', 'active'))`;
+  WHERE i.runner_status IN ('idle', 'active') OR i.online_at IS NOT NULL
+     OR EXISTS (SELECT 1 FROM json_each(i.transitions) t
+                WHERE json_extract(t.value, '$.field') = 'runner_status' AND json_extract(t.value, '$.to') IN ('idle', 'active'))`;
 
 /**
  * The first-run page's two "is it working yet" facts, by the same rules as the setup check: when

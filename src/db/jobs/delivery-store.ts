@@ -1,7 +1,6 @@
 import { type JobObservation, jobObservations } from "../../intake/job-durations";
 import { statusRank } from "../../intake/job-event";
 import { type JobState, jobMergeRules, type MergeRule } from "../../intake/job-merge";
-import { ADD_OBSERVATION } from "../metrics/histogram-store";
 import { type JobStatus, jobStatuses } from "./schema";
 
 /**
@@ -10,7 +9,8 @@ import { type JobStatus, jobStatuses } from "./schema";
  * recordWorkflowJob writes one `workflow_job` delivery as a single D1 batch (one transaction, one round trip):
  *
  * 1. upsert the delivery's entity's row of the job, merged by the rules of intake/job-merge.ts
- *    (no other entity's row is ever touched: docs/security.md);
+ *    (no other entity's row is ever touched: docs/security.md; a completed event's runner name
+ *    by a statement of its own just before, see RUNNER_NAME);
  * 2. link the runner's instance to that row, when the runner is ours and of a scale set the
  *    delivery's signer may reach;
  * 3. record the delivery id with its outcome (`ON CONFLICT DO NOTHING … RETURNING`: no row
@@ -72,9 +72,9 @@ const below = (status: JobStatus) => jobStatuses.filter((s) => statusRank[s] < s
  * for D1 to keep prepared.
  */
 function upsertFor(incoming: JobStatus, existingOnly: boolean): string {
-  const lower = below(incoming);
-  const further = lower.length ? `jobs.status IN (${lower.join(", ")})` : "0";
+  const further = furtherThan(incoming);
   const mergeSql = (column: string, rule: MergeRule): string | null => {
+    if (column === "runner_name" && incoming === "completed") return null;
     const x = `jobs.${column}`;
     const e = `excluded.${column}`;
     switch (rule) {
@@ -98,6 +98,24 @@ ON CONFLICT(entity_id, source, id) DO UPDATE SET ${[
 RETURNING scale_set_id, status`;
 }
 
+/** The row's status is below `incoming`: the event is further along (bound on the row before the merge). */
+function furtherThan(incoming: JobStatus): string {
+  const lower = below(incoming);
+  return lower.length ? `jobs.status IN (${lower.join(", ")})` : "0";
+}
+
+/**
+ * A `completed` event's runner name, merged apart from its upsert and only when it changes the
+ * row: the name is indexed, and an upsert that sets it rewrites its index entry even when it
+ * stays the same, which for a completed job (named by its `in_progress`) it nearly always does.
+ * Runs just before the upsert, so it sees the row as the upsert does. Bound: entity, source, id,
+ * runner name, delivery id.
+ */
+const MERGED_RUNNER_NAME = `CASE WHEN ${furtherThan("completed")} THEN COALESCE(NULLIF(?4, ''), runner_name) ELSE COALESCE(NULLIF(runner_name, ''), ?4) END`;
+const RUNNER_NAME = `UPDATE jobs SET runner_name = ${MERGED_RUNNER_NAME}
+WHERE entity_id = ?1 AND source = ?2 AND id = ?3 AND NOT EXISTS (SELECT 1 FROM webhook_deliveries WHERE delivery_id = ?5)
+  AND ${MERGED_RUNNER_NAME} IS NOT runner_name`;
+
 const UPSERT_JOB = Object.fromEntries(jobStatuses.map((s) => [s, upsertFor(s, false)])) as Record<JobStatus, string>;
 /** The same, for an event that may only advance a row that exists (see IntakeInput.createdSince). */
 const ADVANCE_JOB = Object.fromEntries(jobStatuses.map((s) => [s, upsertFor(s, true)])) as Record<JobStatus, string>;
@@ -109,21 +127,22 @@ const ADVANCE_CHECK = `SELECT EXISTS (SELECT 1 FROM jobs WHERE ${THE_ROW}) AS ha
  * One observation of the job's (OBSERVE_JOB[status]: the status it measures reaching), under
  * the scale set the merge leaves on the row (its own, else the delivery's route while enabled),
  * if the row is below that status or absent and about to be created (`?8`: the delivery may
- * create a row). Nothing when the delivery was seen or the job has no scale set.
+ * create a row). Nothing when the delivery was seen or the job has no scale set. Read in the
+ * delivery's transaction, so each job is observed once; the observation itself goes to the
+ * isolate's pending ones (the caller hands IntakeResult.observed to observability/op-counters.ts
+ * `observe`), written in bulk.
  * Bound: metric, bucket, seconds, entity, source, id, the delivery's scale set, may create, delivery id.
  */
 const OBSERVE_JOB = Object.fromEntries(
   (["in_progress", "completed"] as const).map((status) => [
     status,
-    `INSERT INTO metric_histograms (metric, scale_set_id, bucket, count, sum)
-SELECT ?1, t.scale_set_id, ?2, 1, ?3
+    `SELECT ?1 AS metric, t.scale_set_id, ?2 AS bucket, ?3 AS seconds
   FROM (SELECT COALESCE((SELECT scale_set_id FROM jobs WHERE entity_id = ?4 AND source = ?5 AND id = ?6),
                         (SELECT id FROM scale_sets WHERE id = ?7 AND enabled = 1)) AS scale_set_id,
                (SELECT status FROM jobs WHERE entity_id = ?4 AND source = ?5 AND id = ?6) AS status) t
  WHERE t.scale_set_id IS NOT NULL
    AND (t.status IN (${below(status).join(", ")}) OR (t.status IS NULL AND ?8))
-   AND NOT EXISTS (SELECT 1 FROM webhook_deliveries WHERE delivery_id = ?9)
-${ADD_OBSERVATION}`,
+   AND NOT EXISTS (SELECT 1 FROM webhook_deliveries WHERE delivery_id = ?9)`,
   ]),
 ) as Record<JobObservation["status"], string>;
 
@@ -184,6 +203,8 @@ export type IntakeResult =
       status: JobState["status"];
       /** The scale set of our instance now running (or done with) the job, if any. */
       instanceScaleSetId: string | null;
+      /** The job's durations this delivery observed (once per job: see OBSERVE_JOB), for the histograms. */
+      observed: { metric: string; scaleSetId: string; bucket: number; seconds: number }[];
     };
 
 export async function recordWorkflowJob(db: D1Database, input: IntakeInput): Promise<IntakeResult> {
@@ -194,11 +215,14 @@ export async function recordWorkflowJob(db: D1Database, input: IntakeInput): Pro
 
   const statements: D1PreparedStatement[] = [];
   if (tooOld) statements.push(db.prepare(ADVANCE_CHECK).bind(...row, deliveryId));
-  for (const o of jobObservations(job)) {
+  const observeAt = statements.length;
+  const observations = jobObservations(job);
+  for (const o of observations) {
     statements.push(
       db.prepare(OBSERVE_JOB[o.status]).bind(o.metric, o.bucket, o.seconds, ...row, job.scaleSetId, tooOld ? 0 : 1, deliveryId),
     );
   }
+  if (job.status === "completed") statements.push(db.prepare(RUNNER_NAME).bind(...row, job.runnerName, deliveryId));
   const upsertAt = statements.length;
   statements.push(
     tooOld
@@ -227,5 +251,13 @@ export async function recordWorkflowJob(db: D1Database, input: IntakeInput): Pro
     scaleSetId: upserted.scale_set_id,
     status: upserted.status,
     instanceScaleSetId: instance?.scale_set_id ?? null,
+    observed: observations.flatMap((_, i) =>
+      results[observeAt + i]!.results.map((o) => ({
+        metric: String(o.metric),
+        scaleSetId: String(o.scale_set_id),
+        bucket: Number(o.bucket),
+        seconds: Number(o.seconds),
+      })),
+    ),
   };
 }

@@ -23,8 +23,12 @@ export type JobSource = (typeof jobSources)[number];
 export const jobs = sqliteTable(
   "jobs",
   {
-    /** The row's own id (GitHub's id is not unique here: see above). */
-    seq: integer("seq").primaryKey({ autoIncrement: true }),
+    /**
+     * The row's own id (GitHub's id is not unique here: see above). No AUTOINCREMENT (migration
+     * 0031): it wrote sqlite_sequence on every insert and upsert. Retention keeps the newest row,
+     * so the next seq is always larger than any an instance may still name.
+     */
+    seq: integer("seq").primaryKey(),
     source: text("source", { enum: jobSources }).notNull().default("webhook"),
     /** GitHub's workflow job id, or the runner request id for `scaleset_api` rows. */
     id: integer("id").notNull(),

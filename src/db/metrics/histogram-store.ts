@@ -6,8 +6,20 @@
  * recorded really happens, ending in ADD_OBSERVATION; this store reads them back for /metrics.
  */
 
+import type { StatementMaker } from "./counters-store";
+
 /** The tail of every observation's upsert: the row's count goes up by one, its sum by the value. */
 export const ADD_OBSERVATION = "ON CONFLICT(metric, scale_set_id, bucket) DO UPDATE SET count = count + 1, sum = sum + excluded.sum";
+
+/** Adds `count` observations summing `sum` to one bucket: an isolate's pending ones (observability/op-counters.ts). */
+export function addObservationsStatement<S>(db: StatementMaker<S>, row: HistogramSeriesRow): S {
+  return db
+    .prepare(
+      `INSERT INTO metric_histograms (metric, scale_set_id, bucket, count, sum) VALUES (?, ?, ?, ?, ?)
+       ON CONFLICT(metric, scale_set_id, bucket) DO UPDATE SET count = count + excluded.count, sum = sum + excluded.sum`,
+    )
+    .bind(row.metric, row.scale_set_id, row.bucket, row.count, row.sum);
+}
 
 export interface HistogramSeriesRow {
   metric: string;
@@ -18,6 +30,6 @@ export interface HistogramSeriesRow {
 }
 
 /** Every row, for a caller's batch (the /metrics read); a few dozen rows per scale set at most. */
-export function histogramRowsStatement(db: D1Database): D1PreparedStatement {
+export function histogramRowsStatement<S>(db: { prepare(sql: string): S }): S {
   return db.prepare("SELECT metric, scale_set_id, bucket, count, sum FROM metric_histograms ORDER BY metric, scale_set_id, bucket");
 }

@@ -1,3 +1,4 @@
+import { LAST_PASS_REFRESH_MS } from "../../recovery/pass-timing";
 import type { EntityKind } from "../directory/schema";
 import type { Forge } from "../github/schema";
 import type { JobStatus } from "../jobs/schema";
@@ -73,7 +74,27 @@ export interface RecoveryInputs {
   watches: WatchRow[];
   /** Deliveries seen earlier and still to fetch, oldest first. */
   pending: RecoveryRow[];
+  /** Enabled scale sets with no machine and a job queued in the nudge window (see UNNUDGED): each may have missed its nudge. */
+  unnudged: string[];
 }
+
+/**
+ * A job's delivery nudges its scale set at once (three tries). A scale set whose every nudge
+ * failed finds the job at its next tick, which for a scale set without machines for an hour is
+ * 30 minutes away (scaleset/idle-tick.ts): the pass nudges those with a job queued between ?2
+ * (a minute ago: its own nudge had its chance) and ?1 (the quiet tick: older ones a tick found),
+ * and without a live machine (the others tick every 30 s). Through (scale_set_id, status) and
+ * (scale_set_id, deleted_at): it reads the queued jobs of the window, not the history.
+ */
+const UNNUDGED = `SELECT s.id FROM scale_sets s
+ WHERE s.enabled = 1
+   AND EXISTS (SELECT 1 FROM jobs j WHERE j.scale_set_id = s.id AND j.status = 'queued' AND j.refusal IS NULL
+                 AND j.updated_at BETWEEN ?1 AND ?2)
+   AND NOT EXISTS (SELECT 1 FROM instances i WHERE i.scale_set_id = s.id AND i.deleted_at IS NULL)
+ ORDER BY s.id`;
+
+/** The window UNNUDGED looks at: a job queued at least `afterMs` and at most `withinMs` ago. */
+export const UNNUDGED_WINDOW = { afterMs: 60_000, withinMs: 30 * 60_000 };
 
 /** Pending rows one pass loads at most: the rest wait for the next. */
 export const MAX_PENDING_LOADED = 200;
@@ -115,8 +136,8 @@ export const recoveryOf = (r: Record<string, unknown>): RecoveryRow => ({
 });
 
 /** Everything a pass starts from: one round trip. */
-export async function loadRecoveryInputs(db: D1Database): Promise<RecoveryInputs> {
-  const [entities, endpoints, watches, pending] = await db.batch<Record<string, unknown>>([
+export async function loadRecoveryInputs(db: D1Database, now = Date.now()): Promise<RecoveryInputs> {
+  const [entities, endpoints, watches, pending, unnudged] = await db.batch<Record<string, unknown>>([
     db.prepare(
       `SELECT e.id, e.kind, e.owner, e.name, e.endpoint_name, ep.forge, e.credentials_id, e.enterprise, e.use_parent_scale_sets,
               CASE WHEN c.auth_type = 'app' AND c.webhook_secret_enc IS NOT NULL THEN c.app_id END AS app_id,
@@ -129,6 +150,7 @@ export async function loadRecoveryInputs(db: D1Database): Promise<RecoveryInputs
     db.prepare("SELECT name, forge, base_url, api_base_url FROM github_endpoints ORDER BY name"),
     db.prepare("SELECT * FROM delivery_watches ORDER BY key"),
     db.prepare(`SELECT * FROM delivery_recoveries WHERE outcome = 'pending' ORDER BY delivered_at, key LIMIT ${MAX_PENDING_LOADED}`),
+    db.prepare(UNNUDGED).bind(now - UNNUDGED_WINDOW.withinMs, now - UNNUDGED_WINDOW.afterMs),
   ]);
   return {
     entities: entities!.results.map((r) => ({
@@ -152,6 +174,7 @@ export async function loadRecoveryInputs(db: D1Database): Promise<RecoveryInputs
     })),
     watches: watches!.results.map(watchOf),
     pending: pending!.results.map(recoveryOf),
+    unnudged: unnudged!.results.map((r) => String(r.id)),
   };
 }
 
@@ -271,9 +294,12 @@ const UPSERT_RECOVERIES = jsonUpsert(
   "outcome = excluded.outcome, detail = excluded.detail, job_id = COALESCE(excluded.job_id, job_id), attempts = excluded.attempts, entity_id = COALESCE(excluded.entity_id, entity_id)",
 );
 
-const SAVE_LAST_PASS = `INSERT INTO recovery_last_pass (id, at, duration_ms, calls, watches, next_at) VALUES (1, ?, ?, ?, ?, ?)
+// Bound ?6: the pass writes something else too; otherwise the record stays until it is
+// LAST_PASS_REFRESH_MS old (`?7`).
+const SAVE_LAST_PASS = `INSERT INTO recovery_last_pass (id, at, duration_ms, calls, watches, next_at) VALUES (1, ?1, ?2, ?3, ?4, ?5)
 ON CONFLICT(id) DO UPDATE SET at = excluded.at, duration_ms = excluded.duration_ms, calls = excluded.calls,
-  watches = excluded.watches, next_at = excluded.next_at`;
+  watches = excluded.watches, next_at = excluded.next_at
+WHERE ?6 OR excluded.at - recovery_last_pass.at >= ?7`;
 
 export interface PassWrites {
   watches: WatchRow[];
@@ -299,7 +325,8 @@ export async function savePass(db: D1Database, w: PassWrites, now: number): Prom
   }
   if (w.recoveries.length) statements.push(db.prepare(UPSERT_RECOVERIES).bind(JSON.stringify(w.recoveries), now));
   const p = w.lastPass;
-  statements.push(db.prepare(SAVE_LAST_PASS).bind(p.at, p.durationMs, p.calls, p.watches, p.nextAt));
+  const news = statements.length > 0 || w.alongside.length > 0 ? 1 : 0;
+  statements.push(db.prepare(SAVE_LAST_PASS).bind(p.at, p.durationMs, p.calls, p.watches, p.nextAt, news, LAST_PASS_REFRESH_MS));
   statements.push(...w.alongside);
   await db.batch(statements);
 }

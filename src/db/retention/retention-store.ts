@@ -8,9 +8,8 @@ import type { Cutoffs } from "../../retention/settings";
  * (unix ms) and `?2` = N, and reports how many went (`meta.changes`).
  *
  * Never a live row: a job goes only when completed (or left queued unmatched) and no live
- * instance serves it; an instance
- * only when deleted and no unfinished job names it (its `job_id`, or the job's runner name); its
- * transitions go first, then the instance (so the counts are exact: no cascade does it unseen).
+ * instance serves it; an instance (its history in its row) only when deleted and no unfinished
+ * job names it (its `job_id`, or the job's runner name).
  *
  * A new table to prune is one entry in PRUNE_TABLES: for a plain table,
  * `{ table, window: "history", ...byAge(table, column) }`.
@@ -60,9 +59,9 @@ const ADD_TO_COUNTERS = "ON CONFLICT(name) DO UPDATE SET value = value + exclude
 export const PRUNED_WEBHOOKS = "pruned.webhooks";
 export const PRUNED_JOB_LATENCY = "pruned.job_latency";
 
-// Through each scale set's (scale_set_id, status, status_changed_at) index: instances have no
-// index on status alone (migration 0029), and every instance belongs to a scale set.
-const PRUNABLE_INSTANCE = `i.scale_set_id IN (SELECT id FROM scale_sets) AND i.status = 'deleted' AND i.status_changed_at < ?1
+// Through each scale set's (scale_set_id, deleted_at) index: instances have no index on status or
+// deletion time alone (migrations 0029, 0030), and every instance belongs to a scale set.
+const PRUNABLE_INSTANCE = `i.scale_set_id IN (SELECT id FROM scale_sets) AND i.deleted_at < ?1
   AND NOT EXISTS (SELECT 1 FROM jobs j WHERE j.seq = i.job_seq AND j.status != 'completed')
   AND NOT EXISTS (SELECT 1 FROM jobs j WHERE j.runner_name = i.name AND j.status != 'completed')`;
 
@@ -71,8 +70,14 @@ const PRUNABLE_INSTANCE = `i.scale_set_id IN (SELECT id FROM scale_sets) AND i.s
 // runner started within 24 to 48 hours, and intake refuses a replay of its old deliveries
 // (RETENTION_DAYS). A `waiting` job (held by a deployment protection rule) stays: its run may
 // wait up to 35 days for approval, and its row is what lets the late `queued` through.
+// The newest row stays whatever it is: seq has no AUTOINCREMENT (migration 0031), and a new row takes
+// the largest seq + 1, which must not be one a deleted instance still names. The live instances'
+// jobs are read once, through each scale set's (scale_set_id, deleted_at) index: instances have no
+// index on job_seq (a row written by each runner's link to its job, migration 0031).
 const JOB_NOT_IN_USE = `AND (status = 'completed' OR (status = 'queued' AND scale_set_id IS NULL))
-  AND NOT EXISTS (SELECT 1 FROM instances i WHERE i.job_seq = jobs.seq AND i.status != 'deleted')
+  AND seq < (SELECT max(seq) FROM jobs)
+  AND seq NOT IN (SELECT i.job_seq FROM instances i
+                  WHERE i.scale_set_id IN (SELECT id FROM scale_sets) AND i.deleted_at IS NULL AND i.job_seq IS NOT NULL)
   AND NOT EXISTS (SELECT 1 FROM instances i WHERE i.name = jobs.runner_name AND i.status != 'deleted')`;
 
 export const PRUNE_TABLES: readonly PruneTable[] = [
@@ -118,23 +123,12 @@ ${ADD_TO_COUNTERS}`,
     ),
   },
   {
-    table: "instance_transitions",
-    window: "history",
-    queries: 1,
-    // Keyed by (instance_id, id) since migration 0029 (WITHOUT ROWID).
-    sql: `DELETE FROM instance_transitions WHERE (instance_id, id) IN (
-  SELECT t.instance_id, t.id FROM instances i JOIN instance_transitions t ON t.instance_id = i.id
-  WHERE ${PRUNABLE_INSTANCE} ORDER BY i.status_changed_at, t.instance_id, t.id LIMIT ?2)`,
-  },
-  {
     table: "instances",
     window: "history",
-    after: "instance_transitions",
     queries: 1,
+    // Its history (the transitions) is in its row and goes with it.
     sql: `DELETE FROM instances WHERE rowid IN (
-  SELECT i.rowid FROM instances i
-  WHERE ${PRUNABLE_INSTANCE} AND NOT EXISTS (SELECT 1 FROM instance_transitions t WHERE t.instance_id = i.id)
-  ORDER BY i.status_changed_at LIMIT ?2)`,
+  SELECT i.rowid FROM instances i WHERE ${PRUNABLE_INSTANCE} ORDER BY i.deleted_at LIMIT ?2)`,
   },
   // Delivery recovery's record of failed deliveries and backstop finds (src/recovery/): kept as
   // long as the delivery ids they are checked against, by `seen_at` (indexed). A delivery still

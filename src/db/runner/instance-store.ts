@@ -1,13 +1,11 @@
-// A little over the house's ~400 lines: one aggregate's SQL, the instance row with its transitions; most
-// of it is the one status-change statement every writer shares (a guard, the transitions, the UPDATE).
-import { and, desc, eq, type SQL } from "drizzle-orm";
+import { and, eq, getTableColumns, type SQL } from "drizzle-orm";
 import { bucketSql, HISTOGRAMS } from "../../observability/histograms";
 import type { MachineShape } from "../../shapes/machine-shape";
 import type { Db } from "../client";
 import { ADD_OBSERVATION } from "../metrics/histogram-store";
 import { type RunnerSetup, runnerSetupFromRow, runnerSetupStatement } from "../scaleset/runner-setup-store";
 import { scaleSets } from "../scaleset/schema";
-import { type InstanceAddress, type InstanceStatus, instances, instanceTransitions, type RunnerStatus } from "./schema";
+import { type InstanceAddress, type InstanceStatus, type InstanceTransition, instances, type RunnerStatus } from "./schema";
 
 /**
  * D1 access for instances: their lifecycle writes (the scale set object's status changes, in
@@ -116,45 +114,57 @@ const field = (json: string, column: string) =>
   `${column} = CASE WHEN json_type(c.f, '$.${json}') IS NOT NULL THEN json_extract(c.f, '$.${json}') ELSE instances.${column} END`;
 
 /**
- * Statements that insert new instance rows as pending_create (or `creating`, see NewInstance),
- * with their first transitions. Returned unexecuted so the caller can put them in the same batch
- * as other writes.
+ * The statement that inserts new instance rows as pending_create (or `creating`, see NewInstance),
+ * their first transitions in their history. Returned unexecuted so the caller can put it in the
+ * same batch as other writes.
  */
 export function insertInstancesStatements(db: D1Database, rows: NewInstance[], reason: string): D1PreparedStatement[] {
   if (!rows.length) return [];
-  const json = JSON.stringify(rows);
+  const created = entry("json_extract(value, '$.createdAt')", "'status'", "NULL", "'pending_create'", "?2");
+  const creating = entry("json_extract(value, '$.createdAt')", "'status'", "'pending_create'", "'creating'", "?3");
   return [
     db
       .prepare(
         `INSERT INTO instances (id, name, scale_set_id, status, runner_status, runner_status_changed_at, addresses, os_type, os_arch,
-                                jit_on_boot, shape, create_attempt, created_at, updated_at, status_changed_at)
+                                jit_on_boot, shape, create_attempt, created_at, updated_at, status_changed_at, transitions)
          SELECT json_extract(value, '$.id'), json_extract(value, '$.name'), json_extract(value, '$.scaleSetId'),
                 CASE WHEN json_extract(value, '$.creating') THEN 'creating' ELSE 'pending_create' END, 'pending',
                 json_extract(value, '$.createdAt'), '[]', json_extract(value, '$.osType'), json_extract(value, '$.osArch'),
                 coalesce(json_extract(value, '$.jitOnBoot'), 0), json_extract(value, '$.shape'), 1,
-                json_extract(value, '$.createdAt'), json_extract(value, '$.createdAt'), json_extract(value, '$.createdAt')
+                json_extract(value, '$.createdAt'), json_extract(value, '$.createdAt'), json_extract(value, '$.createdAt'),
+                CASE WHEN json_extract(value, '$.creating') THEN json_array(${created}, ${creating}) ELSE json_array(${created}) END
            FROM json_each(?1)`,
       )
-      .bind(json),
-    db
-      .prepare(
-        `INSERT INTO instance_transitions (instance_id, id, at, field, from_value, to_value, reason)
-         SELECT json_extract(value, '$.id'), 1, json_extract(value, '$.createdAt'), 'status', NULL, 'pending_create', ?2 FROM json_each(?1)
-         UNION ALL
-         SELECT json_extract(value, '$.id'), 2, json_extract(value, '$.createdAt'), 'status', 'pending_create', 'creating', ?3
-           FROM json_each(?1) WHERE json_extract(value, '$.creating')`,
-      )
-      .bind(json, reason, CALLING_PROVIDER),
+      .bind(JSON.stringify(rows), reason, CALLING_PROVIDER),
   ];
 }
 
+/** How many transitions an instance's history keeps: a runner's life has about nine. */
+export const HISTORY_LENGTH = 100;
+
+/** One history entry (an InstanceTransition) from SQL expressions. */
+const entry = (at: string, fieldName: string, from: string, to: string, reason: string) =>
+  `json_object('at', ${at}, 'field', ${fieldName}, 'from', ${from}, 'to', ${to}, 'reason', ${reason})`;
+
+const appendIf = (history: string, condition: string, item: string) =>
+  `CASE WHEN ${condition} THEN json_insert(${history}, '$[#]', ${item}) ELSE ${history} END`;
+
+const RUNNER_STATUS = "json_extract(c.f, '$.runnerStatus')";
+
 /**
- * An instance's transitions are numbered within it (the table is keyed by instance and number,
- * WITHOUT ROWID: one row written each). A change's rows take the numbers after the instance's
- * last, two per change in the batch (its status, then its runner status), so the numbers stay
- * unique and in order within one statement whatever it has already inserted.
+ * The history after change `c`: its status move, then its runner status (a report recorded even
+ * unchanged when it asks). A change appends at most two, so the two oldest go first at the bound.
+ * In an UPDATE's SET, `instances.*` are the row's values before it.
  */
-const NEXT_TRANSITION = "(SELECT coalesce(max(t.id), 0) FROM instance_transitions t WHERE t.instance_id = c.id)";
+const NEXT_HISTORY = appendIf(
+  appendIf(
+    `(CASE WHEN json_array_length(instances.transitions) > ${HISTORY_LENGTH - 2} THEN json_remove(instances.transitions, '$[0]', '$[0]') ELSE instances.transitions END)`,
+    "c.from_status != c.to_status",
+    entry("c.at", "'status'", "c.from_status", "c.to_status", "c.reason"),
+  ),
+  `${RUNNER_STATUS} IS NOT NULL AND (${RUNNER_STATUS} != instances.runner_status OR json_extract(c.f, '$.recordRunnerReport') = 1)`,
+  entry("c.at", "'runner_status'", "instances.runner_status", RUNNER_STATUS, "c.reason"),
+);
 
 // Seconds from the instance's creation to the change's onlineAt: the startup observation.
 const STARTUP_SECONDS = "(MAX(0, json_extract(c.f, '$.onlineAt') - i.created_at) / 1000.0)";
@@ -173,8 +183,8 @@ ${ADD_OBSERVATION}`;
 /**
  * Statements applying status changes, each only if the row still has the status the change
  * expects (so a concurrent writer wins cleanly) and, for a guarded change, its guard's columns,
- * recording each applied transition (and the
- * startup time of a runner that came online, when a change says so).
+ * appending each applied transition to the instance's history in the same UPDATE (and recording
+ * the startup time of a runner that came online, when a change says so).
  * The last statement RETURNS the ids that changed.
  */
 export function statusChangeStatements(db: D1Database, changes: (StatusChange | GuardedChange)[]): D1PreparedStatement[] {
@@ -182,23 +192,10 @@ export function statusChangeStatements(db: D1Database, changes: (StatusChange | 
   const json = JSON.stringify(changes);
   const online = changes.some((c) => c.set?.onlineAt !== undefined);
   const moves = changes.some((c) => c.from !== c.to);
+  const deletes = changes.some((c) => c.to === "deleted");
   const sets = (key: keyof InstanceFields) => changes.some((c) => c.set?.[key] !== undefined);
   return [
     ...(online ? [db.prepare(OBSERVE_STARTUP).bind(json, HISTOGRAMS.runnerStartup.name)] : []),
-    db
-      .prepare(
-        `WITH ${CHANGES_CTE}
-         INSERT INTO instance_transitions (instance_id, id, at, field, from_value, to_value, reason)
-         SELECT c.id, ${NEXT_TRANSITION} + 1 + 2 * c.k, c.at, 'status', c.from_status, c.to_status, c.reason
-           FROM changes c JOIN instances i ON ${applies("i")}
-          WHERE c.from_status != c.to_status
-         UNION ALL
-         SELECT c.id, ${NEXT_TRANSITION} + 2 + 2 * c.k, c.at, 'runner_status', i.runner_status, json_extract(c.f, '$.runnerStatus'), c.reason
-           FROM changes c JOIN instances i ON ${applies("i")}
-          WHERE json_extract(c.f, '$.runnerStatus') IS NOT NULL
-            AND (json_extract(c.f, '$.runnerStatus') != i.runner_status OR json_extract(c.f, '$.recordRunnerReport') = 1)`,
-      )
-      .bind(json),
     db
       .prepare(
         `WITH ${CHANGES_CTE}
@@ -206,12 +203,14 @@ export function statusChangeStatements(db: D1Database, changes: (StatusChange | 
            ${
              // Indexed columns are set only when a change in the batch may change them: SQLite
              // rewrites an index entry for every indexed column an UPDATE sets, changed or not, and
-             // each is a billed row written (a runner's report changes its runner status only).
+             // each is a billed row written (of a life's moves, only the one to `deleted` sets one).
              moves
                ? `status = c.to_status,
            status_changed_at = CASE WHEN c.to_status != instances.status THEN c.at ELSE instances.status_changed_at END,`
                : ""
            }
+           ${deletes ? "deleted_at = CASE WHEN c.to_status = 'deleted' THEN c.at ELSE instances.deleted_at END," : ""}
+           transitions = ${NEXT_HISTORY},
            updated_at = c.at,
            runner_status_changed_at = CASE WHEN json_extract(c.f, '$.runnerStatus') IS NOT NULL
                                             AND json_extract(c.f, '$.runnerStatus') != instances.runner_status
@@ -373,8 +372,10 @@ export async function liveInstanceNames(db: D1Database, names: string[]): Promis
 /** The create attempt a booting machine speaks for: what it writes is dropped once the instance is recreated. */
 export type InstanceAttempt = Pick<InstanceSummary, "id" | "createAttempt">;
 
-export type InstanceRow = typeof instances.$inferSelect;
-export type TransitionRow = typeof instanceTransitions.$inferSelect;
+/** An instance's row without its history, which only the one instance's page reads. */
+export type InstanceRow = Omit<typeof instances.$inferSelect, "transitions">;
+
+const { transitions: _history, ...ROW_COLUMNS } = getTableColumns(instances);
 
 /** Instances, oldest first, of one status and/or one scale set when given. */
 export function listInstances(
@@ -385,7 +386,7 @@ export function listInstances(
   if (filter.status) filters.push(eq(instances.status, filter.status));
   if (filter.scaleSetId) filters.push(eq(instances.scaleSetId, filter.scaleSetId));
   return db
-    .select()
+    .select(ROW_COLUMNS)
     .from(instances)
     .where(and(...filters))
     .orderBy(instances.createdAt);
@@ -395,23 +396,18 @@ export function listInstances(
 export async function scaleSetInstances(db: Db, scaleSetId: string): Promise<InstanceRow[] | null> {
   const [found, rows] = await db.batch([
     db.select({ id: scaleSets.id }).from(scaleSets).where(eq(scaleSets.id, scaleSetId)),
-    db.select().from(instances).where(eq(instances.scaleSetId, scaleSetId)).orderBy(instances.createdAt),
+    db.select(ROW_COLUMNS).from(instances).where(eq(instances.scaleSetId, scaleSetId)).orderBy(instances.createdAt),
   ]);
   return found.length ? rows : null;
 }
 
-/** An instance by name with its last 100 status transitions, newest first. */
+/** An instance by name with its history, newest first. */
 export async function instanceWithTransitions(
   db: Db,
   name: string,
-): Promise<{ instance: InstanceRow; transitions: TransitionRow[] } | null> {
-  const [instance] = await db.select().from(instances).where(eq(instances.name, name));
-  if (!instance) return null;
-  const transitions = await db
-    .select()
-    .from(instanceTransitions)
-    .where(eq(instanceTransitions.instanceId, instance.id))
-    .orderBy(desc(instanceTransitions.id))
-    .limit(100);
-  return { instance, transitions };
+): Promise<{ instance: InstanceRow; transitions: InstanceTransition[] } | null> {
+  const [found] = await db.select().from(instances).where(eq(instances.name, name));
+  if (!found) return null;
+  const { transitions, ...instance } = found;
+  return { instance, transitions: [...transitions].reverse() };
 }

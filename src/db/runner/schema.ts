@@ -1,4 +1,4 @@
-import { index, integer, primaryKey, sqliteTable, text } from "drizzle-orm/sqlite-core";
+import { index, integer, sqliteTable, text } from "drizzle-orm/sqlite-core";
 import type { MachineShape } from "../../shapes/machine-shape";
 import { createdAt, updatedAt } from "../columns";
 import { scaleSets } from "../scaleset/schema";
@@ -23,6 +23,15 @@ export type RunnerStatus = (typeof runnerStatuses)[number];
 export interface InstanceAddress {
   address: string;
   type: "public" | "private";
+}
+
+/** One entry of an instance's history (`instances.transitions`). */
+export interface InstanceTransition {
+  at: number;
+  field: "status" | "runner_status";
+  from: string | null;
+  to: string;
+  reason: string;
 }
 
 export const instances = sqliteTable(
@@ -91,37 +100,22 @@ export const instances = sqliteTable(
     createdAt: createdAt(),
     updatedAt: updatedAt(),
     statusChangedAt: integer("status_changed_at").notNull(),
+    /** When it became `deleted` (null while it lives): only that move writes the scale set's index. */
+    deletedAt: integer("deleted_at"),
+    /**
+     * Every change of its status and runner status with why, oldest first, the last 100: kept in
+     * the row, appended by the UPDATE that makes the change, rather than a row written per change.
+     */
+    transitions: text("transitions", { mode: "json" }).$type<InstanceTransition[]>().notNull().default([]),
   },
   (t) => [
-    // A scale set's instances by status (every snapshot), and those deleted since a time (the spend
-    // guard's machine-hours today) without reading the weeks of deleted ones retention keeps. The
-    // (scale_set_id, status) index it begins with is gone: each index is a row written per change.
-    // Retention reaches deleted instances through it too, scale set by scale set: a
-    // (status, status_changed_at) index cost a row written on every status change (dropped, migration 0029).
-    index("instances_scale_set_status_changed_idx").on(t.scaleSetId, t.status, t.statusChangedAt),
-    // No index on job_id (dropped in migration 0028): nothing looks an instance up by it.
-    index("instances_job_seq_idx").on(t.jobSeq),
+    // A scale set's live instances (deleted_at null: every snapshot) and those deleted since a time
+    // (the spend guard's machine-hours today, retention, the dashboard), without reading the weeks
+    // of deleted ones retention keeps. Only the move to `deleted` writes it: an index on status was
+    // a row written by every status change (dropped, migrations 0029 and 0030).
+    index("instances_scale_set_deleted_idx").on(t.scaleSetId, t.deletedAt),
+    // No index on job_id or job_seq (dropped in migrations 0028 and 0031): each was a row written by
+    // the insert and by the runner's link to its job, and retention, the one reader by job, reads
+    // the live instances' jobs once instead.
   ],
-);
-
-/**
- * Append-only: every change of an instance's status or runner status, with why. Keyed by the
- * instance and a number that grows within it, WITHOUT ROWID since migration 0029 (drizzle cannot
- * say so): one B-tree, so a transition is one row written, not a row and its index entry.
- */
-export const instanceTransitions = sqliteTable(
-  "instance_transitions",
-  {
-    instanceId: text("instance_id")
-      .notNull()
-      .references(() => instances.id, { onDelete: "cascade" }),
-    /** Grows within the instance (src/db/runner/instance-store.ts numbers them); rows of 0028 kept theirs. */
-    id: integer("id").notNull(),
-    at: integer("at").notNull(),
-    field: text("field", { enum: ["status", "runner_status"] }).notNull(),
-    fromValue: text("from_value"),
-    toValue: text("to_value").notNull(),
-    reason: text("reason").notNull(),
-  },
-  (t) => [primaryKey({ columns: [t.instanceId, t.id] })],
 );

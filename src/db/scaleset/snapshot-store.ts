@@ -5,7 +5,7 @@ import type { QueuedShapedJob } from "../../shapes/shaped-jobs";
 import type { Forge } from "../github/schema";
 import { hasServingTwin } from "../jobs/job-twins";
 import type { JobStatus } from "../jobs/schema";
-import { type InstanceStatus, instanceStatuses, type RunnerStatus } from "../runner/schema";
+import type { InstanceStatus, RunnerStatus } from "../runner/schema";
 import { shapedQueueFrom, shapedQueueStatement } from "../shapes/shaped-job-store";
 import type { JitConfigTiming, MinIdleScheduleEntry, ScaleSetIntake } from "./schema";
 
@@ -120,27 +120,24 @@ export interface ScaleSetSnapshotRows {
   oldestQueued: { seq: number; id: number; repository: string; queuedAt: number }[];
   /** Machine time of its instances within the UTC day of `now` up to `now` (ms): the spend guard's figure. */
   machineMsToday: number;
+  /** When its last machine was deleted (null: it never had one): how long it has had none, for an idle tick. */
+  lastDeletedAt: number | null;
   /** A shaped scale set's queued jobs not refused yet, oldest first (empty for any other). */
   shapedQueue: QueuedShapedJob[];
 }
 
-const NOT_DELETED = instanceStatuses
-  .filter((s) => s !== "deleted")
-  .map((s) => `'${s}'`)
-  .join(", ");
-
 /**
  * Machine time of a scale set's instances in [dayStart, now]: each one's overlap of [created_at,
  * its deletion or now] with the day (scaleset/guards/spend-guard.ts machineMsInDay). Deleted instances
- * are kept for weeks (retention), so the deleted ones are reached through
- * instances_scale_set_status_changed_idx by their deletion time (today's only), and the live
- * ones through their statuses, never by a scan of the scale set's history.
+ * are kept for weeks (retention): both halves go through instances_scale_set_deleted_idx, the live
+ * ones (no deletion time) and those deleted today, never by a scan of the scale set's history.
  */
 const MACHINE_MS_TODAY = `SELECT
    (SELECT coalesce(sum(max(0, ?3 - max(created_at, ?2))), 0) FROM instances
-     WHERE scale_set_id = ?1 AND status IN (${NOT_DELETED}))
- + (SELECT coalesce(sum(max(0, min(status_changed_at, ?3) - max(created_at, ?2))), 0) FROM instances
-     WHERE scale_set_id = ?1 AND status = 'deleted' AND status_changed_at > ?2) AS ms`;
+     WHERE scale_set_id = ?1 AND deleted_at IS NULL)
+ + (SELECT coalesce(sum(max(0, min(deleted_at, ?3) - max(created_at, ?2))), 0) FROM instances
+     WHERE scale_set_id = ?1 AND deleted_at > ?2) AS ms,
+   (SELECT max(deleted_at) FROM instances WHERE scale_set_id = ?1) AS last_deleted_at`;
 
 /** `now`: the time the spend guard's machine time is counted up to (within its UTC day). */
 export async function loadScaleSetSnapshot(db: D1Database, scaleSetId: string, now = Date.now()): Promise<ScaleSetSnapshotRows> {
@@ -164,7 +161,7 @@ export async function loadScaleSetSnapshot(db: D1Database, scaleSetId: string, n
                 i.job_id, j.status AS job_status, i.job_seq, j.repository AS job_repository,
                 coalesce(j.queued_at, j.created_at) AS job_queued_at, i.shape, i.created_at, i.status_changed_at
            FROM instances i LEFT JOIN jobs j ON j.seq = i.job_seq
-          WHERE i.scale_set_id = ? AND i.status != 'deleted'`,
+          WHERE i.scale_set_id = ? AND i.deleted_at IS NULL`,
       )
       .bind(scaleSetId),
     // A job another row of serves (its organization's hook reported it too: job-twins.ts) asks for no runner here.
@@ -280,6 +277,7 @@ export async function loadScaleSetSnapshot(db: D1Database, scaleSetId: string, n
       queuedAt: r.queued_at,
     })),
     machineMsToday: Number((spendRes!.results[0] as { ms: number } | undefined)?.ms ?? 0),
+    lastDeletedAt: (spendRes!.results[0] as { last_deleted_at: number | null } | undefined)?.last_deleted_at ?? null,
     shapedQueue: shapedQueueFrom(shapedRes!.results as Record<string, unknown>[]),
   };
 }

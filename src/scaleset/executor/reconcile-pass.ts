@@ -171,7 +171,8 @@ export class ReconcilePass {
       minIdle: planInput.config.minIdleRunners,
     });
     const acted = result.actions.length > 0 || staleCorrected;
-    state.setTimer("tick", Date.now() + tickDelay(error === null ? result.summary : null, acted, settings));
+    const quiet = { lastDeletedAt: rows.lastDeletedAt, now: Date.now() };
+    state.setTimer("tick", Date.now() + tickDelay(error === null ? result.summary : null, acted, settings, quiet));
     state.setTimer("wake", result.wakeAt);
     return acted;
   }

@@ -1,6 +1,7 @@
 import { sampleStatement } from "../../db/metrics/scaleset-sample-store";
 import { logAt } from "../../observability/log";
 import {
+  BUSY_FLUSH_MS,
   counterName,
   countersFlushedAt,
   countReconcile,
@@ -26,9 +27,6 @@ interface Written {
   sampledZero: boolean;
 }
 const writtenBySet = new Map<string, Written>();
-
-/** How often a run that called out (or changed its desired count) writes its counts at most. */
-const BUSY_FLUSH_MS = 30_000;
 
 import { passLevel } from "../log-levels";
 import type { ObjectState } from "../object/object-state";

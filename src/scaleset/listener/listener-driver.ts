@@ -8,7 +8,7 @@
 import { recordWorkflowJob } from "../../db/jobs/delivery-store";
 import type { ScaleSetRecord } from "../../db/scaleset/snapshot-store";
 import { logEvent as log, logger } from "../../observability/log";
-import { count, counterName } from "../../observability/op-counters";
+import { count, counterName, observe } from "../../observability/op-counters";
 import type { ActionsServicePort, QueueMessage, UnreadableMessage } from "./actions-port";
 import {
   type ListenerState,
@@ -106,8 +106,8 @@ async function poll(ctx: ListenerDriverContext): Promise<StepOutcome> {
     log({ event: "listener_jobs_acquired", scale_set: ss.id, requested: plan.acquire.length, acquired: acquired.value.length });
   }
   const at = ctx.now();
-  for (const j of plan.jobs)
-    await recordWorkflowJob(ctx.db, {
+  for (const j of plan.jobs) {
+    const recorded = await recordWorkflowJob(ctx.db, {
       deliveryId: j.key,
       event: "scaleset_message",
       action: j.action,
@@ -115,6 +115,8 @@ async function poll(ctx: ListenerDriverContext): Promise<StepOutcome> {
       reach: [ss.id],
       receivedAt: at,
     });
+    if (recorded.kind === "recorded") for (const o of recorded.observed) observe(o.metric, o.scaleSetId, o.bucket, o.seconds);
+  }
   const acked = await port.deleteMessage(session, msg.messageId);
   if (!acked.ok) return { step: "poll", ok: false, error: acked.error };
   traceInvalid(ss.id, msg);

@@ -63,6 +63,9 @@ describe("how an entity's lost deliveries are found", () => {
     const stale = recoveryCheck(e, { intervalMs: 60_000, lastPassAt: NOW - 3_600_000 }, NOW)!;
     expect(stale.status).toBe("warn");
     expect(stale.summary).toContain("last ran 60 min ago");
+    // A quiet pass records itself every 5 minutes: 9 minutes is on time, 11 is late.
+    expect(recoveryCheck(e, { intervalMs: 60_000, lastPassAt: NOW - 9 * 60_000 }, NOW)!.status).toBe("ok");
+    expect(recoveryCheck(e, { intervalMs: 60_000, lastPassAt: NOW - 11 * 60_000 }, NOW)!.status).toBe("warn");
   });
 
   it("nothing finds its lost deliveries: fail", () => {

@@ -1,6 +1,6 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it, vi } from "vitest";
-import { RETRY_FIRST_MS } from "../../../src/recovery/pass-timing";
+import { LAST_PASS_REFRESH_MS, RETRY_FIRST_MS } from "../../../src/recovery/pass-timing";
 import { hookWatchKey } from "../../../src/recovery/watch-list";
 import { callsTo, jobsOf, lostJobs, lostJobsApart, pass, recoveriesOf, recoveryWorld, watchRow } from "./recovery-world";
 
@@ -44,6 +44,23 @@ describe("recovery through an entity's hook", () => {
     const calls = await w.github.requests();
     expect(calls.map((c) => c.operation)).toEqual(["list_hook_deliveries"]);
     expect(await recoveriesOf(hookWatchKey(w.entityId))).toHaveLength(3);
+  });
+
+  it("a quiet pass records itself at most every LAST_PASS_REFRESH_MS: each record is a row written", async () => {
+    const w = await recoveryWorld();
+    await lostJobs(w.github, 1);
+    const t0 = Date.now();
+    const lastAt = async () => (await env.DB.prepare("SELECT at FROM recovery_last_pass WHERE id = 1").first<{ at: number }>())!.at;
+    // The first passes take the delivery in and move the watch on: each records itself.
+    await pass({}, t0);
+    expect(await lastAt()).toBe(t0);
+    await pass({}, t0 + 60_000);
+    const settled = await lastAt();
+    // Then nothing happens: the record stays until it is LAST_PASS_REFRESH_MS old.
+    await pass({}, settled + 60_000);
+    expect(await lastAt()).toBe(settled);
+    await pass({}, settled + LAST_PASS_REFRESH_MS);
+    expect(await lastAt()).toBe(settled + LAST_PASS_REFRESH_MS);
   });
 
   it("skips a delivery whose GUID is stored (it reached us, though GitHub gave up waiting): recorded, never fetched", async () => {
