@@ -36,15 +36,53 @@ export function applyLocalMigrations(configPath, state, { cwd, env }) {
   if (migrate.status !== 0) throw new Error(`migrations failed:\n${migrate.stdout}\n${migrate.stderr}`);
 }
 
-export function freePort() {
+/** Listens on `port` (0: one the system picks) and closes again: the port, or null if it was taken. */
+function tryPort(port) {
   return new Promise((res, rej) => {
     const s = createServer();
-    s.once("error", rej);
-    s.listen(0, "127.0.0.1", () => {
+    s.once("error", (err) => (port && err.code === "EADDRINUSE" ? res(null) : rej(err)));
+    s.listen(port, "127.0.0.1", () => {
       const { port } = s.address();
       s.close(() => res(port));
     });
   });
+}
+
+/** Every port freePort handed out in this process: never handed out twice. */
+const handedOut = new Set();
+
+/**
+ * A loopback port nothing listens on, for a server about to start there. A port is handed out
+ * once per process: the coordinator killed and started again on its port (a restart, an outage)
+ * leaves it free meanwhile, and it must still be its own when it comes back.
+ *
+ * With E2E_PORT_RANGE=from-to (a parallel end-to-end run gives each of its scenarios a range of
+ * its own, e2e/parallel.ts), the port comes from that range, which lies below the system's
+ * ephemeral ports: no port the system hands out (a listener on port 0, an outgoing connection)
+ * and no other scenario can take it while its server is down. Else the system picks it.
+ */
+export async function freePort() {
+  const range = process.env.E2E_PORT_RANGE?.match(/^(\d+)-(\d+)$/);
+  if (!range) {
+    for (;;) {
+      const port = await tryPort(0);
+      if (!handedOut.has(port)) {
+        handedOut.add(port);
+        return port;
+      }
+    }
+  }
+  const [from, to] = [Number(range[1]), Number(range[2])];
+  // From a random place in the range: the scenario before this one in its range may have just let its ports go.
+  const size = to - from + 1;
+  const start = Math.floor(Math.random() * size);
+  for (let i = 0; i < size; i++) {
+    const port = from + ((start + i) % size);
+    if (handedOut.has(port) || (await tryPort(port)) === null) continue;
+    handedOut.add(port);
+    return port;
+  }
+  throw new Error(`no free port left in E2E_PORT_RANGE ${from}-${to}`);
 }
 
 /**

@@ -1,5 +1,5 @@
 /**
- * npm run e2e [-- A|B ...] [--repeat N] [--profile loopback|production] [--shim sync|async]
+ * npm run e2e [-- A|B ...] [--repeat N] [--parallel N] [--profile loopback|production] [--shim sync|async]
  *
  * End-to-end scenarios on one machine: the coordinator under `wrangler dev`, the fake GitHub
  * playing workflows, the simulator shim running simulated runners (see e2e/stack.ts). Each
@@ -19,8 +19,15 @@
  * A passing scenario prints its JSON line alone. A failing one also prints what it said on its
  * way (e2e/progress.ts; E2E_VERBOSE=1 prints that as it goes) and each broken invariant. The last
  * line counts the scenarios: `e2e: N passed, N failed`.
+ *
+ * --parallel N runs up to N scenarios at a time (default 1: one after the other, in this
+ * process), each in a child process of its own (e2e/parallel.ts): every scenario makes its own
+ * world (its own coordinator, fakes and shims, each on ports of its own), so they share nothing
+ * but the machine. They are started in the order given: the longest first makes the shortest run.
+ * Lines come out as each scenario ends; the summary lines are the same.
  */
 import { runForgesScenario } from "./forges.ts";
+import { runInChildren } from "./parallel.ts";
 import { profileFromArgs } from "./profiles.ts";
 import { dropHeld, say, showHeld } from "./progress.ts";
 import { runScenario } from "./scenario-runner.ts";
@@ -29,14 +36,31 @@ import { runShapesScenario } from "./shapes.ts";
 
 const { profile, rest: args } = profileFromArgs(process.argv.slice(2));
 let repeat = 1;
+let parallel = 1;
 const names: string[] = [];
 for (let i = 0; i < args.length; i++) {
   if (args[i] === "--repeat") repeat = Number(args[++i]);
-  else names.push(args[i]!.toUpperCase());
+  else if (args[i] === "--parallel") {
+    parallel = Number(args[++i]);
+    if (!Number.isInteger(parallel) || parallel < 1) throw new Error("--parallel takes a whole number of scenarios, 1 or more");
+  } else names.push(args[i]!.toUpperCase());
 }
 /** Scenarios in worlds of their own, each in its file. */
 const ownWorlds: Record<string, typeof runForgesScenario> = { G: runForgesScenario, SHAPES: runShapesScenario };
 const chosen = names.length ? names : [...Object.keys(scenarios), ...Object.keys(ownWorlds)];
+for (const name of chosen)
+  if (!scenarios[name] && !ownWorlds[name])
+    throw new Error(`no scenario ${name}; have ${[...Object.keys(scenarios), ...Object.keys(ownWorlds)].join(", ")}`);
+
+if (parallel > 1 && chosen.length * repeat > 1) {
+  // The profile's own arguments go to every child, which runs one scenario once.
+  const profileArgs = ["--profile", profile.name, "--shim", profile.shim];
+  if (profile.shimBatchMax !== null) profileArgs.push("--shim-batch", String(profile.shimBatchMax));
+  const runs = Array.from({ length: repeat }, () => chosen).flat();
+  const { passed, failed } = await runInChildren(runs, parallel, profileArgs);
+  process.stderr.write(`e2e: ${passed} passed, ${failed} failed\n`);
+  process.exit(failed ? 1 : 0);
+}
 
 // A run stopped from outside (a time limit, Ctrl-C) still shows how far its scenario had got.
 for (const [signal, code] of [
@@ -54,7 +78,6 @@ for (let r = 0; r < repeat; r++) {
   for (const name of chosen) {
     const sc = scenarios[name];
     const own = ownWorlds[name];
-    if (!sc && !own) throw new Error(`no scenario ${name}; have ${[...Object.keys(scenarios), ...Object.keys(ownWorlds)].join(", ")}`);
     const t = Date.now();
     say(`scenario ${name}${repeat > 1 ? ` (run ${r + 1}/${repeat})` : ""}`);
     let out: Awaited<ReturnType<typeof runScenario>>;
@@ -76,5 +99,6 @@ for (let r = 0; r < repeat; r++) {
     }
   }
 }
-process.stderr.write(`e2e: ${passed} passed, ${failed} failed\n`);
+// A child of a parallel run (e2e/parallel.ts) leaves the count to its parent.
+if (!process.env.E2E_CHILD) process.stderr.write(`e2e: ${passed} passed, ${failed} failed\n`);
 process.exit(failed ? 1 : 0);

@@ -7,9 +7,10 @@
  * and a signed callback; and the EC2 shim Worker under `wrangler dev` against the fake EC2, whose
  * pages are cut to 2 instances so listing has to follow NextToken; the GCE shim Worker likewise
  * against the fake Compute Engine (pages of 2, nextPageToken); and the Hetzner shim Worker the
- * same way against the fake Hetzner Cloud (pages of 2, so listing follows next_page). Prints one
- * line of counts, and the table of each shim that failed a check (every table with
- * E2E_VERBOSE=1); exits 1 if any check failed.
+ * same way against the fake Hetzner Cloud (pages of 2, so listing follows next_page). The shims
+ * are checked at the same time, each against a world of its own (its fakes, its callback port).
+ * Prints one line of counts, and the table of each shim that failed a check (every table with
+ * E2E_VERBOSE=1), whole, as that shim is done; exits 1 if any check failed.
  */
 import "../shims/ts-resolve.ts";
 import { freePort } from "../bench/harness.mjs";
@@ -131,18 +132,15 @@ const targets: Record<string, (callbackUrl: string) => Promise<Target>> = {
 };
 
 const chosen = process.argv.slice(2).length ? process.argv.slice(2) : Object.keys(targets);
-// Each shim's table (a line per check) is printed only when one of its checks fails, or as it
-// comes with E2E_VERBOSE=1: a green run prints one line of counts.
+for (const name of chosen) if (!targets[name]) throw new Error(`no target ${name}; have ${Object.keys(targets).join(", ")}`);
+// Each shim's table (a line per check) is printed only when one of its checks fails, or with
+// E2E_VERBOSE=1: a green run prints one line of counts.
 const verbose = process.env.E2E_VERBOSE === "1";
 const total = { passed: 0, failed: 0, skipped: 0 };
-for (const name of chosen) {
-  const start = targets[name];
-  if (!start) throw new Error(`no target ${name}; have ${Object.keys(targets).join(", ")}`);
+async function check(name: string) {
   const port = await freePort();
-  const target = await start(`http://127.0.0.1:${port}/api/v1/providers/conformance/callbacks`);
-  const table: string[] = [];
-  const print = (line: string) => (verbose ? console.log(line) : table.push(line));
-  print(`shim conformance: ${name} (${target.url})`);
+  const target = await targets[name]!(`http://127.0.0.1:${port}/api/v1/providers/conformance/callbacks`);
+  const table = [`shim conformance: ${name} (${target.url})`];
   try {
     const report = await runConformance({
       url: target.url,
@@ -150,21 +148,24 @@ for (const name of chosen) {
       provider: target.provider,
       callbackPort: port,
       waitMs: 20_000,
-      onResult: (r) => print(formatResult(r)),
+      onResult: (r) => table.push(formatResult(r)),
     });
-    print(`${name}: ${formatTotals(report)}`);
-    if (report.failed && !verbose) console.log(table.join("\n"));
+    table.push(`${name}: ${formatTotals(report)}`);
+    if (report.failed || verbose) console.log(table.join("\n"));
     total.passed += report.passed;
     total.failed += report.failed;
     total.skipped += report.skipped;
   } catch (err) {
-    if (!verbose) console.log(table.join("\n"));
+    console.log(table.join("\n"));
     throw err;
   } finally {
     await target.stop();
   }
 }
+const ended = await Promise.allSettled(chosen.map(check));
+const thrown = ended.flatMap((e) => (e.status === "rejected" ? [e.reason] : []));
+for (const err of thrown) console.error(err);
 console.log(
   `shim conformance: ${total.passed} passed, ${total.failed} failed, ${total.skipped} skipped (${chosen.join(", ")}; ${Math.round(performance.now() / 1000)} s)`,
 );
-process.exit(total.failed ? 1 : 0);
+process.exit(total.failed || thrown.length ? 1 : 0);

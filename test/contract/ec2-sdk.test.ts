@@ -314,26 +314,34 @@ describe("StopInstances, StartInstances, TerminateInstances", () => {
       new RunInstancesCommand({ ImageId: "ami-0123456789abcdef0", InstanceType: "t3.micro", MinCount: 1, MaxCount: 1 }),
     );
     const id = launched.Instances![0]!.InstanceId!;
+    await waitForState(id, "running");
     const commands = [
-      ["StopInstances", new StopInstancesCommand({ InstanceIds: [id] }), (o: any) => o.StoppingInstances],
-      ["StartInstances", new StartInstancesCommand({ InstanceIds: [id] }), (o: any) => o.StartingInstances],
-      ["TerminateInstances", new TerminateInstancesCommand({ InstanceIds: [id] }), (o: any) => o.TerminatingInstances],
+      ["StopInstances", new StopInstancesCommand({ InstanceIds: [id] }), (o: any) => o.StoppingInstances, "stopped"],
+      ["StartInstances", new StartInstancesCommand({ InstanceIds: [id] }), (o: any) => o.StartingInstances, "running"],
+      ["TerminateInstances", new TerminateInstancesCommand({ InstanceIds: [id] }), (o: any) => o.TerminatingInstances, "terminated"],
     ] as const;
-    for (const [action, command, pick] of commands) {
-      // Each from a settled state: running before stop, stopped before start.
-      await waitForState(id, action === "StartInstances" ? "stopped" : "running");
-      const out = await sdk.send(command as any);
-      const change = pick(out)[0];
-      expect(change.InstanceId).toBe(id);
-      // The shim's call repeats the SDK's on the instance now in transition: EC2 answers with its current state.
-      const mine = await shim.call(action, instanceIdsParams([id]));
-      expect(mine.ok).toBe(true);
-      expect(parseStateChanges((mine as { doc: any }).doc, action)[0]).toMatchObject({
-        instanceId: id,
-        currentState: change.CurrentState.Name,
-      });
-      const { sdk: sent, shim: mineSent } = await lastTwo();
-      expect(mineSent.params).toEqual(sent.params);
+    // Each transition lasts until the test ends it (the account's 50 ms would end it between the
+    // two calls on a busy machine): both calls meet the instance in the same transition.
+    await account.configure({ boot_delay_ms: 3_600_000, stop_delay_ms: 3_600_000 });
+    try {
+      for (const [action, command, pick, settled] of commands) {
+        const out = await sdk.send(command as any);
+        const change = pick(out)[0];
+        expect(change.InstanceId).toBe(id);
+        // The shim's call repeats the SDK's on the instance now in transition: EC2 answers with its current state.
+        const mine = await shim.call(action, instanceIdsParams([id]));
+        expect(mine.ok).toBe(true);
+        expect(parseStateChanges((mine as { doc: any }).doc, action)[0]).toMatchObject({
+          instanceId: id,
+          currentState: change.CurrentState.Name,
+        });
+        const { sdk: sent, shim: mineSent } = await lastTwo();
+        expect(mineSent.params).toEqual(sent.params);
+        // The transition ends as EC2's would, in the state the next command starts from.
+        await account.patchInstance(id, { state: settled });
+      }
+    } finally {
+      await account.configure({ boot_delay_ms: 50, stop_delay_ms: 50 });
     }
   });
 });
