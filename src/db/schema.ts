@@ -16,7 +16,7 @@ import { jobs, webhookDeliveries } from "./jobs/schema";
 import { counters, metricHistograms, scaleSetSamples, usageDays } from "./metrics/schema";
 import { providers } from "./providers/schema";
 import { deliveryRecoveries, deliveryWatches, recoveryLastPass } from "./recovery/schema";
-import { retentionLastRun } from "./retention/schema";
+import { retentionCursors, retentionLastRun } from "./retention/schema";
 import { instances } from "./runner/schema";
 import { scaleSets } from "./scaleset/schema";
 
@@ -40,6 +40,7 @@ export const schema = {
   counters,
   githubBudget,
   retentionLastRun,
+  retentionCursors,
   apiTokens,
   auditLog,
   metricHistograms,

@@ -10,7 +10,7 @@
 
 import { addToCounterStatement, type StatementMaker } from "../db/metrics/counters-store";
 import { addObservationsStatement, type HistogramSeriesRow } from "../db/metrics/histogram-store";
-import { addUsageStatement, usageDay } from "../db/metrics/usage-store";
+import { addUsageStatements, usageDay, usageStatementCount } from "../db/metrics/usage-store";
 import { invocationBudget, invocationSpent } from "../lib/invocation-cost";
 import { peekTally, takeTally, tally, tallyPendingSince } from "../lib/usage-tally";
 import { errorText, logError } from "./log";
@@ -144,13 +144,15 @@ export async function flushUsage<S>(db: Batcher<S>, now = Date.now()): Promise<v
   const { entries } = takeTally();
   if (!entries.length) return;
   // Within what the invocation has left of its D1 queries (50 on the Free plan): the rest waits.
+  // A statement per cause, so the causes that do not fit go back whole.
   const room = Math.max(0, invocationBudget().d1Queries - (invocationSpent()?.d1Queries ?? 0) - 1);
-  const writing = entries.slice(0, room);
-  for (const [unit, kind, value] of entries.slice(room)) tally(unit, kind, value);
+  const kinds = [...new Set(entries.map(([, kind]) => kind))].slice(0, room);
+  const writing = entries.filter(([, kind]) => kinds.includes(kind));
+  for (const [unit, kind, value] of entries) if (!kinds.includes(kind)) tally(unit, kind, value);
   if (!writing.length) return;
   const day = usageDay(now);
   try {
-    await db.batch(writing.map(([unit, kind, value]) => addUsageStatement(db, day, unit, kind, value)));
+    await db.batch(addUsageStatements(db, day, writing));
   } catch (e) {
     for (const [unit, kind, value] of writing) tally(unit, kind, value);
     logError({ event: "usage_flush_failed", error: errorText(e) });
@@ -181,13 +183,13 @@ export function drainCounterStatements<S>(
   for (const [key] of observed) pendingObservations.delete(key);
   // The usage tally rides along when it is due (or asked for), as long as the flush has room for all of it.
   const wanted = usage === "all" || (usage === "due" && usageFlushDue(now));
-  const usageEntries = wanted && taken.length + observed.length + peekTally().length <= max ? takeTally() : null;
+  const usageEntries = wanted && taken.length + observed.length + usageStatementCount(peekTally()) <= max ? takeTally() : null;
   const day = usageDay(now);
   return {
     statements: [
       ...taken.map(([name, value]) => addToCounterStatement(db, name, value, now)),
       ...observed.map(([, row]) => addObservationsStatement(db, row)),
-      ...(usageEntries?.entries.map(([unit, kind, value]) => addUsageStatement(db, day, unit, kind, value)) ?? []),
+      ...(usageEntries ? addUsageStatements(db, day, usageEntries.entries) : []),
     ],
     restore: () => {
       for (const [name, value] of taken) count(name, value);

@@ -3,7 +3,8 @@
  *
  * Each batch deletes "the oldest N eligible rows" of one table, so a run needs no cursor: when
  * the query cap stops it, the next run starts over and finds the rows that are left. A table is
- * done for this run when a batch comes back short (nothing eligible is left). Tables take turns,
+ * done for this run when a batch comes back short (nothing eligible is left). A table walked by
+ * its key (key-walk.ts) keeps a cursor in D1 instead, and is done when its lap ends. Tables take turns,
  * so a backlog in one (the first run on a year-old database) does not starve the others; a table
  * with `after` waits until that table is done (rows that reference another table's go first).
  */
@@ -54,13 +55,13 @@ export function nextTarget<T extends PruneTarget>(
   return null;
 }
 
-/** The progress after one batch of `target` that deleted `deleted` rows (of at most `batchSize`). */
-export function afterBatch(p: RunProgress, target: PruneTarget, deleted: number, batchSize: number): RunProgress {
+/** The progress after one batch of `target` that deleted `deleted` rows; `done`: nothing eligible is left for this run (a short batch). */
+export function afterBatch(p: RunProgress, target: PruneTarget, deleted: number, done: boolean): RunProgress {
   const { table } = target;
   return {
     queries: p.queries + target.queries,
     deleted: { ...p.deleted, [table]: (p.deleted[table] ?? 0) + deleted },
-    finished: deleted < batchSize ? [...p.finished, table] : p.finished,
+    finished: done ? [...p.finished, table] : p.finished,
     last: table,
   };
 }

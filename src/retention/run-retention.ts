@@ -33,7 +33,8 @@ export async function runRetention(
   let error: string | null = null;
   for (let table = nextTarget(PRUNE_TABLES, progress, settings); table; table = nextTarget(PRUNE_TABLES, progress, settings)) {
     try {
-      progress = afterBatch(progress, table, await pruneBatch(db, table, cutoffs, settings.batchSize, now), settings.batchSize);
+      const batch = await pruneBatch(db, table, cutoffs, settings.batchSize, now);
+      progress = afterBatch(progress, table, batch.deleted, batch.done);
     } catch (err) {
       error = `${table.table}: ${String(err)}`;
       progress = { ...progress, queries: progress.queries + table.queries };

@@ -71,7 +71,7 @@ function play(rows: Record<string, number>, maxQueries: number, batchSize: numbe
     const n = Math.min(batchSize, left[t.table] ?? 0);
     left[t.table] = (left[t.table] ?? 0) - n;
     order.push(t.table);
-    p = afterBatch(p, t, n, batchSize);
+    p = afterBatch(p, t, n, n < batchSize);
   }
   return { order, progress: p, left, complete: runComplete(list, p) };
 }

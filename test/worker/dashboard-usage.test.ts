@@ -7,7 +7,7 @@ import { overview } from "../../src/db/dashboard/overview-queries";
 import type { Env } from "../../src/env";
 import { takeTally } from "../../src/lib/usage-tally";
 import { createSession, SESSION_COOKIE } from "../../src/ui/session";
-import { ADMIN_TOKEN } from "./helpers";
+import { ADMIN_TOKEN, usageRow } from "./helpers";
 
 /**
  * The overview's "Cloudflare usage this month": the month's rows of usage_days priced on each
@@ -99,25 +99,24 @@ describe("the overview's Cloudflare usage this month", () => {
 
     await env.DB.prepare("DELETE FROM usage_days").run();
     takeTally(); // nothing this isolate counted before comes into the figures
-    const add = env.DB.prepare("INSERT INTO usage_days (day, unit, kind, value) VALUES (?, ?, ?, ?)");
     await env.DB.batch([
       // Today: 85,000 D1 rows written, 85 % of the Free plan's 100,000 a day, by six causes.
-      add.bind(today, "d1_rows_written", "reconcile", 50_000),
-      add.bind(today, "d1_rows_written", "listener", 20_000),
-      add.bind(today, "d1_rows_written", "webhook", 9_000),
-      add.bind(today, "d1_rows_written", "alarm", 3_000),
-      add.bind(today, "d1_rows_written", "retention", 2_000),
-      add.bind(today, "d1_rows_written", "dashboard", 1_000),
-      add.bind(today, "d1_rows_read", "reconcile", 1_200_000),
-      add.bind(today, "worker_requests", "webhook", 4_000),
-      add.bind(today, "do_requests", "alarm", 6_000),
-      add.bind(today, "do_active_ms", "alarm", 8_000_000), // 1,000 GB-s at 128 MB
-      add.bind(today, "subrequests", "reconcile", 7_000),
+      usageRow(today, "d1_rows_written", "reconcile", 50_000),
+      usageRow(today, "d1_rows_written", "listener", 20_000),
+      usageRow(today, "d1_rows_written", "webhook", 9_000),
+      usageRow(today, "d1_rows_written", "alarm", 3_000),
+      usageRow(today, "d1_rows_written", "retention", 2_000),
+      usageRow(today, "d1_rows_written", "dashboard", 1_000),
+      usageRow(today, "d1_rows_read", "reconcile", 1_200_000),
+      usageRow(today, "worker_requests", "webhook", 4_000),
+      usageRow(today, "do_requests", "alarm", 6_000),
+      usageRow(today, "do_active_ms", "alarm", 8_000_000), // 1,000 GB-s at 128 MB
+      usageRow(today, "subrequests", "reconcile", 7_000),
       ...(early
-        ? [add.bind(firstOfMonth, "d1_rows_written", "reconcile", earlier), add.bind(firstOfMonth, "do_requests", "alarm", 1_400_000)]
+        ? [usageRow(firstOfMonth, "d1_rows_written", "reconcile", earlier), usageRow(firstOfMonth, "do_requests", "alarm", 1_400_000)]
         : []),
       // Last month's: not this month's.
-      add.bind(lastMonth, "d1_rows_written", "reconcile", 9_000_000),
+      usageRow(lastMonth, "d1_rows_written", "reconcile", 9_000_000),
     ]);
 
     const { html, trips } = await overviewPage("free");
@@ -184,9 +183,7 @@ describe("the overview's Cloudflare usage this month", () => {
     const today = new Date().toISOString().slice(0, 10);
     await env.DB.prepare("DELETE FROM usage_days").run();
     takeTally();
-    await env.DB.prepare("INSERT INTO usage_days (day, unit, kind, value) VALUES (?, 'worker_requests', 'webhook', 104000)")
-      .bind(today)
-      .run();
+    await usageRow(today, "worker_requests", "webhook", 104_000).run();
     const { html } = await overviewPage(undefined);
     expect(cells(html, "worker_requests")[4]).toBe('<span class="badge bad">104 %</span>');
     const text = sectionText(html);

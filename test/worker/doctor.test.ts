@@ -10,7 +10,7 @@ import type { Seed, SeedHookDelivery } from "../fake-github/types";
 import { createTenant } from "../fake-shim/control";
 import { accessEnv } from "./access-helpers";
 import { APP_ID, appKeyPkcs1, createAppCredential, createEndpoint, createPatCredential, newWorld } from "./github-helpers";
-import { api, expectErrorShape, seed, unique } from "./helpers";
+import { api, expectErrorShape, seed, unique, usageRow } from "./helpers";
 import { login, ui } from "./ui-helpers";
 
 // The setup check against the real pieces: the Worker in workerd with D1 and the scale set
@@ -247,12 +247,12 @@ describe("GET /api/v1/doctor", () => {
     await env.DB.prepare("DELETE FROM usage_days").run();
     takeTally();
     await env.DB.batch(
-      [
-        ["reconcile", 60_000],
-        ["webhook", 25_000],
-      ].map(([kind, value]) =>
-        env.DB.prepare("INSERT INTO usage_days (day, unit, kind, value) VALUES (?, 'd1_rows_written', ?, ?)").bind(today, kind, value),
-      ),
+      (
+        [
+          ["reconcile", 60_000],
+          ["webhook", 25_000],
+        ] as const
+      ).map(([kind, value]) => usageRow(today, "d1_rows_written", kind, value)),
     );
     // On the Free plan, 85,000 of the 100,000 D1 rows written a day: a warning, with the cause.
     const free = byId((await runDoctor({ ...env, CLOUDFLARE_PLAN: "free" } as typeof env, {}))!, "cloudflare.usage");

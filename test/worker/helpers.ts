@@ -1,7 +1,9 @@
 import { runInDurableObject } from "cloudflare:test";
 import { env, exports } from "cloudflare:workers";
 import { expect } from "vitest";
+import { addUsageStatements } from "../../src/db/metrics/usage-store";
 import { ErrorSchema } from "../../src/http/errors";
+import type { TallyUnit } from "../../src/lib/usage-tally";
 
 export const ADMIN_TOKEN = "test-admin-token";
 const ORIGIN = "https://edgerunner.test";
@@ -230,4 +232,9 @@ export function inScaleSetObject<R>(scaleSetId: string, fn: (obj: any, state: Du
   const ns = env.SCALE_SET as unknown as DurableObjectNamespace;
   const run = runInDurableObject as unknown as (s: DurableObjectStub, f: typeof fn) => Promise<R>;
   return run(ns.get(ns.idFromName(scaleSetId)), fn);
+}
+
+/** A row of this month's usage (usage_days) as the counters' flush would add it, as a statement to run or batch. */
+export function usageRow(day: string, unit: TallyUnit, kind: string, value: number): D1PreparedStatement {
+  return addUsageStatements(env.DB, day, [[unit, kind, value]])[0]!;
 }

@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it, onTestFinished, vi } from "vitest";
 import { createApp } from "../../src/app";
 import { countingD1 } from "../../src/db/counting-d1";
 import { clone, exampleFor } from "../fixtures/webhook-examples";
-import { ADMIN_TOKEN, api, insertInstance, seed } from "./helpers";
+import { ADMIN_TOKEN, api, insertInstance, seed, usageRow } from "./helpers";
 import { SHIM_SECRET, WEBHOOK_SECRET, world } from "./observed-world";
 import { find, type Parsed, parsePrometheus, value } from "./prometheus-parse";
 import { deliver, newDeliveryId } from "./webhook-setup";
@@ -75,11 +75,7 @@ describe("GET /metrics", () => {
 
   it("shows this month's Cloudflare usage by cause: D1 rows from the written days and what the isolate has not written yet", async () => {
     const day = new Date().toISOString().slice(0, 10);
-    await env.DB.prepare(
-      "INSERT INTO usage_days (day, unit, kind, value) VALUES (?, 'd1_rows_written', 'webhook', 1000), (?, 'do_active_ms', 'alarm', 2500)",
-    )
-      .bind(day, day)
-      .run();
+    await env.DB.batch([usageRow(day, "d1_rows_written", "webhook", 1000), usageRow(day, "do_active_ms", "alarm", 2500)]);
     // A request of this isolate: its Worker request is tallied and not written yet.
     expect((await api.get("/api/v1/scalesets")).status).toBe(200);
     const m = await metrics();
@@ -88,7 +84,7 @@ describe("GET /metrics", () => {
     expect(value(m, "edgerunner_do_active_seconds_total", { kind: "alarm" })).toBeGreaterThanOrEqual(2.5);
     expect(value(m, "edgerunner_worker_invocations_total", { kind: "api" })).toBeGreaterThanOrEqual(1);
     // Last month's rows are not this month's.
-    await env.DB.prepare("INSERT INTO usage_days (day, unit, kind, value) VALUES ('2000-01-01', 'd1_rows_read', 'retention', 5)").run();
+    await usageRow("2000-01-01", "d1_rows_read", "retention", 5).run();
     expect(value(await metrics(), "edgerunner_d1_rows_read_total", { operation: "retention" }) ?? 0).toBeLessThan(5);
   });
 

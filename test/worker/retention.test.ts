@@ -29,6 +29,7 @@ beforeEach(async () => {
       "scale_set_samples",
       "metric_histograms",
       "delivery_recoveries",
+      "retention_cursors",
     ].map((t) => env.DB.prepare(`DELETE FROM ${t}`)),
   );
 });
@@ -48,7 +49,7 @@ function captureLogs() {
  * Runs the Worker's own `scheduled` handler, as the Cron Trigger would; returns the D1 queries it
  * spent, each statement of a batch counted, as D1's per-invocation limit counts them.
  */
-async function cron(vars: Record<string, string> = {}): Promise<number> {
+async function cron(vars: Record<string, string> = {}, at = NOW): Promise<number> {
   const trips = { n: 0 };
   let moreInBatches = 0;
   const counted = countingD1(env.DB, trips);
@@ -70,7 +71,7 @@ async function cron(vars: Record<string, string> = {}): Promise<number> {
   // The worker project keeps RETENTION_DAYS at ten years for GitHub's old example payloads; these
   // tests run retention as deployed, at its default, unless they say otherwise.
   const { RETENTION_DAYS: _tenYears, ...deployed } = env;
-  await worker.scheduled(createScheduledController({ scheduledTime: NOW, cron: "17 * * * *" }), { ...deployed, ...vars, DB: db });
+  await worker.scheduled(createScheduledController({ scheduledTime: at, cron: "17 * * * *" }), { ...deployed, ...vars, DB: db });
   return trips.n + moreInBatches;
 }
 
@@ -238,12 +239,13 @@ describe("retention (the Cron Trigger)", () => {
     expect(events[0]!.event).not.toHaveProperty("error");
     expect(logs.filter((l) => l.level !== "log")).toEqual([]);
 
-    // Stored for /metrics: one batch per table (each came back short; deliveries and jobs keep
-    // their totals first, two statements) plus the write of the figures.
-    expect(queries).toBe(10);
+    // Stored for /metrics: one batch per table (each came back short; jobs keep their totals first,
+    // two statements; the deliveries' walk reads its window, then keeps their totals, deletes and
+    // moves its cursor, four) plus the write of the figures.
+    expect(queries).toBe(12);
     const last = await env.DB.prepare("SELECT * FROM retention_last_run").all();
     expect(last.results).toEqual([
-      expect.objectContaining({ id: 1, started_at: NOW, queries: 10, complete: 1, error: null, deleted: expect.any(String) }),
+      expect.objectContaining({ id: 1, started_at: NOW, queries: 12, complete: 1, error: null, deleted: expect.any(String) }),
     ]);
   });
 
@@ -263,10 +265,10 @@ describe("retention (the Cron Trigger)", () => {
   });
 
   it("never spends more queries than RETENTION_MAX_QUERIES; the next run finishes the job", async () => {
-    // 90 deliveries (4 batches of 25, the last one short; 2 queries each), 30 jobs (2 batches, 2
-    // queries each), 10 instances with their 30 transitions (1), and one each for the audit trail,
-    // the samples, the histograms and delivery recovery's record: 17 queries, and one per run for
-    // its figures.
+    // 90 old deliveries, walked by key in batches of 25 (4 batches of 4 queries: the window's read,
+    // then the totals, the DELETE and the cursor), 30 jobs (2 batches, 2 queries each), 10
+    // instances with their 30 transitions (1), and one each for the audit trail, the samples, the
+    // histograms and delivery recovery's record: 25 queries, and one per run for its figures.
     await deliveries(Array.from({ length: 90 }, (_, i) => ago(20) - i * 1000));
     await jobs(30, "completed", ago(40));
     for (let i = 0; i < 10; i++) await instance("deleted", ago(40 + i), 3);
@@ -278,25 +280,62 @@ describe("retention (the Cron Trigger)", () => {
     expect(first).toBe(14);
     const firstEvent = logs.find((l) => l.event.event === "retention_pruned")!.event;
     expect(firstEvent).toMatchObject({ complete: false, queries: 14 });
-    expect(firstEvent.deleted_total).toBeGreaterThan(0);
+    expect(firstEvent.deleted.webhook_deliveries).toBe(25);
     expect(firstEvent.deleted_total).toBeLessThanOrEqual(13 * 25);
-    // Oldest first: what is left of the deliveries is the newest.
-    const leftDeliveries = await count("webhook_deliveries WHERE received_at < ?", ago(14));
-    expect(leftDeliveries).toBe(90 - firstEvent.deleted.webhook_deliveries);
-    const oldestLeft = await env.DB.prepare("SELECT MIN(received_at) AS t FROM webhook_deliveries").first<{ t: number }>();
-    expect(oldestLeft!.t).toBe(ago(20) - (leftDeliveries - 1) * 1000);
+    // By key: what is left of the old deliveries is after the walk's cursor, where the next run goes on.
+    const cursor = await env.DB.prepare("SELECT position FROM retention_cursors WHERE name = 'webhook_deliveries'").first<{
+      position: string;
+    }>();
+    const left = (
+      await env.DB.prepare("SELECT delivery_id FROM webhook_deliveries WHERE received_at < ? ORDER BY delivery_id")
+        .bind(ago(14))
+        .all<{ delivery_id: string }>()
+    ).results.map((r) => r.delivery_id);
+    expect(left).toHaveLength(65);
+    expect(left.every((key) => key > cursor!.position)).toBe(true);
 
-    logs.length = 0;
-    const second = await cron(vars);
-    expect(second).toBeLessThanOrEqual(14);
-    const secondEvent = logs.find((l) => l.event.event === "retention_pruned")!.event;
+    // The runs after it go on from there, each within the cap, until one finds nothing left.
+    const events = [firstEvent];
+    while (!events.at(-1)!.complete && events.length < 5) {
+      logs.length = 0;
+      expect(await cron(vars)).toBeLessThanOrEqual(14);
+      events.push(logs.find((l) => l.event.event === "retention_pruned")!.event);
+    }
     vi.restoreAllMocks();
-    expect(secondEvent.complete).toBe(true);
-    const total = (t: string) => firstEvent.deleted[t] + secondEvent.deleted[t];
+    // A batch of deliveries a run: the other tables take their turns in between.
+    expect(events.map((e) => e.complete)).toEqual([false, false, false, true]);
+    const total = (t: string) => events.reduce((sum, e) => sum + e.deleted[t], 0);
     // All but the newest job, which stays.
     expect([total("webhook_deliveries"), total("jobs"), total("instances")]).toEqual([90, 29, 10]);
     expect((await env.DB.prepare("SELECT delivery_id FROM webhook_deliveries").all()).results).toEqual([{ delivery_id: keep[0] }]);
     expect(await Promise.all(["jobs", "instances"].map((t) => count(t)))).toEqual([1, 0]);
+  });
+
+  it("walks the delivery ids at most once a day: a finished lap rests until a day after it started", async () => {
+    const [first] = await deliveries([ago(20)]);
+    await cron();
+    expect(await count("webhook_deliveries WHERE delivery_id = ?", first)).toBe(0);
+    expect(await env.DB.prepare("SELECT position, lap_started_at FROM retention_cursors").all()).toMatchObject({
+      results: [{ position: "", lap_started_at: NOW }],
+    });
+
+    // Another old one: the hourly runs of the day leave it, and read none of the table's keys.
+    const [second] = await deliveries([ago(20)]);
+    const logs = captureLogs();
+    const queries = await cron({}, NOW + 23 * 3_600_000);
+    vi.restoreAllMocks();
+    expect(await count("webhook_deliveries WHERE delivery_id = ?", second)).toBe(1);
+    expect(logs.find((l) => l.event.event === "retention_pruned")!.event).toMatchObject({
+      deleted: { webhook_deliveries: 0 },
+      complete: true,
+    });
+    // The walk's one read, a batch for each other table (the jobs' two statements), the figures.
+    expect(queries).toBe(9);
+
+    // A day after the lap started, the next one takes it.
+    await cron({}, NOW + 24 * 3_600_000);
+    expect(await count("webhook_deliveries WHERE delivery_id = ?", second)).toBe(0);
+    expect(await env.DB.prepare("SELECT lap_started_at FROM retention_cursors").first("lap_started_at")).toBe(NOW + 24 * 3_600_000);
   });
 
   it("honours RETENTION_DAYS and DELIVERY_RETENTION_DAYS", async () => {
@@ -437,7 +476,8 @@ describe("retention in /metrics", () => {
     await jobs(1, "queued", ago(1));
     await instance("deleted", ago(40), 3);
     await instance("running", ago(1), 2);
-    await cron({ RETENTION_MAX_QUERIES: "5", RETENTION_BATCH_SIZE: "1" });
+    // The deliveries' walk (4 queries) and one batch of jobs (2), and the figures.
+    await cron({ RETENTION_MAX_QUERIES: "7", RETENTION_BATCH_SIZE: "1" });
 
     const m = await scrape();
     expect(value(m, "edgerunner_retention_last_run_timestamp_seconds", {})).toBe(Math.floor(NOW / 1000));

@@ -129,7 +129,10 @@ describe("the migrated database", () => {
     expect(await migrated()).toEqual(declared());
   });
 
-  it.each([["webhook_deliveries", "0028"]])("keeps %s WITHOUT ROWID, which drizzle cannot declare (migration %s)", async (table) => {
+  it.each([
+    ["webhook_deliveries", "0028"],
+    ["usage_days", "0032"],
+  ])("keeps %s WITHOUT ROWID, which drizzle cannot declare (migration %s)", async (table) => {
     const row = await env.DB.prepare("SELECT sql FROM sqlite_master WHERE name = ?").bind(table).first<{ sql: string }>();
     expect(row?.sql).toMatch(/WITHOUT ROWID\s*$/i);
   });

@@ -1,3 +1,4 @@
+import { sql } from "drizzle-orm";
 import { index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 import { createdAt, updatedAt } from "../columns";
 import { entities } from "../directory/schema";
@@ -63,7 +64,9 @@ export const jobs = sqliteTable(
     // No index on status alone: (status, updated_at) cost a row written on every change of every
     // job (dropped, migration 0029). Retention walks the oldest rows by seq; lookups by status go
     // through the scale set's index.
-    index("jobs_runner_name_idx").on(t.runnerName),
+    // Partial: a queued job has no runner yet, and its insert wrote an entry for the NULL (a row
+    // written per job, migration 0032). Every lookup is `runner_name = …`, which implies NOT NULL.
+    index("jobs_runner_name_idx").on(t.runnerName).where(sql`${t.runnerName} IS NOT NULL`),
     index("jobs_id_idx").on(t.id),
   ],
 );
@@ -79,5 +82,6 @@ export const webhookDeliveries = sqliteTable(
     outcome: text("outcome").notNull(),
     jobId: integer("job_id"),
   },
-  (t) => [index("webhook_deliveries_received_idx").on(t.receivedAt)],
+  // No index on `received_at`: it cost a row written by every delivery, and retention walks the
+  // table by its key instead (src/retention/key-walk.ts, migration 0032).
 );

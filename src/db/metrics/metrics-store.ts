@@ -4,6 +4,7 @@ import { hasServingTwin } from "../jobs/job-twins";
 import { lastRunStatement, PRUNED_JOB_LATENCY, PRUNED_WEBHOOKS, parseLastRun, type RetentionRun } from "../retention/retention-store";
 import { schema } from "../schema";
 import { type HistogramSeriesRow, histogramRowsStatement } from "./histogram-store";
+import { usageSinceStatement } from "./usage-store";
 
 /**
  * Everything `GET /metrics` shows, read in one D1 batch (one round trip, whatever the database
@@ -121,9 +122,7 @@ export async function readMetricsData(db: D1Database, latencyBucketsSeconds: rea
     histogramRowsStatement(db),
     db.prepare("SELECT key, kind, entity_id, status FROM delivery_watches ORDER BY key"),
     db.prepare("SELECT at, duration_ms, calls FROM recovery_last_pass WHERE id = 1"),
-    db
-      .prepare("SELECT unit, kind, SUM(value) AS value FROM usage_days WHERE day >= ? GROUP BY unit, kind ORDER BY unit, kind")
-      .bind(monthStart),
+    usageSinceStatement(db, monthStart),
     // Last: its meta carries the database's size.
     lastRunStatement(db),
   ]);

@@ -40,19 +40,26 @@ export const scaleSetSamples = sqliteTable(
 );
 
 /**
- * What the coordinator spent in Cloudflare's billing units, by UTC day, unit and what caused it
- * (lib/usage-tally.ts names both). A day's row only grows; the month is the sum of its days.
- * Written by the counters' flush (observability/op-counters.ts), read by /metrics, the dashboard
- * and the setup check (db/metrics/usage-store.ts).
+ * What the coordinator spent in Cloudflare's billing units, by UTC day and what caused it, a
+ * column per unit (lib/usage-tally.ts names both; TALLY_UNITS are the columns). A day's row only
+ * grows; the month is the sum of its days. Written by the counters' flush
+ * (observability/op-counters.ts), a row per cause, read by /metrics, the dashboard and the setup
+ * check (db/metrics/usage-store.ts).
  */
 export const usageDays = sqliteTable(
   "usage_days",
   {
     /** `YYYY-MM-DD`, UTC, the day Cloudflare's daily limits reset on. */
     day: text("day").notNull(),
-    unit: text("unit").notNull(),
     kind: text("kind").notNull(),
-    value: integer("value").notNull().default(0),
+    workerRequests: integer("worker_requests").notNull().default(0),
+    doRequests: integer("do_requests").notNull().default(0),
+    doActiveMs: integer("do_active_ms").notNull().default(0),
+    d1RowsRead: integer("d1_rows_read").notNull().default(0),
+    d1RowsWritten: integer("d1_rows_written").notNull().default(0),
+    doRowsRead: integer("do_rows_read").notNull().default(0),
+    doRowsWritten: integer("do_rows_written").notNull().default(0),
+    subrequests: integer("subrequests").notNull().default(0),
   },
-  (t) => [primaryKey({ columns: [t.day, t.unit, t.kind] })],
+  (t) => [primaryKey({ columns: [t.day, t.kind] })],
 );

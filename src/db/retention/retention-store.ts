@@ -1,5 +1,6 @@
 import { JOB_LATENCY_BUCKETS } from "../../observability/op-counters";
 import type { PruneTarget } from "../../retention/batch-plan";
+import { lapStartBefore, walkScanRows, walkStep } from "../../retention/key-walk";
 import type { Cutoffs } from "../../retention/settings";
 
 /**
@@ -24,11 +25,17 @@ export interface PruneTable extends PruneTarget {
   keep?: { sql: string; params: unknown[] };
   /** The DELETE, bound `?1` cutoff, `?2` N. */
   sql: string;
+  /**
+   * A table with no index on age, walked by its key instead (src/retention/key-walk.ts): `sql`
+   * and `keep` are then bound `?1` window start (exclusive), `?2` window end, `?3` cutoff (and
+   * `keep` `?4` now).
+   */
+  walk?: { read: string; cursor: string };
 }
 
 /**
  * The keys of the oldest N rows of `table` whose `column` is before the cutoff (and match
- * `where`): rowids, or the primary key of a table WITHOUT ROWID (webhook_deliveries).
+ * `where`): rowids, unless `key` names another.
  */
 function oldest(table: string, column: string, where = "", key = "rowid", order = `${column}, ${key}`): string {
   return `SELECT ${key} FROM ${table} WHERE ${column} < ?1 ${where} ORDER BY ${order} LIMIT ?2`;
@@ -80,23 +87,42 @@ const JOB_NOT_IN_USE = `AND (status = 'completed' OR (status = 'queued' AND scal
                   WHERE i.scale_set_id IN (SELECT id FROM scale_sets) AND i.deleted_at IS NULL AND i.job_seq IS NOT NULL)
   AND NOT EXISTS (SELECT 1 FROM instances i WHERE i.name = jobs.runner_name AND i.status != 'deleted')`;
 
+/**
+ * The walk over webhook_deliveries (WITHOUT ROWID, keyed by the random delivery id, no index on
+ * `received_at`: migration 0032). The read gives the cursor and the window after it: at most `?2`
+ * keys, none when no lap is under way and the last one started after `?3`; and `cut`, the key of
+ * the `?5`-th row in it past the cutoff `?4` (0-based), where a batch of that many ends.
+ */
+const DELIVERY_WINDOW = `WITH c AS (SELECT COALESCE(MAX(position), '') AS position, COALESCE(MAX(lap_started_at), 0) AS lap
+           FROM retention_cursors WHERE name = ?1),
+     w AS (SELECT delivery_id, received_at FROM webhook_deliveries
+           WHERE delivery_id > (SELECT position FROM c) AND ((SELECT position FROM c) != '' OR (SELECT lap FROM c) <= ?3)
+           ORDER BY delivery_id LIMIT ?2)
+SELECT c.position, c.lap, s.scanned, s.last,
+       (SELECT delivery_id FROM w WHERE received_at < ?4 ORDER BY delivery_id LIMIT 1 OFFSET ?5) AS cut
+FROM c, (SELECT COUNT(*) AS scanned, MAX(delivery_id) AS last FROM w) s`;
+const IN_DELIVERY_WINDOW = "delivery_id > ?1 AND delivery_id <= ?2 AND received_at < ?3";
+
 export const PRUNE_TABLES: readonly PruneTable[] = [
   {
     table: "webhook_deliveries",
     window: "deliveries",
+    // The window's read, then one batch: the totals, the DELETE and the cursor.
+    queries: 4,
+    walk: {
+      read: DELIVERY_WINDOW,
+      cursor: `INSERT INTO retention_cursors (name, position, lap_started_at) VALUES (?1, ?2, ?3)
+ON CONFLICT(name) DO UPDATE SET position = excluded.position, lap_started_at = excluded.lap_started_at`,
+    },
     // edgerunner_webhooks_total{outcome}: the stored deliveries by outcome, plus these (queue events
     // and what the backstop found share the table but are not deliveries).
-    ...byAgeKeeping(
-      "webhook_deliveries",
-      "received_at",
-      "",
-      (rows) => `INSERT INTO counters (name, value, updated_at)
-SELECT '${PRUNED_WEBHOOKS}|' || outcome, COUNT(*), ?3 FROM webhook_deliveries WHERE delivery_id IN (${rows}) AND event = 'workflow_job' GROUP BY outcome
+    keep: {
+      sql: `INSERT INTO counters (name, value, updated_at)
+SELECT '${PRUNED_WEBHOOKS}|' || outcome, COUNT(*), ?4 FROM webhook_deliveries WHERE ${IN_DELIVERY_WINDOW} AND event = 'workflow_job' GROUP BY outcome
 ${ADD_TO_COUNTERS}`,
-      [],
-      // WITHOUT ROWID (migration 0028): its rows go by their delivery id.
-      "delivery_id",
-    ),
+      params: [],
+    },
+    sql: `DELETE FROM webhook_deliveries WHERE ${IN_DELIVERY_WINDOW}`,
   },
   {
     table: "jobs",
@@ -148,13 +174,54 @@ ${ADD_TO_COUNTERS}`,
   },
 ];
 
-/** Deletes one batch of `target`: at most `limit` rows older than its cutoff. Returns how many went. */
-export async function pruneBatch(db: D1Database, target: PruneTable, cutoffs: Cutoffs, limit: number, now: number): Promise<number> {
+/** What one batch did: rows deleted, and whether the table has nothing more for this run. */
+export interface BatchResult {
+  deleted: number;
+  done: boolean;
+}
+
+/** Deletes one batch of `target`: at most `limit` rows older than its cutoff. */
+export async function pruneBatch(db: D1Database, target: PruneTable, cutoffs: Cutoffs, limit: number, now: number): Promise<BatchResult> {
   const cutoff = cutoffs[target.window];
+  if (target.walk) return walkBatch(db, target, target.walk, cutoff, limit, now);
   const remove = db.prepare(target.sql).bind(cutoff, limit);
-  if (!target.keep) return (await remove.run()).meta.changes ?? 0;
-  const results = await db.batch([db.prepare(target.keep.sql).bind(cutoff, limit, now, ...target.keep.params), remove]);
-  return results[1]!.meta.changes ?? 0;
+  const deleted = target.keep
+    ? ((await db.batch([db.prepare(target.keep.sql).bind(cutoff, limit, now, ...target.keep.params), remove]))[1]!.meta.changes ?? 0)
+    : ((await remove.run()).meta.changes ?? 0);
+  return { deleted, done: deleted < limit };
+}
+
+async function walkBatch(
+  db: D1Database,
+  target: PruneTable,
+  walk: NonNullable<PruneTable["walk"]>,
+  cutoff: number,
+  limit: number,
+  now: number,
+): Promise<BatchResult> {
+  const scan = walkScanRows(limit);
+  const row = await db
+    .prepare(walk.read)
+    .bind(target.table, scan, lapStartBefore(now), cutoff, limit - 1)
+    .first<Record<string, unknown>>();
+  const key = (v: unknown) => (v === null || v === undefined ? null : String(v));
+  const cursor = { position: String(row?.position ?? ""), lapStartedAt: Number(row?.lap ?? 0) };
+  const window = { scanned: Number(row?.scanned ?? 0), last: key(row?.last), cut: key(row?.cut) };
+  const step = walkStep(cursor, window, scan, now);
+  if (step.kind === "rest") return { deleted: 0, done: true };
+  const keepCursor = db.prepare(walk.cursor).bind(target.table, step.next.position, step.next.lapStartedAt);
+  if (step.to === null) {
+    await keepCursor.run();
+    return { deleted: 0, done: true };
+  }
+  const range = [step.from, step.to, cutoff];
+  const statements = [
+    ...(target.keep ? [db.prepare(target.keep.sql).bind(...range, now, ...target.keep.params)] : []),
+    db.prepare(target.sql).bind(...range),
+    keepCursor,
+  ];
+  const results = await db.batch(statements);
+  return { deleted: results[statements.length - 2]!.meta.changes ?? 0, done: step.lapEnded };
 }
 
 export interface RetentionRun {

@@ -17,3 +17,15 @@ export const retentionLastRun = sqliteTable("retention_last_run", {
   /** Why the run stopped early, when a statement failed. */
   error: text("error"),
 });
+
+/**
+ * Where retention's walk of a table by its key stands between runs (src/retention/key-walk.ts):
+ * a row per walked table (webhook_deliveries).
+ */
+export const retentionCursors = sqliteTable("retention_cursors", {
+  name: text("name").primaryKey(),
+  /** The last key the walk has read; '' between laps. */
+  position: text("position").notNull().default(""),
+  /** When the lap under way, or the last one, started (unix ms). */
+  lapStartedAt: integer("lap_started_at").notNull().default(0),
+});
