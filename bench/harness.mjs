@@ -181,6 +181,9 @@ export async function startCoordinator(vars = {}, opts = {}) {
   };
   applyLocalMigrations(configPath, state, { cwd: work, env });
 
+  // Always a port of our own for wrangler's inspector proxy: its default (9229) is the same for
+  // every wrangler dev, and two started at once both find it free and one fails to bind it.
+  const inspectorPort = opts.inspectorPort ?? (await freePort());
   // Its own process group, so killing it takes wrangler's workerd along (nothing left holding the port).
   let proc;
   const launch = async () => {
@@ -199,8 +202,9 @@ export async function startCoordinator(vars = {}, opts = {}) {
         state,
         "--log-level",
         opts.log ? "log" : "error",
-        // opts.inspectorPort: the DevTools protocol of the Worker's isolate (bench/cpu-profile.ts).
-        ...(opts.inspectorPort ? ["--inspector-port", String(opts.inspectorPort)] : []),
+        // The DevTools protocol of the Worker's isolate (opts.inspectorPort: bench/cpu-profile.ts).
+        "--inspector-port",
+        String(inspectorPort),
       ],
       {
         cwd: work,
@@ -311,7 +315,7 @@ export async function startCoordinator(vars = {}, opts = {}) {
     devVars,
     cpuSeconds,
     processGroup,
-    inspectorPort: opts.inspectorPort ?? null,
+    inspectorPort,
   };
 }
 

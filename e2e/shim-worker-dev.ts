@@ -29,6 +29,9 @@ export async function startShimWorkerDev(opts: {
 }): Promise<ShimWorkerDev> {
   const work = mkdtempSync(join(tmpdir(), `edgerunner-${opts.dir}-shim-`));
   const port = await freePort();
+  // wrangler's inspector proxy on a port of its own: its default (9229) is every wrangler dev's,
+  // and two shims started at once would both find it free and one fail to bind it.
+  const inspectorPort = await freePort();
   const config = readFileSync(join(root, "shims", opts.dir, "wrangler.toml"), "utf8").replace(
     /^main = "([^"]+)"/m,
     (_, p) => `main = ${JSON.stringify(join(root, "shims", opts.dir, p))}`,
@@ -54,6 +57,8 @@ export async function startShimWorkerDev(opts: {
       "127.0.0.1",
       "--port",
       String(port),
+      "--inspector-port",
+      String(inspectorPort),
       "--persist-to",
       join(work, "state"),
       "--log-level",
