@@ -43,7 +43,8 @@ function isolateProfile(profile: Parameters<typeof summarizeProfile>[0], runners
 /** Starts measuring; `instrument`: also the CPU profile and perf when their variables ask for them. */
 export async function measureCpu(stack: Stack, opts: { instrument: boolean; localObservability: boolean }) {
   const { coordinator } = stack;
-  const profiler = opts.instrument && coordinator.inspectorPort ? await openProfiler(coordinator.inspectorPort) : null;
+  // Every coordinator has an inspector port now; a profile is taken only when BENCH_CPU_PROFILE names its file.
+  const profiler = opts.instrument && process.env.BENCH_CPU_PROFILE ? await openProfiler(coordinator.inspectorPort) : null;
   await profiler?.start();
   const perfFile = opts.instrument ? process.env.BENCH_PERF : undefined;
   const perfPid = perfFile ? workerdPid(coordinator.processGroup()!) : null;

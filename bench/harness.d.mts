@@ -30,7 +30,7 @@ export interface Coordinator {
   /** wrangler dev's process group (its workerd is in it), while it runs. */
   processGroup(): number | null;
   /** wrangler dev's inspector port (DevTools protocol of the Worker's isolate), when started with one. */
-  inspectorPort: number | null;
+  inspectorPort: number;
 }
 export interface ProcessGroupCpu {
   workerd: number;
