@@ -82,19 +82,26 @@ RETURNING last_grant, NOT ${unusableSql("?1", "?8")} AS usable`;
 
 /**
  * ?1 credential, ?2 window start, ?3 wanted, ?5 points per JIT, ?6 scale set: this ask, as the
- * reservation just made answered it, for the next reservations' fair share. A scale set whose
- * credential changed starts its window count afresh.
+ * reservation just made answered it, for the next reservations' fair share. Two statements, so
+ * that an ask in the same window as the last (most of them) writes the row alone: an upsert sets
+ * credential_id and window_start, and each statement that sets them writes their index entry too,
+ * changed or not (a row written per reservation). SAME_WINDOW adds to the window's row;
+ * RECORD_DEMAND starts the row, or a new window (a scale set whose credential changed starts its
+ * window count afresh), and leaves a row SAME_WINDOW just wrote alone.
  */
+const GRANTED = "(SELECT CAST(last_grant / ?5 AS INTEGER) FROM github_budget WHERE credential_id = ?1)";
+const SAME_WINDOW = `UPDATE github_budget_demand SET granted_in_window = granted_in_window + ${GRANTED}, wanted = ?3, granted = ${GRANTED}
+WHERE scale_set_id = ?6 AND credential_id = ?1 AND window_start = ?2 AND EXISTS (SELECT 1 FROM github_budget WHERE credential_id = ?1)`;
 const RECORD_DEMAND = `INSERT INTO github_budget_demand (scale_set_id, credential_id, window_start, wanted, granted, granted_in_window)
 SELECT ?6, ?1, ?2, ?3, g, g FROM (SELECT CAST(last_grant / ?5 AS INTEGER) AS g FROM github_budget WHERE credential_id = ?1)
 WHERE EXISTS (SELECT 1 FROM scale_sets WHERE id = ?6)
 ON CONFLICT(scale_set_id) DO UPDATE SET
-  granted_in_window = CASE WHEN window_start = excluded.window_start AND credential_id = excluded.credential_id
-    THEN granted_in_window + excluded.granted ELSE excluded.granted END,
+  granted_in_window = excluded.granted,
   credential_id = excluded.credential_id,
   window_start = excluded.window_start,
   wanted = excluded.wanted,
-  granted = excluded.granted`;
+  granted = excluded.granted
+WHERE credential_id != excluded.credential_id OR window_start != excluded.window_start`;
 
 /**
  * ?1 counter, ?2 now, ?3 credential, ?4 points wanted, ?5 waits to count at most, ?6 points per
@@ -143,7 +150,12 @@ export async function reserveJitConfigs(
 ): Promise<JitReservation> {
   const { credentialId, scaleSetId, windowStart, policy, wanted, now } = input;
   const params = [credentialId, windowStart, wanted, policy.pointsPerMinute, JIT_CONFIG_POINTS, scaleSetId, policy.windowMs, now];
-  const statements = [d1.prepare(RESERVE).bind(...params), d1.prepare(RECORD_DEMAND).bind(...params.slice(0, 6))];
+  const demand = params.slice(0, 6);
+  const statements = [
+    d1.prepare(RESERVE).bind(...params),
+    d1.prepare(SAME_WINDOW).bind(...demand),
+    d1.prepare(RECORD_DEMAND).bind(...demand),
+  ];
   if (input.countWaits > 0) {
     statements.push(
       d1
