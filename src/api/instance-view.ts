@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import type { InstanceRow } from "../db/runner/instance-store";
+import type { InstanceRow } from "../db/runner/instance-lookups";
 import { instanceStatuses, runnerStatuses } from "../db/runner/schema";
 import { iso, Timestamp } from "../http/openapi";
 import { MachineShapeSchema } from "../shapes/machine-shape";

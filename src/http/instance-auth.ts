@@ -1,5 +1,5 @@
 import type { Context, MiddlewareHandler } from "hono";
-import { findInstance, findInstanceWithJitConfig, type InstanceSummary } from "../db/runner/instance-store";
+import { findInstance, findInstanceWithJitConfig, type InstanceSummary } from "../db/runner/instance-lookups";
 import type { RunnerSetup } from "../db/scaleset/runner-setup-store";
 import type { AppEnv } from "../env";
 import { logEvent } from "../observability/log";

@@ -1,7 +1,7 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { InstanceSchema, instanceView } from "../api/instance-view";
 import { createDb } from "../db/client";
-import { findInstance, instanceWithTransitions, listInstances } from "../db/runner/instance-store";
+import { findInstance, instanceWithTransitions, listInstances } from "../db/runner/instance-lookups";
 import { instanceStatuses } from "../db/runner/schema";
 import { ErrorSchema, invalidTransition, notFound } from "../http/errors";
 import { errorResponses, iso, jsonResponse, notFoundResponse, Timestamp } from "../http/openapi";

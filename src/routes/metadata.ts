@@ -8,7 +8,7 @@ import { fromBase64 } from "../crypto/base64url";
 import { keyringFor } from "../crypto/keyring";
 import { open, seal } from "../crypto/secret-box";
 import { secretContext } from "../crypto/secret-contexts";
-import { findInstanceAndSetup } from "../db/runner/instance-store";
+import { findInstanceAndSetup } from "../db/runner/instance-lookups";
 import { readAndClaimJitMint, releaseJitMint } from "../db/runner/jit-mint-store";
 import { claimRegistrationToken, releaseRegistrationToken, sealRegistrationToken } from "../db/runner/registration-token-store";
 import { loadRunnerSetup, type RunnerSetup } from "../db/scaleset/runner-setup-store";

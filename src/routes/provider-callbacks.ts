@@ -5,7 +5,7 @@ import { open } from "../crypto/secret-box";
 import { secretContext } from "../crypto/secret-contexts";
 import { createDb } from "../db/client";
 import { providerSecretByName } from "../db/providers/provider-store";
-import { instanceOwner } from "../db/runner/instance-store";
+import { instanceOwner } from "../db/runner/instance-lookups";
 import type { AppEnv } from "../env";
 import { ApiError } from "../http/errors";
 import { BodyTooLarge, readRequestBody } from "../http/limited-body";

@@ -9,7 +9,7 @@ import { createDb, type Db } from "../db/client";
 import { findEntity } from "../db/directory/entity-store";
 import { entityForge } from "../db/github/github-endpoint-store";
 import { providerIdByName } from "../db/providers/provider-store";
-import { scaleSetInstances } from "../db/runner/instance-store";
+import { scaleSetInstances } from "../db/runner/instance-lookups";
 import { jitWaitingCount } from "../db/runner/jit-mint-store";
 import {
   deleteScaleSet,

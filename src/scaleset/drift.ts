@@ -1,4 +1,5 @@
-import { applyStatusChanges, liveInstanceNames, type StatusChange } from "../db/runner/instance-store";
+import { liveInstanceNames } from "../db/runner/instance-lookups";
+import { applyStatusChanges, type StatusChange } from "../db/runner/instance-store";
 import type { InstanceRecord, ScaleSetRecord } from "../db/scaleset/snapshot-store";
 import { mapLimit } from "../lib/map-limit";
 import { errorText, logEvent as log } from "../observability/log";

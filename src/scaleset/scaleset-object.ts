@@ -3,7 +3,8 @@
 // the alarm and the run they share.
 import { DurableObject } from "cloudflare:workers";
 import { measuredD1 } from "../db/counting-d1";
-import { applyStatusChanges, findInstance } from "../db/runner/instance-store";
+import { findInstance } from "../db/runner/instance-lookups";
+import { applyStatusChanges } from "../db/runner/instance-store";
 import { readAndApplyRunnerReport } from "../db/runner/runner-report-store";
 import type { InstanceStatus } from "../db/runner/schema";
 import type { Env } from "../env";

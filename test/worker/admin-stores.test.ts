@@ -18,7 +18,7 @@ import {
 import { endpointUse } from "../../src/db/github/github-endpoint-store";
 import { writeCredentialState } from "../../src/db/github/github-state-store";
 import { applyJobCorrections, jobPage } from "../../src/db/jobs/job-store";
-import { instanceWithTransitions, scaleSetInstances } from "../../src/db/runner/instance-store";
+import { instanceWithTransitions, scaleSetInstances } from "../../src/db/runner/instance-lookups";
 import { scaleSetUse } from "../../src/db/scaleset/scaleset-store";
 import { readSealedValues, replaceSealedValues } from "../../src/db/sealed-values-store";
 import { api, insertInstance, seed, unique } from "./helpers";

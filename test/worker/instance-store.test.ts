@@ -2,15 +2,8 @@ import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import { createDb } from "../../src/db/client";
 import { providerSecretByName } from "../../src/db/providers/provider-store";
-import {
-  applyStatusChanges,
-  findInstance,
-  findInstanceWithJitConfig,
-  insertInstancesStatements,
-  instanceOwner,
-  liveInstanceNames,
-  statusChangeStatements,
-} from "../../src/db/runner/instance-store";
+import { findInstance, findInstanceWithJitConfig, instanceOwner, liveInstanceNames } from "../../src/db/runner/instance-lookups";
+import { applyStatusChanges, insertInstancesStatements, statusChangeStatements } from "../../src/db/runner/instance-store";
 import { claimRegistrationToken, releaseRegistrationToken, sealRegistrationToken } from "../../src/db/runner/registration-token-store";
 import { recordSystemInfo } from "../../src/db/runner/runner-report-store";
 import { insertInstance, seed, transitionsOf } from "./helpers";

@@ -1,6 +1,7 @@
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it, vi } from "vitest";
-import { applyStatusChanges, findInstance } from "../../src/db/runner/instance-store";
+import { findInstance } from "../../src/db/runner/instance-lookups";
+import { applyStatusChanges } from "../../src/db/runner/instance-store";
 import { readAndApplyRunnerReport } from "../../src/db/runner/runner-report-store";
 import type { RunnerReport } from "../../src/scaleset/rpc";
 import { instanceRefusal } from "../../src/scaleset/runner/instance-access";

@@ -1,5 +1,5 @@
 import { type RunnerSetup, runnerSetupFromRow, runnerSetupStatement } from "../scaleset/runner-setup-store";
-import { findInstanceStatement, type InstanceAttempt, type InstanceWithJitConfig, instanceFromRow } from "./instance-store";
+import { findInstanceStatement, type InstanceAttempt, type InstanceWithJitConfig, instanceFromRow } from "./instance-lookups";
 
 /**
  * D1 access for JIT configs minted on boot (scale sets with `jit_config_timing: on_boot`): the

@@ -1,4 +1,4 @@
-import type { InstanceAttempt } from "./instance-store";
+import type { InstanceAttempt } from "./instance-lookups";
 
 /**
  * D1 access for the registration token of a runner without JIT (GitHub with `jit_config_enabled`

@@ -1,11 +1,5 @@
-import {
-  findInstanceStatement,
-  type GuardedChange,
-  type InstanceAttempt,
-  type InstanceSummary,
-  instanceFromRow,
-  statusChangeStatements,
-} from "./instance-store";
+import { findInstanceStatement, type InstanceAttempt, type InstanceSummary, instanceFromRow } from "./instance-lookups";
+import { type GuardedChange, statusChangeStatements } from "./instance-store";
 import type { TokenSubject } from "./jit-mint-store";
 import type { InstanceStatus, RunnerStatus } from "./schema";
 

@@ -1,7 +1,7 @@
 import { keyringFor } from "../../crypto/keyring";
 import { seal } from "../../crypto/secret-box";
 import { secretContext } from "../../crypto/secret-contexts";
-import type { InstanceAttempt } from "../../db/runner/instance-store";
+import type { InstanceAttempt } from "../../db/runner/instance-lookups";
 import { claimJitMint, keepJitClaims, readJitMint, releaseJitMint, storeMintedJit } from "../../db/runner/jit-mint-store";
 import type { RunnerSetup } from "../../db/scaleset/runner-setup-store";
 import type { Env } from "../../env";
