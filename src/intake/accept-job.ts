@@ -1,7 +1,7 @@
 import { type IntakeResult, recordWorkflowJob } from "../db/jobs/delivery-store";
 import type { Env } from "../env";
 import { logEvent as log, logger } from "../observability/log";
-import { drainCounterStatements, MAX_COUNTERS_PER_FLUSH, observe, WEBHOOK_REJECTED } from "../observability/op-counters";
+import { drainCounterStatements, MAX_COUNTERS_PER_FLUSH, observeJobDurations, WEBHOOK_REJECTED } from "../observability/op-counters";
 import type { Directory } from "./directory";
 import { jobEventFrom } from "./job-event";
 import { nudgeTargets } from "./nudge-targets";
@@ -92,7 +92,7 @@ export async function acceptWorkflowJob(env: Pick<Env, "DB">, input: JobEventInp
       },
     };
   }
-  if (result.kind === "recorded") for (const o of result.observed) observe(o.metric, o.scaleSetId, o.bucket, o.seconds);
+  if (result.kind === "recorded") observeJobDurations(result.observed);
   if (result.kind === "duplicate") {
     log({ event: "webhook_duplicate", delivery_id: id, job_id: jobEvent.id, ...input.logFields });
     return { kind: "duplicate", jobId: jobEvent.id };

@@ -28,12 +28,15 @@ export const counterName = (family: string, ...labels: string[]) => [family, ...
  */
 const pendingObservations = new Map<string, HistogramSeriesRow>();
 
-export function observe(metric: string, scaleSetId: string, bucket: number, seconds: number): void {
-  const key = `${metric}|${scaleSetId}|${bucket}`;
-  const row = pendingObservations.get(key) ?? { metric, scale_set_id: scaleSetId, bucket, count: 0, sum: 0 };
-  row.count += 1;
-  row.sum += seconds;
-  pendingObservations.set(key, row);
+/** Adds a delivery's job durations (IntakeResult.observed) to the pending ones. */
+export function observeJobDurations(observed: readonly { metric: string; scaleSetId: string; bucket: number; seconds: number }[]): void {
+  for (const { metric, scaleSetId, bucket, seconds } of observed) {
+    const key = `${metric}|${scaleSetId}|${bucket}`;
+    const row = pendingObservations.get(key) ?? { metric, scale_set_id: scaleSetId, bucket, count: 0, sum: 0 };
+    row.count += 1;
+    row.sum += seconds;
+    pendingObservations.set(key, row);
+  }
 }
 
 /** This isolate's observations not yet written (/metrics adds them to D1's). */
@@ -194,8 +197,8 @@ export function drainCounterStatements<S>(
     restore: () => {
       for (const [name, value] of taken) count(name, value);
       for (const [key, row] of observed) {
-        const now = pendingObservations.get(key);
-        pendingObservations.set(key, now ? { ...now, count: now.count + row.count, sum: now.sum + row.sum } : row);
+        const since = pendingObservations.get(key);
+        pendingObservations.set(key, since ? { ...since, count: since.count + row.count, sum: since.sum + row.sum } : row);
       }
       usageEntries?.restore();
     },

@@ -8,16 +8,14 @@
 
 import type { StatementMaker } from "./counters-store";
 
-/** The tail of every observation's upsert: the row's count goes up by one, its sum by the value. */
-export const ADD_OBSERVATION = "ON CONFLICT(metric, scale_set_id, bucket) DO UPDATE SET count = count + 1, sum = sum + excluded.sum";
+/** The tail of every observation's upsert: the row's count and sum go up by the inserted row's. */
+export const ADD_OBSERVATION =
+  "ON CONFLICT(metric, scale_set_id, bucket) DO UPDATE SET count = count + excluded.count, sum = sum + excluded.sum";
 
 /** Adds `count` observations summing `sum` to one bucket: an isolate's pending ones (observability/op-counters.ts). */
 export function addObservationsStatement<S>(db: StatementMaker<S>, row: HistogramSeriesRow): S {
   return db
-    .prepare(
-      `INSERT INTO metric_histograms (metric, scale_set_id, bucket, count, sum) VALUES (?, ?, ?, ?, ?)
-       ON CONFLICT(metric, scale_set_id, bucket) DO UPDATE SET count = count + excluded.count, sum = sum + excluded.sum`,
-    )
+    .prepare(`INSERT INTO metric_histograms (metric, scale_set_id, bucket, count, sum) VALUES (?, ?, ?, ?, ?) ${ADD_OBSERVATION}`)
     .bind(row.metric, row.scale_set_id, row.bucket, row.count, row.sum);
 }
 

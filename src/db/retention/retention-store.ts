@@ -33,17 +33,14 @@ export interface PruneTable extends PruneTarget {
   walk?: { read: string; cursor: string };
 }
 
-/**
- * The keys of the oldest N rows of `table` whose `column` is before the cutoff (and match
- * `where`): rowids, unless `key` names another.
- */
-function oldest(table: string, column: string, where = "", key = "rowid", order = `${column}, ${key}`): string {
-  return `SELECT ${key} FROM ${table} WHERE ${column} < ?1 ${where} ORDER BY ${order} LIMIT ?2`;
+/** The rowids of the oldest N rows of `table` whose `column` is before the cutoff (and match `where`), in `order`. */
+function oldest(table: string, column: string, where = "", order = `${column}, rowid`): string {
+  return `SELECT rowid FROM ${table} WHERE ${column} < ?1 ${where} ORDER BY ${order} LIMIT ?2`;
 }
 
 /** A table whose rows go by age alone: `{ table, window, ...byAge(table, column) }`. */
-function byAge(table: string, column: string, where = "", key = "rowid"): Pick<PruneTable, "sql" | "queries"> {
-  return { sql: `DELETE FROM ${table} WHERE ${key} IN (${oldest(table, column, where, key)})`, queries: 1 };
+function byAge(table: string, column: string, where = ""): Pick<PruneTable, "sql" | "queries"> {
+  return { sql: `DELETE FROM ${table} WHERE rowid IN (${oldest(table, column, where)})`, queries: 1 };
 }
 
 /** `byAge`, plus a statement that keeps the totals of the rows about to go (see PruneTable.keep). */
@@ -53,11 +50,10 @@ function byAgeKeeping(
   where: string,
   keep: (rows: string) => string,
   params: unknown[] = [],
-  key = "rowid",
   order?: string,
 ) {
-  const rows = oldest(table, column, where, key, order);
-  return { sql: `DELETE FROM ${table} WHERE ${key} IN (${rows})`, queries: 2, keep: { sql: keep(rows), params } };
+  const rows = oldest(table, column, where, order);
+  return { sql: `DELETE FROM ${table} WHERE rowid IN (${rows})`, queries: 2, keep: { sql: keep(rows), params } };
 }
 
 const ADD_TO_COUNTERS = "ON CONFLICT(name) DO UPDATE SET value = value + excluded.value, updated_at = excluded.updated_at";
@@ -144,7 +140,6 @@ ${ADD_TO_COUNTERS}`,
       [JSON.stringify([...JOB_LATENCY_BUCKETS, "count", "sum_ms"])],
       // Oldest first by seq, not by updated_at: jobs have no index on it (migration 0029), and the
       // walk from the oldest row finds the jobs left untouched past the cutoff first.
-      "rowid",
       "rowid",
     ),
   },

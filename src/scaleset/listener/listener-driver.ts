@@ -8,7 +8,7 @@
 import { recordWorkflowJob } from "../../db/jobs/delivery-store";
 import type { ScaleSetRecord } from "../../db/scaleset/snapshot-store";
 import { logEvent as log, logger } from "../../observability/log";
-import { count, counterName, observe } from "../../observability/op-counters";
+import { count, counterName, observeJobDurations } from "../../observability/op-counters";
 import type { ActionsServicePort, QueueMessage, UnreadableMessage } from "./actions-port";
 import {
   type ListenerState,
@@ -115,7 +115,7 @@ async function poll(ctx: ListenerDriverContext): Promise<StepOutcome> {
       reach: [ss.id],
       receivedAt: at,
     });
-    if (recorded.kind === "recorded") for (const o of recorded.observed) observe(o.metric, o.scaleSetId, o.bucket, o.seconds);
+    if (recorded.kind === "recorded") observeJobDurations(recorded.observed);
   }
   const acked = await port.deleteMessage(session, msg.messageId);
   if (!acked.ok) return { step: "poll", ok: false, error: acked.error };
